@@ -1,0 +1,247 @@
+//! The catalogue: every benchmark, one module per family, each entry a small struct
+//! implementing [`Bench`]. Adding a benchmark touches its family's file: the struct and
+//! one line in the family's list.
+//!
+//! A benchmark builds its operation untimed in `prepare` (descriptors, mappings,
+//! children) and returns a [`Body`] whose `run(k)` performs the operation `k` times and
+//! nothing else; dropping the body releases everything. Benchmarks never read a clock
+//! and never print.
+
+pub mod call;
+pub mod clock;
+pub mod params;
+pub mod syscall;
+
+pub use params::{Kind, ParamArg, ParamSpec, Params};
+
+use crate::error::BenchError;
+use crate::harness::{Body, Plan};
+
+/// A benchmark in the catalogue.
+pub trait Bench: Sync {
+    /// `family.name`.
+    fn name(&self) -> &'static str;
+    /// One line: what is timed.
+    fn about(&self) -> &'static str;
+    /// Where the measurement comes from in the seeds, if anywhere.
+    fn origin(&self) -> &'static str {
+        ""
+    }
+    /// The parameters it accepts.
+    fn params(&self) -> &'static [ParamSpec] {
+        &[]
+    }
+    /// Builds the operation for one set of parameter values (untimed).
+    fn prepare(&self, p: &Params) -> Result<Prepared, BenchError>;
+}
+
+/// A benchmark ready to be timed.
+pub struct Prepared {
+    /// The operation.
+    pub body: Box<dyn Body>,
+    /// How the harness should measure it.
+    pub plan: Plan,
+    /// What one operation is, when it is more than the benchmark's name says.
+    pub op: &'static str,
+}
+
+impl Prepared {
+    /// A body measured with the default plan.
+    pub fn new(body: Box<dyn Body>) -> Prepared {
+        Prepared { body, plan: Plan::default(), op: "call" }
+    }
+    /// Names what one operation is (e.g. "dup+close pair").
+    pub fn op(mut self, op: &'static str) -> Prepared {
+        self.op = op;
+        self
+    }
+    /// Sets the plan.
+    pub fn plan(mut self, plan: Plan) -> Prepared {
+        self.plan = plan;
+        self
+    }
+}
+
+/// A body that runs a closure `iters` times; the closure is inlined into the loop and
+/// returns an error only when the operation failed.
+pub struct Loop<F>(pub F);
+
+impl<F: FnMut() -> Result<(), BenchError>> Body for Loop<F> {
+    #[inline(never)]
+    fn run(&mut self, iters: u64) -> Result<(), BenchError> {
+        for _ in 0..iters {
+            (self.0)()?;
+        }
+        Ok(())
+    }
+}
+
+/// Boxes a closure as a body.
+pub fn body<F: FnMut() -> Result<(), BenchError> + 'static>(f: F) -> Box<dyn Body> {
+    Box::new(Loop(f))
+}
+
+/// Checks a C-style result inside a timed loop: `Ok` unless it is -1, in which case the
+/// error (built off the hot path) names the call and `errno`.
+#[inline(always)]
+pub fn check(r: i64, what: &'static str) -> Result<(), BenchError> {
+    if r == -1 {
+        return Err(failed(what));
+    }
+    Ok(())
+}
+
+#[cold]
+#[inline(never)]
+fn failed(what: &'static str) -> BenchError {
+    BenchError::last_os(what)
+}
+
+/// A catalogue entry described by data: most benchmarks need nothing more than a name,
+/// a description and a `prepare` function.
+pub struct Simple {
+    /// `family.name`.
+    pub name: &'static str,
+    /// One line: what is timed.
+    pub about: &'static str,
+    /// Where it comes from in the seeds.
+    pub origin: &'static str,
+    /// Its parameters.
+    pub params: &'static [ParamSpec],
+    /// Builds the operation.
+    pub prepare: fn(&Params) -> Result<Prepared, BenchError>,
+}
+
+impl Bench for Simple {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn about(&self) -> &'static str {
+        self.about
+    }
+    fn origin(&self) -> &'static str {
+        self.origin
+    }
+    fn params(&self) -> &'static [ParamSpec] {
+        self.params
+    }
+    fn prepare(&self, p: &Params) -> Result<Prepared, BenchError> {
+        (self.prepare)(p)
+    }
+}
+
+/// Every benchmark, family by family.
+pub fn catalogue() -> Vec<&'static dyn Bench> {
+    [call::BENCHES, clock::BENCHES, syscall::BENCHES].concat()
+}
+
+/// The benchmark called exactly `name`.
+pub fn find(name: &str) -> Option<&'static dyn Bench> {
+    catalogue().into_iter().find(|b| b.name() == name)
+}
+
+/// Whether `name` matches the glob `pat` (`*` any run, `?` one character). A pattern
+/// without glob characters also matches a whole family or a dotted prefix:
+/// `syscall` matches `syscall.getpid`.
+pub fn matches(pat: &str, name: &str) -> bool {
+    if !pat.contains(['*', '?']) {
+        return name == pat || name.starts_with(&format!("{pat}."));
+    }
+    glob(pat.as_bytes(), name.as_bytes())
+}
+
+fn glob(p: &[u8], s: &[u8]) -> bool {
+    let (mut pi, mut si) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while si < s.len() {
+        if pi < p.len() && (p[pi] == b'?' || p[pi] == s[si]) {
+            pi += 1;
+            si += 1;
+        } else if pi < p.len() && p[pi] == b'*' {
+            star = Some((pi, si));
+            pi += 1;
+        } else if let Some((sp, ss)) = star {
+            pi = sp + 1;
+            si = ss + 1;
+            star = Some((sp, ss + 1));
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|&c| c == b'*')
+}
+
+/// The benchmarks matching any of `filters` (all when empty), in catalogue order.
+pub fn select(filters: &[String]) -> Vec<&'static dyn Bench> {
+    catalogue()
+        .into_iter()
+        .filter(|b| filters.is_empty() || filters.iter().any(|f| matches(f, b.name())))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::clock::Monotonic;
+    use crate::harness::{EmptyLoop, Harness, Profile, Settings};
+
+    #[test]
+    fn globs_match_names() {
+        assert!(matches("syscall.*", "syscall.getpid"));
+        assert!(matches("syscall.getpid*", "syscall.getpid.raw"));
+        assert!(matches("syscall.getpid*", "syscall.getpid"));
+        assert!(!matches("syscall.getpid*", "syscall.getppid"));
+        assert!(matches("*.getpid", "syscall.getpid"));
+        assert!(matches("sys?all.time", "syscall.time"));
+        assert!(matches("syscall", "syscall.time"));
+        assert!(!matches("sys", "syscall.time"));
+        assert!(!matches("syscall.time", "syscall.times"));
+    }
+
+    #[test]
+    fn catalogue_names_are_unique_and_well_formed() {
+        let names: Vec<_> = catalogue().iter().map(|b| b.name()).collect();
+        let mut sorted = names.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(sorted.len(), names.len(), "duplicate benchmark names");
+        for b in catalogue() {
+            let (family, rest) = b.name().split_once('.').expect("family.name");
+            assert!(!family.is_empty() && !rest.is_empty(), "{}", b.name());
+            assert!(!b.about().is_empty(), "{} has no description", b.name());
+            assert!(params::expand(b.name(), b.params(), &[]).is_ok(), "{} defaults", b.name());
+        }
+    }
+
+    /// Every benchmark, with its default parameters, runs in the smoke profile and
+    /// yields a positive, finite median below a millisecond (or is skipped, with a
+    /// reason).
+    #[test]
+    fn every_benchmark_runs_in_the_smoke_profile() {
+        let clock = Monotonic;
+        let h = Harness::new(&clock, Settings::new(Profile::SMOKE, 25.0));
+        for b in catalogue() {
+            for p in params::expand(b.name(), b.params(), &[]).unwrap() {
+                let mut prep = match b.prepare(&p) {
+                    Ok(prep) => prep,
+                    Err(BenchError::Skip(why)) => {
+                        eprintln!("{} {}: skipped: {why}", b.name(), p.label());
+                        continue;
+                    }
+                    Err(e) => panic!("{} {}: {e}", b.name(), p.label()),
+                };
+                let m = h
+                    .measure(prep.body.as_mut(), &mut EmptyLoop, prep.plan)
+                    .unwrap_or_else(|e| panic!("{} {}: {e}", b.name(), p.label()));
+                let med = m.analysis.headline().expect("samples").median;
+                assert!(med.is_finite() && med < 1e6, "{} {}: {med}", b.name(), p.label());
+                // Cheap operations can sit at the empty loop's own cost; the raw batch
+                // time must still be positive.
+                assert!(m.samples.iter().all(|s| s.ticks > 0), "{} {}", b.name(), p.label());
+                if !b.name().starts_with("call.") && !b.name().starts_with("clock.") {
+                    assert!(med > 0.0, "{} {}: median {med}", b.name(), p.label());
+                }
+            }
+        }
+    }
+}

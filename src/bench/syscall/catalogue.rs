@@ -1,0 +1,187 @@
+//! The memo's catalogue of CPU-bound calls (Figs. 4–5) and the 1999 trivial calls, each
+//! with a safe modern equivalent that changes nothing: ids are set to their current
+//! values, handlers re-installed as they were, signals sent only to ourselves with 0.
+
+use crate::bench::{body, check, Prepared, Simple};
+use crate::error::BenchError;
+use crate::runner::sys;
+use std::hint::black_box;
+use std::os::fd::AsFd;
+
+/// `syscall.getppid`.
+pub const GETPPID: Simple = Simple {
+    name: "syscall.getppid",
+    about: "getppid()",
+    origin: "manea1999 §3",
+    params: &[],
+    prepare: |_| {
+        Ok(Prepared::new(body(|| {
+            black_box(sys::getppid());
+            Ok(())
+        })))
+    },
+};
+
+/// `syscall.getuid`.
+pub const GETUID: Simple = Simple {
+    name: "syscall.getuid",
+    about: "getuid()",
+    origin: "perez1976 Fig. 4 guid",
+    params: &[],
+    prepare: |_| {
+        Ok(Prepared::new(body(|| {
+            black_box(sys::getuid());
+            Ok(())
+        })))
+    },
+};
+
+/// `syscall.getgid`.
+pub const GETGID: Simple = Simple {
+    name: "syscall.getgid",
+    about: "getgid()",
+    origin: "perez1976 Fig. 4 ggid",
+    params: &[],
+    prepare: |_| {
+        Ok(Prepared::new(body(|| {
+            black_box(sys::getgid());
+            Ok(())
+        })))
+    },
+};
+
+/// `syscall.uname`.
+pub const UNAME: Simple = Simple {
+    name: "syscall.uname",
+    about: "uname() into a struct utsname",
+    origin: "manea1999 §3",
+    params: &[],
+    prepare: |_| {
+        let mut u = Box::new(sys::utsname_zeroed());
+        Ok(Prepared::new(body(move || check(sys::uname(&mut u) as i64, "uname"))))
+    },
+};
+
+/// `syscall.times`.
+pub const TIMES: Simple = Simple {
+    name: "syscall.times",
+    about: "times() into a struct tms",
+    origin: "perez1976 Fig. 4 times; manea1999 §3",
+    params: &[],
+    prepare: |_| {
+        let mut t = sys::tms_zeroed();
+        Ok(Prepared::new(body(move || check(sys::times(&mut t) as i64, "times"))))
+    },
+};
+
+/// `syscall.dup_close`.
+pub const DUP_CLOSE: Simple = Simple {
+    name: "syscall.dup_close",
+    about: "dup of an open descriptor, then close of the copy (one pair)",
+    origin: "perez1976 Fig. 4 dup",
+    params: &[],
+    prepare: |_| {
+        let f = std::fs::File::open("/dev/null").map_err(|e| BenchError::os("open /dev/null", e))?;
+        Ok(Prepared::new(body(move || {
+            let d = sys::dup(f.as_fd());
+            check(d as i64, "dup")?;
+            check(sys::close_raw(d) as i64, "close")
+        }))
+        .op("dup+close pair"))
+    },
+};
+
+/// `syscall.alarm`.
+pub const ALARM: Simple = Simple {
+    name: "syscall.alarm",
+    about: "alarm(0): cancels no alarm (syscost sets none)",
+    origin: "perez1976 Fig. 4 alarm",
+    params: &[],
+    prepare: |_| {
+        if sys::alarm(0) != 0 {
+            return Err(BenchError::Skip("an alarm is pending in this process; alarm(0) would cancel it".into()));
+        }
+        Ok(Prepared::new(body(|| {
+            black_box(sys::alarm(0));
+            Ok(())
+        })))
+    },
+};
+
+/// `syscall.sigaction`.
+pub const SIGACTION: Simple = Simple {
+    name: "syscall.sigaction",
+    about: "sigaction re-installing SIGUSR2's current disposition",
+    origin: "perez1976 Fig. 4 sig",
+    params: &[],
+    prepare: |_| {
+        let act = sys::sigaction_get(libc::SIGUSR2).map_err(|e| BenchError::os("sigaction", e))?;
+        Ok(Prepared::new(body(move || check(sys::sigaction_set(libc::SIGUSR2, &act) as i64, "sigaction"))))
+    },
+};
+
+/// `syscall.kill`.
+pub const KILL: Simple = Simple {
+    name: "syscall.kill",
+    about: "kill(own pid, 0): the permission check, no signal sent",
+    origin: "perez1976 Fig. 4 kill",
+    params: &[],
+    prepare: |_| {
+        let me = sys::getpid();
+        Ok(Prepared::new(body(move || check(sys::kill(me, 0) as i64, "kill"))))
+    },
+};
+
+/// `syscall.setpriority`.
+pub const SETPRIORITY: Simple = Simple {
+    name: "syscall.setpriority",
+    about: "setpriority of this process to its current nice value",
+    origin: "perez1976 Fig. 4 nice",
+    params: &[],
+    prepare: |_| {
+        let prio = sys::getpriority_self().map_err(|e| BenchError::os("getpriority", e))?;
+        Ok(Prepared::new(body(move || check(sys::setpriority_self(prio) as i64, "setpriority"))))
+    },
+};
+
+/// `syscall.setuid`.
+pub const SETUID: Simple = Simple {
+    name: "syscall.setuid",
+    about: "setuid to the current user id (the kernel call, this thread)",
+    origin: "perez1976 Fig. 4 suid",
+    params: &[],
+    prepare: |_| {
+        let uid = sys::getuid();
+        Ok(Prepared::new(body(move || check(sys::setuid_syscall(uid), "setuid"))))
+    },
+};
+
+/// `syscall.setgid`.
+pub const SETGID: Simple = Simple {
+    name: "syscall.setgid",
+    about: "setgid to the current group id (the kernel call, this thread)",
+    origin: "perez1976 Fig. 4 sgid",
+    params: &[],
+    prepare: |_| {
+        let gid = sys::getgid();
+        Ok(Prepared::new(body(move || check(sys::setgid_syscall(gid), "setgid"))))
+    },
+};
+
+/// `syscall.tcgets`.
+pub const TCGETS: Simple = Simple {
+    name: "syscall.tcgets",
+    about: "ioctl(TCGETS) on a pseudo-terminal syscost opens (the memo's gtty)",
+    origin: "perez1976 Fig. 4 gtty",
+    params: &[],
+    prepare: |_| {
+        let (master, slave) = sys::openpty().map_err(|e| {
+            BenchError::Skip(format!("cannot open a pseudo-terminal ({e}); is /dev/pts mounted?"))
+        })?;
+        let mut t = sys::termios_zeroed();
+        Ok(Prepared::new(body(move || {
+            let _keep = &master; // the pty lives as long as the body
+            check(sys::tcgets(slave.as_fd(), &mut t) as i64, "ioctl(TCGETS)")
+        })))
+    },
+};

@@ -1,0 +1,79 @@
+//! Copy-in cost: system calls whose argument is an array the kernel copies in.
+
+use crate::bench::{body, check, Kind, ParamSpec, Prepared, Simple};
+use crate::error::BenchError;
+use crate::runner::sys;
+use std::os::fd::{AsFd, OwnedFd};
+
+/// `syscall.writev`: n one-byte iovecs to /dev/null.
+pub const WRITEV: Simple = Simple {
+    name: "syscall.writev",
+    about: "writev of n one-byte iovecs to /dev/null: copying in the iovec array",
+    origin: "perez1976 (argument fetching), DESIGN copy-in",
+    params: &[ParamSpec {
+        name: "n",
+        default: "1,8,64,512",
+        about: "iovec entries (IOV_MAX is 1024)",
+        kind: Kind::Int { min: 1, max: 1024 },
+    }],
+    prepare: |p| {
+        let n = p.int("n") as usize;
+        let null = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/null")
+            .map_err(|e| BenchError::os("open /dev/null", e))?;
+        let byte = Box::new([0u8; 1]);
+        let iov: Vec<libc::iovec> = (0..n)
+            .map(|_| libc::iovec { iov_base: byte.as_ptr() as *mut _, iov_len: 1 })
+            .collect();
+        let fd = OwnedFd::from(null);
+        let wrote = sys::writev(fd.as_fd(), &iov);
+        if wrote != n as isize {
+            return Err(BenchError::Failed(format!("writev to /dev/null wrote {wrote} of {n} bytes")));
+        }
+        Ok(Prepared::new(body(move || {
+            let _keep = &byte; // the iovecs point into it
+            check(sys::writev(fd.as_fd(), &iov) as i64, "writev")
+        })))
+    },
+};
+
+/// `syscall.poll`: n ready descriptors, no waiting.
+pub const POLL: Simple = Simple {
+    name: "syscall.poll",
+    about: "poll with a zero timeout on n descriptors that are all ready (copy-in of n pollfds)",
+    origin: "DESIGN copy-in",
+    params: &[ParamSpec {
+        name: "n",
+        default: "1,8,64,512",
+        about: "descriptors polled",
+        kind: Kind::Int { min: 1, max: 4096 },
+    }],
+    prepare: |p| {
+        let n = p.int("n") as usize;
+        let limit = sys::nofile_limit().map_err(|e| BenchError::os("getrlimit", e))?;
+        if n as u64 + 64 > limit {
+            return Err(BenchError::Skip(format!(
+                "n={n} needs {n} descriptors but RLIMIT_NOFILE is {limit} (raise it with ulimit -n)"
+            )));
+        }
+        // One eventfd with a count is always readable; n duplicates are n descriptors.
+        let efd = sys::eventfd(1, libc::EFD_CLOEXEC).map_err(|e| BenchError::os("eventfd", e))?;
+        let fds: Vec<OwnedFd> = (0..n)
+            .map(|_| sys::dup_owned(efd.as_fd()))
+            .collect::<Result<_, _>>()
+            .map_err(|e| BenchError::os("dup", e))?;
+        let mut pfds: Vec<libc::pollfd> = fds
+            .iter()
+            .map(|f| libc::pollfd { fd: std::os::fd::AsRawFd::as_raw_fd(f), events: libc::POLLIN, revents: 0 })
+            .collect();
+        let ready = sys::poll_now(&mut pfds);
+        if ready != n as i32 {
+            return Err(BenchError::Failed(format!("poll found {ready} of {n} descriptors ready")));
+        }
+        Ok(Prepared::new(body(move || {
+            let _keep = (&efd, &fds); // the pollfds name these descriptors
+            check(sys::poll_now(&mut pfds) as i64, "poll")
+        })))
+    },
+};

@@ -1,0 +1,36 @@
+//! `syscost list`: every benchmark with its family, description, parameters and
+//! defaults.
+
+use crate::bench;
+use crate::error::UsageError;
+use std::io::Write;
+use std::process::ExitCode;
+
+/// Runs `syscost list`.
+pub fn list(filters: &[String]) -> anyhow::Result<ExitCode> {
+    let selected = bench::select(filters);
+    if selected.is_empty() {
+        return Err(UsageError::new(format!(
+            "no benchmark matches {}; run `syscost list` for all",
+            filters.join(" ")
+        ))
+        .into());
+    }
+    let mut out = std::io::stdout().lock();
+    let mut family = "";
+    for b in selected {
+        let fam = b.name().split('.').next().unwrap_or("");
+        if fam != family {
+            writeln!(out, "{}{fam}", if family.is_empty() { "" } else { "\n" })?;
+            family = fam;
+        }
+        writeln!(out, "  {:<28} {}", b.name(), b.about())?;
+        for p in b.params() {
+            writeln!(out, "  {:<28}   {}={}  ({}; {})", "", p.name, p.default, p.values(), p.about)?;
+        }
+        if !b.origin().is_empty() {
+            writeln!(out, "  {:<28}   from: {}", "", b.origin())?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

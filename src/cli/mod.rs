@@ -1,0 +1,171 @@
+//! The command line: arguments in, one validated configuration per command, results out.
+//!
+//! Errors are reported once, here, as one line: a mistake the user can fix exits with
+//! 2, a failure while measuring with 1; a closed output pipe ends the program quietly.
+
+mod clocks;
+mod list;
+mod run;
+mod selftest;
+
+use crate::error::UsageError;
+use crate::harness::clock::ClockChoice;
+use crate::report::Format;
+use clap::{Parser, Subcommand};
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Measures what Linux charges for its services.
+#[derive(Debug, Parser)]
+#[command(name = "syscost", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Lists the benchmarks with their parameters and defaults.
+    List {
+        /// Globs over benchmark names (e.g. 'syscall.*').
+        filters: Vec<String>,
+    },
+    /// Measures benchmarks and prints a table (or JSON, CSV, Markdown).
+    Run(RunArgs),
+    /// Shows the facts about this machine that decide these costs.
+    Env {
+        /// Output format.
+        #[arg(long, value_enum, default_value = "text")]
+        format: TextOrJson,
+    },
+    /// Surveys every clock: claimed resolution, measured granularity, cost per read.
+    Clocks {
+        /// Output format.
+        #[arg(long, value_enum, default_value = "text")]
+        format: TextOrJson,
+    },
+    /// Checks the harness against an independent plain loop on this machine.
+    Selftest,
+    /// Prints a seed study's table beside today's figures on this machine.
+    Repro(ReproArgs),
+}
+
+/// Options of `syscost run`.
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// Globs over benchmark names (e.g. 'syscall.*'); a family name selects the family.
+    pub filters: Vec<String>,
+    /// A parameter value or sweep, e.g. --param args=0,1,2 (repeatable).
+    #[arg(long = "param", short = 'p', value_name = "NAME=V1,V2,...")]
+    pub params: Vec<String>,
+    /// Measurement profile.
+    #[arg(long, default_value = "standard", value_parser = ["smoke", "quick", "standard", "thorough"])]
+    pub profile: String,
+    /// Pin the measuring thread to this CPU.
+    #[arg(long)]
+    pub cpu: Option<usize>,
+    /// Keep N busy background processes running while measuring (multi-user).
+    #[arg(long, default_value_t = 0)]
+    pub load: usize,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: Format,
+    /// Write results to FILE instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Clock for the harness.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub clock: ClockChoice,
+    /// Leave the per-sample columns out of JSON output.
+    #[arg(long)]
+    pub no_samples: bool,
+}
+
+/// Options of `syscost repro`.
+#[derive(Debug, clap::Args)]
+pub struct ReproArgs {
+    /// The study: perez1976.
+    pub study: String,
+    /// Measurement profile.
+    #[arg(long, default_value = "quick", value_parser = ["smoke", "quick", "standard", "thorough"])]
+    pub profile: String,
+    /// Pin the measuring thread to this CPU.
+    #[arg(long)]
+    pub cpu: Option<usize>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum TextOrJson {
+    Text,
+    Json,
+}
+
+/// Parses the arguments, runs the command, reports an error once, and chooses the exit
+/// code.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+        }
+    };
+    match dispatch(cli) {
+        Ok(code) => code,
+        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("syscost: {e:#}");
+            ExitCode::from(if e.downcast_ref::<UsageError>().is_some() { 2 } else { 1 })
+        }
+    }
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::List { filters } => list::list(&filters),
+        Command::Run(args) => run::run(&args),
+        Command::Env { format } => env(format),
+        Command::Clocks { format } => clocks::clocks(format == TextOrJson::Json),
+        Command::Selftest => selftest::selftest(),
+        Command::Repro(args) => crate::repro::repro(&args),
+    }
+}
+
+fn env(format: TextOrJson) -> anyhow::Result<ExitCode> {
+    let facts = crate::store::host::collect(&[]);
+    let mut out = std::io::stdout().lock();
+    match format {
+        TextOrJson::Text => out.write_all(crate::store::host::render(&facts).as_bytes())?,
+        TextOrJson::Json => {
+            serde_json::to_writer_pretty(&mut out, &facts)?;
+            out.write_all(b"\n")?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Validates `--cpu` against the CPUs this process may use.
+pub fn check_cpu(cpu: Option<usize>) -> Result<(), UsageError> {
+    let Some(c) = cpu else { return Ok(()) };
+    let allowed = crate::runner::affinity::allowed_cpus()
+        .map_err(|e| UsageError::new(format!("--cpu: cannot read this process's CPUs: {e}")))?;
+    if !allowed.contains(&c) {
+        let list = crate::store::host::parse::format_cpu_list(&allowed);
+        return Err(UsageError::new(format!(
+            "--cpu {c}: no such CPU for this process; choose one of {list}"
+        )));
+    }
+    Ok(())
+}
+
+/// The profile called `name` (clap has already checked it is one of the four).
+pub fn profile(name: &str) -> crate::harness::Profile {
+    crate::harness::Profile::by_name(name).unwrap_or(crate::harness::Profile::STANDARD)
+}

@@ -1,0 +1,153 @@
+//! `syscost run`: select, expand sweeps, validate everything, then measure instance by
+//! instance, writing each result as it finishes.
+
+use super::RunArgs;
+use crate::bench::{self, Bench, ParamArg, Params};
+use crate::error::{BenchError, UsageError};
+use crate::report::model::{Run, Status, SCHEMA_VERSION};
+use crate::report::Output;
+use crate::runner::interrupt::InterruptGuard;
+use crate::session::{Session, SessionOptions};
+use crate::store::host::{self, HostFacts};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+/// Every benchmark instance the arguments ask for, validated.
+pub fn plan(filters: &[String], raw_params: &[String]) -> Result<Vec<(&'static dyn Bench, Params)>, UsageError> {
+    let params: Vec<ParamArg> = raw_params.iter().map(|s| s.parse()).collect::<Result<_, _>>()?;
+    for f in filters {
+        if bench::select(std::slice::from_ref(f)).is_empty() {
+            return Err(UsageError::new(format!("no benchmark matches '{f}'; see `syscost list`")));
+        }
+    }
+    let selected = bench::select(filters);
+    for p in &params {
+        if !selected.iter().any(|b| b.params().iter().any(|s| s.name == p.name)) {
+            return Err(UsageError::new(format!(
+                "--param {}: no selected benchmark takes a parameter '{}'; see `syscost list` for each benchmark's parameters",
+                p.name, p.name
+            )));
+        }
+    }
+    let mut out = Vec::new();
+    for b in selected {
+        let mine: Vec<ParamArg> =
+            params.iter().filter(|p| b.params().iter().any(|s| s.name == p.name)).cloned().collect();
+        for p in bench::params::expand(b.name(), b.params(), &mine)? {
+            out.push((b, p));
+        }
+    }
+    Ok(out)
+}
+
+/// A new result document for a run.
+pub fn new_run(host: HostFacts, session: &Session) -> Run {
+    let started = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0);
+    Run {
+        schema_version: SCHEMA_VERSION,
+        tool: "syscost".into(),
+        version: env!("CARGO_PKG_VERSION").into(),
+        command_line: std::env::args().collect(),
+        started_unix_s: started,
+        host,
+        clock: session.clock_info().clone(),
+        harness: session.harness_info(),
+        complete: false,
+        results: Vec::new(),
+    }
+}
+
+/// Checks `--load`: at most four busy processes per CPU.
+pub fn check_load(load: usize) -> Result<(), UsageError> {
+    let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    if load > 4 * cpus {
+        return Err(UsageError::new(format!(
+            "--load {load}: at most {} (four per CPU) background processes",
+            4 * cpus
+        )));
+    }
+    Ok(())
+}
+
+/// Runs `syscost run`.
+pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
+    let instances = plan(&args.filters, &args.params)?;
+    super::check_cpu(args.cpu)?;
+    check_load(args.load)?;
+    let mut output = Output::open(args.format, args.output.as_deref())?;
+
+    let facts = host::collect(&[]);
+    for w in host::warnings(&facts) {
+        eprintln!("warning: {w}");
+    }
+    let _guard = InterruptGuard::install()?;
+    let session = Session::start(SessionOptions {
+        profile: super::profile(&args.profile),
+        clock: args.clock,
+        invariant_tsc: facts.invariant_tsc,
+        cpu: args.cpu,
+        load: args.load,
+        keep_samples: !args.no_samples,
+    })?;
+    let mut run = new_run(facts, &session);
+    output.begin(&run)?;
+
+    let progress = Progress::new(instances.len() as u64);
+    let mut interrupted = false;
+    for (b, p) in &instances {
+        progress.show(b.name(), p);
+        match session.run(*b, p) {
+            Ok(r) => {
+                run.results.push(r);
+                let r = run.results.last().expect("just pushed");
+                progress.bar.suspend(|| output.result(&run, r))?;
+            }
+            Err(BenchError::Interrupted) => {
+                interrupted = true;
+                break;
+            }
+            Err(e) => unreachable!("Session::run returns only interruptions: {e}"),
+        }
+        progress.bar.inc(1);
+    }
+    progress.bar.finish_and_clear();
+    run.complete = !interrupted;
+    drop(session); // stop the load before the last write
+    output.finish(&run)?;
+    if interrupted {
+        eprintln!("syscost: interrupted; the results measured so far were written");
+        return Ok(ExitCode::from(130));
+    }
+    let failed = run.results.iter().any(|r| r.status == Status::Failed);
+    Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// A progress bar on standard error, drawn only on a terminal and only once the run has
+/// lasted two seconds.
+struct Progress {
+    bar: ProgressBar,
+    start: Instant,
+    tty: bool,
+}
+
+impl Progress {
+    fn new(len: u64) -> Progress {
+        let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::hidden());
+        if let Ok(style) = ProgressStyle::with_template("{bar:30} {pos}/{len} {elapsed} {msg}") {
+            bar.set_style(style);
+        }
+        Progress { bar, start: Instant::now(), tty: std::io::stderr().is_terminal() }
+    }
+
+    fn show(&self, name: &str, p: &Params) {
+        if self.tty && self.bar.is_hidden() && self.start.elapsed() > Duration::from_secs(2) {
+            self.bar.set_draw_target(ProgressDrawTarget::stderr());
+        }
+        self.bar.set_message(format!("{name} {}", p.label()));
+    }
+}

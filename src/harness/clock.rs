@@ -1,0 +1,254 @@
+//! The harness's clocks: a trait, the two real clocks (the TSC and CLOCK_MONOTONIC),
+//! a fake clock for tests, and the choice between them.
+//!
+//! A clock counts ticks; it knows how many nanoseconds a tick lasts. The harness times
+//! a batch as the difference of two reads. This module must not time benchmarks itself.
+
+use crate::runner::sys;
+use serde::{Deserialize, Serialize};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// A monotonic tick counter.
+pub trait Clock {
+    /// A short name ("tsc", "monotonic", "fake").
+    fn name(&self) -> &'static str;
+    /// The current tick count.
+    fn now(&self) -> u64;
+    /// Nanoseconds per tick.
+    fn ns_per_tick(&self) -> f64;
+    /// Converts a tick difference to nanoseconds.
+    fn to_ns(&self, ticks: u64) -> f64 {
+        ticks as f64 * self.ns_per_tick()
+    }
+}
+
+/// CLOCK_MONOTONIC through the vDSO; one tick is one nanosecond.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Monotonic;
+
+impl Clock for Monotonic {
+    fn name(&self) -> &'static str {
+        "monotonic"
+    }
+    #[inline(always)]
+    fn now(&self) -> u64 {
+        sys::ts_ns(&sys::clock_gettime(libc::CLOCK_MONOTONIC))
+    }
+    fn ns_per_tick(&self) -> f64 {
+        1.0
+    }
+}
+
+/// The time-stamp counter read with fenced `rdtsc`, calibrated against
+/// CLOCK_MONOTONIC_RAW.
+#[derive(Debug, Clone, Copy)]
+pub struct Tsc {
+    ns_per_tick: f64,
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Tsc {
+    /// Calibrates the TSC: five 10 ms windows against CLOCK_MONOTONIC_RAW, the median
+    /// of their rates. Takes about 50 ms.
+    pub fn calibrate() -> Tsc {
+        let raw = || sys::ts_ns(&sys::clock_gettime(libc::CLOCK_MONOTONIC_RAW));
+        // A paired reading: the TSC between two raw reads, keeping the tightest of a few.
+        let pair = || {
+            (0..5)
+                .map(|_| {
+                    let a = raw();
+                    let t = sys::rdtsc_fenced();
+                    let b = raw();
+                    (b - a, t, a + (b - a) / 2)
+                })
+                .min_by_key(|p| p.0)
+                .map(|(_, t, ns)| (t, ns))
+                .expect("five readings")
+        };
+        let mut rates: Vec<f64> = (0..5)
+            .map(|_| {
+                let (t0, n0) = pair();
+                while raw() - n0 < 10_000_000 {}
+                let (t1, n1) = pair();
+                (n1 - n0) as f64 / (t1.wrapping_sub(t0)) as f64
+            })
+            .collect();
+        rates.sort_by(f64::total_cmp);
+        Tsc { ns_per_tick: rates[2] }
+    }
+
+    /// The calibrated TSC frequency in MHz.
+    pub fn mhz(&self) -> f64 {
+        1000.0 / self.ns_per_tick
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Clock for Tsc {
+    fn name(&self) -> &'static str {
+        "tsc"
+    }
+    #[inline(always)]
+    fn now(&self) -> u64 {
+        sys::rdtsc_fenced()
+    }
+    fn ns_per_tick(&self) -> f64 {
+        self.ns_per_tick
+    }
+}
+
+/// A clock for tests: it advances only when told, so the harness's behaviour can be
+/// checked exactly. Clones share one time line.
+#[derive(Debug, Clone, Default)]
+pub struct FakeClock {
+    t: Arc<AtomicU64>,
+    per_read: u64,
+}
+
+impl FakeClock {
+    /// A fake clock at 0 with 1 ns ticks, where each read costs `per_read` ticks.
+    pub fn new(per_read: u64) -> FakeClock {
+        FakeClock { t: Arc::new(AtomicU64::new(0)), per_read }
+    }
+    /// Moves time forward by `ticks`.
+    pub fn advance(&self, ticks: u64) {
+        self.t.fetch_add(ticks, Ordering::SeqCst);
+    }
+}
+
+impl Clock for FakeClock {
+    fn name(&self) -> &'static str {
+        "fake"
+    }
+    fn now(&self) -> u64 {
+        self.t.fetch_add(self.per_read, Ordering::SeqCst)
+    }
+    fn ns_per_tick(&self) -> f64 {
+        1.0
+    }
+}
+
+/// Which clock the harness uses, and how it behaves on this machine.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClockInfo {
+    /// The clock's name.
+    pub name: String,
+    /// Why it was chosen.
+    pub why: String,
+    /// Nanoseconds per tick (for the TSC, from the calibration).
+    pub ns_per_tick: f64,
+    /// The smallest non-zero step seen between two successive reads, in ns.
+    pub granularity_ns: f64,
+    /// The cost of one read, in ns (a loop of reads divided by their number).
+    pub read_cost_ns: f64,
+}
+
+/// Measures a clock's granularity and read cost.
+pub fn characterize(clock: &dyn Clock, name: &str, why: &str) -> ClockInfo {
+    const READS: u64 = 20_000;
+    let mut min_step = u64::MAX;
+    let mut prev = clock.now();
+    for _ in 0..READS {
+        let t = clock.now();
+        let d = t.wrapping_sub(prev);
+        if d > 0 && d < min_step {
+            min_step = d;
+        }
+        prev = t;
+    }
+    let t0 = clock.now();
+    for _ in 0..READS {
+        std::hint::black_box(clock.now());
+    }
+    let t1 = clock.now();
+    ClockInfo {
+        name: name.to_string(),
+        why: why.to_string(),
+        ns_per_tick: clock.ns_per_tick(),
+        granularity_ns: if min_step == u64::MAX { f64::NAN } else { clock.to_ns(min_step) },
+        read_cost_ns: clock.to_ns(t1.wrapping_sub(t0)) / READS as f64,
+    }
+}
+
+/// The clock the user may ask for with `--clock`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ClockChoice {
+    /// The TSC where it is invariant, else CLOCK_MONOTONIC.
+    Auto,
+    /// The time-stamp counter (refused where the CPU has none).
+    Tsc,
+    /// CLOCK_MONOTONIC.
+    Monotonic,
+}
+
+/// Chooses the harness clock: the TSC when the CPU says it is invariant (constant rate,
+/// not stopped in idle states), otherwise CLOCK_MONOTONIC. Returns the clock and why.
+pub fn choose(
+    choice: ClockChoice,
+    invariant_tsc: bool,
+) -> Result<(Box<dyn Clock + Send + Sync>, String), String> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        match choice {
+            ClockChoice::Tsc | ClockChoice::Auto if invariant_tsc => {
+                let tsc = Tsc::calibrate();
+                let why = format!(
+                    "invariant TSC (constant_tsc, nonstop_tsc), {:.1} MHz calibrated \
+                     against CLOCK_MONOTONIC_RAW; fenced rdtsc",
+                    tsc.mhz()
+                );
+                return Ok((Box::new(tsc), why));
+            }
+            ClockChoice::Tsc => {
+                return Err("--clock tsc: this CPU does not report an invariant TSC \
+                     (constant_tsc and nonstop_tsc); use --clock monotonic"
+                    .into())
+            }
+            _ => {}
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    if choice == ClockChoice::Tsc {
+        return Err("--clock tsc is only available on x86_64; use --clock monotonic".into());
+    }
+    let why = if choice == ClockChoice::Monotonic {
+        "asked for with --clock monotonic".to_string()
+    } else {
+        "no invariant TSC: CLOCK_MONOTONIC through the vDSO".to_string()
+    };
+    Ok((Box::new(Monotonic), why))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fake_clock_advances_by_reads_and_on_demand() {
+        let c = FakeClock::new(3);
+        assert_eq!(c.now(), 0);
+        assert_eq!(c.now(), 3);
+        c.advance(100);
+        assert_eq!(c.now(), 106);
+    }
+
+    #[test]
+    fn monotonic_is_monotonic_and_characterized() {
+        let info = characterize(&Monotonic, "monotonic", "test");
+        assert!(info.granularity_ns >= 1.0 && info.granularity_ns < 1_000_000.0);
+        assert!(info.read_cost_ns > 0.0 && info.read_cost_ns < 100_000.0);
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn tsc_calibration_agrees_with_monotonic() {
+        let tsc = Tsc::calibrate();
+        assert!(tsc.mhz() > 100.0 && tsc.mhz() < 10_000.0, "{} MHz", tsc.mhz());
+        let (a, m0) = (tsc.now(), Monotonic.now());
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let (b, m1) = (tsc.now(), Monotonic.now());
+        let ratio = tsc.to_ns(b - a) / (m1 - m0) as f64;
+        assert!((0.9..1.1).contains(&ratio), "tsc/monotonic over 20 ms = {ratio}");
+    }
+}

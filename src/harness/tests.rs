@@ -1,0 +1,203 @@
+//! The harness driven by a fake clock: every figure below is exact.
+
+use super::clock::FakeClock;
+use super::*;
+use crate::runner::usage::Usage;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+const PROFILE: Profile = Profile {
+    name: "test",
+    warmup_ns: 50_000,
+    min_samples: 20,
+    max_samples: 10_000,
+    min_time_ns: 0,
+    max_time_ns: 50_000_000,
+    ci_target: 0.01,
+    min_batch_ns: 2_000,
+    overhead_samples: 5,
+};
+
+/// A fake operation: each call of `run(k)` advances the fake clock by
+/// `per_batch + k * (loop_ns + op_ns(call))`, and may count an involuntary switch.
+struct FakeBody {
+    clock: FakeClock,
+    per_batch: u64,
+    loop_ns: u64,
+    op_ns: Box<dyn Fn(u64) -> u64>,
+    switched: Box<dyn Fn(u64) -> bool>,
+    switches: Arc<AtomicU64>,
+    calls: u64,
+}
+
+impl FakeBody {
+    fn new(clock: &FakeClock, op_ns: impl Fn(u64) -> u64 + 'static) -> FakeBody {
+        FakeBody {
+            clock: clock.clone(),
+            per_batch: 10,
+            loop_ns: 2,
+            op_ns: Box::new(op_ns),
+            switched: Box::new(|_| false),
+            switches: Arc::new(AtomicU64::new(0)),
+            calls: 0,
+        }
+    }
+}
+
+impl Body for FakeBody {
+    fn run(&mut self, k: u64) -> Result<(), BenchError> {
+        let op = (self.op_ns)(self.calls);
+        if (self.switched)(self.calls) {
+            self.switches.fetch_add(1, Ordering::SeqCst);
+        }
+        self.calls += 1;
+        self.clock.advance(self.per_batch + k * (self.loop_ns + op));
+        Ok(())
+    }
+}
+
+fn settings(profile: Profile) -> Settings {
+    Settings::new(profile, 10.0) // target batch: 1000 × 10 ns = 10 µs
+}
+
+fn no_usage() -> Usage {
+    Usage::default()
+}
+
+fn measure(clock: &FakeClock, body: &mut FakeBody, profile: Profile) -> Measurement {
+    let mut empty = FakeBody::new(clock, |_| 0);
+    let h = Harness::with_usage(clock, settings(profile), &no_usage);
+    h.measure(body, &mut empty, Plan::default()).unwrap()
+}
+
+#[test]
+fn batch_size_is_calibrated_to_the_target_duration() {
+    let clock = FakeClock::new(5);
+    // 100 ns per op: k=1 takes 117 ns, so k grows 100x to 100, which takes 10.2 µs ≥ 10 µs.
+    let m = measure(&clock, &mut FakeBody::new(&clock, |_| 100), PROFILE);
+    assert_eq!(m.batch, 100);
+    // A 50 µs operation is timed one at a time.
+    let m = measure(&clock, &mut FakeBody::new(&clock, |_| 50_000), PROFILE);
+    assert_eq!(m.batch, 1);
+}
+
+#[test]
+fn overhead_is_measured_at_the_same_batch_size_and_subtracted() {
+    let clock = FakeClock::new(5);
+    let m = measure(&clock, &mut FakeBody::new(&clock, |_| 100), PROFILE);
+    // Empty batch of 100: 5 (clock read) + 10 (per batch) + 100 × 2 (loop) = 215 ns.
+    assert_eq!(m.overhead.per_batch_ns, 215.0);
+    assert_eq!(m.overhead.per_op_ns, 2.15);
+    assert!(m.overhead.subtracted);
+    let s = m.analysis.clean.as_ref().unwrap();
+    assert_eq!((s.min, s.median, s.max), (100.0, 100.0, 100.0));
+    assert_eq!(m.analysis.counts.floored, 0);
+
+    // keep_overhead reports the raw loop: (5 + 10 + 100 × 102) / 100 = 102.15 ns.
+    let mut empty = FakeBody::new(&clock, |_| 0);
+    let h = Harness::with_usage(&clock, settings(PROFILE), &no_usage);
+    let plan = Plan { keep_overhead: true, ..Plan::default() };
+    let m = h.measure(&mut FakeBody::new(&clock, |_| 100), &mut empty, plan).unwrap();
+    assert!((m.analysis.clean.unwrap().median - 102.15).abs() < 1e-9);
+}
+
+#[test]
+fn constant_samples_converge_at_the_minimum_count() {
+    let clock = FakeClock::new(5);
+    let m = measure(&clock, &mut FakeBody::new(&clock, |_| 100), PROFILE);
+    assert!(m.converged, "{}", m.stop_reason);
+    assert_eq!(m.samples.len(), 20);
+    assert!(m.stop_reason.contains("after 20 samples"), "{}", m.stop_reason);
+}
+
+#[test]
+fn scattered_samples_stop_at_the_budget_unconverged() {
+    let clock = FakeClock::new(5);
+    // Three costs in rotation, far apart: the CI of the median never gets within 1%.
+    let mut body = FakeBody::new(&clock, |i| [60, 100, 140][(i % 3) as usize]);
+    let profile = Profile { max_time_ns: 2_000_000, ..PROFILE };
+    let m = measure(&clock, &mut body, profile);
+    assert!(!m.converged);
+    assert!(m.stop_reason.starts_with("time budget ended"), "{}", m.stop_reason);
+    assert!(m.elapsed_ns >= 2_000_000.0);
+}
+
+#[test]
+fn outliers_are_labelled_by_window_and_mad_and_left_out() {
+    let clock = FakeClock::new(5);
+    // Every 10th call costs 400 ns instead of 100: outside the window (> 1.5 × pilot).
+    let mut body = FakeBody::new(&clock, |i| if i % 10 == 9 { 400 } else { 100 });
+    let m = measure(&clock, &mut body, Profile { min_samples: 200, ..PROFILE });
+    let a = &m.analysis;
+    for (v, f) in a.per_op_ns.iter().zip(&a.flags) {
+        assert_eq!(f.window, *v > 150.0, "window label for {v}");
+        assert!(!f.perturbed);
+    }
+    let slow = a.per_op_ns.iter().filter(|&&v| v > 150.0).count();
+    assert!(slow >= 19, "expected about one sample in ten to be slow, got {slow}");
+    assert_eq!(a.counts.window, slow);
+    assert_eq!(a.counts.clean, a.counts.total - slow);
+    assert_eq!(a.clean.as_ref().unwrap().max, 100.0);
+    assert_eq!(a.raw.as_ref().unwrap().max, 400.0);
+    assert_eq!(a.pilot_ns, 100.0);
+}
+
+#[test]
+fn perturbed_samples_are_flagged_and_excluded() {
+    let clock = FakeClock::new(5);
+    let mut body = FakeBody::new(&clock, |i| if i % 7 == 3 { 120 } else { 100 });
+    body.switched = Box::new(|i| i % 7 == 3);
+    let switches = body.switches.clone();
+    let usage = move || Usage { invol_switches: switches.load(Ordering::SeqCst), ..Usage::default() };
+    let mut empty = FakeBody::new(&clock, |_| 0);
+    let h = Harness::with_usage(&clock, settings(Profile { min_samples: 100, ..PROFILE }), &usage);
+    let m = h.measure(&mut body, &mut empty, Plan::default()).unwrap();
+    let a = &m.analysis;
+    // 120 ns is inside the window and not a MAD outlier: only the switch excludes it.
+    for (v, f) in a.per_op_ns.iter().zip(&a.flags) {
+        assert_eq!(f.perturbed, *v == 120.0);
+        assert!(!f.window);
+    }
+    assert!(a.counts.perturbed >= 14);
+    assert_eq!(a.clean.as_ref().unwrap().max, 100.0);
+    assert_eq!(a.raw.as_ref().unwrap().max, 120.0);
+    assert!(a.accounting.invol_switches > 0.0);
+}
+
+#[test]
+fn a_level_shift_is_reported_as_two_levels() {
+    let clock = FakeClock::new(5);
+    // 129 ns for the first 300 calls, then 105 ns: the 2026 machine's own behaviour.
+    let mut body = FakeBody::new(&clock, |i| if i < 300 { 129 } else { 105 });
+    let m = measure(&clock, &mut body, Profile { min_samples: 600, ..PROFILE });
+    let levels = &m.analysis.levels;
+    assert_eq!(levels.len(), 2, "{levels:?}");
+    assert_eq!(levels[0].median_ns, 129.0);
+    assert_eq!(levels[1].median_ns, 105.0);
+    assert!(levels[0].duration_ns > 0.0);
+    assert!(levels[1].start_ns > levels[0].start_ns);
+}
+
+#[test]
+fn the_canary_is_the_median_of_fixed_batches() {
+    let clock = FakeClock::new(0);
+    let mut body = FakeBody::new(&clock, |i| [100, 300, 100, 100, 200][i as usize % 5]);
+    body.per_batch = 0;
+    body.loop_ns = 0;
+    let h = Harness::with_usage(&clock, settings(PROFILE), &no_usage);
+    assert_eq!(h.canary(&mut body, 1000, 5).unwrap(), 100.0);
+}
+
+#[test]
+fn an_error_in_the_body_fails_the_measurement() {
+    struct Failing;
+    impl Body for Failing {
+        fn run(&mut self, _: u64) -> Result<(), BenchError> {
+            Err(BenchError::Failed("boom".into()))
+        }
+    }
+    let clock = FakeClock::new(5);
+    let h = Harness::with_usage(&clock, settings(PROFILE), &no_usage);
+    let e = h.measure(&mut Failing, &mut EmptyLoop, Plan::default()).unwrap_err();
+    assert!(matches!(e, BenchError::Failed(m) if m == "boom"));
+}

@@ -1,0 +1,21 @@
+//! syscost measures what Linux charges for its services — system calls, clocks,
+//! context switches, signals, faults, file reads — with statistics a performance
+//! engineer can trust.
+//!
+//! The library is the whole tool; `main.rs` only calls [`cli::main`]. The tree follows
+//! the architecture: [`cli`] turns arguments into one validated configuration,
+//! [`harness`] measures any prepared operation, [`stats`] holds the pure statistics,
+//! [`bench`] is the catalogue, [`runner`] is the only place with raw system calls,
+//! [`report`] renders results, [`store`] reads host facts, and [`repro`] puts the
+//! seed studies' tables beside today's figures.
+
+pub mod bench;
+pub mod cli;
+pub mod error;
+pub mod harness;
+pub mod report;
+pub mod repro;
+pub mod runner;
+pub mod session;
+pub mod stats;
+pub mod store;

@@ -1,0 +1,40 @@
+//! Markdown: a GitHub-flavoured table, one row per result.
+
+use super::model::{fmt_ns, BenchResult, Run, Status};
+use super::Exporter;
+
+/// The Markdown exporter.
+pub struct Markdown;
+
+impl Exporter for Markdown {
+    fn header(&mut self, run: &Run) -> String {
+        format!(
+            "clock: {} ({:.1} ns granularity) · profile: {}\n\n\
+             | benchmark | params | median | 95% CI | samples (clean/all) | converged |\n\
+             |---|---|--:|--:|--:|:-:|\n",
+            run.clock.name, run.clock.granularity_ns, run.harness.profile
+        )
+    }
+
+    fn result(&mut self, r: &BenchResult) -> String {
+        let (median, ci, samples, conv) = match (&r.measured, r.status) {
+            (Some(m), _) => {
+                let s = m.clean.as_ref().unwrap_or(&m.raw);
+                (
+                    fmt_ns(m.median_ns),
+                    format!("{} – {}", fmt_ns(s.ci_low), fmt_ns(s.ci_high)),
+                    format!("{}/{}", m.counts.clean, m.counts.total),
+                    if m.converged { "yes" } else { "no" }.to_string(),
+                )
+            }
+            (None, Status::Skipped) => ("skipped".into(), String::new(), String::new(), String::new()),
+            (None, _) => ("failed".into(), String::new(), String::new(), String::new()),
+        };
+        let esc = |s: &str| s.replace('|', "\\|");
+        format!("| {} | {} | {median} | {ci} | {samples} | {conv} |\n", esc(&r.name), esc(&r.param_label()))
+    }
+
+    fn footer(&mut self, _: &Run) -> String {
+        String::new()
+    }
+}

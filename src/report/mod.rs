@@ -1,0 +1,119 @@
+//! Rendering results: one small exporter per format, chosen by [`Format`], and the
+//! [`Output`] that writes them as each benchmark finishes.
+//!
+//! Table, CSV and Markdown stream a header, one block per result, and a footer. JSON is
+//! one document: written at the end, and — when it goes to a file — rewritten after
+//! every result, so an interrupted run leaves a valid file with what it measured.
+
+pub mod csv;
+pub mod json;
+pub mod markdown;
+pub mod model;
+pub mod table;
+
+use crate::error::UsageError;
+use model::{BenchResult, Run};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// An output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Aligned text for a terminal.
+    Table,
+    /// One JSON document (see [`json`]).
+    Json,
+    /// Comma-separated values, one row per result.
+    Csv,
+    /// A GitHub-flavoured Markdown table.
+    Markdown,
+}
+
+/// A streaming exporter: text for the start, each result, and the end of a run.
+pub trait Exporter {
+    /// Text before the first result.
+    fn header(&mut self, run: &Run) -> String;
+    /// Text for one result.
+    fn result(&mut self, r: &BenchResult) -> String;
+    /// Text after the last result.
+    fn footer(&mut self, run: &Run) -> String;
+}
+
+fn exporter(format: Format) -> Option<Box<dyn Exporter>> {
+    match format {
+        Format::Table => Some(Box::new(table::Table::default())),
+        Format::Csv => Some(Box::new(csv::Csv)),
+        Format::Markdown => Some(Box::new(markdown::Markdown)),
+        Format::Json => None,
+    }
+}
+
+/// Where results go, in which format.
+pub struct Output {
+    format: Format,
+    exporter: Option<Box<dyn Exporter>>,
+    path: Option<PathBuf>,
+    sink: Box<dyn Write>,
+}
+
+impl Output {
+    /// Opens the destination: a file (created now, so an unwritable path fails before
+    /// anything is measured) or standard output.
+    pub fn open(format: Format, path: Option<&Path>) -> Result<Output, UsageError> {
+        let sink: Box<dyn Write> = match path {
+            Some(p) => Box::new(std::fs::File::create(p).map_err(|e| {
+                UsageError::new(format!("cannot write -o {}: {e}; choose a writable path", p.display()))
+            })?),
+            None => Box::new(std::io::stdout()),
+        };
+        Ok(Output { format, exporter: exporter(format), path: path.map(Path::to_path_buf), sink })
+    }
+
+    /// Writes the start of the run.
+    pub fn begin(&mut self, run: &Run) -> std::io::Result<()> {
+        if let Some(e) = self.exporter.as_mut() {
+            let s = e.header(run);
+            self.sink.write_all(s.as_bytes())?;
+            self.sink.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Writes one finished result; `run` already contains it.
+    pub fn result(&mut self, run: &Run, r: &BenchResult) -> std::io::Result<()> {
+        match self.exporter.as_mut() {
+            Some(e) => {
+                let s = e.result(r);
+                self.sink.write_all(s.as_bytes())?;
+                self.sink.flush()
+            }
+            None => match &self.path {
+                Some(p) => json::write_atomically(p, run),
+                None => Ok(()),
+            },
+        }
+    }
+
+    /// Writes the end of the run (the whole document, for JSON).
+    pub fn finish(&mut self, run: &Run) -> std::io::Result<()> {
+        match self.exporter.as_mut() {
+            Some(e) => {
+                let s = e.footer(run);
+                self.sink.write_all(s.as_bytes())?;
+            }
+            None => match &self.path {
+                Some(p) => json::write_atomically(p, run)?,
+                None => {
+                    serde_json::to_writer_pretty(&mut self.sink, run)?;
+                    self.sink.write_all(b"\n")?;
+                }
+            },
+        }
+        self.sink.flush()
+    }
+
+    /// The format in use.
+    pub fn format(&self) -> Format {
+        self.format
+    }
+}

@@ -1,0 +1,276 @@
+//! The result document: what a run measured, in the form every exporter renders and the
+//! JSON format serialises. See [`crate::report::json`] for the schema's description.
+
+use crate::harness::analyze::{Accounting, Counts};
+use crate::harness::clock::ClockInfo;
+use crate::harness::{Level, Overhead};
+use crate::stats::{Mode, Summary};
+use crate::store::host::HostFacts;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The version of the JSON schema; raised on any incompatible change.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// A whole run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Run {
+    /// [`SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// "syscost".
+    pub tool: String,
+    /// The tool's version.
+    pub version: String,
+    /// The command line, as given.
+    pub command_line: Vec<String>,
+    /// Seconds since the Unix epoch when the run began.
+    pub started_unix_s: f64,
+    /// The machine.
+    pub host: HostFacts,
+    /// The harness clock.
+    pub clock: ClockInfo,
+    /// The harness configuration.
+    pub harness: HarnessInfo,
+    /// False while the run is going on or when it was interrupted.
+    pub complete: bool,
+    /// One entry per benchmark instance, in the order they finished.
+    pub results: Vec<BenchResult>,
+}
+
+/// The harness configuration of a run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HarnessInfo {
+    /// The profile's name.
+    pub profile: String,
+    /// Warm-up, ns.
+    pub warmup_ns: u64,
+    /// Minimum samples.
+    pub min_samples: usize,
+    /// Maximum samples.
+    pub max_samples: usize,
+    /// Minimum sampling time, ns.
+    pub min_time_ns: u64,
+    /// Time budget per benchmark, ns.
+    pub max_time_ns: u64,
+    /// Target relative half-width of the median's 95% CI.
+    pub ci_target: f64,
+    /// Shortest batch, ns.
+    pub min_batch_ns: u64,
+    /// VMS window below the pilot, as a fraction.
+    pub window_below: f64,
+    /// VMS window above the pilot, as a fraction.
+    pub window_above: f64,
+    /// Modified z-score threshold for MAD outliers.
+    pub mad_threshold: f64,
+    /// Leading samples in the pilot estimate.
+    pub pilot_samples: usize,
+    /// The CPU the measuring thread was pinned to, if any.
+    pub cpu: Option<usize>,
+    /// Background spinning processes during the run.
+    pub load: usize,
+}
+
+/// What happened to one benchmark instance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// Measured.
+    Ok,
+    /// Not run here, with a reason.
+    Skipped,
+    /// The operation failed; no time is reported.
+    Failed,
+}
+
+/// One benchmark with one set of parameter values.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BenchResult {
+    /// `family.name`.
+    pub name: String,
+    /// Parameter values.
+    pub params: BTreeMap<String, String>,
+    /// What one operation is.
+    pub op: String,
+    /// The unit of every time below: "ns" per operation.
+    pub unit: String,
+    /// Ok, skipped or failed.
+    pub status: Status,
+    /// Why it was skipped or failed.
+    pub reason: Option<String>,
+    /// The measurement, when the status is ok.
+    pub measured: Option<Measured>,
+}
+
+/// The figures of a measured benchmark.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Measured {
+    /// The headline: the clean median, ns per operation.
+    pub median_ns: f64,
+    /// Statistics over the clean samples (no outliers, no perturbed samples).
+    pub clean: Option<Summary>,
+    /// Statistics over every sample.
+    pub raw: Summary,
+    /// Label counts.
+    pub counts: Counts,
+    /// The pilot estimate the window was centred on, ns.
+    pub pilot_ns: f64,
+    /// Operations per sample.
+    pub batch: u64,
+    /// Operations timed in all samples.
+    pub operations: u64,
+    /// The subtracted empty-loop overhead.
+    pub overhead: Overhead,
+    /// Resource usage per operation.
+    pub accounting: Accounting,
+    /// Whether the median's CI reached the target.
+    pub converged: bool,
+    /// Why sampling stopped.
+    pub stop_reason: String,
+    /// Levels in time (more than one: the speed changed while sampling).
+    pub levels: Vec<Level>,
+    /// Modes among the clean samples (more than one: several distinct costs).
+    pub modes: Vec<Mode>,
+    /// The getpid canary before and after.
+    pub canary: Option<Canary>,
+    /// Warm-up and calibration time, ns.
+    pub warmup_ns: f64,
+    /// Sampling time, ns.
+    pub elapsed_ns: f64,
+    /// The samples, in time order (absent when the user asked for none).
+    pub samples: Option<Samples>,
+}
+
+/// The canary: a fixed getpid batch measured before and after the benchmark.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Canary {
+    /// ns per getpid before.
+    pub before_ns: f64,
+    /// ns per getpid after.
+    pub after_ns: f64,
+    /// after / before − 1.
+    pub change: f64,
+    /// Whether |change| exceeded the threshold (the machine changed speed).
+    pub changed: bool,
+}
+
+/// Per-sample columns.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Samples {
+    /// ns per operation, overhead subtracted.
+    pub per_op_ns: Vec<f64>,
+    /// Start of each sample, ns since sampling began.
+    pub at_ns: Vec<f64>,
+    /// Labels: bit 0 window outlier, bit 1 MAD outlier, bit 2 perturbed.
+    pub flags: Vec<u8>,
+    /// Involuntary switches during each sample.
+    pub invol_switches: Vec<u64>,
+    /// Voluntary switches during each sample.
+    pub vol_switches: Vec<u64>,
+    /// Minor plus major faults during each sample.
+    pub faults: Vec<u64>,
+}
+
+impl BenchResult {
+    /// `params` as `name=value` joined by spaces.
+    pub fn param_label(&self) -> String {
+        self.params.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
+    }
+
+    /// The clean median, when measured.
+    pub fn median_ns(&self) -> Option<f64> {
+        self.measured.as_ref().map(|m| m.median_ns)
+    }
+}
+
+/// Formats nanoseconds with a unit that keeps 3–4 significant digits.
+pub fn fmt_ns(ns: f64) -> String {
+    if !ns.is_finite() {
+        return "-".into();
+    }
+    let a = ns.abs();
+    if a < 10.0 {
+        format!("{ns:.2} ns")
+    } else if a < 1000.0 {
+        format!("{ns:.1} ns")
+    } else if a < 1e6 {
+        format!("{:.2} µs", ns / 1e3)
+    } else if a < 1e9 {
+        format!("{:.2} ms", ns / 1e6)
+    } else {
+        format!("{:.2} s", ns / 1e9)
+    }
+}
+
+/// Describes levels in time, e.g. "two levels: 129 ns for 4.1 s, then 105 ns".
+pub fn describe_levels(levels: &[Level]) -> Option<String> {
+    if levels.len() < 2 {
+        return None;
+    }
+    let count = match levels.len() {
+        2 => "two",
+        3 => "three",
+        _ => "four",
+    };
+    let parts: Vec<String> = levels
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            if i + 1 == levels.len() {
+                fmt_ns(l.median_ns)
+            } else {
+                format!("{} for {}", fmt_ns(l.median_ns), fmt_secs(l.duration_ns))
+            }
+        })
+        .collect();
+    Some(format!("{count} levels: {}", parts.join(", then ")))
+}
+
+/// Describes several modes, e.g. "two modes: 105 ns (62%), 129 ns (38%)".
+pub fn describe_modes(modes: &[Mode]) -> Option<String> {
+    if modes.len() < 2 {
+        return None;
+    }
+    let parts: Vec<String> = modes
+        .iter()
+        .map(|m| format!("{} ({:.0}%)", fmt_ns(m.center), m.fraction * 100.0))
+        .collect();
+    Some(format!("{} modes: {}", modes.len(), parts.join(", ")))
+}
+
+fn fmt_secs(ns: f64) -> String {
+    if ns >= 1e9 {
+        format!("{:.1} s", ns / 1e9)
+    } else {
+        format!("{:.0} ms", ns / 1e6)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ns_formatting_picks_units() {
+        assert_eq!(fmt_ns(3.456), "3.46 ns");
+        assert_eq!(fmt_ns(104.94), "104.9 ns");
+        assert_eq!(fmt_ns(22_252.75), "22.25 µs");
+        assert_eq!(fmt_ns(73_136_770.0), "73.14 ms");
+        assert_eq!(fmt_ns(f64::NAN), "-");
+    }
+
+    #[test]
+    fn levels_read_like_a_sentence() {
+        let l = |m: f64, s: f64, d: f64| Level { median_ns: m, start_ns: s, duration_ns: d, samples: 10 };
+        assert_eq!(describe_levels(&[l(129.0, 0.0, 4.1e9)]), None);
+        assert_eq!(
+            describe_levels(&[l(129.0, 0.0, 4.1e9), l(105.0, 4.1e9, 2e9)]).unwrap(),
+            "two levels: 129.0 ns for 4.1 s, then 105.0 ns"
+        );
+    }
+}

@@ -1,0 +1,115 @@
+//! The terminal table: a header naming the clock and profile, one line per result with
+//! notes beneath it (levels, modes, a canary that moved, skips), and a footer that says
+//! how to read it.
+
+use super::model::{describe_levels, describe_modes, fmt_ns, BenchResult, Run, Status};
+use super::Exporter;
+
+/// The table exporter.
+#[derive(Default)]
+pub struct Table;
+
+const NAME_W: usize = 40;
+
+impl Exporter for Table {
+    fn header(&mut self, run: &Run) -> String {
+        let h = &run.harness;
+        let mut s = format!(
+            "clock {} ({:.1} ns granularity, {:.1} ns per read) · profile {} · CI target ±{}%",
+            run.clock.name,
+            run.clock.granularity_ns,
+            run.clock.read_cost_ns,
+            h.profile,
+            h.ci_target * 100.0
+        );
+        if let Some(c) = h.cpu {
+            s += &format!(" · pinned to CPU {c}");
+        }
+        if h.load > 0 {
+            s += &format!(" · load {}", h.load);
+        }
+        s += "\n\n";
+        s += &format!(
+            "{:<NAME_W$} {:>10} {:>24} {:>10} {:>11} {:>5} {:>5} {:>5}\n",
+            "benchmark", "median", "95% CI of median", "min", "samples", "outl", "pert", "conv"
+        );
+        s
+    }
+
+    fn result(&mut self, r: &BenchResult) -> String {
+        let mut name = r.name.clone();
+        let params = r.param_label();
+        if !params.is_empty() {
+            name = format!("{name} {params}");
+        }
+        let Some(m) = &r.measured else {
+            let what = if r.status == Status::Skipped { "skipped" } else { "FAILED" };
+            return format!("{name:<NAME_W$} {what}: {}\n", r.reason.as_deref().unwrap_or(""));
+        };
+        let s = m.clean.as_ref().unwrap_or(&m.raw);
+        let rel = if m.median_ns > 0.0 {
+            format!("±{:.1}%", (s.ci_high - s.ci_low) / 2.0 / m.median_ns * 100.0)
+        } else {
+            String::new()
+        };
+        let ci = format!("{}–{} {rel}", short(s.ci_low), short(s.ci_high));
+        let c = &m.counts;
+        let mut out = format!(
+            "{name:<NAME_W$} {:>10} {:>24} {:>10} {:>11} {:>5} {:>5} {:>5}\n",
+            fmt_ns(m.median_ns),
+            ci,
+            fmt_ns(s.min),
+            format!("{}/{}", c.clean, c.total),
+            c.window.max(c.mad),
+            c.perturbed,
+            if m.converged { "yes" } else { "no" }
+        );
+        let mut note = |text: String| out += &format!("    {text}\n");
+        if r.op != "call" {
+            note(format!("per {}", r.op));
+        }
+        if !m.converged {
+            note(format!("not converged: {}", m.stop_reason));
+        }
+        if let Some(l) = describe_levels(&m.levels) {
+            note(format!("{l} (the speed changed while sampling)"));
+        } else if let Some(d) = describe_modes(&m.modes) {
+            note(d);
+        }
+        if let Some(cn) = m.canary.filter(|c| c.changed) {
+            note(format!(
+                "canary getpid {} → {} ({:+.1}%): the machine changed speed during this benchmark",
+                fmt_ns(cn.before_ns),
+                fmt_ns(cn.after_ns),
+                cn.change * 100.0
+            ));
+        }
+        out
+    }
+
+    fn footer(&mut self, run: &Run) -> String {
+        let n = run.results.len();
+        let count = |st: Status| run.results.iter().filter(|r| r.status == st).count();
+        let unconverged = run
+            .results
+            .iter()
+            .filter(|r| r.measured.as_ref().is_some_and(|m| !m.converged))
+            .count();
+        let mut s = format!(
+            "\n{n} results: {} measured ({unconverged} not converged), {} skipped, {} failed{}\n",
+            count(Status::Ok),
+            count(Status::Skipped),
+            count(Status::Failed),
+            if run.complete { "" } else { " — interrupted, partial results" }
+        );
+        s += "median: per operation, empty-loop overhead subtracted, over clean samples \
+              (no outlier, no switch or fault).\n\
+              outl: samples outside the pilot window or MAD test; pert: samples with a switch or fault.\n";
+        s
+    }
+}
+
+/// A number for the CI column, without the unit when it is ns.
+fn short(ns: f64) -> String {
+    fmt_ns(ns).trim_end_matches(" ns").to_string()
+}

@@ -1,0 +1,46 @@
+//! `syscost repro <study>`: a seed study's own table beside today's figures on this
+//! machine. The studies' figures are data in the project, typed in from the seeds and
+//! tested; today's figures come from the catalogue through the same harness as
+//! `syscost run`.
+
+pub mod perez1976;
+pub mod perez1976_data;
+
+use crate::bench::{self, Params};
+use crate::cli::ReproArgs;
+use crate::error::{BenchError, UsageError};
+use crate::session::Session;
+use std::process::ExitCode;
+
+/// The studies `repro` knows.
+pub const STUDIES: &[&str] = &["perez1976"];
+
+/// Runs `syscost repro`.
+pub fn repro(args: &ReproArgs) -> anyhow::Result<ExitCode> {
+    crate::cli::check_cpu(args.cpu)?;
+    match args.study.as_str() {
+        "perez1976" => perez1976::run(args),
+        other => Err(UsageError::new(format!(
+            "unknown study '{other}'; available: {}",
+            STUDIES.join(", ")
+        ))
+        .into()),
+    }
+}
+
+/// Today's median for one benchmark instance, in ns, or why there is none.
+pub fn median(session: &Session, name: &str, params: &[(&'static str, &str)]) -> Result<f64, String> {
+    let b = bench::find(name).ok_or_else(|| format!("no benchmark {name}"))?;
+    let mut p = bench::params::expand(name, b.params(), &[]).map_err(|e| e.to_string())?.remove(0);
+    for (k, v) in params {
+        if let Some(slot) = p.0.iter_mut().find(|(n, _)| n == k) {
+            slot.1 = v.to_string();
+        }
+    }
+    let p = Params(p.0);
+    match session.run(b, &p) {
+        Ok(r) => r.median_ns().ok_or_else(|| r.reason.unwrap_or_else(|| "no result".into())),
+        Err(BenchError::Interrupted) => Err("interrupted".into()),
+        Err(e) => Err(e.to_string()),
+    }
+}

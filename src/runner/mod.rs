@@ -1,0 +1,12 @@
+//! The runner owns every raw contact with the kernel: system-call wrappers, clock
+//! reads, pinning, resource usage, signal handling, child processes and background
+//! load. It is the only module allowed to hold `unsafe` code; everything it exports is
+//! a safe function or an owning type whose `Drop` releases what it holds.
+//!
+//! It must not know any benchmark by name, keep timing state, or print anything.
+
+pub mod affinity;
+pub mod interrupt;
+pub mod load;
+pub mod sys;
+pub mod usage;

@@ -1,0 +1,167 @@
+//! Outlier labelling of timing samples: the fixed window around a pilot estimate
+//! used by the VMS timing executive, and the robust modified z-score of
+//! Iglewicz & Hoaglin. Each function returns one flag per input sample, in input
+//! order; the caller decides whether to drop, keep or report labelled samples.
+//!
+//! Pure functions only: no I/O, no clocks, no knowledge of which benchmark
+//! produced the numbers, and the input is never reordered or modified.
+
+use serde::{Deserialize, Serialize};
+
+/// Constant of the modified z-score: `Phi^-1(0.75) = 0.6745`, so that
+/// `MAD / 0.6745` estimates the standard deviation of normal data.
+pub const MODIFIED_Z_SCALE: f64 = 0.6745;
+
+/// Why a sample was labelled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Labels {
+    /// Outside the pilot window (see [`window_outliers`]).
+    pub window: bool,
+    /// Modified z-score beyond the threshold (see [`mad_outliers`]).
+    pub mad: bool,
+}
+
+impl Labels {
+    /// True when any criterion labelled the sample.
+    pub fn any(&self) -> bool {
+        self.window || self.mad
+    }
+}
+
+/// VMS timing-executive window: a sample is outside when
+/// `x < pilot*(1-below)` or `x > pilot*(1+above)`; the bounds themselves are
+/// inside. A NaN sample is always outside (it cannot lie in any window).
+///
+/// `below` and `above` are fractions of the pilot (e.g. 0.1 and 0.5). A NaN
+/// bound makes every sample outside. Cost O(n).
+pub fn window_outliers(xs: &[f64], pilot: f64, below: f64, above: f64) -> Vec<bool> {
+    let lo = pilot * (1.0 - below);
+    let hi = pilot * (1.0 + above);
+    // Written as a negated "inside" test so that NaN (sample or bound) is outside.
+    xs.iter().map(|&x| !(x >= lo && x <= hi)).collect()
+}
+
+/// Iglewicz & Hoaglin (1993), "How to Detect and Handle Outliers", modified
+/// z-score `M_i = 0.6745 (x_i - median) / MAD` with the raw (unscaled) MAD; a
+/// sample is an outlier when `|M_i| > threshold` (3.5 is their recommendation).
+///
+/// The median and MAD are computed over the finite samples; a non-finite sample
+/// is always labelled. When `MAD == 0` (more than half the finite samples share
+/// one value) the score is undefined and no finite sample is labelled: a
+/// coarse timer that returns the same tick most of the time must not turn every
+/// other reading into an outlier. Cost O(n log n).
+pub fn mad_outliers(xs: &[f64], threshold: f64) -> Vec<bool> {
+    let finite: Vec<f64> = xs.iter().copied().filter(|x| x.is_finite()).collect();
+    let (Some(center), Some(mad)) = (super::median(&finite), super::mad(&finite)) else {
+        // No finite sample at all: every (non-finite) sample is labelled.
+        return vec![true; xs.len()];
+    };
+    if mad == 0.0 {
+        return xs.iter().map(|x| !x.is_finite()).collect();
+    }
+    xs.iter()
+        .map(|&x| {
+            !x.is_finite() || (MODIFIED_Z_SCALE * (x - center) / mad).abs() > threshold
+        })
+        .collect()
+}
+
+/// Both labels for every sample: [`window_outliers`] with `pilot`, `below`,
+/// `above`, and [`mad_outliers`] with `threshold`.
+pub fn labels(
+    xs: &[f64],
+    pilot: f64,
+    below: f64,
+    above: f64,
+    threshold: f64,
+) -> Vec<Labels> {
+    window_outliers(xs, pilot, below, above)
+        .into_iter()
+        .zip(mad_outliers(xs, threshold))
+        .map(|(window, mad)| Labels { window, mad })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn window_bounds_are_inclusive_and_nan_is_outside() {
+        // pilot 100, below .1, above .2 -> window [90, 120] (100*0.9 = 90.0 and
+        // 100*1.2 = 120.0 exactly in binary64).
+        let xs = [89.9, 90.0, 100.0, 120.0, 120.1, f64::NAN, 50.0];
+        let got = window_outliers(&xs, 100.0, 0.1, 0.2);
+        assert_eq!(got, vec![true, false, false, false, true, true, true]);
+        assert!(window_outliers(&[], 100.0, 0.1, 0.2).is_empty());
+    }
+
+    #[test]
+    fn modified_z_score_by_hand() {
+        // sorted 10 11 12 13 14 100: median (12+13)/2 = 12.5
+        // |x - 12.5| = 2.5 1.5 .5 .5 1.5 87.5 -> sorted .5 .5 1.5 1.5 2.5 87.5 -> MAD 1.5
+        // M(100) = .6745*87.5/1.5 = 39.35; M(10) = .6745*2.5/1.5 = 1.124;
+        // M(14) = M(11) = .6745*1.5/1.5 = .6745;
+        // M(12) = M(13) = .6745*.5/1.5 = .2248.
+        let xs = [12.0, 100.0, 10.0, 11.0, 13.0, 14.0];
+        assert_eq!(
+            mad_outliers(&xs, 3.5),
+            vec![false, true, false, false, false, false]
+        );
+        // threshold 1.0 also catches 10 (1.124) but not 14/11 (.6745)
+        assert_eq!(
+            mad_outliers(&xs, 1.0),
+            vec![false, true, true, false, false, false]
+        );
+        // threshold .5 catches 11 and 14 as well
+        assert_eq!(
+            mad_outliers(&xs, 0.5),
+            vec![false, true, true, true, false, true]
+        );
+    }
+
+    #[test]
+    fn zero_mad_labels_nothing_finite() {
+        // 3 of 5 equal -> MAD 0: deviations 0 0 0 1 99 -> median 0.
+        let xs = [5.0, 5.0, 5.0, 6.0, 104.0];
+        assert_eq!(mad_outliers(&xs, 3.5), vec![false; 5]);
+        // non-finite samples are labelled and do not enter the median/MAD:
+        // finite part 1 2 3 4 -> median 2.5, MAD 1; M(4) = .6745*1.5 = 1.01.
+        let ys = [1.0, f64::INFINITY, 2.0, 3.0, 4.0, f64::NAN];
+        assert_eq!(
+            mad_outliers(&ys, 1.0),
+            vec![true, true, false, false, true, true]
+        );
+        assert_eq!(mad_outliers(&[f64::NAN], 3.5), vec![true]);
+        assert!(mad_outliers(&[], 3.5).is_empty());
+    }
+
+    #[test]
+    fn combined_labels() {
+        // window [90, 110]; MAD part: sorted 95 99 100 101 300 -> median 100,
+        // deviations 5 1 0 1 200 -> MAD 1; M(95) = 3.37 (< 3.5), M(300) = 134.9.
+        let xs = [100.0, 95.0, 300.0, 99.0, 101.0];
+        let got = labels(&xs, 100.0, 0.1, 0.1, 3.5);
+        let want = [
+            Labels::default(),
+            Labels::default(),
+            Labels {
+                window: true,
+                mad: true,
+            },
+            Labels::default(),
+            Labels::default(),
+        ];
+        assert_eq!(got, want);
+        assert!(got[2].any() && !got[1].any());
+        // a tighter window [97, 103] catches 95 by the window only
+        let got = labels(&xs, 100.0, 0.03, 0.03, 3.5);
+        assert_eq!(
+            got[1],
+            Labels {
+                window: true,
+                mad: false
+            }
+        );
+    }
+}
