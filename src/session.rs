@@ -97,6 +97,7 @@ impl Session {
             window_below: self.settings.window.0,
             window_above: self.settings.window.1,
             mad_threshold: self.settings.mad_threshold,
+            mad_floor: self.settings.mad_floor,
             pilot_samples: self.settings.pilot,
             cpu: self.opts.cpu,
             load: self.opts.load,

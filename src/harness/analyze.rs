@@ -36,7 +36,7 @@ pub struct Level {
     pub start_ns: f64,
     /// How long it lasted, in ns.
     pub duration_ns: f64,
-    /// Clean samples in it.
+    /// Samples in it (inside the window and unperturbed).
     pub samples: usize,
 }
 
@@ -140,25 +140,43 @@ pub fn analyze(
     let pilot_n = s.pilot.min(per_op_ns.len());
     let pilot_ns = stats::median(&per_op_ns[..pilot_n]).unwrap_or(f64::NAN);
     let window = outliers::window_outliers(&per_op_ns, pilot_ns, s.window.0, s.window.1);
-    let mad = outliers::mad_outliers(&per_op_ns, s.mad_threshold);
-    let flags: Vec<SampleFlags> = samples
+    let mut flags: Vec<SampleFlags> = samples
         .iter()
         .enumerate()
         .map(|(i, x)| SampleFlags {
             window: window[i],
-            mad: mad[i],
+            mad: false,
             perturbed: perturbed(&x.usage, expect),
         })
         .collect();
+
+    // Levels are found among the samples inside the window and unperturbed; the MAD
+    // test then runs within each level, so a sustained change of speed is reported as
+    // a level rather than labelled as outliers.
+    let kept: Vec<usize> = (0..samples.len()).filter(|&i| !flags[i].window && !flags[i].perturbed).collect();
+    let kept_vals: Vec<f64> = kept.iter().map(|&i| per_op_ns[i]).collect();
+    let segs = segments(&kept_vals);
+    for g in &segs {
+        let part = &kept_vals[g.start..g.end];
+        // The MAD test assumes one mode; within a level holding several (two costs
+        // interleaved) it would label the minority, so it is not applied there.
+        if part.len() >= 8 && modes::modes(part, 0.05, 0.03).len() > 1 {
+            continue;
+        }
+        let mad = outliers::mad_outliers_floored(part, s.mad_threshold, s.mad_floor);
+        for (j, out) in mad.into_iter().enumerate() {
+            flags[kept[g.start + j]].mad = out;
+        }
+    }
     counts.window = flags.iter().filter(|f| f.window).count();
     counts.mad = flags.iter().filter(|f| f.mad).count();
     counts.perturbed = flags.iter().filter(|f| f.perturbed).count();
-    let clean_idx: Vec<usize> = (0..samples.len()).filter(|&i| flags[i].clean()).collect();
-    counts.clean = clean_idx.len();
-    let clean_vals: Vec<f64> = clean_idx.iter().map(|&i| per_op_ns[i]).collect();
+    let clean_vals: Vec<f64> = (0..samples.len()).filter(|&i| flags[i].clean()).map(|i| per_op_ns[i]).collect();
+    counts.clean = clean_vals.len();
 
-    let levels = levels(samples, &clean_idx, &clean_vals);
-    let modes = if clean_vals.len() >= 50 { modes::modes(&clean_vals, 0.05, 0.03) } else { vec![] };
+    let levels = levels(samples, &kept, &segs);
+    // Modes are looked for before the MAD test, which would hide a minority mode.
+    let modes = if kept_vals.len() >= MODES_MIN { modes::modes(&kept_vals, 0.05, 0.03) } else { vec![] };
 
     let mut total = Usage::default();
     for x in samples {
@@ -188,19 +206,52 @@ pub fn analyze(
     }
 }
 
-/// Change points over the clean samples in time order, as levels with times.
-fn levels(samples: &[Sample], clean_idx: &[usize], clean_vals: &[f64]) -> Vec<Level> {
-    let n = clean_vals.len();
+/// The fewest samples in which modes are looked for.
+const MODES_MIN: usize = 20;
+
+/// The smallest relative difference between two levels worth reporting.
+const LEVEL_SHIFT: f64 = 0.02;
+
+/// Joins neighbouring segments whose medians differ by less than [`LEVEL_SHIFT`]
+/// (binary segmentation can leave two such neighbours, each split from a different
+/// parent), recomputing the joined median.
+fn merge_close(segs: Vec<changepoint::Segment>, xs: &[f64]) -> Vec<changepoint::Segment> {
+    let mut out: Vec<changepoint::Segment> = Vec::with_capacity(segs.len());
+    for g in segs {
+        match out.last_mut() {
+            Some(last) if (last.median - g.median).abs() < LEVEL_SHIFT * last.median.min(g.median) => {
+                last.end = g.end;
+                last.median = stats::median(&xs[last.start..last.end]).unwrap_or(last.median);
+            }
+            _ => out.push(g),
+        }
+    }
+    out
+}
+
+/// Change points over the samples in time order, close neighbours merged; one segment
+/// covering everything when the series is too short to test.
+fn segments(xs: &[f64]) -> Vec<changepoint::Segment> {
+    let n = xs.len();
     if n < 40 {
-        return vec![];
+        let median = stats::median(xs).unwrap_or(f64::NAN);
+        return vec![changepoint::Segment { start: 0, end: n, median }];
     }
     let min_seg = (n / 20).max(20);
-    let segs = changepoint::segments(clean_vals, min_seg, 0.001, 0.02, 4);
+    merge_close(changepoint::segments(xs, min_seg, 0.001, LEVEL_SHIFT, 4), xs)
+}
+
+/// Segments of the kept samples as levels with times; none when there is one level.
+fn levels(samples: &[Sample], kept: &[usize], segs: &[changepoint::Segment]) -> Vec<Level> {
+    if segs.len() < 2 {
+        return vec![];
+    }
+    let n = kept.len();
     let end_ns = samples.last().map(|x| x.at_ns).unwrap_or(0.0);
     segs.iter()
         .map(|g| {
-            let start_ns = samples[clean_idx[g.start]].at_ns;
-            let stop_ns = if g.end < n { samples[clean_idx[g.end]].at_ns } else { end_ns };
+            let start_ns = samples[kept[g.start]].at_ns;
+            let stop_ns = if g.end < n { samples[kept[g.end]].at_ns } else { end_ns };
             Level {
                 median_ns: g.median,
                 start_ns,
@@ -209,4 +260,23 @@ fn levels(samples: &[Sample], clean_idx: &[usize], clean_vals: &[f64]) -> Vec<Le
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use changepoint::Segment;
+
+    #[test]
+    fn close_neighbouring_levels_are_merged() {
+        let xs: Vec<f64> = [vec![93.0; 10], vec![85.0; 10], vec![85.2; 10], vec![93.0; 10]].concat();
+        let seg = |start, end, median| Segment { start, end, median };
+        let merged = merge_close(
+            vec![seg(0, 10, 93.0), seg(10, 20, 85.0), seg(20, 30, 85.2), seg(30, 40, 93.0)],
+            &xs,
+        );
+        assert_eq!(merged.len(), 3);
+        assert_eq!((merged[1].start, merged[1].end), (10, 30));
+        assert_eq!(merged[1].median, 85.1);
+    }
 }

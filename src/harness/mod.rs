@@ -126,6 +126,9 @@ pub struct Settings {
     pub window: (f64, f64),
     /// The modified z-score above which a sample is a MAD outlier.
     pub mad_threshold: f64,
+    /// The MAD is taken as at least this fraction of the median (see
+    /// [`crate::stats::outliers::mad_outliers_floored`]).
+    pub mad_floor: f64,
     /// How many leading samples form the pilot estimate.
     pub pilot: usize,
 }
@@ -133,7 +136,14 @@ pub struct Settings {
 impl Settings {
     /// Defaults for a profile and a clock granularity.
     pub fn new(profile: Profile, granularity_ns: f64) -> Settings {
-        Settings { profile, granularity_ns, window: (0.25, 0.5), mad_threshold: 3.5, pilot: 100 }
+        Settings {
+            profile,
+            granularity_ns,
+            window: (0.25, 0.5),
+            mad_threshold: 3.5,
+            mad_floor: 0.005,
+            pilot: 100,
+        }
     }
 
     fn target_batch_ns(&self) -> f64 {

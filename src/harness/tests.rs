@@ -117,7 +117,7 @@ fn scattered_samples_stop_at_the_budget_unconverged() {
     let mut body = FakeBody::new(&clock, |i| [60, 100, 140][(i % 3) as usize]);
     let profile = Profile { max_time_ns: 2_000_000, ..PROFILE };
     let m = measure(&clock, &mut body, profile);
-    assert!(!m.converged);
+    assert!(!m.converged, "{} {:?} {:?}", m.stop_reason, m.analysis.counts, m.analysis.clean);
     assert!(m.stop_reason.starts_with("time budget ended"), "{}", m.stop_reason);
     assert!(m.elapsed_ns >= 2_000_000.0);
 }

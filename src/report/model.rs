@@ -64,6 +64,8 @@ pub struct HarnessInfo {
     pub window_above: f64,
     /// Modified z-score threshold for MAD outliers.
     pub mad_threshold: f64,
+    /// The MAD's floor, as a fraction of the median.
+    pub mad_floor: f64,
     /// Leading samples in the pilot estimate.
     pub pilot_samples: usize,
     /// The CPU the measuring thread was pinned to, if any.
@@ -188,23 +190,24 @@ impl BenchResult {
     }
 }
 
+/// The unit [`fmt_ns`] uses for a value: its size in ns and its name.
+pub fn unit_for(ns: f64) -> (f64, &'static str) {
+    match ns.abs() {
+        a if a < 1e3 => (1.0, "ns"),
+        a if a < 1e6 => (1e3, "µs"),
+        a if a < 1e9 => (1e6, "ms"),
+        _ => (1e9, "s"),
+    }
+}
+
 /// Formats nanoseconds with a unit that keeps 3–4 significant digits.
 pub fn fmt_ns(ns: f64) -> String {
     if !ns.is_finite() {
         return "-".into();
     }
-    let a = ns.abs();
-    if a < 10.0 {
-        format!("{ns:.2} ns")
-    } else if a < 1000.0 {
-        format!("{ns:.1} ns")
-    } else if a < 1e6 {
-        format!("{:.2} µs", ns / 1e3)
-    } else if a < 1e9 {
-        format!("{:.2} ms", ns / 1e6)
-    } else {
-        format!("{:.2} s", ns / 1e9)
-    }
+    let (scale, unit) = unit_for(ns);
+    let decimals = if scale == 1.0 && ns.abs() >= 10.0 { 1 } else { 2 };
+    format!("{:.*} {unit}", decimals, ns / scale)
 }
 
 /// Describes levels in time, e.g. "two levels: 129 ns for 4.1 s, then 105 ns".

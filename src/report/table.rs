@@ -2,7 +2,7 @@
 //! notes beneath it (levels, modes, a canary that moved, skips), and a footer that says
 //! how to read it.
 
-use super::model::{describe_levels, describe_modes, fmt_ns, BenchResult, Run, Status};
+use super::model::{describe_levels, describe_modes, fmt_ns, unit_for, BenchResult, Run, Status};
 use super::Exporter;
 
 /// The table exporter.
@@ -47,12 +47,7 @@ impl Exporter for Table {
             return format!("{name:<NAME_W$} {what}: {}\n", r.reason.as_deref().unwrap_or(""));
         };
         let s = m.clean.as_ref().unwrap_or(&m.raw);
-        let rel = if m.median_ns > 0.0 {
-            format!("±{:.1}%", (s.ci_high - s.ci_low) / 2.0 / m.median_ns * 100.0)
-        } else {
-            String::new()
-        };
-        let ci = format!("{}–{} {rel}", short(s.ci_low), short(s.ci_high));
+        let ci = ci_text(s.ci_low, s.ci_high, m.median_ns);
         let c = &m.counts;
         let mut out = format!(
             "{name:<NAME_W$} {:>10} {:>24} {:>10} {:>11} {:>5} {:>5} {:>5}\n",
@@ -109,7 +104,25 @@ impl Exporter for Table {
     }
 }
 
-/// A number for the CI column, without the unit when it is ns.
-fn short(ns: f64) -> String {
-    fmt_ns(ns).trim_end_matches(" ns").to_string()
+/// The CI column: both bounds in the median's unit, and the half-width in percent.
+fn ci_text(lo: f64, hi: f64, median: f64) -> String {
+    let (scale, _) = unit_for(median);
+    let rel = (hi - lo) / 2.0 / median * 100.0;
+    let rel = if !rel.is_finite() {
+        String::new()
+    } else if rel < 0.1 {
+        format!("±{rel:.2}%")
+    } else {
+        format!("±{rel:.1}%")
+    };
+    format!("{:.2}–{:.2} {rel}", lo / scale, hi / scale)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn ci_is_shown_in_the_medians_unit() {
+        assert_eq!(super::ci_text(85.26, 85.31, 85.3), "85.26–85.31 ±0.03%");
+        assert_eq!(super::ci_text(1650.0, 1670.0, 1660.0), "1.65–1.67 ±0.6%");
+    }
 }

@@ -51,11 +51,23 @@ pub fn window_outliers(xs: &[f64], pilot: f64, below: f64, above: f64) -> Vec<bo
 /// coarse timer that returns the same tick most of the time must not turn every
 /// other reading into an outlier. Cost O(n log n).
 pub fn mad_outliers(xs: &[f64], threshold: f64) -> Vec<bool> {
+    mad_outliers_floored(xs, threshold, 0.0)
+}
+
+/// [`mad_outliers`] with the MAD raised to at least `rel_floor × |median|`.
+///
+/// Timing samples of a fast operation can be so tight that the MAD is a few
+/// hundredths of a percent of the median; the plain score would then label half
+/// the samples for differences far below anything that matters. With a floor of
+/// 0.5% and the usual threshold of 3.5, nothing within about 2.6% of the median
+/// is ever an outlier. A floor of 0 is the plain test.
+pub fn mad_outliers_floored(xs: &[f64], threshold: f64, rel_floor: f64) -> Vec<bool> {
     let finite: Vec<f64> = xs.iter().copied().filter(|x| x.is_finite()).collect();
     let (Some(center), Some(mad)) = (super::median(&finite), super::mad(&finite)) else {
         // No finite sample at all: every (non-finite) sample is labelled.
         return vec![true; xs.len()];
     };
+    let mad = mad.max(rel_floor * center.abs());
     if mad == 0.0 {
         return xs.iter().map(|x| !x.is_finite()).collect();
     }
@@ -163,5 +175,17 @@ mod tests {
                 mad: false
             }
         );
+    }
+
+    #[test]
+    fn the_floor_keeps_tight_samples_in() {
+        // Median 100, MAD 0.1: plain z of 101 is 0.6745 * 1 / 0.1 = 6.7 > 3.5.
+        let xs = [99.9, 100.0, 100.0, 100.1, 101.0, 100.0, 99.9];
+        assert!(mad_outliers(&xs, 3.5)[4]);
+        // Floored MAD 0.5 (0.5% of 100): z = 0.6745 * 1 / 0.5 = 1.35, kept.
+        assert!(!mad_outliers_floored(&xs, 3.5, 0.005)[4]);
+        // 103 is z = 0.6745 * 3 / 0.5 = 4.05 > 3.5 even with the floor.
+        let ys = [99.9, 100.0, 100.0, 100.1, 103.0, 100.0, 99.9];
+        assert!(mad_outliers_floored(&ys, 3.5, 0.005)[4]);
     }
 }
