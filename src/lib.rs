@@ -5,7 +5,7 @@
 //! The library is the whole tool; `main.rs` only calls [`cli::main`]. The tree follows
 //! the architecture: [`cli`] turns arguments into one validated configuration,
 //! [`harness`] measures any prepared operation, [`stats`] holds the pure statistics,
-//! [`bench`] is the catalogue, [`runner`] is the only place with raw system calls,
+//! [`bench`](mod@bench) is the catalogue, [`runner`] is the only place with raw system calls,
 //! [`report`] renders results, [`store`] reads host facts, and [`repro`] puts the
 //! seed studies' tables beside today's figures.
 

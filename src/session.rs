@@ -57,14 +57,24 @@ impl Session {
             n => Some(Load::start(n).context("starting the background load (--load)")?),
         };
         let pin = match opts.cpu {
-            Some(c) => Some(Pin::to(c).with_context(|| format!("pinning to CPU {c} (--cpu)"))?),
+            Some(c) => {
+                Some(Pin::to(c).with_context(|| format!("pinning to CPU {c} (--cpu)"))?)
+            }
             None => None,
         };
-        let (clock, why) = clock::choose(opts.clock, opts.invariant_tsc).map_err(anyhow::Error::msg)?;
+        let (clock, why) =
+            clock::choose(opts.clock, opts.invariant_tsc).map_err(anyhow::Error::msg)?;
         let name = clock.name();
         let clock_info = characterize(clock.as_ref(), name, &why);
         let settings = Settings::new(opts.profile, clock_info.granularity_ns.max(1.0));
-        Ok(Session { clock, clock_info, settings, opts, _pin: pin, load })
+        Ok(Session {
+            clock,
+            clock_info,
+            settings,
+            opts,
+            _pin: pin,
+            load,
+        })
     }
 
     /// The harness clock and its figures.
@@ -79,7 +89,10 @@ impl Session {
 
     /// The process ids of the background load.
     pub fn load_pids(&self) -> Vec<u32> {
-        self.load.as_ref().map(|l| l.pids().iter().map(|&p| p as u32).collect()).unwrap_or_default()
+        self.load
+            .as_ref()
+            .map(|l| l.pids().iter().map(|&p| p as u32).collect())
+            .unwrap_or_default()
     }
 
     /// The harness configuration, for the result document.
@@ -110,15 +123,24 @@ impl Session {
             std::hint::black_box(sys::getpid());
             Ok(())
         });
-        self.harness().canary(b.as_mut(), CANARY_BATCH, CANARY_BATCHES)
+        self.harness()
+            .canary(b.as_mut(), CANARY_BATCH, CANARY_BATCHES)
     }
 
     /// Measures one benchmark instance. Skips and failures become results too; only an
     /// interruption is returned as an error.
-    pub fn run(&self, bench: &dyn Bench, params: &Params) -> Result<BenchResult, BenchError> {
+    pub fn run(
+        &self,
+        bench: &dyn Bench,
+        params: &Params,
+    ) -> Result<BenchResult, BenchError> {
         let mut result = BenchResult {
             name: bench.name().to_string(),
-            params: params.0.iter().map(|(k, v)| (k.to_string(), v.clone())).collect(),
+            params: params
+                .0
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect(),
             op: "call".into(),
             unit: "ns".into(),
             status: Status::Ok,
@@ -150,7 +172,11 @@ impl Session {
         let mut prepared = bench.prepare(params)?;
         result.op = prepared.op.to_string();
         let before = self.canary()?;
-        let m = self.harness().measure(prepared.body.as_mut(), &mut EmptyLoop, prepared.plan)?;
+        let m = self.harness().measure(
+            prepared.body.as_mut(),
+            &mut EmptyLoop,
+            prepared.plan,
+        )?;
         let after = self.canary()?;
         drop(prepared); // release descriptors, mappings and children now
         let change = after / before - 1.0;
@@ -164,9 +190,16 @@ impl Session {
     }
 }
 
-fn measured(m: Measurement, canary: Canary, keep_samples: bool) -> Result<Measured, BenchError> {
+fn measured(
+    m: Measurement,
+    canary: Canary,
+    keep_samples: bool,
+) -> Result<Measured, BenchError> {
     let a = m.analysis;
-    let raw = a.raw.clone().ok_or_else(|| BenchError::Failed("no samples were taken".into()))?;
+    let raw = a
+        .raw
+        .clone()
+        .ok_or_else(|| BenchError::Failed("no samples were taken".into()))?;
     let median_ns = a.headline().map(|s| s.median).unwrap_or(f64::NAN);
     let samples = keep_samples.then(|| Samples {
         per_op_ns: a.per_op_ns.clone(),
@@ -178,7 +211,11 @@ fn measured(m: Measurement, canary: Canary, keep_samples: bool) -> Result<Measur
             .collect(),
         invol_switches: m.samples.iter().map(|s| s.usage.invol_switches).collect(),
         vol_switches: m.samples.iter().map(|s| s.usage.vol_switches).collect(),
-        faults: m.samples.iter().map(|s| s.usage.minor_faults + s.usage.major_faults).collect(),
+        faults: m
+            .samples
+            .iter()
+            .map(|s| s.usage.minor_faults + s.usage.major_faults)
+            .collect(),
     });
     Ok(Measured {
         median_ns,

@@ -61,7 +61,12 @@ impl Bench for LoopOverhead {
         "perez1976 (trace calibration); 1999 §3 (timer overhead)"
     }
     fn prepare(&self, _: &Params) -> Result<Prepared, BenchError> {
-        let plan = Plan { keep_overhead: true, ..Plan::default() };
-        Ok(Prepared::new(Box::new(EmptyLoop)).plan(plan).op("iteration"))
+        let plan = Plan {
+            keep_overhead: true,
+            ..Plan::default()
+        };
+        Ok(Prepared::new(Box::new(EmptyLoop))
+            .plan(plan)
+            .op("iteration"))
     }
 }

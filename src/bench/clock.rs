@@ -34,8 +34,16 @@ pub struct ClockEntry {
 
 /// Every clock, in survey order.
 pub const CLOCKS: &[ClockEntry] = &[
-    ClockEntry { bench: "clock.tsc", label: "rdtsc", kind: ClockKind::Rdtsc },
-    ClockEntry { bench: "clock.rdtscp", label: "rdtscp", kind: ClockKind::Rdtscp },
+    ClockEntry {
+        bench: "clock.tsc",
+        label: "rdtsc",
+        kind: ClockKind::Rdtsc,
+    },
+    ClockEntry {
+        bench: "clock.rdtscp",
+        label: "rdtscp",
+        kind: ClockKind::Rdtscp,
+    },
     ClockEntry {
         bench: "clock.monotonic",
         label: "CLOCK_MONOTONIC",
@@ -76,8 +84,16 @@ pub const CLOCKS: &[ClockEntry] = &[
         label: "CLOCK_THREAD_CPUTIME_ID",
         kind: ClockKind::Posix(libc::CLOCK_THREAD_CPUTIME_ID),
     },
-    ClockEntry { bench: "clock.gettimeofday", label: "gettimeofday", kind: ClockKind::Gettimeofday },
-    ClockEntry { bench: "clock.time", label: "time", kind: ClockKind::Time },
+    ClockEntry {
+        bench: "clock.gettimeofday",
+        label: "gettimeofday",
+        kind: ClockKind::Gettimeofday,
+    },
+    ClockEntry {
+        bench: "clock.time",
+        label: "time",
+        kind: ClockKind::Time,
+    },
 ];
 
 impl ClockKind {
@@ -112,7 +128,10 @@ impl ClockKind {
             ClockKind::Rdtsc | ClockKind::Rdtscp => 0,
             ClockKind::Posix(id) => sys::ts_ns(&sys::clock_gettime(id)),
             ClockKind::Gettimeofday => {
-                let mut tv = libc::timeval { tv_sec: 0, tv_usec: 0 };
+                let mut tv = libc::timeval {
+                    tv_sec: 0,
+                    tv_usec: 0,
+                };
                 sys::gettimeofday(&mut tv);
                 tv.tv_sec as u64 * 1_000_000 + tv.tv_usec as u64
             }
@@ -153,7 +172,10 @@ impl Bench for ClockRead {
     fn prepare(&self, _: &Params) -> Result<Prepared, BenchError> {
         let kind = self.0.kind;
         if !kind.available() {
-            return Err(BenchError::Skip(format!("{} is not available here", self.0.label)));
+            return Err(BenchError::Skip(format!(
+                "{} is not available here",
+                self.0.label
+            )));
         }
         Ok(Prepared::new(super::body(move || {
             black_box(kind.read());

@@ -48,7 +48,11 @@ pub struct Prepared {
 impl Prepared {
     /// A body measured with the default plan.
     pub fn new(body: Box<dyn Body>) -> Prepared {
-        Prepared { body, plan: Plan::default(), op: "call" }
+        Prepared {
+            body,
+            plan: Plan::default(),
+            op: "call",
+        }
     }
     /// Names what one operation is (e.g. "dup+close pair").
     pub fn op(mut self, op: &'static str) -> Prepared {
@@ -209,7 +213,11 @@ mod tests {
             let (family, rest) = b.name().split_once('.').expect("family.name");
             assert!(!family.is_empty() && !rest.is_empty(), "{}", b.name());
             assert!(!b.about().is_empty(), "{} has no description", b.name());
-            assert!(params::expand(b.name(), b.params(), &[]).is_ok(), "{} defaults", b.name());
+            assert!(
+                params::expand(b.name(), b.params(), &[]).is_ok(),
+                "{} defaults",
+                b.name()
+            );
         }
     }
 
@@ -234,10 +242,20 @@ mod tests {
                     .measure(prep.body.as_mut(), &mut EmptyLoop, prep.plan)
                     .unwrap_or_else(|e| panic!("{} {}: {e}", b.name(), p.label()));
                 let med = m.analysis.headline().expect("samples").median;
-                assert!(med.is_finite() && med < 1e6, "{} {}: {med}", b.name(), p.label());
+                assert!(
+                    med.is_finite() && med < 1e6,
+                    "{} {}: {med}",
+                    b.name(),
+                    p.label()
+                );
                 // Cheap operations can sit at the empty loop's own cost; the raw batch
                 // time must still be positive.
-                assert!(m.samples.iter().all(|s| s.ticks > 0), "{} {}", b.name(), p.label());
+                assert!(
+                    m.samples.iter().all(|s| s.ticks > 0),
+                    "{} {}",
+                    b.name(),
+                    p.label()
+                );
                 if !b.name().starts_with("call.") && !b.name().starts_with("clock.") {
                     assert!(med > 0.0, "{} {}: median {med}", b.name(), p.label());
                 }

@@ -59,7 +59,8 @@ impl ParamSpec {
                 Ok(v.to_string())
             }
             Kind::Bytes { min, max } => {
-                let v = parse_bytes(value).ok_or_else(|| bad("not a size like 64, 4k, 1m".into()))?;
+                let v = parse_bytes(value)
+                    .ok_or_else(|| bad("not a size like 64, 4k, 1m".into()))?;
                 if v < min || v > max {
                     return Err(bad(format!("allowed {min}..={max} bytes")));
                 }
@@ -89,11 +90,14 @@ impl ParamSpec {
 pub fn parse_bytes(s: &str) -> Option<u64> {
     let s = s.trim().to_ascii_lowercase();
     let (num, mult) = match s.strip_suffix(['k', 'm', 'g']) {
-        Some(n) => (n, match s.as_bytes()[s.len() - 1] {
-            b'k' => 1u64 << 10,
-            b'm' => 1 << 20,
-            _ => 1 << 30,
-        }),
+        Some(n) => (
+            n,
+            match s.as_bytes()[s.len() - 1] {
+                b'k' => 1u64 << 10,
+                b'm' => 1 << 20,
+                _ => 1 << 30,
+            },
+        ),
         None => (s.as_str(), 1),
     };
     num.parse::<u64>().ok()?.checked_mul(mult)
@@ -112,15 +116,23 @@ impl std::str::FromStr for ParamArg {
     type Err = UsageError;
     fn from_str(s: &str) -> Result<ParamArg, UsageError> {
         let (name, rest) = s.split_once('=').ok_or_else(|| {
-            UsageError::new(format!("--param '{s}': write it as name=value or name=v1,v2,..."))
+            UsageError::new(format!(
+                "--param '{s}': write it as name=value or name=v1,v2,..."
+            ))
         })?;
         let name = name.trim();
-        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-            return Err(UsageError::new(format!("--param '{s}': '{name}' is not a parameter name")));
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        {
+            return Err(UsageError::new(format!(
+                "--param '{s}': '{name}' is not a parameter name"
+            )));
         }
         let values = split_values(rest)
             .map_err(|why| UsageError::new(format!("--param '{s}': {why}")))?;
-        Ok(ParamArg { name: name.to_string(), values })
+        Ok(ParamArg {
+            name: name.to_string(),
+            values,
+        })
     }
 }
 
@@ -128,7 +140,9 @@ impl std::str::FromStr for ParamArg {
 pub fn split_values(s: &str) -> Result<Vec<String>, String> {
     let values: Vec<String> = s.split(',').map(|v| v.trim().to_string()).collect();
     if values.iter().any(|v| v.is_empty()) {
-        return Err("empty value in the list (write v1,v2,... with no empty item)".into());
+        return Err(
+            "empty value in the list (write v1,v2,... with no empty item)".into(),
+        );
     }
     Ok(values)
 }
@@ -148,7 +162,9 @@ impl Params {
             .iter()
             .find(|(n, _)| *n == name)
             .map(|(_, v)| v.as_str())
-            .unwrap_or_else(|| panic!("parameter {name} is not declared by this benchmark"))
+            .unwrap_or_else(|| {
+                panic!("parameter {name} is not declared by this benchmark")
+            })
     }
 
     /// An integer or byte-size parameter.
@@ -158,7 +174,11 @@ impl Params {
 
     /// `name=value` pairs joined by spaces, for display.
     pub fn label(&self) -> String {
-        self.0.iter().map(|(n, v)| format!("{n}={v}")).collect::<Vec<_>>().join(" ")
+        self.0
+            .iter()
+            .map(|(n, v)| format!("{n}={v}"))
+            .collect::<Vec<_>>()
+            .join(" ")
     }
 }
 
@@ -174,7 +194,9 @@ pub fn expand(
         let given = args.iter().rev().find(|a| a.name == spec.name);
         let raw: Vec<String> = match given {
             Some(a) => a.values.clone(),
-            None => split_values(spec.default).expect("catalogue defaults are well formed"),
+            None => {
+                split_values(spec.default).expect("catalogue defaults are well formed")
+            }
         };
         let mut values = Vec::with_capacity(raw.len());
         for v in &raw {
@@ -202,8 +224,18 @@ mod tests {
     use super::*;
 
     const SPECS: &[ParamSpec] = &[
-        ParamSpec { name: "n", default: "1,2", about: "", kind: Kind::Int { min: 1, max: 8 } },
-        ParamSpec { name: "via", default: "a", about: "", kind: Kind::Choice(&["a", "b"]) },
+        ParamSpec {
+            name: "n",
+            default: "1,2",
+            about: "",
+            kind: Kind::Int { min: 1, max: 8 },
+        },
+        ParamSpec {
+            name: "via",
+            default: "a",
+            about: "",
+            kind: Kind::Choice(&["a", "b"]),
+        },
     ];
 
     #[test]
@@ -222,7 +254,11 @@ mod tests {
         let labels: Vec<_> = all.iter().map(Params::label).collect();
         assert_eq!(labels, ["n=1 via=a", "n=2 via=a"]);
         let args = ["via=a,b".parse().unwrap(), "n=3".parse().unwrap()];
-        let labels: Vec<_> = expand("t", SPECS, &args).unwrap().iter().map(Params::label).collect();
+        let labels: Vec<_> = expand("t", SPECS, &args)
+            .unwrap()
+            .iter()
+            .map(Params::label)
+            .collect();
         assert_eq!(labels, ["n=3 via=a", "n=3 via=b"]);
     }
 

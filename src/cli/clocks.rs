@@ -59,14 +59,22 @@ pub fn clocks(json: bool) -> anyhow::Result<ExitCode> {
         keep_samples: false,
     })?;
     let tsc_ns = crate::harness::clock::choose(ClockChoice::Auto, facts.invariant_tsc)
-        .map(|(c, _)| if c.name() == "tsc" { c.ns_per_tick() } else { f64::NAN })
+        .map(|(c, _)| {
+            if c.name() == "tsc" {
+                c.ns_per_tick()
+            } else {
+                f64::NAN
+            }
+        })
         .unwrap_or(f64::NAN);
     let mut rows = Vec::new();
     for entry in CLOCKS {
         let kind = entry.kind;
         let available = kind.available();
         let budget = if kind == ClockKind::Time { 1100 } else { 150 };
-        let step = available.then(|| smallest_step(kind, Duration::from_millis(budget))).flatten();
+        let step = available
+            .then(|| smallest_step(kind, Duration::from_millis(budget)))
+            .flatten();
         let cost = if available {
             let r = session.run(&ClockRead(entry), &Default::default())?;
             r.median_ns()
@@ -91,7 +99,11 @@ pub fn clocks(json: bool) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let opt = |v: Option<f64>| v.map(fmt_ns).unwrap_or_else(|| "-".into());
-    writeln!(out, "{:<26} {:>14} {:>14} {:>12}", "clock", "claimed res", "granularity", "cost/read")?;
+    writeln!(
+        out,
+        "{:<26} {:>14} {:>14} {:>12}",
+        "clock", "claimed res", "granularity", "cost/read"
+    )?;
     for r in &rows {
         if !r.available {
             writeln!(out, "{:<26} not available", r.clock)?;

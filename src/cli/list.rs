@@ -26,7 +26,15 @@ pub fn list(filters: &[String]) -> anyhow::Result<ExitCode> {
         }
         writeln!(out, "  {:<28} {}", b.name(), b.about())?;
         for p in b.params() {
-            writeln!(out, "  {:<28}   {}={}  ({}; {})", "", p.name, p.default, p.values(), p.about)?;
+            writeln!(
+                out,
+                "  {:<28}   {}={}  ({}; {})",
+                "",
+                p.name,
+                p.default,
+                p.values(),
+                p.about
+            )?;
         }
         if !b.origin().is_empty() {
             writeln!(out, "  {:<28}   from: {}", "", b.origin())?;

@@ -116,14 +116,19 @@ pub fn main() -> ExitCode {
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("syscost: {e:#}");
-            ExitCode::from(if e.downcast_ref::<UsageError>().is_some() { 2 } else { 1 })
+            ExitCode::from(if e.downcast_ref::<UsageError>().is_some() {
+                2
+            } else {
+                1
+            })
         }
     }
 }
 
 fn is_broken_pipe(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {
-        c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
     })
 }
 
@@ -142,7 +147,9 @@ fn env(format: TextOrJson) -> anyhow::Result<ExitCode> {
     let facts = crate::store::host::collect(&[]);
     let mut out = std::io::stdout().lock();
     match format {
-        TextOrJson::Text => out.write_all(crate::store::host::render(&facts).as_bytes())?,
+        TextOrJson::Text => {
+            out.write_all(crate::store::host::render(&facts).as_bytes())?
+        }
         TextOrJson::Json => {
             serde_json::to_writer_pretty(&mut out, &facts)?;
             out.write_all(b"\n")?;
@@ -154,8 +161,9 @@ fn env(format: TextOrJson) -> anyhow::Result<ExitCode> {
 /// Validates `--cpu` against the CPUs this process may use.
 pub fn check_cpu(cpu: Option<usize>) -> Result<(), UsageError> {
     let Some(c) = cpu else { return Ok(()) };
-    let allowed = crate::runner::affinity::allowed_cpus()
-        .map_err(|e| UsageError::new(format!("--cpu: cannot read this process's CPUs: {e}")))?;
+    let allowed = crate::runner::affinity::allowed_cpus().map_err(|e| {
+        UsageError::new(format!("--cpu: cannot read this process's CPUs: {e}"))
+    })?;
     if !allowed.contains(&c) {
         let list = crate::store::host::parse::format_cpu_list(&allowed);
         return Err(UsageError::new(format!(

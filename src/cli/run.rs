@@ -15,16 +15,27 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 /// Every benchmark instance the arguments ask for, validated.
-pub fn plan(filters: &[String], raw_params: &[String]) -> Result<Vec<(&'static dyn Bench, Params)>, UsageError> {
-    let params: Vec<ParamArg> = raw_params.iter().map(|s| s.parse()).collect::<Result<_, _>>()?;
+pub fn plan(
+    filters: &[String],
+    raw_params: &[String],
+) -> Result<Vec<(&'static dyn Bench, Params)>, UsageError> {
+    let params: Vec<ParamArg> = raw_params
+        .iter()
+        .map(|s| s.parse())
+        .collect::<Result<_, _>>()?;
     for f in filters {
         if bench::select(std::slice::from_ref(f)).is_empty() {
-            return Err(UsageError::new(format!("no benchmark matches '{f}'; see `syscost list`")));
+            return Err(UsageError::new(format!(
+                "no benchmark matches '{f}'; see `syscost list`"
+            )));
         }
     }
     let selected = bench::select(filters);
     for p in &params {
-        if !selected.iter().any(|b| b.params().iter().any(|s| s.name == p.name)) {
+        if !selected
+            .iter()
+            .any(|b| b.params().iter().any(|s| s.name == p.name))
+        {
             return Err(UsageError::new(format!(
                 "--param {}: no selected benchmark takes a parameter '{}'; see `syscost list` for each benchmark's parameters",
                 p.name, p.name
@@ -33,8 +44,11 @@ pub fn plan(filters: &[String], raw_params: &[String]) -> Result<Vec<(&'static d
     }
     let mut out = Vec::new();
     for b in selected {
-        let mine: Vec<ParamArg> =
-            params.iter().filter(|p| b.params().iter().any(|s| s.name == p.name)).cloned().collect();
+        let mine: Vec<ParamArg> = params
+            .iter()
+            .filter(|p| b.params().iter().any(|s| s.name == p.name))
+            .cloned()
+            .collect();
         for p in bench::params::expand(b.name(), b.params(), &mine)? {
             out.push((b, p));
         }
@@ -64,7 +78,9 @@ pub fn new_run(host: HostFacts, session: &Session) -> Run {
 
 /// Checks `--load`: at most four busy processes per CPU.
 pub fn check_load(load: usize) -> Result<(), UsageError> {
-    let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let cpus = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
     if load > 4 * cpus {
         return Err(UsageError::new(format!(
             "--load {load}: at most {} (four per CPU) background processes",
@@ -124,7 +140,11 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(130));
     }
     let failed = run.results.iter().any(|r| r.status == Status::Failed);
-    Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 /// A progress bar on standard error, drawn only on a terminal and only once the run has
@@ -138,14 +158,23 @@ struct Progress {
 impl Progress {
     fn new(len: u64) -> Progress {
         let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::hidden());
-        if let Ok(style) = ProgressStyle::with_template("{bar:30} {pos}/{len} {elapsed} {msg}") {
+        if let Ok(style) =
+            ProgressStyle::with_template("{bar:30} {pos}/{len} {elapsed} {msg}")
+        {
             bar.set_style(style);
         }
-        Progress { bar, start: Instant::now(), tty: std::io::stderr().is_terminal() }
+        Progress {
+            bar,
+            start: Instant::now(),
+            tty: std::io::stderr().is_terminal(),
+        }
     }
 
     fn show(&self, name: &str, p: &Params) {
-        if self.tty && self.bar.is_hidden() && self.start.elapsed() > Duration::from_secs(2) {
+        if self.tty
+            && self.bar.is_hidden()
+            && self.start.elapsed() > Duration::from_secs(2)
+        {
             self.bar.set_draw_target(ProgressDrawTarget::stderr());
         }
         self.bar.set_message(format!("{name} {}", p.label()));

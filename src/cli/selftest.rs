@@ -112,8 +112,18 @@ pub fn selftest() -> anyhow::Result<ExitCode> {
     let vdso = Params(vec![("via", "vdso".to_string())]);
     let find = |n: &str| bench::find(n).expect("the catalogue has it");
     let cases: [(&str, &dyn bench::Bench, Params, Op); 2] = [
-        ("getpid (system call)", find("syscall.getpid"), Params::default(), Op::Getpid),
-        ("clock_gettime (vDSO)", find("syscall.clock_gettime"), vdso, Op::ClockGettime),
+        (
+            "getpid (system call)",
+            find("syscall.getpid"),
+            Params::default(),
+            Op::Getpid,
+        ),
+        (
+            "clock_gettime (vDSO)",
+            find("syscall.clock_gettime"),
+            vdso,
+            Op::ClockGettime,
+        ),
     ];
     let mut all_ok = true;
     for (label, bench, params, op) in cases {
@@ -130,10 +140,18 @@ pub fn selftest() -> anyhow::Result<ExitCode> {
             let r = session.run(bench, &params)?;
             let after = op.plain_loop();
             let m = r.measured.ok_or_else(|| {
-                anyhow::anyhow!("{label}: the harness produced no result: {}", r.reason.unwrap_or_default())
+                anyhow::anyhow!(
+                    "{label}: the harness produced no result: {}",
+                    r.reason.unwrap_or_default()
+                )
             })?;
             overhead = Some((m.overhead, m.batch));
-            let round = Round { before, harness: m.raw.mean, median: m.median_ns, after };
+            let round = Round {
+                before,
+                harness: m.raw.mean,
+                median: m.median_ns,
+                after,
+            };
             writeln!(
                 out,
                 "  {:>5} {:>12} {:>12} {:>12} {:>12} {:>8.3}{}",
@@ -143,18 +161,32 @@ pub fn selftest() -> anyhow::Result<ExitCode> {
                 fmt_ns(round.after),
                 fmt_ns(round.median),
                 round.ratio(),
-                if round.stable() { "" } else { "  (the machine changed speed in this round)" }
+                if round.stable() {
+                    ""
+                } else {
+                    "  (the machine changed speed in this round)"
+                }
             )?;
             rounds.push(round);
         }
-        let stable: Vec<f64> = rounds.iter().filter(|r| r.stable()).map(Round::ratio).collect();
+        let stable: Vec<f64> = rounds
+            .iter()
+            .filter(|r| r.stable())
+            .map(Round::ratio)
+            .collect();
         let verdict = match median(stable.clone()) {
             Some(ratio) if (RATIO_RANGE.0..=RATIO_RANGE.1).contains(&ratio) => {
-                format!("ok: median ratio {ratio:.3} over {} stable rounds", stable.len())
+                format!(
+                    "ok: median ratio {ratio:.3} over {} stable rounds",
+                    stable.len()
+                )
             }
             Some(ratio) => {
                 all_ok = false;
-                format!("OUT OF RANGE: median ratio {ratio:.3} over {} stable rounds", stable.len())
+                format!(
+                    "OUT OF RANGE: median ratio {ratio:.3} over {} stable rounds",
+                    stable.len()
+                )
             }
             None => {
                 all_ok = false;
@@ -172,7 +204,9 @@ pub fn selftest() -> anyhow::Result<ExitCode> {
         }
     }
 
-    let m = session.harness().measure(&mut EmptyLoop, &mut EmptyLoop, Plan::default())?;
+    let m = session
+        .harness()
+        .measure(&mut EmptyLoop, &mut EmptyLoop, Plan::default())?;
     let residual = m.analysis.headline().map(|s| s.median).unwrap_or(f64::NAN);
     let floored = m.analysis.counts.floored;
     let per_op = m.overhead.per_op_ns;
@@ -195,5 +229,9 @@ pub fn selftest() -> anyhow::Result<ExitCode> {
         RATIO_RANGE.1,
         STABLE * 100.0
     )?;
-    Ok(if all_ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if all_ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }

@@ -107,7 +107,9 @@ impl Analysis {
 
     /// The relative half-width of the headline median's CI (infinite when unknown).
     pub fn relative_ci(&self) -> f64 {
-        self.headline().map(stats::relative_ci_half_width).unwrap_or(f64::INFINITY)
+        self.headline()
+            .map(stats::relative_ci_half_width)
+            .unwrap_or(f64::INFINITY)
     }
 }
 
@@ -127,7 +129,10 @@ pub fn analyze(
     expect: Expect,
     s: &Settings,
 ) -> Analysis {
-    let mut counts = Counts { total: samples.len(), ..Counts::default() };
+    let mut counts = Counts {
+        total: samples.len(),
+        ..Counts::default()
+    };
     let per_op_ns: Vec<f64> = samples
         .iter()
         .map(|x| {
@@ -153,7 +158,9 @@ pub fn analyze(
     // Levels are found among the samples inside the window and unperturbed; the MAD
     // test then runs within each level, so a sustained change of speed is reported as
     // a level rather than labelled as outliers.
-    let kept: Vec<usize> = (0..samples.len()).filter(|&i| !flags[i].window && !flags[i].perturbed).collect();
+    let kept: Vec<usize> = (0..samples.len())
+        .filter(|&i| !flags[i].window && !flags[i].perturbed)
+        .collect();
     let kept_vals: Vec<f64> = kept.iter().map(|&i| per_op_ns[i]).collect();
     let segs = segments(&kept_vals);
     for g in &segs {
@@ -171,19 +178,32 @@ pub fn analyze(
     counts.window = flags.iter().filter(|f| f.window).count();
     counts.mad = flags.iter().filter(|f| f.mad).count();
     counts.perturbed = flags.iter().filter(|f| f.perturbed).count();
-    let clean_vals: Vec<f64> = (0..samples.len()).filter(|&i| flags[i].clean()).map(|i| per_op_ns[i]).collect();
+    let clean_vals: Vec<f64> = (0..samples.len())
+        .filter(|&i| flags[i].clean())
+        .map(|i| per_op_ns[i])
+        .collect();
     counts.clean = clean_vals.len();
 
     let levels = levels(samples, &kept, &segs);
     // Modes are looked for before the MAD test, which would hide a minority mode.
-    let modes = if kept_vals.len() >= MODES_MIN { modes::modes(&kept_vals, 0.05, 0.03) } else { vec![] };
+    let modes = if kept_vals.len() >= MODES_MIN {
+        modes::modes(&kept_vals, 0.05, 0.03)
+    } else {
+        vec![]
+    };
 
     let mut total = Usage::default();
     for x in samples {
         total.add(&x.usage);
     }
     let operations = k * samples.len() as u64;
-    let per = |v: u64| if operations == 0 { 0.0 } else { v as f64 / operations as f64 };
+    let per = |v: u64| {
+        if operations == 0 {
+            0.0
+        } else {
+            v as f64 / operations as f64
+        }
+    };
     let accounting = Accounting {
         user_ns: per(total.user_ns),
         sys_ns: per(total.sys_ns),
@@ -219,9 +239,13 @@ fn merge_close(segs: Vec<changepoint::Segment>, xs: &[f64]) -> Vec<changepoint::
     let mut out: Vec<changepoint::Segment> = Vec::with_capacity(segs.len());
     for g in segs {
         match out.last_mut() {
-            Some(last) if (last.median - g.median).abs() < LEVEL_SHIFT * last.median.min(g.median) => {
+            Some(last)
+                if (last.median - g.median).abs()
+                    < LEVEL_SHIFT * last.median.min(g.median) =>
+            {
                 last.end = g.end;
-                last.median = stats::median(&xs[last.start..last.end]).unwrap_or(last.median);
+                last.median =
+                    stats::median(&xs[last.start..last.end]).unwrap_or(last.median);
             }
             _ => out.push(g),
         }
@@ -235,14 +259,25 @@ fn segments(xs: &[f64]) -> Vec<changepoint::Segment> {
     let n = xs.len();
     if n < 40 {
         let median = stats::median(xs).unwrap_or(f64::NAN);
-        return vec![changepoint::Segment { start: 0, end: n, median }];
+        return vec![changepoint::Segment {
+            start: 0,
+            end: n,
+            median,
+        }];
     }
     let min_seg = (n / 20).max(20);
-    merge_close(changepoint::segments(xs, min_seg, 0.001, LEVEL_SHIFT, 4), xs)
+    merge_close(
+        changepoint::segments(xs, min_seg, 0.001, LEVEL_SHIFT, 4),
+        xs,
+    )
 }
 
 /// Segments of the kept samples as levels with times; none when there is one level.
-fn levels(samples: &[Sample], kept: &[usize], segs: &[changepoint::Segment]) -> Vec<Level> {
+fn levels(
+    samples: &[Sample],
+    kept: &[usize],
+    segs: &[changepoint::Segment],
+) -> Vec<Level> {
     if segs.len() < 2 {
         return vec![];
     }
@@ -251,7 +286,11 @@ fn levels(samples: &[Sample], kept: &[usize], segs: &[changepoint::Segment]) -> 
     segs.iter()
         .map(|g| {
             let start_ns = samples[kept[g.start]].at_ns;
-            let stop_ns = if g.end < n { samples[kept[g.end]].at_ns } else { end_ns };
+            let stop_ns = if g.end < n {
+                samples[kept[g.end]].at_ns
+            } else {
+                end_ns
+            };
             Level {
                 median_ns: g.median,
                 start_ns,
@@ -269,10 +308,21 @@ mod tests {
 
     #[test]
     fn close_neighbouring_levels_are_merged() {
-        let xs: Vec<f64> = [vec![93.0; 10], vec![85.0; 10], vec![85.2; 10], vec![93.0; 10]].concat();
+        let xs: Vec<f64> = [
+            vec![93.0; 10],
+            vec![85.0; 10],
+            vec![85.2; 10],
+            vec![93.0; 10],
+        ]
+        .concat();
         let seg = |start, end, median| Segment { start, end, median };
         let merged = merge_close(
-            vec![seg(0, 10, 93.0), seg(10, 20, 85.0), seg(20, 30, 85.2), seg(30, 40, 93.0)],
+            vec![
+                seg(0, 10, 93.0),
+                seg(10, 20, 85.0),
+                seg(20, 30, 85.2),
+                seg(30, 40, 93.0),
+            ],
             &xs,
         );
         assert_eq!(merged.len(), 3);

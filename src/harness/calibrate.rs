@@ -46,7 +46,9 @@ impl Calibration {
         } else {
             k.saturating_mul(100)
         };
-        let k = want.clamp(k.saturating_mul(2), k.saturating_mul(100)).min(MAX_BATCH);
+        let k = want
+            .clamp(k.saturating_mul(2), k.saturating_mul(100))
+            .min(MAX_BATCH);
         Calibration::Tuning { k }
     }
 }
@@ -57,7 +59,10 @@ mod tests {
 
     #[test]
     fn slow_operations_stay_at_one() {
-        assert_eq!(Calibration::start().next(2e6, 1e4), Calibration::Done { k: 1 });
+        assert_eq!(
+            Calibration::start().next(2e6, 1e4),
+            Calibration::Done { k: 1 }
+        );
     }
 
     #[test]
@@ -68,10 +73,19 @@ mod tests {
         let s = s.next(10_000.0, 10_000.0);
         assert_eq!(s, Calibration::Done { k: 100 });
         // At 1 µs for k=4 and target 10 µs: want ceil(4*1.2*10) = 48.
-        assert_eq!(Calibration::Tuning { k: 4 }.next(1000.0, 10_000.0), Calibration::Tuning { k: 48 });
+        assert_eq!(
+            Calibration::Tuning { k: 4 }.next(1000.0, 10_000.0),
+            Calibration::Tuning { k: 48 }
+        );
         // A batch that read as zero grows 100x.
-        assert_eq!(Calibration::Tuning { k: 3 }.next(0.0, 10.0), Calibration::Tuning { k: 300 });
+        assert_eq!(
+            Calibration::Tuning { k: 3 }.next(0.0, 10.0),
+            Calibration::Tuning { k: 300 }
+        );
         // Slightly short grows at least 2x.
-        assert_eq!(Calibration::Tuning { k: 10 }.next(9_900.0, 10_000.0), Calibration::Tuning { k: 20 });
+        assert_eq!(
+            Calibration::Tuning { k: 10 }.next(9_900.0, 10_000.0),
+            Calibration::Tuning { k: 20 }
+        );
     }
 }

@@ -75,7 +75,9 @@ impl Tsc {
             })
             .collect();
         rates.sort_by(f64::total_cmp);
-        Tsc { ns_per_tick: rates[2] }
+        Tsc {
+            ns_per_tick: rates[2],
+        }
     }
 
     /// The calibrated TSC frequency in MHz.
@@ -109,7 +111,10 @@ pub struct FakeClock {
 impl FakeClock {
     /// A fake clock at 0 with 1 ns ticks, where each read costs `per_read` ticks.
     pub fn new(per_read: u64) -> FakeClock {
-        FakeClock { t: Arc::new(AtomicU64::new(0)), per_read }
+        FakeClock {
+            t: Arc::new(AtomicU64::new(0)),
+            per_read,
+        }
     }
     /// Moves time forward by `ticks`.
     pub fn advance(&self, ticks: u64) {
@@ -166,7 +171,11 @@ pub fn characterize(clock: &dyn Clock, name: &str, why: &str) -> ClockInfo {
         name: name.to_string(),
         why: why.to_string(),
         ns_per_tick: clock.ns_per_tick(),
-        granularity_ns: if min_step == u64::MAX { f64::NAN } else { clock.to_ns(min_step) },
+        granularity_ns: if min_step == u64::MAX {
+            f64::NAN
+        } else {
+            clock.to_ns(min_step)
+        },
         read_cost_ns: clock.to_ns(t1.wrapping_sub(t0)) / READS as f64,
     }
 }
@@ -210,7 +219,9 @@ pub fn choose(
     }
     #[cfg(not(target_arch = "x86_64"))]
     if choice == ClockChoice::Tsc {
-        return Err("--clock tsc is only available on x86_64; use --clock monotonic".into());
+        return Err(
+            "--clock tsc is only available on x86_64; use --clock monotonic".into(),
+        );
     }
     let why = if choice == ClockChoice::Monotonic {
         "asked for with --clock monotonic".to_string()
@@ -244,11 +255,18 @@ mod tests {
     #[test]
     fn tsc_calibration_agrees_with_monotonic() {
         let tsc = Tsc::calibrate();
-        assert!(tsc.mhz() > 100.0 && tsc.mhz() < 10_000.0, "{} MHz", tsc.mhz());
+        assert!(
+            tsc.mhz() > 100.0 && tsc.mhz() < 10_000.0,
+            "{} MHz",
+            tsc.mhz()
+        );
         let (a, m0) = (tsc.now(), Monotonic.now());
         std::thread::sleep(std::time::Duration::from_millis(20));
         let (b, m1) = (tsc.now(), Monotonic.now());
         let ratio = tsc.to_ns(b - a) / (m1 - m0) as f64;
-        assert!((0.9..1.1).contains(&ratio), "tsc/monotonic over 20 ms = {ratio}");
+        assert!(
+            (0.9..1.1).contains(&ratio),
+            "tsc/monotonic over 20 ms = {ratio}"
+        );
     }
 }

@@ -168,12 +168,24 @@ pub struct Harness<'a> {
 impl<'a> Harness<'a> {
     /// A harness on `clock` reading the calling thread's real resource usage.
     pub fn new(clock: &'a dyn Clock, settings: Settings) -> Harness<'a> {
-        Harness { clock, settings, usage: &thread_usage }
+        Harness {
+            clock,
+            settings,
+            usage: &thread_usage,
+        }
     }
 
     /// A harness with an injected usage source (for tests).
-    pub fn with_usage(clock: &'a dyn Clock, settings: Settings, usage: UsageFn<'a>) -> Self {
-        Harness { clock, settings, usage }
+    pub fn with_usage(
+        clock: &'a dyn Clock,
+        settings: Settings,
+        usage: UsageFn<'a>,
+    ) -> Self {
+        Harness {
+            clock,
+            settings,
+            usage,
+        }
     }
 
     /// The settings in force.
@@ -187,7 +199,11 @@ impl<'a> Harness<'a> {
     }
 
     /// Times one batch: usage, clock, the body, clock, usage.
-    fn batch(&self, body: &mut dyn Body, k: u64) -> Result<(u64, u64, Usage), BenchError> {
+    fn batch(
+        &self,
+        body: &mut dyn Body,
+        k: u64,
+    ) -> Result<(u64, u64, Usage), BenchError> {
         let u0 = (self.usage)();
         let t0 = self.clock.now();
         body.run(k)?;
@@ -238,14 +254,22 @@ impl<'a> Harness<'a> {
             empty.push(self.batch(baseline, k)?.1);
         }
         empty.sort_unstable();
-        let overhead_ticks = if empty.is_empty() { 0 } else { empty[empty.len() / 2] };
+        let overhead_ticks = if empty.is_empty() {
+            0
+        } else {
+            empty[empty.len() / 2]
+        };
         let overhead = Overhead {
             per_batch_ns: c.to_ns(overhead_ticks),
             per_op_ns: c.to_ns(overhead_ticks) / k as f64,
             samples: empty.len(),
             subtracted: !plan.keep_overhead,
         };
-        let subtract = if plan.keep_overhead { 0 } else { overhead_ticks };
+        let subtract = if plan.keep_overhead {
+            0
+        } else {
+            overhead_ticks
+        };
         let warmup_ns = since(start);
 
         // Collect until converged or out of time.
@@ -255,10 +279,15 @@ impl<'a> Harness<'a> {
         let (converged, stop_reason) = loop {
             let (t0, ticks, usage) = self.batch(body, k)?;
             let at_ns = c.to_ns(t0.wrapping_sub(begin));
-            samples.push(Sample { at_ns, ticks, usage });
+            samples.push(Sample {
+                at_ns,
+                ticks,
+                usage,
+            });
             check_interrupt()?;
             let elapsed = since(begin);
-            let out_of_time = elapsed >= p.max_time_ns as f64 || samples.len() >= p.max_samples;
+            let out_of_time =
+                elapsed >= p.max_time_ns as f64 || samples.len() >= p.max_samples;
             if samples.len() < next_check && !out_of_time {
                 continue;
             }
@@ -267,10 +296,21 @@ impl<'a> Harness<'a> {
             let ci = a.relative_ci();
             let ok = ci <= p.ci_target;
             if ok && samples.len() >= p.min_samples && elapsed >= p.min_time_ns as f64 {
-                break (true, format!("CI of the median ±{:.2}% after {} samples", ci * 100.0, samples.len()));
+                break (
+                    true,
+                    format!(
+                        "CI of the median ±{:.2}% after {} samples",
+                        ci * 100.0,
+                        samples.len()
+                    ),
+                );
             }
             if out_of_time {
-                let what = if samples.len() >= p.max_samples { "sample limit" } else { "time budget" };
+                let what = if samples.len() >= p.max_samples {
+                    "sample limit"
+                } else {
+                    "time budget"
+                };
                 let msg = format!(
                     "{what} ended with CI ±{:.2}% (target ±{:.2}%)",
                     ci * 100.0,
@@ -293,14 +333,32 @@ impl<'a> Harness<'a> {
         })
     }
 
-    fn analyze(&self, samples: &[Sample], k: u64, subtract: u64, expect: Expect) -> Analysis {
-        analyze::analyze(samples, k, subtract, self.clock.ns_per_tick(), expect, &self.settings)
+    fn analyze(
+        &self,
+        samples: &[Sample],
+        k: u64,
+        subtract: u64,
+        expect: Expect,
+    ) -> Analysis {
+        analyze::analyze(
+            samples,
+            k,
+            subtract,
+            self.clock.ns_per_tick(),
+            expect,
+            &self.settings,
+        )
     }
 
     /// The canary: the median per-operation time of `batches` fixed batches of `k`
     /// operations of `body`, with nothing subtracted. Measured before and after each
     /// benchmark, it tells whether the machine itself changed speed.
-    pub fn canary(&self, body: &mut dyn Body, k: u64, batches: usize) -> Result<f64, BenchError> {
+    pub fn canary(
+        &self,
+        body: &mut dyn Body,
+        k: u64,
+        batches: usize,
+    ) -> Result<f64, BenchError> {
         let mut v = Vec::with_capacity(batches);
         for _ in 0..batches {
             v.push(self.clock.to_ns(self.batch(body, k)?.1) / k as f64);

@@ -79,8 +79,12 @@ impl Profile {
     };
 
     /// Every profile, for `--profile`.
-    pub const ALL: [Profile; 4] =
-        [Profile::SMOKE, Profile::QUICK, Profile::STANDARD, Profile::THOROUGH];
+    pub const ALL: [Profile; 4] = [
+        Profile::SMOKE,
+        Profile::QUICK,
+        Profile::STANDARD,
+        Profile::THOROUGH,
+    ];
 
     /// The profile called `name`.
     pub fn by_name(name: &str) -> Option<Profile> {

@@ -96,8 +96,13 @@ fn overhead_is_measured_at_the_same_batch_size_and_subtracted() {
     // keep_overhead reports the raw loop: (5 + 10 + 100 × 102) / 100 = 102.15 ns.
     let mut empty = FakeBody::new(&clock, |_| 0);
     let h = Harness::with_usage(&clock, settings(PROFILE), &no_usage);
-    let plan = Plan { keep_overhead: true, ..Plan::default() };
-    let m = h.measure(&mut FakeBody::new(&clock, |_| 100), &mut empty, plan).unwrap();
+    let plan = Plan {
+        keep_overhead: true,
+        ..Plan::default()
+    };
+    let m = h
+        .measure(&mut FakeBody::new(&clock, |_| 100), &mut empty, plan)
+        .unwrap();
     assert!((m.analysis.clean.unwrap().median - 102.15).abs() < 1e-9);
 }
 
@@ -107,7 +112,11 @@ fn constant_samples_converge_at_the_minimum_count() {
     let m = measure(&clock, &mut FakeBody::new(&clock, |_| 100), PROFILE);
     assert!(m.converged, "{}", m.stop_reason);
     assert_eq!(m.samples.len(), 20);
-    assert!(m.stop_reason.contains("after 20 samples"), "{}", m.stop_reason);
+    assert!(
+        m.stop_reason.contains("after 20 samples"),
+        "{}",
+        m.stop_reason
+    );
 }
 
 #[test]
@@ -115,10 +124,21 @@ fn scattered_samples_stop_at_the_budget_unconverged() {
     let clock = FakeClock::new(5);
     // Three costs in rotation, far apart: the CI of the median never gets within 1%.
     let mut body = FakeBody::new(&clock, |i| [60, 100, 140][(i % 3) as usize]);
-    let profile = Profile { max_time_ns: 2_000_000, ..PROFILE };
+    let profile = Profile {
+        max_time_ns: 2_000_000,
+        ..PROFILE
+    };
     let m = measure(&clock, &mut body, profile);
-    assert!(!m.converged, "{} {:?} {:?}", m.stop_reason, m.analysis.counts, m.analysis.clean);
-    assert!(m.stop_reason.starts_with("time budget ended"), "{}", m.stop_reason);
+    assert!(
+        !m.converged,
+        "{} {:?} {:?}",
+        m.stop_reason, m.analysis.counts, m.analysis.clean
+    );
+    assert!(
+        m.stop_reason.starts_with("time budget ended"),
+        "{}",
+        m.stop_reason
+    );
     assert!(m.elapsed_ns >= 2_000_000.0);
 }
 
@@ -127,14 +147,24 @@ fn outliers_are_labelled_by_window_and_mad_and_left_out() {
     let clock = FakeClock::new(5);
     // Every 10th call costs 400 ns instead of 100: outside the window (> 1.5 × pilot).
     let mut body = FakeBody::new(&clock, |i| if i % 10 == 9 { 400 } else { 100 });
-    let m = measure(&clock, &mut body, Profile { min_samples: 200, ..PROFILE });
+    let m = measure(
+        &clock,
+        &mut body,
+        Profile {
+            min_samples: 200,
+            ..PROFILE
+        },
+    );
     let a = &m.analysis;
     for (v, f) in a.per_op_ns.iter().zip(&a.flags) {
         assert_eq!(f.window, *v > 150.0, "window label for {v}");
         assert!(!f.perturbed);
     }
     let slow = a.per_op_ns.iter().filter(|&&v| v > 150.0).count();
-    assert!(slow >= 19, "expected about one sample in ten to be slow, got {slow}");
+    assert!(
+        slow >= 19,
+        "expected about one sample in ten to be slow, got {slow}"
+    );
     assert_eq!(a.counts.window, slow);
     assert_eq!(a.counts.clean, a.counts.total - slow);
     assert_eq!(a.clean.as_ref().unwrap().max, 100.0);
@@ -148,9 +178,19 @@ fn perturbed_samples_are_flagged_and_excluded() {
     let mut body = FakeBody::new(&clock, |i| if i % 7 == 3 { 120 } else { 100 });
     body.switched = Box::new(|i| i % 7 == 3);
     let switches = body.switches.clone();
-    let usage = move || Usage { invol_switches: switches.load(Ordering::SeqCst), ..Usage::default() };
+    let usage = move || Usage {
+        invol_switches: switches.load(Ordering::SeqCst),
+        ..Usage::default()
+    };
     let mut empty = FakeBody::new(&clock, |_| 0);
-    let h = Harness::with_usage(&clock, settings(Profile { min_samples: 100, ..PROFILE }), &usage);
+    let h = Harness::with_usage(
+        &clock,
+        settings(Profile {
+            min_samples: 100,
+            ..PROFILE
+        }),
+        &usage,
+    );
     let m = h.measure(&mut body, &mut empty, Plan::default()).unwrap();
     let a = &m.analysis;
     // 120 ns is inside the window and not a MAD outlier: only the switch excludes it.
@@ -169,7 +209,14 @@ fn a_level_shift_is_reported_as_two_levels() {
     let clock = FakeClock::new(5);
     // 129 ns for the first 300 calls, then 105 ns: the 2026 machine's own behaviour.
     let mut body = FakeBody::new(&clock, |i| if i < 300 { 129 } else { 105 });
-    let m = measure(&clock, &mut body, Profile { min_samples: 600, ..PROFILE });
+    let m = measure(
+        &clock,
+        &mut body,
+        Profile {
+            min_samples: 600,
+            ..PROFILE
+        },
+    );
     let levels = &m.analysis.levels;
     assert_eq!(levels.len(), 2, "{levels:?}");
     assert_eq!(levels[0].median_ns, 129.0);
@@ -198,6 +245,8 @@ fn an_error_in_the_body_fails_the_measurement() {
     }
     let clock = FakeClock::new(5);
     let h = Harness::with_usage(&clock, settings(PROFILE), &no_usage);
-    let e = h.measure(&mut Failing, &mut EmptyLoop, Plan::default()).unwrap_err();
+    let e = h
+        .measure(&mut Failing, &mut EmptyLoop, Plan::default())
+        .unwrap_err();
     assert!(matches!(e, BenchError::Failed(m) if m == "boom"));
 }

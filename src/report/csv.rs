@@ -6,7 +6,8 @@ use super::Exporter;
 /// The CSV exporter.
 pub struct Csv;
 
-const COLUMNS: &str = "name,params,status,op,median_ns,ci_low_ns,ci_high_ns,mean_ns,sd_ns,\
+const COLUMNS: &str =
+    "name,params,status,op,median_ns,ci_low_ns,ci_high_ns,mean_ns,sd_ns,\
 min_ns,max_ns,p1_ns,p5_ns,p25_ns,p75_ns,p95_ns,p99_ns,mad_ns,cv,samples,clean,\
 window_outliers,mad_outliers,perturbed,converged,batch,overhead_ns_per_op,\
 canary_change,levels,reason";
@@ -30,14 +31,32 @@ impl Exporter for Csv {
             Status::Skipped => "skipped",
             Status::Failed => "failed",
         };
-        let mut cols = vec![field(&r.name), field(&r.param_label()), status.into(), field(&r.op)];
+        let mut cols = vec![
+            field(&r.name),
+            field(&r.param_label()),
+            status.into(),
+            field(&r.op),
+        ];
         let reason = field(r.reason.as_deref().unwrap_or(""));
         match &r.measured {
             Some(m) => {
                 let s = m.clean.as_ref().unwrap_or(&m.raw);
                 for v in [
-                    m.median_ns, s.ci_low, s.ci_high, s.mean, s.sd, s.min, s.max, s.p1, s.p5,
-                    s.p25, s.p75, s.p95, s.p99, s.mad, s.cv,
+                    m.median_ns,
+                    s.ci_low,
+                    s.ci_high,
+                    s.mean,
+                    s.sd,
+                    s.min,
+                    s.max,
+                    s.p1,
+                    s.p5,
+                    s.p25,
+                    s.p75,
+                    s.p95,
+                    s.p99,
+                    s.mad,
+                    s.cv,
                 ] {
                     cols.push(format!("{v:.4}"));
                 }
@@ -48,8 +67,16 @@ impl Exporter for Csv {
                 cols.push(m.converged.to_string());
                 cols.push(m.batch.to_string());
                 cols.push(format!("{:.4}", m.overhead.per_op_ns));
-                cols.push(m.canary.map(|c| format!("{:.4}", c.change)).unwrap_or_default());
-                let levels: Vec<String> = m.levels.iter().map(|l| format!("{:.2}", l.median_ns)).collect();
+                cols.push(
+                    m.canary
+                        .map(|c| format!("{:.4}", c.change))
+                        .unwrap_or_default(),
+                );
+                let levels: Vec<String> = m
+                    .levels
+                    .iter()
+                    .map(|l| format!("{:.2}", l.median_ns))
+                    .collect();
                 cols.push(field(&levels.join(";")));
             }
             None => cols.extend(std::iter::repeat_n(String::new(), 25)),

@@ -1,4 +1,4 @@
-//! The JSON format: one document per run, [`Run`](super::model::Run) serialised.
+//! The JSON format: one document per run, a serialised [`Run`].
 //!
 //! # Schema (version 1)
 //!

@@ -27,11 +27,20 @@ impl Exporter for Markdown {
                     if m.converged { "yes" } else { "no" }.to_string(),
                 )
             }
-            (None, Status::Skipped) => ("skipped".into(), String::new(), String::new(), String::new()),
+            (None, Status::Skipped) => (
+                "skipped".into(),
+                String::new(),
+                String::new(),
+                String::new(),
+            ),
             (None, _) => ("failed".into(), String::new(), String::new(), String::new()),
         };
         let esc = |s: &str| s.replace('|', "\\|");
-        format!("| {} | {} | {median} | {ci} | {samples} | {conv} |\n", esc(&r.name), esc(&r.param_label()))
+        format!(
+            "| {} | {} | {median} | {ci} | {samples} | {conv} |\n",
+            esc(&r.name),
+            esc(&r.param_label())
+        )
     }
 
     fn footer(&mut self, _: &Run) -> String {

@@ -41,7 +41,7 @@ pub trait Exporter {
 
 fn exporter(format: Format) -> Option<Box<dyn Exporter>> {
     match format {
-        Format::Table => Some(Box::new(table::Table::default())),
+        Format::Table => Some(Box::new(table::Table)),
         Format::Csv => Some(Box::new(csv::Csv)),
         Format::Markdown => Some(Box::new(markdown::Markdown)),
         Format::Json => None,
@@ -62,11 +62,19 @@ impl Output {
     pub fn open(format: Format, path: Option<&Path>) -> Result<Output, UsageError> {
         let sink: Box<dyn Write> = match path {
             Some(p) => Box::new(std::fs::File::create(p).map_err(|e| {
-                UsageError::new(format!("cannot write -o {}: {e}; choose a writable path", p.display()))
+                UsageError::new(format!(
+                    "cannot write -o {}: {e}; choose a writable path",
+                    p.display()
+                ))
             })?),
             None => Box::new(std::io::stdout()),
         };
-        Ok(Output { format, exporter: exporter(format), path: path.map(Path::to_path_buf), sink })
+        Ok(Output {
+            format,
+            exporter: exporter(format),
+            path: path.map(Path::to_path_buf),
+            sink,
+        })
     }
 
     /// Writes the start of the run.

@@ -181,7 +181,11 @@ pub struct Samples {
 impl BenchResult {
     /// `params` as `name=value` joined by spaces.
     pub fn param_label(&self) -> String {
-        self.params.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
+        self.params
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(" ")
     }
 
     /// The clean median, when measured.
@@ -206,7 +210,11 @@ pub fn fmt_ns(ns: f64) -> String {
         return "-".into();
     }
     let (scale, unit) = unit_for(ns);
-    let decimals = if scale == 1.0 && ns.abs() >= 10.0 { 1 } else { 2 };
+    let decimals = if scale == 1.0 && ns.abs() >= 10.0 {
+        1
+    } else {
+        2
+    };
     format!("{:.*} {unit}", decimals, ns / scale)
 }
 
@@ -269,7 +277,12 @@ mod tests {
 
     #[test]
     fn levels_read_like_a_sentence() {
-        let l = |m: f64, s: f64, d: f64| Level { median_ns: m, start_ns: s, duration_ns: d, samples: 10 };
+        let l = |m: f64, s: f64, d: f64| Level {
+            median_ns: m,
+            start_ns: s,
+            duration_ns: d,
+            samples: 10,
+        };
         assert_eq!(describe_levels(&[l(129.0, 0.0, 4.1e9)]), None);
         assert_eq!(
             describe_levels(&[l(129.0, 0.0, 4.1e9), l(105.0, 4.1e9, 2e9)]).unwrap(),

@@ -2,7 +2,9 @@
 //! notes beneath it (levels, modes, a canary that moved, skips), and a footer that says
 //! how to read it.
 
-use super::model::{describe_levels, describe_modes, fmt_ns, unit_for, BenchResult, Run, Status};
+use super::model::{
+    describe_levels, describe_modes, fmt_ns, unit_for, BenchResult, Run, Status,
+};
 use super::Exporter;
 
 /// The table exporter.
@@ -31,7 +33,14 @@ impl Exporter for Table {
         s += "\n\n";
         s += &format!(
             "{:<NAME_W$} {:>10} {:>24} {:>10} {:>11} {:>5} {:>5} {:>5}\n",
-            "benchmark", "median", "95% CI of median", "min", "samples", "outl", "pert", "conv"
+            "benchmark",
+            "median",
+            "95% CI of median",
+            "min",
+            "samples",
+            "outl",
+            "pert",
+            "conv"
         );
         s
     }
@@ -43,8 +52,15 @@ impl Exporter for Table {
             name = format!("{name} {params}");
         }
         let Some(m) = &r.measured else {
-            let what = if r.status == Status::Skipped { "skipped" } else { "FAILED" };
-            return format!("{name:<NAME_W$} {what}: {}\n", r.reason.as_deref().unwrap_or(""));
+            let what = if r.status == Status::Skipped {
+                "skipped"
+            } else {
+                "FAILED"
+            };
+            return format!(
+                "{name:<NAME_W$} {what}: {}\n",
+                r.reason.as_deref().unwrap_or("")
+            );
         };
         let s = m.clean.as_ref().unwrap_or(&m.raw);
         let ci = ci_text(s.ci_low, s.ci_high, m.median_ns);

@@ -29,9 +29,15 @@ pub fn repro(args: &ReproArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// Today's median for one benchmark instance, in ns, or why there is none.
-pub fn median(session: &Session, name: &str, params: &[(&'static str, &str)]) -> Result<f64, String> {
+pub fn median(
+    session: &Session,
+    name: &str,
+    params: &[(&'static str, &str)],
+) -> Result<f64, String> {
     let b = bench::find(name).ok_or_else(|| format!("no benchmark {name}"))?;
-    let mut p = bench::params::expand(name, b.params(), &[]).map_err(|e| e.to_string())?.remove(0);
+    let mut p = bench::params::expand(name, b.params(), &[])
+        .map_err(|e| e.to_string())?
+        .remove(0);
     for (k, v) in params {
         if let Some(slot) = p.0.iter_mut().find(|(n, _)| n == k) {
             slot.1 = v.to_string();
@@ -39,7 +45,9 @@ pub fn median(session: &Session, name: &str, params: &[(&'static str, &str)]) ->
     }
     let p = Params(p.0);
     match session.run(b, &p) {
-        Ok(r) => r.median_ns().ok_or_else(|| r.reason.unwrap_or_else(|| "no result".into())),
+        Ok(r) => r
+            .median_ns()
+            .ok_or_else(|| r.reason.unwrap_or_else(|| "no result".into())),
         Err(BenchError::Interrupted) => Err("interrupted".into()),
         Err(e) => Err(e.to_string()),
     }

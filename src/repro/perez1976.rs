@@ -26,23 +26,37 @@ pub enum Today {
 }
 
 const fn b(name: &'static str) -> Today {
-    Today::Bench { name, params: &[], multi_user: false }
+    Today::Bench {
+        name,
+        params: &[],
+        multi_user: false,
+    }
 }
 
 /// The modern equivalent of each Figure 4 call.
 pub fn today(call: &str) -> Today {
     match call {
         "alarm" => b("syscall.alarm"),
-        "csw" => Today::NotMeasured("the console switch register has no modern counterpart"),
+        "csw" => {
+            Today::NotMeasured("the console switch register has no modern counterpart")
+        }
         "dup" => b("syscall.dup_close"),
         "ggid" => b("syscall.getgid"),
         "gpid" => b("syscall.getpid"),
         "guid" => b("syscall.getuid"),
         "gtty(s)" => b("syscall.tcgets"),
-        "gtty(m)" => Today::Bench { name: "syscall.tcgets", params: &[], multi_user: true },
+        "gtty(m)" => Today::Bench {
+            name: "syscall.tcgets",
+            params: &[],
+            multi_user: true,
+        },
         "kill" => b("syscall.kill"),
         "nice" => b("syscall.setpriority"),
-        "time" => Today::Bench { name: "syscall.time", params: &[("via", "syscall")], multi_user: false },
+        "time" => Today::Bench {
+            name: "syscall.time",
+            params: &[("via", "syscall")],
+            multi_user: false,
+        },
         "times" => b("syscall.times"),
         "sig" => b("syscall.sigaction"),
         "stme" => Today::NotMeasured("it would change the system clock"),
@@ -64,7 +78,8 @@ fn options(args: &ReproArgs, invariant_tsc: bool, load: usize) -> SessionOptions
 }
 
 fn med(r: &Row, f: fn(&Row) -> Option<super::perez1976_data::Stat>) -> String {
-    f(r).map(|s| s.med.to_string()).unwrap_or_else(|| "-".into())
+    f(r).map(|s| s.med.to_string())
+        .unwrap_or_else(|| "-".into())
 }
 
 /// Runs the reproduction and prints it.
@@ -94,9 +109,14 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<ExitCode> {
                 writeln!(out, "{:<8} not measured: {why}", row.call)?;
                 continue;
             }
-            Today::Bench { name, params, multi_user } => {
+            Today::Bench {
+                name,
+                params,
+                multi_user,
+            } => {
                 let v = if multi_user {
-                    let loaded = Session::start(options(args, facts.invariant_tsc, cpus))?;
+                    let loaded =
+                        Session::start(options(args, facts.invariant_tsc, cpus))?;
                     super::median(&loaded, name, params)
                 } else {
                     super::median(&session, name, params)
@@ -166,7 +186,12 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<ExitCode> {
     let direct = super::median(&session, "syscall.getpid.raw", &[]);
     let indirect = super::median(&session, "syscall.getpid.indirect", &[]);
     let diff = match (direct, indirect) {
-        (Ok(d), Ok(i)) => format!("{} (getpid via syscall() {} − raw instruction {})", fmt_ns(i - d), fmt_ns(i), fmt_ns(d)),
+        (Ok(d), Ok(i)) => format!(
+            "{} (getpid via syscall() {} − raw instruction {})",
+            fmt_ns(i - d),
+            fmt_ns(i),
+            fmt_ns(d)
+        ),
         (Err(e), _) | (_, Err(e)) => e,
     };
     writeln!(
@@ -178,7 +203,9 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<ExitCode> {
     )?;
 
     // Figure 6: the subroutine call.
-    let call = super::median(&session, "call.empty", &[]).map(fmt_ns).unwrap_or_else(|e| e);
+    let call = super::median(&session, "call.empty", &[])
+        .map(fmt_ns)
+        .unwrap_or_else(|e| e);
     writeln!(
         out,
         "\nFigure 6, subroutine call: {} / {} / {} µs then; call.empty {call} now",
@@ -188,7 +215,11 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<ExitCode> {
         out,
         "\n×11/40, ×11/70: how many times faster this machine is than the PDP-11 for that call."
     )?;
-    Ok(if interrupted() { ExitCode::from(130) } else { ExitCode::SUCCESS })
+    Ok(if interrupted() {
+        ExitCode::from(130)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 #[cfg(test)]
@@ -202,13 +233,16 @@ mod tests {
                 Today::Bench { name, params, .. } => {
                     let b = crate::bench::find(name).unwrap_or_else(|| panic!("{name}"));
                     for (k, v) in params {
-                        let spec = b.params().iter().find(|s| s.name == *k).expect("declared");
+                        let spec =
+                            b.params().iter().find(|s| s.name == *k).expect("declared");
                         spec.check(name, v).expect("valid value");
                     }
                 }
                 Today::NotMeasured(why) => assert!(!why.is_empty()),
             }
         }
-        assert!(matches!(today("stme"), Today::NotMeasured(w) if w.contains("system clock")));
+        assert!(
+            matches!(today("stme"), Today::NotMeasured(w) if w.contains("system clock"))
+        );
     }
 }

@@ -9,13 +9,19 @@ pub fn allowed_cpus() -> io::Result<Vec<usize>> {
     let mut set = MaybeUninit::<libc::cpu_set_t>::zeroed();
     // SAFETY: `set` is a valid, writable cpu_set_t of the size passed.
     let r = unsafe {
-        libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set.as_mut_ptr())
+        libc::sched_getaffinity(
+            0,
+            std::mem::size_of::<libc::cpu_set_t>(),
+            set.as_mut_ptr(),
+        )
     };
     super::sys::cvt(r as libc::c_long)?;
     // SAFETY: written by the successful call.
     let set = unsafe { set.assume_init() };
     // SAFETY: CPU_ISSET reads a bit of a valid set; the index is below CPU_SETSIZE.
-    Ok((0..libc::CPU_SETSIZE as usize).filter(|&c| unsafe { libc::CPU_ISSET(c, &set) }).collect())
+    Ok((0..libc::CPU_SETSIZE as usize)
+        .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
+        .collect())
 }
 
 /// Restricts the calling thread to `cpus`.
@@ -24,13 +30,18 @@ pub fn set_cpus(cpus: &[usize]) -> io::Result<()> {
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     for &c in cpus {
         if c >= libc::CPU_SETSIZE as usize {
-            return Err(io::Error::new(io::ErrorKind::InvalidInput, "cpu index too large"));
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "cpu index too large",
+            ));
         }
         // SAFETY: c is below CPU_SETSIZE.
         unsafe { libc::CPU_SET(c, &mut set) };
     }
     // SAFETY: `set` is a valid cpu_set_t of the size passed; 0 is the calling thread.
-    let r = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
+    let r = unsafe {
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
+    };
     super::sys::cvt(r as libc::c_long).map(|_| ())
 }
 

@@ -17,7 +17,9 @@ pub struct Load {
 impl Load {
     /// Starts `n` spinning children.
     pub fn start(n: usize) -> io::Result<Load> {
-        let mut load = Load { pids: Vec::with_capacity(n) };
+        let mut load = Load {
+            pids: Vec::with_capacity(n),
+        };
         // SAFETY: getpid has no preconditions.
         let parent = unsafe { libc::getpid() };
         for _ in 0..n {
@@ -44,7 +46,13 @@ impl Load {
 fn spin_child(parent: libc::pid_t) -> ! {
     // SAFETY: prctl with integer arguments; getppid and _exit have no preconditions.
     unsafe {
-        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
+        libc::prctl(
+            libc::PR_SET_PDEATHSIG,
+            libc::SIGKILL as libc::c_ulong,
+            0,
+            0,
+            0,
+        );
         if libc::getppid() != parent {
             libc::_exit(0);
         }
@@ -66,7 +74,8 @@ impl Drop for Load {
                     let mut status = 0;
                     while libc::waitpid(pid, &mut status, 0) < 0
                         && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted
-                    {}
+                    {
+                    }
                 }
             }
         }
@@ -90,6 +99,8 @@ mod tests {
         assert_eq!(pids.len(), 2);
         assert!(pids.iter().all(|&p| alive(p)));
         drop(load);
-        assert!(pids.iter().all(|&p| !std::path::Path::new(&format!("/proc/{p}")).exists()));
+        assert!(pids
+            .iter()
+            .all(|&p| !std::path::Path::new(&format!("/proc/{p}")).exists()));
     }
 }

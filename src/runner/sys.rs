@@ -69,7 +69,10 @@ pub fn clock_gettime(id: libc::clockid_t) -> libc::timespec {
 
 /// `clock_gettime(id)` as a real system call, bypassing the vDSO. Returns the raw result.
 #[inline(always)]
-pub fn clock_gettime_syscall(id: libc::clockid_t, ts: &mut libc::timespec) -> libc::c_long {
+pub fn clock_gettime_syscall(
+    id: libc::clockid_t,
+    ts: &mut libc::timespec,
+) -> libc::c_long {
     // SAFETY: `ts` is a valid, writable timespec for the duration of the call.
     unsafe { libc::syscall(libc::SYS_clock_gettime, id as libc::c_long, ts as *mut _) }
 }
@@ -415,7 +418,10 @@ pub fn clock_ticks_per_sec() -> i64 {
 
 /// The `RLIMIT_NOFILE` soft limit.
 pub fn nofile_limit() -> io::Result<u64> {
-    let mut r = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    let mut r = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
     // SAFETY: `r` is a valid, writable rlimit.
     cvt(unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) } as libc::c_long)?;
     Ok(r.rlim_cur)

@@ -59,7 +59,8 @@ impl Usage {
             libc::getrusage(w, ru.as_mut_ptr());
             ru.assume_init()
         };
-        let tv = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1000;
+        let tv =
+            |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1000;
         Usage {
             user_ns: tv(ru.ru_utime),
             sys_ns: tv(ru.ru_stime),
@@ -112,8 +113,18 @@ mod tests {
 
     #[test]
     fn since_subtracts_counters_and_keeps_maxrss() {
-        let a = Usage { user_ns: 10, vol_switches: 3, maxrss_kib: 100, ..Usage::default() };
-        let b = Usage { user_ns: 25, vol_switches: 4, maxrss_kib: 120, ..Usage::default() };
+        let a = Usage {
+            user_ns: 10,
+            vol_switches: 3,
+            maxrss_kib: 100,
+            ..Usage::default()
+        };
+        let b = Usage {
+            user_ns: 25,
+            vol_switches: 4,
+            maxrss_kib: 120,
+            ..Usage::default()
+        };
         let d = b.since(&a);
         assert_eq!(d.user_ns, 15);
         assert_eq!(d.vol_switches, 1);
@@ -130,6 +141,9 @@ mod tests {
             x = std::hint::black_box(x.wrapping_add(1));
         }
         let d = Usage::now(Who::Thread).since(&a);
-        assert!(d.user_ns + d.sys_ns > 0, "30 ms of spinning shows some CPU time");
+        assert!(
+            d.user_ns + d.sys_ns > 0,
+            "30 ms of spinning shows some CPU time"
+        );
     }
 }

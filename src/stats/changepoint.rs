@@ -62,7 +62,7 @@ pub fn pettitt(xs: &[f64], min_seg: usize) -> Option<Pettitt> {
             continue;
         }
         let u = (cum - t as i64 * n1).abs();
-        if best.map_or(true, |(_, k)| u > k) {
+        if best.is_none_or(|(_, k)| u > k) {
             best = Some((t, u));
         }
     }

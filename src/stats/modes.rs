@@ -154,8 +154,7 @@ fn merge_groups(
             let ratio = valleys[i] / pair[0].height.min(pair[1].height);
             let (a, b) = (pair[0].center, pair[1].center);
             let close = (b - a).abs() / a.min(b) < min_rel_sep;
-            if (ratio >= VALLEY_RATIO || close) && worst.map_or(true, |(_, r)| ratio > r)
-            {
+            if (ratio >= VALLEY_RATIO || close) && worst.is_none_or(|(_, r)| ratio > r) {
                 worst = Some((i, ratio));
             }
         }
@@ -170,7 +169,7 @@ fn merge_groups(
             let count = g.end - start;
             start = g.end;
             let small = count == 0 || (count as f64) < min_fraction * n as f64;
-            if small && smallest.map_or(true, |(_, c)| count < c) {
+            if small && smallest.is_none_or(|(_, c)| count < c) {
                 smallest = Some((i, count));
             }
         }

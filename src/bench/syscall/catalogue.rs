@@ -58,7 +58,9 @@ pub const UNAME: Simple = Simple {
     params: &[],
     prepare: |_| {
         let mut u = Box::new(sys::utsname_zeroed());
-        Ok(Prepared::new(body(move || check(sys::uname(&mut u) as i64, "uname"))))
+        Ok(Prepared::new(body(move || {
+            check(sys::uname(&mut u) as i64, "uname")
+        })))
     },
 };
 
@@ -70,7 +72,9 @@ pub const TIMES: Simple = Simple {
     params: &[],
     prepare: |_| {
         let mut t = sys::tms_zeroed();
-        Ok(Prepared::new(body(move || check(sys::times(&mut t) as i64, "times"))))
+        Ok(Prepared::new(body(move || {
+            check(sys::times(&mut t) as i64, "times")
+        })))
     },
 };
 
@@ -81,7 +85,8 @@ pub const DUP_CLOSE: Simple = Simple {
     origin: "perez1976 Fig. 4 dup",
     params: &[],
     prepare: |_| {
-        let f = std::fs::File::open("/dev/null").map_err(|e| BenchError::os("open /dev/null", e))?;
+        let f = std::fs::File::open("/dev/null")
+            .map_err(|e| BenchError::os("open /dev/null", e))?;
         Ok(Prepared::new(body(move || {
             let d = sys::dup(f.as_fd());
             check(d as i64, "dup")?;
@@ -99,7 +104,9 @@ pub const ALARM: Simple = Simple {
     params: &[],
     prepare: |_| {
         if sys::alarm(0) != 0 {
-            return Err(BenchError::Skip("an alarm is pending in this process; alarm(0) would cancel it".into()));
+            return Err(BenchError::Skip(
+                "an alarm is pending in this process; alarm(0) would cancel it".into(),
+            ));
         }
         Ok(Prepared::new(body(|| {
             black_box(sys::alarm(0));
@@ -115,8 +122,11 @@ pub const SIGACTION: Simple = Simple {
     origin: "perez1976 Fig. 4 sig",
     params: &[],
     prepare: |_| {
-        let act = sys::sigaction_get(libc::SIGUSR2).map_err(|e| BenchError::os("sigaction", e))?;
-        Ok(Prepared::new(body(move || check(sys::sigaction_set(libc::SIGUSR2, &act) as i64, "sigaction"))))
+        let act = sys::sigaction_get(libc::SIGUSR2)
+            .map_err(|e| BenchError::os("sigaction", e))?;
+        Ok(Prepared::new(body(move || {
+            check(sys::sigaction_set(libc::SIGUSR2, &act) as i64, "sigaction")
+        })))
     },
 };
 
@@ -128,7 +138,9 @@ pub const KILL: Simple = Simple {
     params: &[],
     prepare: |_| {
         let me = sys::getpid();
-        Ok(Prepared::new(body(move || check(sys::kill(me, 0) as i64, "kill"))))
+        Ok(Prepared::new(body(move || {
+            check(sys::kill(me, 0) as i64, "kill")
+        })))
     },
 };
 
@@ -139,8 +151,11 @@ pub const SETPRIORITY: Simple = Simple {
     origin: "perez1976 Fig. 4 nice",
     params: &[],
     prepare: |_| {
-        let prio = sys::getpriority_self().map_err(|e| BenchError::os("getpriority", e))?;
-        Ok(Prepared::new(body(move || check(sys::setpriority_self(prio) as i64, "setpriority"))))
+        let prio =
+            sys::getpriority_self().map_err(|e| BenchError::os("getpriority", e))?;
+        Ok(Prepared::new(body(move || {
+            check(sys::setpriority_self(prio) as i64, "setpriority")
+        })))
     },
 };
 
@@ -152,7 +167,9 @@ pub const SETUID: Simple = Simple {
     params: &[],
     prepare: |_| {
         let uid = sys::getuid();
-        Ok(Prepared::new(body(move || check(sys::setuid_syscall(uid), "setuid"))))
+        Ok(Prepared::new(body(move || {
+            check(sys::setuid_syscall(uid), "setuid")
+        })))
     },
 };
 
@@ -164,7 +181,9 @@ pub const SETGID: Simple = Simple {
     params: &[],
     prepare: |_| {
         let gid = sys::getgid();
-        Ok(Prepared::new(body(move || check(sys::setgid_syscall(gid), "setgid"))))
+        Ok(Prepared::new(body(move || {
+            check(sys::setgid_syscall(gid), "setgid")
+        })))
     },
 };
 
@@ -176,7 +195,9 @@ pub const TCGETS: Simple = Simple {
     params: &[],
     prepare: |_| {
         let (master, slave) = sys::openpty().map_err(|e| {
-            BenchError::Skip(format!("cannot open a pseudo-terminal ({e}); is /dev/pts mounted?"))
+            BenchError::Skip(format!(
+                "cannot open a pseudo-terminal ({e}); is /dev/pts mounted?"
+            ))
         })?;
         let mut t = sys::termios_zeroed();
         Ok(Prepared::new(body(move || {

@@ -24,12 +24,17 @@ pub const WRITEV: Simple = Simple {
             .map_err(|e| BenchError::os("open /dev/null", e))?;
         let byte = Box::new([0u8; 1]);
         let iov: Vec<libc::iovec> = (0..n)
-            .map(|_| libc::iovec { iov_base: byte.as_ptr() as *mut _, iov_len: 1 })
+            .map(|_| libc::iovec {
+                iov_base: byte.as_ptr() as *mut _,
+                iov_len: 1,
+            })
             .collect();
         let fd = OwnedFd::from(null);
         let wrote = sys::writev(fd.as_fd(), &iov);
         if wrote != n as isize {
-            return Err(BenchError::Failed(format!("writev to /dev/null wrote {wrote} of {n} bytes")));
+            return Err(BenchError::Failed(format!(
+                "writev to /dev/null wrote {wrote} of {n} bytes"
+            )));
         }
         Ok(Prepared::new(body(move || {
             let _keep = &byte; // the iovecs point into it

@@ -38,7 +38,9 @@ fn prepare_getpid_raw(_: &Params) -> Result<Prepared, BenchError> {
 
 #[cfg(not(target_arch = "x86_64"))]
 fn prepare_getpid_raw(_: &Params) -> Result<Prepared, BenchError> {
-    Err(BenchError::Skip("the raw syscall instruction is only wired up on x86_64".into()))
+    Err(BenchError::Skip(
+        "the raw syscall instruction is only wired up on x86_64".into(),
+    ))
 }
 
 /// `syscall.getpid.indirect`: the generic `syscall(SYS_getpid)` entry.
@@ -120,7 +122,9 @@ fn prepare_args(p: &Params) -> Result<Prepared, BenchError> {
 
 #[cfg(not(target_arch = "x86_64"))]
 fn prepare_args(_: &Params) -> Result<Prepared, BenchError> {
-    Err(BenchError::Skip("the raw syscall instruction is only wired up on x86_64".into()))
+    Err(BenchError::Skip(
+        "the raw syscall instruction is only wired up on x86_64".into(),
+    ))
 }
 
 const VIA: &[ParamSpec] = &[ParamSpec {
@@ -133,7 +137,9 @@ const VIA: &[ParamSpec] = &[ParamSpec {
 fn vdso_or_skip(p: &Params) -> Result<bool, BenchError> {
     let vdso = p.get("via") == "vdso";
     if vdso && !sys::has_vdso() {
-        return Err(BenchError::Skip("the kernel maps no vDSO into this process".into()));
+        return Err(BenchError::Skip(
+            "the kernel maps no vDSO into this process".into(),
+        ));
     }
     Ok(vdso)
 }
@@ -151,8 +157,16 @@ pub const CLOCK_GETTIME: Simple = Simple {
                 Ok(())
             })
         } else {
-            let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-            body(move || check(sys::clock_gettime_syscall(libc::CLOCK_MONOTONIC, &mut ts), "clock_gettime"))
+            let mut ts = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            };
+            body(move || {
+                check(
+                    sys::clock_gettime_syscall(libc::CLOCK_MONOTONIC, &mut ts),
+                    "clock_gettime",
+                )
+            })
         };
         Ok(Prepared::new(b))
     },
@@ -166,7 +180,10 @@ pub const GETTIMEOFDAY: Simple = Simple {
     params: VIA,
     prepare: |p| {
         let vdso = vdso_or_skip(p)?;
-        let mut tv = libc::timeval { tv_sec: 0, tv_usec: 0 };
+        let mut tv = libc::timeval {
+            tv_sec: 0,
+            tv_usec: 0,
+        };
         let b = if vdso {
             body(move || check(sys::gettimeofday(&mut tv) as i64, "gettimeofday"))
         } else {
@@ -192,7 +209,9 @@ fn prepare_time(p: &Params) -> Result<Prepared, BenchError> {
     #[cfg(target_arch = "x86_64")]
     return Ok(Prepared::new(body(|| check(sys::time_syscall(), "time"))));
     #[cfg(not(target_arch = "x86_64"))]
-    Err(BenchError::Skip("this architecture has no time system call".into()))
+    Err(BenchError::Skip(
+        "this architecture has no time system call".into(),
+    ))
 }
 
 /// `syscall.getcpu`.
