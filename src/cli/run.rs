@@ -73,6 +73,7 @@ pub fn new_run(host: HostFacts, session: &Session) -> Run {
         harness: session.harness_info(),
         complete: false,
         results: Vec::new(),
+        sweeps: Vec::new(),
     }
 }
 
@@ -133,6 +134,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     }
     progress.bar.finish_and_clear();
     run.complete = !interrupted;
+    run.sweeps = crate::report::sweep::fits(&run.results);
     drop(session); // stop the load before the last write
     output.finish(&run)?;
     if interrupted {

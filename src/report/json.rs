@@ -35,7 +35,9 @@
 //!       "warmup_ns", "elapsed_ns",
 //!       "samples": null | { "per_op_ns": [..], "at_ns": [..], "flags": [..],
 //!                           "invol_switches": [..], "vol_switches": [..], "faults": [..] }
-//!     } } ]
+//!     } } ],
+//!   "sweeps": [ { "name", "param", "fixed": {..}, "points", "slope_ns", "intercept_ns",
+//!                 "r2" } ]          // a line through the medians of each numeric sweep
 //! }
 //! ```
 //!

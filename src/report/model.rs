@@ -36,6 +36,28 @@ pub struct Run {
     pub complete: bool,
     /// One entry per benchmark instance, in the order they finished.
     pub results: Vec<BenchResult>,
+    /// A straight line through the medians of each numeric sweep.
+    pub sweeps: Vec<SweepFit>,
+}
+
+/// A least-squares line through the medians of a sweep of one numeric parameter.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SweepFit {
+    /// The benchmark.
+    pub name: String,
+    /// The swept parameter.
+    pub param: String,
+    /// The other parameters, fixed along the sweep.
+    pub fixed: BTreeMap<String, String>,
+    /// How many values were measured.
+    pub points: usize,
+    /// ns per unit of the parameter.
+    pub slope_ns: f64,
+    /// ns at a parameter value of 0.
+    pub intercept_ns: f64,
+    /// The coefficient of determination of the line.
+    pub r2: f64,
 }
 
 /// The harness configuration of a run.
@@ -263,8 +285,38 @@ fn fmt_secs(ns: f64) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+    use crate::harness::analyze::{Accounting, Counts};
+
+    /// A measured result with only its median filled in, for exporter tests.
+    pub(crate) fn measured_with_median(median_ns: f64) -> Measured {
+        let summary = crate::stats::summarize(&[median_ns]).expect("one value");
+        Measured {
+            median_ns,
+            clean: Some(summary.clone()),
+            raw: summary,
+            counts: Counts::default(),
+            pilot_ns: median_ns,
+            batch: 1,
+            operations: 1,
+            overhead: Overhead {
+                per_batch_ns: 0.0,
+                per_op_ns: 0.0,
+                samples: 0,
+                subtracted: true,
+            },
+            accounting: Accounting::default(),
+            converged: true,
+            stop_reason: String::new(),
+            levels: vec![],
+            modes: vec![],
+            canary: None,
+            warmup_ns: 0.0,
+            elapsed_ns: 0.0,
+            samples: None,
+        }
+    }
 
     #[test]
     fn ns_formatting_picks_units() {

@@ -113,6 +113,21 @@ impl Exporter for Table {
             count(Status::Failed),
             if run.complete { "" } else { " — interrupted, partial results" }
         );
+        for f in &run.sweeps {
+            let fixed: Vec<String> =
+                f.fixed.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            s += &format!(
+                "sweep {} {}{}: {} per unit of {} (line through {} medians, intercept {}, r² {:.2})\n",
+                f.name,
+                f.param,
+                if fixed.is_empty() { String::new() } else { format!(" ({})", fixed.join(" ")) },
+                fmt_ns(f.slope_ns),
+                f.param,
+                f.points,
+                fmt_ns(f.intercept_ns),
+                f.r2
+            );
+        }
         s += "median: per operation, empty-loop overhead subtracted, over clean samples \
               (no outlier, no switch or fault).\n\
               outl: samples outside the pilot window or MAD test; pert: samples with a switch or fault.\n";

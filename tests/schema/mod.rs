@@ -1,0 +1,302 @@
+//! A mirror of the JSON result document (schema version 1), written from its description
+//! in `src/report/json.rs` and `src/report/model.rs`, independently of the library's own
+//! types: if the program's output drifts from the documented schema, these fail to parse
+//! it. Every struct denies unknown fields; [`parse_strict`] also checks that no field is
+//! missing and that every value has the documented type.
+
+// The fields are read by serde, not by the tests: they exist to pin the schema down.
+#![allow(dead_code)]
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// Parses `text` as a `T`, and checks that `T` serialised again is the same JSON: a
+/// missing field (which serde would accept as `None`) or a value of another type (an
+/// integer where a float is documented) shows up as a difference.
+pub fn parse_strict<T: DeserializeOwned + Serialize>(text: &str) -> T {
+    let value: Value = serde_json::from_str(text)
+        .unwrap_or_else(|e| panic!("not a JSON document: {e}\n{}", head(text)));
+    let parsed: T = serde_json::from_value(value.clone())
+        .unwrap_or_else(|e| panic!("does not match the documented schema: {e}"));
+    let again = serde_json::to_value(&parsed).expect("serialise the mirror");
+    if let Some(diff) = difference(&value, &again, "$") {
+        panic!("the document differs from the documented schema at {diff}");
+    }
+    parsed
+}
+
+fn head(text: &str) -> &str {
+    let end = text.char_indices().nth(2000).map_or(text.len(), |(i, _)| i);
+    &text[..end]
+}
+
+/// The first place where `doc` (the program's output) and `mirror` differ.
+fn difference(doc: &Value, mirror: &Value, path: &str) -> Option<String> {
+    match (doc, mirror) {
+        (Value::Object(a), Value::Object(b)) => b
+            .iter()
+            .find_map(|(k, v)| match a.get(k) {
+                None => Some(format!("{path}.{k}: missing")),
+                Some(d) => difference(d, v, &format!("{path}.{k}")),
+            })
+            .or_else(|| {
+                a.keys().find(|k| !b.contains_key(*k)).map(|k| format!("{path}.{k}: extra"))
+            }),
+        (Value::Array(a), Value::Array(b)) if a.len() == b.len() => a
+            .iter()
+            .zip(b)
+            .enumerate()
+            .find_map(|(i, (d, v))| difference(d, v, &format!("{path}[{i}]"))),
+        _ if doc == mirror => None,
+        _ => Some(format!("{path}: document has {doc}, schema type gives {mirror}")),
+    }
+}
+
+/// A whole run.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Run {
+    pub schema_version: u32,
+    pub tool: String,
+    pub version: String,
+    pub command_line: Vec<String>,
+    pub started_unix_s: f64,
+    pub host: Host,
+    pub clock: Clock,
+    pub harness: Harness,
+    pub complete: bool,
+    pub results: Vec<BenchResult>,
+}
+
+/// The machine (`HostFacts` in `src/store/host.rs`).
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Host {
+    pub hostname: Option<String>,
+    pub cpu_model: Option<String>,
+    pub cpus_online: usize,
+    pub cpus_allowed: Vec<usize>,
+    pub kernel: Option<String>,
+    pub kernel_version: Option<String>,
+    pub virtualization: Option<String>,
+    pub clocksource: Option<String>,
+    pub available_clocksources: Vec<String>,
+    pub invariant_tsc: bool,
+    pub tsc_flags: Vec<String>,
+    pub governor: Option<String>,
+    pub smt: Option<String>,
+    pub threads_per_core: Option<usize>,
+    pub vulnerabilities: Vec<Vulnerability>,
+    pub thp_enabled: Option<String>,
+    pub thp_defrag: Option<String>,
+    pub loadavg: Option<[f64; 3]>,
+    pub running_tasks: Option<u64>,
+    pub busy_processes: Vec<BusyProcess>,
+    pub memory_total_kib: Option<u64>,
+    pub page_size: Option<u64>,
+    pub euid: Option<u32>,
+    pub cap_eff: Option<String>,
+    pub is_root: bool,
+    pub perf_event_paranoid: Option<i32>,
+    pub tracefs: Option<String>,
+    pub nohz_full: Option<String>,
+    pub isolated_cpus: Option<String>,
+    pub preempt_model: Option<String>,
+    pub io_uring_disabled: Option<i32>,
+    pub rlimit_nofile: Option<(String, String)>,
+    pub rlimit_nproc: Option<(String, String)>,
+}
+
+/// One file of /sys/devices/system/cpu/vulnerabilities.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Vulnerability {
+    pub name: String,
+    pub status: String,
+}
+
+/// Another process using CPU.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BusyProcess {
+    pub pid: u32,
+    pub comm: String,
+    pub cpu_percent: f64,
+}
+
+/// The harness clock (`ClockInfo`).
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Clock {
+    pub name: String,
+    pub why: String,
+    pub ns_per_tick: f64,
+    pub granularity_ns: f64,
+    pub read_cost_ns: f64,
+}
+
+/// The harness configuration.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Harness {
+    pub profile: String,
+    pub warmup_ns: u64,
+    pub min_samples: usize,
+    pub max_samples: usize,
+    pub min_time_ns: u64,
+    pub max_time_ns: u64,
+    pub ci_target: f64,
+    pub min_batch_ns: u64,
+    pub window_below: f64,
+    pub window_above: f64,
+    pub mad_threshold: f64,
+    pub mad_floor: f64,
+    pub pilot_samples: usize,
+    pub cpu: Option<usize>,
+    pub load: usize,
+}
+
+/// What happened to one benchmark instance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Ok,
+    Skipped,
+    Failed,
+}
+
+/// One benchmark with one set of parameter values.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BenchResult {
+    pub name: String,
+    pub params: BTreeMap<String, String>,
+    pub op: String,
+    pub unit: String,
+    pub status: Status,
+    pub reason: Option<String>,
+    pub measured: Option<Measured>,
+}
+
+/// The figures of a measured benchmark.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Measured {
+    pub median_ns: f64,
+    pub clean: Option<Summary>,
+    pub raw: Summary,
+    pub counts: Counts,
+    pub pilot_ns: f64,
+    pub batch: u64,
+    pub operations: u64,
+    pub overhead: Overhead,
+    pub accounting: Accounting,
+    pub converged: bool,
+    pub stop_reason: String,
+    pub levels: Vec<Level>,
+    pub modes: Vec<Mode>,
+    pub canary: Option<Canary>,
+    pub warmup_ns: f64,
+    pub elapsed_ns: f64,
+    pub samples: Option<Samples>,
+}
+
+/// Descriptive statistics, ns except `n` and `cv`.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Summary {
+    pub n: usize,
+    pub mean: f64,
+    pub sd: f64,
+    pub min: f64,
+    pub max: f64,
+    pub median: f64,
+    pub p1: f64,
+    pub p5: f64,
+    pub p25: f64,
+    pub p75: f64,
+    pub p95: f64,
+    pub p99: f64,
+    pub mad: f64,
+    pub cv: f64,
+    pub ci_low: f64,
+    pub ci_high: f64,
+}
+
+/// Label counts.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Counts {
+    pub total: usize,
+    pub window: usize,
+    pub mad: usize,
+    pub perturbed: usize,
+    pub clean: usize,
+    pub floored: usize,
+}
+
+/// The subtracted empty-loop overhead.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Overhead {
+    pub per_batch_ns: f64,
+    pub per_op_ns: f64,
+    pub samples: usize,
+    pub subtracted: bool,
+}
+
+/// Resource usage per operation.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Accounting {
+    pub user_ns: f64,
+    pub sys_ns: f64,
+    pub vol_switches: f64,
+    pub invol_switches: f64,
+    pub minor_faults: f64,
+    pub major_faults: f64,
+}
+
+/// A level in time.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Level {
+    pub median_ns: f64,
+    pub start_ns: f64,
+    pub duration_ns: f64,
+    pub samples: usize,
+}
+
+/// A mode among the clean samples.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Mode {
+    pub center: f64,
+    pub fraction: f64,
+    pub low: f64,
+    pub high: f64,
+}
+
+/// The getpid canary before and after.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Canary {
+    pub before_ns: f64,
+    pub after_ns: f64,
+    pub change: f64,
+    pub changed: bool,
+}
+
+/// Per-sample columns.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Samples {
+    pub per_op_ns: Vec<f64>,
+    pub at_ns: Vec<f64>,
+    pub flags: Vec<u8>,
+    pub invol_switches: Vec<u64>,
+    pub vol_switches: Vec<u64>,
+    pub faults: Vec<u64>,
+}
