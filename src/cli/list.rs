@@ -11,8 +11,8 @@ pub fn list(filters: &[String]) -> anyhow::Result<ExitCode> {
     let selected = bench::select(filters);
     if selected.is_empty() {
         return Err(UsageError::new(format!(
-            "no benchmark matches {}; run `syscost list` for all",
-            filters.join(" ")
+            "no benchmark matches '{}'; see `syscost list`",
+            filters.join("' or '")
         ))
         .into());
     }

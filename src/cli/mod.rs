@@ -106,9 +106,13 @@ enum TextOrJson {
 pub fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
+        Err(e) if e.use_stderr() => {
+            eprintln!("{}", one_line(&e.render().to_string()));
+            return ExitCode::from(2);
+        }
         Err(e) => {
-            let _ = e.print();
-            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+            let _ = e.print(); // --help, --version
+            return ExitCode::SUCCESS;
         }
     };
     match dispatch(cli) {
@@ -123,6 +127,19 @@ pub fn main() -> ExitCode {
             })
         }
     }
+}
+
+/// Folds clap's several-line message into one line, dropping the pointer to --help.
+fn one_line(msg: &str) -> String {
+    let parts: Vec<&str> = msg
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("For more information"))
+        .collect();
+    format!(
+        "syscost: {} (see --help)",
+        parts.join(" ").trim_start_matches("error: ")
+    )
 }
 
 fn is_broken_pipe(e: &anyhow::Error) -> bool {

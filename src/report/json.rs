@@ -15,7 +15,8 @@
 //!   "clock": { "name": "tsc", "why": "...", "ns_per_tick", "granularity_ns", "read_cost_ns" },
 //!   "harness": { "profile", "warmup_ns", "min_samples", "max_samples", "min_time_ns",
 //!                "max_time_ns", "ci_target", "min_batch_ns", "window_below",
-//!                "window_above", "mad_threshold", "pilot_samples", "cpu", "load" },
+//!                "window_above", "mad_threshold", "mad_floor", "pilot_samples", "cpu",
+//!                "load" },
 //!   "complete": true,              // false if interrupted (or still running)
 //!   "results": [ {
 //!     "name": "syscall.getpid", "params": {"via": "vdso"}, "op": "call", "unit": "ns",

@@ -8,11 +8,13 @@ use super::model::{BenchResult, SweepFit};
 use crate::stats::fit::linear_fit;
 use std::collections::BTreeMap;
 
+/// A sweep's identity: the benchmark, the swept parameter, and the other parameters.
+type SweepKey = (String, String, BTreeMap<String, String>);
+
 /// The fits of every numeric sweep among `results`, in the order the sweeps appear.
 pub fn fits(results: &[BenchResult]) -> Vec<SweepFit> {
     // (name, swept parameter, the other parameters) -> points
-    let mut groups: Vec<((String, String, BTreeMap<String, String>), Vec<(f64, f64)>)> =
-        Vec::new();
+    let mut groups: Vec<(SweepKey, Vec<(f64, f64)>)> = Vec::new();
     for r in results {
         let Some(median) = r.median_ns() else {
             continue;

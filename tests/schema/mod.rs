@@ -42,7 +42,9 @@ fn difference(doc: &Value, mirror: &Value, path: &str) -> Option<String> {
                 Some(d) => difference(d, v, &format!("{path}.{k}")),
             })
             .or_else(|| {
-                a.keys().find(|k| !b.contains_key(*k)).map(|k| format!("{path}.{k}: extra"))
+                a.keys()
+                    .find(|k| !b.contains_key(*k))
+                    .map(|k| format!("{path}.{k}: extra"))
             }),
         (Value::Array(a), Value::Array(b)) if a.len() == b.len() => a
             .iter()
@@ -50,7 +52,9 @@ fn difference(doc: &Value, mirror: &Value, path: &str) -> Option<String> {
             .enumerate()
             .find_map(|(i, (d, v))| difference(d, v, &format!("{path}[{i}]"))),
         _ if doc == mirror => None,
-        _ => Some(format!("{path}: document has {doc}, schema type gives {mirror}")),
+        _ => Some(format!(
+            "{path}: document has {doc}, schema type gives {mirror}"
+        )),
     }
 }
 
@@ -68,6 +72,20 @@ pub struct Run {
     pub harness: Harness,
     pub complete: bool,
     pub results: Vec<BenchResult>,
+    pub sweeps: Vec<SweepFit>,
+}
+
+/// A straight line through the medians of a numeric sweep.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SweepFit {
+    pub name: String,
+    pub param: String,
+    pub fixed: BTreeMap<String, String>,
+    pub points: usize,
+    pub slope_ns: f64,
+    pub intercept_ns: f64,
+    pub r2: f64,
 }
 
 /// The machine (`HostFacts` in `src/store/host.rs`).

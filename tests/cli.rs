@@ -1,0 +1,726 @@
+//! End-to-end tests of the `syscost` binary, run as a user runs it: `list`; `run` in JSON
+//! (checked against an independent mirror of the documented schema, see `schema`), CSV
+//! and Markdown, to standard output and to `-o FILE`; parameter sweeps; bad input, which
+//! must be refused with exit 2 and one line; `env`, `clocks` and `repro`; and that no
+//! process is left behind by `--load`, on a normal exit or on Ctrl-C. They check shapes,
+//! exit codes and sanity ranges only, never speeds; every run uses `--profile smoke`
+//! except the interrupted one, which never finishes.
+
+mod schema;
+
+use schema::{parse_strict, BenchResult, Host, Run, Status};
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+// ---------------------------------------------------------------------------------------
+// Running the binary
+
+/// Tests run side by side, except the two that audit processes: they run alone, so that
+/// no other test's child is mistaken for a leftover or a zombie.
+static PROCESSES: RwLock<()> = RwLock::new(());
+
+fn shared() -> RwLockReadGuard<'static, ()> {
+    PROCESSES.read().unwrap_or_else(|e| e.into_inner())
+}
+
+fn exclusive() -> RwLockWriteGuard<'static, ()> {
+    PROCESSES.write().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Longer than any invocation here should take; past it, the child is killed.
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+/// A finished invocation.
+struct Out {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+/// A running invocation, its output collected by two threads (so a full pipe never
+/// blocks it).
+struct Running {
+    args: Vec<String>,
+    child: Child,
+    stdout: JoinHandle<String>,
+    stderr: JoinHandle<String>,
+}
+
+impl Running {
+    /// Starts `syscost ARGS`. Takes no lock: the caller holds one.
+    fn start(args: &[&str]) -> Running {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_syscost"))
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start syscost");
+        let stdout = drain(child.stdout.take().expect("piped stdout"));
+        let stderr = drain(child.stderr.take().expect("piped stderr"));
+        let args = args.iter().map(|a| a.to_string()).collect();
+        Running {
+            args,
+            child,
+            stdout,
+            stderr,
+        }
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// The pids of its children now.
+    fn children(&self) -> Vec<u32> {
+        processes()
+            .into_iter()
+            .filter(|p| p.ppid == self.pid())
+            .map(|p| p.pid)
+            .collect()
+    }
+
+    /// Waits for it to exit, calling `watch` every few milliseconds meanwhile.
+    fn finish_watching(mut self, mut watch: impl FnMut(&Running)) -> Out {
+        let deadline = Instant::now() + TIMEOUT;
+        let status = loop {
+            watch(&self);
+            if let Some(status) = self.child.try_wait().expect("wait for syscost") {
+                break status;
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                let _ = self.child.wait();
+                panic!("syscost {:?} still running after {TIMEOUT:?}", self.args);
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        };
+        let stdout = self.stdout.join().expect("stdout reader");
+        let stderr = self.stderr.join().expect("stderr reader");
+        Out {
+            code: status.code(),
+            stdout,
+            stderr,
+        }
+    }
+
+    fn finish(self) -> Out {
+        self.finish_watching(|_| {})
+    }
+}
+
+fn drain(mut pipe: impl Read + Send + 'static) -> JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        pipe.read_to_end(&mut bytes).expect("read syscost's output");
+        String::from_utf8(bytes).expect("syscost writes UTF-8")
+    })
+}
+
+/// Runs `syscost ARGS` to the end.
+fn syscost(args: &[&str]) -> Out {
+    let _lock = shared();
+    Running::start(args).finish()
+}
+
+/// Runs `syscost ARGS`, which must succeed.
+fn success(args: &[&str]) -> Out {
+    let out = syscost(args);
+    assert_eq!(
+        out.code,
+        Some(0),
+        "syscost {args:?} failed:\n{}",
+        out.stderr
+    );
+    assert_no_panic(args, &out.stderr);
+    out
+}
+
+/// Runs `syscost ARGS`, which must be refused as a usage error: exit 2, nothing on
+/// standard output, no panic. Returns standard error.
+fn refused(args: &[&str]) -> String {
+    let out = syscost(args);
+    assert_eq!(
+        out.code,
+        Some(2),
+        "syscost {args:?}: stderr:\n{}",
+        out.stderr
+    );
+    assert_eq!(out.stdout, "", "syscost {args:?} wrote to stdout");
+    assert_no_panic(args, &out.stderr);
+    out.stderr
+}
+
+/// The only non-empty line of `stderr`.
+fn one_line<'a>(args: &[&str], stderr: &'a str) -> &'a str {
+    let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(
+        lines.len(),
+        1,
+        "syscost {args:?}: want one line on stderr:\n{stderr}"
+    );
+    lines[0]
+}
+
+fn assert_no_panic(args: &[&str], stderr: &str) {
+    let lower = stderr.to_lowercase();
+    assert!(
+        !lower.contains("panicked") && !lower.contains("backtrace"),
+        "syscost {args:?} panicked:\n{stderr}"
+    );
+}
+
+/// `syscost run BENCHES --profile smoke EXTRA...`, which must succeed.
+fn run_smoke(benches: &[&str], extra: &[&str]) -> Out {
+    let mut args = vec!["run"];
+    args.extend(benches);
+    args.extend(["--profile", "smoke"]);
+    args.extend(extra);
+    success(&args)
+}
+
+/// `syscost run BENCHES --profile smoke --format json EXTRA...`, parsed.
+fn run_json(benches: &[&str], extra: &[&str]) -> Run {
+    let mut more = vec!["--format", "json"];
+    more.extend(extra);
+    parse_strict(&run_smoke(benches, &more).stdout)
+}
+
+// ---------------------------------------------------------------------------------------
+// Files and processes
+
+/// A fresh directory under the system's temporary directory, removed when dropped.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(tag: &str) -> TempDir {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let name = format!("syscost-cli-test-{}-{tag}-{n}", std::process::id());
+        let path = std::env::temp_dir().join(name);
+        let _ = std::fs::remove_dir_all(&path);
+        std::fs::create_dir(&path).expect("create a temporary directory");
+        TempDir(path)
+    }
+
+    /// The names of the files in it, sorted.
+    fn entries(&self) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(&self.0)
+            .expect("list the temporary directory")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Runs `syscost run BENCHES --profile smoke --format FORMAT -o DIR/out.FORMAT`; checks
+/// that nothing went to standard output and that the file is the only one left (no
+/// temporary file); returns its text.
+fn run_to_file(format: &str, benches: &[&str]) -> String {
+    let dir = TempDir::new(format);
+    let name = format!("out.{format}");
+    let file = dir.0.join(&name);
+    let path = file.to_str().expect("a UTF-8 temporary path");
+    let out = run_smoke(benches, &["--format", format, "-o", path]);
+    assert_eq!(out.stdout, "", "-o {format}: nothing should go to stdout");
+    assert_eq!(dir.entries(), [name], "-o {format}: one file, no leftovers");
+    std::fs::read_to_string(&file).expect("read the output file")
+}
+
+/// One line of /proc/PID/stat.
+#[derive(Debug)]
+#[allow(dead_code)] // `comm` is there for the failure messages
+struct Proc {
+    pid: u32,
+    ppid: u32,
+    state: char,
+    comm: String,
+}
+
+/// Every process now.
+fn processes() -> Vec<Proc> {
+    std::fs::read_dir("/proc")
+        .expect("read /proc")
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .filter_map(proc_stat)
+        .collect()
+}
+
+fn proc_stat(pid: u32) -> Option<Proc> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (head, tail) = stat.rsplit_once(')')?;
+    let comm = head.split_once('(')?.1.to_string();
+    let mut fields = tail.split_whitespace();
+    let state = fields.next()?.chars().next()?;
+    let ppid = fields.next()?.parse().ok()?;
+    Some(Proc {
+        pid,
+        ppid,
+        state,
+        comm,
+    })
+}
+
+/// Checks, once syscost `parent` has exited and been reaped, that none of its children
+/// (`seen` while it ran, or any process still naming it as parent) remains, and that
+/// this test process has no zombie child.
+fn assert_nothing_left(parent: u32, seen: &BTreeSet<u32>) {
+    let all = processes();
+    let left: Vec<&Proc> = all
+        .iter()
+        .filter(|p| p.ppid == parent || seen.contains(&p.pid))
+        .collect();
+    assert!(
+        left.is_empty(),
+        "left behind by syscost (pid {parent}): {left:?}"
+    );
+    let me = std::process::id();
+    let zombies: Vec<&Proc> = all
+        .iter()
+        .filter(|p| p.ppid == me && p.state == 'Z')
+        .collect();
+    assert!(
+        zombies.is_empty(),
+        "zombie children of the test process: {zombies:?}"
+    );
+}
+
+/// Sends SIGINT to one child process (by its own positive pid, never a group).
+#[allow(unsafe_code)]
+fn interrupt(child: &Running) {
+    let pid = libc::pid_t::try_from(child.pid()).expect("a pid fits in pid_t");
+    assert!(pid > 0, "refusing to signal pid {pid}");
+    // SAFETY: kill has no memory-safety preconditions; `pid` is positive, so the signal
+    // goes to that one process, our child, which is not yet reaped (its pid is not reused).
+    let r = unsafe { libc::kill(pid, libc::SIGINT) };
+    assert_eq!(
+        r,
+        0,
+        "kill({pid}, SIGINT): {}",
+        std::io::Error::last_os_error()
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// Checking output
+
+/// The benchmark names `list` printed (lines indented by exactly two spaces).
+fn listed(stdout: &str) -> Vec<&str> {
+    stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("  "))
+        .filter(|l| !l.starts_with(char::is_whitespace))
+        .filter_map(|l| l.split_whitespace().next())
+        .collect()
+}
+
+/// Splits one CSV record into fields, honouring double quotes.
+fn csv_fields(line: &str) -> Vec<String> {
+    let mut fields = vec![String::new()];
+    let mut quoted = false;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        let field = fields.last_mut().expect("at least one field");
+        match c {
+            '"' if quoted && chars.peek() == Some(&'"') => {
+                chars.next();
+                field.push('"');
+            }
+            '"' => quoted = !quoted,
+            ',' if !quoted => fields.push(String::new()),
+            _ => field.push(c),
+        }
+    }
+    assert!(!quoted, "unbalanced quotes in CSV line {line:?}");
+    fields
+}
+
+/// Sanity checks for one measured result: plausible figures, consistent statistics and
+/// sample columns.
+fn check_measured(r: &BenchResult) {
+    let what = format!("{} {:?}", r.name, r.params);
+    assert_eq!(r.status, Status::Ok, "{what}: {:?}", r.reason);
+    assert_eq!(r.unit, "ns", "{what}");
+    let m = r
+        .measured
+        .as_ref()
+        .unwrap_or_else(|| panic!("{what}: no figures"));
+    assert!(
+        m.median_ns.is_finite() && m.median_ns < 1e6,
+        "{what}: {}",
+        m.median_ns
+    );
+    if r.name.starts_with("syscall.") {
+        assert!(m.median_ns > 0.0, "{what}: a system call costs something");
+    }
+    assert!(m.counts.clean <= m.counts.total, "{what}: {:?}", m.counts);
+    assert!(m.counts.total >= 1, "{what}: {:?}", m.counts);
+    assert!(!m.stop_reason.is_empty(), "{what}: no stop reason");
+    // The headline is the clean median, or the raw one when no sample is clean.
+    let headline = m.clean.as_ref().unwrap_or(&m.raw);
+    assert_eq!(headline.median, m.median_ns, "{what}: the headline median");
+    assert!(
+        headline.ci_low <= headline.median && headline.median <= headline.ci_high,
+        "{what}: median outside its CI: {headline:?}"
+    );
+    assert_eq!(
+        m.clean.as_ref().map_or(0, |c| c.n),
+        m.counts.clean,
+        "{what}"
+    );
+    assert_eq!(m.raw.n, m.counts.total, "{what}");
+    let s = m
+        .samples
+        .as_ref()
+        .unwrap_or_else(|| panic!("{what}: no samples"));
+    let lengths = [
+        s.per_op_ns.len(),
+        s.at_ns.len(),
+        s.flags.len(),
+        s.invol_switches.len(),
+        s.vol_switches.len(),
+        s.faults.len(),
+    ];
+    assert!(
+        lengths.iter().all(|&n| n == m.counts.total),
+        "{what}: {lengths:?}"
+    );
+    assert!(
+        s.flags.iter().all(|&f| f < 8),
+        "{what}: flags use bits 0-2 only"
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// list
+
+#[test]
+fn list_shows_the_catalogue() {
+    let out = success(&["list"]);
+    let names = listed(&out.stdout);
+    for name in [
+        "syscall.getpid",
+        "syscall.args",
+        "call.empty",
+        "clock.monotonic",
+    ] {
+        assert!(
+            names.contains(&name),
+            "`list` lacks {name}:\n{}",
+            out.stdout
+        );
+    }
+    assert!(
+        out.stdout.contains("args=0,1,2,3,4,5,6"),
+        "syscall.args' default sweep"
+    );
+}
+
+#[test]
+fn list_filters_by_glob() {
+    let out = success(&["list", "syscall.get*"]);
+    let names = listed(&out.stdout);
+    assert!(names.contains(&"syscall.getpid"), "{}", out.stdout);
+    assert!(!names.contains(&"call.empty"), "{}", out.stdout);
+}
+
+#[test]
+fn list_refuses_a_filter_that_matches_nothing() {
+    let args = ["list", "nosuch"];
+    let line = one_line(&args, &refused(&args)).to_string();
+    assert!(line.contains("nosuch"), "{line}");
+}
+
+// ---------------------------------------------------------------------------------------
+// run: JSON
+
+#[test]
+fn run_json_follows_the_schema() {
+    let run = run_json(&["syscall.getpid*", "call.empty"], &[]);
+    assert_eq!(run.schema_version, 1);
+    assert_eq!(run.tool, "syscost");
+    assert!(run.complete, "a finished run is complete");
+    assert_eq!(run.harness.profile, "smoke");
+    assert_eq!(run.harness.load, 0);
+    assert!(run.host.cpus_online >= 1);
+    assert!(
+        run.clock.read_cost_ns > 0.0 && run.clock.ns_per_tick > 0.0,
+        "{:?}",
+        run.clock
+    );
+    let names: BTreeSet<&str> = run.results.iter().map(|r| r.name.as_str()).collect();
+    let want = [
+        "call.empty",
+        "syscall.getpid",
+        "syscall.getpid.indirect",
+        "syscall.getpid.raw",
+    ];
+    assert_eq!(names, BTreeSet::from(want));
+    assert_eq!(run.results.len(), 4);
+    run.results.iter().for_each(check_measured);
+    assert!(
+        run.sweeps.is_empty(),
+        "no parameter was swept: {:?}",
+        run.sweeps
+    );
+}
+
+#[test]
+fn run_json_without_samples() {
+    let run = run_json(&["syscall.getppid"], &["--no-samples"]);
+    assert_eq!(run.results.len(), 1);
+    let m = run.results[0].measured.as_ref().expect("measured");
+    assert!(m.samples.is_none(), "--no-samples leaves the columns out");
+    assert!(m.median_ns > 0.0 && m.median_ns < 1e6, "{}", m.median_ns);
+}
+
+#[test]
+fn run_sweeps_a_parameter() {
+    let run = run_json(&["syscall.args"], &["--param", "args=0,3,6"]);
+    assert_eq!(run.results.len(), 3);
+    assert!(run.results.iter().all(|r| r.name == "syscall.args"));
+    let mut args: Vec<&str> = run
+        .results
+        .iter()
+        .map(|r| r.params["args"].as_str())
+        .collect();
+    args.sort();
+    assert_eq!(args, ["0", "3", "6"]);
+    run.results.iter().for_each(check_measured);
+    assert_eq!(
+        run.sweeps.len(),
+        1,
+        "one line through the sweep: {:?}",
+        run.sweeps
+    );
+    let fit = &run.sweeps[0];
+    assert_eq!(
+        (fit.name.as_str(), fit.param.as_str(), fit.points),
+        ("syscall.args", "args", 3)
+    );
+    assert!((0.0..=1.0).contains(&fit.r2), "{fit:?}");
+}
+
+// ---------------------------------------------------------------------------------------
+// run: output files
+
+#[test]
+fn run_writes_json_to_a_file() {
+    let run: Run = parse_strict(&run_to_file("json", &["syscall.getppid", "call.empty"]));
+    assert!(run.complete);
+    assert_eq!(run.results.len(), 2);
+    run.results.iter().for_each(check_measured);
+}
+
+#[test]
+fn run_writes_csv_to_a_file() {
+    let text = run_to_file("csv", &["syscall.getppid", "call.empty"]);
+    let mut lines = text.lines();
+    let header = csv_fields(lines.next().expect("a header row"));
+    assert_eq!(header[..3], ["name", "params", "status"], "{header:?}");
+    let median = header
+        .iter()
+        .position(|h| h == "median_ns")
+        .expect("a median_ns column");
+    let rows: Vec<Vec<String>> = lines.map(csv_fields).collect();
+    assert_eq!(rows.len(), 2, "one row per result:\n{text}");
+    for row in &rows {
+        assert_eq!(
+            row.len(),
+            header.len(),
+            "as many fields as the header: {row:?}"
+        );
+        assert!(
+            ["syscall.getppid", "call.empty"].contains(&row[0].as_str()),
+            "{row:?}"
+        );
+        assert_eq!(row[2], "ok", "{row:?}");
+        let ns: f64 = row[median].parse().expect("median_ns is a number");
+        assert!(ns.is_finite() && ns < 1e6, "{row:?}");
+    }
+}
+
+#[test]
+fn run_writes_markdown_to_a_file() {
+    let text = run_to_file("markdown", &["syscall.getppid", "call.empty"]);
+    let lines: Vec<&str> = text.lines().collect();
+    let at = lines.iter().position(|l| l.starts_with("| benchmark |"));
+    let at = at.unwrap_or_else(|| panic!("no table header row:\n{text}"));
+    let cells = |l: &str| l.matches('|').count();
+    let rule = lines.get(at + 1).expect("a separator row");
+    assert!(
+        rule.starts_with("|-") || rule.starts_with("|:"),
+        "separator: {rule}"
+    );
+    assert!(
+        rule.chars().all(|c| "|-: ".contains(c)),
+        "separator: {rule}"
+    );
+    assert_eq!(cells(rule), cells(lines[at]));
+    let rows: Vec<&str> = lines[at + 2..]
+        .iter()
+        .copied()
+        .take_while(|l| l.starts_with('|'))
+        .collect();
+    assert_eq!(rows.len(), 2, "one row per result:\n{text}");
+    assert!(
+        rows.iter().all(|r| cells(r) == cells(lines[at])),
+        "{rows:?}"
+    );
+}
+
+#[test]
+fn run_refuses_an_unwritable_output() {
+    let args = ["run", "syscall.getpid", "--profile", "smoke"];
+    let args = [
+        &args[..],
+        &["--format", "json", "-o", "/nonexistent-dir/x.json"],
+    ]
+    .concat();
+    let line = one_line(&args, &refused(&args)).to_string();
+    assert!(line.contains("-o"), "{line}");
+}
+
+// ---------------------------------------------------------------------------------------
+// Bad input
+
+#[test]
+fn bad_input_is_refused_in_one_line() {
+    let cases: [&[&str]; 8] = [
+        &["run", "nosuch.bench"],
+        &["run", "syscall.getpid", "--param", "foo=1"],
+        &["run", "syscall.args", "--param", "args=9"],
+        &["run", "syscall.args", "--param", "args=1,,2"],
+        &["run", "syscall.args", "--param", "args"],
+        &["run", "syscall.getpid", "--cpu", "999"],
+        &["run", "syscall.getpid", "--load", "100000"],
+        &["repro", "nosuch"],
+    ];
+    for args in cases {
+        let args = [args, &["--profile", "smoke"]].concat();
+        let line = one_line(&args, &refused(&args)).to_string();
+        assert!(line.starts_with("syscost: "), "{args:?}: {line}");
+    }
+}
+
+/// Values clap rejects: exit 2, one line naming the value, no panic.
+#[test]
+fn bad_option_values_are_refused_in_one_line() {
+    for option in ["--profile", "--format"] {
+        let args = ["run", "syscall.getpid", option, "nope"];
+        let line = one_line(&args, &refused(&args)).to_string();
+        assert!(line.contains("'nope'"), "{args:?}: {line}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// env, clocks, repro
+
+#[test]
+fn env_describes_the_machine() {
+    let out = success(&["env"]);
+    assert!(out.stdout.contains("kernel"), "{}", out.stdout);
+}
+
+#[test]
+fn env_json_follows_the_schema() {
+    let host: Host = parse_strict(&success(&["env", "--format", "json"]).stdout);
+    assert!(host.cpus_online >= 1, "{host:?}");
+}
+
+#[test]
+fn clocks_json_lists_the_monotonic_clock() {
+    let out = success(&["clocks", "--format", "json"]);
+    let doc: Value = serde_json::from_str(&out.stdout).expect("clocks prints JSON");
+    let clocks = doc["clocks"].as_array().expect("a `clocks` array");
+    let mono = clocks.iter().find(|c| c["clock"] == "CLOCK_MONOTONIC");
+    let mono = mono.unwrap_or_else(|| panic!("no CLOCK_MONOTONIC entry: {clocks:?}"));
+    let cost = mono["read_cost_ns"]
+        .as_f64()
+        .expect("read_cost_ns is a number");
+    assert!(cost > 0.0 && cost < 1e6, "{mono}");
+}
+
+#[test]
+fn repro_perez1976_prints_the_table() {
+    let out = success(&["repro", "perez1976", "--profile", "smoke"]);
+    let row = |call: &str| {
+        let found = out
+            .stdout
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(call));
+        found.unwrap_or_else(|| panic!("no row {call}:\n{}", out.stdout))
+    };
+    row("gpid");
+    let stme = row("stme");
+    assert!(
+        stme.contains("not measured: it would change the system clock"),
+        "{stme}"
+    );
+    assert!(
+        out.stdout.contains("per-argument increment"),
+        "{}",
+        out.stdout
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// Processes
+
+#[test]
+fn load_leaves_no_process_behind() {
+    let _alone = exclusive();
+    let args = ["run", "--profile", "smoke", "--load", "2", "syscall.getpid"];
+    let child = Running::start(&[&args[..], &["--format", "json"]].concat());
+    let pid = child.pid();
+    let mut seen = BTreeSet::new();
+    let out = child.finish_watching(|c| seen.extend(c.children()));
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let run: Run = parse_strict(&out.stdout);
+    assert_eq!(run.harness.load, 2);
+    assert!(
+        seen.len() <= 2,
+        "more children than --load 2 asked for: {seen:?}"
+    );
+    assert_nothing_left(pid, &seen);
+}
+
+#[test]
+fn interrupt_keeps_what_was_measured_and_stops_the_load() {
+    let _alone = exclusive();
+    let started = Instant::now();
+    let args = ["run", "--profile", "thorough", "--load", "1", "syscall.*"];
+    let child = Running::start(&[&args[..], &["--format", "json"]].concat());
+    let pid = child.pid();
+    let mut seen = BTreeSet::new();
+    while seen.is_empty() || started.elapsed() < Duration::from_millis(1500) {
+        assert!(
+            started.elapsed() < TIMEOUT,
+            "the background load never started"
+        );
+        seen.extend(child.children());
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    interrupt(&child);
+    let out = child.finish_watching(|c| seen.extend(c.children()));
+    assert_eq!(out.code, Some(130), "stderr:\n{}", out.stderr);
+    assert_no_panic(&args, &out.stderr);
+    assert!(out.stderr.contains("interrupted"), "{}", out.stderr);
+    let run: Run = parse_strict(&out.stdout);
+    assert!(!run.complete, "an interrupted run is not complete");
+    assert_nothing_left(pid, &seen);
+}
