@@ -58,15 +58,14 @@ pub fn clocks(json: bool) -> anyhow::Result<ExitCode> {
         load: 0,
         keep_samples: false,
     })?;
-    let tsc_ns = crate::harness::clock::choose(ClockChoice::Auto, facts.invariant_tsc)
-        .map(|(c, _)| {
-            if c.name() == "tsc" {
-                c.ns_per_tick()
-            } else {
-                f64::NAN
-            }
-        })
-        .unwrap_or(f64::NAN);
+    // The session's clock is the calibrated TSC when the TSC is usable; otherwise rdtsc
+    // ticks have no known length and their granularity is not converted.
+    let info = session.clock_info().clone();
+    let tsc_ns = if info.name == "tsc" {
+        info.ns_per_tick
+    } else {
+        f64::NAN
+    };
     let mut rows = Vec::new();
     for entry in CLOCKS {
         let kind = entry.kind;
@@ -90,7 +89,6 @@ pub fn clocks(json: bool) -> anyhow::Result<ExitCode> {
             read_cost_ns: cost,
         });
     }
-    let info = session.clock_info().clone();
     let mut out = std::io::stdout().lock();
     if json {
         let doc = serde_json::json!({ "clocks": rows, "harness_clock": info });
