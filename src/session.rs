@@ -146,6 +146,7 @@ impl Session {
             status: Status::Ok,
             reason: None,
             measured: None,
+            facts: Vec::new(),
         };
         let outcome = self.measure(bench, params, &mut result);
         match outcome {
@@ -169,16 +170,18 @@ impl Session {
         params: &Params,
         result: &mut BenchResult,
     ) -> Result<Measured, BenchError> {
-        let mut prepared = bench.prepare(params)?;
+        let prepared = bench.prepare(params)?;
         result.op = prepared.op.to_string();
+        let (mut body, plan, then) = (prepared.body, prepared.plan, prepared.after);
         let before = self.canary()?;
-        let m = self.harness().measure(
-            prepared.body.as_mut(),
-            &mut EmptyLoop,
-            prepared.plan,
-        )?;
+        let m = self
+            .harness()
+            .measure(body.as_mut(), &mut EmptyLoop, plan)?;
         let after = self.canary()?;
-        drop(prepared); // release descriptors, mappings and children now
+        drop(body); // release descriptors, mappings and children now
+        if let Some(then) = then {
+            result.facts = then(&self.harness(), &m)?;
+        }
         let change = after / before - 1.0;
         let canary = Canary {
             before_ns: before,

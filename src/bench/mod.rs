@@ -15,7 +15,14 @@ pub mod syscall;
 pub use params::{Kind, ParamArg, ParamSpec, Params};
 
 use crate::error::BenchError;
-use crate::harness::{Body, Plan};
+use crate::harness::{Body, Harness, Measurement, Plan};
+use crate::report::model::Fact;
+
+/// A step run after the measurement, once the body has been dropped: it derives facts
+/// from the measurement, or makes its own untimed-by-the-harness run (a whole ring under
+/// getrusage).
+pub type After =
+    Box<dyn FnOnce(&Harness<'_>, &Measurement) -> Result<Vec<Fact>, BenchError>>;
 
 /// A benchmark in the catalogue.
 pub trait Bench: Sync {
@@ -43,6 +50,8 @@ pub struct Prepared {
     pub plan: Plan,
     /// What one operation is, when it is more than the benchmark's name says.
     pub op: &'static str,
+    /// Run after the measurement, when the body is gone.
+    pub after: Option<After>,
 }
 
 impl Prepared {
@@ -52,6 +61,7 @@ impl Prepared {
             body,
             plan: Plan::default(),
             op: "call",
+            after: None,
         }
     }
     /// Names what one operation is (e.g. "dup+close pair").
@@ -62,6 +72,11 @@ impl Prepared {
     /// Sets the plan.
     pub fn plan(mut self, plan: Plan) -> Prepared {
         self.plan = plan;
+        self
+    }
+    /// Sets the step run after the measurement.
+    pub fn after(mut self, after: After) -> Prepared {
+        self.after = Some(after);
         self
     }
 }

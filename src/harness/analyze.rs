@@ -114,7 +114,7 @@ impl Analysis {
 }
 
 fn perturbed(u: &Usage, expect: Expect) -> bool {
-    u.invol_switches > 0
+    (!expect.preemption && u.invol_switches > 0)
         || u.major_faults > 0
         || (!expect.switches && u.vol_switches > 0)
         || (!expect.faults && u.minor_faults > 0)

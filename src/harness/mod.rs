@@ -56,6 +56,9 @@ pub struct Expect {
     pub switches: bool,
     /// The operation faults pages, so minor faults are part of it.
     pub faults: bool,
+    /// The operation involves other tasks sharing the CPU, so involuntary switches are
+    /// part of it (a ring of tasks placed freely).
+    pub preemption: bool,
 }
 
 /// How one benchmark wants to be measured.
@@ -68,6 +71,9 @@ pub struct Plan {
     pub keep_overhead: bool,
     /// A fixed batch size instead of calibration (1 for operations timed one by one).
     pub fixed_batch: Option<u64>,
+    /// Operations per iteration of the body (a pass around a ring of n tasks is n
+    /// hops); 0 means 1.
+    pub per_iter: u64,
 }
 
 /// One timed batch.
@@ -259,9 +265,10 @@ impl<'a> Harness<'a> {
         } else {
             empty[empty.len() / 2]
         };
+        let per_iter = plan.per_iter.max(1);
         let overhead = Overhead {
             per_batch_ns: c.to_ns(overhead_ticks),
-            per_op_ns: c.to_ns(overhead_ticks) / k as f64,
+            per_op_ns: c.to_ns(overhead_ticks) / (k * per_iter) as f64,
             samples: empty.len(),
             subtracted: !plan.keep_overhead,
         };
@@ -292,7 +299,7 @@ impl<'a> Harness<'a> {
                 continue;
             }
             next_check = samples.len() + (samples.len() / 8).max(10);
-            let a = self.analyze(&samples, k, subtract, plan.expect);
+            let a = self.analyze(&samples, k * per_iter, subtract, plan.expect);
             let ci = a.relative_ci();
             let ok = ci <= p.ci_target;
             if ok && samples.len() >= p.min_samples && elapsed >= p.min_time_ns as f64 {
@@ -320,7 +327,7 @@ impl<'a> Harness<'a> {
             }
         };
         let elapsed_ns = since(begin);
-        let analysis = self.analyze(&samples, k, subtract, plan.expect);
+        let analysis = self.analyze(&samples, k * per_iter, subtract, plan.expect);
         Ok(Measurement {
             batch: k,
             overhead,

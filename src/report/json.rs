@@ -36,7 +36,9 @@
 //!       "warmup_ns", "elapsed_ns",
 //!       "samples": null | { "per_op_ns": [..], "at_ns": [..], "flags": [..],
 //!                           "invol_switches": [..], "vol_switches": [..], "faults": [..] }
-//!     } } ],
+//!     },
+//!     "facts": [{ "name", "value", "unit", "about" }]  // figures derived beyond the time
+//!   } ],
 //!   "sweeps": [ { "name", "param", "fixed": {..}, "points", "slope_ns", "intercept_ns",
 //!                 "r2" } ]          // a line through the medians of each numeric sweep
 //! }

@@ -126,6 +126,35 @@ pub struct BenchResult {
     pub reason: Option<String>,
     /// The measurement, when the status is ok.
     pub measured: Option<Measured>,
+    /// Figures the benchmark derives beyond the per-operation time (a ring's CPU
+    /// accounting, a ping-pong's one-way estimate), in the order it gives them.
+    pub facts: Vec<Fact>,
+}
+
+/// A named figure a benchmark reports beside its per-operation time.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Fact {
+    /// A short identifier, e.g. `cpu_us_per_pass`.
+    pub name: String,
+    /// The value.
+    pub value: f64,
+    /// Its unit, e.g. `us`, `ns`, `count`, `ratio`.
+    pub unit: String,
+    /// One line saying what it is.
+    pub about: String,
+}
+
+impl Fact {
+    /// A fact.
+    pub fn new(name: &str, value: f64, unit: &str, about: &str) -> Fact {
+        Fact {
+            name: name.into(),
+            value,
+            unit: unit.into(),
+            about: about.into(),
+        }
+    }
 }
 
 /// The figures of a measured benchmark.
@@ -201,6 +230,11 @@ pub struct Samples {
 }
 
 impl BenchResult {
+    /// The fact called `name`.
+    pub fn fact(&self, name: &str) -> Option<f64> {
+        self.facts.iter().find(|f| f.name == name).map(|f| f.value)
+    }
+
     /// `params` as `name=value` joined by spaces.
     pub fn param_label(&self) -> String {
         self.params

@@ -87,6 +87,15 @@ impl Exporter for Table {
         } else if let Some(d) = describe_modes(&m.modes) {
             note(d);
         }
+        for f in &r.facts {
+            note(format!(
+                "{}: {} {} ({})",
+                f.name,
+                fmt_value(f.value),
+                f.unit,
+                f.about
+            ));
+        }
         if let Some(cn) = m.canary.filter(|c| c.changed) {
             note(format!(
                 "canary getpid {} → {} ({:+.1}%): the machine changed speed during this benchmark",
@@ -136,6 +145,20 @@ impl Exporter for Table {
 }
 
 /// The CI column: both bounds in the median's unit, and the half-width in percent.
+/// A fact's value with precision suited to its size.
+fn fmt_value(v: f64) -> String {
+    let a = v.abs();
+    if v == v.trunc() && a < 1e15 {
+        format!("{v:.0}")
+    } else if a >= 100.0 {
+        format!("{v:.1}")
+    } else if a >= 1.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
 fn ci_text(lo: f64, hi: f64, median: f64) -> String {
     let (scale, _) = unit_for(median);
     let rel = (hi - lo) / 2.0 / median * 100.0;

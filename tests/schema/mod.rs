@@ -196,6 +196,17 @@ pub struct BenchResult {
     pub status: Status,
     pub reason: Option<String>,
     pub measured: Option<Measured>,
+    pub facts: Vec<Fact>,
+}
+
+/// A named figure beside the per-operation time.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Fact {
+    pub name: String,
+    pub value: f64,
+    pub unit: String,
+    pub about: String,
 }
 
 /// The figures of a measured benchmark.
