@@ -9,6 +9,7 @@
 
 pub mod call;
 pub mod clock;
+pub mod ctx;
 pub mod params;
 pub mod syscall;
 
@@ -151,7 +152,13 @@ impl Bench for Simple {
 
 /// Every benchmark, family by family.
 pub fn catalogue() -> Vec<&'static dyn Bench> {
-    [call::BENCHES, clock::BENCHES, syscall::BENCHES].concat()
+    [
+        call::BENCHES,
+        clock::BENCHES,
+        syscall::BENCHES,
+        ctx::BENCHES,
+    ]
+    .concat()
 }
 
 /// The benchmark called exactly `name`.

@@ -3,6 +3,17 @@
 
 use std::io;
 use std::mem::MaybeUninit;
+use std::sync::OnceLock;
+
+static ORIGINAL: OnceLock<Vec<usize>> = OnceLock::new();
+
+/// The CPUs this process could use before syscost pinned anything: captured the first
+/// time a [`Pin`] is made or this is called. Tasks placed "freely" get this set.
+pub fn process_cpus() -> Vec<usize> {
+    ORIGINAL
+        .get_or_init(|| allowed_cpus().unwrap_or_default())
+        .clone()
+}
 
 /// The CPUs the calling thread may run on.
 pub fn allowed_cpus() -> io::Result<Vec<usize>> {
@@ -54,6 +65,7 @@ impl Pin {
     /// Pins the calling thread to `cpu`.
     pub fn to(cpu: usize) -> io::Result<Pin> {
         let previous = allowed_cpus()?;
+        let _ = ORIGINAL.set(previous.clone());
         set_cpus(&[cpu])?;
         Ok(Pin { previous })
     }

@@ -9,4 +9,5 @@ pub mod affinity;
 pub mod interrupt;
 pub mod load;
 pub mod sys;
+pub mod task;
 pub mod usage;

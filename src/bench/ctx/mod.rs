@@ -1,0 +1,35 @@
+//! Context switches: a ring of n tasks passing a token (Sloan's pipeline, 1992), and
+//! two tasks bouncing control through one mechanism at a time (Manea, 1999 §4).
+//!
+//! Tasks are forked processes or threads of this process. Every task is created in
+//! `prepare` and ended, reaped or joined when the body is dropped; nothing here signals
+//! a process it did not create.
+
+pub mod pingpong;
+pub mod ring;
+
+use crate::bench::Bench;
+use crate::error::BenchError;
+use crate::runner::affinity;
+
+/// The family.
+pub const BENCHES: &[&dyn Bench] = &[&ring::RING, &ring::PIPE, &pingpong::PINGPONG];
+
+/// The CPU that tasks placed on one CPU share: the measuring thread's CPU when it is
+/// pinned to one (`--cpu`), else the first CPU this process may use.
+pub fn home_cpu() -> Result<usize, BenchError> {
+    let now =
+        affinity::allowed_cpus().map_err(|e| BenchError::os("sched_getaffinity", e))?;
+    match now.as_slice() {
+        [one] => Ok(*one),
+        _ => affinity::process_cpus()
+            .first()
+            .copied()
+            .ok_or_else(|| BenchError::Failed("this process may use no CPU".into())),
+    }
+}
+
+/// A CPU other than `home` that this process may use.
+pub fn other_cpu(home: usize) -> Option<usize> {
+    affinity::process_cpus().into_iter().find(|&c| c != home)
+}

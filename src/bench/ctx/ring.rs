@@ -1,0 +1,644 @@
+//! `ctx.ring`: Sloan's pipeline. A ring of n tasks joined by pipes passes a one-byte
+//! token; every hop wakes the next task, so on one CPU every hop is a switch.
+//!
+//! The measuring thread is one member of the ring: it writes the token into the ring
+//! and reads it back n hops later. The harness times passes and reports ns per hop.
+//! After the measurement a fresh ring makes a run of its own under getrusage, as the
+//! paper did: every member records its usage when the first token reaches it and
+//! again at end of file, so creation and exit are left out, and the figures give the
+//! paper's columns (real, CPU, user, system) and the switches per hop.
+
+use super::home_cpu;
+use crate::bench::{body, Kind, ParamSpec, Params, Prepared, Simple};
+use crate::error::BenchError;
+use crate::harness::{Body, Expect, Plan};
+use crate::report::model::Fact;
+use crate::runner::affinity::{self, Pin};
+use crate::runner::interrupt;
+use crate::runner::task::{self, Child, SharedMem};
+use crate::runner::usage::{Usage, Who};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// The paper's process counts.
+pub const PAPER_COUNTS: &str = "2,4,8,10,16,20,32,48,64";
+
+static PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "n",
+        default: PAPER_COUNTS,
+        about: "tasks in the ring, the measuring thread included (the paper's counts by default)",
+        kind: Kind::Int { min: 2, max: 16384 },
+    },
+    ParamSpec {
+        name: "kind",
+        default: "process",
+        about: "forked processes or threads of this process",
+        kind: Kind::Choice(&["process", "thread"]),
+    },
+    ParamSpec {
+        name: "placement",
+        default: "one-cpu,free",
+        about: "one-cpu pins every task to one CPU (every hop a true switch); free lets the scheduler place them",
+        kind: Kind::Choice(&["one-cpu", "free"]),
+    },
+    ParamSpec {
+        name: "passes",
+        default: "0",
+        about: "tokens each task passes per sample and in the accounting run (0: calibrated)",
+        kind: Kind::Int { min: 0, max: 100_000_000 },
+    },
+];
+
+/// `ctx.ring`.
+pub const RING: Simple = Simple {
+    name: "ctx.ring",
+    about: "a token passed around a ring of n tasks joined by pipes: ns per hop, with the ring's CPU accounting",
+    origin: "sloan1992 (the pipeline benchmark); manea1999 §4",
+    params: PARAMS,
+    prepare: prepare_ring,
+};
+
+/// `ctx.pipe`: the ring's control, the token through a pipe within one task.
+pub const PIPE: Simple = Simple {
+    name: "ctx.pipe",
+    about: "a one-byte write and read of the same pipe in one task: a hop's pipe cost without the switch",
+    origin: "sloan1992 (control); lmbench lat_ctx's overhead",
+    params: &[],
+    prepare: |_| Ok(Prepared::new(pipe_pass()?).op("write+read of one byte")),
+};
+
+/// Where the ring's tasks run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Placement {
+    /// Every task pinned to this CPU.
+    One(usize),
+    /// Every task may run on these CPUs.
+    Free(Vec<usize>),
+}
+
+impl Placement {
+    fn from_param(p: &Params) -> Result<Placement, BenchError> {
+        Ok(match p.get("placement") {
+            "one-cpu" => Placement::One(home_cpu()?),
+            _ => Placement::Free(affinity::process_cpus()),
+        })
+    }
+    fn cpus(&self) -> Vec<usize> {
+        match self {
+            Placement::One(c) => vec![*c],
+            Placement::Free(v) => v.clone(),
+        }
+    }
+}
+
+/// Whether members are processes or threads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TaskKind {
+    /// Forked processes.
+    Process,
+    /// Threads of this process.
+    Thread,
+}
+
+impl TaskKind {
+    fn from_param(p: &Params) -> TaskKind {
+        match p.get("kind") {
+            "thread" => TaskKind::Thread,
+            _ => TaskKind::Process,
+        }
+    }
+    fn word(self) -> &'static str {
+        match self {
+            TaskKind::Process => "process",
+            TaskKind::Thread => "thread",
+        }
+    }
+}
+
+/// The smallest n at which a ring of each kind could not be built, and why: larger n
+/// of the same kind are skipped with that reason.
+static LIMITS: Mutex<Vec<(TaskKind, u64, String)>> = Mutex::new(Vec::new());
+
+fn known_limit(kind: TaskKind, n: u64) -> Option<String> {
+    let l = LIMITS.lock().unwrap_or_else(|e| e.into_inner());
+    l.iter()
+        .find(|(k, m, _)| *k == kind && n >= *m)
+        .map(|(_, m, why)| {
+            format!("a ring of {m} {}es could not be built: {why}", kind.word())
+        })
+}
+
+fn record_limit(kind: TaskKind, n: u64, why: &str) {
+    let mut l = LIMITS.lock().unwrap_or_else(|e| e.into_inner());
+    match l.iter_mut().find(|(k, _, _)| *k == kind) {
+        Some(e) if e.1 <= n => {}
+        Some(e) => *e = (kind, n, why.to_string()),
+        None => l.push((kind, n, why.to_string())),
+    }
+}
+
+/// Slots per member in the shared usage area: a flag word, then the usage at the
+/// first token (user, sys, vol, invol), then at end of file.
+const SLOTS: usize = 9;
+const STARTED: u64 = 1;
+const ENDED: u64 = 2;
+
+fn record(mem: &SharedMem, at: usize, u: &Usage) {
+    mem.slot(at).store(u.user_ns, Ordering::Relaxed);
+    mem.slot(at + 1).store(u.sys_ns, Ordering::Relaxed);
+    mem.slot(at + 2).store(u.vol_switches, Ordering::Relaxed);
+    mem.slot(at + 3).store(u.invol_switches, Ordering::Relaxed);
+}
+
+fn recorded(mem: &SharedMem, at: usize) -> Usage {
+    Usage {
+        user_ns: mem.slot(at).load(Ordering::Relaxed),
+        sys_ns: mem.slot(at + 1).load(Ordering::Relaxed),
+        vol_switches: mem.slot(at + 2).load(Ordering::Relaxed),
+        invol_switches: mem.slot(at + 3).load(Ordering::Relaxed),
+        ..Usage::default()
+    }
+}
+
+/// A member's loop: forward every byte from `inp` to `out` until end of file. Records
+/// its thread's usage at the first token and at the end. Async-signal-safe: it runs
+/// in forked children.
+fn serve(inp: RawFd, out: RawFd, mem: &SharedMem, member: usize) -> i32 {
+    let base = member * SLOTS;
+    let mut b = [0u8; 1];
+    let mut started = false;
+    loop {
+        let r = task::read_fd(inp, &mut b);
+        if r == 1 {
+            if !started {
+                record(mem, base + 1, &Usage::now(Who::Thread));
+                mem.slot(base).fetch_or(STARTED, Ordering::Release);
+                started = true;
+            }
+            if task::write_fd(out, &b) != 1 {
+                return 3;
+            }
+            continue;
+        }
+        if r < 0 && task::errno() == libc::EINTR {
+            continue;
+        }
+        record(mem, base + 5, &Usage::now(Who::Thread));
+        mem.slot(base).fetch_or(ENDED, Ordering::Release);
+        return if r == 0 { 0 } else { 2 };
+    }
+}
+
+/// A live ring. Dropping it closes the measuring thread's ends, which ends every
+/// member in turn at end of file, then reaps or joins them.
+pub struct Ring {
+    n: usize,
+    inject: Option<OwnedFd>,
+    back: Option<OwnedFd>,
+    children: Vec<Child>,
+    threads: Vec<JoinHandle<()>>,
+    mem: Arc<SharedMem>,
+    _pin: Option<Pin>,
+}
+
+/// Why a ring could not be built.
+#[derive(Debug)]
+pub enum BuildError {
+    /// A limit was reached (fork, threads, descriptors): skip this n and larger.
+    Limit(String),
+    /// Anything else.
+    Other(BenchError),
+}
+
+impl Ring {
+    /// Builds a ring of `n` tasks, the calling thread included.
+    pub fn build(
+        n: usize,
+        kind: TaskKind,
+        place: &Placement,
+    ) -> Result<Ring, BuildError> {
+        let mem = Arc::new(
+            SharedMem::new((n + 1) * SLOTS * 8)
+                .map_err(|e| BuildError::Other(BenchError::os("mmap (shared)", e)))?,
+        );
+        let pin = match place {
+            Placement::One(c) => Some(
+                Pin::to(*c).map_err(|e| BuildError::Other(BenchError::os("pin", e)))?,
+            ),
+            Placement::Free(_) => None,
+        };
+        let cpus = place.cpus();
+        let limit = |what: &str, i: usize, e: std::io::Error| {
+            BuildError::Limit(format!("{what} failed at task {} of {n}: {e}", i + 1))
+        };
+        let (r0, w0) = task::pipe().map_err(|e| limit("pipe", 0, e))?;
+        let mut ring = Ring {
+            n,
+            inject: None,
+            back: None,
+            children: Vec::with_capacity(if kind == TaskKind::Process { n } else { 0 }),
+            threads: Vec::with_capacity(if kind == TaskKind::Thread { n } else { 0 }),
+            mem,
+            _pin: pin,
+        };
+        let inject_raw = w0.as_raw_fd();
+        ring.inject = Some(w0);
+        let mut prev = r0;
+        for i in 1..n {
+            let (r, w) = task::pipe().map_err(|e| limit("pipe", i, e))?;
+            match kind {
+                TaskKind::Process => {
+                    let (inp, out, next) =
+                        (prev.as_raw_fd(), w.as_raw_fd(), r.as_raw_fd());
+                    let (cpus, mem) = (&cpus[..], &*ring.mem);
+                    let child = task::fork(|| {
+                        task::close_in_child(inject_raw);
+                        task::close_in_child(next);
+                        if affinity::set_cpus(cpus).is_err() {
+                            return 4;
+                        }
+                        serve(inp, out, mem, i)
+                    })
+                    .map_err(|e| limit("fork", i, e))?;
+                    ring.children.push(child);
+                    drop(prev);
+                    drop(w);
+                }
+                TaskKind::Thread => {
+                    let (cpus, mem) = (cpus.clone(), ring.mem.clone());
+                    let inp = prev;
+                    let h = std::thread::Builder::new()
+                        .name("syscost-ring".into())
+                        .stack_size(64 * 1024)
+                        .spawn(move || {
+                            if affinity::set_cpus(&cpus).is_ok() {
+                                serve(inp.as_raw_fd(), w.as_raw_fd(), &mem, i);
+                            }
+                            drop(inp);
+                            drop(w);
+                        })
+                        .map_err(|e| limit("thread creation", i, e))?;
+                    ring.threads.push(h);
+                }
+            }
+            prev = r;
+        }
+        ring.back = Some(prev);
+        Ok(ring)
+    }
+
+    /// Passes the token around the ring `passes` times.
+    #[inline(always)]
+    pub fn run(&mut self, passes: u64) -> Result<(), BenchError> {
+        let (Some(inject), Some(back)) = (&self.inject, &self.back) else {
+            return Err(BenchError::Failed("the ring is closed".into()));
+        };
+        let (w, r) = (inject.as_raw_fd(), back.as_raw_fd());
+        let mut b = [b'x'];
+        for _ in 0..passes {
+            if task::write_fd(w, &b) != 1 {
+                return Err(self.broken("write"));
+            }
+            let mut got = task::read_fd(r, &mut b);
+            while got < 0 && task::errno() == libc::EINTR && !interrupt::interrupted() {
+                got = task::read_fd(r, &mut b);
+            }
+            if got != 1 {
+                return Err(self.broken("read"));
+            }
+        }
+        Ok(())
+    }
+
+    #[cold]
+    fn broken(&mut self, what: &str) -> BenchError {
+        if interrupt::interrupted() {
+            return BenchError::Interrupted;
+        }
+        let err = std::io::Error::last_os_error();
+        for (i, c) in self.children.iter_mut().enumerate() {
+            if let Ok(Some(st)) = c.try_wait() {
+                return BenchError::Failed(format!(
+                    "ring task {} (pid {}) {}",
+                    i + 1,
+                    c.pid(),
+                    task::describe_status(st)
+                ));
+            }
+        }
+        if self.threads.iter().any(|h| h.is_finished()) {
+            return BenchError::Failed("a ring thread ended".into());
+        }
+        BenchError::Failed(format!("{what} of the token failed: {err}"))
+    }
+
+    /// Ends the ring: closes the token's way in, so every member reads end of file in
+    /// turn, then reaps or joins them (killing a process still there after a grace
+    /// period). Reports a member that did not end cleanly.
+    pub fn close(&mut self) -> Result<(), BenchError> {
+        drop(self.inject.take());
+        let deadline = Instant::now()
+            + Duration::from_secs(2)
+            + Duration::from_millis(self.n as u64);
+        let mut trouble: Option<String> = None;
+        for (i, c) in self.children.iter_mut().enumerate() {
+            match c.reap_by(deadline) {
+                Ok((_, true)) => {
+                    trouble
+                        .get_or_insert(format!("ring task {} had to be killed", i + 1));
+                }
+                Ok((st, false)) if !task::exited_ok(st) => {
+                    trouble.get_or_insert(format!(
+                        "ring task {} {}",
+                        i + 1,
+                        task::describe_status(st)
+                    ));
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    trouble.get_or_insert(format!("waitpid: {e}"));
+                }
+            }
+        }
+        self.children.clear();
+        for h in self.threads.drain(..) {
+            if h.join().is_err() {
+                trouble.get_or_insert("a ring thread panicked".into());
+            }
+        }
+        drop(self.back.take());
+        match trouble {
+            Some(t) => Err(BenchError::Failed(t)),
+            None => Ok(()),
+        }
+    }
+
+    /// The members' usage between their first token and end of file, summed (after
+    /// [`Ring::close`]).
+    pub fn members_usage(&self) -> Result<Usage, BenchError> {
+        let mut total = Usage::default();
+        for m in 1..self.n {
+            let flags = self.mem.slot(m * SLOTS).load(Ordering::Acquire);
+            if flags != STARTED | ENDED {
+                return Err(BenchError::Failed(format!(
+                    "ring task {m} did not report its usage"
+                )));
+            }
+            let d = recorded(&self.mem, m * SLOTS + 5)
+                .since(&recorded(&self.mem, m * SLOTS + 1));
+            total.add(&d);
+        }
+        Ok(total)
+    }
+}
+
+impl Drop for Ring {
+    fn drop(&mut self) {
+        let _ = self.close();
+    }
+}
+
+impl Body for Ring {
+    fn run(&mut self, iters: u64) -> Result<(), BenchError> {
+        Ring::run(self, iters)
+    }
+}
+
+/// The accounting run: a fresh ring, `passes` passes under getrusage.
+#[derive(Debug, Clone, Copy)]
+pub struct Account {
+    /// Passes made.
+    pub passes: u64,
+    /// Wall time of the passes, ns.
+    pub wall_ns: f64,
+    /// Wall time of the whole run (creating, passing, ending), ns.
+    pub total_ns: f64,
+    /// Usage of every member during the passes, the measuring thread's included.
+    pub usage: Usage,
+}
+
+/// Makes the accounting run.
+pub fn account(
+    n: usize,
+    kind: TaskKind,
+    place: &Placement,
+    passes: u64,
+) -> Result<Account, BenchError> {
+    let t_all = Instant::now();
+    let mut ring = build(n, kind, place)?;
+    ring.run(1)?; // every member records its start on this token
+    let u0 = Usage::now(Who::Thread);
+    let t0 = Instant::now();
+    ring.run(passes)?;
+    let wall_ns = t0.elapsed().as_nanos() as f64;
+    let main = Usage::now(Who::Thread).since(&u0);
+    ring.close()?;
+    let mut usage = ring.members_usage()?;
+    usage.add(&main);
+    drop(ring);
+    Ok(Account {
+        passes,
+        wall_ns,
+        total_ns: t_all.elapsed().as_nanos() as f64,
+        usage,
+    })
+}
+
+fn build(n: usize, kind: TaskKind, place: &Placement) -> Result<Ring, BenchError> {
+    if let Some(why) = known_limit(kind, n as u64) {
+        return Err(BenchError::Skip(why));
+    }
+    check_limits(n, kind)?;
+    match Ring::build(n, kind, place) {
+        Ok(r) => Ok(r),
+        Err(BuildError::Limit(why)) => {
+            record_limit(kind, n as u64, &why);
+            Err(BenchError::Skip(why))
+        }
+        Err(BuildError::Other(e)) => Err(e),
+    }
+}
+
+/// Refuses a ring that would exceed RLIMIT_NPROC, RLIMIT_NOFILE or the kernel's task
+/// limit before trying, with the limit named.
+fn check_limits(n: usize, kind: TaskKind) -> Result<(), BenchError> {
+    let skip = |why: String| {
+        record_limit(kind, n as u64, &why);
+        Err(BenchError::Skip(why))
+    };
+    let tasks_now = std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|s| {
+            s.split_whitespace()
+                .nth(3)?
+                .split('/')
+                .nth(1)?
+                .parse::<u64>()
+                .ok()
+        })
+        .unwrap_or(0);
+    if let Some(max) = std::fs::read_to_string("/proc/sys/kernel/threads-max")
+        .ok()
+        .and_then(|s| s.trim().parse::<u64>().ok())
+    {
+        if tasks_now + n as u64 + 64 > max {
+            return skip(format!(
+                "{n} more tasks would pass the kernel's threads-max of {max} ({tasks_now} tasks now)"
+            ));
+        }
+    }
+    if task::geteuid() != 0 {
+        if let Ok(Some(limit)) = task::nproc_limit() {
+            if n as u64 + 16 > limit {
+                return skip(format!("{n} tasks would exceed RLIMIT_NPROC ({limit})"));
+            }
+        }
+    }
+    if kind == TaskKind::Thread {
+        let limit = crate::runner::sys::nofile_limit()
+            .map_err(|e| BenchError::os("getrlimit", e))?;
+        let open = std::fs::read_dir("/proc/self/fd")
+            .map(|d| d.count() as u64)
+            .unwrap_or(0);
+        if open + 2 * n as u64 + 16 > limit {
+            return skip(format!(
+                "a ring of {n} threads needs {} descriptors; RLIMIT_NOFILE is {limit} ({open} open)",
+                2 * n
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The token through one pipe within one task: write a byte, read it back.
+pub fn pipe_pass() -> Result<Box<dyn Body>, BenchError> {
+    let (r, w) = task::pipe().map_err(|e| BenchError::os("pipe", e))?;
+    let mut b = [b'x'];
+    Ok(body(move || {
+        if task::write_fd(w.as_raw_fd(), &b) != 1 {
+            return Err(BenchError::last_os("write"));
+        }
+        if task::read_fd(r.as_raw_fd(), &mut b) != 1 {
+            return Err(BenchError::last_os("read"));
+        }
+        Ok(())
+    }))
+}
+
+fn prepare_ring(p: &Params) -> Result<Prepared, BenchError> {
+    let n = p.int("n") as usize;
+    let kind = TaskKind::from_param(p);
+    let place = Placement::from_param(p)?;
+    let passes = p.int("passes") as u64;
+    let ring = build(n, kind, &place)?;
+    let plan = Plan {
+        expect: Expect {
+            switches: true,
+            faults: false,
+            preemption: true,
+        },
+        fixed_batch: (passes > 0).then_some(passes),
+        per_iter: n as u64,
+        ..Plan::default()
+    };
+    let after = move |h: &crate::harness::Harness<'_>,
+                      m: &crate::harness::Measurement| {
+        let per_hop = m.analysis.headline().map(|s| s.median).unwrap_or(f64::NAN);
+        let budget = h.settings().profile.max_time_ns as f64;
+        let target_ns = (budget / 8.0).clamp(50e6, 500e6);
+        let passes = if passes > 0 {
+            passes
+        } else {
+            ((target_ns / (per_hop * n as f64)).ceil() as u64).clamp(20, 10_000_000)
+        };
+        let a = account(n, kind, &place, passes)?;
+        let mut pipe = pipe_pass()?;
+        let pipe_ns = h.canary(pipe.as_mut(), 200, 9)?;
+        Ok(facts(n, &a, per_hop, pipe_ns))
+    };
+    Ok(Prepared::new(Box::new(ring))
+        .op("hop")
+        .plan(plan)
+        .after(Box::new(after)))
+}
+
+fn facts(n: usize, a: &Account, per_hop_ns: f64, pipe_ns: f64) -> Vec<Fact> {
+    let pass = |ns: u64| ns as f64 / 1e3 / a.passes as f64;
+    let hops = (a.passes * n as u64) as f64;
+    let u = &a.usage;
+    vec![
+        Fact::new("passes", a.passes as f64, "count", "passes of the token in the accounting run"),
+        Fact::new(
+            "real_us_per_pass",
+            a.wall_ns / 1e3 / a.passes as f64,
+            "us",
+            "wall time per pass (µs per pass = seconds per 10^6 passes, the paper's unit)",
+        ),
+        Fact::new("cpu_us_per_pass", pass(u.user_ns + u.sys_ns), "us", "CPU time of all n tasks per pass"),
+        Fact::new("user_us_per_pass", pass(u.user_ns), "us", "user CPU time per pass"),
+        Fact::new("sys_us_per_pass", pass(u.sys_ns), "us", "system CPU time per pass"),
+        Fact::new("vol_per_hop", u.vol_switches as f64 / hops, "count", "voluntary switches per hop"),
+        Fact::new("invol_per_hop", u.invol_switches as f64 / hops, "count", "involuntary switches per hop"),
+        Fact::new(
+            "setup_ms",
+            (a.total_ns - a.wall_ns) / 1e6,
+            "ms",
+            "creating and ending the accounting ring",
+        ),
+        Fact::new("pipe_ns", pipe_ns, "ns", "the token through a pipe within one task (no switch)"),
+        Fact::new("switch_ns", per_hop_ns - pipe_ns, "ns", "per hop minus the in-task pipe cost"),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_ring_of_processes_passes_and_accounts() {
+        let place = Placement::One(home_cpu().unwrap());
+        let a = account(4, TaskKind::Process, &place, 200).unwrap();
+        assert_eq!(a.passes, 200);
+        let per_hop_ns = a.wall_ns / 800.0;
+        assert!(per_hop_ns > 0.0 && per_hop_ns < 1e6, "{per_hop_ns}");
+        assert!(a.usage.vol_switches > 0);
+        assert!(a.usage.user_ns + a.usage.sys_ns > 0);
+    }
+
+    #[test]
+    fn a_ring_of_threads_passes_and_accounts() {
+        let place = Placement::Free(affinity::process_cpus());
+        let a = account(3, TaskKind::Thread, &place, 100).unwrap();
+        assert!(a.wall_ns > 0.0);
+        assert!(a.usage.vol_switches > 0);
+    }
+
+    #[test]
+    fn a_dead_member_fails_the_pass_with_its_status() {
+        let place = Placement::Free(affinity::process_cpus());
+        let mut ring = Ring::build(3, TaskKind::Process, &place)
+            .map_err(|_| ())
+            .unwrap();
+        ring.run(1).unwrap();
+        ring.children[0].signal(libc::SIGKILL).unwrap();
+        let _ = ring.children[0].wait();
+        let err = ring.run(1).unwrap_err();
+        assert!(
+            matches!(&err, BenchError::Failed(m) if m.contains("ring task")),
+            "{err}"
+        );
+        assert!(ring.close().is_err());
+    }
+
+    #[test]
+    fn limits_skip_larger_rings_of_the_same_kind() {
+        record_limit(TaskKind::Thread, 1_000_000, "test limit");
+        assert!(known_limit(TaskKind::Thread, 1_000_001).is_some());
+        assert!(known_limit(TaskKind::Thread, 999_999).is_none());
+        assert!(known_limit(TaskKind::Process, 1_000_001).is_none());
+    }
+}
