@@ -10,6 +10,7 @@
 pub mod call;
 pub mod clock;
 pub mod params;
+pub mod proc;
 pub mod syscall;
 
 pub use params::{Kind, ParamArg, ParamSpec, Params};
@@ -151,7 +152,13 @@ impl Bench for Simple {
 
 /// Every benchmark, family by family.
 pub fn catalogue() -> Vec<&'static dyn Bench> {
-    [call::BENCHES, clock::BENCHES, syscall::BENCHES].concat()
+    [
+        call::BENCHES,
+        clock::BENCHES,
+        syscall::BENCHES,
+        proc::BENCHES,
+    ]
+    .concat()
 }
 
 /// The benchmark called exactly `name`.

@@ -8,5 +8,6 @@
 pub mod affinity;
 pub mod interrupt;
 pub mod load;
+pub mod spawn;
 pub mod sys;
 pub mod usage;
