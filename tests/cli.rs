@@ -879,7 +879,9 @@ fn exec_returns_the_commands_status() {
         exec_row(&out.stderr, "status").contains("SIGKILL"),
         "{}",
         out.stderr
-    );
+    ); // SIGPIPE is at its default action in the command, not ignored as in syscost.
+    let out = syscost(&["exec", "--", "sh", "-c", "kill -PIPE $$; exit 7"]);
+    assert_eq!(out.code, Some(128 + 13), "{}", out.stderr);
 }
 
 #[test]

@@ -17,8 +17,9 @@
 //! FILE`. While the command runs, syscost ignores SIGINT and SIGQUIT, as `time` does:
 //! the terminal sends them to the command too, which decides; the command itself
 //! starts with their default action (unless syscost was started with them ignored),
-//! and syscost's own dispositions are restored afterwards. A run killed by SIGINT or
-//! SIGQUIT ends the series. syscost signals nothing.
+//! and syscost's own dispositions are restored afterwards. SIGPIPE, which the Rust
+//! runtime ignores in syscost, is reset to its default action in the command. A run
+//! killed by SIGINT or SIGQUIT ends the series. syscost signals nothing.
 //!
 //! Exit code: the first unsuccessful run's status (its exit status, or 128 + the
 //! signal that killed it), else 0. A command that cannot be started is one error line
@@ -209,9 +210,13 @@ pub fn exec(args: &ExecArgs) -> anyhow::Result<ExitCode> {
     let tck = spawn::clock_ticks();
 
     let ignored = spawn::ignore_signals(&[libc::SIGINT, libc::SIGQUIT])?;
+    // The command starts with SIGINT and SIGQUIT at their default action unless syscost
+    // itself was started with them ignored, and SIGPIPE at its default action always
+    // (the Rust runtime ignores it in syscost; std's Command resets it the same way).
     let defaults: Vec<libc::c_int> = [libc::SIGINT, libc::SIGQUIT]
         .into_iter()
         .filter(|&s| !ignored.was_ignored(s))
+        .chain([libc::SIGPIPE])
         .collect();
     let mut runs = Vec::with_capacity(args.runs as usize);
     for _ in 0..args.runs {
@@ -229,9 +234,11 @@ pub fn exec(args: &ExecArgs) -> anyhow::Result<ExitCode> {
         let after = spawn::times_now();
         let times = args.times.then(|| times_view(&before, &after, tck));
         runs.push(figures(status, real.as_secs_f64() * 1e6, &usage, times));
-        if matches!(status, ExitStatus::Signaled(s) if s == libc::SIGINT || s == libc::SIGQUIT)
-        {
-            break; // the user asked to stop
+        let asked_to_stop = [libc::SIGINT, libc::SIGQUIT]
+            .into_iter()
+            .any(|s| status == ExitStatus::Signaled(s));
+        if asked_to_stop {
+            break;
         }
     }
     drop(ignored);

@@ -401,24 +401,29 @@ pub fn spawn(
     let mut attr = MaybeUninit::<libc::posix_spawnattr_t>::zeroed();
     let use_attr = !default_signals.is_empty();
     if use_attr {
+        // SAFETY: `attr` is a valid, writable posix_spawnattr_t.
+        let r = unsafe { libc::posix_spawnattr_init(attr.as_mut_ptr()) };
+        if r != 0 {
+            return Err(io::Error::from_raw_os_error(r));
+        }
         let mut set = MaybeUninit::<libc::sigset_t>::zeroed();
-        // SAFETY: `attr` and `set` are valid, writable objects of their types; each is
-        // initialised before use; the attribute object is destroyed below on every
-        // path.
+        // SAFETY: `attr` was initialised above; `set` is a valid sigset_t, initialised
+        // by sigemptyset before it is read.
         let r = unsafe {
-            libc::posix_spawnattr_init(attr.as_mut_ptr());
             libc::sigemptyset(set.as_mut_ptr());
             for &s in default_signals {
                 libc::sigaddset(set.as_mut_ptr(), s);
             }
-            libc::posix_spawnattr_setsigdefault(attr.as_mut_ptr(), set.as_ptr());
-            libc::posix_spawnattr_setflags(
-                attr.as_mut_ptr(),
-                libc::POSIX_SPAWN_SETSIGDEF as libc::c_short,
-            )
+            match libc::posix_spawnattr_setsigdefault(attr.as_mut_ptr(), set.as_ptr()) {
+                0 => libc::posix_spawnattr_setflags(
+                    attr.as_mut_ptr(),
+                    libc::POSIX_SPAWN_SETSIGDEF as libc::c_short,
+                ),
+                e => e,
+            }
         };
         if r != 0 {
-            // SAFETY: initialised above.
+            // SAFETY: initialised above and no longer used.
             unsafe { libc::posix_spawnattr_destroy(attr.as_mut_ptr()) };
             return Err(io::Error::from_raw_os_error(r));
         }
