@@ -982,3 +982,14 @@ fn exec_survives_sigint_while_the_command_runs() {
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     assert_eq!(exec_row(&out.stderr, "status"), "exit status 0");
 }
+
+#[test]
+fn exec_stops_the_series_when_the_command_is_interrupted() {
+    let args = ["exec", "-n", "3", "--format", "json", "--"];
+    let out = syscost(&[&args[..], &["sh", "-c", "kill -INT $$; exit 0"]].concat());
+    assert_eq!(out.code, Some(128 + 2), "{}", out.stderr);
+    let doc: exec_doc::Doc = parse_strict(&out.stderr);
+    assert_eq!(doc.runs.len(), 1, "a run killed by SIGINT ends the series");
+    assert_eq!(doc.runs[0].exit.signal, Some(2));
+    assert_eq!(doc.exit_code, 130);
+}

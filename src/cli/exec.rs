@@ -90,7 +90,7 @@ pub struct ExecArgs {
 pub enum ExecFormat {
     /// A two-column table (a statistics table with `-n` above 1).
     Table,
-    /// The JSON document described in the module documentation.
+    /// The JSON document described in `src/cli/exec.rs`.
     Json,
 }
 

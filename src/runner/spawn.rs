@@ -239,9 +239,11 @@ pub fn vfork_exit_wait() -> io::Result<ExitStatus> {
     // SAFETY: the system call creates a child that shares our memory and stack and
     // suspends us until it exits. In the child (rax = 0) the block goes straight to
     // `exit_group(0)` without a single memory access or stack use, and with every
-    // signal blocked no handler can run in it; so when we resume, memory, the stack
-    // and every register but rax, rcx, r11 (and rdi, declared clobbered) are as we left
-    // them. The parent falls through to label 2 with the pid or -errno in rax.
+    // signal blocked no handler can run in it (glibc leaves its two internal signals
+    // unblocked, but sends them only to threads it created, which the child is not);
+    // so when we resume, memory, the stack and every register but rax, rcx, r11 (and
+    // rdi, declared clobbered) are as we left them. The parent falls through to label
+    // 2 with the pid or -errno in rax.
     unsafe {
         std::arch::asm!(
             "syscall",
