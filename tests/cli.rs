@@ -724,3 +724,272 @@ fn interrupt_keeps_what_was_measured_and_stops_the_load() {
     assert!(!run.complete, "an interrupted run is not complete");
     assert_nothing_left(pid, &seen);
 }
+
+// ---------------------------------------------------------------------------------------
+// proc.*: the helper is the real binary here
+
+#[test]
+fn proc_exec_and_spawn_run_the_real_helper() {
+    let run = run_json(&["proc.exec", "proc.spawn"], &[]);
+    let names: Vec<&str> = run.results.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(names, ["proc.exec", "proc.spawn"]);
+    for r in &run.results {
+        assert_eq!(r.status, Status::Ok, "{}: {:?}", r.name, r.reason);
+        let m = r.measured.as_ref().expect("figures");
+        // Long operations, timed one by one: a positive, finite time (no upper bound:
+        // a debug build on a loaded machine may take milliseconds).
+        assert!(m.median_ns.is_finite() && m.median_ns > 0.0, "{}", r.name);
+        assert_eq!(m.batch, 1, "{}: timed one by one", r.name);
+        let fact = |n: &str| {
+            r.facts
+                .iter()
+                .find(|f| f.name == n)
+                .unwrap_or_else(|| panic!("{}: no fact {n}: {:?}", r.name, r.facts))
+                .value
+        };
+        let (p50, p90, p99, max) = (
+            fact("p50_us"),
+            fact("p90_us"),
+            fact("p99_us"),
+            fact("max_us"),
+        );
+        assert!(
+            0.0 < p50 && p50 <= p90 && p90 <= p99 && p99 <= max,
+            "{}: {p50} {p90} {p99} {max}",
+            r.name
+        );
+    }
+}
+
+#[test]
+fn the_helper_mode_exits_at_once() {
+    let out = syscost(&["--syscost-helper-exit"]);
+    assert_eq!(out.code, Some(0));
+    assert_eq!((out.stdout.as_str(), out.stderr.as_str()), ("", ""));
+}
+
+// ---------------------------------------------------------------------------------------
+// exec
+
+/// A strict mirror of `syscost exec --format json` (documented in `src/cli/exec.rs`).
+mod exec_doc {
+    #![allow(dead_code)]
+    use serde::{Deserialize, Serialize};
+    use std::collections::BTreeMap;
+
+    #[derive(Debug, Serialize, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct Doc {
+        pub command: Vec<String>,
+        pub tics_per_sec: Option<i64>,
+        pub runs: Vec<Run>,
+        pub summary: BTreeMap<String, Stat>,
+        pub exit_code: u8,
+    }
+
+    #[derive(Debug, Serialize, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct Run {
+        pub exit: Exit,
+        pub real_us: f64,
+        pub user_us: f64,
+        pub sys_us: f64,
+        pub cpu_us: f64,
+        pub maxrss_kib: u64,
+        pub minor_faults: u64,
+        pub major_faults: u64,
+        pub in_blocks: u64,
+        pub out_blocks: u64,
+        pub signals: u64,
+        pub vol_switches: u64,
+        pub invol_switches: u64,
+        pub times: Option<Times>,
+    }
+
+    #[derive(Debug, Serialize, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct Exit {
+        pub code: Option<i32>,
+        pub signal: Option<i32>,
+    }
+
+    #[derive(Debug, Serialize, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct Times {
+        pub user_tics: i64,
+        pub sys_tics: i64,
+        pub user_us: f64,
+        pub sys_us: f64,
+    }
+
+    #[derive(Debug, Serialize, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct Stat {
+        pub median: f64,
+        pub min: f64,
+        pub max: f64,
+        pub mean: f64,
+    }
+}
+
+/// The value in the second column of the table row labelled `label`.
+fn exec_row<'a>(table: &'a str, label: &str) -> &'a str {
+    table
+        .lines()
+        .find_map(|l| {
+            let rest = l.strip_prefix(label)?;
+            rest.starts_with("  ").then(|| rest.trim())
+        })
+        .unwrap_or_else(|| panic!("no row {label}:\n{table}"))
+}
+
+#[test]
+fn exec_reports_the_childs_usage() {
+    let out = success(&["exec", "--", "true"]);
+    assert_eq!(out.stdout, "", "the report goes to stderr");
+    assert_eq!(exec_row(&out.stderr, "command"), "true");
+    assert_eq!(exec_row(&out.stderr, "status"), "exit status 0");
+    for label in [
+        "real",
+        "user",
+        "system",
+        "total CPU (user+system)",
+        "max resident set",
+        "minor faults",
+        "major faults",
+        "blocks in",
+        "blocks out",
+        "signals",
+        "voluntary switches",
+        "involuntary switches",
+    ] {
+        exec_row(&out.stderr, label);
+    }
+    assert!(exec_row(&out.stderr, "max resident set").ends_with(" KiB"));
+}
+
+#[test]
+fn exec_returns_the_commands_status() {
+    let out = syscost(&["exec", "--", "sh", "-c", "exit 3"]);
+    assert_eq!(out.code, Some(3), "{}", out.stderr);
+    assert_eq!(exec_row(&out.stderr, "status"), "exit status 3");
+    let out = syscost(&["exec", "--", "sh", "-c", "kill -KILL $$"]);
+    assert_eq!(out.code, Some(128 + 9), "{}", out.stderr);
+    assert!(
+        exec_row(&out.stderr, "status").contains("SIGKILL"),
+        "{}",
+        out.stderr
+    ); // SIGPIPE is at its default action in the command, not ignored as in syscost.
+    let out = syscost(&["exec", "--", "sh", "-c", "kill -PIPE $$; exit 7"]);
+    assert_eq!(out.code, Some(128 + 13), "{}", out.stderr);
+}
+
+#[test]
+fn exec_leaves_standard_output_to_the_command() {
+    let dir = TempDir::new("exec");
+    let file = dir.0.join("report.json");
+    let f = file.to_str().expect("a UTF-8 temporary path");
+    let args = ["exec", "--format", "json", "-o", f, "--", "echo", "hello"];
+    let out = success(&args);
+    assert_eq!(out.stdout, "hello\n");
+    assert_eq!(out.stderr, "");
+    let doc: exec_doc::Doc =
+        parse_strict(&std::fs::read_to_string(&file).expect("report"));
+    assert_eq!(doc.command, ["echo", "hello"]);
+}
+
+#[test]
+fn exec_json_gives_statistics_over_the_runs() {
+    let out = success(&["exec", "-n", "3", "--format", "json", "--", "true"]);
+    let doc: exec_doc::Doc = parse_strict(&out.stderr);
+    assert_eq!(doc.command, ["true"]);
+    assert_eq!(doc.runs.len(), 3);
+    assert_eq!(doc.exit_code, 0);
+    assert_eq!(doc.tics_per_sec, None);
+    for r in &doc.runs {
+        assert_eq!((r.exit.code, r.exit.signal), (Some(0), None));
+        assert!(r.real_us > 0.0 && r.real_us < 60e6, "{r:?}");
+        assert!((r.cpu_us - r.user_us - r.sys_us).abs() < 1e-6, "{r:?}");
+        assert!(r.maxrss_kib > 0 && r.minor_faults > 0, "{r:?}");
+        assert!(r.times.is_none());
+    }
+    let keys: Vec<&str> = doc.summary.keys().map(String::as_str).collect();
+    for k in ["real_us", "cpu_us", "maxrss_kib", "vol_switches"] {
+        assert!(keys.contains(&k), "{keys:?}");
+    }
+    for (k, s) in &doc.summary {
+        assert!(
+            s.min <= s.median && s.median <= s.max && s.min <= s.mean && s.mean <= s.max,
+            "{k}: {s:?}"
+        );
+    }
+    let real: Vec<f64> = doc.runs.iter().map(|r| r.real_us).collect();
+    let s = &doc.summary["real_us"];
+    assert_eq!(s.min, real.iter().cloned().fold(f64::INFINITY, f64::min));
+}
+
+#[test]
+fn exec_times_shows_tics() {
+    let out = success(&["exec", "--times", "--", "true"]);
+    let tics: i64 = exec_row(&out.stderr, "tics per second")
+        .parse()
+        .expect("a number");
+    assert!(tics > 0, "{tics}");
+    let user = exec_row(&out.stderr, "user (times)");
+    assert!(user.contains(" tics = "), "{user}");
+    let out = success(&["exec", "--times", "--format", "json", "--", "true"]);
+    let doc: exec_doc::Doc = parse_strict(&out.stderr);
+    assert_eq!(doc.tics_per_sec, Some(tics));
+    let t = doc.runs[0].times.as_ref().expect("the times view");
+    assert!(t.user_tics >= 0 && t.sys_tics >= 0, "{t:?}");
+    assert!(doc.summary.contains_key("times_user_tics"));
+}
+
+#[test]
+fn exec_refuses_a_command_it_cannot_start() {
+    let args = ["exec", "--", "syscost-no-such-command"];
+    let out = syscost(&args);
+    assert_eq!(out.code, Some(127), "{}", out.stderr);
+    assert_no_panic(&args, &out.stderr);
+    let line = one_line(&args, &out.stderr);
+    assert!(line.contains("syscost-no-such-command"), "{line}");
+    // Found but not executable: 126, as shells say.
+    let dir = TempDir::new("exec-noexec");
+    let file = dir.0.join("not-executable");
+    std::fs::write(&file, "#!/bin/sh\n").expect("write");
+    let f = file.to_str().expect("a UTF-8 temporary path");
+    let args = ["exec", "--", f];
+    let out = syscost(&args);
+    assert_eq!(out.code, Some(126), "{}", out.stderr);
+    one_line(&args, &out.stderr);
+    // No command at all is a usage error.
+    refused(&["exec"]);
+    refused(&["exec", "-n", "0", "--", "true"]);
+}
+
+#[test]
+fn exec_survives_sigint_while_the_command_runs() {
+    let _lock = shared();
+    let child = Running::start(&["exec", "--", "sleep", "1"]);
+    // syscost ignores SIGINT before it starts the command: wait for the command.
+    let started = Instant::now();
+    while child.children().is_empty() {
+        assert!(started.elapsed() < TIMEOUT, "the command never started");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    interrupt(&child); // syscost only: the command, not signalled, runs on
+    let out = child.finish();
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(exec_row(&out.stderr, "status"), "exit status 0");
+}
+
+#[test]
+fn exec_stops_the_series_when_the_command_is_interrupted() {
+    let args = ["exec", "-n", "3", "--format", "json", "--"];
+    let out = syscost(&[&args[..], &["sh", "-c", "kill -INT $$; exit 0"]].concat());
+    assert_eq!(out.code, Some(128 + 2), "{}", out.stderr);
+    let doc: exec_doc::Doc = parse_strict(&out.stderr);
+    assert_eq!(doc.runs.len(), 1, "a run killed by SIGINT ends the series");
+    assert_eq!(doc.runs[0].exit.signal, Some(2));
+    assert_eq!(doc.exit_code, 130);
+}

@@ -11,6 +11,7 @@ pub mod call;
 pub mod clock;
 pub mod ctx;
 pub mod params;
+pub mod proc;
 pub mod syscall;
 
 pub use params::{Kind, ParamArg, ParamSpec, Params};
@@ -157,6 +158,7 @@ pub fn catalogue() -> Vec<&'static dyn Bench> {
         clock::BENCHES,
         syscall::BENCHES,
         ctx::BENCHES,
+        proc::BENCHES,
     ]
     .concat()
 }

@@ -4,6 +4,7 @@
 //! 2, a failure while measuring with 1; a closed output pipe ends the program quietly.
 
 mod clocks;
+mod exec;
 mod list;
 mod run;
 mod selftest;
@@ -49,6 +50,9 @@ enum Command {
     Selftest,
     /// Prints a seed study's table beside today's figures on this machine.
     Repro(ReproArgs),
+    /// Runs a command and reports its resource usage (wait4's rusage; times(2) with
+    /// --times), to standard error.
+    Exec(exec::ExecArgs),
 }
 
 /// Options of `syscost run`.
@@ -157,6 +161,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Clocks { format } => clocks::clocks(format == TextOrJson::Json),
         Command::Selftest => selftest::selftest(),
         Command::Repro(args) => crate::repro::repro(&args),
+        Command::Exec(args) => exec::exec(&args),
     }
 }
 

@@ -5,6 +5,7 @@
 
 pub mod perez1976;
 pub mod perez1976_data;
+pub mod sloan1992_data;
 
 use crate::bench::{self, Params};
 use crate::cli::ReproArgs;

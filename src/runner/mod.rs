@@ -8,6 +8,7 @@
 pub mod affinity;
 pub mod interrupt;
 pub mod load;
+pub mod spawn;
 pub mod sys;
 pub mod task;
 pub mod usage;

@@ -1,0 +1,363 @@
+//! `proc.*`: what creating work costs. fork+exit+wait, vfork+exit+wait, fork+exec of a
+//! tiny helper+wait, posix_spawn of the helper+wait, and thread create+join (sloan1992:
+//! the pipeline's ring is built by fork, and its cost of creation must stay small
+//! against the switches it measures).
+//!
+//! Each operation is long (tens to hundreds of µs) and blocks in `wait`, so it is timed
+//! one by one (a batch of 1) with switches, faults and preemption expected; after the
+//! measurement each benchmark reports the distribution of every operation timed as
+//! facts: p50, p90, p99 and max in µs (all samples, not only the clean ones, since the
+//! tail is the point of a distribution). A child that does not exit with status 0
+//! fails the benchmark with its status; every child is reaped on every path (see
+//! [`crate::runner::spawn`]).
+//!
+//! The helper of `proc.exec` and `proc.spawn` is the syscost binary itself, started
+//! with [`spawn::HELPER_ARG`], which makes it exit at once. Its path is the current
+//! executable, or `SYSCOST_HELPER` when set; when the current executable is not
+//! `syscost` (a `cargo test` harness) and `SYSCOST_HELPER` is unset, the two are skipped.
+
+use crate::bench::{body, Bench, Prepared, Simple};
+use crate::error::BenchError;
+use crate::harness::{Expect, Harness, Measurement, Plan};
+use crate::report::model::Fact;
+use crate::runner::spawn::{self, ExitStatus, PreparedExec};
+use crate::stats::percentile_sorted;
+use std::ffi::OsStr;
+use std::io;
+use std::path::PathBuf;
+
+/// The family's benchmarks.
+pub const BENCHES: &[&dyn Bench] = &[&FORK, &VFORK, &EXEC, &SPAWN, &THREAD];
+
+/// The environment variable that names the helper program instead of the current
+/// executable.
+pub const HELPER_ENV: &str = "SYSCOST_HELPER";
+
+/// One operation per sample; waiting blocks, the child faults, and the child may run
+/// on our CPU.
+const ONE_BY_ONE: Plan = Plan {
+    fixed_batch: Some(1),
+    expect: Expect {
+        switches: true,
+        faults: true,
+        preemption: true,
+    },
+    keep_overhead: false,
+    per_iter: 0,
+};
+
+/// `proc.fork`.
+pub const FORK: Simple = Simple {
+    name: "proc.fork",
+    about: "fork(); the child _exit(0)s at once; waitpid reaps it (grows with the parent's memory)",
+    origin: "sloan1992 (the ring is built by fork), mcvoy1996 lat_proc fork",
+    params: &[],
+    prepare: |_| {
+        check_once(spawn::fork_exit_wait(), "fork")?;
+        Ok(Prepared::new(body(|| reaped(spawn::fork_exit_wait(), "fork")))
+            .op("fork+exit+wait")
+            .plan(ONE_BY_ONE)
+            .after(Box::new(|h, m| distribution(h, m, true))))
+    },
+};
+
+/// `proc.vfork`.
+pub const VFORK: Simple = Simple {
+    name: "proc.vfork",
+    about:
+        "vfork(); the child exit_group(0)s at once, sharing our memory; waitpid reaps it",
+    origin: "sloan1992, DESIGN process creation",
+    params: &[],
+    prepare: |_| {
+        match spawn::vfork_exit_wait() {
+            Err(e) if e.kind() == io::ErrorKind::Unsupported => {
+                return Err(BenchError::Skip(e.to_string()))
+            }
+            r => check_once(r, "vfork")?,
+        }
+        Ok(
+            Prepared::new(body(|| reaped(spawn::vfork_exit_wait(), "vfork")))
+                .op("vfork+exit+wait")
+                .plan(ONE_BY_ONE)
+                .after(Box::new(|h, m| distribution(h, m, false))),
+        )
+    },
+};
+
+/// `proc.exec`.
+pub const EXEC: Simple = Simple {
+    name: "proc.exec",
+    about: "fork(), then execve of a helper that exits at once (syscost itself); waitpid reaps it",
+    origin: "sloan1992, mcvoy1996 lat_proc exec",
+    params: &[],
+    prepare: |_| {
+        let prep = helper()?;
+        check_helper(spawn::fork_exec_wait(&prep), &prep)?;
+        Ok(Prepared::new(body(move || {
+            reaped(spawn::fork_exec_wait(&prep), "fork+exec of the helper")
+        }))
+        .op("fork+exec+exit+wait")
+        .plan(ONE_BY_ONE)
+        .after(Box::new(|h, m| distribution(h, m, true))))
+    },
+};
+
+/// `proc.spawn`.
+pub const SPAWN: Simple = Simple {
+    name: "proc.spawn",
+    about:
+        "posix_spawn of a helper that exits at once (syscost itself); waitpid reaps it",
+    origin: "sloan1992, DESIGN process creation",
+    params: &[],
+    prepare: |_| {
+        let prep = helper()?;
+        check_helper(spawn::spawn_wait(&prep), &prep)?;
+        Ok(Prepared::new(body(move || {
+            reaped(spawn::spawn_wait(&prep), "posix_spawn of the helper")
+        }))
+        .op("spawn+exit+wait")
+        .plan(ONE_BY_ONE)
+        .after(Box::new(|h, m| distribution(h, m, false))))
+    },
+};
+
+/// `proc.thread`.
+pub const THREAD: Simple = Simple {
+    name: "proc.thread",
+    about: "pthread_create of a thread that returns at once, default attributes, then pthread_join",
+    origin: "DESIGN process creation",
+    params: &[],
+    prepare: |_| {
+        spawn::thread_create_join().map_err(|e| BenchError::os("pthread_create", e))?;
+        Ok(Prepared::new(body(|| {
+            spawn::thread_create_join()
+                .map_err(|e| BenchError::os("pthread_create/join", e))
+        }))
+        .op("create+join")
+        .plan(ONE_BY_ONE)
+        .after(Box::new(|h, m| distribution(h, m, false))))
+    },
+};
+
+/// Ok when the child exited with status 0; otherwise a failure naming the status.
+#[inline(always)]
+fn reaped(r: io::Result<ExitStatus>, what: &'static str) -> Result<(), BenchError> {
+    match r {
+        Ok(s) if s.success() => Ok(()),
+        Ok(s) => Err(child_failed(what, s)),
+        Err(e) => Err(BenchError::os(what, e)),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn child_failed(what: &str, s: ExitStatus) -> BenchError {
+    BenchError::Failed(format!(
+        "{what}: the child ended with {s}, not exit status 0"
+    ))
+}
+
+/// The untimed first run: the same check as in the loop.
+fn check_once(r: io::Result<ExitStatus>, what: &'static str) -> Result<(), BenchError> {
+    reaped(r, what)
+}
+
+/// The helper program, prepared: `SYSCOST_HELPER` if set, else the current executable
+/// when it is syscost; skipped otherwise.
+fn helper() -> Result<PreparedExec, BenchError> {
+    let path = match std::env::var_os(HELPER_ENV) {
+        Some(p) if !p.is_empty() => PathBuf::from(p),
+        _ => {
+            let exe = std::env::current_exe()
+                .map_err(|e| BenchError::os("finding the current executable", e))?;
+            if exe.file_name() != Some(OsStr::new("syscost")) {
+                return Err(BenchError::Skip(format!(
+                    "the helper is the syscost binary, but this process is {} (a test \
+                     harness?); set {HELPER_ENV} to syscost's path",
+                    exe.display()
+                )));
+            }
+            exe
+        }
+    };
+    PreparedExec::helper(&path)
+        .map_err(|e| BenchError::os(&format!("helper {}", path.display()), e))
+}
+
+/// Runs the helper once untimed, so a wrong path fails with a clear message.
+fn check_helper(
+    r: io::Result<ExitStatus>,
+    prep: &PreparedExec,
+) -> Result<(), BenchError> {
+    let prep = prep.command_line();
+    match r {
+        Ok(s) if s.success() => Ok(()),
+        Ok(ExitStatus::Exited(127)) => Err(BenchError::Failed(format!(
+            "the helper `{prep}` could not be executed (exit status 127)"
+        ))),
+        Ok(s) => Err(BenchError::Failed(format!(
+            "the helper `{prep}` ended with {s}; it must be syscost, which exits with 0 \
+             when given {}",
+            spawn::HELPER_ARG
+        ))),
+        Err(e) => Err(BenchError::Failed(format!(
+            "the helper `{prep}` could not be started: {e}"
+        ))),
+    }
+}
+
+/// p50, p90, p99 and max of every operation timed, in µs, and (for the benchmarks
+/// that copy the parent's page tables) the parent's resident size.
+fn distribution(
+    _h: &Harness<'_>,
+    m: &Measurement,
+    parent_size: bool,
+) -> Result<Vec<Fact>, BenchError> {
+    let mut all = m.analysis.per_op_ns.clone();
+    all.retain(|x| x.is_finite());
+    if all.is_empty() {
+        return Ok(Vec::new());
+    }
+    all.sort_unstable_by(f64::total_cmp);
+    let us = |p: f64| percentile_sorted(&all, p) / 1000.0;
+    let mut facts = vec![
+        Fact::new("p50_us", us(50.0), "us", "median of every operation timed"),
+        Fact::new(
+            "p90_us",
+            us(90.0),
+            "us",
+            "90th percentile of every operation",
+        ),
+        Fact::new(
+            "p99_us",
+            us(99.0),
+            "us",
+            "99th percentile of every operation",
+        ),
+        Fact::new("max_us", us(100.0), "us", "slowest operation timed"),
+    ];
+    if parent_size {
+        if let Some(kib) = resident_kib() {
+            facts.push(Fact::new(
+                "parent_rss_kib",
+                kib as f64,
+                "KiB",
+                "the parent's resident size (fork copies its page tables)",
+            ));
+        }
+    }
+    Ok(facts)
+}
+
+/// `VmRSS` of this process, from /proc/self/status.
+fn resident_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::clock::Monotonic;
+    use crate::harness::{EmptyLoop, Profile, Settings};
+
+    fn run(b: &dyn Bench) -> Option<Vec<Fact>> {
+        let clock = Monotonic;
+        let h = Harness::new(&clock, Settings::new(Profile::SMOKE, 25.0));
+        let p = crate::bench::params::expand(b.name(), b.params(), &[])
+            .unwrap()
+            .remove(0);
+        let mut prep = match b.prepare(&p) {
+            Ok(prep) => prep,
+            Err(BenchError::Skip(why)) => {
+                eprintln!("{}: skipped: {why}", b.name());
+                return None;
+            }
+            Err(e) => panic!("{}: {e}", b.name()),
+        };
+        assert_eq!(prep.plan.fixed_batch, Some(1));
+        let m = h
+            .measure(prep.body.as_mut(), &mut EmptyLoop, prep.plan)
+            .unwrap();
+        assert!(m.samples.iter().all(|s| s.ticks > 0));
+        drop(prep.body);
+        Some((prep.after.expect("an after step"))(&h, &m).unwrap())
+    }
+
+    fn value(facts: &[Fact], name: &str) -> f64 {
+        facts.iter().find(|f| f.name == name).expect(name).value
+    }
+
+    #[test]
+    fn each_reports_an_ordered_distribution() {
+        for b in [&FORK, &VFORK, &THREAD] {
+            let facts = run(b).expect("fork, vfork and threads run anywhere");
+            let (p50, p90, p99, max) = (
+                value(&facts, "p50_us"),
+                value(&facts, "p90_us"),
+                value(&facts, "p99_us"),
+                value(&facts, "max_us"),
+            );
+            assert!(
+                p50 > 0.0 && p50 <= p90 && p90 <= p99 && p99 <= max,
+                "{}",
+                b.name
+            );
+        }
+    }
+
+    #[test]
+    fn the_helper_is_skipped_in_a_test_harness_and_runs_when_named() {
+        // The test harness is not syscost: without SYSCOST_HELPER both are skipped,
+        // with a reason that says how to fix it.
+        if std::env::var_os(HELPER_ENV).is_none() {
+            for b in [&EXEC, &SPAWN] {
+                let p = crate::bench::params::expand(b.name, b.params, &[])
+                    .unwrap()
+                    .remove(0);
+                match b.prepare(&p) {
+                    Err(BenchError::Skip(why)) => {
+                        assert!(why.contains(HELPER_ENV), "{why}")
+                    }
+                    Err(e) => panic!("{}: {e}", b.name),
+                    Ok(_) => panic!("{} should be skipped in a test harness", b.name),
+                }
+            }
+        }
+        // The helper machinery itself works with any program that exits 0 on its
+        // argument.
+        if std::path::Path::new("/bin/true").exists() {
+            let prep = PreparedExec::helper(std::path::Path::new("/bin/true")).unwrap();
+            check_helper(spawn::fork_exec_wait(&prep), &prep).unwrap();
+            check_helper(spawn::spawn_wait(&prep), &prep).unwrap();
+            let bad = PreparedExec::helper(std::path::Path::new("/bin/false")).unwrap();
+            let e = check_helper(spawn::spawn_wait(&bad), &bad).unwrap_err();
+            assert!(e.to_string().contains("exit status 1"), "{e}");
+            let missing =
+                PreparedExec::helper(std::path::Path::new("/nonexistent/syscost"))
+                    .unwrap();
+            assert!(check_helper(spawn::fork_exec_wait(&missing), &missing)
+                .unwrap_err()
+                .to_string()
+                .contains("127"));
+        }
+    }
+
+    #[test]
+    fn a_failing_child_fails_the_benchmark() {
+        let e = reaped(Ok(ExitStatus::Exited(3)), "fork").unwrap_err();
+        assert!(matches!(e, BenchError::Failed(_)));
+        assert!(e.to_string().contains("exit status 3"), "{e}");
+        let e = reaped(Ok(ExitStatus::Signaled(libc::SIGSEGV)), "fork").unwrap_err();
+        assert!(e.to_string().contains("SIGSEGV"), "{e}");
+        assert!(reaped(Ok(ExitStatus::Exited(0)), "fork").is_ok());
+    }
+
+    #[test]
+    fn resident_size_is_read() {
+        assert!(resident_kib().is_some_and(|k| k > 0));
+    }
+}

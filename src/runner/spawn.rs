@@ -1,0 +1,734 @@
+//! Creating work on purpose: child processes by `fork`, `vfork`, `fork`+`execve` and
+//! `posix_spawn`, threads by `pthread_create`, and reaping what was created.
+//!
+//! Every function that creates a child also reaps it before returning, on every path,
+//! so no zombie outlives a call; [`Child`] owns a started child and reaps it when
+//! dropped (killing it first, as it is our own child and nothing else's). A forked
+//! child runs only async-signal-safe calls (`execve`, `_exit`): everything it needs,
+//! the path, argv and the environment, is built beforehand in a [`PreparedExec`], so a
+//! possibly multi-threaded parent never allocates or locks in the child. No function
+//! here signals or waits for a process id ≤ 0 (a group, or every process).
+//!
+//! `vfork` is not called through the C library: a function that returns twice on a
+//! shared stack cannot be called soundly from Rust. One `asm!` block makes the system
+//! call, and the child, still inside that block, makes `exit_group(0)` at once, so it
+//! never touches the stack or memory.
+#![allow(unsafe_code)]
+
+use super::usage::Usage;
+use std::ffi::{CString, OsStr, OsString};
+use std::fmt;
+use std::io;
+use std::mem::MaybeUninit;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+/// The argument that makes the `syscost` binary exit at once with status 0: the tiny
+/// helper that `proc.exec` and `proc.spawn` start. Hidden from `--help`.
+pub const HELPER_ARG: &str = "--syscost-helper-exit";
+
+/// How a child ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitStatus {
+    /// It called `exit` (or returned from `main`) with this status.
+    Exited(i32),
+    /// A signal ended it.
+    Signaled(i32),
+}
+
+impl ExitStatus {
+    /// Decodes a `wait` status (only exits and deaths are waited for here).
+    fn from_raw(status: libc::c_int) -> ExitStatus {
+        if libc::WIFSIGNALED(status) {
+            ExitStatus::Signaled(libc::WTERMSIG(status))
+        } else {
+            ExitStatus::Exited(libc::WEXITSTATUS(status))
+        }
+    }
+
+    /// Whether it exited with status 0.
+    pub fn success(&self) -> bool {
+        *self == ExitStatus::Exited(0)
+    }
+
+    /// The status a shell would report: the exit status, or 128 + the signal.
+    pub fn shell_code(&self) -> u8 {
+        match *self {
+            ExitStatus::Exited(c) => (c & 0xff) as u8,
+            ExitStatus::Signaled(s) => (128 + s).clamp(0, 255) as u8,
+        }
+    }
+}
+
+impl fmt::Display for ExitStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            ExitStatus::Exited(c) => write!(f, "exit status {c}"),
+            ExitStatus::Signaled(s) => {
+                write!(f, "killed by signal {s} ({})", signal_name(s))
+            }
+        }
+    }
+}
+
+/// The usual name of a signal (`SIGKILL`), or `SIG?` for one without a common name.
+pub fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        libc::SIGHUP => "SIGHUP",
+        libc::SIGINT => "SIGINT",
+        libc::SIGQUIT => "SIGQUIT",
+        libc::SIGILL => "SIGILL",
+        libc::SIGTRAP => "SIGTRAP",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGUSR1 => "SIGUSR1",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGUSR2 => "SIGUSR2",
+        libc::SIGPIPE => "SIGPIPE",
+        libc::SIGALRM => "SIGALRM",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGXCPU => "SIGXCPU",
+        libc::SIGXFSZ => "SIGXFSZ",
+        libc::SIGSYS => "SIGSYS",
+        _ => "SIG?",
+    }
+}
+
+fn einval(what: &str) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, what.to_string())
+}
+
+/// Waits for our child `pid` to end and reaps it, retrying when a signal interrupts
+/// the wait. Refuses a pid ≤ 0, which would wait for any child or a group.
+pub fn wait_child(pid: libc::pid_t) -> io::Result<ExitStatus> {
+    if pid <= 0 {
+        return Err(einval("wait_child: pid must be positive"));
+    }
+    let mut status: libc::c_int = 0;
+    loop {
+        // SAFETY: `status` is a valid, writable int; pid names one process.
+        let r = unsafe { libc::waitpid(pid, &mut status, 0) };
+        if r == pid {
+            return Ok(ExitStatus::from_raw(status));
+        }
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+}
+
+/// Like [`wait_child`], with `wait4`: also returns the resource usage of the child and
+/// of the descendants it waited for (`maxrss_kib` is their largest).
+pub fn wait_child_usage(pid: libc::pid_t) -> io::Result<(ExitStatus, Usage)> {
+    if pid <= 0 {
+        return Err(einval("wait_child_usage: pid must be positive"));
+    }
+    let mut status: libc::c_int = 0;
+    let mut ru = MaybeUninit::<libc::rusage>::zeroed();
+    loop {
+        // SAFETY: `status` and `ru` are valid, writable and correctly sized; pid
+        // names one process.
+        let r = unsafe { libc::wait4(pid, &mut status, 0, ru.as_mut_ptr()) };
+        if r == pid {
+            // SAFETY: zero-initialised, then filled by the kernel; all fields are
+            // plain integers.
+            let ru = unsafe { ru.assume_init() };
+            return Ok((ExitStatus::from_raw(status), usage_of(&ru)));
+        }
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+}
+
+fn usage_of(ru: &libc::rusage) -> Usage {
+    let tv = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1000;
+    Usage {
+        user_ns: tv(ru.ru_utime),
+        sys_ns: tv(ru.ru_stime),
+        vol_switches: ru.ru_nvcsw as u64,
+        invol_switches: ru.ru_nivcsw as u64,
+        minor_faults: ru.ru_minflt as u64,
+        major_faults: ru.ru_majflt as u64,
+        maxrss_kib: ru.ru_maxrss as u64,
+        in_blocks: ru.ru_inblock as u64,
+        out_blocks: ru.ru_oublock as u64,
+        signals: ru.ru_nsignals as u64,
+    }
+}
+
+/// A started child process that we own: [`Child::wait`] reaps it; dropping it
+/// unwaited kills it (SIGKILL to its own positive pid) and reaps it.
+#[derive(Debug)]
+pub struct Child {
+    pid: libc::pid_t,
+}
+
+impl Child {
+    /// Its process id.
+    pub fn pid(&self) -> libc::pid_t {
+        self.pid
+    }
+
+    /// Waits for it to end and reaps it.
+    pub fn wait(self) -> io::Result<ExitStatus> {
+        let pid = self.pid;
+        std::mem::forget(self);
+        wait_child(pid)
+    }
+
+    /// Waits for it to end and reaps it, with its resource usage (`wait4`).
+    pub fn wait_usage(self) -> io::Result<(ExitStatus, Usage)> {
+        let pid = self.pid;
+        std::mem::forget(self);
+        wait_child_usage(pid)
+    }
+}
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        if self.pid > 0 {
+            // SAFETY: pid is our own unwaited child (positive), so it names no other
+            // process; integer arguments only.
+            unsafe { libc::kill(self.pid, libc::SIGKILL) };
+            let _ = wait_child(self.pid);
+        }
+    }
+}
+
+/// `fork()`; the child `_exit(0)`s at once; the parent reaps it.
+pub fn fork_exit_wait() -> io::Result<ExitStatus> {
+    // SAFETY: the child makes only `_exit`, which is async-signal-safe, and never
+    // returns into Rust code (no destructor, no atexit handler runs in it).
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if pid == 0 {
+        // SAFETY: ends the child at once.
+        unsafe { libc::_exit(0) }
+    }
+    wait_child(pid)
+}
+
+/// `vfork()`; the child `exit_group(0)`s at once without touching memory; the parent,
+/// resumed when the child has exited, reaps it.
+///
+/// Signals are blocked across the call, as the C library's `posix_spawn` does, so that
+/// no handler can run in the child on the shared stack; the previous mask is restored
+/// in the parent. The cost includes those two `rt_sigprocmask` calls (well under a
+/// microsecond).
+#[cfg(target_arch = "x86_64")]
+pub fn vfork_exit_wait() -> io::Result<ExitStatus> {
+    let mut all = MaybeUninit::<libc::sigset_t>::zeroed();
+    let mut old = MaybeUninit::<libc::sigset_t>::zeroed();
+    // SAFETY: both sets are valid, writable sigset_t values; sigfillset initialises
+    // `all`, and pthread_sigmask writes the previous mask into `old`.
+    let r = unsafe {
+        libc::sigfillset(all.as_mut_ptr());
+        libc::pthread_sigmask(libc::SIG_SETMASK, all.as_ptr(), old.as_mut_ptr())
+    };
+    if r != 0 {
+        return Err(io::Error::from_raw_os_error(r));
+    }
+    let ret: isize;
+    // SAFETY: the system call creates a child that shares our memory and stack and
+    // suspends us until it exits. In the child (rax = 0) the block goes straight to
+    // `exit_group(0)` without a single memory access or stack use, and with every
+    // signal blocked no handler can run in it (glibc leaves its two internal signals
+    // unblocked, but sends them only to threads it created, which the child is not);
+    // so when we resume, memory, the stack and every register but rax, rcx, r11 (and
+    // rdi, declared clobbered) are as we left them. The parent falls through to label
+    // 2 with the pid or -errno in rax.
+    unsafe {
+        std::arch::asm!(
+            "syscall",
+            "test rax, rax",
+            "jnz 2f",
+            "mov eax, {exit_group}",
+            "xor edi, edi",
+            "syscall",
+            "ud2",
+            "2:",
+            exit_group = const libc::SYS_exit_group,
+            inlateout("rax") libc::SYS_vfork as isize => ret,
+            out("rcx") _,
+            out("r11") _,
+            out("rdi") _,
+            options(nostack),
+        );
+    }
+    // SAFETY: restores the mask saved above, which the kernel filled in.
+    unsafe {
+        libc::pthread_sigmask(libc::SIG_SETMASK, old.as_ptr(), std::ptr::null_mut())
+    };
+    if ret < 0 {
+        return Err(io::Error::from_raw_os_error(-ret as i32));
+    }
+    wait_child(ret as libc::pid_t)
+}
+
+/// `vfork()` is implemented for x86_64 only.
+#[cfg(not(target_arch = "x86_64"))]
+pub fn vfork_exit_wait() -> io::Result<ExitStatus> {
+    Err(io::Error::new(
+        io::ErrorKind::Unsupported,
+        "vfork is implemented for x86_64 only",
+    ))
+}
+
+/// A program, its argument vector and its environment, built untimed as C strings and
+/// null-terminated pointer arrays, so that a forked child only has to call `execve`.
+pub struct PreparedExec {
+    path: CString,
+    _args: Vec<CString>,
+    argv: Vec<*const libc::c_char>,
+    _env: Vec<CString>,
+    envp: Vec<*const libc::c_char>,
+}
+
+impl fmt::Debug for PreparedExec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PreparedExec")
+            .field("path", &self.path)
+            .field("args", &self._args)
+            .finish_non_exhaustive()
+    }
+}
+
+fn cstring(s: &OsStr) -> io::Result<CString> {
+    CString::new(s.as_bytes()).map_err(|_| einval("an argument contains a NUL byte"))
+}
+
+impl PreparedExec {
+    /// Runs `program` (a path, or with [`spawn`]'s `search_path` a name looked up in
+    /// `PATH`) with `args` as its whole argument vector (`args[0]` is its name) and
+    /// this process's environment as it is now.
+    pub fn new(program: &OsStr, args: &[OsString]) -> io::Result<PreparedExec> {
+        let env: Vec<OsString> = std::env::vars_os()
+            .map(|(k, v)| {
+                let mut kv = k;
+                kv.push("=");
+                kv.push(v);
+                kv
+            })
+            .collect();
+        PreparedExec::with_env(program, args, &env)
+    }
+
+    /// Like [`PreparedExec::new`] with the environment given as `NAME=value` strings.
+    pub fn with_env(
+        program: &OsStr,
+        args: &[OsString],
+        env: &[OsString],
+    ) -> io::Result<PreparedExec> {
+        let path = cstring(program)?;
+        let args: Vec<CString> =
+            args.iter().map(|a| cstring(a)).collect::<io::Result<_>>()?;
+        let env: Vec<CString> =
+            env.iter().map(|e| cstring(e)).collect::<io::Result<_>>()?;
+        let argv = args
+            .iter()
+            .map(|a| a.as_ptr())
+            .chain(std::iter::once(std::ptr::null()))
+            .collect();
+        let envp = env
+            .iter()
+            .map(|e| e.as_ptr())
+            .chain(std::iter::once(std::ptr::null()))
+            .collect();
+        Ok(PreparedExec {
+            path,
+            _args: args,
+            argv,
+            _env: env,
+            envp,
+        })
+    }
+
+    /// The argument vector as one line, for messages.
+    pub fn command_line(&self) -> String {
+        self._args
+            .iter()
+            .map(|a| a.to_string_lossy())
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// The helper: `path HELPER_ARG`, which exits at once when `path` is syscost.
+    pub fn helper(path: &Path) -> io::Result<PreparedExec> {
+        PreparedExec::new(
+            path.as_os_str(),
+            &[path.as_os_str().to_owned(), HELPER_ARG.into()],
+        )
+    }
+}
+
+/// `fork()` then `execve` of the prepared program in the child (`_exit(127)` if the
+/// exec fails, as shells do); the parent reaps it.
+pub fn fork_exec_wait(p: &PreparedExec) -> io::Result<ExitStatus> {
+    let (path, argv, envp) = (p.path.as_ptr(), p.argv.as_ptr(), p.envp.as_ptr());
+    // SAFETY: the child makes only `execve` and `_exit`, both async-signal-safe, with
+    // pointers into `p`, which was built before the fork and lives in the child's copy
+    // of memory; both arrays end with a null pointer. It never returns into Rust code.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if pid == 0 {
+        // SAFETY: see above.
+        unsafe {
+            libc::execve(path, argv, envp);
+            libc::_exit(127)
+        }
+    }
+    wait_child(pid)
+}
+
+/// Starts the prepared program with `posix_spawn` (`posix_spawnp`, which looks the
+/// name up in `PATH`, when `search_path`). The C library reports a program that could
+/// not be executed as an error here, not as a child exiting 127. Each signal in
+/// `default_signals` is reset to its default action in the child (the rest of the
+/// dispositions and the signal mask are inherited).
+pub fn spawn(
+    p: &PreparedExec,
+    search_path: bool,
+    default_signals: &[libc::c_int],
+) -> io::Result<Child> {
+    let mut pid: libc::pid_t = 0;
+    let mut attr = MaybeUninit::<libc::posix_spawnattr_t>::zeroed();
+    let use_attr = !default_signals.is_empty();
+    if use_attr {
+        // SAFETY: `attr` is a valid, writable posix_spawnattr_t.
+        let r = unsafe { libc::posix_spawnattr_init(attr.as_mut_ptr()) };
+        if r != 0 {
+            return Err(io::Error::from_raw_os_error(r));
+        }
+        let mut set = MaybeUninit::<libc::sigset_t>::zeroed();
+        // SAFETY: `attr` was initialised above; `set` is a valid sigset_t, initialised
+        // by sigemptyset before it is read.
+        let r = unsafe {
+            libc::sigemptyset(set.as_mut_ptr());
+            for &s in default_signals {
+                libc::sigaddset(set.as_mut_ptr(), s);
+            }
+            match libc::posix_spawnattr_setsigdefault(attr.as_mut_ptr(), set.as_ptr()) {
+                0 => libc::posix_spawnattr_setflags(
+                    attr.as_mut_ptr(),
+                    libc::POSIX_SPAWN_SETSIGDEF as libc::c_short,
+                ),
+                e => e,
+            }
+        };
+        if r != 0 {
+            // SAFETY: initialised above and no longer used.
+            unsafe { libc::posix_spawnattr_destroy(attr.as_mut_ptr()) };
+            return Err(io::Error::from_raw_os_error(r));
+        }
+    }
+    let attr_ptr = if use_attr {
+        attr.as_ptr()
+    } else {
+        std::ptr::null()
+    };
+    let f = if search_path {
+        libc::posix_spawnp
+    } else {
+        libc::posix_spawn
+    };
+    // SAFETY: `pid` is writable; the path and both null-terminated arrays live in `p`
+    // for the duration of the call; no file actions; `attr_ptr` is null or an
+    // initialised attribute object. The arrays are only read, although the C prototype
+    // takes `*const *mut c_char`.
+    let r = unsafe {
+        f(
+            &mut pid,
+            p.path.as_ptr(),
+            std::ptr::null(),
+            attr_ptr,
+            p.argv.as_ptr() as *const *mut libc::c_char,
+            p.envp.as_ptr() as *const *mut libc::c_char,
+        )
+    };
+    if use_attr {
+        // SAFETY: initialised above and no longer used.
+        unsafe { libc::posix_spawnattr_destroy(attr.as_mut_ptr()) };
+    }
+    if r != 0 {
+        return Err(io::Error::from_raw_os_error(r));
+    }
+    Ok(Child { pid })
+}
+
+/// `posix_spawn` of the prepared program (by path), then reaps it.
+pub fn spawn_wait(p: &PreparedExec) -> io::Result<ExitStatus> {
+    spawn(p, false, &[])?.wait()
+}
+
+extern "C" fn nothing(_: *mut libc::c_void) -> *mut libc::c_void {
+    std::ptr::null_mut()
+}
+
+/// `pthread_create` of a thread that returns at once, with default attributes, then
+/// `pthread_join`.
+pub fn thread_create_join() -> io::Result<()> {
+    let mut t = MaybeUninit::<libc::pthread_t>::zeroed();
+    // SAFETY: `t` is writable; null attributes mean the defaults; the start routine is
+    // a valid `extern "C"` function that ignores its (null) argument.
+    let r = unsafe {
+        libc::pthread_create(
+            t.as_mut_ptr(),
+            std::ptr::null(),
+            nothing,
+            std::ptr::null_mut(),
+        )
+    };
+    if r != 0 {
+        return Err(io::Error::from_raw_os_error(r));
+    }
+    // SAFETY: pthread_create succeeded, so `t` holds a joinable thread, joined once.
+    let r = unsafe { libc::pthread_join(t.assume_init(), std::ptr::null_mut()) };
+    if r != 0 {
+        return Err(io::Error::from_raw_os_error(r));
+    }
+    Ok(())
+}
+
+/// The calling process's user and system CPU time and its waited-for children's, from
+/// `times()`, in clock ticks (see [`clock_ticks`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Tics {
+    /// This process's user time (`tms_utime`).
+    pub user: i64,
+    /// This process's system time (`tms_stime`).
+    pub sys: i64,
+    /// Waited-for children's user time (`tms_cutime`).
+    pub child_user: i64,
+    /// Waited-for children's system time (`tms_cstime`).
+    pub child_sys: i64,
+}
+
+/// Reads `times()`.
+pub fn times_now() -> Tics {
+    let mut t = MaybeUninit::<libc::tms>::zeroed();
+    // SAFETY: `t` is a valid, writable tms; times cannot fail with a valid pointer.
+    let t = unsafe {
+        libc::times(t.as_mut_ptr());
+        t.assume_init()
+    };
+    Tics {
+        user: t.tms_utime as i64,
+        sys: t.tms_stime as i64,
+        child_user: t.tms_cutime as i64,
+        child_sys: t.tms_cstime as i64,
+    }
+}
+
+/// `sysconf(_SC_CLK_TCK)`: the ticks per second `times()` counts in.
+pub fn clock_ticks() -> i64 {
+    super::sys::clock_ticks_per_sec()
+}
+
+/// A signal disposition saved by [`ignore_signals`] and restored on drop.
+pub struct IgnoredSignals {
+    old: Vec<(libc::c_int, libc::sigaction)>,
+}
+
+impl fmt::Debug for IgnoredSignals {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let sigs: Vec<_> = self.old.iter().map(|(s, _)| *s).collect();
+        f.debug_struct("IgnoredSignals")
+            .field("signals", &sigs)
+            .finish()
+    }
+}
+
+impl IgnoredSignals {
+    /// Whether `sig` was already ignored before (then a child should inherit that).
+    pub fn was_ignored(&self, sig: libc::c_int) -> bool {
+        self.old
+            .iter()
+            .any(|(s, a)| *s == sig && a.sa_sigaction == libc::SIG_IGN)
+    }
+}
+
+/// Ignores `sigs` in this process until the guard is dropped, as `time` does for
+/// SIGINT and SIGQUIT while its child runs (the terminal sends them to the child too).
+pub fn ignore_signals(sigs: &[libc::c_int]) -> io::Result<IgnoredSignals> {
+    let mut guard = IgnoredSignals { old: Vec::new() };
+    for &sig in sigs {
+        // SAFETY: an all-zero sigaction is valid; we set the handler and the mask.
+        let mut act: libc::sigaction = unsafe { std::mem::zeroed() };
+        act.sa_sigaction = libc::SIG_IGN;
+        // SAFETY: `act.sa_mask` is a valid sigset_t owned by `act`.
+        unsafe { libc::sigemptyset(&mut act.sa_mask) };
+        // SAFETY: a zeroed sigaction receives the old disposition.
+        let mut prev: libc::sigaction = unsafe { std::mem::zeroed() };
+        // SAFETY: both pointers refer to valid sigaction values.
+        let r = unsafe { libc::sigaction(sig, &act, &mut prev) };
+        if r != 0 {
+            return Err(io::Error::last_os_error()); // the guard restores the others
+        }
+        guard.old.push((sig, prev));
+    }
+    Ok(guard)
+}
+
+impl Drop for IgnoredSignals {
+    fn drop(&mut self) {
+        for (sig, prev) in self.old.iter().rev() {
+            // SAFETY: restores a disposition previously returned by the kernel.
+            unsafe { libc::sigaction(*sig, prev, std::ptr::null_mut()) };
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gone(pid: libc::pid_t) -> bool {
+        !Path::new(&format!("/proc/{pid}")).exists()
+    }
+
+    #[test]
+    fn fork_exit_wait_reaps_a_successful_child() {
+        for _ in 0..3 {
+            assert_eq!(fork_exit_wait().unwrap(), ExitStatus::Exited(0));
+        }
+    }
+
+    #[test]
+    fn vfork_exit_wait_reaps_a_successful_child() {
+        if cfg!(not(target_arch = "x86_64")) {
+            return;
+        }
+        for _ in 0..3 {
+            assert_eq!(vfork_exit_wait().unwrap(), ExitStatus::Exited(0));
+        }
+        // The parent's stack and registers survived: keep computing with them.
+        let v: Vec<u64> = (0..100).collect();
+        assert_eq!(v.iter().sum::<u64>(), 4950);
+    }
+
+    #[test]
+    fn threads_are_created_and_joined() {
+        for _ in 0..3 {
+            thread_create_join().unwrap();
+        }
+    }
+
+    fn sh(script: &str) -> PreparedExec {
+        PreparedExec::new(
+            OsStr::new("/bin/sh"),
+            &["sh".into(), "-c".into(), script.into()],
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn exec_and_spawn_report_the_exit_status() {
+        if !Path::new("/bin/sh").exists() {
+            return;
+        }
+        assert_eq!(
+            fork_exec_wait(&sh("exit 0")).unwrap(),
+            ExitStatus::Exited(0)
+        );
+        assert_eq!(
+            fork_exec_wait(&sh("exit 3")).unwrap(),
+            ExitStatus::Exited(3)
+        );
+        assert_eq!(spawn_wait(&sh("exit 5")).unwrap(), ExitStatus::Exited(5));
+        let killed = spawn_wait(&sh("kill -9 $$")).unwrap();
+        assert_eq!(killed, ExitStatus::Signaled(libc::SIGKILL));
+        assert_eq!(killed.shell_code(), 137);
+        assert_eq!(killed.to_string(), "killed by signal 9 (SIGKILL)");
+    }
+
+    #[test]
+    fn a_missing_program_fails_clearly() {
+        let p = PreparedExec::new(
+            OsStr::new("/nonexistent/syscost-no-such-program"),
+            &["x".into()],
+        )
+        .unwrap();
+        assert_eq!(fork_exec_wait(&p).unwrap(), ExitStatus::Exited(127));
+        let e = spawn_wait(&p).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::NotFound);
+        let p = PreparedExec::new(
+            OsStr::new("syscost-no-such-program-in-path"),
+            &["x".into()],
+        )
+        .unwrap();
+        assert_eq!(
+            spawn(&p, true, &[]).unwrap_err().kind(),
+            io::ErrorKind::NotFound
+        );
+    }
+
+    #[test]
+    fn wait4_reports_the_childs_usage() {
+        if !Path::new("/bin/sh").exists() {
+            return;
+        }
+        let c = spawn(&sh("exit 0"), false, &[libc::SIGINT]).unwrap();
+        let (status, usage) = c.wait_usage().unwrap();
+        assert!(status.success());
+        assert!(usage.maxrss_kib > 0);
+        assert!(usage.minor_faults > 0);
+    }
+
+    #[test]
+    fn dropping_a_child_kills_and_reaps_it() {
+        if !Path::new("/bin/sh").exists() {
+            return;
+        }
+        let c = spawn(&sh("sleep 30"), false, &[]).unwrap();
+        let pid = c.pid();
+        drop(c);
+        assert!(gone(pid), "child {pid} left behind");
+    }
+
+    #[test]
+    fn non_positive_pids_are_refused() {
+        assert_eq!(
+            wait_child(0).unwrap_err().kind(),
+            io::ErrorKind::InvalidInput
+        );
+        assert_eq!(
+            wait_child(-1).unwrap_err().kind(),
+            io::ErrorKind::InvalidInput
+        );
+        assert!(wait_child_usage(-1).is_err());
+    }
+
+    #[test]
+    fn exit_statuses_map_to_shell_codes() {
+        assert_eq!(ExitStatus::Exited(0).shell_code(), 0);
+        assert_eq!(ExitStatus::Exited(3).shell_code(), 3);
+        assert_eq!(ExitStatus::Signaled(libc::SIGINT).shell_code(), 130);
+        assert!(ExitStatus::Exited(0).success());
+        assert!(!ExitStatus::Signaled(9).success());
+    }
+
+    #[test]
+    fn ignored_signals_are_restored() {
+        let before = super::super::sys::sigaction_get(libc::SIGQUIT).unwrap();
+        {
+            let g = ignore_signals(&[libc::SIGQUIT]).unwrap();
+            let now = super::super::sys::sigaction_get(libc::SIGQUIT).unwrap();
+            assert_eq!(now.sa_sigaction, libc::SIG_IGN);
+            assert_eq!(
+                g.was_ignored(libc::SIGQUIT),
+                before.sa_sigaction == libc::SIG_IGN
+            );
+        }
+        let after = super::super::sys::sigaction_get(libc::SIGQUIT).unwrap();
+        assert_eq!(after.sa_sigaction, before.sa_sigaction);
+    }
+}
