@@ -6,7 +6,9 @@
 //! It must not know any benchmark by name, keep timing state, or print anything.
 
 pub mod affinity;
+pub mod file;
 pub mod interrupt;
 pub mod load;
+pub mod mem;
 pub mod sys;
 pub mod usage;
