@@ -9,6 +9,8 @@
 
 pub mod call;
 pub mod clock;
+pub mod file;
+pub mod mem;
 pub mod params;
 pub mod syscall;
 
@@ -151,7 +153,14 @@ impl Bench for Simple {
 
 /// Every benchmark, family by family.
 pub fn catalogue() -> Vec<&'static dyn Bench> {
-    [call::BENCHES, clock::BENCHES, syscall::BENCHES].concat()
+    [
+        call::BENCHES,
+        clock::BENCHES,
+        syscall::BENCHES,
+        mem::BENCHES,
+        file::BENCHES,
+    ]
+    .concat()
 }
 
 /// The benchmark called exactly `name`.

@@ -218,7 +218,7 @@ impl Mapping {
         Ok(vec.iter().filter(|&&b| b & 1 != 0).count())
     }
 
-    /// Maps `len` bytes of `fd` shared and read-write over the start of this range,
+    /// Maps `len` bytes of `fd` shared and read-only over the start of this range,
     /// replacing what was there (`MAP_FIXED`): the map-at-a-chosen-address operation.
     /// Returns the raw result (`MAP_FAILED` as -1).
     #[inline(always)]
@@ -229,7 +229,7 @@ impl Mapping {
             libc::mmap(
                 self.ptr as *mut libc::c_void,
                 len,
-                libc::PROT_READ | libc::PROT_WRITE,
+                libc::PROT_READ,
                 libc::MAP_SHARED | libc::MAP_FIXED,
                 fd.as_raw_fd(),
                 0,
@@ -378,20 +378,21 @@ impl Break {
     }
 }
 
-/// A forked child that does nothing but wait, so the parent's private pages are shared
-/// with it copy-on-write. Killed and reaped on drop.
+/// A forked child that does nothing but stop itself, so the parent's private pages are
+/// shared with it copy-on-write while it never runs again. Killed and reaped on drop.
 pub struct Sharer {
     pid: libc::pid_t,
 }
 
 impl Sharer {
-    /// Forks the child. The child only calls async-signal-safe functions: it asks to die
-    /// with its parent and pauses until killed.
+    /// Forks the child and waits until it has stopped (`SIGSTOP` to itself), so that it
+    /// cannot take the CPU while the parent is measured. The child only calls
+    /// async-signal-safe functions.
     pub fn fork() -> io::Result<Sharer> {
         // SAFETY: getpid has no preconditions.
         let parent = unsafe { libc::getpid() };
-        // SAFETY: the child runs only async-signal-safe calls (prctl, getppid, pause,
-        // _exit), so forking a multi-threaded process is sound.
+        // SAFETY: the child runs only async-signal-safe calls (prctl, getppid, kill,
+        // getpid, _exit), so forking a multi-threaded process is sound.
         let pid = unsafe { libc::fork() };
         match pid {
             -1 => Err(io::Error::last_os_error()),
@@ -403,11 +404,21 @@ impl Sharer {
                         libc::_exit(0);
                     }
                     loop {
-                        libc::pause();
+                        libc::kill(libc::getpid(), libc::SIGSTOP);
                     }
                 }
             }
-            pid => Ok(Sharer { pid }),
+            pid => {
+                let child = Sharer { pid };
+                let mut status = 0;
+                // SAFETY: `pid` is our own child; `status` is a valid, writable int.
+                let r = unsafe { libc::waitpid(pid, &mut status, libc::WUNTRACED) };
+                cvt(r as libc::c_long)?;
+                if !libc::WIFSTOPPED(status) {
+                    return Err(io::Error::other("the sharing child did not stop"));
+                }
+                Ok(child)
+            }
         }
     }
 }
