@@ -494,3 +494,87 @@ fn prepare_cow(p: &Params) -> Result<Prepared, BenchError> {
             Ok(facts)
         })))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::params::expand;
+    use crate::harness::clock::Monotonic;
+    use crate::harness::{EmptyLoop, Harness, Profile, Settings};
+
+    /// Measures a benchmark in the smoke profile: the headline median and the facts.
+    fn measure(b: &Simple, params: &[&str]) -> Option<(f64, Vec<Fact>)> {
+        let args: Vec<_> = params.iter().map(|s| s.parse().unwrap()).collect();
+        let p = expand(b.name, b.params, &args).unwrap().remove(0);
+        let mut prep = match (b.prepare)(&p) {
+            Err(BenchError::Skip(why)) => {
+                eprintln!("{} skipped: {why}", b.name);
+                return None;
+            }
+            r => r.unwrap(),
+        };
+        let clock = Monotonic;
+        let h = Harness::new(&clock, Settings::new(Profile::SMOKE, 25.0));
+        let m = h
+            .measure(prep.body.as_mut(), &mut EmptyLoop, prep.plan)
+            .unwrap();
+        drop(prep.body);
+        let facts = (prep.after.unwrap())(&h, &m).unwrap();
+        Some((m.analysis.headline().unwrap().median, facts))
+    }
+
+    fn fact(facts: &[Fact], name: &str) -> f64 {
+        facts.iter().find(|f| f.name == name).unwrap().value
+    }
+
+    #[test]
+    fn a_zero_fill_fault_is_one_minor_fault_per_page() {
+        for access in ["access=write", "access=read"] {
+            let (ns, facts) = measure(&ZERO, &["size=1m", access]).unwrap();
+            assert!(ns > 0.0 && ns < 1e6, "{access}: {ns}");
+            let faults = fact(&facts, "minor_faults_per_page");
+            assert!((0.9..1.1).contains(&faults), "{access}: {faults}");
+        }
+    }
+
+    #[test]
+    fn populate_and_a_helper_take_the_faults() {
+        let (_, facts) = measure(&ZERO, &["size=1m", "prefault=populate"]).unwrap();
+        // MADV_POPULATE_WRITE faults each page in, inside the timed region.
+        let faults = fact(&facts, "minor_faults_per_page");
+        assert!((0.9..1.1).contains(&faults), "{faults}");
+        if let Some((ns, facts)) = measure(&ZERO, &["size=1m", "prefault=thread"]) {
+            assert!(ns > 0.0 && ns < 1e6, "{ns}");
+            // The measuring thread touches pages the helper already faulted.
+            assert!(fact(&facts, "minor_faults_per_page") < 0.1, "{facts:?}");
+        }
+    }
+
+    #[test]
+    fn a_huge_page_fault_is_one_fault_per_huge_page_or_skipped() {
+        let Some((ns, facts)) = measure(&ZERO, &["size=4m", "page=thp"]) else {
+            return;
+        };
+        assert!(ns > 0.0 && ns < 1e7, "{ns}");
+        // Where the kernel cannot find a free huge page it falls back to base pages
+        // (512 faults per huge page); either way the count is reported.
+        let faults = fact(&facts, "minor_faults_per_page");
+        assert!(faults >= 0.9, "{faults}");
+    }
+
+    #[test]
+    fn a_copy_on_write_fault_is_one_fault_per_page() {
+        let (ns, facts) = measure(&COW, &["size=1m"]).unwrap();
+        assert!(ns > 0.0 && ns < 1e6, "{ns}");
+        let faults = fact(&facts, "minor_faults_per_page");
+        assert!((0.9..1.1).contains(&faults), "{faults}");
+    }
+
+    #[test]
+    fn a_file_fault_maps_cached_pages_without_io() {
+        let (ns, facts) = measure(&FILE, &["size=1m"]).unwrap();
+        assert!(ns > 0.0 && ns < 1e6, "{ns}");
+        let faults = fact(&facts, "minor_faults_per_page");
+        assert!(faults > 0.0 && faults <= 1.1, "{faults}");
+    }
+}
