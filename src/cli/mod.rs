@@ -93,7 +93,7 @@ pub struct RunArgs {
 /// Options of `syscost repro`.
 #[derive(Debug, clap::Args)]
 pub struct ReproArgs {
-    /// The study: perez1976.
+    /// The study: perez1976 or manea1999.
     pub study: String,
     /// Measurement profile.
     #[arg(long, default_value = "quick", value_parser = ["smoke", "quick", "standard", "thorough"])]

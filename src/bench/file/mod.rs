@@ -15,6 +15,8 @@
 
 mod read;
 
+pub use read::{default_file_bytes, COLD_SPAN};
+
 use super::Bench;
 use crate::error::BenchError;
 use crate::runner::file::{self as rf, ThreadIo};
