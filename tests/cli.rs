@@ -772,7 +772,14 @@ fn file_reads_use_dir_and_leave_nothing_behind() {
 
 #[test]
 fn a_missing_dir_is_refused_in_one_line() {
-    let args = ["run", "file.read", "--dir", "/nonexistent/syscost", "--profile", "smoke"];
+    let args = [
+        "run",
+        "file.read",
+        "--dir",
+        "/nonexistent/syscost",
+        "--profile",
+        "smoke",
+    ];
     let line = one_line(&args, &refused(&args)).to_string();
     assert!(line.contains("--dir"), "{line}");
 }
@@ -780,7 +787,15 @@ fn a_missing_dir_is_refused_in_one_line() {
 #[test]
 fn repro_manea1999_prints_every_section() {
     let out = success(&["repro", "manea1999", "--profile", "smoke"]);
-    for needle in ["§3", "getppid()", "§4", "signal", "§5", "§6", "fastest today"] {
+    for needle in [
+        "§3",
+        "getppid()",
+        "§4",
+        "signal",
+        "§5",
+        "§6",
+        "fastest today",
+    ] {
         assert!(out.stdout.contains(needle), "no {needle}:\n{}", out.stdout);
     }
 }

@@ -62,7 +62,10 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<ExitCode> {
     )?;
 
     // §3
-    writeln!(out, "\n§3 trivial calls       1999        ×getpid   today       ×getpid")?;
+    writeln!(
+        out,
+        "\n§3 trivial calls       1999        ×getpid   today       ×getpid"
+    )?;
     let base = median(&session, CALLS[0].bench, &[]);
     for c in CALLS {
         if interrupted() {
@@ -236,7 +239,9 @@ mod tests {
             spec("method").check("file.read", m).expect("method");
         }
         for s in READ_SIZES {
-            spec("size").check("file.read", &s.to_string()).expect("size");
+            spec("size")
+                .check("file.read", &s.to_string())
+                .expect("size");
         }
         let zero = crate::bench::find("mem.fault.zero").expect("mem.fault.zero");
         let prefault = zero.params().iter().find(|s| s.name == "prefault").unwrap();

@@ -39,7 +39,8 @@ pub const CALLS: &[Call] = &[
 ];
 
 /// The paper's reading of §3.
-pub const CALLS_READING: &str = "getpid and getppid cost the same: both only fetch a value the kernel \
+pub const CALLS_READING: &str =
+    "getpid and getppid cost the same: both only fetch a value the kernel \
      keeps; uname pays for filling its structure, times for reading the clock and \
      converting it to ticks";
 
@@ -69,7 +70,8 @@ pub const ROUND_TRIPS: &[RoundTrip] = &[
 ];
 
 /// The paper's reading of §4.
-pub const ROUND_TRIPS_READING: &str = "both take two switches per round trip; signals also update the pending \
+pub const ROUND_TRIPS_READING: &str =
+    "both take two switches per round trip; signals also update the pending \
      queues and run a handler, so they cost about twice as much as pipes";
 
 /// §5: the zero-filled page fault, ns per 8 KiB SunOS page (an 8 MB region, 1,024,000
@@ -80,7 +82,8 @@ pub const ZERO_FAULT_NS: f64 = 73_136.77;
 pub const SUNOS_PAGE: u64 = 8192;
 
 /// The paper's reading of §5.
-pub const ZERO_FAULT_READING: &str = "clearing fresh pages is expensive: allocate large memory once at start-up, or \
+pub const ZERO_FAULT_READING: &str =
+    "clearing fresh pages is expensive: allocate large memory once at start-up, or \
      have a helper thread touch it before it is needed";
 
 /// §6: the file-read conclusions (figures 1 and 2): a 128 MB file, buffers of 8 to

@@ -30,7 +30,7 @@ pub fn free_bytes(dir: &Path) -> io::Result<u64> {
     cvt(r as libc::c_long)?;
     // SAFETY: written by the successful call.
     let st = unsafe { st.assume_init() };
-    Ok(st.f_bavail as u64 * st.f_frsize as u64)
+    Ok(st.f_bavail * st.f_frsize)
 }
 
 /// The name of the file system type holding `dir`, for the few that matter here.
@@ -114,7 +114,8 @@ pub fn fill(file: &File, len: u64) -> io::Result<()> {
 /// Asks the kernel to drop the file's clean cached pages (`POSIX_FADV_DONTNEED`).
 pub fn evict(fd: BorrowedFd<'_>) -> io::Result<()> {
     // SAFETY: integer arguments only; offset 0 and length 0 mean the whole file.
-    let r = unsafe { libc::posix_fadvise(fd.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    let r =
+        unsafe { libc::posix_fadvise(fd.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
     if r != 0 {
         return Err(io::Error::from_raw_os_error(r));
     }
@@ -164,7 +165,9 @@ impl CFile {
     pub fn read(&mut self, buf: &mut [u8]) -> usize {
         // SAFETY: `buf` is a valid, writable buffer of the length passed; the stream is
         // open.
-        unsafe { libc::fread(buf.as_mut_ptr() as *mut libc::c_void, 1, buf.len(), self.f) }
+        unsafe {
+            libc::fread(buf.as_mut_ptr() as *mut libc::c_void, 1, buf.len(), self.f)
+        }
     }
 
     /// `rewind(f)`: back to the start, buffer discarded.

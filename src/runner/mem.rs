@@ -119,13 +119,7 @@ impl Mapping {
         } else {
             libc::MAP_PRIVATE
         };
-        let ptr = mmap_raw(
-            ptr::null_mut(),
-            len,
-            libc::PROT_READ,
-            flags,
-            fd.as_raw_fd(),
-        )?;
+        let ptr = mmap_raw(ptr::null_mut(), len, libc::PROT_READ, flags, fd.as_raw_fd())?;
         Ok(Mapping { ptr, len })
     }
 
@@ -192,10 +186,15 @@ impl Mapping {
     /// `mmap`). Panics if the range is outside the mapping.
     #[inline(always)]
     pub fn copy_out(&self, off: usize, buf: &mut [u8]) {
-        assert!(off <= self.len && buf.len() <= self.len - off, "copy_out range");
+        assert!(
+            off <= self.len && buf.len() <= self.len - off,
+            "copy_out range"
+        );
         // SAFETY: the source range was checked to lie inside this readable mapping;
         // `buf` is a distinct, writable slice of the same length.
-        unsafe { ptr::copy_nonoverlapping(self.ptr.add(off), buf.as_mut_ptr(), buf.len()) }
+        unsafe {
+            ptr::copy_nonoverlapping(self.ptr.add(off), buf.as_mut_ptr(), buf.len())
+        }
     }
 
     /// The mapping as a mutable byte slice. Only for anonymous read-write mappings.

@@ -166,7 +166,10 @@ pub fn scratch(len: u64) -> Result<Arc<Scratch>, BenchError> {
     }
     let file = rf::unnamed_file(&dir).map_err(|e| {
         BenchError::os(
-            &format!("creating a test file in {} (choose another with --dir)", dir.display()),
+            &format!(
+                "creating a test file in {} (choose another with --dir)",
+                dir.display()
+            ),
             e,
         )
     })?;
@@ -178,7 +181,7 @@ pub fn scratch(len: u64) -> Result<Arc<Scratch>, BenchError> {
 
 /// Read system calls and storage reads of this thread, accumulated by a body between
 /// its batches and read by its after-step.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 pub struct IoTally {
     /// Read system calls.
     pub syscalls: u64,
@@ -223,17 +226,5 @@ impl IoTally {
     /// Whether any batch was counted.
     pub fn counted(&self) -> bool {
         self.bytes > 0
-    }
-}
-
-impl Default for IoTally {
-    fn default() -> IoTally {
-        IoTally {
-            syscalls: 0,
-            storage_bytes: 0,
-            bytes: 0,
-            last: None,
-            probe_calls: 0,
-        }
     }
 }

@@ -174,7 +174,10 @@ impl Reader {
             }
             Method::Stdio => self.stdio.as_mut().expect("stdio").read(buf),
             Method::Mmap => {
-                self.map.as_ref().expect("map").copy_out(self.pos as usize, buf);
+                self.map
+                    .as_ref()
+                    .expect("map")
+                    .copy_out(self.pos as usize, buf);
                 size
             }
         };
@@ -188,7 +191,9 @@ impl Reader {
 
 #[cold]
 fn short(got: usize, size: usize, pos: u64) -> BenchError {
-    BenchError::Failed(format!("a read of {size} B at offset {pos} returned {got} B"))
+    BenchError::Failed(format!(
+        "a read of {size} B at offset {pos} returned {got} B"
+    ))
 }
 
 impl Body for Reader {
@@ -258,11 +263,14 @@ fn prepare(p: &Params) -> Result<Prepared, BenchError> {
     let scratch = scratch(len)?;
     // Our own open file description, so that the offset is this body's alone.
     let fd_path = format!("/proc/self/fd/{}", scratch.file().as_raw_fd());
-    let file = File::open(&fd_path).map_err(|e| BenchError::os("reopening the test file", e))?;
+    let file =
+        File::open(&fd_path).map_err(|e| BenchError::os("reopening the test file", e))?;
     let buffered = match method {
-        Method::Buffered => Some(BufReader::with_capacity(8192, File::open(&fd_path).map_err(
-            |e| BenchError::os("reopening the test file", e),
-        )?)),
+        Method::Buffered => Some(BufReader::with_capacity(
+            8192,
+            File::open(&fd_path)
+                .map_err(|e| BenchError::os("reopening the test file", e))?,
+        )),
         _ => None,
     };
     let stdio = match method {

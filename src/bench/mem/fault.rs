@@ -57,7 +57,8 @@ pub const ZERO: Simple = Simple {
 
 /// The transparent huge page mode, e.g. "madvise", from sysfs.
 fn thp_mode() -> Option<String> {
-    let text = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").ok()?;
+    let text =
+        std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").ok()?;
     crate::store::host::parse::parse_bracketed(&text)
 }
 
@@ -117,7 +118,8 @@ impl Helper {
         let online = std::fs::read_to_string("/sys/devices/system/cpu/online")
             .map(|t| crate::store::host::parse::parse_cpu_list(&t))
             .unwrap_or_default();
-        let others: Vec<usize> = online.into_iter().filter(|&c| Some(c) != here).collect();
+        let others: Vec<usize> =
+            online.into_iter().filter(|&c| Some(c) != here).collect();
         if others.is_empty() {
             return Err(BenchError::Skip(
                 "prefault=thread needs a second CPU for the helper thread".into(),
@@ -230,20 +232,14 @@ fn prepare_zero(p: &Params) -> Result<Prepared, BenchError> {
         _ => Prefault::None,
     };
     let page = if thp {
-        match thp_mode().as_deref() {
-            Some("always") | Some("madvise") => {}
-            Some(mode) => {
-                return Err(BenchError::Skip(format!(
-                    "transparent huge pages are unavailable: the kernel's mode is [{mode}]"
-                )))
-            }
-            None => {
-                return Err(BenchError::Skip(
-                    "transparent huge pages are unavailable: no \
-                     /sys/kernel/mm/transparent_hugepage"
-                        .into(),
-                ))
-            }
+        let mode = thp_mode();
+        if !matches!(mode.as_deref(), Some("always") | Some("madvise")) {
+            let why = mode.map_or("no /sys/kernel/mm/transparent_hugepage".into(), |m| {
+                format!("the kernel's mode is [{m}]")
+            });
+            return Err(BenchError::Skip(format!(
+                "transparent huge pages are unavailable: {why}"
+            )));
         }
         huge_page_size()
     } else {
@@ -282,11 +278,17 @@ fn prepare_zero(p: &Params) -> Result<Prepared, BenchError> {
     Ok(Prepared::new(Box::new(body))
         .op(if thp { "huge page" } else { "page" })
         .plan(plan)
-        .after(Box::new(move |_, m| Ok(fault_facts(m, page, write, prefault))))
-    )
+        .after(Box::new(move |_, m| {
+            Ok(fault_facts(m, page, write, prefault))
+        })))
 }
 
-fn fault_facts(m: &Measurement, page: usize, write: bool, prefault: Prefault) -> Vec<Fact> {
+fn fault_facts(
+    m: &Measurement,
+    page: usize,
+    write: bool,
+    prefault: Prefault,
+) -> Vec<Fact> {
     let a = &m.analysis;
     let mut facts = vec![Fact::new(
         "minor_faults_per_page",
@@ -359,7 +361,10 @@ impl Body for FileFault {
         .map_err(|e| BenchError::os("mmap of the test file", e))?;
         // Another benchmark (a cold file.read) may have evicted the shared file.
         let pages = self.size / self.page;
-        if m.resident_pages().map_err(|e| BenchError::os("mincore", e))? < pages {
+        if m.resident_pages()
+            .map_err(|e| BenchError::os("mincore", e))?
+            < pages
+        {
             self.scratch.warm()?;
             self.rewarmed.set(self.rewarmed.get() + 1);
         }
@@ -423,7 +428,8 @@ fn prepare_file(p: &Params) -> Result<Prepared, BenchError> {
 /// `mem.fault.cow`.
 pub const COW: Simple = Simple {
     name: "mem.fault.cow",
-    about: "write to a page shared copy-on-write with a forked child (copy fault), per page",
+    about:
+        "write to a page shared copy-on-write with a forked child (copy fault), per page",
     origin: "DESIGN mem",
     params: &[SIZE],
     prepare: prepare_cow,
