@@ -993,3 +993,77 @@ fn exec_stops_the_series_when_the_command_is_interrupted() {
     assert_eq!(doc.runs[0].exit.signal, Some(2));
     assert_eq!(doc.exit_code, 130);
 }
+
+// Memory and file benchmarks
+
+fn fact(r: &BenchResult, name: &str) -> f64 {
+    let f = r.facts.iter().find(|f| f.name == name);
+    f.unwrap_or_else(|| panic!("{} has no fact {name}: {:?}", r.name, r.facts))
+        .value
+}
+
+/// brk runs only in a single-threaded process, which `syscost run` is; the fault
+/// benchmarks account one minor fault per page.
+#[test]
+fn memory_benchmarks_run_and_account_their_faults() {
+    let run = run_json(&["mem.brk", "mem.fault.zero", "mem.fault.cow"], &[]);
+    assert_eq!(run.results.len(), 3);
+    for r in &run.results {
+        assert_eq!(r.status, Status::Ok, "{}: {:?}", r.name, r.reason);
+        let m = r.measured.as_ref().expect("measured");
+        assert!(m.median_ns > 0.0 && m.median_ns < 1e6, "{}", r.name);
+        if r.name.starts_with("mem.fault.") {
+            let faults = fact(r, "minor_faults_per_page");
+            assert!((0.9..1.1).contains(&faults), "{}: {faults}", r.name);
+        }
+    }
+}
+
+/// The test file goes to --dir, leaves nothing there, and every cold sample is
+/// verified out of the cache on a disk file system.
+#[test]
+fn file_reads_use_dir_and_leave_nothing_behind() {
+    let dir = TempDir::new("file");
+    let path = dir.0.to_str().expect("a UTF-8 temporary path");
+    let extra = ["--dir", path, "-p", "method=read,mmap", "-p", "size=4k"];
+    let run = run_json(&["file.read"], &extra);
+    assert_eq!(run.results.len(), 4);
+    for r in &run.results {
+        assert_eq!(r.status, Status::Ok, "{}: {:?}", r.name, r.reason);
+        assert!(fact(r, "mb_per_s") > 0.0);
+        if r.params["cache"] == "cold" && !r.op.contains("NOT verified") {
+            assert_eq!(fact(r, "cold_verified"), 1.0, "{:?}", r.facts);
+        }
+    }
+    assert!(dir.entries().is_empty(), "left behind: {:?}", dir.entries());
+}
+
+#[test]
+fn a_missing_dir_is_refused_in_one_line() {
+    let args = [
+        "run",
+        "file.read",
+        "--dir",
+        "/nonexistent/syscost",
+        "--profile",
+        "smoke",
+    ];
+    let line = one_line(&args, &refused(&args)).to_string();
+    assert!(line.contains("--dir"), "{line}");
+}
+
+#[test]
+fn repro_manea1999_prints_every_section() {
+    let out = success(&["repro", "manea1999", "--profile", "smoke"]);
+    for needle in [
+        "§3",
+        "getppid()",
+        "§4",
+        "signal",
+        "§5",
+        "§6",
+        "fastest today",
+    ] {
+        assert!(out.stdout.contains(needle), "no {needle}:\n{}", out.stdout);
+    }
+}

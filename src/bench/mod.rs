@@ -10,6 +10,8 @@
 pub mod call;
 pub mod clock;
 pub mod ctx;
+pub mod file;
+pub mod mem;
 pub mod params;
 pub mod proc;
 pub mod syscall;
@@ -159,6 +161,8 @@ pub fn catalogue() -> Vec<&'static dyn Bench> {
         syscall::BENCHES,
         ctx::BENCHES,
         proc::BENCHES,
+        mem::BENCHES,
+        file::BENCHES,
     ]
     .concat()
 }

@@ -84,12 +84,20 @@ pub struct RunArgs {
     /// Leave the per-sample columns out of JSON output.
     #[arg(long)]
     pub no_samples: bool,
+    /// Directory for the test file of file.* and mem.fault.file (default: the temporary
+    /// directory); use a disk file system for cold reads.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// Evict the test file with the kernel's drop_caches, which empties the page cache
+    /// of the whole machine, instead of posix_fadvise (root only).
+    #[arg(long)]
+    pub drop_caches: bool,
 }
 
 /// Options of `syscost repro`.
 #[derive(Debug, clap::Args)]
 pub struct ReproArgs {
-    /// The study: perez1976.
+    /// The study: perez1976 or manea1999.
     pub study: String,
     /// Measurement profile.
     #[arg(long, default_value = "quick", value_parser = ["smoke", "quick", "standard", "thorough"])]

@@ -91,11 +91,37 @@ pub fn check_load(load: usize) -> Result<(), UsageError> {
     Ok(())
 }
 
+/// Checks `--dir` (an existing directory) and `--drop-caches` (root only).
+pub fn check_file_options(args: &RunArgs) -> Result<(), UsageError> {
+    if let Some(dir) = &args.dir {
+        if !dir.is_dir() {
+            return Err(UsageError::new(format!(
+                "--dir {}: not an existing directory",
+                dir.display()
+            )));
+        }
+    }
+    if args.drop_caches && !crate::runner::file::is_root() {
+        return Err(UsageError::new(
+            "--drop-caches writes /proc/sys/vm/drop_caches and needs root; without it, \
+             cold reads are evicted with posix_fadvise",
+        ));
+    }
+    Ok(())
+}
+
 /// Runs `syscost run`.
 pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let instances = plan(&args.filters, &args.params)?;
     super::check_cpu(args.cpu)?;
     check_load(args.load)?;
+    check_file_options(args)?;
+    let profile = super::profile(&args.profile);
+    crate::bench::file::configure(crate::bench::file::Options {
+        dir: args.dir.clone(),
+        drop_caches: args.drop_caches,
+        profile: Some(profile.name),
+    });
     let mut output = Output::open(args.format, args.output.as_deref())?;
 
     let facts = host::collect(&[]);
@@ -104,7 +130,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     }
     let _guard = InterruptGuard::install()?;
     let session = Session::start(SessionOptions {
-        profile: super::profile(&args.profile),
+        profile,
         clock: args.clock,
         invariant_tsc: facts.invariant_tsc,
         cpu: args.cpu,

@@ -113,11 +113,11 @@ impl Analysis {
     }
 }
 
-fn perturbed(u: &Usage, expect: Expect) -> bool {
+/// Whether a sample's usage shows a counter the operation is not expected to move.
+pub(super) fn perturbed(u: &Usage, expect: Expect) -> bool {
     (!expect.preemption && u.invol_switches > 0)
-        || u.major_faults > 0
         || (!expect.switches && u.vol_switches > 0)
-        || (!expect.faults && u.minor_faults > 0)
+        || (!expect.faults && (u.minor_faults > 0 || u.major_faults > 0))
 }
 
 /// Analyses samples of `k` operations each, subtracting `overhead_ticks` per batch.

@@ -31,6 +31,15 @@ use serde::{Deserialize, Serialize};
 pub trait Body {
     /// Runs the operation `iters` times.
     fn run(&mut self, iters: u64) -> Result<(), BenchError>;
+
+    /// Re-arms the operation for the next batch of `iters` (fresh memory to fault, a
+    /// file to evict from the cache, a child to share pages with). The harness calls it
+    /// before every batch, outside the clock reads and the batch's resource usage; the
+    /// default does nothing.
+    fn reset(&mut self, iters: u64) -> Result<(), BenchError> {
+        let _ = iters;
+        Ok(())
+    }
 }
 
 /// The harness's empty body: a loop of `iters` iterations whose counter the compiler
@@ -54,7 +63,8 @@ impl Body for EmptyLoop {
 pub struct Expect {
     /// The operation blocks, so voluntary switches are part of it.
     pub switches: bool,
-    /// The operation faults pages, so minor faults are part of it.
+    /// The operation faults pages, so page faults are part of it: minor faults, and
+    /// major faults too (a mapped file read from storage).
     pub faults: bool,
     /// The operation involves other tasks sharing the CPU, so involuntary switches are
     /// part of it (a ring of tasks placed freely).
@@ -204,12 +214,13 @@ impl<'a> Harness<'a> {
         self.clock
     }
 
-    /// Times one batch: usage, clock, the body, clock, usage.
+    /// Times one batch: the body's reset (untimed), usage, clock, the body, clock, usage.
     fn batch(
         &self,
         body: &mut dyn Body,
         k: u64,
     ) -> Result<(u64, u64, Usage), BenchError> {
+        body.reset(k)?;
         let u0 = (self.usage)();
         let t0 = self.clock.now();
         body.run(k)?;

@@ -250,3 +250,68 @@ fn an_error_in_the_body_fails_the_measurement() {
         .unwrap_err();
     assert!(matches!(e, BenchError::Failed(m) if m == "boom"));
 }
+
+#[test]
+fn reset_runs_before_every_batch_outside_the_clock_and_the_usage() {
+    /// Costs 100 ns per operation; its reset costs 1 ms and a page fault, which must
+    /// show in neither the time nor the sample's usage.
+    struct Rearmed {
+        clock: FakeClock,
+        faults: Arc<AtomicU64>,
+        resets: Vec<u64>,
+        runs: u64,
+    }
+    impl Body for Rearmed {
+        fn run(&mut self, k: u64) -> Result<(), BenchError> {
+            assert_eq!(self.resets.len() as u64, self.runs + 1, "reset before run");
+            assert_eq!(self.resets.last(), Some(&k), "reset told the batch size");
+            self.runs += 1;
+            self.clock.advance(k * 100);
+            Ok(())
+        }
+        fn reset(&mut self, k: u64) -> Result<(), BenchError> {
+            self.resets.push(k);
+            self.faults.fetch_add(1, Ordering::SeqCst);
+            self.clock.advance(1_000_000);
+            Ok(())
+        }
+    }
+    let clock = FakeClock::new(0);
+    let faults = Arc::new(AtomicU64::new(0));
+    let seen = faults.clone();
+    let usage = move || Usage {
+        minor_faults: seen.load(Ordering::SeqCst),
+        ..Usage::default()
+    };
+    let mut body = Rearmed {
+        clock: clock.clone(),
+        faults,
+        resets: vec![],
+        runs: 0,
+    };
+    let h = Harness::with_usage(&clock, settings(PROFILE), &usage);
+    let plan = Plan {
+        fixed_batch: Some(4),
+        ..Plan::default()
+    };
+    let m = h.measure(&mut body, &mut EmptyLoop, plan).unwrap();
+    assert_eq!(body.resets.len() as u64, body.runs);
+    assert!(body.resets.iter().all(|&k| k == 4));
+    assert_eq!(m.analysis.clean.as_ref().unwrap().median, 100.0);
+    assert_eq!(m.analysis.counts.perturbed, 0);
+    assert_eq!(m.analysis.accounting.minor_faults, 0.0);
+}
+
+#[test]
+fn expected_faults_include_major_faults() {
+    let faulting = Usage {
+        major_faults: 1,
+        ..Usage::default()
+    };
+    let faults = Expect {
+        faults: true,
+        ..Expect::default()
+    };
+    assert!(analyze::perturbed(&faulting, Expect::default()));
+    assert!(!analyze::perturbed(&faulting, faults));
+}

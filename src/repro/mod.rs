@@ -3,6 +3,8 @@
 //! tested; today's figures come from the catalogue through the same harness as
 //! `syscost run`.
 
+pub mod manea1999;
+pub mod manea1999_data;
 pub mod perez1976;
 pub mod perez1976_data;
 pub mod sloan1992_data;
@@ -14,13 +16,14 @@ use crate::session::Session;
 use std::process::ExitCode;
 
 /// The studies `repro` knows.
-pub const STUDIES: &[&str] = &["perez1976"];
+pub const STUDIES: &[&str] = &["perez1976", "manea1999"];
 
 /// Runs `syscost repro`.
 pub fn repro(args: &ReproArgs) -> anyhow::Result<ExitCode> {
     crate::cli::check_cpu(args.cpu)?;
     match args.study.as_str() {
         "perez1976" => perez1976::run(args),
+        "manea1999" => manea1999::run(args),
         other => Err(UsageError::new(format!(
             "unknown study '{other}'; available: {}",
             STUDIES.join(", ")

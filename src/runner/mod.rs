@@ -6,8 +6,10 @@
 //! It must not know any benchmark by name, keep timing state, or print anything.
 
 pub mod affinity;
+pub mod file;
 pub mod interrupt;
 pub mod load;
+pub mod mem;
 pub mod spawn;
 pub mod sys;
 pub mod task;

@@ -1,0 +1,230 @@
+//! `file.*`: reading a file by read, pread, a Rust `BufReader`, the C library's
+//! `fread` and a memory mapping, over buffer sizes, from a cold or a warm page cache
+//! (1999 §6, its figures 1–2).
+//!
+//! It also owns the scratch file the file benchmarks and `mem.fault.file` read: one
+//! unnamed file (see [`crate::runner::file::unnamed_file`]) in the directory the user
+//! chose, created once per size and shared by every instance of a run, so a sweep does
+//! not write 128 MiB per point. Having no name, it cannot outlive the process; its space
+//! is checked before it is written.
+//!
+//! The run's options for this family (`--dir`, `--drop-caches`, the profile that sizes
+//! the default file) are process-wide settings, set once by the command line with
+//! [`configure`] before measuring; benchmarks only read them. Library users who never
+//! call it get the temporary directory, `posix_fadvise` eviction and a small file.
+
+mod read;
+
+pub use read::{default_file_bytes, COLD_SPAN};
+
+use super::Bench;
+use crate::error::BenchError;
+use crate::runner::file::{self as rf, ThreadIo};
+use crate::runner::mem::Mapping;
+use std::fs::File;
+use std::os::fd::AsFd;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, RwLock};
+
+/// The family's benchmarks.
+pub const BENCHES: &[&dyn Bench] = &[&read::READ];
+
+/// The run's options for file benchmarks.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Options {
+    /// Where the scratch file lives (`--dir`); the temporary directory when `None`.
+    pub dir: Option<PathBuf>,
+    /// Evict with the kernel's drop_caches instead of `posix_fadvise` (`--drop-caches`,
+    /// root only).
+    pub drop_caches: bool,
+    /// The measurement profile's name, which sizes the default file.
+    pub profile: Option<&'static str>,
+}
+
+static OPTIONS: RwLock<Options> = RwLock::new(Options {
+    dir: None,
+    drop_caches: false,
+    profile: None,
+});
+
+/// Sets the run's options (the command line calls it once, before measuring).
+pub fn configure(options: Options) {
+    *OPTIONS.write().unwrap_or_else(|e| e.into_inner()) = options;
+}
+
+/// The run's options.
+pub fn options() -> Options {
+    OPTIONS.read().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
+/// The directory scratch files go to.
+pub fn dir() -> PathBuf {
+    options().dir.unwrap_or_else(std::env::temp_dir)
+}
+
+/// Space left free beside the scratch file, so that a run never fills a file system.
+const HEADROOM: u64 = 256 << 20;
+
+/// The scratch file: `len` bytes of a pattern, written to storage, with no name.
+pub struct Scratch {
+    file: File,
+    len: u64,
+    dir: PathBuf,
+}
+
+impl Scratch {
+    /// The open file.
+    pub fn file(&self) -> &File {
+        &self.file
+    }
+
+    /// Its length in bytes.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether it is empty (never).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The directory it was made in.
+    pub fn dir(&self) -> &std::path::Path {
+        &self.dir
+    }
+
+    /// A shared read-only mapping of the whole file, for `mincore`.
+    pub fn map(&self) -> Result<Mapping, BenchError> {
+        Mapping::file(self.file.as_fd(), self.len as usize, true)
+            .map_err(|e| BenchError::os("mmap of the scratch file", e))
+    }
+
+    /// Reads the whole file once, so its pages are in the page cache.
+    pub fn warm(&self) -> Result<(), BenchError> {
+        use std::os::unix::fs::FileExt;
+        let mut buf = vec![0u8; 1 << 20];
+        let mut off = 0;
+        while off < self.len {
+            let n = self
+                .file
+                .read_at(&mut buf, off)
+                .map_err(|e| BenchError::os("read of the scratch file", e))?;
+            if n == 0 {
+                break;
+            }
+            off += n as u64;
+        }
+        Ok(())
+    }
+
+    /// Evicts the file from the page cache and checks with `mincore` (through `map`, a
+    /// mapping of the whole file that has touched nothing) that no page is left. Tries
+    /// three times; returns how many pages stayed resident (0: verified cold).
+    pub fn evict(&self, map: &Mapping, drop_caches: bool) -> Result<usize, BenchError> {
+        let mut left = usize::MAX;
+        for _ in 0..3 {
+            if drop_caches {
+                rf::drop_caches()
+                    .map_err(|e| BenchError::os("writing /proc/sys/vm/drop_caches", e))?;
+            } else {
+                rf::evict(self.file.as_fd())
+                    .map_err(|e| BenchError::os("posix_fadvise(DONTNEED)", e))?;
+            }
+            left = map
+                .resident_pages()
+                .map_err(|e| BenchError::os("mincore", e))?;
+            if left == 0 {
+                break;
+            }
+        }
+        Ok(left)
+    }
+}
+
+static SCRATCH: Mutex<Option<Arc<Scratch>>> = Mutex::new(None);
+
+/// The scratch file of `len` bytes in [`dir`]: the one already made if its size and
+/// directory match, else a new one (after checking the free space).
+pub fn scratch(len: u64) -> Result<Arc<Scratch>, BenchError> {
+    let dir = dir();
+    let mut cached = SCRATCH.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(s) = cached.as_ref().filter(|s| s.len == len && s.dir == dir) {
+        return Ok(s.clone());
+    }
+    *cached = None; // release the old one's space first, unless an instance holds it
+    let free = rf::free_bytes(&dir)
+        .map_err(|e| BenchError::os(&format!("statvfs {}", dir.display()), e))?;
+    if free < len + HEADROOM {
+        return Err(BenchError::Skip(format!(
+            "{} has {} MiB free; a {} MiB test file needs {} MiB (choose another \
+             directory with --dir, or a smaller file with --param file=...)",
+            dir.display(),
+            free >> 20,
+            len >> 20,
+            (len + HEADROOM) >> 20
+        )));
+    }
+    let file = rf::unnamed_file(&dir).map_err(|e| {
+        BenchError::os(
+            &format!(
+                "creating a test file in {} (choose another with --dir)",
+                dir.display()
+            ),
+            e,
+        )
+    })?;
+    rf::fill(&file, len).map_err(|e| BenchError::os("writing the test file", e))?;
+    let s = Arc::new(Scratch { file, len, dir });
+    *cached = Some(s.clone());
+    Ok(s)
+}
+
+/// Read system calls and storage reads of this thread, accumulated by a body between
+/// its batches and read by its after-step.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct IoTally {
+    /// Read system calls.
+    pub syscalls: u64,
+    /// Bytes fetched from storage.
+    pub storage_bytes: u64,
+    /// Bytes the benchmark consumed.
+    pub bytes: u64,
+    /// The counters at the last reset, when the kernel keeps them.
+    last: Option<ThreadIo>,
+    /// What reading the counters itself costs, in read calls.
+    probe_calls: u64,
+}
+
+impl IoTally {
+    /// A tally, with the cost of reading the counters measured.
+    pub fn new() -> IoTally {
+        let a = ThreadIo::now();
+        let b = ThreadIo::now();
+        let probe_calls = match (a, b) {
+            (Some(a), Some(b)) => b.since(&a).syscr,
+            _ => 0,
+        };
+        IoTally {
+            probe_calls,
+            ..IoTally::default()
+        }
+    }
+
+    /// Adds what happened since the last call (the previous batch) and the `bytes` that
+    /// batch consumed.
+    pub fn mark(&mut self, bytes: u64) {
+        let now = ThreadIo::now();
+        if let (Some(last), Some(now)) = (self.last, now) {
+            let d = now.since(&last);
+            self.syscalls += d.syscr.saturating_sub(self.probe_calls);
+            self.storage_bytes += d.read_bytes;
+            self.bytes += bytes;
+        }
+        self.last = now;
+    }
+
+    /// Whether any batch was counted.
+    pub fn counted(&self) -> bool {
+        self.bytes > 0
+    }
+}

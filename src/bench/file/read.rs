@@ -1,0 +1,477 @@
+//! `file.read`: one read of `size` bytes from the scratch file, by five methods, from a
+//! warm or a cold page cache.
+//!
+//! Warm: each batch reads on from where the last one stopped, wrapping to the start
+//! (untimed, before the batch) when the rest of the file is shorter than the batch.
+//! Cold: each sample reads the first [`COLD_SPAN`] bytes of the file (the whole file if
+//! smaller) from the start, right after the file was evicted from the page cache and
+//! `mincore` found none of its pages there; samples where pages stayed are counted and
+//! reported, and a cold result with any such sample says so.
+
+use super::{options, scratch, IoTally, Scratch};
+use crate::bench::{Kind, ParamSpec, Params, Prepared, Simple};
+use crate::error::BenchError;
+use crate::harness::{Body, Expect, Plan};
+use crate::report::model::Fact;
+use crate::runner::file::CFile;
+use crate::runner::mem::Mapping;
+use std::cell::RefCell;
+use std::fs::File;
+use std::io::{BufReader, Read, Seek, SeekFrom};
+use std::os::fd::{AsFd, AsRawFd};
+use std::os::unix::fs::FileExt;
+use std::rc::Rc;
+use std::sync::Arc;
+
+/// Bytes read by one cold sample (or the whole file, if smaller): enough for the
+/// kernel's readahead to reach its full window, few enough for small buffers.
+pub const COLD_SPAN: u64 = 8 << 20;
+
+/// The default file size for a profile: the paper's 128 MiB, smaller in the quick and
+/// smoke profiles (and for library callers that set no profile).
+pub fn default_file_bytes(profile: Option<&str>) -> u64 {
+    match profile {
+        Some("standard") | Some("thorough") => 128 << 20,
+        Some("quick") => 16 << 20,
+        _ => 2 << 20,
+    }
+}
+
+const METHODS: &[&str] = &["read", "pread", "buffered", "stdio", "mmap"];
+
+/// `file.read`.
+pub const READ: Simple = Simple {
+    name: "file.read",
+    about: "one read of `size` bytes from a file, by read, pread, BufReader, fread or a copy out of an mmap, cold or warm cache",
+    origin: "manea1999 §6, figures 1–2",
+    params: &[
+        ParamSpec {
+            name: "method",
+            default: "read,pread,buffered,stdio,mmap",
+            about: "read(2) · pread(2) · Rust BufReader (8 KiB buffer) · C fread · copy out of a shared mapping",
+            kind: Kind::Choice(METHODS),
+        },
+        ParamSpec {
+            name: "size",
+            default: "8,4k,64k",
+            about: "bytes per call; the paper swept 8,16,...,65536 (any list up to 1 MiB)",
+            kind: Kind::Bytes { min: 1, max: 1 << 20 },
+        },
+        ParamSpec {
+            name: "cache",
+            default: "warm,cold",
+            about: "warm: the file is in the page cache; cold: evicted before each sample and verified with mincore",
+            kind: Kind::Choice(&["warm", "cold"]),
+        },
+        ParamSpec {
+            name: "file",
+            default: "0",
+            about: "file size; 0: 128 MiB as in the paper (16 MiB in the quick profile, 2 MiB in smoke)",
+            kind: Kind::Bytes { min: 0, max: 64 << 30 },
+        },
+    ],
+    prepare,
+};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Method {
+    Read,
+    Pread,
+    Buffered,
+    Stdio,
+    Mmap,
+}
+
+impl Method {
+    fn parse(s: &str) -> Method {
+        match s {
+            "read" => Method::Read,
+            "pread" => Method::Pread,
+            "buffered" => Method::Buffered,
+            "stdio" => Method::Stdio,
+            _ => Method::Mmap,
+        }
+    }
+
+    fn op(self, cold: bool, verified: bool) -> &'static str {
+        match (self, !cold || verified) {
+            (Method::Read, true) => "read call",
+            (Method::Pread, true) => "pread call",
+            (Method::Buffered, true) => "BufReader read",
+            (Method::Stdio, true) => "fread call",
+            (Method::Mmap, true) => "copy out of the mapping",
+            (Method::Read, false) => "read call (cache NOT verified cold)",
+            (Method::Pread, false) => "pread call (cache NOT verified cold)",
+            (Method::Buffered, false) => "BufReader read (cache NOT verified cold)",
+            (Method::Stdio, false) => "fread call (cache NOT verified cold)",
+            (Method::Mmap, false) => "copy out of the mapping (cache NOT verified cold)",
+        }
+    }
+}
+
+/// What the body learns while it runs, for the after-step.
+#[derive(Debug, Default)]
+struct Tally {
+    io: IoTally,
+    /// Cold batches, and those that began with pages still cached.
+    cold_batches: u64,
+    unverified: u64,
+    /// Bytes consumed by the batch now running.
+    pending: u64,
+}
+
+struct Reader {
+    method: Method,
+    size: usize,
+    len: u64,
+    cold: bool,
+    drop_caches: bool,
+    /// This body's own open file (its own offset), and the scratch file it reads.
+    file: File,
+    scratch: Arc<Scratch>,
+    buffered: Option<BufReader<File>>,
+    stdio: Option<CFile>,
+    map: Option<Mapping>,
+    /// A mapping of the whole file that is never touched: mincore's window.
+    probe: Option<Mapping>,
+    buf: Mapping,
+    pos: u64,
+    calls: u64,
+    tally: Rc<RefCell<Tally>>,
+}
+
+impl Reader {
+    fn rewind(&mut self) -> Result<(), BenchError> {
+        self.pos = 0;
+        let seek = |f: &mut dyn Seek| {
+            f.seek(SeekFrom::Start(0))
+                .map(|_| ())
+                .map_err(|e| BenchError::os("lseek", e))
+        };
+        match self.method {
+            Method::Read => seek(&mut self.file)?,
+            Method::Buffered => seek(self.buffered.as_mut().expect("buffered"))?,
+            Method::Stdio => self.stdio.as_mut().expect("stdio").rewind(),
+            Method::Pread | Method::Mmap => {}
+        }
+        Ok(())
+    }
+
+    #[inline(always)]
+    fn one(&mut self) -> Result<(), BenchError> {
+        let size = self.size;
+        let buf = &mut self.buf.as_mut_slice()[..size];
+        let got = match self.method {
+            Method::Read => self.file.read(buf).map_err(|e| BenchError::os("read", e))?,
+            Method::Pread => self
+                .file
+                .read_at(buf, self.pos)
+                .map_err(|e| BenchError::os("pread", e))?,
+            Method::Buffered => {
+                let r = self.buffered.as_mut().expect("buffered");
+                r.read_exact(buf).map_err(|e| BenchError::os("read", e))?;
+                size
+            }
+            Method::Stdio => self.stdio.as_mut().expect("stdio").read(buf),
+            Method::Mmap => {
+                self.map
+                    .as_ref()
+                    .expect("map")
+                    .copy_out(self.pos as usize, buf);
+                size
+            }
+        };
+        if got != size {
+            return Err(short(got, size, self.pos));
+        }
+        self.pos += size as u64;
+        Ok(())
+    }
+}
+
+#[cold]
+fn short(got: usize, size: usize, pos: u64) -> BenchError {
+    BenchError::Failed(format!(
+        "a read of {size} B at offset {pos} returned {got} B"
+    ))
+}
+
+impl Body for Reader {
+    #[inline(never)]
+    fn run(&mut self, iters: u64) -> Result<(), BenchError> {
+        let calls = if self.cold { self.calls } else { iters };
+        for _ in 0..calls {
+            self.one()?;
+        }
+        self.tally.borrow_mut().pending = calls * self.size as u64;
+        Ok(())
+    }
+
+    fn reset(&mut self, iters: u64) -> Result<(), BenchError> {
+        {
+            let mut t = self.tally.borrow_mut();
+            let done = std::mem::take(&mut t.pending);
+            t.io.mark(done);
+        }
+        if self.cold {
+            self.rewind()?;
+            if let Some(m) = &self.map {
+                // Drop this process's page-table entries, or the pages stay mapped and
+                // cannot be evicted.
+                m.advise(libc::MADV_DONTNEED)
+                    .map_err(|e| BenchError::os("madvise(DONTNEED)", e))?;
+            }
+            let probe = self.probe.as_ref().expect("cold has a probe");
+            let left = self.scratch.evict(probe, self.drop_caches)?;
+            let mut t = self.tally.borrow_mut();
+            t.cold_batches += 1;
+            t.unverified += (left > 0) as u64;
+            return Ok(());
+        }
+        let need = iters.saturating_mul(self.size as u64);
+        if need > self.len {
+            return Err(BenchError::Failed(format!(
+                "a batch of {iters} reads of {} B overruns the {} B file; give a larger \
+                 --param file",
+                self.size, self.len
+            )));
+        }
+        if self.pos + need > self.len {
+            self.rewind()?;
+        }
+        Ok(())
+    }
+}
+
+fn prepare(p: &Params) -> Result<Prepared, BenchError> {
+    let method = Method::parse(p.get("method"));
+    let size = p.int("size") as usize;
+    let cold = p.get("cache") == "cold";
+    let opts = options();
+    let len = match p.int("file") as u64 {
+        0 => default_file_bytes(opts.profile),
+        n => n,
+    };
+    if (size as u64) > len {
+        return Err(BenchError::Skip(format!(
+            "size {size} B is larger than the {len} B file"
+        )));
+    }
+    if opts.drop_caches && cold && !crate::runner::file::is_root() {
+        return Err(BenchError::Skip("--drop-caches needs root".into()));
+    }
+    let scratch = scratch(len)?;
+    // Our own open file description, so that the offset is this body's alone.
+    let fd_path = format!("/proc/self/fd/{}", scratch.file().as_raw_fd());
+    let file =
+        File::open(&fd_path).map_err(|e| BenchError::os("reopening the test file", e))?;
+    let buffered = match method {
+        Method::Buffered => Some(BufReader::with_capacity(
+            8192,
+            File::open(&fd_path)
+                .map_err(|e| BenchError::os("reopening the test file", e))?,
+        )),
+        _ => None,
+    };
+    let stdio = match method {
+        Method::Stdio => {
+            let f = File::open(&fd_path)
+                .map_err(|e| BenchError::os("reopening the test file", e))?;
+            Some(CFile::open(f.as_fd()).map_err(|e| BenchError::os("fdopen", e))?)
+        }
+        _ => None,
+    };
+    let map = match method {
+        Method::Mmap => Some(scratch.map()?),
+        _ => None,
+    };
+    let (probe, verified) = if cold {
+        let probe = scratch.map()?;
+        let left = scratch.evict(&probe, opts.drop_caches)?;
+        (Some(probe), left == 0)
+    } else {
+        scratch.warm()?;
+        (None, true)
+    };
+    let span = len.min(COLD_SPAN) / size as u64 * size as u64;
+    let calls = span / size as u64;
+    let page = crate::runner::mem::page_size();
+    let buf = Mapping::anon(size.next_multiple_of(page), false)
+        .map_err(|e| BenchError::os("mmap of the read buffer", e))?;
+    let tally = Rc::new(RefCell::new(Tally {
+        io: IoTally::new(),
+        ..Tally::default()
+    }));
+    let reader = Reader {
+        method,
+        size,
+        len,
+        cold,
+        drop_caches: opts.drop_caches,
+        file,
+        scratch,
+        buffered,
+        stdio,
+        map,
+        probe,
+        buf,
+        pos: 0,
+        calls,
+        tally: tally.clone(),
+    };
+    let plan = Plan {
+        // A cold read waits for storage (voluntary switches) and a mapping faults.
+        expect: Expect {
+            faults: method == Method::Mmap,
+            switches: cold,
+            ..Expect::default()
+        },
+        fixed_batch: cold.then_some(1),
+        per_iter: if cold { calls } else { 1 },
+        ..Plan::default()
+    };
+    let dir = super::dir();
+    let fs = crate::runner::file::fs_name(&dir).unwrap_or("unknown");
+    Ok(Prepared::new(Box::new(reader))
+        .op(method.op(cold, verified))
+        .plan(plan)
+        .after(Box::new(move |_, m| {
+            let t = tally.borrow();
+            let a = &m.analysis;
+            let mut facts = Vec::new();
+            if let Some(h) = a.headline() {
+                facts.push(Fact::new(
+                    "mb_per_s",
+                    size as f64 / h.median * 1e3,
+                    "MB/s",
+                    "bytes per call over the median time per call (10^6 bytes per second)",
+                ));
+            }
+            if t.io.counted() {
+                facts.push(Fact::new(
+                    "syscalls_per_mb",
+                    t.io.syscalls as f64 / t.io.bytes as f64 * 1e6,
+                    "count",
+                    "read system calls per 10^6 bytes consumed, from the thread's I/O accounting",
+                ));
+            }
+            if method == Method::Mmap {
+                let per_mb = 1e6 / size as f64;
+                facts.push(Fact::new(
+                    "faults_per_mb",
+                    (a.accounting.minor_faults + a.accounting.major_faults) * per_mb,
+                    "count",
+                    "page faults per 10^6 bytes copied out of the mapping",
+                ));
+            }
+            facts.push(Fact::new(
+                "file_mib",
+                len as f64 / (1 << 20) as f64,
+                "MiB",
+                "size of the test file",
+            ));
+            if cold {
+                facts.push(Fact::new(
+                    "bytes_per_sample",
+                    span as f64,
+                    "bytes",
+                    "read from the start of the evicted file in each sample",
+                ));
+                if t.io.counted() {
+                    facts.push(Fact::new(
+                        "storage_bytes_per_byte",
+                        t.io.storage_bytes as f64 / t.io.bytes as f64,
+                        "ratio",
+                        "bytes fetched from storage per byte consumed: about 1 when cold, more when readahead ran past the bytes read",
+                    ));
+                }
+                let ok = t.cold_batches - t.unverified;
+                let about = if t.unverified == 0 {
+                    format!(
+                        "batches that began with none of the file's pages cached (mincore): all {}",
+                        t.cold_batches
+                    )
+                } else {
+                    format!(
+                        "NOT verified cold: {} of {} batches began with pages still cached \
+                         ({fs} in {}); use --dir on a disk file system{}",
+                        t.unverified,
+                        t.cold_batches,
+                        dir.display(),
+                        if opts.drop_caches { "" } else { " or --drop-caches (root)" }
+                    )
+                };
+                facts.push(Fact::new(
+                    "cold_verified",
+                    ok as f64 / t.cold_batches.max(1) as f64,
+                    "ratio",
+                    &about,
+                ));
+            }
+            Ok(facts)
+        })))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::params::expand;
+    use crate::harness::clock::Monotonic;
+    use crate::harness::{EmptyLoop, Harness, Profile, Settings};
+
+    fn measure(params: &[&str]) -> (Vec<Fact>, f64, &'static str) {
+        let args: Vec<_> = params.iter().map(|s| s.parse().unwrap()).collect();
+        let p = expand(READ.name, READ.params, &args).unwrap().remove(0);
+        let mut prep = (READ.prepare)(&p).unwrap();
+        let clock = Monotonic;
+        let h = Harness::new(&clock, Settings::new(Profile::SMOKE, 25.0));
+        let m = h
+            .measure(prep.body.as_mut(), &mut EmptyLoop, prep.plan)
+            .unwrap();
+        drop(prep.body);
+        let facts = (prep.after.unwrap())(&h, &m).unwrap();
+        (facts, m.analysis.headline().unwrap().median, prep.op)
+    }
+
+    fn fact(facts: &[Fact], name: &str) -> f64 {
+        facts.iter().find(|f| f.name == name).unwrap().value
+    }
+
+    #[test]
+    fn every_method_reads_warm_with_one_call_per_read() {
+        for method in METHODS {
+            let m = format!("method={method}");
+            let (facts, ns, _) = measure(&[&m, "size=64k", "cache=warm", "file=1m"]);
+            assert!(ns > 0.0 && ns < 1e6, "{method}: {ns}");
+            let per_mb = 1e6 / 65536.0;
+            let calls = fact(&facts, "syscalls_per_mb");
+            match *method {
+                // One call per 64 KiB read, give or take the odd batch boundary.
+                "read" | "pread" | "buffered" => {
+                    assert!((calls - per_mb).abs() < 0.2 * per_mb, "{method}: {calls}")
+                }
+                "mmap" => assert!(calls < 0.1 * per_mb, "{method}: {calls}"),
+                _ => assert!(calls > 0.5 * per_mb, "{method}: {calls}"),
+            }
+        }
+    }
+
+    #[test]
+    fn cold_reads_are_evicted_and_verified_where_the_fs_allows() {
+        // A file size of its own: no other test reads (and re-caches) this file.
+        let (facts, ns, op) =
+            measure(&["method=read", "size=64k", "cache=cold", "file=1028k"]);
+        assert!(ns > 0.0 && ns < 1e7, "{ns}");
+        let verified = fact(&facts, "cold_verified");
+        let fs = crate::runner::file::fs_name(&super::super::dir());
+        if matches!(fs, Some("ext4") | Some("xfs") | Some("btrfs")) {
+            assert_eq!(verified, 1.0, "{facts:?}");
+            assert!(!op.contains("NOT"));
+            // Most bytes came from storage (readahead may have fetched a little more).
+            let from_storage = fact(&facts, "storage_bytes_per_byte");
+            assert!(from_storage > 0.5, "{from_storage}");
+        } else if verified < 1.0 {
+            assert!(op.contains("NOT verified cold"), "{op}");
+        }
+    }
+}

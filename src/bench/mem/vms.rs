@@ -1,0 +1,206 @@
+//! The VMS memory-management services (Nagy's Table I, "5 pages affected") with their
+//! modern equivalents over `n` pages: create and delete virtual addresses (mmap and
+//! munmap), expand and contract the region (brk), set protection (mprotect), map a
+//! global section at chosen addresses or where the system likes (a memfd mapped with
+//! or without `MAP_FIXED`), and change a mapping (mremap).
+//!
+//! Where a service has no undo of its own, one operation is the service and its undo,
+//! so the state is the same before every iteration; the table names it ("per ... pair").
+
+use crate::bench::{body, check, Kind, ParamSpec, Params, Prepared, Simple};
+use crate::error::BenchError;
+use crate::harness::{Body, Expect, Plan};
+use crate::runner::mem::{self, page_size, Break, Mapping};
+use std::os::fd::AsFd;
+
+const N: ParamSpec = ParamSpec {
+    name: "n",
+    default: "5",
+    about: "pages affected (the VMS table's 5)",
+    kind: Kind::Int {
+        min: 1,
+        max: 1 << 18,
+    },
+};
+
+fn bytes(p: &Params) -> usize {
+    p.int("n") as usize * page_size()
+}
+
+/// `mem.mmap`: $CRETVA + $DELTVA.
+pub const MMAP: Simple = Simple {
+    name: "mem.mmap",
+    about: "mmap of n pages of anonymous memory and munmap of them (create and delete virtual addresses)",
+    origin: "nagy VMS $CRETVA 383 µs + $DELTVA 626 µs",
+    params: &[
+        N,
+        ParamSpec {
+            name: "touch",
+            default: "no",
+            about: "yes: write every page between the two calls (n zero-fill faults, n pages freed)",
+            kind: Kind::Choice(&["no", "yes"]),
+        },
+    ],
+    prepare: |p| {
+        let len = bytes(p);
+        let touch = p.get("touch") == "yes";
+        let page = page_size();
+        let plan = Plan {
+            expect: Expect {
+                faults: touch,
+                ..Expect::default()
+            },
+            ..Plan::default()
+        };
+        Ok(Prepared::new(body(move || {
+            let m = Mapping::anon(len, false).map_err(|e| BenchError::os("mmap", e))?;
+            if touch {
+                m.touch_write(page);
+            }
+            drop(m);
+            Ok(())
+        }))
+        .op("mmap+munmap pair")
+        .plan(plan))
+    },
+};
+
+/// `mem.brk`: $EXPREG + $CNTREG.
+pub const BRK: Simple = Simple {
+    name: "mem.brk",
+    about: "brk raising the program break by n pages and lowering it back (expand and contract the region)",
+    origin: "nagy VMS $EXPREG 408 µs + $CNTREG 639 µs",
+    params: &[N],
+    prepare: |p| {
+        let len = bytes(p);
+        let brk = Break::new().map_err(|e| {
+            BenchError::Skip(format!(
+                "brk is measured only in a single-threaded process ({e}); run it \
+                 through `syscost run mem.brk`"
+            ))
+        })?;
+        if brk.grow_shrink(len) != 0 {
+            return Err(BenchError::Failed(format!(
+                "brk could not grow by {len} bytes and shrink back"
+            )));
+        }
+        Ok(Prepared::new(Box::new(BrkBody { brk, len })).op("grow+shrink pair"))
+    },
+};
+
+struct BrkBody {
+    brk: Break,
+    len: usize,
+}
+
+impl Body for BrkBody {
+    #[inline(never)]
+    fn run(&mut self, iters: u64) -> Result<(), BenchError> {
+        for _ in 0..iters {
+            check(self.brk.grow_shrink(self.len), "brk")?;
+        }
+        Ok(())
+    }
+
+    fn reset(&mut self, _: u64) -> Result<(), BenchError> {
+        // A thread started since (none should be) could race the C library's malloc.
+        Break::check().map_err(|e| BenchError::Failed(format!("brk: {e}")))
+    }
+}
+
+/// `mem.mprotect`: $SETPRT.
+pub const MPROTECT: Simple = Simple {
+    name: "mem.mprotect",
+    about: "mprotect of n resident pages, alternately read-only and read-write (set protection)",
+    origin: "nagy VMS $SETPRT 3690 µs",
+    params: &[N],
+    prepare: |p| {
+        let len = bytes(p);
+        let m = Mapping::anon(len, true).map_err(|e| BenchError::os("mmap", e))?;
+        m.advise(libc::MADV_NOHUGEPAGE)
+            .map_err(|e| BenchError::os("madvise", e))?;
+        m.touch_write(page_size());
+        let mut read_only = false;
+        Ok(Prepared::new(body(move || {
+            read_only = !read_only;
+            let prot = if read_only {
+                libc::PROT_READ
+            } else {
+                libc::PROT_READ | libc::PROT_WRITE
+            };
+            check(m.protect(prot) as i64, "mprotect")
+        }))
+        .op("mprotect call"))
+    },
+};
+
+/// `mem.map_shared`: $MGBLSC.
+pub const MAP_SHARED: Simple = Simple {
+    name: "mem.map_shared",
+    about: "map n pages of a shared memory file (memfd) at a chosen address or where the kernel likes, and take the mapping away (map global section)",
+    origin: "nagy VMS $MGBLSC 1839 µs (specified addresses), 1867 µs (extending P0)",
+    params: &[
+        N,
+        ParamSpec {
+            name: "at",
+            default: "fixed,any",
+            about: "fixed: MAP_FIXED over a reserved range, then the reservation put back · any: the kernel chooses, then munmap",
+            kind: Kind::Choice(&["fixed", "any"]),
+        },
+    ],
+    prepare: |p| {
+        let len = bytes(p);
+        let fd = mem::memfd(len).map_err(|e| BenchError::os("memfd_create", e))?;
+        if p.get("at") == "fixed" {
+            let r = Mapping::reserve(len).map_err(|e| BenchError::os("mmap", e))?;
+            return Ok(Prepared::new(body(move || {
+                check(r.map_fd_here(fd.as_fd(), len), "mmap(MAP_FIXED)")?;
+                check(r.rereserve(), "mmap(PROT_NONE, MAP_FIXED)")
+            }))
+            .op("map at the address + reservation put back"));
+        }
+        Ok(Prepared::new(body(move || {
+            let m = Mapping::file(fd.as_fd(), len, true)
+                .map_err(|e| BenchError::os("mmap", e))?;
+            drop(m);
+            Ok(())
+        }))
+        .op("mmap+munmap pair"))
+    },
+};
+
+/// `mem.mremap`: change the mapping of n resident pages.
+pub const MREMAP: Simple = Simple {
+    name: "mem.mremap",
+    about: "mremap moving n resident pages to another address already reserved (change mapping)",
+    origin: "nagy VMS change mapping of specified addresses 2431 µs",
+    params: &[N],
+    prepare: |p| {
+        let len = bytes(p);
+        let map = |what| {
+            let m = Mapping::anon(len, false).map_err(|e| BenchError::os(what, e))?;
+            m.advise(libc::MADV_NOHUGEPAGE)
+                .map_err(|e| BenchError::os("madvise", e))?;
+            Ok::<_, BenchError>(m)
+        };
+        let a = map("mmap")?;
+        let b = map("mmap")?;
+        a.touch_write(page_size());
+        if mem::mremap_move(&a, &b) != 0 || mem::mremap_move(&b, &a) != 0 {
+            return Err(BenchError::Skip(format!(
+                "mremap with MREMAP_DONTUNMAP is unavailable (Linux 5.7+): {}",
+                std::io::Error::last_os_error()
+            )));
+        }
+        let plan = Plan {
+            per_iter: 2,
+            ..Plan::default()
+        };
+        Ok(Prepared::new(body(move || {
+            check(mem::mremap_move(&a, &b), "mremap")?;
+            check(mem::mremap_move(&b, &a), "mremap")
+        }))
+        .op("mremap move")
+        .plan(plan))
+    },
+};

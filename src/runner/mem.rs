@@ -1,0 +1,484 @@
+//! Memory mappings and the calls that change them: owning types for anonymous, file
+//! and reserved mappings whose `Drop` unmaps them, page touching loops, `mincore`,
+//! `mprotect`, `mremap`, `brk`, `memfd_create`, and a forked child that shares pages
+//! copy-on-write.
+//!
+//! Every operation here acts only on address ranges its caller owns through one of
+//! these types; nothing can unmap or replace memory it did not map. It must not know
+//! any benchmark by name, keep timing state, or print anything.
+//!
+//! # Safety
+//! A [`Mapping`] owns the range `[ptr, ptr + len)` from a successful `mmap` until its
+//! `Drop` unmaps it; the raw calls below either read or write inside that range, or
+//! replace it in place with `MAP_FIXED` (never leaving a hole another mapping could
+//! fill). [`Break`] moves the program break only in a single-threaded process and puts
+//! it back before returning.
+#![allow(unsafe_code)]
+
+use super::sys::cvt;
+use std::io;
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::ptr;
+
+/// The base page size.
+pub fn page_size() -> usize {
+    // SAFETY: integer argument only.
+    let r = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if r > 0 {
+        r as usize
+    } else {
+        4096
+    }
+}
+
+fn mmap_raw(
+    addr: *mut libc::c_void,
+    len: usize,
+    prot: libc::c_int,
+    flags: libc::c_int,
+    fd: libc::c_int,
+) -> io::Result<*mut u8> {
+    // SAFETY: without MAP_FIXED the kernel picks an unused range; with MAP_FIXED the
+    // callers pass only a range they own (see the module's safety note).
+    let p = unsafe { libc::mmap(addr, len, prot, flags, fd, 0) };
+    if p == libc::MAP_FAILED {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(p as *mut u8)
+    }
+}
+
+/// An owned memory mapping, unmapped on drop.
+#[derive(Debug)]
+pub struct Mapping {
+    ptr: *mut u8,
+    len: usize,
+}
+
+// SAFETY: a Mapping owns its range exclusively (no aliases are handed out beyond
+// borrows of the Mapping itself), so moving it to another thread is sound.
+unsafe impl Send for Mapping {}
+
+impl Mapping {
+    /// A private anonymous read-write mapping of `len` bytes; `populate` faults every
+    /// page in before returning (`MAP_POPULATE`).
+    #[inline(always)]
+    pub fn anon(len: usize, populate: bool) -> io::Result<Mapping> {
+        let mut flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE;
+        if populate {
+            flags |= libc::MAP_POPULATE;
+        }
+        let ptr = mmap_raw(
+            ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            flags,
+            -1,
+        )?;
+        Ok(Mapping { ptr, len })
+    }
+
+    /// A private anonymous read-write mapping of `len` bytes starting on an `align`
+    /// boundary (a power of two, e.g. 2 MiB for huge pages).
+    pub fn anon_aligned(len: usize, align: usize) -> io::Result<Mapping> {
+        let over = Mapping::anon(len + align, false)?;
+        let start = (over.ptr as usize).next_multiple_of(align);
+        let (base, total) = (over.ptr as usize, over.len);
+        std::mem::forget(over);
+        let head = start - base;
+        let tail = total - head - len;
+        // SAFETY: both ranges lie inside the over-sized mapping just made and owned
+        // here; what remains, [start, start + len), becomes the new Mapping.
+        unsafe {
+            if head > 0 {
+                libc::munmap(base as *mut libc::c_void, head);
+            }
+            if tail > 0 {
+                libc::munmap((start + len) as *mut libc::c_void, tail);
+            }
+        }
+        Ok(Mapping {
+            ptr: start as *mut u8,
+            len,
+        })
+    }
+
+    /// An inaccessible reservation of `len` bytes of address space (`PROT_NONE`).
+    pub fn reserve(len: usize) -> io::Result<Mapping> {
+        let flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE;
+        let ptr = mmap_raw(ptr::null_mut(), len, libc::PROT_NONE, flags, -1)?;
+        Ok(Mapping { ptr, len })
+    }
+
+    /// A read-only mapping of the first `len` bytes of a file, shared (the page
+    /// cache's own pages) or private.
+    #[inline(always)]
+    pub fn file(fd: BorrowedFd<'_>, len: usize, shared: bool) -> io::Result<Mapping> {
+        let flags = if shared {
+            libc::MAP_SHARED
+        } else {
+            libc::MAP_PRIVATE
+        };
+        let ptr = mmap_raw(ptr::null_mut(), len, libc::PROT_READ, flags, fd.as_raw_fd())?;
+        Ok(Mapping { ptr, len })
+    }
+
+    /// Its length in bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether it is empty (never: mmap refuses a zero length).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Its start address.
+    pub fn addr(&self) -> usize {
+        self.ptr as usize
+    }
+
+    /// `madvise(advice)` over the whole mapping.
+    pub fn advise(&self, advice: libc::c_int) -> io::Result<()> {
+        // SAFETY: the range is this mapping's own; advice never unmaps it (MADV_DONTNEED
+        // on a private anonymous mapping zero-fills it again, on a file mapping drops
+        // only this process's page-table entries).
+        let r = unsafe { libc::madvise(self.ptr as *mut libc::c_void, self.len, advice) };
+        cvt(r as libc::c_long).map(|_| ())
+    }
+
+    /// `mprotect(prot)` over the whole mapping; returns the raw result. Callers only
+    /// pass `PROT_READ` or `PROT_READ | PROT_WRITE` to an anonymous mapping, so every
+    /// later access through this type stays valid.
+    #[inline(always)]
+    pub fn protect(&self, prot: libc::c_int) -> libc::c_int {
+        // SAFETY: the range is this mapping's own; see the doc above.
+        unsafe { libc::mprotect(self.ptr as *mut libc::c_void, self.len, prot) }
+    }
+
+    /// Writes one byte at every `stride` bytes: the first write to each page of a fresh
+    /// anonymous mapping takes a zero-fill fault. The mapping must be writable.
+    #[inline(always)]
+    pub fn touch_write(&self, stride: usize) {
+        let mut off = 0;
+        while off < self.len {
+            // SAFETY: off < len, inside this mapping, which the callers map writable.
+            unsafe { ptr::write_volatile(self.ptr.add(off), 1) };
+            off += stride;
+        }
+    }
+
+    /// Reads one byte at every `stride` bytes and returns their sum (so the reads are
+    /// kept): a never-written anonymous page maps the shared zero page.
+    #[inline(always)]
+    pub fn touch_read(&self, stride: usize) -> u64 {
+        let mut sum = 0u64;
+        let mut off = 0;
+        while off < self.len {
+            // SAFETY: off < len, inside this readable mapping.
+            sum += unsafe { ptr::read_volatile(self.ptr.add(off)) } as u64;
+            off += stride;
+        }
+        sum
+    }
+
+    /// Copies `buf.len()` bytes starting at `off` out of the mapping (a read through
+    /// `mmap`). Panics if the range is outside the mapping.
+    #[inline(always)]
+    pub fn copy_out(&self, off: usize, buf: &mut [u8]) {
+        assert!(
+            off <= self.len && buf.len() <= self.len - off,
+            "copy_out range"
+        );
+        // SAFETY: the source range was checked to lie inside this readable mapping;
+        // `buf` is a distinct, writable slice of the same length.
+        unsafe {
+            ptr::copy_nonoverlapping(self.ptr.add(off), buf.as_mut_ptr(), buf.len())
+        }
+    }
+
+    /// The mapping as a mutable byte slice. Only for anonymous read-write mappings.
+    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+        // SAFETY: the range is owned by this mapping and borrowed mutably through it,
+        // so no alias exists; the callers use it only on read-write anonymous mappings.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
+    }
+
+    /// How many of its pages are resident (for a file mapping: in the page cache),
+    /// from `mincore`.
+    pub fn resident_pages(&self) -> io::Result<usize> {
+        let page = page_size();
+        let mut vec = vec![0u8; self.len.div_ceil(page)];
+        // SAFETY: the range is this mapping's own; `vec` holds one byte per page.
+        let r = unsafe {
+            libc::mincore(self.ptr as *mut libc::c_void, self.len, vec.as_mut_ptr())
+        };
+        cvt(r as libc::c_long)?;
+        Ok(vec.iter().filter(|&&b| b & 1 != 0).count())
+    }
+
+    /// Maps `len` bytes of `fd` shared and read-only over the start of this range,
+    /// replacing what was there (`MAP_FIXED`): the map-at-a-chosen-address operation.
+    /// Returns the raw result (`MAP_FAILED` as -1).
+    #[inline(always)]
+    pub fn map_fd_here(&self, fd: BorrowedFd<'_>, len: usize) -> libc::c_long {
+        assert!(len <= self.len);
+        // SAFETY: MAP_FIXED replaces only pages of this mapping's own range.
+        let p = unsafe {
+            libc::mmap(
+                self.ptr as *mut libc::c_void,
+                len,
+                libc::PROT_READ,
+                libc::MAP_SHARED | libc::MAP_FIXED,
+                fd.as_raw_fd(),
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            -1
+        } else {
+            0
+        }
+    }
+
+    /// Puts an inaccessible reservation back over this whole range, replacing whatever
+    /// [`Mapping::map_fd_here`] put there. Returns the raw result.
+    #[inline(always)]
+    pub fn rereserve(&self) -> libc::c_long {
+        // SAFETY: MAP_FIXED replaces only this mapping's own range.
+        let p = unsafe {
+            libc::mmap(
+                self.ptr as *mut libc::c_void,
+                self.len,
+                libc::PROT_NONE,
+                libc::MAP_PRIVATE
+                    | libc::MAP_ANONYMOUS
+                    | libc::MAP_NORESERVE
+                    | libc::MAP_FIXED,
+                -1,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            -1
+        } else {
+            0
+        }
+    }
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        // SAFETY: the range was mapped by this value and is unmapped exactly once.
+        unsafe { libc::munmap(self.ptr as *mut libc::c_void, self.len) };
+    }
+}
+
+/// Moves the pages of `from` into the range of `to` (`mremap` with `MREMAP_FIXED` and
+/// `MREMAP_DONTUNMAP`): `to`'s old pages are replaced, and `from` stays mapped, empty.
+/// Both must be private anonymous mappings of the same length. Returns the raw result.
+#[inline(always)]
+pub fn mremap_move(from: &Mapping, to: &Mapping) -> libc::c_long {
+    assert_eq!(from.len, to.len, "mremap_move lengths");
+    // SAFETY: both ranges are owned by the callers' Mappings; MREMAP_FIXED replaces
+    // only `to`'s range and MREMAP_DONTUNMAP leaves `from`'s mapped, so neither Mapping
+    // loses its range and no hole appears.
+    let p = unsafe {
+        libc::mremap(
+            from.ptr as *mut libc::c_void,
+            from.len,
+            to.len,
+            libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED | libc::MREMAP_DONTUNMAP,
+            to.ptr as *mut libc::c_void,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        -1
+    } else {
+        0
+    }
+}
+
+/// A memory file (`memfd_create`) of `len` bytes, written once so that its pages
+/// exist: the modern global section.
+pub fn memfd(len: usize) -> io::Result<OwnedFd> {
+    // SAFETY: the name is a valid NUL-terminated string; flags are integers.
+    let fd = unsafe { libc::memfd_create(c"syscost".as_ptr(), libc::MFD_CLOEXEC) };
+    cvt(fd as libc::c_long)?;
+    // SAFETY: a fresh descriptor that nothing else owns.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    let file = std::fs::File::from(fd);
+    std::io::Write::write_all(&mut &file, &vec![1u8; len])?;
+    Ok(OwnedFd::from(file))
+}
+
+/// The number of threads in this process, from /proc/self/stat.
+pub fn thread_count() -> io::Result<usize> {
+    let s = std::fs::read_to_string("/proc/self/stat")?;
+    // The command name may hold spaces and parentheses: fields follow the last ')'.
+    let rest = s.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+    rest.split_whitespace()
+        .nth(17) // field 20, num_threads; `rest` starts at field 3
+        .and_then(|v| v.parse().ok())
+        .ok_or_else(|| io::Error::other("cannot read num_threads from /proc/self/stat"))
+}
+
+/// The program break, moved and put back by [`Break::grow_shrink`]. It exists only in
+/// a single-threaded process (checked when made and by [`Break::check`]) and cannot
+/// leave the thread that made it, because the C library's `malloc` also moves the
+/// break: another thread doing so between the two moves would lose memory.
+pub struct Break {
+    base: usize,
+    _not_send: std::marker::PhantomData<*const ()>,
+}
+
+impl Break {
+    /// The current break, if this process has one thread.
+    pub fn new() -> io::Result<Break> {
+        Break::check()?;
+        // SAFETY: brk(0) only queries the current break.
+        let base = unsafe { libc::syscall(libc::SYS_brk, 0usize) } as usize;
+        Ok(Break {
+            base,
+            _not_send: std::marker::PhantomData,
+        })
+    }
+
+    /// Fails unless the process has exactly one thread.
+    pub fn check() -> io::Result<()> {
+        match thread_count()? {
+            1 => Ok(()),
+            n => Err(io::Error::other(format!(
+                "the process has {n} threads, and the C library's malloc may move the \
+                 program break in any of them"
+            ))),
+        }
+    }
+
+    /// Raises the break by `len` bytes and lowers it back to where it was: two `brk`
+    /// system calls. Returns -1 if either did not land where asked.
+    #[inline(always)]
+    pub fn grow_shrink(&self, len: usize) -> libc::c_long {
+        let up = self.base + len;
+        // SAFETY: the new pages above the break belong to nobody else (the process is
+        // single-threaded and nothing runs between the two calls); the second call
+        // restores the break the C library knows.
+        let (a, b) = unsafe {
+            (
+                libc::syscall(libc::SYS_brk, up),
+                libc::syscall(libc::SYS_brk, self.base),
+            )
+        };
+        if a as usize == up && b as usize == self.base {
+            0
+        } else {
+            -1
+        }
+    }
+}
+
+/// A forked child that does nothing but stop itself, so the parent's private pages are
+/// shared with it copy-on-write while it never runs again. Killed and reaped on drop.
+pub struct Sharer {
+    pid: libc::pid_t,
+}
+
+impl Sharer {
+    /// Forks the child and waits until it has stopped (`SIGSTOP` to itself), so that it
+    /// cannot take the CPU while the parent is measured. The child only calls
+    /// async-signal-safe functions.
+    pub fn fork() -> io::Result<Sharer> {
+        // SAFETY: getpid has no preconditions.
+        let parent = unsafe { libc::getpid() };
+        // SAFETY: the child runs only async-signal-safe calls (prctl, getppid, kill,
+        // getpid, _exit), so forking a multi-threaded process is sound.
+        let pid = unsafe { libc::fork() };
+        match pid {
+            -1 => Err(io::Error::last_os_error()),
+            0 => {
+                // SAFETY: async-signal-safe calls with integer arguments only.
+                unsafe {
+                    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                    if libc::getppid() != parent {
+                        libc::_exit(0);
+                    }
+                    loop {
+                        libc::kill(libc::getpid(), libc::SIGSTOP);
+                    }
+                }
+            }
+            pid => {
+                let child = Sharer { pid };
+                let mut status = 0;
+                // SAFETY: `pid` is our own child; `status` is a valid, writable int.
+                let r = unsafe { libc::waitpid(pid, &mut status, libc::WUNTRACED) };
+                cvt(r as libc::c_long)?;
+                if !libc::WIFSTOPPED(status) {
+                    return Err(io::Error::other("the sharing child did not stop"));
+                }
+                Ok(child)
+            }
+        }
+    }
+}
+
+impl Drop for Sharer {
+    fn drop(&mut self) {
+        // SAFETY: `pid` is our own child, not yet reaped, so the id cannot have been
+        // reused; the status pointer may be null.
+        unsafe {
+            libc::kill(self.pid, libc::SIGKILL);
+            libc::waitpid(self.pid, ptr::null_mut(), 0);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mappings_fault_touch_and_report_residency() {
+        let page = page_size();
+        let m = Mapping::anon(16 * page, false).unwrap();
+        assert_eq!(m.resident_pages().unwrap(), 0);
+        m.touch_write(page);
+        assert_eq!(m.resident_pages().unwrap(), 16);
+        assert_eq!(m.touch_read(page), 16);
+        let mut buf = [0u8; 3];
+        m.copy_out(page - 1, &mut buf);
+        assert_eq!(buf, [0, 1, 0]);
+        let a = Mapping::anon_aligned(4 * page, 64 * page).unwrap();
+        assert_eq!(a.addr() % (64 * page), 0);
+        a.touch_write(page);
+    }
+
+    #[test]
+    fn mremap_moves_pages_and_leaves_both_mapped() {
+        let page = page_size();
+        let a = Mapping::anon(4 * page, false).unwrap();
+        let b = Mapping::anon(4 * page, false).unwrap();
+        a.touch_write(page);
+        assert_eq!(mremap_move(&a, &b), 0);
+        assert_eq!(b.touch_read(page), 4);
+        assert_eq!(a.touch_read(page), 0); // mapped, empty
+        assert_eq!(mremap_move(&b, &a), 0);
+        assert_eq!(a.touch_read(page), 4);
+    }
+
+    #[test]
+    fn a_reservation_takes_a_memfd_and_goes_back() {
+        let page = page_size();
+        let fd = memfd(2 * page).unwrap();
+        let r = Mapping::reserve(2 * page).unwrap();
+        use std::os::fd::AsFd;
+        assert_eq!(r.map_fd_here(fd.as_fd(), 2 * page), 0);
+        assert_eq!(r.touch_read(page), 2);
+        assert_eq!(r.rereserve(), 0);
+    }
+
+    #[test]
+    fn thread_count_is_read() {
+        assert!(thread_count().unwrap() >= 1);
+    }
+}
