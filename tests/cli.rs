@@ -1067,3 +1067,98 @@ fn repro_manea1999_prints_every_section() {
         assert!(out.stdout.contains(needle), "no {needle}:\n{}", out.stdout);
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// Context switches
+
+#[test]
+fn ring_json_has_the_papers_table() {
+    let run = run_json(&["ctx.ring"], &["-p", "n=2,4,8", "-p", "placement=one-cpu"]);
+    assert_eq!(run.results.len(), 3);
+    for r in &run.results {
+        check_measured(r);
+        let fact = |name: &str| r.facts.iter().find(|f| f.name == name).map(|f| f.value);
+        let per_hop = r.measured.as_ref().unwrap().median_ns;
+        assert!(per_hop > 0.0 && per_hop < 1e6, "{per_hop}");
+        // On one CPU every hop is a switch: the ring's tasks switch at least once per
+        // hop in all (voluntarily, or preempted by the task they woke).
+        let switches = fact("vol_per_hop").unwrap() + fact("invol_per_hop").unwrap();
+        assert!(switches > 0.9, "{switches} switches per hop");
+        assert!(fact("cpu_us_per_pass").unwrap() > 0.0);
+        assert!(fact("pipe_ns").unwrap() > 0.0);
+    }
+    assert_eq!(run.rings.len(), 1);
+    let t = &run.rings[0];
+    let ns: Vec<u64> = t.rows.iter().map(|r| r.n).collect();
+    assert_eq!(ns, [2, 4, 8]);
+    assert_eq!(
+        t.rows[0].cpu_over_projected,
+        Some(1.0),
+        "projected from the smallest ring"
+    );
+    assert!(t.growth_exponent.is_some());
+}
+
+#[test]
+fn pingpong_reports_the_one_way_estimate_and_the_contrast() {
+    let out = run_smoke(
+        &["ctx.pingpong"],
+        &["-p", "mechanism=pipe,signal", "-p", "placement=same-cpu"],
+    );
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(out.stdout.contains("one_way_ns"), "{}", out.stdout);
+    assert!(
+        out.stdout.contains("ping-pong vs pipe") && out.stdout.contains("signal "),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn an_interrupted_ring_of_256_leaves_no_process() {
+    let _alone = exclusive();
+    let args = [
+        "run",
+        "ctx.ring",
+        "-p",
+        "n=256",
+        "-p",
+        "placement=free",
+        "--profile",
+        "thorough",
+    ];
+    let child = Running::start(&args);
+    let pid = child.pid();
+    let started = Instant::now();
+    let mut seen = BTreeSet::new();
+    // Wait until the ring is built (255 children), then interrupt it mid-run.
+    while seen.len() < 255 {
+        assert!(
+            started.elapsed() < TIMEOUT,
+            "the ring never formed: {}",
+            seen.len()
+        );
+        seen.extend(child.children());
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    interrupt(&child);
+    let out = child.finish_watching(|c| seen.extend(c.children()));
+    assert_eq!(out.code, Some(130), "stderr:\n{}", out.stderr);
+    assert_no_panic(&args, &out.stderr);
+    assert_nothing_left(pid, &seen);
+}
+
+#[test]
+fn repro_sloan1992_prints_the_nine_systems_beside_this_machine() {
+    let out = success(&["repro", "sloan1992", "--profile", "smoke"]);
+    for needle in [
+        "Sun Microsystems Sun-4/280",
+        "n=16",
+        "this machine, ring one-cpu",
+        "this machine, ring free",
+        "ring table ctx.ring",
+    ] {
+        assert!(out.stdout.contains(needle), "no {needle}:\n{}", out.stdout);
+    }
+}

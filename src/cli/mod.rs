@@ -97,7 +97,7 @@ pub struct RunArgs {
 /// Options of `syscost repro`.
 #[derive(Debug, clap::Args)]
 pub struct ReproArgs {
-    /// The study: perez1976 or manea1999.
+    /// The study: perez1976, manea1999 or sloan1992.
     pub study: String,
     /// Measurement profile.
     #[arg(long, default_value = "quick", value_parser = ["smoke", "quick", "standard", "thorough"])]

@@ -74,6 +74,7 @@ pub fn new_run(host: HostFacts, session: &Session) -> Run {
         complete: false,
         results: Vec::new(),
         sweeps: Vec::new(),
+        rings: Vec::new(),
     }
 }
 
@@ -161,6 +162,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     progress.bar.finish_and_clear();
     run.complete = !interrupted;
     run.sweeps = crate::report::sweep::fits(&run.results);
+    run.rings = crate::report::ring::tables(&run.results);
     drop(session); // stop the load before the last write
     output.finish(&run)?;
     if interrupted {

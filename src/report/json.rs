@@ -40,7 +40,14 @@
 //!     "facts": [{ "name", "value", "unit", "about" }]  // figures derived beyond the time
 //!   } ],
 //!   "sweeps": [ { "name", "param", "fixed": {..}, "points", "slope_ns", "intercept_ns",
-//!                 "r2" } ]          // a line through the medians of each numeric sweep
+//!                 "r2" } ],         // a line through the medians of each numeric sweep
+//!   "rings": [ { "name": "ctx.ring", "fixed": {..}, "knee_n", "knee_threshold",
+//!                "growth_exponent", "growth_r2",
+//!                "rows": [{ "n", "per_hop_ns", "ci_low_ns", "ci_high_ns",
+//!                           "real_us_per_pass", "cpu_us_per_pass", "user_us_per_pass",
+//!                           "sys_us_per_pass", "projected_us_per_pass",
+//!                           "cpu_over_projected", "vol_per_hop", "invol_per_hop",
+//!                           "switch_ns" }] } ]   // Sloan's table per ctx.ring sweep
 //! }
 //! ```
 //!

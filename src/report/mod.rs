@@ -9,6 +9,7 @@ pub mod csv;
 pub mod json;
 pub mod markdown;
 pub mod model;
+pub mod ring;
 pub mod sweep;
 pub mod table;
 

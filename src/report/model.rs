@@ -38,6 +38,62 @@ pub struct Run {
     pub results: Vec<BenchResult>,
     /// A straight line through the medians of each numeric sweep.
     pub sweeps: Vec<SweepFit>,
+    /// Sloan's table for each sweep of `ctx.ring` over n.
+    pub rings: Vec<RingTable>,
+}
+
+/// One sweep of `ctx.ring` over n in the paper's columns, with its knee and growth.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RingTable {
+    /// The benchmark ("ctx.ring").
+    pub name: String,
+    /// The parameters other than n.
+    pub fixed: BTreeMap<String, String>,
+    /// One row per n, in increasing n.
+    pub rows: Vec<RingRow>,
+    /// The first n whose per-hop cost exceeds the trend of the smaller rings by more
+    /// than `knee_threshold`, if any.
+    pub knee_n: Option<u64>,
+    /// The knee's threshold, as a fraction.
+    pub knee_threshold: f64,
+    /// The exponent b of a power law `time per pass = a·n^b` (1.0 is linear).
+    pub growth_exponent: Option<f64>,
+    /// The power law's r² (in log-log space).
+    pub growth_r2: Option<f64>,
+}
+
+/// One ring size. Times per pass are µs, i.e. seconds per 10⁶ passes (the paper's
+/// unit, as it ran 10⁶ passes).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RingRow {
+    /// Tasks in the ring.
+    pub n: u64,
+    /// The harness's median ns per hop.
+    pub per_hop_ns: f64,
+    /// Its 95% CI, low end.
+    pub ci_low_ns: f64,
+    /// Its 95% CI, high end.
+    pub ci_high_ns: f64,
+    /// Wall time per pass in the accounting run.
+    pub real_us_per_pass: f64,
+    /// CPU time of all tasks per pass.
+    pub cpu_us_per_pass: f64,
+    /// User CPU per pass.
+    pub user_us_per_pass: f64,
+    /// System CPU per pass.
+    pub sys_us_per_pass: f64,
+    /// The projection from the smallest ring: `cpu(n0)·n/n0`.
+    pub projected_us_per_pass: f64,
+    /// CPU over projected (1.0 is linear).
+    pub cpu_over_projected: f64,
+    /// Voluntary switches per hop.
+    pub vol_per_hop: f64,
+    /// Involuntary switches per hop.
+    pub invol_per_hop: f64,
+    /// Per hop minus the in-task pipe cost: the switch estimate.
+    pub switch_ns: f64,
 }
 
 /// A least-squares line through the medians of a sweep of one numeric parameter.

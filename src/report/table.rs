@@ -137,6 +137,18 @@ impl Exporter for Table {
                 f.r2
             );
         }
+        for t in &run.rings {
+            s += "\n";
+            s += &super::ring::render(t);
+        }
+        let contrasts = super::ring::pingpong_contrasts(&run.results);
+        if !contrasts.is_empty() {
+            s += "\n";
+            for c in contrasts {
+                s += &c;
+                s += "\n";
+            }
+        }
         s += "median: per operation, empty-loop overhead subtracted, over clean samples \
               (no outlier, no switch or fault).\n\
               outl: samples outside the pilot window or MAD test; pert: samples with a switch or fault.\n";

@@ -7,6 +7,7 @@ pub mod manea1999;
 pub mod manea1999_data;
 pub mod perez1976;
 pub mod perez1976_data;
+pub mod sloan1992;
 pub mod sloan1992_data;
 
 use crate::bench::{self, Params};
@@ -16,7 +17,7 @@ use crate::session::Session;
 use std::process::ExitCode;
 
 /// The studies `repro` knows.
-pub const STUDIES: &[&str] = &["perez1976", "manea1999"];
+pub const STUDIES: &[&str] = &["perez1976", "manea1999", "sloan1992"];
 
 /// Runs `syscost repro`.
 pub fn repro(args: &ReproArgs) -> anyhow::Result<ExitCode> {
@@ -24,6 +25,7 @@ pub fn repro(args: &ReproArgs) -> anyhow::Result<ExitCode> {
     match args.study.as_str() {
         "perez1976" => perez1976::run(args),
         "manea1999" => manea1999::run(args),
+        "sloan1992" => sloan1992::run(args),
         other => Err(UsageError::new(format!(
             "unknown study '{other}'; available: {}",
             STUDIES.join(", ")

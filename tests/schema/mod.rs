@@ -73,6 +73,37 @@ pub struct Run {
     pub complete: bool,
     pub results: Vec<BenchResult>,
     pub sweeps: Vec<SweepFit>,
+    pub rings: Vec<RingTable>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RingTable {
+    pub name: String,
+    pub fixed: BTreeMap<String, String>,
+    pub rows: Vec<RingRow>,
+    pub knee_n: Option<u64>,
+    pub knee_threshold: f64,
+    pub growth_exponent: Option<f64>,
+    pub growth_r2: Option<f64>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RingRow {
+    pub n: u64,
+    pub per_hop_ns: Option<f64>,
+    pub ci_low_ns: Option<f64>,
+    pub ci_high_ns: Option<f64>,
+    pub real_us_per_pass: Option<f64>,
+    pub cpu_us_per_pass: Option<f64>,
+    pub user_us_per_pass: Option<f64>,
+    pub sys_us_per_pass: Option<f64>,
+    pub projected_us_per_pass: Option<f64>,
+    pub cpu_over_projected: Option<f64>,
+    pub vol_per_hop: Option<f64>,
+    pub invol_per_hop: Option<f64>,
+    pub switch_ns: Option<f64>,
 }
 
 /// A straight line through the medians of a numeric sweep.
