@@ -282,7 +282,7 @@ impl PingPong {
                 while to_master.load(Ordering::Acquire) != self.seq {
                     task::yield_now();
                     spins += 1;
-                    if spins % 1_000_000 == 0 {
+                    if spins.is_multiple_of(1_000_000) {
                         check_alive(&mut self.peer)?;
                     }
                 }
