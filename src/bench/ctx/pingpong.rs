@@ -206,9 +206,11 @@ struct PingPong {
     trips: u64,
     /// Yields by both tasks and round trips, left here when the body ends.
     yield_report: Arc<[AtomicU64; 2]>,
-    // Restored when dropped, after the peer has ended; the lock is released last.
-    _handlers: Vec<Handler>,
+    // Restored when dropped, after the peer has ended: the mask first, so a reply
+    // still pending reaches the counting handler rather than the default action; the
+    // lock is released last.
     _blocked: Option<Blocked>,
+    _handlers: Vec<Handler>,
     _pin: Option<Pin>,
     _signals: Option<MutexGuard<'static, ()>>,
 }
