@@ -146,19 +146,7 @@ pub fn wait_child_usage(pid: libc::pid_t) -> io::Result<(ExitStatus, Usage)> {
 }
 
 fn usage_of(ru: &libc::rusage) -> Usage {
-    let tv = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1000;
-    Usage {
-        user_ns: tv(ru.ru_utime),
-        sys_ns: tv(ru.ru_stime),
-        vol_switches: ru.ru_nvcsw as u64,
-        invol_switches: ru.ru_nivcsw as u64,
-        minor_faults: ru.ru_minflt as u64,
-        major_faults: ru.ru_majflt as u64,
-        maxrss_kib: ru.ru_maxrss as u64,
-        in_blocks: ru.ru_inblock as u64,
-        out_blocks: ru.ru_oublock as u64,
-        signals: ru.ru_nsignals as u64,
-    }
+    Usage::from_rusage(ru)
 }
 
 /// A started child process that we own: [`Child::wait`] reaps it; dropping it

@@ -59,6 +59,11 @@ impl Usage {
             libc::getrusage(w, ru.as_mut_ptr());
             ru.assume_init()
         };
+        Usage::from_rusage(&ru)
+    }
+
+    /// The counters of a kernel `rusage` (from getrusage or wait4).
+    pub fn from_rusage(ru: &libc::rusage) -> Usage {
         let tv =
             |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1000;
         Usage {
