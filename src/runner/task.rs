@@ -429,6 +429,16 @@ pub fn delivered(sig: libc::c_int) -> u64 {
         .map_or(0, |c| c.load(std::sync::atomic::Ordering::SeqCst))
 }
 
+/// Signal dispositions, masks and delivery counts are process-wide, and unit tests run
+/// in threads of one process: every benchmark that installs a handler, blocks a signal
+/// or arms a signalling timer holds this lock while it does.
+static SIGNALS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Takes the process-wide signal lock; a poisoned lock is still a lock.
+pub fn signals_lock() -> std::sync::MutexGuard<'static, ()> {
+    SIGNALS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// A counting handler installed for a signal; the previous action is restored on drop.
 pub struct Handler {
     sig: libc::c_int,

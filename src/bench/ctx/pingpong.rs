@@ -17,7 +17,7 @@ use crate::runner::interrupt;
 use crate::runner::task::{self, Blocked, Child, Handler, SharedMem, SigSet, Vector};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -214,10 +214,6 @@ struct PingPong {
     _pin: Option<Pin>,
     _signals: Option<MutexGuard<'static, ()>>,
 }
-
-/// Signal handlers and their delivery counts are process-wide: one signal ping-pong at
-/// a time in a process.
-static SIGNALS: Mutex<()> = Mutex::new(());
 
 const TIMEOUT: libc::timespec = libc::timespec {
     tv_sec: 1,
@@ -495,8 +491,7 @@ fn prepare(p: &Params) -> Result<Prepared, BenchError> {
     // SIGUSR2 (delivered only inside sigsuspend), the slave SIGUSR1.
     let mut handlers = Vec::new();
     let mut blocked = None;
-    let signals =
-        (mech == Mech::Signal).then(|| SIGNALS.lock().unwrap_or_else(|e| e.into_inner()));
+    let signals = (mech == Mech::Signal).then(task::signals_lock);
     if mech == Mech::Signal {
         handlers.push(Handler::counting(libc::SIGUSR1).map_err(os("sigaction"))?);
         handlers.push(Handler::counting(libc::SIGUSR2).map_err(os("sigaction"))?);
