@@ -1068,6 +1068,57 @@ fn repro_manea1999_prints_every_section() {
     }
 }
 
+#[test]
+fn repro_nagy_vms_prints_both_tables() {
+    let out = success(&["repro", "nagy-vms", "--profile", "smoke", "--load", "1"]);
+    let text = &out.stdout;
+    for needle in [
+        "Table I",
+        "Event flag services",
+        "$DCLAST",
+        "Memory management services",
+        "Table III",
+        "Shared memory",
+        "beside 1 spinning",
+    ] {
+        assert!(text.contains(needle), "no {needle}:\n{text}");
+    }
+    for bad in ["no benchmark", "has no parameter"] {
+        assert!(!text.contains(bad), "{bad}:\n{text}");
+    }
+    // Every Table I counterpart has a median or says why not: a line naming a
+    // benchmark carries a time or a reason after the "-".
+    let timed = |l: &str| [" ns ", " µs ", " ms "].iter().any(|u| l.contains(u));
+    let analogs: Vec<&str> = text
+        .lines()
+        .take_while(|l| !l.starts_with("Table III"))
+        .filter(|l| l.contains("svc.") || l.contains("signal.") || l.contains("mem."))
+        .collect();
+    assert!(analogs.len() >= 35, "{}", analogs.len());
+    for l in analogs {
+        assert!(
+            timed(l) || l.trim_end().len() > 110,
+            "neither a time nor a reason: {l}"
+        );
+    }
+    let rows = text
+        .lines()
+        .filter(|l| {
+            ["Single user", "Multi-user", "Shared memory"]
+                .iter()
+                .any(|c| l.starts_with(c))
+        })
+        .count();
+    assert_eq!(rows, 8, "{text}");
+}
+
+#[test]
+fn repro_load_is_for_nagy_vms_only() {
+    let args = ["repro", "sloan1992", "--load", "1", "--profile", "smoke"];
+    let line = one_line(&args, &refused(&args)).to_string();
+    assert!(line.contains("--load"), "{line}");
+}
+
 // ---------------------------------------------------------------------------------------
 // Context switches
 

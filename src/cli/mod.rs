@@ -97,7 +97,7 @@ pub struct RunArgs {
 /// Options of `syscost repro`.
 #[derive(Debug, clap::Args)]
 pub struct ReproArgs {
-    /// The study: perez1976, manea1999 or sloan1992.
+    /// The study: perez1976, manea1999, sloan1992 or nagy-vms.
     pub study: String,
     /// Measurement profile.
     #[arg(long, default_value = "quick", value_parser = ["smoke", "quick", "standard", "thorough"])]
@@ -105,6 +105,10 @@ pub struct ReproArgs {
     /// Pin the measuring thread to this CPU.
     #[arg(long)]
     pub cpu: Option<usize>,
+    /// Spinning background processes for nagy-vms's multi-user rows (default: one per
+    /// CPU this process may use).
+    #[arg(long, value_name = "N")]
+    pub load: Option<usize>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

@@ -5,6 +5,8 @@
 
 pub mod manea1999;
 pub mod manea1999_data;
+pub mod nagy_vms;
+pub mod nagy_vms_data;
 pub mod perez1976;
 pub mod perez1976_data;
 pub mod sloan1992;
@@ -17,15 +19,23 @@ use crate::session::Session;
 use std::process::ExitCode;
 
 /// The studies `repro` knows.
-pub const STUDIES: &[&str] = &["perez1976", "manea1999", "sloan1992"];
+pub const STUDIES: &[&str] = &["perez1976", "manea1999", "sloan1992", "nagy-vms"];
 
 /// Runs `syscost repro`.
 pub fn repro(args: &ReproArgs) -> anyhow::Result<ExitCode> {
     crate::cli::check_cpu(args.cpu)?;
+    if args.load.is_some() && args.study != "nagy-vms" {
+        return Err(UsageError::new(format!(
+            "--load applies to nagy-vms's multi-user rows only, not to '{}'",
+            args.study
+        ))
+        .into());
+    }
     match args.study.as_str() {
         "perez1976" => perez1976::run(args),
         "manea1999" => manea1999::run(args),
         "sloan1992" => sloan1992::run(args),
+        "nagy-vms" => nagy_vms::run(args),
         other => Err(UsageError::new(format!(
             "unknown study '{other}'; available: {}",
             STUDIES.join(", ")
@@ -45,8 +55,9 @@ pub fn median(
         .map_err(|e| e.to_string())?
         .remove(0);
     for (k, v) in params {
-        if let Some(slot) = p.0.iter_mut().find(|(n, _)| n == k) {
-            slot.1 = v.to_string();
+        match p.0.iter_mut().find(|(n, _)| n == k) {
+            Some(slot) => slot.1 = v.to_string(),
+            None => return Err(format!("{name} has no parameter {k}")),
         }
     }
     let p = Params(p.0);
