@@ -1096,10 +1096,10 @@ fn repro_nagy_vms_prints_both_tables() {
         .collect();
     assert!(analogs.len() >= 35, "{}", analogs.len());
     for l in analogs {
-        assert!(
-            timed(l) || l.trim_end().len() > 110,
-            "neither a time nor a reason: {l}"
-        );
+        let reason = l
+            .split_once(" -  ")
+            .is_some_and(|(_, why)| !why.trim().is_empty());
+        assert!(timed(l) || reason, "neither a time nor a reason: {l}");
     }
     let rows = text
         .lines()
