@@ -136,6 +136,9 @@ fn table_i(session: &Session, out: &mut impl Write) -> anyhow::Result<()> {
         "{:<13} {:<42} {:>7}   {:<34} {:>10} {:>9}",
         "service", "", "VMS", "today", "median", "×faster"
     )?;
+    // Rows that share a counterpart ($SETAST and USER_SETINA) show one measurement.
+    let mut seen: std::collections::HashMap<String, Result<f64, String>> =
+        std::collections::HashMap::new();
     for g in TABLE_I {
         writeln!(out, "{}", g.title)?;
         for r in g.rows {
@@ -149,7 +152,10 @@ fn table_i(session: &Session, out: &mut impl Write) -> anyhow::Result<()> {
                 continue;
             }
             for (i, a) in r.analogs.iter().enumerate() {
-                let v = median(session, a.bench, a.params);
+                let v = seen
+                    .entry(label(a))
+                    .or_insert_with(|| median(session, a.bench, a.params))
+                    .clone();
                 let vms_us = match a.pair {
                     Some(p) => {
                         r.us + g
