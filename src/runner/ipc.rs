@@ -349,7 +349,10 @@ impl SharedBytes {
     /// The 32-bit word at byte offset `off` (a multiple of 4).
     #[inline(always)]
     pub fn word(&self, off: usize) -> &AtomicU32 {
-        assert!(off % 4 == 0 && off + 4 <= self.len, "word outside the mapping");
+        assert!(
+            off % 4 == 0 && off + 4 <= self.len,
+            "word outside the mapping"
+        );
         // SAFETY: in bounds and aligned (checked; the mapping is page-aligned),
         // zero-initialised, alive as long as `self`; accessed only through the atomic.
         unsafe { &*(self.ptr.add(off) as *const AtomicU32) }
@@ -361,7 +364,9 @@ impl SharedBytes {
         assert!(off + src.len() <= self.len, "write outside the mapping");
         // SAFETY: the destination is inside the mapping (checked) and does not overlap
         // `src`, which is ordinary memory of this process.
-        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), self.ptr.add(off), src.len()) };
+        unsafe {
+            std::ptr::copy_nonoverlapping(src.as_ptr(), self.ptr.add(off), src.len())
+        };
     }
 
     /// Copies bytes at offset `off` out of the mapping into `dst`.
@@ -370,7 +375,9 @@ impl SharedBytes {
         assert!(off + dst.len() <= self.len, "read outside the mapping");
         // SAFETY: the source is inside the mapping (checked) and does not overlap
         // `dst`.
-        unsafe { std::ptr::copy_nonoverlapping(self.ptr.add(off), dst.as_mut_ptr(), dst.len()) };
+        unsafe {
+            std::ptr::copy_nonoverlapping(self.ptr.add(off), dst.as_mut_ptr(), dst.len())
+        };
     }
 }
 
@@ -420,7 +427,11 @@ pub fn get_sched(id: libc::pid_t) -> io::Result<(libc::c_int, libc::c_int)> {
 }
 
 /// Sets the scheduling policy and real-time priority of one thread or process (id > 0).
-pub fn set_sched(id: libc::pid_t, policy: libc::c_int, prio: libc::c_int) -> io::Result<()> {
+pub fn set_sched(
+    id: libc::pid_t,
+    policy: libc::c_int,
+    prio: libc::c_int,
+) -> io::Result<()> {
     refuse(id)?;
     let p = libc::sched_param {
         sched_priority: prio,
@@ -508,8 +519,7 @@ mod tests {
         let mut out = [0u8; 3];
         m.read(8, &mut out);
         assert_eq!(&out, b"xyz");
-        m.word(4)
-            .store(7, std::sync::atomic::Ordering::SeqCst);
+        m.word(4).store(7, std::sync::atomic::Ordering::SeqCst);
         assert_eq!(m.word(4).load(std::sync::atomic::Ordering::SeqCst), 7);
     }
 

@@ -162,9 +162,14 @@ fn prepare(p: &Params) -> Result<Prepared, BenchError> {
     let (pin, slave_cpus) = placement(where_)?;
     let mut link = Link::open(transport, size)?;
     if !link.is_stream() || link.master_fds.len() != 2 || link.slave_fds.len() != 2 {
-        return Err(BenchError::Failed(format!("{transport} is not a byte stream")));
+        return Err(BenchError::Failed(format!(
+            "{transport} is not a byte stream"
+        )));
     }
-    let (rd, wr) = (link.master_fds[0].as_raw_fd(), link.master_fds[1].as_raw_fd());
+    let (rd, wr) = (
+        link.master_fds[0].as_raw_fd(),
+        link.master_fds[1].as_raw_fd(),
+    );
     let slave = (link.slave_fds[0].as_raw_fd(), link.slave_fds[1].as_raw_fd());
     let socket = transport != "pipe";
     let mut buf = vec![0u8; size];
@@ -219,4 +224,37 @@ fn prepare(p: &Params) -> Result<Prepared, BenchError> {
                 "size / time per chunk, in 10^6 bytes/s, one direction, delivery included",
             )])
         })))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::params;
+    use crate::harness::clock::Monotonic;
+    use crate::harness::{EmptyLoop, Harness, Profile, Settings};
+
+    #[test]
+    fn every_stream_moves_chunks_at_two_sizes() {
+        let clock = Monotonic;
+        let h = Harness::new(&clock, Settings::new(Profile::SMOKE, 25.0));
+        for t in ["pipe", "unix_stream", "tcp"] {
+            for size in ["4096", "65536"] {
+                let args: Vec<params::ParamArg> =
+                    [format!("transport={t}"), format!("size={size}")]
+                        .iter()
+                        .map(|a| a.parse().unwrap())
+                        .collect();
+                let p = params::expand("ipc.bw", PARAMS, &args).unwrap().remove(0);
+                let mut prep = prepare(&p).unwrap_or_else(|e| panic!("{t} {size}: {e}"));
+                let m = h
+                    .measure(prep.body.as_mut(), &mut EmptyLoop, prep.plan)
+                    .unwrap_or_else(|e| panic!("{t} {size}: {e}"));
+                drop(prep.body);
+                let per = m.analysis.headline().unwrap().median;
+                assert!(per > 0.0 && per < 10e6, "{t} {size}: {per} ns");
+                let facts = (prep.after.take().unwrap())(&h, &m).unwrap();
+                assert!(facts[0].name == "bandwidth" && facts[0].value > 0.0);
+            }
+        }
+    }
 }

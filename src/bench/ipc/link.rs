@@ -315,7 +315,8 @@ impl Link {
                 let dir = PrivateDir::new()?;
                 let path = dir.0.join("s");
                 let l = UnixListener::bind(&path).map_err(os("bind (unix stream)"))?;
-                let c = UnixStream::connect(&path).map_err(os("connect (unix stream)"))?;
+                let c =
+                    UnixStream::connect(&path).map_err(os("connect (unix stream)"))?;
                 let (s, _) = l.accept().map_err(os("accept (unix stream)"))?;
                 drop(l);
                 dir.remove()?;
@@ -327,7 +328,8 @@ impl Link {
                 link.set_stream(a, a2, b, b2, true);
             }
             "tcp" => {
-                let l = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).map_err(no_loopback)?;
+                let l =
+                    TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).map_err(no_loopback)?;
                 let addr = l.local_addr().map_err(os("getsockname"))?;
                 let c = TcpStream::connect(addr).map_err(no_loopback)?;
                 let (s, _) = l.accept().map_err(os("accept (tcp)"))?;
@@ -348,7 +350,8 @@ impl Link {
                 m.connect(&ps).map_err(os("connect (unix dgram)"))?;
                 s.connect(&pm).map_err(os("connect (unix dgram)"))?;
                 dir.remove()?;
-                m.set_read_timeout(Some(PATIENCE)).map_err(os("SO_RCVTIMEO"))?;
+                m.set_read_timeout(Some(PATIENCE))
+                    .map_err(os("SO_RCVTIMEO"))?;
                 let (m, s) = (OwnedFd::from(m), OwnedFd::from(s));
                 fit_datagrams(&m, &s, size, "unix_dgram")?;
                 link.set_dgram(m, s);
@@ -365,7 +368,8 @@ impl Link {
                     .map_err(no_loopback)?;
                 s.connect(m.local_addr().map_err(os("getsockname"))?)
                     .map_err(no_loopback)?;
-                m.set_read_timeout(Some(PATIENCE)).map_err(os("SO_RCVTIMEO"))?;
+                m.set_read_timeout(Some(PATIENCE))
+                    .map_err(os("SO_RCVTIMEO"))?;
                 let (m, s) = (OwnedFd::from(m), OwnedFd::from(s));
                 fit_datagrams(&m, &s, size, "udp")?;
                 link.set_dgram(m, s);
@@ -400,7 +404,8 @@ impl Link {
             "shm_futex" => {
                 let second = (BYTES + size).div_ceil(64) * 64;
                 let m = Arc::new(
-                    SharedBytes::new(2 * second).map_err(os("mmap (shared mailboxes)"))?,
+                    SharedBytes::new(2 * second)
+                        .map_err(os("mmap (shared mailboxes)"))?,
                 );
                 link.master = Port::new(
                     Way::Shm {
@@ -499,9 +504,7 @@ impl PrivateDir {
         std::fs::DirBuilder::new()
             .mode(0o700)
             .create(&path)
-            .map_err(|e| {
-                BenchError::Failed(format!("create {}: {e}", path.display()))
-            })?;
+            .map_err(|e| BenchError::Failed(format!("create {}: {e}", path.display())))?;
         Ok(PrivateDir(path))
     }
 

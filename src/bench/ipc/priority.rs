@@ -118,7 +118,8 @@ impl MasterSched {
     pub fn set(to: Sched) -> Result<MasterSched, BenchError> {
         let tid = task::gettid();
         let nice = ipc::get_nice(tid).map_err(|e| BenchError::os("getpriority", e))?;
-        let policy = ipc::get_sched(tid).map_err(|e| BenchError::os("sched_getscheduler", e))?;
+        let policy =
+            ipc::get_sched(tid).map_err(|e| BenchError::os("sched_getscheduler", e))?;
         let mut guard = MasterSched {
             tid,
             nice,
@@ -156,7 +157,9 @@ mod tests {
         assert_eq!(parse("0:0"), Ok((Sched::Nice(0), Sched::Nice(0))));
         assert_eq!(parse("rt5:-3"), Ok((Sched::Fifo(5), Sched::Nice(-3))));
         assert_eq!(check(" 4 : rt99").unwrap(), "4:rt99");
-        for bad in ["", "5", "0:", ":0", "x:0", "0:20", "-21:0", "rt0:0", "rt100:0", "rt:1"] {
+        for bad in [
+            "", "5", "0:", ":0", "x:0", "0:20", "-21:0", "rt0:0", "rt100:0", "rt:1",
+        ] {
             assert!(parse(bad).is_err(), "{bad}");
         }
     }

@@ -56,7 +56,8 @@ static PARAMS: &[ParamSpec] = &[
 /// `ipc.rtt`.
 pub const RTT: Simple = Simple {
     name: "ipc.rtt",
-    about: "a size-byte message to a forked slave and its whole echo back: one round trip",
+    about:
+        "a size-byte message to a forked slave and its whole echo back: one round trip",
     origin: "nagy (VAX/VMS) Table III mailbox echo; manea1999 §4 pipes",
     params: PARAMS,
     prepare,
@@ -115,7 +116,9 @@ fn stamped(text: &[u8], seq: u64) -> bool {
 /// A message pattern that differs from one batch to the next.
 fn fill(text: &mut [u8], generation: u64) {
     for (i, b) in text.iter_mut().enumerate() {
-        *b = (i as u64).wrapping_mul(31).wrapping_add(generation.wrapping_mul(17)) as u8;
+        *b = (i as u64)
+            .wrapping_mul(31)
+            .wrapping_add(generation.wrapping_mul(17)) as u8;
     }
 }
 
@@ -278,11 +281,47 @@ fn prepare(p: &Params) -> Result<Prepared, BenchError> {
 }
 
 fn make(p: &Params, mode: Echo) -> Result<Prepared, BenchError> {
-    let (master_sched, slave_sched) = priority::parse(p.get("priority")).map_err(|why| {
-        BenchError::Failed(format!(
-            "ipc.rtt: bad value for parameter priority: {why}"
-        ))
-    })?;
+    let rtt = build(p, mode)?;
+    let size = rtt.size;
+    let plan = Plan {
+        expect: Expect {
+            switches: true,
+            faults: false,
+            // On one CPU the woken task preempts the waker: part of the operation.
+            preemption: p.get("placement") != "cross-cpu",
+        },
+        ..Plan::default()
+    };
+    Ok(Prepared::new(Box::new(rtt))
+        .op("round trip")
+        .plan(plan)
+        .after(Box::new(move |_, m| {
+            let rt = m.analysis.headline().map(|s| s.median).unwrap_or(f64::NAN);
+            Ok(vec![
+                Fact::new(
+                    "overhead_us",
+                    rt / 1e3,
+                    "us",
+                    "one round trip (message out, whole echo back), as Nagy's mailbox overhead",
+                ),
+                Fact::new(
+                    "bandwidth",
+                    mb_per_s(2.0 * size as f64, rt),
+                    "MB/s",
+                    "2 x size / round trip, in 10^6 bytes/s: both directions are counted",
+                ),
+            ])
+        })))
+}
+
+/// Builds the link, forks the slave, and applies placement and priorities.
+fn build(p: &Params, mode: Echo) -> Result<Rtt, BenchError> {
+    let (master_sched, slave_sched) =
+        priority::parse(p.get("priority")).map_err(|why| {
+            BenchError::Failed(format!(
+                "ipc.rtt: bad value for parameter priority: {why}"
+            ))
+        })?;
     let transport = p.get("transport");
     let size = usize::try_from(p.int("size"))
         .map_err(|_| BenchError::Failed("size out of range".into()))?;
@@ -324,34 +363,144 @@ fn make(p: &Params, mode: Echo) -> Result<Prepared, BenchError> {
     };
     priority::set_child(pid, slave_sched)?;
     rtt._sched = Some(MasterSched::set(master_sched)?);
+    Ok(rtt)
+}
 
-    let plan = Plan {
-        expect: Expect {
-            switches: true,
-            faults: false,
-            // On one CPU the woken task preempts the waker: part of the operation.
-            preemption: where_ != "cross-cpu",
-        },
-        ..Plan::default()
-    };
-    Ok(Prepared::new(Box::new(rtt))
-        .op("round trip")
-        .plan(plan)
-        .after(Box::new(move |_, m| {
-            let rt = m.analysis.headline().map(|s| s.median).unwrap_or(f64::NAN);
-            Ok(vec![
-                Fact::new(
-                    "overhead_us",
-                    rt / 1e3,
-                    "us",
-                    "one round trip (message out, whole echo back), as Nagy's mailbox overhead",
-                ),
-                Fact::new(
-                    "bandwidth",
-                    mb_per_s(2.0 * size as f64, rt),
-                    "MB/s",
-                    "2 x size / round trip, in 10^6 bytes/s: both directions are counted",
-                ),
-            ])
-        })))
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::params;
+    use crate::harness::clock::Monotonic;
+    use crate::harness::{EmptyLoop, Harness, Profile, Settings};
+
+    fn params_of(pairs: &[(&str, &str)]) -> Params {
+        let args: Vec<params::ParamArg> = pairs
+            .iter()
+            .map(|(k, v)| format!("{k}={v}").parse().unwrap())
+            .collect();
+        let mut all = params::expand("ipc.rtt", PARAMS, &args).unwrap();
+        assert_eq!(all.len(), 1);
+        all.remove(0)
+    }
+
+    /// Measures one instance in the smoke profile: the median round trip in ns, or
+    /// the reason it was skipped.
+    fn smoke(pairs: &[(&str, &str)]) -> Result<f64, String> {
+        let mut prep = match prepare(&params_of(pairs)) {
+            Err(BenchError::Skip(why)) => return Err(why),
+            other => other.unwrap_or_else(|e| panic!("{pairs:?}: {e}")),
+        };
+        let clock = Monotonic;
+        let h = Harness::new(&clock, Settings::new(Profile::SMOKE, 25.0));
+        let m = h
+            .measure(prep.body.as_mut(), &mut EmptyLoop, prep.plan)
+            .unwrap_or_else(|e| panic!("{pairs:?}: {e}"));
+        drop(prep.body);
+        let facts = (prep.after.take().unwrap())(&h, &m).unwrap();
+        assert!(facts.iter().any(|f| f.name == "overhead_us"), "{facts:?}");
+        assert!(facts.iter().any(|f| f.name == "bandwidth"), "{facts:?}");
+        Ok(m.analysis.headline().expect("samples").median)
+    }
+
+    #[test]
+    fn every_transport_round_trips_at_two_sizes() {
+        for t in TRANSPORTS {
+            for size in ["4", "4096"] {
+                let rt = smoke(&[("transport", t), ("size", size)])
+                    .unwrap_or_else(|why| panic!("{t} {size}: skipped: {why}"));
+                assert!(rt > 0.0 && rt < 10e6, "{t} {size}: {rt} ns");
+            }
+        }
+    }
+
+    #[test]
+    fn placements_and_a_large_stream_message_round_trip() {
+        for (t, size, place) in [
+            ("pipe", "200k", "free"),
+            ("shm_futex", "100", "cross-cpu"),
+            ("udp", "65507", "same-cpu"),
+        ] {
+            match smoke(&[("transport", t), ("size", size), ("placement", place)]) {
+                Ok(rt) => assert!(rt > 0.0 && rt < 10e6, "{t} {size}: {rt} ns"),
+                Err(why) => assert!(place == "cross-cpu" && why.contains("two CPUs")),
+            }
+        }
+    }
+
+    #[test]
+    fn size_limits_skip_with_a_reason() {
+        let why = smoke(&[("transport", "udp"), ("size", "65508")]).unwrap_err();
+        assert!(why.contains("65507"), "{why}");
+        let msgmax: usize = std::fs::read_to_string("/proc/sys/kernel/msgmax")
+            .map_or(8192, |s| s.trim().parse().unwrap());
+        let over = (msgmax + 1).to_string();
+        let why = smoke(&[("transport", "sysv_msg"), ("size", &over)]).unwrap_err();
+        assert!(why.contains("msgmax"), "{why}");
+        // Above msgsize_max a POSIX queue either opens anyway (privilege) or skips.
+        match smoke(&[("transport", "posix_mq"), ("size", "16m")]) {
+            Ok(rt) => assert!(rt > 0.0),
+            Err(why) => assert!(why.contains("posix_mq"), "{why}"),
+        }
+    }
+
+    #[test]
+    fn a_corrupted_echo_fails_the_benchmark() {
+        // Long messages: the byte comparison before the next batch finds it; a short
+        // one: the sequence stamp inside the clock does.
+        for (t, size) in [("pipe", "64"), ("shm_futex", "4096"), ("udp", "4")] {
+            let mut prep = make(
+                &params_of(&[("transport", t), ("size", size)]),
+                Echo::Corrupt,
+            )
+            .unwrap();
+            let body = prep.body.as_mut();
+            body.reset(3).unwrap();
+            let e = body.run(3).and_then(|()| body.reset(3)).unwrap_err();
+            assert!(
+                matches!(&e, BenchError::Failed(m) if m.contains("echo mismatch")),
+                "{t} {size}: {e}"
+            );
+        }
+        assert!(!stamped(&[1, 0, 0, 0], 2));
+        assert!(stamped(&[2, 0, 0, 0, 0, 0, 0, 0, 9], 2));
+    }
+
+    #[test]
+    fn bad_priority_syntax_is_a_parameter_error() {
+        let arg: params::ParamArg = "priority=5".parse().unwrap();
+        let e = params::expand("ipc.rtt", PARAMS, &[arg]).unwrap_err();
+        assert!(e.to_string().contains("parameter priority"), "{e}");
+        let mut p = params_of(&[("transport", "pipe"), ("size", "4")]);
+        p.0.iter_mut().find(|(n, _)| *n == "priority").unwrap().1 = "x:y".into();
+        let e = prepare(&p).err().unwrap();
+        assert!(
+            matches!(&e, BenchError::Failed(m) if m.contains("parameter priority")),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_slave_priority_reaches_the_child_only() {
+        use crate::runner::ipc::get_nice;
+        let me = task::gettid();
+        let before = get_nice(me).unwrap();
+        let p = params_of(&[
+            ("transport", "pipe"),
+            ("size", "4"),
+            ("priority", &format!("{before}:5")),
+        ]);
+        let mut rtt = build(&p, Echo::Faithful).unwrap();
+        let child = rtt.child.as_ref().unwrap().pid();
+        assert_eq!(get_nice(child).unwrap(), 5);
+        rtt.reset(10).unwrap();
+        rtt.run(10).unwrap();
+        rtt.reset(10).unwrap();
+        assert_eq!(get_nice(me).unwrap(), before);
+        drop(rtt);
+        let rt = smoke(&[("transport", "pipe"), ("size", "64"), ("priority", "0:5")]);
+        match rt {
+            Ok(rt) => assert!(rt > 0.0 && rt < 10e6),
+            Err(why) => assert!(why.contains("priority"), "{why}"),
+        }
+    }
 }
