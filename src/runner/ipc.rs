@@ -350,7 +350,7 @@ impl SharedBytes {
     #[inline(always)]
     pub fn word(&self, off: usize) -> &AtomicU32 {
         assert!(
-            off % 4 == 0 && off + 4 <= self.len,
+            off.is_multiple_of(4) && off + 4 <= self.len,
             "word outside the mapping"
         );
         // SAFETY: in bounds and aligned (checked; the mapping is page-aligned),

@@ -77,7 +77,7 @@ pub struct Port {
     shm: Option<Arc<SharedBytes>>,
     /// The last mailbox sequence number seen.
     seen: u32,
-    /// Whether receives give up after [`PATIENCE`] (the master's side).
+    /// Whether receives give up after a second (the master's side).
     patient: bool,
     /// The absolute CLOCK_REALTIME deadline of a POSIX-queue receive.
     deadline: libc::timespec,
@@ -97,7 +97,7 @@ impl Port {
         }
     }
 
-    /// Sets the POSIX-queue receive deadline [`PATIENCE`] from now (call it outside
+    /// Sets the POSIX-queue receive deadline a second from now (call it outside
     /// the clock, before each batch).
     pub fn arm(&mut self) {
         if self.patient {
