@@ -84,7 +84,17 @@ fn permitted(to: Sched, now_nice: i32, who: &str, undo: bool) -> Result<(), Benc
 
 fn apply(id: libc::pid_t, to: Sched) -> Result<(), BenchError> {
     let r = match to {
-        Sched::Nice(n) => ipc::set_nice(id, n),
+        Sched::Nice(n) => {
+            // Leave a real-time policy first (always permitted), then set the value.
+            match ipc::get_sched(id) {
+                Ok((policy, _)) if policy != libc::SCHED_OTHER => {
+                    ipc::set_sched(id, libc::SCHED_OTHER, 0)
+                }
+                Ok(_) => Ok(()),
+                Err(e) => Err(e),
+            }
+            .and_then(|()| ipc::set_nice(id, n))
+        }
         Sched::Fifo(p) => ipc::set_sched(id, libc::SCHED_FIFO, p),
     };
     r.map_err(|e| match e.raw_os_error() {
@@ -98,7 +108,9 @@ fn apply(id: libc::pid_t, to: Sched) -> Result<(), BenchError> {
 /// Gives the forked slave (our own child, pid > 0) its scheduling.
 pub fn set_child(pid: libc::pid_t, to: Sched) -> Result<(), BenchError> {
     let now = ipc::get_nice(pid).map_err(|e| BenchError::os("getpriority", e))?;
-    if to == Sched::Nice(now) {
+    let policy =
+        ipc::get_sched(pid).map_err(|e| BenchError::os("sched_getscheduler", e))?;
+    if policy.0 == libc::SCHED_OTHER && to == Sched::Nice(now) {
         return Ok(());
     }
     permitted(to, now, "slave", false)?;
