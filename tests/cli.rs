@@ -1213,3 +1213,180 @@ fn repro_sloan1992_prints_the_nine_systems_beside_this_machine() {
         assert!(out.stdout.contains(needle), "no {needle}:\n{}", out.stdout);
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// ipc.*: message round trips and streams between two processes
+
+#[test]
+fn ipc_rtt_measures_or_skips_every_transport() {
+    let run = run_json(&["ipc.rtt"], &["-p", "size=4,4096"]);
+    let transports = [
+        "pipe",
+        "unix_stream",
+        "unix_dgram",
+        "socketpair",
+        "posix_mq",
+        "sysv_msg",
+        "shm_futex",
+        "tcp",
+        "udp",
+    ];
+    assert_eq!(run.results.len(), 2 * transports.len());
+    for t in transports {
+        for size in ["4", "4096"] {
+            let r = run
+                .results
+                .iter()
+                .find(|r| r.params["transport"] == t && r.params["size"] == size)
+                .unwrap_or_else(|| panic!("no result for {t} size={size}"));
+            match r.status {
+                Status::Skipped => {
+                    let why = r.reason.as_deref().unwrap_or("");
+                    assert!(why.len() > 10, "{t} {size}: skipped without a reason");
+                }
+                _ => {
+                    check_measured(r);
+                    let m = r.measured.as_ref().expect("figures");
+                    assert!(m.median_ns > 0.0 && m.median_ns < 10e6, "{t} {size}");
+                    assert!(fact(r, "overhead_us") > 0.0, "{t} {size}");
+                    assert!(fact(r, "bandwidth") > 0.0, "{t} {size}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn ipc_bw_reports_the_bandwidth() {
+    let run = run_json(
+        &["ipc.bw"],
+        &["-p", "transport=pipe,tcp", "-p", "size=4096"],
+    );
+    assert_eq!(run.results.len(), 2);
+    for r in &run.results {
+        check_measured(r);
+        assert!(fact(r, "bandwidth") > 0.0, "{:?}", r.params);
+    }
+}
+
+/// The System V queues now, as (id, last sender pid, last receiver pid).
+fn sysv_queues() -> Vec<(u64, u32, u32)> {
+    let text = std::fs::read_to_string("/proc/sysvipc/msg").unwrap_or_default();
+    text.lines()
+        .skip(1)
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            Some((
+                f.get(1)?.parse().ok()?,
+                f.get(5)?.parse().ok()?,
+                f.get(6)?.parse().ok()?,
+            ))
+        })
+        .collect()
+}
+
+/// `ipcs -q -p` as (id, last sender pid, last receiver pid), or None without ipcs.
+fn ipcs_queues() -> Option<Vec<(u64, u32, u32)>> {
+    let out = Command::new("ipcs").args(["-q", "-p"]).output().ok()?;
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    Some(
+        text.lines()
+            .filter_map(|l| {
+                let f: Vec<&str> = l.split_whitespace().collect();
+                Some((
+                    f.first()?.parse().ok()?,
+                    f.get(2)?.parse().ok()?,
+                    f.get(3)?.parse().ok()?,
+                ))
+            })
+            .collect(),
+    )
+}
+
+/// Queues that are new since `before` and were used by `ours` (or never used at all).
+fn new_queues(
+    before: &[(u64, u32, u32)],
+    now: &[(u64, u32, u32)],
+    ours: &BTreeSet<u32>,
+) -> Vec<(u64, u32, u32)> {
+    now.iter()
+        .filter(|q| !before.iter().any(|b| b.0 == q.0))
+        .filter(|q| ours.contains(&q.1) || ours.contains(&q.2) || (q.1 == 0 && q.2 == 0))
+        .copied()
+        .collect()
+}
+
+#[test]
+fn an_interrupted_ipc_run_leaves_no_queue_socket_or_process() {
+    let _alone = exclusive();
+    let sysv_before = sysv_queues();
+    let ipcs_before = ipcs_queues();
+    let args = [
+        "run",
+        "ipc.rtt",
+        "-p",
+        "transport=posix_mq,sysv_msg,unix_stream,unix_dgram,shm_futex",
+        "--profile",
+        "standard",
+    ];
+    let child = Running::start(&args);
+    let pid = child.pid();
+    let started = Instant::now();
+    let mut seen = BTreeSet::new();
+    while seen.is_empty() || started.elapsed() < Duration::from_millis(1500) {
+        assert!(started.elapsed() < TIMEOUT, "no slave was ever forked");
+        seen.extend(child.children());
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    interrupt(&child);
+    let out = child.finish_watching(|c| seen.extend(c.children()));
+    assert_eq!(out.code, Some(130), "stderr:\n{}", out.stderr);
+    assert_no_panic(&args, &out.stderr);
+    assert_nothing_left(pid, &seen);
+
+    let mut ours = seen.clone();
+    ours.insert(pid);
+    let left = new_queues(&sysv_before, &sysv_queues(), &ours);
+    assert!(left.is_empty(), "System V queues left: {left:?}");
+    if let (Some(before), Some(now)) = (ipcs_before, ipcs_queues()) {
+        let left = new_queues(&before, &now, &ours);
+        assert!(left.is_empty(), "ipcs -q shows queues left: {left:?}");
+    }
+
+    let mounts = std::fs::read_to_string("/proc/mounts").unwrap_or_default();
+    let prefix = format!("syscost-ipc-{pid}-");
+    if let Some(dir) = mounts
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .find(|f| f.get(2) == Some(&"mqueue"))
+        .and_then(|f| f.get(1).map(|d| d.to_string()))
+    {
+        let names: Vec<String> = std::fs::read_dir(&dir)
+            .expect("list the mqueue file system")
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter(|n| n.starts_with(&prefix))
+            .collect();
+        assert!(names.is_empty(), "POSIX queues left in {dir}: {names:?}");
+    }
+    // Whether or not the mqueue file system is mounted, open every name the run could
+    // have used: none may exist.
+    for n in 0..64 {
+        for dir in ["m2s", "s2m"] {
+            let name = syscost::bench::ipc::link::posix_queue_name(pid, n, dir);
+            let exists = syscost::runner::ipc::posix_queue_exists(&name)
+                .unwrap_or_else(|e| panic!("mq_open {name}: {e}"));
+            assert!(!exists, "POSIX queue {name} was left");
+        }
+    }
+    let base = syscost::bench::ipc::link::socket_dir_base();
+    let sockets: Vec<String> = std::fs::read_dir(&base)
+        .expect("list the temporary directory")
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.starts_with(&prefix))
+        .collect();
+    assert!(
+        sockets.is_empty(),
+        "socket directories left in {}: {sockets:?}",
+        base.display()
+    );
+}

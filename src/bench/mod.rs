@@ -11,6 +11,7 @@ pub mod call;
 pub mod clock;
 pub mod ctx;
 pub mod file;
+pub mod ipc;
 pub mod mem;
 pub mod params;
 pub mod proc;
@@ -160,6 +161,7 @@ pub fn catalogue() -> Vec<&'static dyn Bench> {
         clock::BENCHES,
         syscall::BENCHES,
         ctx::BENCHES,
+        ipc::BENCHES,
         proc::BENCHES,
         mem::BENCHES,
         file::BENCHES,

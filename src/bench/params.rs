@@ -26,6 +26,14 @@ pub enum Kind {
     },
     /// One of a fixed set of words.
     Choice(&'static [&'static str]),
+    /// A value in a shape the benchmark defines, checked by its own function (which
+    /// returns the canonical form, or why the value is wrong).
+    Pattern {
+        /// The accepted shape, for `syscost list` (e.g. `M:S`).
+        shape: &'static str,
+        /// Checks one value.
+        check: fn(&str) -> Result<String, String>,
+    },
 }
 
 /// A parameter a benchmark accepts.
@@ -73,6 +81,7 @@ impl ParamSpec {
                     Err(bad(format!("one of {}", words.join(", "))))
                 }
             }
+            Kind::Pattern { check, .. } => check(value).map_err(bad),
         }
     }
 
@@ -82,6 +91,7 @@ impl ParamSpec {
             Kind::Int { min, max } => format!("{min}..{max}"),
             Kind::Bytes { min, max } => format!("{min}..{max} bytes"),
             Kind::Choice(words) => words.join("|"),
+            Kind::Pattern { shape, .. } => shape.to_string(),
         }
     }
 }

@@ -8,6 +8,7 @@
 pub mod affinity;
 pub mod file;
 pub mod interrupt;
+pub mod ipc;
 pub mod load;
 pub mod mem;
 pub mod spawn;

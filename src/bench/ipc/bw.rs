@@ -1,0 +1,260 @@
+//! `ipc.bw`: one-way streaming bandwidth (lmbench's bw_pipe, bw_unix, bw_tcp). The
+//! master writes `size`-byte chunks into a byte stream; the forked receiver reads and
+//! counts them. One operation is one chunk.
+//!
+//! So that the clock covers delivery and not only the copy into a buffer, each batch
+//! ends inside the clock with the receiver's acknowledgement on the back channel,
+//! carrying the byte count it read; the master checks it is exactly k × size. Before
+//! each batch (untimed) the master announces the batch's byte count on the stream.
+
+use super::link::{read_all, write_all, Link};
+use super::{mb_per_s, placement};
+use crate::bench::{Kind, ParamSpec, Params, Prepared, Simple};
+use crate::error::BenchError;
+use crate::harness::{Body, Expect, Plan};
+use crate::report::model::Fact;
+use crate::runner::affinity::{self, Pin};
+use crate::runner::interrupt;
+use crate::runner::ipc::MsgBuf;
+use crate::runner::task::{self, Child};
+use std::os::fd::{AsRawFd, RawFd};
+use std::time::{Duration, Instant};
+
+static PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "transport",
+        default: "pipe,unix_stream,tcp",
+        about: "a pipe, an AF_UNIX stream socket, or TCP over 127.0.0.1 (TCP_NODELAY)",
+        kind: Kind::Choice(&["pipe", "unix_stream", "tcp"]),
+    },
+    ParamSpec {
+        name: "size",
+        default: "4096,65536",
+        about: "the chunk written by one write (and read by the receiver's reads)",
+        kind: Kind::Bytes {
+            min: 1,
+            max: 16 << 20,
+        },
+    },
+    ParamSpec {
+        name: "placement",
+        default: "same-cpu",
+        about: "writer and reader on one CPU, on two different CPUs, or placed by the scheduler",
+        kind: Kind::Choice(&["same-cpu", "cross-cpu", "free"]),
+    },
+];
+
+/// `ipc.bw`.
+pub const BW: Simple = Simple {
+    name: "ipc.bw",
+    about: "one-way streaming to a forked reader: one size-byte chunk, delivery included",
+    origin: "lmbench bw_pipe, bw_unix, bw_tcp; nagy (VAX/VMS) mailbox bandwidth",
+    params: PARAMS,
+    prepare,
+};
+
+/// Bytes a batch moves at least, so the acknowledgement that ends it is a small part.
+const BATCH_BYTES: u64 = 4 << 20;
+
+/// The receiver: for each announced count, read and count at least that many bytes
+/// with `size`-byte reads, then report the count. Ends at end of file.
+fn receive(port_fds: (RawFd, RawFd), buf: &mut [u8]) -> i32 {
+    let (rd, wr) = port_fds;
+    let mut head = [0u8; 8];
+    loop {
+        match read_all(rd, &mut head) {
+            0 => return 0,
+            8 => {}
+            _ => return 2,
+        }
+        let want = u64::from_le_bytes(head);
+        let mut count = 0u64;
+        while count < want {
+            let r = task::read_fd(rd, buf);
+            if r > 0 {
+                count += r as u64;
+            } else if r < 0 && task::errno() == libc::EINTR {
+                continue;
+            } else {
+                return 2;
+            }
+        }
+        if write_all(wr, &count.to_le_bytes(), false) != 8 {
+            return 3;
+        }
+    }
+}
+
+/// The writer's side.
+struct Bw {
+    link: Link,
+    rd: RawFd,
+    wr: RawFd,
+    socket: bool,
+    chunk: MsgBuf,
+    size: usize,
+    child: Option<Child>,
+    _pin: Option<Pin>,
+}
+
+impl Bw {
+    #[cold]
+    fn broken(&mut self, what: &str) -> BenchError {
+        let err = std::io::Error::last_os_error();
+        if interrupt::interrupted() {
+            return BenchError::Interrupted;
+        }
+        if let Some(Ok(Some(st))) = self.child.as_mut().map(|c| c.try_wait()) {
+            return BenchError::Failed(format!(
+                "the receiver {}",
+                task::describe_status(st)
+            ));
+        }
+        BenchError::Failed(format!("{what}: {err}"))
+    }
+}
+
+impl Body for Bw {
+    fn run(&mut self, iters: u64) -> Result<(), BenchError> {
+        for _ in 0..iters {
+            if write_all(self.wr, self.chunk.text(), self.socket) != self.size as isize {
+                return Err(self.broken("write"));
+            }
+        }
+        let mut ack = [0u8; 8];
+        if read_all(self.rd, &mut ack) != 8 {
+            return Err(self.broken("read (acknowledgement)"));
+        }
+        let count = u64::from_le_bytes(ack);
+        if count != iters * self.size as u64 {
+            return Err(BenchError::Failed(format!(
+                "the receiver counted {count} bytes, not {} ({iters} chunks of {})",
+                iters * self.size as u64,
+                self.size
+            )));
+        }
+        Ok(())
+    }
+
+    fn reset(&mut self, iters: u64) -> Result<(), BenchError> {
+        let head = (iters * self.size as u64).to_le_bytes();
+        if write_all(self.wr, &head, self.socket) != 8 {
+            return Err(self.broken("write (announcement)"));
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Bw {
+    fn drop(&mut self) {
+        self.link.stop();
+        if let Some(mut c) = self.child.take() {
+            let _ = c.reap_by(Instant::now() + Duration::from_secs(2));
+        }
+    }
+}
+
+fn prepare(p: &Params) -> Result<Prepared, BenchError> {
+    let transport = p.get("transport");
+    let size = usize::try_from(p.int("size"))
+        .map_err(|_| BenchError::Failed("size out of range".into()))?;
+    let where_ = p.get("placement");
+    let (pin, slave_cpus) = placement(where_)?;
+    let mut link = Link::open(transport, size)?;
+    if !link.is_stream() || link.master_fds.len() != 2 || link.slave_fds.len() != 2 {
+        return Err(BenchError::Failed(format!(
+            "{transport} is not a byte stream"
+        )));
+    }
+    let (rd, wr) = (
+        link.master_fds[0].as_raw_fd(),
+        link.master_fds[1].as_raw_fd(),
+    );
+    let slave = (link.slave_fds[0].as_raw_fd(), link.slave_fds[1].as_raw_fd());
+    let socket = transport != "pipe";
+    let mut buf = vec![0u8; size];
+    let close = link.master_raw();
+    let cpus = &slave_cpus[..];
+    let buf_ref = &mut buf[..];
+    let child = task::fork(move || {
+        for fd in close {
+            if fd >= 0 {
+                task::close_in_child(fd);
+            }
+        }
+        if affinity::set_cpus(cpus).is_err() {
+            return 4;
+        }
+        receive(slave, buf_ref)
+    })
+    .map_err(|e| BenchError::os("fork", e))?;
+    link.slave_fds.clear();
+    let mut chunk = MsgBuf::new(size);
+    for (i, b) in chunk.text_mut().iter_mut().enumerate() {
+        *b = i as u8;
+    }
+    let bw = Bw {
+        link,
+        rd,
+        wr,
+        socket,
+        chunk,
+        size,
+        child: Some(child),
+        _pin: pin,
+    };
+    let plan = Plan {
+        expect: Expect {
+            switches: true,
+            faults: false,
+            preemption: where_ != "cross-cpu",
+        },
+        fixed_batch: Some((BATCH_BYTES / size as u64).max(4)),
+        ..Plan::default()
+    };
+    Ok(Prepared::new(Box::new(bw))
+        .op("chunk")
+        .plan(plan)
+        .after(Box::new(move |_, m| {
+            let per = m.analysis.headline().map(|s| s.median).unwrap_or(f64::NAN);
+            Ok(vec![Fact::new(
+                "bandwidth",
+                mb_per_s(size as f64, per),
+                "MB/s",
+                "size / time per chunk, in 10^6 bytes/s, one direction, delivery included",
+            )])
+        })))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::params;
+    use crate::harness::clock::Monotonic;
+    use crate::harness::{EmptyLoop, Harness, Profile, Settings};
+
+    #[test]
+    fn every_stream_moves_chunks_at_two_sizes() {
+        let clock = Monotonic;
+        let h = Harness::new(&clock, Settings::new(Profile::SMOKE, 25.0));
+        for t in ["pipe", "unix_stream", "tcp"] {
+            for size in ["4096", "65536"] {
+                let args: Vec<params::ParamArg> =
+                    [format!("transport={t}"), format!("size={size}")]
+                        .iter()
+                        .map(|a| a.parse().unwrap())
+                        .collect();
+                let p = params::expand("ipc.bw", PARAMS, &args).unwrap().remove(0);
+                let mut prep = prepare(&p).unwrap_or_else(|e| panic!("{t} {size}: {e}"));
+                let m = h
+                    .measure(prep.body.as_mut(), &mut EmptyLoop, prep.plan)
+                    .unwrap_or_else(|e| panic!("{t} {size}: {e}"));
+                drop(prep.body);
+                let per = m.analysis.headline().unwrap().median;
+                assert!(per > 0.0 && per < 10e6, "{t} {size}: {per} ns");
+                let facts = (prep.after.take().unwrap())(&h, &m).unwrap();
+                assert!(facts[0].name == "bandwidth" && facts[0].value > 0.0);
+            }
+        }
+    }
+}

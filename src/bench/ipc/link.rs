@@ -1,0 +1,650 @@
+//! The two directions between the master and its forked slave, for each transport:
+//! how they are built (untimed, every name removed before measuring) and how one
+//! message crosses them ([`Port::send`], [`Port::recv`]), on either side.
+//!
+//! A [`Port`] holds raw descriptors and ids only, so the slave's copy works in a forked
+//! child without allocating. The [`Link`] owns everything: the master's descriptors, the
+//! queues and the shared mailbox region; the slave's descriptors are handed to the
+//! fork and closed in the parent right after it.
+
+use crate::error::BenchError;
+use crate::runner::interrupt;
+use crate::runner::ipc::{self, MsgBuf, PosixQueue, SharedBytes, SysvQueue};
+use crate::runner::sys;
+use crate::runner::task;
+use std::net::{Ipv4Addr, TcpListener, TcpStream, UdpSocket};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
+use std::os::unix::fs::DirBuilderExt;
+use std::os::unix::net::{UnixDatagram, UnixListener, UnixStream};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The transports, in the order of the default sweep.
+pub const TRANSPORTS: &[&str] = &[
+    "pipe",
+    "unix_stream",
+    "unix_dgram",
+    "socketpair",
+    "posix_mq",
+    "sysv_msg",
+    "shm_futex",
+    "tcp",
+    "udp",
+];
+
+/// A receive that waited past the master's timeout; the caller checks the slave is
+/// alive and waits again.
+pub const TIMED_OUT: isize = -2;
+
+/// A stream ended in the middle of a message.
+pub const CUT_SHORT: isize = -3;
+
+/// How long the master waits for a reply before it checks that the slave lives.
+const PATIENCE: Duration = Duration::from_secs(1);
+
+/// System V message types: one queue carries both directions.
+const TO_SLAVE: i64 = 1;
+const TO_MASTER: i64 = 2;
+
+/// Where each shared mailbox keeps its words and bytes: a sequence word (the futex),
+/// the length, then the message from byte 64.
+const SEQ: usize = 0;
+const LEN: usize = 4;
+const BYTES: usize = 64;
+/// A length that means "stop".
+const STOP: u32 = u32::MAX;
+
+#[derive(Debug, Clone, Copy)]
+enum Way {
+    /// Bytes: the whole message is moved by repeated reads and writes.
+    Stream { rd: RawFd, wr: RawFd, socket: bool },
+    /// One connected datagram socket each side.
+    Dgram { fd: RawFd },
+    /// A POSIX queue each way.
+    Mq { rd: RawFd, wr: RawFd },
+    /// One System V queue, a message type each way.
+    Sysv { id: i32, rd: i64, wr: i64 },
+    /// Two one-slot mailboxes in shared memory, at these offsets.
+    Shm { inbox: usize, outbox: usize },
+}
+
+/// One side's view of the link.
+#[derive(Debug, Clone)]
+pub struct Port {
+    way: Way,
+    shm: Option<Arc<SharedBytes>>,
+    /// The last mailbox sequence number seen.
+    seen: u32,
+    /// Whether receives give up after a second (the master's side).
+    patient: bool,
+    /// The absolute CLOCK_REALTIME deadline of a POSIX-queue receive.
+    deadline: libc::timespec,
+}
+
+impl Port {
+    fn new(way: Way, shm: Option<Arc<SharedBytes>>, patient: bool) -> Port {
+        Port {
+            way,
+            shm,
+            seen: 0,
+            patient,
+            deadline: libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            },
+        }
+    }
+
+    /// Sets the POSIX-queue receive deadline a second from now (call it outside
+    /// the clock, before each batch).
+    pub fn arm(&mut self) {
+        if self.patient {
+            let mut now = sys::clock_gettime(libc::CLOCK_REALTIME);
+            now.tv_sec += PATIENCE.as_secs() as libc::time_t;
+            self.deadline = now;
+        }
+    }
+
+    /// Sends the first `len` bytes of `buf`: `len`, or -1 with errno set.
+    #[inline(always)]
+    pub fn send(&mut self, buf: &mut MsgBuf, len: usize) -> isize {
+        match self.way {
+            Way::Stream { wr, socket, .. } => write_all(wr, &buf.text()[..len], socket),
+            Way::Dgram { fd } => ipc::send(fd, &buf.text()[..len], libc::MSG_NOSIGNAL),
+            Way::Mq { wr, .. } => match ipc::mq_send(wr, &buf.text()[..len]) {
+                0 => len as isize,
+                _ => -1,
+            },
+            Way::Sysv { id, wr, .. } => match ipc::msgsnd(id, buf, len, wr, 0) {
+                0 => len as isize,
+                _ => -1,
+            },
+            Way::Shm { outbox, .. } => {
+                let m = self.shm.as_deref().expect("shm port has its mapping");
+                m.write(outbox + BYTES, &buf.text()[..len]);
+                mail(m, outbox, len as u32);
+                len as isize
+            }
+        }
+    }
+
+    /// Receives one message into `buf`: its length (which may exceed the buffer for a
+    /// datagram or mailbox, so the caller can tell), 0 at end of file or on a stop
+    /// message, -1 with errno set, or [`TIMED_OUT`]. A stream receive reads exactly
+    /// the buffer's size.
+    #[inline(always)]
+    pub fn recv(&mut self, buf: &mut MsgBuf) -> isize {
+        let r = match self.way {
+            Way::Stream { rd, .. } => read_all(rd, buf.text_mut()),
+            Way::Dgram { fd } => ipc::recv(fd, buf.text_mut(), libc::MSG_TRUNC),
+            Way::Mq { rd, .. } if self.patient => {
+                ipc::mq_receive_by(rd, buf.text_mut(), &self.deadline)
+            }
+            Way::Mq { rd, .. } => ipc::mq_receive(rd, buf.text_mut()),
+            Way::Sysv { id, rd, .. } => ipc::msgrcv(id, buf, rd),
+            Way::Shm { inbox, .. } => return self.take(inbox, buf),
+        };
+        if r == -1 && self.patient {
+            let e = task::errno();
+            if e == libc::EAGAIN || e == libc::ETIMEDOUT {
+                return TIMED_OUT;
+            }
+        }
+        r
+    }
+
+    /// Waits for the mailbox at `inbox` to change, then copies its message out.
+    #[inline(always)]
+    fn take(&mut self, inbox: usize, buf: &mut MsgBuf) -> isize {
+        let m = self.shm.as_deref().expect("shm port has its mapping");
+        let seq = m.word(inbox + SEQ);
+        loop {
+            let now = seq.load(Ordering::Acquire);
+            if now != self.seen {
+                self.seen = now;
+                break;
+            }
+            let timeout = libc::timespec {
+                tv_sec: PATIENCE.as_secs() as libc::time_t,
+                tv_nsec: 0,
+            };
+            let t = self.patient.then_some(&timeout);
+            if task::futex_wait(seq, now, t) != 0
+                && task::errno() == libc::ETIMEDOUT
+                && seq.load(Ordering::Acquire) == now
+            {
+                return TIMED_OUT;
+            }
+        }
+        let len = m.word(inbox + LEN).load(Ordering::Relaxed);
+        if len == STOP {
+            return 0;
+        }
+        let text = buf.text_mut();
+        let n = (len as usize).min(text.len());
+        m.read(inbox + BYTES, &mut text[..n]);
+        len as isize
+    }
+
+    /// Asks the other side to stop, without waiting (a stream ends when its
+    /// descriptors are closed instead).
+    pub fn stop(&mut self) {
+        let empty = &[0u8; 0][..];
+        match self.way {
+            Way::Stream { .. } => {}
+            Way::Dgram { fd } => {
+                ipc::send(fd, empty, libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL);
+            }
+            Way::Mq { wr, .. } => {
+                let past = libc::timespec {
+                    tv_sec: 0,
+                    tv_nsec: 0,
+                };
+                ipc::mq_send_by(wr, empty, &past);
+            }
+            Way::Sysv { id, wr, .. } => {
+                let mut b = MsgBuf::new(0);
+                ipc::msgsnd(id, &mut b, 0, wr, libc::IPC_NOWAIT);
+            }
+            Way::Shm { outbox, .. } => {
+                if let Some(m) = self.shm.as_deref() {
+                    mail(m, outbox, STOP);
+                }
+            }
+        }
+    }
+}
+
+/// Publishes a mailbox's new length and wakes its reader.
+#[inline(always)]
+fn mail(m: &SharedBytes, off: usize, len: u32) {
+    m.word(off + LEN).store(len, Ordering::Relaxed);
+    let seq: &AtomicU32 = m.word(off + SEQ);
+    seq.fetch_add(1, Ordering::Release);
+    task::futex_wake(seq, 1);
+}
+
+/// Writes all of `buf`, retrying partial writes and interrupted calls: its length, or
+/// -1 with errno set.
+#[inline(always)]
+pub fn write_all(fd: RawFd, buf: &[u8], socket: bool) -> isize {
+    let mut done = 0;
+    while done < buf.len() {
+        let r = if socket {
+            ipc::send(fd, &buf[done..], libc::MSG_NOSIGNAL)
+        } else {
+            task::write_fd(fd, &buf[done..])
+        };
+        if r > 0 {
+            done += r as usize;
+        } else if r < 0 && task::errno() == libc::EINTR && !interrupt::interrupted() {
+            continue;
+        } else {
+            return -1;
+        }
+    }
+    done as isize
+}
+
+/// Reads until `buf` is full: its length, 0 at end of file before any byte,
+/// [`CUT_SHORT`] at an end of file inside the message, or -1 with errno set.
+#[inline(always)]
+pub fn read_all(fd: RawFd, buf: &mut [u8]) -> isize {
+    let mut done = 0;
+    while done < buf.len() {
+        let r = task::read_fd(fd, &mut buf[done..]);
+        if r > 0 {
+            done += r as usize;
+        } else if r == 0 {
+            return if done == 0 { 0 } else { CUT_SHORT };
+        } else if task::errno() == libc::EINTR && !interrupt::interrupted() {
+            continue;
+        } else {
+            return -1;
+        }
+    }
+    done as isize
+}
+
+/// Both directions between the master and the slave, and everything they hold.
+pub struct Link {
+    /// The master's side.
+    pub master: Port,
+    /// The slave's side (copied into the child).
+    pub slave: Port,
+    /// Descriptors only the master uses: the child closes its copies, and the master
+    /// closes them to end a stream slave.
+    pub master_fds: Vec<OwnedFd>,
+    /// Descriptors only the slave uses: moved into the fork, closed in the parent.
+    pub slave_fds: Vec<OwnedFd>,
+    /// Queues both sides use; removed when the link is dropped.
+    queues: Vec<PosixQueue>,
+    sysv: Option<SysvQueue>,
+}
+
+impl Link {
+    /// Builds the link for `transport` and messages of `size` bytes; names (socket
+    /// paths, queue names) are gone when it returns.
+    pub fn open(transport: &str, size: usize) -> Result<Link, BenchError> {
+        let os = |what: &'static str| move |e| BenchError::os(what, e);
+        let mut link = Link {
+            master: Port::new(Way::Dgram { fd: -1 }, None, true),
+            slave: Port::new(Way::Dgram { fd: -1 }, None, false),
+            master_fds: Vec::new(),
+            slave_fds: Vec::new(),
+            queues: Vec::new(),
+            sysv: None,
+        };
+        match transport {
+            "pipe" => {
+                let (r1, w1) = task::pipe().map_err(os("pipe"))?;
+                let (r2, w2) = task::pipe().map_err(os("pipe"))?;
+                link.set_stream(r2, w1, r1, w2, false);
+            }
+            "socketpair" => {
+                let (a, b) = task::socketpair().map_err(os("socketpair"))?;
+                let (a2, b2) = (
+                    a.try_clone().map_err(os("dup"))?,
+                    b.try_clone().map_err(os("dup"))?,
+                );
+                link.set_stream(a, a2, b, b2, true);
+            }
+            "unix_stream" => {
+                let dir = PrivateDir::new()?;
+                let path = dir.0.join("s");
+                let l = UnixListener::bind(&path).map_err(os("bind (unix stream)"))?;
+                let c =
+                    UnixStream::connect(&path).map_err(os("connect (unix stream)"))?;
+                let (s, _) = l.accept().map_err(os("accept (unix stream)"))?;
+                drop(l);
+                dir.remove()?;
+                let (a, b) = (OwnedFd::from(c), OwnedFd::from(s));
+                let (a2, b2) = (
+                    a.try_clone().map_err(os("dup"))?,
+                    b.try_clone().map_err(os("dup"))?,
+                );
+                link.set_stream(a, a2, b, b2, true);
+            }
+            "tcp" => {
+                let l =
+                    TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).map_err(no_loopback)?;
+                let addr = l.local_addr().map_err(os("getsockname"))?;
+                let c = TcpStream::connect(addr).map_err(no_loopback)?;
+                let (s, _) = l.accept().map_err(os("accept (tcp)"))?;
+                c.set_nodelay(true).map_err(os("TCP_NODELAY"))?;
+                s.set_nodelay(true).map_err(os("TCP_NODELAY"))?;
+                let (a, b) = (OwnedFd::from(c), OwnedFd::from(s));
+                let (a2, b2) = (
+                    a.try_clone().map_err(os("dup"))?,
+                    b.try_clone().map_err(os("dup"))?,
+                );
+                link.set_stream(a, a2, b, b2, true);
+            }
+            "unix_dgram" => {
+                let dir = PrivateDir::new()?;
+                let (pm, ps) = (dir.0.join("m"), dir.0.join("s"));
+                let m = UnixDatagram::bind(&pm).map_err(os("bind (unix dgram)"))?;
+                let s = UnixDatagram::bind(&ps).map_err(os("bind (unix dgram)"))?;
+                m.connect(&ps).map_err(os("connect (unix dgram)"))?;
+                s.connect(&pm).map_err(os("connect (unix dgram)"))?;
+                dir.remove()?;
+                m.set_read_timeout(Some(PATIENCE))
+                    .map_err(os("SO_RCVTIMEO"))?;
+                let (m, s) = (OwnedFd::from(m), OwnedFd::from(s));
+                fit_datagrams(&m, &s, size, "unix_dgram")?;
+                link.set_dgram(m, s);
+            }
+            "udp" => {
+                if size > MAX_UDP {
+                    return Err(BenchError::Skip(format!(
+                        "udp carries at most {MAX_UDP} bytes in one datagram; size={size}"
+                    )));
+                }
+                let m = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)).map_err(no_loopback)?;
+                let s = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)).map_err(no_loopback)?;
+                m.connect(s.local_addr().map_err(os("getsockname"))?)
+                    .map_err(no_loopback)?;
+                s.connect(m.local_addr().map_err(os("getsockname"))?)
+                    .map_err(no_loopback)?;
+                m.set_read_timeout(Some(PATIENCE))
+                    .map_err(os("SO_RCVTIMEO"))?;
+                let (m, s) = (OwnedFd::from(m), OwnedFd::from(s));
+                fit_datagrams(&m, &s, size, "udp")?;
+                link.set_dgram(m, s);
+            }
+            "posix_mq" => {
+                let (to_slave, to_master) = posix_pair(size)?;
+                link.master.way = Way::Mq {
+                    rd: to_master.raw(),
+                    wr: to_slave.raw(),
+                };
+                link.slave.way = Way::Mq {
+                    rd: to_slave.raw(),
+                    wr: to_master.raw(),
+                };
+                link.queues = vec![to_slave, to_master];
+            }
+            "sysv_msg" => {
+                let q = sysv_queue(size)?;
+                let id = q.id();
+                link.master.way = Way::Sysv {
+                    id,
+                    rd: TO_MASTER,
+                    wr: TO_SLAVE,
+                };
+                link.slave.way = Way::Sysv {
+                    id,
+                    rd: TO_SLAVE,
+                    wr: TO_MASTER,
+                };
+                link.sysv = Some(q);
+            }
+            "shm_futex" => {
+                let second = (BYTES + size).div_ceil(64) * 64;
+                let m = Arc::new(
+                    SharedBytes::new(2 * second)
+                        .map_err(os("mmap (shared mailboxes)"))?,
+                );
+                link.master = Port::new(
+                    Way::Shm {
+                        inbox: second,
+                        outbox: 0,
+                    },
+                    Some(m.clone()),
+                    true,
+                );
+                link.slave = Port::new(
+                    Way::Shm {
+                        inbox: 0,
+                        outbox: second,
+                    },
+                    Some(m),
+                    false,
+                );
+            }
+            other => {
+                return Err(BenchError::Failed(format!("unknown transport {other}")));
+            }
+        }
+        Ok(link)
+    }
+
+    fn set_stream(
+        &mut self,
+        m_rd: OwnedFd,
+        m_wr: OwnedFd,
+        s_rd: OwnedFd,
+        s_wr: OwnedFd,
+        socket: bool,
+    ) {
+        self.master.way = Way::Stream {
+            rd: m_rd.as_raw_fd(),
+            wr: m_wr.as_raw_fd(),
+            socket,
+        };
+        self.slave.way = Way::Stream {
+            rd: s_rd.as_raw_fd(),
+            wr: s_wr.as_raw_fd(),
+            socket,
+        };
+        self.master_fds = vec![m_rd, m_wr];
+        self.slave_fds = vec![s_rd, s_wr];
+    }
+
+    fn set_dgram(&mut self, m: OwnedFd, s: OwnedFd) {
+        self.master.way = Way::Dgram { fd: m.as_raw_fd() };
+        self.slave.way = Way::Dgram { fd: s.as_raw_fd() };
+        self.master_fds = vec![m];
+        self.slave_fds = vec![s];
+    }
+
+    /// The raw descriptors of the master's side, for the child to close.
+    pub fn master_raw(&self) -> [RawFd; 2] {
+        let mut out = [-1; 2];
+        for (o, f) in out.iter_mut().zip(&self.master_fds) {
+            *o = f.as_raw_fd();
+        }
+        out
+    }
+
+    /// Ends the slave: a stop message, and the master's descriptors closed (end of
+    /// file for a stream).
+    pub fn stop(&mut self) {
+        self.master.stop();
+        self.master_fds.clear();
+    }
+
+    /// Whether the transport is a byte stream.
+    pub fn is_stream(&self) -> bool {
+        matches!(self.master.way, Way::Stream { .. })
+    }
+}
+
+/// The largest UDP payload over IPv4.
+const MAX_UDP: usize = 65507;
+
+fn no_loopback(e: std::io::Error) -> BenchError {
+    BenchError::Skip(format!("no usable IPv4 loopback (127.0.0.1): {e}"))
+}
+
+/// A fresh directory only this user can enter, for the socket names of one link.
+struct PrivateDir(PathBuf);
+
+impl PrivateDir {
+    fn new() -> Result<PrivateDir, BenchError> {
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let path = socket_dir_base().join(format!(
+            "{}{}-{n}",
+            SOCKET_DIR_PREFIX,
+            std::process::id()
+        ));
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(&path)
+            .map_err(|e| BenchError::Failed(format!("create {}: {e}", path.display())))?;
+        Ok(PrivateDir(path))
+    }
+
+    /// Removes the socket names and the directory; the bound sockets live on.
+    fn remove(self) -> Result<(), BenchError> {
+        let path = self.0.clone();
+        drop(self);
+        if path.exists() {
+            return Err(BenchError::Failed(format!(
+                "could not remove {}",
+                path.display()
+            )));
+        }
+        Ok(())
+    }
+}
+
+impl Drop for PrivateDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Where the socket directories are made: the system's temporary directory.
+pub fn socket_dir_base() -> PathBuf {
+    std::env::temp_dir()
+}
+
+/// The socket directories' names start with this, then the pid.
+pub const SOCKET_DIR_PREFIX: &str = "syscost-ipc-";
+
+/// Raises the send buffers for `size`-byte datagrams where needed, then sends one each
+/// way (without waiting) to prove they fit; skips when they do not.
+fn fit_datagrams(
+    m: &OwnedFd,
+    s: &OwnedFd,
+    size: usize,
+    name: &str,
+) -> Result<(), BenchError> {
+    let want = (2 * size + 4096).min(i32::MAX as usize) as i32;
+    for fd in [m, s] {
+        for opt in [libc::SO_SNDBUF, libc::SO_RCVBUF] {
+            let now = ipc::get_sock_int(fd.as_fd(), libc::SOL_SOCKET, opt)
+                .map_err(|e| BenchError::os("getsockopt", e))?;
+            if now < want {
+                // Best effort: the kernel caps it at net.core.[wr]mem_max.
+                let _ = ipc::set_sock_int(fd.as_fd(), libc::SOL_SOCKET, opt, want);
+            }
+        }
+    }
+    let mut probe = MsgBuf::new(size);
+    for (a, b) in [(m, s), (s, m)] {
+        let r = ipc::send(
+            a.as_raw_fd(),
+            probe.text(),
+            libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
+        );
+        if r != size as isize {
+            let e = std::io::Error::last_os_error();
+            let buf = ipc::get_sock_int(a.as_fd(), libc::SOL_SOCKET, libc::SO_SNDBUF)
+                .unwrap_or(0);
+            return Err(BenchError::Skip(format!(
+                "{name}: a {size}-byte datagram does not fit ({e}); SO_SNDBUF is {buf} after raising it as far as net.core.wmem_max allows"
+            )));
+        }
+        let got = ipc::recv(b.as_raw_fd(), probe.text_mut(), libc::MSG_TRUNC);
+        if got != size as isize {
+            return Err(BenchError::Failed(format!(
+                "{name}: the probe datagram arrived as {got} bytes, not {size}"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// A file's integer contents, e.g. a /proc/sys limit.
+fn proc_limit(path: &str) -> Option<usize> {
+    std::fs::read_to_string(path).ok()?.trim().parse().ok()
+}
+
+/// The name of the POSIX queue `n` of process `pid`, in direction `dir` ("m2s" or
+/// "s2m"): predictable, so a test can prove none is left.
+pub fn posix_queue_name(pid: u32, n: u32, dir: &str) -> String {
+    format!("/syscost-ipc-{pid}-{n}-{dir}")
+}
+
+/// Two new queues (to the slave, to the master) for one message of `size` bytes each,
+/// their names already unlinked.
+fn posix_pair(size: usize) -> Result<(PosixQueue, PosixQueue), BenchError> {
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    let pid = std::process::id();
+    let open = |dir: &str| {
+        PosixQueue::create(&posix_queue_name(pid, n, dir), 1, size.max(1)).map_err(|e| {
+            let limit = proc_limit("/proc/sys/fs/mqueue/msgsize_max")
+                .map_or("unknown".to_string(), |v| v.to_string());
+            match e.raw_os_error() {
+                Some(libc::ENOSYS) => BenchError::Skip(format!(
+                    "POSIX message queues are not available in this kernel ({e})"
+                )),
+                Some(libc::EINVAL) if size > 8192 => BenchError::Skip(format!(
+                    "posix_mq: a {size}-byte message is above fs.mqueue.msgsize_max ({limit}) and mq_open refused a larger mq_msgsize ({e})"
+                )),
+                Some(libc::EMFILE | libc::ENOSPC | libc::ENFILE | libc::EPERM | libc::EACCES | libc::EINVAL) => {
+                    BenchError::Skip(format!(
+                        "posix_mq: mq_open of a queue for {size}-byte messages refused ({e}); fs.mqueue.msgsize_max is {limit}, RLIMIT_MSGQUEUE limits the bytes per user"
+                    ))
+                }
+                _ => BenchError::os("mq_open", e),
+            }
+        })
+    };
+    let mut a = open("m2s")?;
+    let mut b = open("s2m")?;
+    a.unlink().map_err(|e| BenchError::os("mq_unlink", e))?;
+    b.unlink().map_err(|e| BenchError::os("mq_unlink", e))?;
+    Ok((a, b))
+}
+
+/// A private System V queue for `size`-byte messages, or a skip when the kernel's
+/// limits do not allow one.
+fn sysv_queue(size: usize) -> Result<SysvQueue, BenchError> {
+    let msgmax = proc_limit("/proc/sys/kernel/msgmax");
+    if let Some(max) = msgmax.filter(|&m| size > m) {
+        return Err(BenchError::Skip(format!(
+            "sysv_msg: a {size}-byte message is above kernel.msgmax ({max} bytes, /proc/sys/kernel/msgmax)"
+        )));
+    }
+    if let Some(mnb) = proc_limit("/proc/sys/kernel/msgmnb").filter(|&m| size > m) {
+        return Err(BenchError::Skip(format!(
+            "sysv_msg: a {size}-byte message is above kernel.msgmnb ({mnb} bytes per queue)"
+        )));
+    }
+    SysvQueue::create().map_err(|e| match e.raw_os_error() {
+        Some(libc::ENOSYS) => BenchError::Skip(format!(
+            "System V message queues are not available in this kernel ({e})"
+        )),
+        Some(libc::ENOSPC) => {
+            BenchError::Skip(format!("no System V message queue is free ({e})"))
+        }
+        _ => BenchError::os("msgget", e),
+    })
+}
