@@ -272,8 +272,10 @@ mod tests {
                     .measure(prep.body.as_mut(), &mut EmptyLoop, prep.plan)
                     .unwrap_or_else(|e| panic!("{} {}: {e}", b.name(), p.label()));
                 let med = m.analysis.headline().expect("samples").median;
+                // A sanity range, not a speed: on a busy machine a fork or a 1 ms sleep
+                // passes a millisecond, but nothing here takes a tenth of a second.
                 assert!(
-                    med.is_finite() && med < 1e6,
+                    med.is_finite() && med < 1e8,
                     "{} {}: {med}",
                     b.name(),
                     p.label()
@@ -286,7 +288,9 @@ mod tests {
                     b.name(),
                     p.label()
                 );
-                if !b.name().starts_with("call.") && !b.name().starts_with("clock.") {
+                // time() is a vDSO read of a cached second, as cheap as the empty loop.
+                let free = ["call.", "clock.", "syscall.time"];
+                if !free.iter().any(|f| b.name().starts_with(f)) {
                     assert!(med > 0.0, "{} {}: median {med}", b.name(), p.label());
                 }
             }
