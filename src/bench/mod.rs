@@ -14,6 +14,7 @@ pub mod file;
 pub mod mem;
 pub mod params;
 pub mod proc;
+pub mod svc;
 pub mod syscall;
 
 pub use params::{Kind, ParamArg, ParamSpec, Params};
@@ -163,6 +164,7 @@ pub fn catalogue() -> Vec<&'static dyn Bench> {
         proc::BENCHES,
         mem::BENCHES,
         file::BENCHES,
+        svc::BENCHES,
     ]
     .concat()
 }
