@@ -272,8 +272,10 @@ mod tests {
                     .measure(prep.body.as_mut(), &mut EmptyLoop, prep.plan)
                     .unwrap_or_else(|e| panic!("{} {}: {e}", b.name(), p.label()));
                 let med = m.analysis.headline().expect("samples").median;
+                // A sleep lasts what it asks for (svc.sleep's default sweep reaches 1 ms).
+                let bound = if b.name() == "svc.sleep" { 1e8 } else { 1e6 };
                 assert!(
-                    med.is_finite() && med < 1e6,
+                    med.is_finite() && med < bound,
                     "{} {}: {med}",
                     b.name(),
                     p.label()
