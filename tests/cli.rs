@@ -1390,3 +1390,48 @@ fn an_interrupted_ipc_run_leaves_no_queue_socket_or_process() {
         base.display()
     );
 }
+
+#[test]
+fn svc_runs_every_service_or_skips_it_with_a_reason() {
+    let run = run_json(&["svc"], &[]);
+    assert!(run.complete);
+    let names: BTreeSet<&str> = run.results.iter().map(|r| r.name.as_str()).collect();
+    for want in [
+        "svc.ef.set",
+        "svc.wake.other",
+        "svc.timer.cancel_all",
+        "svc.sleep",
+    ] {
+        assert!(names.contains(want), "no {want}: {names:?}");
+    }
+    for r in &run.results {
+        let what = format!("{} {:?}", r.name, r.params);
+        if r.status == Status::Skipped {
+            assert!(
+                r.reason.as_deref().is_some_and(|s| !s.is_empty()),
+                "{what}: skipped without a reason"
+            );
+            continue;
+        }
+        let fact = |name: &str| r.facts.iter().find(|f| f.name == name).map(|f| f.value);
+        if r.name == "svc.sleep" {
+            // A sleep lasts at least what it asked for, so it may pass 1 ms.
+            assert_eq!(r.status, Status::Ok, "{what}: {:?}", r.reason);
+            let asked: f64 = r.params["ns"].parse().unwrap();
+            let m = r.measured.as_ref().expect("measured");
+            assert!(m.median_ns >= asked, "{what}: {}", m.median_ns);
+            assert!(fact("overshoot_p50_ns").unwrap() >= 0.0, "{what}");
+            continue;
+        }
+        check_measured(r);
+        assert!(r.measured.as_ref().unwrap().median_ns > 0.0, "{what}");
+        if r.name.starts_with("svc.wake.") && r.name != "svc.wake.self" {
+            assert!(fact("woken_fraction").unwrap() > 0.5, "{what}");
+        }
+        if r.name.starts_with("svc.timer.")
+            && r.params.get("api").map(String::as_str) != Some("timerfd")
+        {
+            assert_eq!(fact("fired"), Some(0.0), "{what}: a timer fired");
+        }
+    }
+}

@@ -15,6 +15,7 @@ pub mod ipc;
 pub mod mem;
 pub mod params;
 pub mod proc;
+pub mod svc;
 pub mod syscall;
 
 pub use params::{Kind, ParamArg, ParamSpec, Params};
@@ -165,6 +166,7 @@ pub fn catalogue() -> Vec<&'static dyn Bench> {
         proc::BENCHES,
         mem::BENCHES,
         file::BENCHES,
+        svc::BENCHES,
     ]
     .concat()
 }

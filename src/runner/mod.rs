@@ -12,6 +12,8 @@ pub mod ipc;
 pub mod load;
 pub mod mem;
 pub mod spawn;
+pub mod svc;
 pub mod sys;
 pub mod task;
+pub mod uring;
 pub mod usage;

@@ -1,0 +1,188 @@
+//! I/O to the null device: VMS's `$QIOW` to NLA0: is a synchronous write(2) to
+//! /dev/null; its `$QIO` (queue, then collect the completion) is an io_uring write,
+//! submitted and reaped through the raw system calls.
+
+use super::{expect, fail};
+use crate::bench::{body, Kind, ParamSpec, Params, Prepared, Simple};
+use crate::error::BenchError;
+use crate::harness::Body;
+use crate::report::model::Fact;
+use crate::runner::interrupt;
+use crate::runner::task;
+use crate::runner::uring::{Ring, SetupError, IORING_ENTER_GETEVENTS};
+use std::cell::Cell;
+use std::fs::File;
+use std::os::fd::AsRawFd;
+use std::rc::Rc;
+
+fn open_null() -> Result<File, BenchError> {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/null")
+        .map_err(|e| BenchError::os("open /dev/null", e))
+}
+
+/// `svc.null.write`.
+pub const NULL_WRITE: Simple = Simple {
+    name: "svc.null.write",
+    about: "write(2) of 1 byte to /dev/null, opened in prepare",
+    origin: "004 Table I: $QIOW to NLA0: (871 µs)",
+    params: &[],
+    prepare: |_| {
+        let null = open_null()?;
+        let byte = [0u8; 1];
+        Ok(Prepared::new(body(move || {
+            expect(
+                task::write_fd(null.as_raw_fd(), &byte) as i64,
+                1,
+                "write /dev/null",
+            )
+        }))
+        .op("write"))
+    },
+};
+
+static URING_PARAMS: &[ParamSpec] = &[ParamSpec {
+    name: "wait",
+    default: "reap,wait",
+    about: "reap: io_uring_enter(1, 0) then take the completion from the ring (entering again with GETEVENTS only if it is not there); wait: io_uring_enter(1, 1, GETEVENTS)",
+    kind: Kind::Choice(&["reap", "wait"]),
+}];
+
+/// `svc.uring.write`.
+pub const URING_WRITE: Simple = Simple {
+    name: "svc.uring.write",
+    about: "an IORING_OP_WRITE of 1 byte to /dev/null through io_uring (raw syscalls): fill the entry, submit, reap the completion and check it wrote 1 byte",
+    origin: "004 Table I: $QIO to NLA0: (813 µs); $QIOW (871 µs)",
+    params: URING_PARAMS,
+    prepare: prepare_uring,
+};
+
+struct UringWrite {
+    ring: Ring,
+    null: File,
+    byte: [u8; 1],
+    wait: bool,
+    /// Completions that were not in the ring right after a `reap` submission.
+    late: u64,
+    ops: u64,
+    report: Rc<Cell<(u64, u64)>>,
+}
+
+impl UringWrite {
+    #[inline(always)]
+    fn one(&mut self) -> Result<(), BenchError> {
+        if !self.ring.queue_write(self.null.as_raw_fd(), &self.byte, 1) {
+            return Err(BenchError::Failed(
+                "io_uring: the submission queue is full".into(),
+            ));
+        }
+        let (min, flags) = if self.wait {
+            (1, IORING_ENTER_GETEVENTS)
+        } else {
+            (0, 0)
+        };
+        expect(self.ring.enter(1, min, flags), 1, "io_uring_enter")?;
+        self.ops += 1;
+        loop {
+            if let Some((_, res)) = self.ring.reap() {
+                return expect(res as i64, 1, "io_uring write of 1 byte to /dev/null");
+            }
+            if self.wait {
+                return Err(BenchError::Failed(
+                    "io_uring_enter waited for a completion, but the ring has none"
+                        .into(),
+                ));
+            }
+            self.late += 1;
+            self.get_events()?;
+        }
+    }
+
+    #[cold]
+    fn get_events(&mut self) -> Result<(), BenchError> {
+        if self.ring.enter(0, 1, IORING_ENTER_GETEVENTS) == -1 {
+            if task::errno() != libc::EINTR {
+                return Err(fail("io_uring_enter (GETEVENTS)"));
+            }
+            if interrupt::interrupted() {
+                return Err(BenchError::Interrupted);
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Body for UringWrite {
+    fn run(&mut self, iters: u64) -> Result<(), BenchError> {
+        for _ in 0..iters {
+            self.one()?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for UringWrite {
+    fn drop(&mut self) {
+        self.report.set((self.late, self.ops));
+    }
+}
+
+fn prepare_uring(p: &Params) -> Result<Prepared, BenchError> {
+    let ring = match Ring::new(8) {
+        Ok(r) => r,
+        Err(SetupError::Unavailable(why)) => return Err(BenchError::Skip(why)),
+        Err(SetupError::Failed(e)) => return Err(BenchError::os("io_uring_setup", e)),
+    };
+    let wait = p.get("wait") == "wait";
+    let report = Rc::new(Cell::new((0, 0)));
+    let body = UringWrite {
+        ring,
+        null: open_null()?,
+        byte: [0],
+        wait,
+        late: 0,
+        ops: 0,
+        report: report.clone(),
+    };
+    let prep = Prepared::new(Box::new(body)).op("write submitted and reaped");
+    if wait {
+        return Ok(prep);
+    }
+    Ok(prep.after(Box::new(move |_, _| {
+        let (late, ops) = report.get();
+        Ok(vec![Fact::new(
+            "inline_fraction",
+            1.0 - late as f64 / ops.max(1) as f64,
+            "ratio",
+            "writes whose completion was already in the ring when io_uring_enter returned (the rest needed an enter with GETEVENTS)",
+        )])
+    })))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{fact, sane};
+    use super::*;
+
+    #[test]
+    fn null_writes_cost_something_plausible() {
+        sane(&NULL_WRITE, &[], 1e6).unwrap();
+    }
+
+    #[test]
+    fn uring_writes_complete_or_skip_with_a_reason() {
+        // A skip is allowed only where the kernel refuses io_uring.
+        let allowed = crate::runner::uring::disabled_setting() == Some(0);
+        for wait in ["reap", "wait"] {
+            match sane(&URING_WRITE, &[("wait", wait)], 1e6) {
+                Some(facts) if wait == "reap" => {
+                    let f = fact(&facts, "inline_fraction");
+                    assert!((0.0..=1.0).contains(&f), "{f}");
+                }
+                Some(_) => {}
+                None => assert!(!allowed, "io_uring is enabled here but was skipped"),
+            }
+        }
+    }
+}

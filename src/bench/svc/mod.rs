@@ -1,0 +1,222 @@
+//! `svc.*`: the Linux counterparts of the VAX/VMS system services timed in Nagy's
+//! Table I (seed 004): event flags (eventfd and futex words), process information,
+//! priority, wake/hibernate (futex), timers (timerfd, POSIX timers, ITIMER_REAL,
+//! alarm), time conversion, I/O to the null device (write and io_uring) and the
+//! accuracy of a relative sleep. Each entry's `origin` names the VMS service it stands
+//! for and the seed's figure. `$GETTIM` (get system time) is the `clock.*` family.
+//!
+//! Every descriptor, timer, mapping, signal handler and child is created in `prepare`
+//! and released when the body is dropped; timers are disarmed and the previous
+//! `ITIMER_REAL` restored on every path. An operation whose outcome is not the expected
+//! one (including an expected EAGAIN that does not come) fails the benchmark.
+//!
+//! Operations that must be re-armed before each one (a timer to cancel, a sleeper to
+//! wake, a wake-up count to cancel) are timed one at a time (a batch of 1) and re-armed
+//! in the body's `reset`, outside the clock reads.
+
+pub mod flags;
+pub mod io;
+pub mod misc;
+pub mod sleep;
+pub mod timer;
+pub mod wake;
+
+use crate::bench::Bench;
+use crate::error::BenchError;
+use crate::runner::{sys, task};
+
+/// The family, in the order of Table I.
+pub const BENCHES: &[&dyn Bench] = &[
+    &flags::SET,
+    &flags::SET_FUTEX,
+    &flags::CLEAR,
+    &flags::READ,
+    &flags::WAIT,
+    &flags::WAIT_ANY,
+    &flags::WAIT_ALL,
+    &misc::GETRUSAGE,
+    &misc::PROCSTAT,
+    &misc::SETPRI,
+    &flags::CANWAK,
+    &wake::OTHER,
+    &wake::LATENCY,
+    &misc::WAKE_SELF,
+    &misc::HIBER_PENDING,
+    &timer::ARM,
+    &timer::CANCEL,
+    &timer::CANCEL_ALL,
+    &misc::GMTIME,
+    &misc::LOCALTIME,
+    &io::NULL_WRITE,
+    &io::URING_WRITE,
+    &sleep::SLEEP,
+];
+
+/// Skips when `more` extra descriptors would not fit under the soft RLIMIT_NOFILE
+/// (with room for the ones already open).
+fn need_fds(more: usize) -> Result<(), BenchError> {
+    let limit = sys::nofile_limit().map_err(|e| BenchError::os("getrlimit", e))?;
+    let open = std::fs::read_dir("/proc/self/fd").map_or(64, |d| d.count()) as u64;
+    if open + more as u64 + 16 > limit {
+        return Err(BenchError::Skip(format!(
+            "{more} descriptors would exceed the open-file limit ({limit}, {open} open): \
+             raise `ulimit -n` or use a smaller n"
+        )));
+    }
+    Ok(())
+}
+
+/// The error for an operation whose result was not the expected one, with `errno`
+/// (built off the timed path).
+#[cold]
+#[inline(never)]
+fn fail(what: &'static str) -> BenchError {
+    BenchError::last_os(what)
+}
+
+/// The error for an operation that succeeded with an unexpected result.
+#[cold]
+#[inline(never)]
+fn unexpected(what: &'static str, got: i64) -> BenchError {
+    BenchError::Failed(format!("{what}: unexpected result {got}"))
+}
+
+/// `Ok` when a call returned `want`; otherwise the call's error (-1 with errno) or
+/// its unexpected result.
+#[inline(always)]
+fn expect(r: i64, want: i64, what: &'static str) -> Result<(), BenchError> {
+    if r == want {
+        Ok(())
+    } else if r == -1 {
+        Err(fail(what))
+    } else {
+        Err(unexpected(what, r))
+    }
+}
+
+/// `Ok` when a call failed with `errno` `want` (the expected outcome); otherwise an
+/// error that says what happened instead.
+#[inline(always)]
+fn expect_errno(r: i64, want: i32, what: &'static str) -> Result<(), BenchError> {
+    if r == -1 && task::errno() == want {
+        Ok(())
+    } else if r == -1 {
+        Err(fail(what))
+    } else {
+        Err(unexpected(what, r))
+    }
+}
+
+/// The nth percentile of an ascending slice (nearest rank; NaN when empty).
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+#[cfg(test)]
+pub(crate) mod testing {
+    //! Runs one `svc` benchmark in the smoke profile, as the CLI would.
+    use crate::bench::{params, Bench, Params};
+    use crate::error::BenchError;
+    use crate::harness::clock::Monotonic;
+    use crate::harness::{EmptyLoop, Harness, Measurement, Profile, Settings};
+    use crate::report::model::Fact;
+
+    /// The parameters of `b` with `set` overriding the defaults (first of a sweep).
+    pub fn params_of(b: &dyn Bench, set: &[(&str, &str)]) -> Params {
+        let mut p = params::expand(b.name(), b.params(), &[]).unwrap().remove(0);
+        for (k, v) in set {
+            p.0.iter_mut()
+                .find(|(n, _)| n == k)
+                .unwrap_or_else(|| panic!("{}: no parameter {k}", b.name()))
+                .1 = v.to_string();
+        }
+        p
+    }
+
+    /// Measures `b` with `set`; None when it is skipped (the reason is printed and
+    /// must not be empty).
+    pub fn smoke(
+        b: &dyn Bench,
+        set: &[(&str, &str)],
+    ) -> Option<(Measurement, Vec<Fact>)> {
+        let clock = Monotonic;
+        let h = Harness::new(&clock, Settings::new(Profile::SMOKE, 25.0));
+        let mut prep = match b.prepare(&params_of(b, set)) {
+            Ok(prep) => prep,
+            Err(BenchError::Skip(why)) => {
+                assert!(!why.is_empty(), "{}: a skip needs a reason", b.name());
+                eprintln!("{} {set:?}: skipped: {why}", b.name());
+                return None;
+            }
+            Err(e) => panic!("{} {set:?}: {e}", b.name()),
+        };
+        let m = h
+            .measure(prep.body.as_mut(), &mut EmptyLoop, prep.plan)
+            .unwrap_or_else(|e| panic!("{} {set:?}: {e}", b.name()));
+        drop(prep.body);
+        let facts = match prep.after {
+            Some(after) => after(&h, &m).unwrap(),
+            None => Vec::new(),
+        };
+        Some((m, facts))
+    }
+
+    /// The headline median in ns.
+    pub fn median(m: &Measurement) -> f64 {
+        m.analysis.headline().expect("samples").median
+    }
+
+    /// Asserts a plausible per-operation cost: above zero, below `max_ns`.
+    pub fn sane(b: &dyn Bench, set: &[(&str, &str)], max_ns: f64) -> Option<Vec<Fact>> {
+        let (m, facts) = smoke(b, set)?;
+        let med = median(&m);
+        assert!(
+            med > 0.0 && med < max_ns,
+            "{} {set:?}: median {med} ns",
+            b.name()
+        );
+        Some(facts)
+    }
+
+    /// The value of fact `name`.
+    pub fn fact(facts: &[Fact], name: &str) -> f64 {
+        facts
+            .iter()
+            .find(|f| f.name == name)
+            .unwrap_or_else(|| panic!("no fact {name}"))
+            .value
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_use_the_nearest_rank() {
+        let v = [1.0, 2.0, 3.0, 4.0];
+        assert_eq!(percentile(&v, 50.0), 2.0);
+        assert_eq!(percentile(&v, 99.0), 4.0);
+        assert_eq!(percentile(&v, 100.0), 4.0);
+        assert_eq!(percentile(&v, 0.0), 1.0);
+        assert!(percentile(&[], 50.0).is_nan());
+    }
+
+    #[test]
+    fn every_origin_names_table_one() {
+        for b in BENCHES {
+            assert!(b.name().starts_with("svc."), "{}", b.name());
+            assert!(
+                b.origin().starts_with("004 Table I: $"),
+                "{}: {}",
+                b.name(),
+                b.origin()
+            );
+            assert!(b.origin().contains(" µs)"), "{}", b.name());
+        }
+    }
+}

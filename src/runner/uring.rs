@@ -1,0 +1,364 @@
+//! A minimal io_uring through the raw system calls: one ring with a few entries, its
+//! submission and completion queues mapped into this process, and a write of a buffer
+//! to a descriptor submitted and reaped one at a time.
+//!
+//! The kernel's structures are declared here by hand (linux/io_uring.h); only the
+//! fields this module uses are read. Dropping a [`Ring`] unmaps all three mappings and
+//! then closes the ring's descriptor.
+//!
+//! # Safety
+//! The mappings are made from the offsets the kernel returned by io_uring_setup and
+//! live as long as the ring; the head and tail words shared with the kernel are read
+//! and written only through atomics; an SQE slot is written only while this process
+//! owns it (between the completion of its previous use and the next tail update).
+#![allow(unsafe_code)]
+
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+const IORING_OFF_SQ_RING: i64 = 0;
+const IORING_OFF_CQ_RING: i64 = 0x800_0000;
+const IORING_OFF_SQES: i64 = 0x1000_0000;
+const IORING_OP_WRITE: u8 = 23;
+/// `io_uring_enter` flag: wait for `min_complete` completions.
+pub const IORING_ENTER_GETEVENTS: u32 = 1;
+
+#[repr(C)]
+#[derive(Debug, Default, Clone, Copy)]
+struct SqOffsets {
+    head: u32,
+    tail: u32,
+    ring_mask: u32,
+    ring_entries: u32,
+    flags: u32,
+    dropped: u32,
+    array: u32,
+    resv1: u32,
+    user_addr: u64,
+}
+
+#[repr(C)]
+#[derive(Debug, Default, Clone, Copy)]
+struct CqOffsets {
+    head: u32,
+    tail: u32,
+    ring_mask: u32,
+    ring_entries: u32,
+    overflow: u32,
+    cqes: u32,
+    flags: u32,
+    resv1: u32,
+    user_addr: u64,
+}
+
+#[repr(C)]
+#[derive(Debug, Default, Clone, Copy)]
+struct Params {
+    sq_entries: u32,
+    cq_entries: u32,
+    flags: u32,
+    sq_thread_cpu: u32,
+    sq_thread_idle: u32,
+    features: u32,
+    wq_fd: u32,
+    resv: [u32; 3],
+    sq_off: SqOffsets,
+    cq_off: CqOffsets,
+}
+
+#[repr(C)]
+#[derive(Debug, Default, Clone, Copy)]
+struct Sqe {
+    opcode: u8,
+    flags: u8,
+    ioprio: u16,
+    fd: i32,
+    off: u64,
+    addr: u64,
+    len: u32,
+    rw_flags: u32,
+    user_data: u64,
+    buf_index: u16,
+    personality: u16,
+    splice_fd_in: i32,
+    addr3: u64,
+    pad2: u64,
+}
+
+#[repr(C)]
+#[derive(Debug, Default, Clone, Copy)]
+struct Cqe {
+    user_data: u64,
+    res: i32,
+    flags: u32,
+}
+
+const _: () = assert!(std::mem::size_of::<Sqe>() == 64);
+const _: () = assert!(std::mem::size_of::<Cqe>() == 16);
+const _: () = assert!(std::mem::size_of::<Params>() == 120);
+
+/// One shared mapping, unmapped when dropped.
+struct Map {
+    ptr: *mut u8,
+    len: usize,
+}
+
+impl Map {
+    fn new(fd: RawFd, len: usize, offset: i64) -> io::Result<Map> {
+        // SAFETY: a fresh shared mapping of the ring at a kernel-defined offset; no
+        // existing memory is affected.
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_POPULATE,
+                fd,
+                offset as libc::off_t,
+            )
+        };
+        if ptr == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(Map {
+            ptr: ptr.cast(),
+            len,
+        })
+    }
+
+    /// The u32 at byte offset `off`, shared with the kernel.
+    fn word(&self, off: u32) -> *const AtomicU32 {
+        debug_assert!(off as usize + 4 <= self.len);
+        // SAFETY: the kernel's offsets lie inside the mapping and are 4-byte aligned.
+        unsafe { self.ptr.add(off as usize).cast::<AtomicU32>() }
+    }
+}
+
+impl Drop for Map {
+    fn drop(&mut self) {
+        // SAFETY: unmaps exactly the mapping made in `new`; no pointer into it is used
+        // after the ring is dropped.
+        unsafe { libc::munmap(self.ptr.cast(), self.len) };
+    }
+}
+
+/// Why a ring could not be set up.
+#[derive(Debug)]
+pub enum SetupError {
+    /// The kernel has no io_uring, or it is disabled or forbidden here (ENOSYS,
+    /// EPERM, EACCES): skip, with this reason.
+    Unavailable(String),
+    /// Anything else: a failure.
+    Failed(io::Error),
+}
+
+/// An io_uring with its queues mapped. Fields are dropped in order: the mappings, then
+/// the descriptor.
+pub struct Ring {
+    sq_ring: Map,
+    cq_ring: Map,
+    sqes: Map,
+    sq_head: *const AtomicU32,
+    sq_tail: *const AtomicU32,
+    sq_mask: u32,
+    sq_array: *mut u32,
+    cq_head: *const AtomicU32,
+    cq_tail: *const AtomicU32,
+    cq_mask: u32,
+    cqes: *const Cqe,
+    fd: OwnedFd,
+}
+
+/// `/proc/sys/kernel/io_uring_disabled`: 0 allowed, 1 only for privileged or
+/// `io_uring_group` members, 2 disabled (absent on kernels without the knob).
+pub fn disabled_setting() -> Option<u32> {
+    std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled")
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// Sorts an io_uring_setup error: no kernel support, or a refusal, is a reason to
+/// skip; anything else is a failure.
+pub fn setup_error(e: io::Error) -> SetupError {
+    match e.raw_os_error() {
+        Some(libc::ENOSYS) => SetupError::Unavailable(
+            "io_uring_setup: this kernel has no io_uring (ENOSYS)".into(),
+        ),
+        Some(libc::EPERM) | Some(libc::EACCES) => SetupError::Unavailable(format!(
+            "io_uring_setup refused ({e}); /proc/sys/kernel/io_uring_disabled is {}",
+            disabled_setting().map_or("absent".to_string(), |v| v.to_string())
+        )),
+        _ => SetupError::Failed(e),
+    }
+}
+
+impl Ring {
+    /// A ring of `entries` submission entries.
+    pub fn new(entries: u32) -> Result<Ring, SetupError> {
+        let mut p = Params::default();
+        // SAFETY: `p` is a valid, writable io_uring_params the kernel fills in.
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_io_uring_setup,
+                entries as libc::c_long,
+                &mut p as *mut Params,
+            )
+        };
+        if r < 0 {
+            return Err(setup_error(io::Error::last_os_error()));
+        }
+        // SAFETY: a fresh descriptor that nothing else owns.
+        let fd = unsafe { OwnedFd::from_raw_fd(r as RawFd) };
+        let raw = fd.as_raw_fd();
+        let fail = SetupError::Failed;
+        let sq_len = p.sq_off.array as usize + p.sq_entries as usize * 4;
+        let cq_len = p.cq_off.cqes as usize + p.cq_entries as usize * 16;
+        let sq_ring = Map::new(raw, sq_len, IORING_OFF_SQ_RING).map_err(fail)?;
+        let cq_ring = Map::new(raw, cq_len, IORING_OFF_CQ_RING).map_err(fail)?;
+        let sqes =
+            Map::new(raw, p.sq_entries as usize * 64, IORING_OFF_SQES).map_err(fail)?;
+        // SAFETY: the masks lie inside the rings (offsets from the kernel); they are
+        // constant after setup.
+        let (sq_mask, cq_mask) = unsafe {
+            (
+                (*sq_ring.word(p.sq_off.ring_mask)).load(Ordering::Relaxed),
+                (*cq_ring.word(p.cq_off.ring_mask)).load(Ordering::Relaxed),
+            )
+        };
+        Ok(Ring {
+            sq_head: sq_ring.word(p.sq_off.head),
+            sq_tail: sq_ring.word(p.sq_off.tail),
+            sq_mask,
+            sq_array: sq_ring.word(p.sq_off.array) as *mut u32,
+            cq_head: cq_ring.word(p.cq_off.head),
+            cq_tail: cq_ring.word(p.cq_off.tail),
+            cq_mask,
+            // SAFETY: the CQE array's offset lies inside the CQ ring mapping.
+            cqes: unsafe { cq_ring.ptr.add(p.cq_off.cqes as usize) }.cast::<Cqe>(),
+            sq_ring,
+            cq_ring,
+            sqes,
+            fd,
+        })
+    }
+
+    /// Queues a write of `buf` to `fd` (at offset 0) and makes it visible to the
+    /// kernel; `enter` submits it. Returns false when the submission queue is full.
+    ///
+    /// The caller keeps `buf` alive and unchanged until the completion is reaped.
+    #[inline(always)]
+    pub fn queue_write(&mut self, fd: RawFd, buf: &[u8], user_data: u64) -> bool {
+        // SAFETY: head and tail are words of the live SQ ring mapping.
+        let (head, tail) = unsafe {
+            (
+                (*self.sq_head).load(Ordering::Acquire),
+                (*self.sq_tail).load(Ordering::Relaxed),
+            )
+        };
+        if tail.wrapping_sub(head) > self.sq_mask {
+            return false;
+        }
+        let idx = tail & self.sq_mask;
+        let sqe = Sqe {
+            opcode: IORING_OP_WRITE,
+            fd,
+            addr: buf.as_ptr() as u64,
+            len: buf.len() as u32,
+            user_data,
+            ..Sqe::default()
+        };
+        // SAFETY: slot `idx` is inside the SQE array and not owned by the kernel (the
+        // queue is not full); the array entry likewise; the tail store publishes both.
+        unsafe {
+            self.sqes.ptr.cast::<Sqe>().add(idx as usize).write(sqe);
+            self.sq_array.add(idx as usize).write(idx);
+            (*self.sq_tail).store(tail.wrapping_add(1), Ordering::Release);
+        }
+        true
+    }
+
+    /// `io_uring_enter(fd, to_submit, min_complete, flags)`: the number submitted, or
+    /// -1 with errno.
+    #[inline(always)]
+    pub fn enter(&self, to_submit: u32, min_complete: u32, flags: u32) -> i64 {
+        // SAFETY: integer arguments and a null signal mask.
+        unsafe {
+            libc::syscall(
+                libc::SYS_io_uring_enter,
+                self.fd.as_raw_fd(),
+                to_submit,
+                min_complete,
+                flags,
+                std::ptr::null::<libc::sigset_t>(),
+                0usize,
+            )
+        }
+    }
+
+    /// Takes one completion from the queue, if there is one: its (user_data, res).
+    #[inline(always)]
+    pub fn reap(&mut self) -> Option<(u64, i32)> {
+        // SAFETY: head and tail are words of the live CQ ring mapping; the entry at
+        // `head` is the kernel's until the head store below gives it back.
+        unsafe {
+            let head = (*self.cq_head).load(Ordering::Relaxed);
+            let tail = (*self.cq_tail).load(Ordering::Acquire);
+            if head == tail {
+                return None;
+            }
+            let c = self.cqes.add((head & self.cq_mask) as usize).read();
+            (*self.cq_head).store(head.wrapping_add(1), Ordering::Release);
+            Some((c.user_data, c.res))
+        }
+    }
+
+    /// Bytes mapped for the three regions (for tests).
+    pub fn mapped_bytes(&self) -> usize {
+        self.sq_ring.len + self.cq_ring.len + self.sqes.len
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refusals_are_skips_with_a_reason_and_other_errors_fail() {
+        for errno in [libc::ENOSYS, libc::EPERM, libc::EACCES] {
+            match setup_error(io::Error::from_raw_os_error(errno)) {
+                SetupError::Unavailable(why) => assert!(why.contains("io_uring")),
+                SetupError::Failed(e) => panic!("{errno}: {e}"),
+            }
+        }
+        assert!(matches!(
+            setup_error(io::Error::from_raw_os_error(libc::ENOMEM)),
+            SetupError::Failed(_)
+        ));
+    }
+
+    #[test]
+    fn a_write_to_dev_null_completes() {
+        let mut ring = match Ring::new(4) {
+            Ok(r) => r,
+            Err(SetupError::Unavailable(why)) => {
+                eprintln!("io_uring unavailable: {why}");
+                assert!(!why.is_empty());
+                return;
+            }
+            Err(SetupError::Failed(e)) => panic!("{e}"),
+        };
+        assert!(ring.mapped_bytes() > 0);
+        let null = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/null")
+            .unwrap();
+        let buf = [7u8; 3];
+        assert!(ring.queue_write(null.as_raw_fd(), &buf, 42));
+        assert_eq!(ring.enter(1, 1, IORING_ENTER_GETEVENTS), 1);
+        assert_eq!(ring.reap(), Some((42, 3)));
+        assert_eq!(ring.reap(), None);
+    }
+}
