@@ -14,6 +14,7 @@ pub mod file;
 pub mod mem;
 pub mod params;
 pub mod proc;
+pub mod signal;
 pub mod syscall;
 
 pub use params::{Kind, ParamArg, ParamSpec, Params};
@@ -161,6 +162,7 @@ pub fn catalogue() -> Vec<&'static dyn Bench> {
         syscall::BENCHES,
         ctx::BENCHES,
         proc::BENCHES,
+        signal::BENCHES,
         mem::BENCHES,
         file::BENCHES,
     ]

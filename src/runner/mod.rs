@@ -10,6 +10,7 @@ pub mod file;
 pub mod interrupt;
 pub mod load;
 pub mod mem;
+pub mod signal;
 pub mod spawn;
 pub mod sys;
 pub mod task;
