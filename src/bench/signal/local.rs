@@ -153,11 +153,7 @@ pub const CATCH: Simple = Simple {
     origin: "004 Table I: $DCLAST declare and call an AST (484 µs)",
     params: &[],
     prepare: |_| {
-        let lock = task::signals_lock();
-        let handler = Handler::counting(SIG).map_err(os("sigaction"))?;
-        let saved = SavedMask::save();
-        let set = SigSet::empty().with(SIG);
-        check_errno(signal::change_mask(libc::SIG_UNBLOCK, &set), "sigprocmask")?;
+        let (_, saved, handler, lock) = with_handler(libc::SIG_UNBLOCK)?;
         let body = Catch {
             ids: own_ids(),
             _mask: saved,
@@ -197,14 +193,16 @@ impl Body for Pending {
     }
 }
 
-/// Blocks SIG and installs the counting handler, under the lock.
-fn blocked_with_handler(
+/// Under the lock, installs the counting handler for SIG and blocks (`SIG_BLOCK`) or
+/// unblocks it in this thread; the handler and the old mask come back when dropped.
+fn with_handler(
+    how: libc::c_int,
 ) -> Result<(SigSet, SavedMask, Handler, MutexGuard<'static, ()>), BenchError> {
     let lock = task::signals_lock();
     let handler = Handler::counting(SIG).map_err(os("sigaction"))?;
     let saved = SavedMask::save();
     let set = SigSet::empty().with(SIG);
-    check_errno(signal::change_mask(libc::SIG_BLOCK, &set), "sigprocmask")?;
+    check_errno(signal::change_mask(how, &set), "sigprocmask")?;
     Ok((set, saved, handler, lock))
 }
 
@@ -215,7 +213,7 @@ pub const PENDING: Simple = Simple {
     origin: "004 Table I: $DCLAST declare AST, delivery disabled (201 µs)",
     params: &[],
     prepare: |_| {
-        let (set, saved, handler, lock) = blocked_with_handler()?;
+        let (set, saved, handler, lock) = with_handler(libc::SIG_BLOCK)?;
         let body = Pending {
             ids: own_ids(),
             set,
@@ -304,7 +302,7 @@ pub const RAISE_BLOCKED: Simple = Simple {
     origin: "004 Table I: $DCLAST declare AST, delivery disabled (201 µs)",
     params: &[],
     prepare: |_| {
-        let (set, saved, handler, lock) = blocked_with_handler()?;
+        let (set, saved, handler, lock) = with_handler(libc::SIG_BLOCK)?;
         let body = RaiseBlocked {
             ids: own_ids(),
             set,

@@ -7,7 +7,7 @@
 //! acknowledgement before its mask is put back.
 
 use super::{check_errno, own_ids};
-use crate::bench::ctx::{home_cpu, other_cpu};
+use crate::bench::ctx::place;
 use crate::bench::{check, Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::{Body, Expect, Plan};
@@ -50,23 +50,6 @@ static RTT_PARAMS: [ParamSpec; 1] = [ParamSpec {
     about: "the child on this CPU, on another CPU, or placed by the scheduler",
     kind: PLACEMENTS,
 }];
-
-/// The measuring thread's CPU (None: free) and the child's CPUs.
-fn placement(p: &Params) -> Result<(Option<usize>, Vec<usize>), BenchError> {
-    let home = home_cpu()?;
-    Ok(match p.get("placement") {
-        "same-cpu" => (Some(home), vec![home]),
-        "cross-cpu" => {
-            let other = other_cpu(home).ok_or_else(|| {
-                BenchError::Skip(
-                    "cross-cpu needs two CPUs; this process may use one".into(),
-                )
-            })?;
-            (Some(home), vec![other])
-        }
-        _ => (None, affinity::process_cpus()),
-    })
-}
 
 /// The child's side: takes `req` signals (blocked, inherited) until STOP, counting them
 /// and checking their order; with `ack`, queues each value back to the parent's thread.
@@ -276,7 +259,7 @@ impl Drop for Queue {
 }
 
 fn prepare(p: &Params, rtt: bool) -> Result<Prepared, BenchError> {
-    let (my_cpu, child_cpus) = placement(p)?;
+    let (my_cpu, child_cpus) = place(p.get("placement"))?;
     let lock = task::signals_lock();
     let (req, ack_sig) = (signal::rt_signal(1), signal::rt_signal(2));
     let mem = SharedMem::new(64).map_err(|e| BenchError::os("mmap (shared)", e))?;
