@@ -143,7 +143,15 @@ mod tests {
             (dispositions(), mask_bits())
         };
         for ((s, a), (_, b2)) in before.0.iter().zip(&after_drop.0) {
-            assert!(same_action(a, b2), "{}: signal {s} not restored", b.name());
+            assert!(
+                same_action(a, b2),
+                "{}: signal {s} not restored: {:#x}/{:#x} then {:#x}/{:#x}",
+                b.name(),
+                a.sa_sigaction,
+                a.sa_flags,
+                b2.sa_sigaction,
+                b2.sa_flags
+            );
         }
         assert_eq!(before.1, after_drop.1, "{}: mask not restored", b.name());
         let facts = match after {

@@ -261,6 +261,9 @@ mod tests {
         b.reset(1).unwrap();
         assert!(b.stopped, "reset of signal.cont stops the child");
         let pid = b.pid;
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+        let state = stat.rsplit_once(')').unwrap().1.split_whitespace().next();
+        assert_eq!(state, Some("T"), "the child is really stopped");
         drop(b);
         // Our own child, reaped: waitpid finds no such child.
         assert_eq!(signal::wait_state(pid, libc::WEXITED | libc::WNOHANG), -1);
