@@ -1435,3 +1435,33 @@ fn svc_runs_every_service_or_skips_it_with_a_reason() {
         }
     }
 }
+
+#[test]
+fn the_signal_family_measures_or_skips_and_leaves_no_child() {
+    let _alone = exclusive();
+    let args = ["run", "signal", "--profile", "smoke", "--format", "json"];
+    let child = Running::start(&args);
+    let pid = child.pid();
+    let mut seen = BTreeSet::new();
+    let out = child.finish_watching(|c| seen.extend(c.children()));
+    assert_eq!(out.code, Some(0), "stderr:\n{}", out.stderr);
+    assert_no_panic(&args, &out.stderr);
+    assert_nothing_left(pid, &seen);
+    assert!(
+        !seen.is_empty(),
+        "queue, queue_rtt, stop and cont fork children"
+    );
+    let run: Run = parse_strict(&out.stdout);
+    let names: BTreeSet<&str> = run.results.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(names.len(), 10, "{names:?}");
+    for r in &run.results {
+        match r.status {
+            Status::Skipped => assert!(
+                r.reason.as_deref().is_some_and(|w| !w.is_empty()),
+                "{} skipped without a reason",
+                r.name
+            ),
+            _ => check_measured(r),
+        }
+    }
+}

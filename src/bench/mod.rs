@@ -15,6 +15,7 @@ pub mod ipc;
 pub mod mem;
 pub mod params;
 pub mod proc;
+pub mod signal;
 pub mod svc;
 pub mod syscall;
 
@@ -164,6 +165,7 @@ pub fn catalogue() -> Vec<&'static dyn Bench> {
         ctx::BENCHES,
         ipc::BENCHES,
         proc::BENCHES,
+        signal::BENCHES,
         mem::BENCHES,
         file::BENCHES,
         svc::BENCHES,

@@ -9,6 +9,7 @@
 //! threads of this process; a guard refuses any pid or tid ≤ 0.
 #![allow(unsafe_code)]
 
+use super::signal::QueueInfo;
 use std::io;
 use std::os::fd::{FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicU32, AtomicU64};
@@ -326,6 +327,26 @@ pub fn tgkill(tgid: libc::pid_t, tid: libc::pid_t, sig: libc::c_int) -> i64 {
     }
     // SAFETY: a signal to one thread named by positive ids; no memory is passed.
     unsafe { libc::syscall(libc::SYS_tgkill, tgid, tid, sig) }
+}
+
+/// Queues the signal `info` names, with its value, to process `pid` (as sigqueue(3)
+/// does) or, given `tid`, to that thread of it; refuses ids ≤ 0. Returns 0, or -1 with
+/// errno (EAGAIN when the receiver's user has RLIMIT_SIGPENDING signals queued).
+#[inline(always)]
+pub fn sigqueue(pid: libc::pid_t, tid: Option<libc::pid_t>, info: &QueueInfo) -> i64 {
+    if pid <= 0 || tid.is_some_and(|t| t <= 0) {
+        return -1;
+    }
+    let (sig, info) = (info.signo(), std::ptr::from_ref(info));
+    match tid {
+        // SAFETY: one process named by a positive id; `info` is a valid 128-byte
+        // siginfo with si_code SI_QUEUE, read by the kernel during the call.
+        None => unsafe { libc::syscall(libc::SYS_rt_sigqueueinfo, pid, sig, info) },
+        // SAFETY: as above, for one thread of it.
+        Some(t) => unsafe {
+            libc::syscall(libc::SYS_rt_tgsigqueueinfo, pid, t, sig, info)
+        },
+    }
 }
 
 /// A signal set.
@@ -693,5 +714,17 @@ mod tests {
     fn tgkill_refuses_non_positive_ids() {
         assert_eq!(tgkill(0, 1, 0), -1);
         assert_eq!(tgkill(1, -1, 0), -1);
+    }
+
+    #[test]
+    fn sigqueue_refuses_non_positive_ids() {
+        let info = QueueInfo::new(0);
+        for id in [0, -1, -5] {
+            assert_eq!(sigqueue(id, None, &info), -1);
+            assert_eq!(sigqueue(id, Some(1), &info), -1);
+            assert_eq!(sigqueue(1, Some(id), &info), -1);
+            assert_eq!(tgkill(id, 1, 0), -1);
+            assert_eq!(tgkill(1, id, 0), -1);
+        }
     }
 }

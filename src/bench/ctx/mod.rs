@@ -33,3 +33,22 @@ pub fn home_cpu() -> Result<usize, BenchError> {
 pub fn other_cpu(home: usize) -> Option<usize> {
     affinity::process_cpus().into_iter().find(|&c| c != home)
 }
+
+/// The CPUs of a two-task `placement`: the measuring thread's CPU (None: left
+/// unpinned) and the other task's. `same-cpu` shares [`home_cpu`], `cross-cpu` adds
+/// [`other_cpu`] (skipped, with the reason, when there is none), anything else is free.
+pub fn place(placement: &str) -> Result<(Option<usize>, Vec<usize>), BenchError> {
+    let home = home_cpu()?;
+    Ok(match placement {
+        "same-cpu" => (Some(home), vec![home]),
+        "cross-cpu" => {
+            let other = other_cpu(home).ok_or_else(|| {
+                BenchError::Skip(
+                    "cross-cpu needs two CPUs; this process may use one".into(),
+                )
+            })?;
+            (Some(home), vec![other])
+        }
+        _ => (None, affinity::process_cpus()),
+    })
+}

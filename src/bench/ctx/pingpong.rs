@@ -7,7 +7,7 @@
 //! the kernel with its vector registers dirty and every switch must save and restore
 //! them.
 
-use super::{home_cpu, other_cpu};
+use super::place;
 use crate::bench::{Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::{Body, Expect, Plan};
@@ -432,19 +432,7 @@ fn prepare(p: &Params) -> Result<Prepared, BenchError> {
             .ok_or_else(|| BenchError::Skip("this CPU has no AVX".into()))?,
         _ => Vector::Clean,
     };
-    let home = home_cpu()?;
-    let (master_cpus, slave_cpus) = match placement {
-        "same-cpu" => (Some(home), vec![home]),
-        "cross-cpu" => {
-            let other = other_cpu(home).ok_or_else(|| {
-                BenchError::Skip(
-                    "cross-cpu needs two CPUs; this process may use one".into(),
-                )
-            })?;
-            (Some(home), vec![other])
-        }
-        _ => (None, affinity::process_cpus()),
-    };
+    let (master_cpus, slave_cpus) = place(placement)?;
     let thread = p.get("kind") == "thread";
 
     let mem =

@@ -1,0 +1,176 @@
+//! `signal.*`: what Linux charges for signals, after the VMS AST services of Nagy's
+//! Table I (004) and the signals-vs-pipes contrast of the 1999 paper (003 §4).
+//!
+//! In this thread: installing a handler, masking a signal, raising one and having it
+//! delivered at once or after an unblock, and a protection fault repaired by a SIGSEGV
+//! handler. Across processes: a real-time signal queued with a value to our own child,
+//! one queued there and back, and stopping and continuing the child. The signal
+//! ping-pong between two tasks is `ctx.pingpong mechanism=signal`, whose footer sets it
+//! beside the pipe; it is not repeated here.
+//!
+//! Every body holds [`crate::runner::task::signals_lock`] for its life, uses only
+//! SIGUSR1, SIGUSR2, SIGSEGV (its own page's faults), SIGSTOP/SIGCONT and SIGRTMIN+n,
+//! signals only this thread or its own child, and puts back every handler and mask it
+//! changed when dropped; children are reaped on every path.
+
+mod local;
+mod remote;
+mod stop;
+
+use super::Bench;
+use crate::error::BenchError;
+use crate::runner::task;
+
+/// The family's benchmarks.
+pub const BENCHES: &[&dyn Bench] = &[
+    &local::INSTALL,
+    &local::MASK,
+    &local::CATCH,
+    &local::PENDING,
+    &local::RAISE_BLOCKED,
+    &local::PROT,
+    &remote::QUEUE,
+    &remote::QUEUE_RTT,
+    &stop::STOP,
+    &stop::CONT,
+];
+
+/// Fails unless a counter of handler runs moved by exactly `k` since `before`.
+#[inline(always)]
+fn expect_runs(
+    what: &'static str,
+    before: u64,
+    now: u64,
+    k: u64,
+) -> Result<(), BenchError> {
+    if now.wrapping_sub(before) != k {
+        return Err(runs_mismatch(what, now.wrapping_sub(before), k));
+    }
+    Ok(())
+}
+
+#[cold]
+#[inline(never)]
+fn runs_mismatch(what: &str, got: u64, k: u64) -> BenchError {
+    BenchError::Failed(format!("{what} ran {got} times in a batch of {k}"))
+}
+
+/// Fails on a nonzero error number from a pthread-style call.
+#[inline(always)]
+fn check_errno(r: libc::c_int, what: &'static str) -> Result<(), BenchError> {
+    if r != 0 {
+        return Err(BenchError::os(what, std::io::Error::from_raw_os_error(r)));
+    }
+    Ok(())
+}
+
+/// The measuring thread's process and thread ids.
+fn own_ids() -> (libc::pid_t, libc::pid_t) {
+    (std::process::id() as libc::pid_t, task::gettid())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::{params, Prepared};
+    use crate::harness::clock::Monotonic;
+    use crate::harness::{EmptyLoop, Harness, Measurement, Profile, Settings};
+    use crate::report::model::Fact;
+    use crate::runner::signal::same_action;
+    use crate::runner::sys;
+    use crate::runner::task::SigSet;
+
+    /// The signals the family touches, and their dispositions now.
+    fn dispositions() -> Vec<(libc::c_int, libc::sigaction)> {
+        let rt = crate::runner::signal::rt_signal;
+        [
+            libc::SIGUSR1,
+            libc::SIGUSR2,
+            libc::SIGSEGV,
+            libc::SIGCONT,
+            libc::SIGCHLD,
+            rt(1),
+            rt(2),
+        ]
+        .into_iter()
+        .map(|s| (s, sys::sigaction_get(s).unwrap()))
+        .collect()
+    }
+
+    fn mask_bits() -> Vec<bool> {
+        let m = SigSet::current();
+        (1..=64)
+            .map(|s| crate::runner::signal::is_member(&m, s))
+            .collect()
+    }
+
+    /// Prepares `b` with `set` over its defaults and measures it in the smoke profile:
+    /// the measurement and the facts of its after step.
+    pub(super) fn smoke(
+        b: &dyn Bench,
+        set: &[(&str, &str)],
+    ) -> Option<(Measurement, Vec<Fact>)> {
+        let clock = Monotonic;
+        let h = Harness::new(&clock, Settings::new(Profile::SMOKE, 25.0));
+        let mut p = params::expand(b.name(), b.params(), &[]).unwrap().remove(0);
+        for (k, v) in set {
+            p.0.iter_mut().find(|(n, _)| n == k).unwrap().1 = v.to_string();
+        }
+        // Read under the lock: every other holder has put its handlers back by then.
+        let before = {
+            let _lock = task::signals_lock();
+            (dispositions(), mask_bits())
+        };
+        let Prepared {
+            mut body,
+            plan,
+            after,
+            ..
+        } = match b.prepare(&p) {
+            Ok(prep) => prep,
+            Err(BenchError::Skip(why)) => {
+                eprintln!("{}: skipped: {why}", b.name());
+                return None;
+            }
+            Err(e) => panic!("{}: {e}", b.name()),
+        };
+        let m = h
+            .measure(body.as_mut(), &mut EmptyLoop, plan)
+            .unwrap_or_else(|e| panic!("{}: {e}", b.name()));
+        drop(body);
+        let after_drop = {
+            let _lock = task::signals_lock();
+            (dispositions(), mask_bits())
+        };
+        for ((s, a), (_, b2)) in before.0.iter().zip(&after_drop.0) {
+            assert!(
+                same_action(a, b2),
+                "{}: signal {s} not restored: {:#x}/{:#x} then {:#x}/{:#x}",
+                b.name(),
+                a.sa_sigaction,
+                a.sa_flags,
+                b2.sa_sigaction,
+                b2.sa_flags
+            );
+        }
+        assert_eq!(before.1, after_drop.1, "{}: mask not restored", b.name());
+        let facts = match after {
+            Some(f) => f(&h, &m).unwrap_or_else(|e| panic!("{} after: {e}", b.name())),
+            None => Vec::new(),
+        };
+        Some((m, facts))
+    }
+
+    /// The headline median in ns.
+    pub(super) fn median(m: &Measurement) -> f64 {
+        m.analysis.headline().expect("samples").median
+    }
+
+    #[test]
+    fn the_family_is_in_the_catalogue_with_origins() {
+        for b in BENCHES {
+            assert!(crate::bench::find(b.name()).is_some(), "{}", b.name());
+            assert!(b.origin().starts_with("004 Table I:"), "{}", b.name());
+        }
+    }
+}
