@@ -58,21 +58,21 @@ pub fn today(condition: Condition) -> Today {
 pub struct EchoFit {
     /// Overhead of one round trip, in ns.
     pub overhead_ns: f64,
-    /// Bytes per second, both directions counted.
-    pub bytes_per_s: f64,
+    /// Bytes per second, both directions counted; `None` when the round trip does not
+    /// grow with the size (noise larger than the copying, as across idle CPUs).
+    pub bytes_per_s: Option<f64>,
     /// How many sizes were fitted.
     pub points: usize,
 }
 
-/// Fits (size in bytes, round trip in ns) points; `None` with fewer than two sizes or
-/// a slope that is not positive (no bandwidth can be read off it).
+/// Fits (size in bytes, round trip in ns) points; `None` with fewer than two sizes.
 pub fn echo_fit(points: &[(u64, f64)]) -> Option<EchoFit> {
     let xs: Vec<f64> = points.iter().map(|p| p.0 as f64).collect();
     let ys: Vec<f64> = points.iter().map(|p| p.1).collect();
     let f = linear_fit(&xs, &ys)?;
-    (f.slope > 0.0).then(|| EchoFit {
+    Some(EchoFit {
         overhead_ns: f.intercept,
-        bytes_per_s: 2.0 / f.slope * 1e9,
+        bytes_per_s: (f.slope > 0.0).then(|| 2.0 / f.slope * 1e9),
         points: points.len(),
     })
 }
@@ -231,7 +231,9 @@ fn table_iii(
     // One session at a time, since the load and the pin are process-wide: a change of
     // condition ends the current session (stopping its load) before the next starts.
     let mut current: (bool, Session) = (false, quiet);
-    let mut skipped: Vec<String> = Vec::new();
+    // (transport, size, reason) → the priorities it applied to.
+    let mut skipped: Vec<((&str, String, String), Vec<String>)> = Vec::new();
+    let mut flat = false;
     for m in TABLE_III {
         if interrupted() {
             break;
@@ -264,9 +266,10 @@ fn table_iii(
             match &v {
                 Ok(ns) => points.push((s.parse::<u64>().unwrap_or(0), *ns)),
                 Err(e) => {
-                    let note = format!("{} {priority} {s} B: {e}", t.transport);
-                    if !skipped.contains(&note) {
-                        skipped.push(note);
+                    let key = (t.transport, s.clone(), e.clone());
+                    match skipped.iter_mut().find(|(k, _)| *k == key) {
+                        Some((_, prios)) => prios.push(priority.clone()),
+                        None => skipped.push((key, vec![priority.clone()])),
                     }
                 }
             }
@@ -278,7 +281,13 @@ fn table_iii(
         let (overhead, bw, ratio) = match fit {
             Some(f) => (
                 fmt_ns(f.overhead_ns),
-                format!("{:.1}", f.bytes_per_s / 1e6),
+                match f.bytes_per_s {
+                    Some(b) => format!("{:.1}", b / 1e6),
+                    None => {
+                        flat = true;
+                        "flat".into()
+                    }
+                },
                 if f.overhead_ns > 0.0 {
                     format!("{:.0}", m.overhead_ms * 1e6 / f.overhead_ns)
                 } else {
@@ -309,8 +318,18 @@ fn table_iii(
         )?;
     }
     drop(current);
-    for s in &skipped {
-        writeln!(out, "  not measured: {s}")?;
+    for ((transport, size, why), prios) in &skipped {
+        writeln!(
+            out,
+            "  not measured: {transport} at {size} B (priorities {}): {why}",
+            prios.join(", ")
+        )?;
+    }
+    if flat {
+        writeln!(
+            out,
+            "  flat: the round trips do not grow with the message size; the variation              between sizes is larger than the cost of copying, so no bandwidth can be read"
+        )?;
     }
     writeln!(
         out,
@@ -334,15 +353,21 @@ mod tests {
             .collect();
         let f = echo_fit(&pts).unwrap();
         assert!((f.overhead_ns - 50_000.0).abs() < 1e-6);
-        assert!((f.bytes_per_s - 1e9).abs() < 1.0);
+        assert!((f.bytes_per_s.unwrap() - 1e9).abs() < 1.0);
         assert_eq!(f.points, 4);
     }
 
     #[test]
-    fn fit_needs_two_sizes_and_a_rising_line() {
+    fn fit_needs_two_sizes_and_reads_no_bandwidth_off_a_flat_line() {
         assert!(echo_fit(&[(4, 100.0)]).is_none());
-        assert!(echo_fit(&[(4, 100.0), (64, 90.0)]).is_none());
-        assert!(echo_fit(&[(4, 100.0), (64, 110.0)]).is_some());
+        assert_eq!(
+            echo_fit(&[(4, 100.0), (64, 90.0)]).unwrap().bytes_per_s,
+            None
+        );
+        assert!(echo_fit(&[(4, 100.0), (64, 110.0)])
+            .unwrap()
+            .bytes_per_s
+            .is_some());
     }
 
     fn accepts(bench: &str, params: &[(&str, &str)]) -> Result<(), String> {
