@@ -196,6 +196,9 @@ fn table_i(session: &Session, out: &mut impl Write) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A size not measured: (transport, size, reason).
+type Skip = (&'static str, String, String);
+
 fn table_iii(
     args: &ReproArgs,
     quiet: Session,
@@ -231,8 +234,8 @@ fn table_iii(
     // One session at a time, since the load and the pin are process-wide: a change of
     // condition ends the current session (stopping its load) before the next starts.
     let mut current: (bool, Session) = (false, quiet);
-    // (transport, size, reason) → the priorities it applied to.
-    let mut skipped: Vec<((&str, String, String), Vec<String>)> = Vec::new();
+    // (transport, size, reason) and the priorities it applied to.
+    let mut skipped: Vec<(Skip, Vec<String>)> = Vec::new();
     let mut flat = false;
     for m in TABLE_III {
         if interrupted() {
