@@ -35,7 +35,8 @@ const NO_WAIT: libc::timespec = libc::timespec {
     tv_nsec: 0,
 };
 
-const PLACEMENTS: Kind = Kind::Choice(&["same-cpu", "cross-cpu", "free"]);
+/// Where the child runs relative to the measuring thread.
+pub(super) const PLACEMENTS: Kind = Kind::Choice(&["same-cpu", "cross-cpu", "free"]);
 
 static QUEUE_PARAMS: [ParamSpec; 1] = [ParamSpec {
     name: "placement",

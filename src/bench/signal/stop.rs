@@ -11,9 +11,12 @@
 //! it and stays for its owner to reap; an unconsumed report is superseded by the next
 //! transition. The child is never left stopped: SIGCONT, then SIGKILL and reap.
 
-use crate::bench::{Prepared, Simple};
+use super::remote::PLACEMENTS;
+use crate::bench::ctx::place;
+use crate::bench::{ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::{Body, Expect, Plan};
+use crate::runner::affinity::{self, Pin};
 use crate::runner::interrupt;
 use crate::runner::signal;
 use crate::runner::task::{self, Child, Handler, SharedMem, SigSet};
@@ -61,6 +64,8 @@ struct StopCont {
     /// The child's RESUMED word before the last SIGCONT.
     resumed_before: u32,
     _lock: MutexGuard<'static, ()>,
+    /// The measuring thread's pin, undone on drop (after the child is gone).
+    _pin: Option<Pin>,
 }
 
 impl StopCont {
@@ -173,12 +178,25 @@ impl Drop for StopCont {
     }
 }
 
-/// Forks the sleeping child and waits until its handler is in place.
-fn start(stop: bool) -> Result<StopCont, BenchError> {
+/// Forks the sleeping child on the CPUs `placement` gives it (pinning the measuring
+/// thread too, unless free) and waits until its handler is in place.
+fn start(stop: bool, placement: &str) -> Result<StopCont, BenchError> {
+    let (my_cpu, child_cpus) = place(placement)?;
     let lock = task::signals_lock();
     let mem = SharedMem::new(64).map_err(|e| BenchError::os("mmap (shared)", e))?;
+    let pin = match my_cpu {
+        Some(c) => Some(Pin::to(c).map_err(|e| BenchError::os("pin", e))?),
+        None => None,
+    };
     let mem_ref = &mem;
-    let child = task::fork(|| sleeper(mem_ref)).map_err(|e| BenchError::os("fork", e))?;
+    let cpus = &child_cpus[..];
+    let child = task::fork(|| {
+        if affinity::set_cpus(cpus).is_err() {
+            return 4;
+        }
+        sleeper(mem_ref)
+    })
+    .map_err(|e| BenchError::os("fork", e))?;
     let deadline = Instant::now() + LIMIT;
     let ready = mem.word(READY);
     let mut child = child;
@@ -200,17 +218,18 @@ fn start(stop: bool) -> Result<StopCont, BenchError> {
         stopped: false,
         resumed_before: 0,
         _lock: lock,
+        _pin: pin,
     })
 }
 
-fn prepare(stop: bool) -> Result<Prepared, BenchError> {
-    let body = start(stop)?;
+fn prepare(p: &Params, stop: bool) -> Result<Prepared, BenchError> {
+    let body = start(stop, p.get("placement"))?;
     let plan = Plan {
         fixed_batch: Some(1),
         expect: Expect {
             switches: true,
             faults: false,
-            preemption: true,
+            preemption: p.get("placement") != "cross-cpu",
         },
         ..Plan::default()
     };
@@ -222,13 +241,20 @@ fn prepare(stop: bool) -> Result<Prepared, BenchError> {
     Ok(Prepared::new(Box::new(body)).op(op).plan(plan))
 }
 
+static PARAMS: [ParamSpec; 1] = [ParamSpec {
+    name: "placement",
+    default: "same-cpu",
+    about: "the child on this CPU (one CPU, as on the VAX), on another CPU (the signal and the report cross CPUs), or placed by the scheduler",
+    kind: PLACEMENTS,
+}];
+
 /// `signal.stop`.
 pub const STOP: Simple = Simple {
     name: "signal.stop",
     about: "SIGSTOP to our running child (asleep in sigsuspend) and waitid(WSTOPPED) until it has stopped; one by one, the child continued between samples",
     origin: "004 Table I: $SUSPND suspend other process (234 µs)",
-    params: &[],
-    prepare: |_| prepare(true),
+    params: &PARAMS,
+    prepare: |p| prepare(p, true),
 };
 
 /// `signal.cont`.
@@ -236,8 +262,8 @@ pub const CONT: Simple = Simple {
     name: "signal.cont",
     about: "SIGCONT to our stopped child, waitid(WCONTINUED), and the wait until its SIGCONT handler has run; one by one, the child stopped between samples",
     origin: "004 Table I: $RESUME resume other process (123 µs)",
-    params: &[],
-    prepare: |_| prepare(false),
+    params: &PARAMS,
+    prepare: |p| prepare(p, false),
 };
 
 #[cfg(test)]
@@ -249,15 +275,21 @@ mod tests {
     #[test]
     fn stop_and_cont_run_below_ten_milliseconds_and_leave_no_child() {
         for b in [&STOP, &CONT] {
-            let (m, _) = smoke(b, &[]).expect("our own child needs no privilege");
-            let med = median(&m);
-            assert!(med > 0.0 && med < 1e7, "{}: {med}", b.name());
+            for placement in ["same-cpu", "cross-cpu", "free"] {
+                // cross-cpu is skipped (None) where this process may use one CPU.
+                let Some((m, _)) = smoke(b, &[("placement", placement)]) else {
+                    assert_eq!(placement, "cross-cpu", "{} skipped", b.name());
+                    continue;
+                };
+                let med = median(&m);
+                assert!(med > 0.0 && med < 1e7, "{} {placement}: {med}", b.name());
+            }
         }
     }
 
     #[test]
     fn a_dropped_body_leaves_its_child_neither_stopped_nor_unreaped() {
-        let mut b = start(false).unwrap();
+        let mut b = start(false, "same-cpu").unwrap();
         b.reset(1).unwrap();
         assert!(b.stopped, "reset of signal.cont stops the child");
         let pid = b.pid;
