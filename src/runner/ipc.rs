@@ -15,6 +15,7 @@
 #![allow(unsafe_code)]
 
 use super::sys::cvt;
+use super::task::SharedMem;
 use std::ffi::{CStr, CString};
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
@@ -309,82 +310,60 @@ pub fn msgrcv(id: libc::c_int, buf: &mut MsgBuf, mtype: i64) -> isize {
 // Shared bytes
 
 /// Shared, zeroed anonymous memory (MAP_SHARED) that a forked child shares with its
-/// parent: 32-bit atomic words at the start, then plain bytes reached by copies.
+/// parent, reached by byte offset: 32-bit atomic words, and plain bytes moved by copies.
 #[derive(Debug)]
 pub struct SharedBytes {
-    ptr: *mut u8,
-    len: usize,
+    mem: SharedMem,
 }
-
-// SAFETY: the memory is reached through atomics and through copies whose ordering the
-// callers establish with those atomics (release after writing, acquire before reading).
-unsafe impl Send for SharedBytes {}
-// SAFETY: as above.
-unsafe impl Sync for SharedBytes {}
 
 impl SharedBytes {
     /// Maps at least `bytes` bytes (whole pages).
     pub fn new(bytes: usize) -> io::Result<SharedBytes> {
-        let len = bytes.max(1).div_ceil(4096) * 4096;
-        // SAFETY: a fresh anonymous mapping; no existing memory is affected.
-        let ptr = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        if ptr == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(SharedBytes {
-            ptr: ptr.cast(),
-            len,
-        })
+        SharedMem::new(bytes).map(|mem| SharedBytes { mem })
     }
 
     /// The 32-bit word at byte offset `off` (a multiple of 4).
     #[inline(always)]
     pub fn word(&self, off: usize) -> &AtomicU32 {
-        assert!(
-            off.is_multiple_of(4) && off + 4 <= self.len,
-            "word outside the mapping"
-        );
-        // SAFETY: in bounds and aligned (checked; the mapping is page-aligned),
-        // zero-initialised, alive as long as `self`; accessed only through the atomic.
-        unsafe { &*(self.ptr.add(off) as *const AtomicU32) }
+        assert!(off.is_multiple_of(4), "unaligned word");
+        self.mem.word(off / 4)
     }
 
-    /// Copies `src` into the mapping at byte offset `off`.
+    /// Copies `src` into the mapping at byte offset `off`. Callers order it against
+    /// the reader with the words (release after writing, acquire before reading).
     #[inline(always)]
     pub fn write(&self, off: usize, src: &[u8]) {
-        assert!(off + src.len() <= self.len, "write outside the mapping");
+        assert!(
+            off + src.len() <= self.mem.len(),
+            "write outside the mapping"
+        );
         // SAFETY: the destination is inside the mapping (checked) and does not overlap
         // `src`, which is ordinary memory of this process.
         unsafe {
-            std::ptr::copy_nonoverlapping(src.as_ptr(), self.ptr.add(off), src.len())
+            std::ptr::copy_nonoverlapping(
+                src.as_ptr(),
+                self.mem.as_ptr().add(off),
+                src.len(),
+            )
         };
     }
 
     /// Copies bytes at offset `off` out of the mapping into `dst`.
     #[inline(always)]
     pub fn read(&self, off: usize, dst: &mut [u8]) {
-        assert!(off + dst.len() <= self.len, "read outside the mapping");
+        assert!(
+            off + dst.len() <= self.mem.len(),
+            "read outside the mapping"
+        );
         // SAFETY: the source is inside the mapping (checked) and does not overlap
         // `dst`.
         unsafe {
-            std::ptr::copy_nonoverlapping(self.ptr.add(off), dst.as_mut_ptr(), dst.len())
+            std::ptr::copy_nonoverlapping(
+                self.mem.as_ptr().add(off),
+                dst.as_mut_ptr(),
+                dst.len(),
+            )
         };
-    }
-}
-
-impl Drop for SharedBytes {
-    fn drop(&mut self) {
-        // SAFETY: unmaps exactly the mapping made in `new`; no borrow outlives self.
-        unsafe { libc::munmap(self.ptr.cast(), self.len) };
     }
 }
 

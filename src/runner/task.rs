@@ -261,6 +261,21 @@ impl SharedMem {
         unsafe { &*(self.ptr as *const AtomicU32).add(i) }
     }
 
+    /// The start of the mapping, for byte copies in and out of it.
+    pub fn as_ptr(&self) -> *mut u8 {
+        self.ptr.cast()
+    }
+
+    /// The mapping's length in bytes (whole pages).
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the mapping is empty (it never is: one page at least).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
     /// The `i`th 64-bit slot (overlapping words 2i and 2i+1).
     pub fn slot(&self, i: usize) -> &AtomicU64 {
         assert!(i < self.len / 8, "slot index out of the mapping");

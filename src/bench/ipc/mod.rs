@@ -14,29 +14,17 @@ pub mod link;
 pub mod priority;
 pub mod rtt;
 
-use crate::bench::ctx::{home_cpu, other_cpu};
 use crate::bench::Bench;
 use crate::error::BenchError;
-use crate::runner::affinity::{self, Pin};
+use crate::runner::affinity::Pin;
 
 /// The family.
 pub const BENCHES: &[&dyn Bench] = &[&rtt::RTT, &bw::BW];
 
-/// Where the master and the slave run: the master's pin (if any) and the slave's CPUs.
+/// Where the master and the slave run: the master's pin (if any) and the slave's CPUs,
+/// as [`crate::bench::ctx::place`] chooses them.
 pub(crate) fn placement(which: &str) -> Result<(Option<Pin>, Vec<usize>), BenchError> {
-    let home = home_cpu()?;
-    let (master, slave) = match which {
-        "same-cpu" => (Some(home), vec![home]),
-        "cross-cpu" => {
-            let other = other_cpu(home).ok_or_else(|| {
-                BenchError::Skip(
-                    "cross-cpu needs two CPUs; this process may use one".into(),
-                )
-            })?;
-            (Some(home), vec![other])
-        }
-        _ => (None, affinity::process_cpus()),
-    };
+    let (master, slave) = crate::bench::ctx::place(which)?;
     let pin = match master {
         Some(c) => Some(Pin::to(c).map_err(|e| BenchError::os("pin", e))?),
         None => None,
