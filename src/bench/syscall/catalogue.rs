@@ -103,12 +103,19 @@ pub const ALARM: Simple = Simple {
     origin: "perez1976 Fig. 4 alarm",
     params: &[],
     prepare: |_| {
-        if sys::alarm(0) != 0 {
+        // Held for the body's life: no timer benchmark arms ITIMER_REAL meanwhile.
+        let lock = crate::runner::task::signals_lock();
+        // Look without touching: alarm(0) itself would cancel a pending alarm.
+        let now = crate::runner::svc::getitimer_real()
+            .map_err(|e| BenchError::os("getitimer", e))?;
+        let v = now.it_value;
+        if v.tv_sec != 0 || v.tv_usec != 0 {
             return Err(BenchError::Skip(
                 "an alarm is pending in this process; alarm(0) would cancel it".into(),
             ));
         }
-        Ok(Prepared::new(body(|| {
+        Ok(Prepared::new(body(move || {
+            let _held = &lock;
             black_box(sys::alarm(0));
             Ok(())
         })))
