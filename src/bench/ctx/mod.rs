@@ -10,7 +10,7 @@ pub mod ring;
 
 use crate::bench::Bench;
 use crate::error::BenchError;
-use crate::runner::affinity;
+use crate::runner::affinity::{self, Pin};
 
 /// The family.
 pub const BENCHES: &[&dyn Bench] = &[&ring::RING, &ring::PIPE, &pingpong::PINGPONG];
@@ -34,9 +34,21 @@ pub fn other_cpu(home: usize) -> Option<usize> {
     affinity::process_cpus().into_iter().find(|&c| c != home)
 }
 
+/// [`place`], with the measuring thread pinned at once: the pin (undone on drop) and
+/// the other task's CPUs.
+pub fn place_pinned(placement: &str) -> Result<(Option<Pin>, Vec<usize>), BenchError> {
+    let (mine, other) = place(placement)?;
+    let pin = match mine {
+        Some(c) => Some(Pin::to(c).map_err(|e| BenchError::os("pin", e))?),
+        None => None,
+    };
+    Ok((pin, other))
+}
+
 /// The CPUs of a two-task `placement`: the measuring thread's CPU (None: left
 /// unpinned) and the other task's. `same-cpu` shares [`home_cpu`], `cross-cpu` adds
 /// [`other_cpu`] (skipped, with the reason, when there is none), anything else is free.
+/// Nothing is pinned here (see [`place_pinned`]).
 pub fn place(placement: &str) -> Result<(Option<usize>, Vec<usize>), BenchError> {
     let home = home_cpu()?;
     Ok(match placement {

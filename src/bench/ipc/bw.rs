@@ -8,7 +8,7 @@
 //! each batch (untimed) the master announces the batch's byte count on the stream.
 
 use super::link::{read_all, write_all, Link};
-use super::{mb_per_s, placement};
+use super::mb_per_s;
 use crate::bench::{Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::{Body, Expect, Plan};
@@ -159,7 +159,7 @@ fn prepare(p: &Params) -> Result<Prepared, BenchError> {
     let size = usize::try_from(p.int("size"))
         .map_err(|_| BenchError::Failed("size out of range".into()))?;
     let where_ = p.get("placement");
-    let (pin, slave_cpus) = placement(where_)?;
+    let (pin, slave_cpus) = crate::bench::ctx::place_pinned(where_)?;
     let mut link = Link::open(transport, size)?;
     if !link.is_stream() || link.master_fds.len() != 2 || link.slave_fds.len() != 2 {
         return Err(BenchError::Failed(format!(

@@ -15,22 +15,9 @@ pub mod priority;
 pub mod rtt;
 
 use crate::bench::Bench;
-use crate::error::BenchError;
-use crate::runner::affinity::Pin;
 
 /// The family.
 pub const BENCHES: &[&dyn Bench] = &[&rtt::RTT, &bw::BW];
-
-/// Where the master and the slave run: the master's pin (if any) and the slave's CPUs,
-/// as [`crate::bench::ctx::place`] chooses them.
-pub(crate) fn placement(which: &str) -> Result<(Option<Pin>, Vec<usize>), BenchError> {
-    let (master, slave) = crate::bench::ctx::place(which)?;
-    let pin = match master {
-        Some(c) => Some(Pin::to(c).map_err(|e| BenchError::os("pin", e))?),
-        None => None,
-    };
-    Ok((pin, slave))
-}
 
 /// Megabytes (10^6 bytes) per second for `bytes` moved in `ns` nanoseconds.
 pub(crate) fn mb_per_s(bytes: f64, ns: f64) -> f64 {

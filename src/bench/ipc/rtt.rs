@@ -8,8 +8,8 @@
 //! new pattern, so a stale or damaged echo cannot pass.
 
 use super::link::{Link, Port, CUT_SHORT, TIMED_OUT, TRANSPORTS};
+use super::mb_per_s;
 use super::priority::{self, MasterSched};
-use super::{mb_per_s, placement};
 use crate::bench::{Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::{Body, Expect, Plan};
@@ -326,7 +326,7 @@ fn build(p: &Params, mode: Echo) -> Result<Rtt, BenchError> {
     let size = usize::try_from(p.int("size"))
         .map_err(|_| BenchError::Failed("size out of range".into()))?;
     let where_ = p.get("placement");
-    let (pin, slave_cpus) = placement(where_)?;
+    let (pin, slave_cpus) = crate::bench::ctx::place_pinned(where_)?;
     let mut link = Link::open(transport, size)?;
 
     let mut port = link.slave.clone();

@@ -12,7 +12,7 @@
 //! transition. The child is never left stopped: SIGCONT, then SIGKILL and reap.
 
 use super::remote::PLACEMENTS;
-use crate::bench::ctx::place;
+use crate::bench::ctx::place_pinned;
 use crate::bench::{ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::{Body, Expect, Plan};
@@ -181,13 +181,9 @@ impl Drop for StopCont {
 /// Forks the sleeping child on the CPUs `placement` gives it (pinning the measuring
 /// thread too, unless free) and waits until its handler is in place.
 fn start(stop: bool, placement: &str) -> Result<StopCont, BenchError> {
-    let (my_cpu, child_cpus) = place(placement)?;
+    let (pin, child_cpus) = place_pinned(placement)?;
     let lock = task::signals_lock();
     let mem = SharedMem::new(64).map_err(|e| BenchError::os("mmap (shared)", e))?;
-    let pin = match my_cpu {
-        Some(c) => Some(Pin::to(c).map_err(|e| BenchError::os("pin", e))?),
-        None => None,
-    };
     let mem_ref = &mem;
     let cpus = &child_cpus[..];
     let child = task::fork(|| {

@@ -14,7 +14,7 @@
 //! is part of what a same-CPU wake costs, so preemption is expected there.
 
 use super::{fail, percentile};
-use crate::bench::ctx::{home_cpu, other_cpu};
+use crate::bench::ctx::place_pinned;
 use crate::bench::{Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::{Body, Expect, Plan};
@@ -107,7 +107,7 @@ struct Wake {
     woken: u64,
     latencies: Vec<f64>,
     report: Rc<Cell<Option<Report>>>,
-    _pin: Pin,
+    _pin: Option<Pin>,
 }
 
 impl Wake {
@@ -262,21 +262,13 @@ impl Drop for Wake {
 
 fn prepare(p: &Params, latency: bool) -> Result<Prepared, BenchError> {
     let same_cpu = p.get("placement") == "same-cpu";
-    let home = home_cpu()?;
-    let child_cpu = if same_cpu {
-        home
-    } else {
-        other_cpu(home).ok_or_else(|| {
-            BenchError::Skip("cross-cpu needs two CPUs; this process may use one".into())
-        })?
-    };
+    let (pin, child_cpus) = place_pinned(p.get("placement"))?;
     let os = |what: &'static str| move |e| BenchError::os(what, e);
     let mem = SharedMem::new(4096).map_err(os("mmap (shared)"))?;
-    let pin = Pin::to(home).map_err(os("pin"))?;
     let child = {
         let mem = &mem;
         task::fork(move || {
-            if affinity::set_cpus(&[child_cpu]).is_err() {
+            if affinity::set_cpus(&child_cpus).is_err() {
                 return 4;
             }
             sleeper(mem)
