@@ -1113,10 +1113,21 @@ fn repro_nagy_vms_prints_both_tables() {
 }
 
 #[test]
-fn repro_load_is_for_nagy_vms_only() {
+fn repro_load_is_for_nagy_vms_only_and_bounded() {
     let args = ["repro", "sloan1992", "--load", "1", "--profile", "smoke"];
     let line = one_line(&args, &refused(&args)).to_string();
     assert!(line.contains("--load"), "{line}");
+    // Refused before anything runs, like `run --load`.
+    let args = [
+        "repro",
+        "nagy-vms",
+        "--load",
+        "100000",
+        "--profile",
+        "smoke",
+    ];
+    let line = one_line(&args, &refused(&args)).to_string();
+    assert!(line.contains("--load 100000"), "{line}");
 }
 
 // ---------------------------------------------------------------------------------------

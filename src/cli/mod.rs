@@ -9,6 +9,8 @@ mod list;
 mod run;
 mod selftest;
 
+pub use run::check_load;
+
 use crate::error::UsageError;
 use crate::harness::clock::ClockChoice;
 use crate::report::Format;

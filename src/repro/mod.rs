@@ -24,6 +24,9 @@ pub const STUDIES: &[&str] = &["perez1976", "manea1999", "sloan1992", "nagy-vms"
 /// Runs `syscost repro`.
 pub fn repro(args: &ReproArgs) -> anyhow::Result<ExitCode> {
     crate::cli::check_cpu(args.cpu)?;
+    if let Some(n) = args.load {
+        crate::cli::check_load(n)?;
+    }
     if args.load.is_some() && args.study != "nagy-vms" {
         return Err(UsageError::new(format!(
             "--load applies to nagy-vms's multi-user rows only, not to '{}'",

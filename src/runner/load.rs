@@ -23,6 +23,10 @@ impl Load {
         // SAFETY: getpid has no preconditions.
         let parent = unsafe { libc::getpid() };
         for _ in 0..n {
+            if super::interrupt::interrupted() {
+                // `load` drops and reaps the ones already started.
+                return Err(io::Error::new(io::ErrorKind::Interrupted, "interrupted"));
+            }
             // SAFETY: the child runs only async-signal-safe calls (prctl, getppid,
             // _exit) and a pure spin loop; it never returns into Rust code.
             let pid = unsafe { libc::fork() };
