@@ -1,24 +1,30 @@
 //! A measuring session: the chosen clock, the pinning and background load the user asked
-//! for, and the loop that turns one benchmark instance into one [`BenchResult`] (prepare
-//! untimed, canary, measure, canary, clean up).
+//! for, and the scheduler that measures benchmark instances in rounds spread over time,
+//! interleaved in a shuffled order, and turns each into one [`BenchResult`].
 //!
 //! It owns the resources that outlive a single benchmark (the pin, the load) and
 //! releases them on drop; it prints nothing.
 
-use crate::bench::{body, Bench, Params};
+use crate::bench::{body, After, Bench, Params};
 use crate::error::BenchError;
 use crate::harness::clock::{self, characterize, Clock, ClockChoice, ClockInfo};
-use crate::harness::{EmptyLoop, Harness, Measurement, Profile, Settings};
-use crate::report::model::{BenchResult, Canary, HarnessInfo, Measured, Samples, Status};
+use crate::harness::{
+    Analysis, EmptyLoop, Harness, Measurement, Overhead, Plan, Profile, Sample, Settings,
+};
+use crate::report::model::{
+    BenchResult, Canary, HarnessInfo, MachineStates, Measured, Samples, Status,
+};
 use crate::runner::affinity::Pin;
+use crate::runner::interrupt;
 use crate::runner::load::Load;
 use crate::runner::sys;
+use crate::stats::{self, rounds};
 use anyhow::Context;
 
 /// How big a change of the canary means the machine changed speed.
 pub const CANARY_THRESHOLD: f64 = 0.03;
-const CANARY_BATCH: u64 = 1000;
-const CANARY_BATCHES: usize = 7;
+const CANARY_BATCH: u64 = 500;
+const CANARY_BATCHES: usize = 5;
 
 /// What the user asked of the session.
 #[derive(Debug, Clone, Copy)]
@@ -37,12 +43,24 @@ pub struct SessionOptions {
     pub keep_samples: bool,
 }
 
+/// What [`Session::run_all`] measured.
+pub struct Outcome {
+    /// One result per instance that was measured (or skipped, or failed), in the order
+    /// asked for; on an interruption, those with at least one round.
+    pub results: Vec<BenchResult>,
+    /// The canary readings of the run, grouped.
+    pub machine: MachineStates,
+    /// Whether the run was interrupted (Ctrl-C).
+    pub interrupted: bool,
+}
+
 /// A running session.
 pub struct Session {
     clock: Box<dyn Clock + Send + Sync>,
     clock_info: ClockInfo,
     settings: Settings,
     opts: SessionOptions,
+    seed: u64,
     // Dropped in declaration order: unpin, then stop and reap the load.
     _pin: Option<Pin>,
     load: Option<Load>,
@@ -52,6 +70,16 @@ impl Session {
     /// Starts the load (unpinned, so the scheduler places it), pins the measuring
     /// thread, chooses and characterises the clock.
     pub fn start(opts: SessionOptions) -> anyhow::Result<Session> {
+        Session::start_with(opts, None, None)
+    }
+
+    /// [`Session::start`] with a fixed batch size for every benchmark (`--batch`) and
+    /// a seed for the round order (`--seed`; from the clock when absent).
+    pub fn start_with(
+        opts: SessionOptions,
+        batch: Option<u64>,
+        seed: Option<u64>,
+    ) -> anyhow::Result<Session> {
         let load = match opts.load {
             0 => None,
             n => Some(Load::start(n).context("starting the background load (--load)")?),
@@ -66,12 +94,21 @@ impl Session {
             clock::choose(opts.clock, opts.invariant_tsc).map_err(anyhow::Error::msg)?;
         let name = clock.name();
         let clock_info = characterize(clock.as_ref(), name, &why);
-        let settings = Settings::new(opts.profile, clock_info.granularity_ns.max(1.0));
+        let mut settings =
+            Settings::new(opts.profile, clock_info.granularity_ns.max(1.0));
+        settings.batch = batch;
+        let seed = seed.unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos() as u64)
+                .unwrap_or(1)
+        });
         Ok(Session {
             clock,
             clock_info,
             settings,
             opts,
+            seed,
             _pin: pin,
             load,
         })
@@ -101,17 +138,21 @@ impl Session {
         HarnessInfo {
             profile: p.name.to_string(),
             warmup_ns: p.warmup_ns,
-            min_samples: p.min_samples,
-            max_samples: p.max_samples,
-            min_time_ns: p.min_time_ns,
-            max_time_ns: p.max_time_ns,
+            round_warmup_ns: p.round_warmup_ns,
+            round_ns: p.round_ns,
+            round_min_samples: p.round_min_samples,
+            round_max_samples: p.round_max_samples,
+            min_rounds: p.min_rounds,
+            max_rounds: p.max_rounds,
+            span_ns: p.span_ns,
+            batch: self.settings.batch,
+            seed: self.seed,
             ci_target: p.ci_target,
             min_batch_ns: p.min_batch_ns,
             window_below: self.settings.window.0,
             window_above: self.settings.window.1,
             mad_threshold: self.settings.mad_threshold,
             mad_floor: self.settings.mad_floor,
-            pilot_samples: self.settings.pilot,
             cpu: self.opts.cpu,
             load: self.opts.load,
         }
@@ -127,75 +168,392 @@ impl Session {
             .canary(b.as_mut(), CANARY_BATCH, CANARY_BATCHES)
     }
 
-    /// Measures one benchmark instance. Skips and failures become results too; only an
-    /// interruption is returned as an error.
+    /// Reads the canary for about `ns` and says how steady the machine is: the
+    /// readings grouped, their spread, and whether that spread exceeds the profile's
+    /// CI target (a figure this precise cannot be promised).
+    pub fn steadiness(&self, ns: u64) -> Result<MachineStates, BenchError> {
+        let start = std::time::Instant::now();
+        let mut readings = Vec::new();
+        while readings.len() < 5 || start.elapsed().as_nanos() < ns as u128 {
+            readings.push(self.canary()?);
+            check_interrupt()?;
+        }
+        Ok(machine_states(&readings, self.settings.profile.ci_target))
+    }
+
+    /// Measures one benchmark instance in rounds (see [`Session::run_all`]). Skips and
+    /// failures become results too; only an interruption is returned as an error.
     pub fn run(
         &self,
         bench: &dyn Bench,
         params: &Params,
     ) -> Result<BenchResult, BenchError> {
-        let mut result = BenchResult {
-            name: bench.name().to_string(),
-            params: params
-                .0
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.clone()))
-                .collect(),
-            op: "call".into(),
-            unit: "ns".into(),
-            status: Status::Ok,
-            reason: None,
-            measured: None,
-            facts: Vec::new(),
-        };
-        let outcome = self.measure(bench, params, &mut result);
-        match outcome {
-            Ok(m) => result.measured = Some(m),
-            Err(BenchError::Interrupted) => return Err(BenchError::Interrupted),
-            Err(BenchError::Skip(why)) => {
-                result.status = Status::Skipped;
-                result.reason = Some(why);
-            }
-            Err(BenchError::Failed(why)) => {
-                result.status = Status::Failed;
-                result.reason = Some(why);
-            }
+        let mut out = self.run_all(&[(bench, params.clone())], &mut |_| {})?;
+        if out.interrupted {
+            return Err(BenchError::Interrupted);
         }
-        Ok(result)
+        out.results
+            .pop()
+            .ok_or_else(|| BenchError::Failed("nothing was measured".into()))
     }
 
-    fn measure(
+    /// Measures every instance in rounds separated in time. Each round visits the
+    /// instances that are not yet done in a freshly shuffled order; each visit reads the
+    /// canary, sets the benchmark up anew, warms it, takes one round of samples and
+    /// tears it down. The batch size and the empty-loop overhead are found in the
+    /// first round and kept. An instance is done when its round-level interval
+    /// reaches the target (after the profile's minimum rounds), at its maximum rounds,
+    /// or when it is skipped or fails. With few instances, the time between rounds is
+    /// filled with canary readings so that the rounds span the profile's `span_ns`.
+    ///
+    /// `progress` is told each visit. An interruption ends the run: what has at least
+    /// one round is still concluded and returned, with `interrupted` set.
+    pub fn run_all(
         &self,
-        bench: &dyn Bench,
-        params: &Params,
-        result: &mut BenchResult,
-    ) -> Result<Measured, BenchError> {
-        let prepared = bench.prepare(params)?;
-        result.op = prepared.op.to_string();
-        let (mut body, plan, then) = (prepared.body, prepared.plan, prepared.after);
-        let before = self.canary()?;
-        let m = self
-            .harness()
-            .measure(body.as_mut(), &mut EmptyLoop, plan)?;
-        let after = self.canary()?;
-        drop(body); // release descriptors, mappings and children now
-        if let Some(then) = then {
-            result.facts = then(&self.harness(), &m)?;
+        instances: &[(&dyn Bench, Params)],
+        progress: &mut dyn FnMut(Step<'_>),
+    ) -> Result<Outcome, BenchError> {
+        let p = self.settings.profile;
+        let mut slots: Vec<Slot<'_>> = instances
+            .iter()
+            .map(|(b, params)| Slot::new(*b, params))
+            .collect();
+        let mut machine: Vec<f64> = Vec::new();
+        let mut rng = SplitMix(self.seed);
+        let c = self.clock.as_ref();
+        let begin = c.now();
+        let mut interrupted = false;
+        'rounds: for round in 0..p.max_rounds as u32 {
+            let mut order: Vec<usize> =
+                (0..slots.len()).filter(|&i| slots[i].open()).collect();
+            if order.is_empty() {
+                break;
+            }
+            rng.shuffle(&mut order);
+            for (n, &i) in order.iter().enumerate() {
+                progress(Step {
+                    round,
+                    index: n,
+                    of: order.len(),
+                    name: slots[i].bench.name(),
+                    params: &slots[i].params,
+                });
+                match self.visit(&mut slots[i], round, begin, &mut machine) {
+                    Ok(()) => {}
+                    Err(BenchError::Interrupted) => {
+                        interrupted = true;
+                        break 'rounds;
+                    }
+                    Err(e) => slots[i].end(e),
+                }
+            }
+            // Spread the first rounds over the profile's span.
+            if (round as usize) < p.min_rounds {
+                let until = p.span_ns as f64 * (round + 1) as f64 / p.min_rounds as f64;
+                while c.to_ns(c.now().wrapping_sub(begin)) < until
+                    && slots.iter().any(Slot::open)
+                {
+                    match self.canary() {
+                        Ok(v) => machine.push(v),
+                        Err(_) => {
+                            interrupted = true;
+                            break 'rounds;
+                        }
+                    }
+                    if interrupt::interrupted() {
+                        interrupted = true;
+                        break 'rounds;
+                    }
+                }
+            }
         }
-        let change = after / before - 1.0;
-        let canary = Canary {
-            before_ns: before,
-            after_ns: after,
-            change,
-            changed: change.abs() > CANARY_THRESHOLD,
+        let h = self.harness();
+        let results = slots
+            .into_iter()
+            .filter_map(|s| s.finish(&h, self.opts.keep_samples, interrupted))
+            .collect();
+        Ok(Outcome {
+            results,
+            machine: machine_states(&machine, p.ci_target),
+            interrupted,
+        })
+    }
+
+    /// One round of one instance.
+    fn visit(
+        &self,
+        slot: &mut Slot<'_>,
+        round: u32,
+        begin: u64,
+        machine: &mut Vec<f64>,
+    ) -> Result<(), BenchError> {
+        let p = self.settings.profile;
+        let canary = self.canary()?;
+        slot.canaries.push(canary);
+        machine.push(canary);
+        let h = self.harness();
+        let c = self.clock.as_ref();
+        let t0 = c.now();
+        let prepared = slot.bench.prepare(&slot.params)?;
+        slot.result.op = prepared.op.to_string();
+        let (mut body, plan) = (prepared.body, prepared.plan);
+        let (k, overhead) = match slot.setup {
+            Some(s) => {
+                h.warm(body.as_mut(), s.0, p.round_warmup_ns)?;
+                s
+            }
+            None => {
+                let k = h.calibrate(body.as_mut(), plan)?;
+                h.warm(body.as_mut(), k, p.warmup_ns)?;
+                let o = h.overhead(&mut EmptyLoop, k, plan)?;
+                slot.setup = Some((k, o));
+                (k, o)
+            }
         };
-        measured(m, canary, self.opts.keep_samples)
+        slot.plan = plan;
+        let t1 = c.now();
+        slot.warmup_ns += c.to_ns(t1.wrapping_sub(t0));
+        h.collect(body.as_mut(), k, round, begin, &mut slot.samples)?;
+        slot.elapsed_ns += c.to_ns(c.now().wrapping_sub(t1));
+        drop(body); // release descriptors, mappings and children now
+        slot.after = prepared.after;
+        slot.rounds += 1;
+        if slot.rounds as usize >= p.min_rounds {
+            let (a, ok, why) = h.conclude(&slot.samples, k, &overhead, plan);
+            if ok || slot.rounds as usize >= p.max_rounds {
+                slot.concluded = Some((a, ok, why));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What [`Session::run_all`] is about to measure.
+pub struct Step<'a> {
+    /// The round (0 first).
+    pub round: u32,
+    /// The position in this round's order.
+    pub index: usize,
+    /// How many instances this round visits.
+    pub of: usize,
+    /// The benchmark.
+    pub name: &'static str,
+    /// Its parameters.
+    pub params: &'a Params,
+}
+
+/// The canary readings as machine states.
+fn machine_states(readings: &[f64], target: f64) -> MachineStates {
+    let mut sorted: Vec<f64> =
+        readings.iter().copied().filter(|x| x.is_finite()).collect();
+    sorted.sort_by(f64::total_cmp);
+    let spread = if sorted.len() >= 2 {
+        let q = |p: f64| stats::percentile_sorted(&sorted, p);
+        (q(90.0) - q(10.0)) / q(50.0)
+    } else {
+        0.0
+    };
+    // Many readings form a continuum in which every neighbour is close: their states
+    // are the modes of the distribution (at least 5% of readings each), not gaps.
+    let states = if sorted.len() >= 20 {
+        stats::modes(&sorted, 0.05, CANARY_THRESHOLD)
+            .into_iter()
+            .map(|m| rounds::State {
+                median_ns: m.center,
+                share: m.fraction,
+                count: (m.fraction * sorted.len() as f64).round() as usize,
+            })
+            .collect()
+    } else {
+        rounds::states(&sorted, CANARY_THRESHOLD)
+    };
+    MachineStates {
+        readings: sorted.len(),
+        spread,
+        states,
+        unsteady: spread > target,
+    }
+}
+
+/// One instance in a run: its result so far and what the rounds have gathered.
+struct Slot<'b> {
+    bench: &'b dyn Bench,
+    params: Params,
+    result: BenchResult,
+    /// The batch size and overhead, found in the first round.
+    setup: Option<(u64, Overhead)>,
+    plan: Plan,
+    samples: Vec<Sample>,
+    canaries: Vec<f64>,
+    after: Option<After>,
+    rounds: u32,
+    warmup_ns: f64,
+    elapsed_ns: f64,
+    /// The last conclusion, once the instance is done measuring.
+    concluded: Option<(Analysis, bool, String)>,
+    /// Skipped or failed.
+    ended: bool,
+}
+
+impl<'b> Slot<'b> {
+    fn new(bench: &'b dyn Bench, params: &Params) -> Slot<'b> {
+        Slot {
+            bench,
+            params: params.clone(),
+            result: BenchResult {
+                name: bench.name().to_string(),
+                params: params
+                    .0
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.clone()))
+                    .collect(),
+                op: "call".into(),
+                unit: "ns".into(),
+                status: Status::Ok,
+                reason: None,
+                measured: None,
+                facts: Vec::new(),
+            },
+            setup: None,
+            plan: Plan::default(),
+            samples: Vec::new(),
+            canaries: Vec::new(),
+            after: None,
+            rounds: 0,
+            warmup_ns: 0.0,
+            elapsed_ns: 0.0,
+            concluded: None,
+            ended: false,
+        }
+    }
+
+    fn open(&self) -> bool {
+        !self.ended && self.concluded.is_none()
+    }
+
+    /// Ends the instance as skipped or failed (a failure in any round fails it).
+    fn end(&mut self, e: BenchError) {
+        self.ended = true;
+        self.samples = Vec::new();
+        match e {
+            BenchError::Skip(why) => {
+                self.result.status = Status::Skipped;
+                self.result.reason = Some(why);
+            }
+            BenchError::Failed(why) => {
+                self.result.status = Status::Failed;
+                self.result.reason = Some(why);
+            }
+            BenchError::Interrupted => {}
+        }
+    }
+
+    /// The result: measured (concluded now if the run ended early), skipped or failed;
+    /// None when an interrupted run never reached it.
+    fn finish(
+        mut self,
+        h: &Harness<'_>,
+        keep_samples: bool,
+        interrupted: bool,
+    ) -> Option<BenchResult> {
+        if self.ended {
+            return Some(self.result);
+        }
+        let (k, overhead) = self.setup?;
+        if self.samples.is_empty() {
+            return None;
+        }
+        let (analysis, converged, stop_reason) = match self.concluded.take() {
+            Some(c) => c,
+            None => {
+                let (a, _, why) = h.conclude(&self.samples, k, &overhead, self.plan);
+                let why = if interrupted {
+                    format!("interrupted: {why}")
+                } else {
+                    why
+                };
+                (a, false, why)
+            }
+        };
+        let m = Measurement {
+            batch: k,
+            overhead,
+            samples: std::mem::take(&mut self.samples),
+            analysis,
+            converged,
+            stop_reason,
+            warmup_ns: self.warmup_ns,
+            elapsed_ns: self.elapsed_ns,
+        };
+        if let (Some(then), false) = (self.after.take(), interrupted) {
+            match then(h, &m) {
+                Ok(facts) => self.result.facts = facts,
+                Err(BenchError::Skip(why)) | Err(BenchError::Failed(why)) => {
+                    self.result.status = Status::Failed;
+                    self.result.reason = Some(why);
+                    return Some(self.result);
+                }
+                Err(BenchError::Interrupted) => {}
+            }
+        }
+        let canary = canary(&self.canaries);
+        match measured(m, canary, keep_samples) {
+            Ok(x) => self.result.measured = Some(x),
+            Err(e) => {
+                self.result.status = Status::Failed;
+                self.result.reason = Some(e.to_string());
+            }
+        }
+        Some(self.result)
+    }
+}
+
+fn canary(readings: &[f64]) -> Option<Canary> {
+    let (&first, &last) = (readings.first()?, readings.last()?);
+    let lo = readings.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = readings.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let change = hi / lo - 1.0;
+    Some(Canary {
+        before_ns: first,
+        after_ns: last,
+        change,
+        changed: change > CANARY_THRESHOLD,
+        rounds_ns: readings.to_vec(),
+    })
+}
+
+/// A small seeded generator (SplitMix64) for the round order.
+struct SplitMix(u64);
+
+impl SplitMix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Fisher–Yates.
+    fn shuffle<T>(&mut self, v: &mut [T]) {
+        for i in (1..v.len()).rev() {
+            let j = (self.next() % (i as u64 + 1)) as usize;
+            v.swap(i, j);
+        }
+    }
+}
+
+fn check_interrupt() -> Result<(), BenchError> {
+    if interrupt::interrupted() {
+        Err(BenchError::Interrupted)
+    } else {
+        Ok(())
     }
 }
 
 fn measured(
     m: Measurement,
-    canary: Canary,
+    canary: Option<Canary>,
     keep_samples: bool,
 ) -> Result<Measured, BenchError> {
     let a = m.analysis;
@@ -203,10 +561,12 @@ fn measured(
         .raw
         .clone()
         .ok_or_else(|| BenchError::Failed("no samples were taken".into()))?;
-    let median_ns = a.headline().map(|s| s.median).unwrap_or(f64::NAN);
+    let est = a.estimate.clone();
+    let median_ns = a.figure();
     let samples = keep_samples.then(|| Samples {
         per_op_ns: a.per_op_ns.clone(),
         at_ns: m.samples.iter().map(|s| s.at_ns).collect(),
+        round: m.samples.iter().map(|s| s.round).collect(),
         flags: a
             .flags
             .iter()
@@ -222,10 +582,16 @@ fn measured(
     });
     Ok(Measured {
         median_ns,
+        ci_low_ns: est.as_ref().map_or(raw.ci_low, |e| e.ci_low),
+        ci_high_ns: est.as_ref().map_or(raw.ci_high, |e| e.ci_high),
+        round_sd_ns: est.as_ref().map_or(0.0, |e| e.sd),
+        round_spread: est.as_ref().map_or(0.0, |e| e.spread()),
+        rounds: a.rounds,
+        states: a.states,
         clean: a.clean,
         raw,
         counts: a.counts,
-        pilot_ns: a.pilot_ns,
+        center_ns: a.center_ns,
         batch: m.batch,
         operations: a.operations,
         overhead: m.overhead,
@@ -234,7 +600,7 @@ fn measured(
         stop_reason: m.stop_reason,
         levels: a.levels,
         modes: a.modes,
-        canary: Some(canary),
+        canary,
         warmup_ns: m.warmup_ns,
         elapsed_ns: m.elapsed_ns,
         samples,

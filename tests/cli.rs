@@ -370,12 +370,33 @@ fn check_measured(r: &BenchResult) {
     assert!(m.counts.clean <= m.counts.total, "{what}: {:?}", m.counts);
     assert!(m.counts.total >= 1, "{what}: {:?}", m.counts);
     assert!(!m.stop_reason.is_empty(), "{what}: no stop reason");
-    // The headline is the clean median, or the raw one when no sample is clean.
+    // The headline is the mean of the round medians, inside its own interval.
+    let figures: Vec<f64> = m.rounds.iter().filter_map(|r| r.median_ns).collect();
+    assert!(!m.rounds.is_empty(), "{what}: no rounds");
+    if !figures.is_empty() {
+        let mean = figures.iter().sum::<f64>() / figures.len() as f64;
+        assert!(
+            (mean - m.median_ns).abs() <= 1e-9 * mean.abs().max(1.0),
+            "{what}: the headline {} is not the mean of the round medians {figures:?}",
+            m.median_ns
+        );
+    }
+    assert!(
+        m.ci_low_ns <= m.median_ns && m.median_ns <= m.ci_high_ns,
+        "{what}: headline outside its CI: {} {}–{}",
+        m.median_ns,
+        m.ci_low_ns,
+        m.ci_high_ns
+    );
+    assert_eq!(
+        m.rounds.iter().map(|r| r.total).sum::<usize>(),
+        m.counts.total,
+        "{what}: every sample belongs to a round"
+    );
     let headline = m.clean.as_ref().unwrap_or(&m.raw);
-    assert_eq!(headline.median, m.median_ns, "{what}: the headline median");
     assert!(
         headline.ci_low <= headline.median && headline.median <= headline.ci_high,
-        "{what}: median outside its CI: {headline:?}"
+        "{what}: pooled median outside its CI: {headline:?}"
     );
     assert_eq!(
         m.clean.as_ref().map_or(0, |c| c.n),
@@ -390,6 +411,7 @@ fn check_measured(r: &BenchResult) {
     let lengths = [
         s.per_op_ns.len(),
         s.at_ns.len(),
+        s.round.len(),
         s.flags.len(),
         s.invol_switches.len(),
         s.vol_switches.len(),
@@ -451,7 +473,7 @@ fn list_refuses_a_filter_that_matches_nothing() {
 #[test]
 fn run_json_follows_the_schema() {
     let run = run_json(&["syscall.getpid*", "call.empty"], &[]);
-    assert_eq!(run.schema_version, 1);
+    assert_eq!(run.schema_version, 2);
     assert_eq!(run.tool, "syscost");
     assert!(run.complete, "a finished run is complete");
     assert_eq!(run.harness.profile, "smoke");

@@ -22,6 +22,7 @@ pub mod syscall;
 pub use params::{Kind, ParamArg, ParamSpec, Params};
 
 use crate::error::BenchError;
+pub use crate::harness::Loop;
 use crate::harness::{Body, Harness, Measurement, Plan};
 use crate::report::model::Fact;
 
@@ -85,20 +86,6 @@ impl Prepared {
     pub fn after(mut self, after: After) -> Prepared {
         self.after = Some(after);
         self
-    }
-}
-
-/// A body that runs a closure `iters` times; the closure is inlined into the loop and
-/// returns an error only when the operation failed.
-pub struct Loop<F>(pub F);
-
-impl<F: FnMut() -> Result<(), BenchError>> Body for Loop<F> {
-    #[inline(never)]
-    fn run(&mut self, iters: u64) -> Result<(), BenchError> {
-        for _ in 0..iters {
-            (self.0)()?;
-        }
-        Ok(())
     }
 }
 

@@ -94,6 +94,14 @@ pub struct RunArgs {
     /// of the whole machine, instead of posix_fadvise (root only).
     #[arg(long)]
     pub drop_caches: bool,
+    /// Time every benchmark in batches of exactly N operations instead of calibrated
+    /// batches; 1 times operations one by one, so percentiles and modes are of single
+    /// operations (the clock's read cost and granularity then weigh on cheap ones).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1_000_000_000))]
+    pub batch: Option<u64>,
+    /// Seed of the shuffled round order (default: from the clock; the run records it).
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
 }
 
 /// Options of `syscost repro`.

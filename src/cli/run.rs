@@ -73,6 +73,7 @@ pub fn new_run(host: HostFacts, session: &Session) -> Run {
         harness: session.harness_info(),
         complete: false,
         results: Vec::new(),
+        machine: Default::default(),
         sweeps: Vec::new(),
         rings: Vec::new(),
     }
@@ -130,43 +131,66 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         eprintln!("warning: {w}");
     }
     let _guard = InterruptGuard::install()?;
-    let session = Session::start(SessionOptions {
-        profile,
-        clock: args.clock,
-        invariant_tsc: facts.invariant_tsc,
-        cpu: args.cpu,
-        load: args.load,
-        keep_samples: !args.no_samples,
-    })?;
+    let session = Session::start_with(
+        SessionOptions {
+            profile,
+            clock: args.clock,
+            invariant_tsc: facts.invariant_tsc,
+            cpu: args.cpu,
+            load: args.load,
+            keep_samples: !args.no_samples,
+        },
+        args.batch,
+        args.seed,
+    )?;
     let mut run = new_run(facts, &session);
+    // Is the machine steady enough for the precision asked for? A short look first.
+    let look = session.steadiness(150_000_000);
+    match look {
+        Ok(m) if m.unsteady => eprintln!(
+            "warning: the machine is unsteady: the getpid canary spread {:.1}% (p10–p90) \
+             over 0.15 s, more than the ±{}% target; expect wide intervals, named states \
+             and unconverged results",
+            m.spread * 100.0,
+            profile.ci_target * 100.0
+        ),
+        Ok(_) => {}
+        Err(BenchError::Interrupted) => {
+            drop(session);
+            output.begin(&run)?;
+            output.finish(&run)?;
+            eprintln!("syscost: interrupted before anything was measured");
+            return Ok(ExitCode::from(130));
+        }
+        Err(e) => eprintln!("warning: the canary could not be read: {e}"),
+    }
+
     output.begin(&run)?;
 
-    let progress = Progress::new(instances.len() as u64);
-    let mut interrupted = false;
-    for (b, p) in &instances {
-        progress.show(b.name(), p);
-        match session.run(*b, p) {
-            Ok(r) => {
-                run.results.push(r);
-                let r = run.results.last().expect("just pushed");
-                progress.bar.suspend(|| output.result(&run, r))?;
-            }
-            Err(BenchError::Interrupted) => {
-                interrupted = true;
-                break;
-            }
-            Err(e) => unreachable!("Session::run returns only interruptions: {e}"),
+    let rounds = profile.min_rounds as u64;
+    let progress = Progress::new(instances.len() as u64 * rounds);
+    let list: Vec<(&dyn Bench, Params)> =
+        instances.iter().map(|(b, p)| (*b, p.clone())).collect();
+    let outcome = session.run_all(&list, &mut |step| {
+        progress.show(step.round, step.name, step.params);
+        if (step.round as u64) < rounds {
+            progress.bar.inc(1);
         }
-        progress.bar.inc(1);
-    }
+    })?;
     progress.bar.finish_and_clear();
+    let interrupted = outcome.interrupted;
     run.complete = !interrupted;
+    run.results = outcome.results;
+    run.machine = outcome.machine;
     run.sweeps = crate::report::sweep::fits(&run.results);
     run.rings = crate::report::ring::tables(&run.results);
     drop(session); // stop the load before the last write
+    for r in &run.results {
+        output.result(r)?;
+    }
     output.finish(&run)?;
     if interrupted {
-        eprintln!("syscost: interrupted; the results measured so far were written");
+        eprintln!("syscost: interrupted; the rounds measured so far were written");
         return Ok(ExitCode::from(130));
     }
     let failed = run.results.iter().any(|r| r.status == Status::Failed);
@@ -200,13 +224,14 @@ impl Progress {
         }
     }
 
-    fn show(&self, name: &str, p: &Params) {
+    fn show(&self, round: u32, name: &str, p: &Params) {
         if self.tty
             && self.bar.is_hidden()
             && self.start.elapsed() > Duration::from_secs(2)
         {
             self.bar.set_draw_target(ProgressDrawTarget::stderr());
         }
-        self.bar.set_message(format!("{name} {}", p.label()));
+        self.bar
+            .set_message(format!("round {} · {name} {}", round + 1, p.label()));
     }
 }

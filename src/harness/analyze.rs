@@ -6,13 +6,14 @@
 
 use super::{Expect, Sample, Settings};
 use crate::runner::usage::Usage;
+use crate::stats::rounds::{self, RoundEstimate, State};
 use crate::stats::{self, changepoint, modes, outliers, Mode, Summary};
 use serde::{Deserialize, Serialize};
 
 /// Why each sample is out of the clean set.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SampleFlags {
-    /// Outside the window around the pilot estimate (VMS timing executive).
+    /// Outside the window around the centre (the VMS timing executive's window).
     pub window: bool,
     /// A MAD outlier (modified z-score above the threshold).
     pub mad: bool,
@@ -74,6 +75,21 @@ pub struct Accounting {
     pub major_faults: f64,
 }
 
+/// One round's figure.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RoundFigure {
+    /// The round (0 first).
+    pub round: u32,
+    /// When its first sample started, ns since the measurement began.
+    pub start_ns: f64,
+    /// The median of its clean samples (None when it has none), ns per operation.
+    pub median_ns: Option<f64>,
+    /// Its clean samples.
+    pub clean: usize,
+    /// All its samples.
+    pub total: usize,
+}
+
 /// The result of [`analyze`].
 #[derive(Debug, Clone, Default)]
 pub struct Analysis {
@@ -81,8 +97,8 @@ pub struct Analysis {
     pub per_op_ns: Vec<f64>,
     /// Each sample's labels.
     pub flags: Vec<SampleFlags>,
-    /// The pilot estimate (median of the leading samples), in ns.
-    pub pilot_ns: f64,
+    /// The centre of the outlier window: the median of every sample, in ns.
+    pub center_ns: f64,
     /// Statistics over every sample.
     pub raw: Option<Summary>,
     /// Statistics over the clean samples.
@@ -97,19 +113,36 @@ pub struct Analysis {
     pub accounting: Accounting,
     /// Operations timed in all samples.
     pub operations: u64,
+    /// Each round's figure, in round order.
+    pub rounds: Vec<RoundFigure>,
+    /// The round-level estimate: the headline and its interval.
+    pub estimate: Option<RoundEstimate>,
+    /// Groups of round figures more than [`STATE_GAP`] apart; more than one means the
+    /// figure depended on when it was measured.
+    pub states: Vec<State>,
 }
 
 impl Analysis {
-    /// The headline summary: clean if any sample is clean, else raw.
+    /// The distribution of the samples: clean if any sample is clean, else raw.
     pub fn headline(&self) -> Option<&Summary> {
         self.clean.as_ref().or(self.raw.as_ref())
     }
 
-    /// The relative half-width of the headline median's CI (infinite when unknown).
+    /// The headline figure: the round-level estimate (mean of the round medians),
+    /// else the median of the samples.
+    pub fn figure(&self) -> f64 {
+        match &self.estimate {
+            Some(e) => e.mean,
+            None => self.headline().map_or(f64::NAN, |s| s.median),
+        }
+    }
+
+    /// The relative half-width of the headline's round-level CI (infinite when
+    /// unknown).
     pub fn relative_ci(&self) -> f64 {
-        self.headline()
-            .map(stats::relative_ci_half_width)
-            .unwrap_or(f64::INFINITY)
+        self.estimate
+            .as_ref()
+            .map_or(f64::INFINITY, RoundEstimate::relative_half_width)
     }
 }
 
@@ -142,9 +175,10 @@ pub fn analyze(
             x.ticks.saturating_sub(overhead_ticks) as f64 * ns_per_tick / k as f64
         })
         .collect();
-    let pilot_n = s.pilot.min(per_op_ns.len());
-    let pilot_ns = stats::median(&per_op_ns[..pilot_n]).unwrap_or(f64::NAN);
-    let window = outliers::window_outliers(&per_op_ns, pilot_ns, s.window.0, s.window.1);
+    // The window is centred on the median of every sample, not on a pilot of the first
+    // ones: a start-up transient must not set the rules for the steady state.
+    let center_ns = stats::median(&per_op_ns).unwrap_or(f64::NAN);
+    let window = outliers::window_outliers(&per_op_ns, center_ns, s.window.0, s.window.1);
     let mut flags: Vec<SampleFlags> = samples
         .iter()
         .enumerate()
@@ -212,18 +246,70 @@ pub fn analyze(
         minor_faults: per(total.minor_faults),
         major_faults: per(total.major_faults),
     };
+    let clean = stats::summarize(&clean_vals);
+    let rounds = round_figures(samples, &per_op_ns, &flags);
+    let figures: Vec<f64> = rounds.iter().filter_map(|r| r.median_ns).collect();
+    // The interval is never narrower than half a clock step per operation, nor than
+    // the pooled samples' own interval of the median.
+    let step = 0.5 * s.granularity_ns / k.max(1) as f64;
+    let pooled = clean.as_ref().map_or(0.0, |c| (c.ci_high - c.ci_low) / 2.0);
+    let estimate = rounds::estimate(&figures, step.max(pooled));
+    let states = rounds::states(&figures, STATE_GAP);
     Analysis {
         raw: stats::summarize(&per_op_ns),
-        clean: stats::summarize(&clean_vals),
+        clean,
         per_op_ns,
         flags,
-        pilot_ns,
+        center_ns,
         counts,
         levels,
         modes,
         accounting,
         operations,
+        rounds,
+        estimate,
+        states,
     }
+}
+
+/// How far apart (relative) two groups of round figures must be to count as two
+/// machine states: the canary's threshold.
+pub const STATE_GAP: f64 = 0.03;
+
+/// Each round's median over its clean samples.
+fn round_figures(
+    samples: &[Sample],
+    per_op_ns: &[f64],
+    flags: &[SampleFlags],
+) -> Vec<RoundFigure> {
+    let mut out: Vec<RoundFigure> = Vec::new();
+    let mut vals: Vec<Vec<f64>> = Vec::new();
+    for (i, x) in samples.iter().enumerate() {
+        let j = match out.iter().position(|r| r.round == x.round) {
+            Some(j) => j,
+            None => {
+                out.push(RoundFigure {
+                    round: x.round,
+                    start_ns: x.at_ns,
+                    median_ns: None,
+                    clean: 0,
+                    total: 0,
+                });
+                vals.push(Vec::new());
+                out.len() - 1
+            }
+        };
+        out[j].total += 1;
+        if flags[i].clean() {
+            out[j].clean += 1;
+            vals[j].push(per_op_ns[i]);
+        }
+    }
+    for (r, v) in out.iter_mut().zip(&vals) {
+        r.median_ns = stats::median(v);
+    }
+    out.sort_by_key(|r| r.round);
+    out
 }
 
 /// The fewest samples in which modes are looked for.

@@ -11,6 +11,13 @@ pub enum Calibration {
         /// The next batch size to time.
         k: u64,
     },
+    /// A batch of `k` reached the target; time one more of the same size before
+    /// accepting it, so a cold first batch (page faults, a cold cache) cannot settle the
+    /// size.
+    Confirming {
+        /// The batch size to confirm.
+        k: u64,
+    },
     /// Done: collect with batches of `k`.
     Done {
         /// The batch size to collect with.
@@ -34,21 +41,31 @@ impl Calibration {
     /// (a first batch is often slow and cold; a too-fast one may be below the clock's
     /// resolution and read as 0).
     pub fn next(self, batch_ns: f64, target_ns: f64) -> Calibration {
-        let k = match self {
+        let (k, confirming) = match self {
             Calibration::Done { .. } => return self,
-            Calibration::Tuning { k } => k,
+            Calibration::Tuning { k } => (k, false),
+            Calibration::Confirming { k } => (k, true),
         };
         if batch_ns >= target_ns || k >= MAX_BATCH {
-            return Calibration::Done { k };
+            return if confirming || k >= MAX_BATCH {
+                Calibration::Done { k }
+            } else {
+                Calibration::Confirming { k }
+            };
         }
         let want = if batch_ns > 0.0 {
             (k as f64 * 1.2 * target_ns / batch_ns).ceil() as u64
         } else {
             k.saturating_mul(100)
         };
-        let k = want
-            .clamp(k.saturating_mul(2), k.saturating_mul(100))
-            .min(MAX_BATCH);
+        // A confirmation that came in short was a slow first batch: resize from the
+        // faster rate (it may be less than a doubling).
+        let lo = if confirming {
+            k + 1
+        } else {
+            k.saturating_mul(2)
+        };
+        let k = want.clamp(lo, k.saturating_mul(100)).min(MAX_BATCH);
         Calibration::Tuning { k }
     }
 }
@@ -59,10 +76,18 @@ mod tests {
 
     #[test]
     fn slow_operations_stay_at_one() {
-        assert_eq!(
-            Calibration::start().next(2e6, 1e4),
-            Calibration::Done { k: 1 }
-        );
+        let s = Calibration::start().next(2e6, 1e4);
+        assert_eq!(s, Calibration::Confirming { k: 1 });
+        assert_eq!(s.next(2e6, 1e4), Calibration::Done { k: 1 });
+    }
+
+    #[test]
+    fn a_slow_first_batch_does_not_settle_the_size() {
+        // The first call faults and takes 20 µs; the next takes 100 ns: grow.
+        let s = Calibration::start().next(20_000.0, 10_000.0);
+        assert_eq!(s, Calibration::Confirming { k: 1 });
+        let s = s.next(100.0, 10_000.0);
+        assert_eq!(s, Calibration::Tuning { k: 100 });
     }
 
     #[test]
@@ -71,7 +96,8 @@ mod tests {
         let s = Calibration::start().next(100.0, 10_000.0);
         assert_eq!(s, Calibration::Tuning { k: 100 });
         let s = s.next(10_000.0, 10_000.0);
-        assert_eq!(s, Calibration::Done { k: 100 });
+        assert_eq!(s, Calibration::Confirming { k: 100 });
+        assert_eq!(s.next(10_100.0, 10_000.0), Calibration::Done { k: 100 });
         // At 1 µs for k=4 and target 10 µs: want ceil(4*1.2*10) = 48.
         assert_eq!(
             Calibration::Tuning { k: 4 }.next(1000.0, 10_000.0),

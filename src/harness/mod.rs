@@ -20,6 +20,7 @@ pub use profile::Profile;
 use crate::error::BenchError;
 use crate::runner::interrupt;
 use crate::runner::usage::{Usage, Who};
+use crate::stats::rounds::State;
 use calibrate::Calibration;
 use clock::Clock;
 use serde::{Deserialize, Serialize};
@@ -42,18 +43,36 @@ pub trait Body {
     }
 }
 
-/// The harness's empty body: a loop of `iters` iterations whose counter the compiler
-/// must keep. Its cost per batch is what the harness subtracts.
+/// A body that runs a closure `iters` times; the closure is inlined into the loop and
+/// returns an error only when the operation failed. Every catalogue benchmark that
+/// repeats a call is this loop, and so is [`EmptyLoop`], the baseline subtracted from
+/// it.
+pub struct Loop<F>(pub F);
+
+impl<F: FnMut() -> Result<(), BenchError>> Body for Loop<F> {
+    #[inline(never)]
+    fn run(&mut self, iters: u64) -> Result<(), BenchError> {
+        for _ in 0..iters {
+            (self.0)()?;
+        }
+        Ok(())
+    }
+}
+
+/// The harness's empty body: the benchmarks' own [`Loop`] around an operation that
+/// does nothing the compiler may remove (an empty `black_box`), so what is subtracted
+/// is the loop the benchmarks run, not a look-alike. Its cost per batch is what the
+/// harness subtracts.
 #[derive(Debug, Default)]
 pub struct EmptyLoop;
 
 impl Body for EmptyLoop {
-    #[inline(never)]
     fn run(&mut self, iters: u64) -> Result<(), BenchError> {
-        for i in 0..iters {
-            std::hint::black_box(i);
-        }
-        Ok(())
+        Loop(|| {
+            std::hint::black_box(());
+            Ok(())
+        })
+        .run(iters)
     }
 }
 
@@ -89,12 +108,14 @@ pub struct Plan {
 /// One timed batch.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Sample {
-    /// When the batch started, in ns since collection began.
+    /// When the batch started, in ns since the measurement (or the run) began.
     pub at_ns: f64,
     /// The batch's clock ticks, overhead not yet subtracted.
     pub ticks: u64,
     /// The resource usage of the measuring thread across the batch.
     pub usage: Usage,
+    /// The round it belongs to (0 first).
+    pub round: u32,
 }
 
 /// The empty-loop overhead the harness subtracted.
@@ -108,6 +129,9 @@ pub struct Overhead {
     pub samples: usize,
     /// Whether it was subtracted.
     pub subtracted: bool,
+    /// The ticks subtracted from every batch (0 when not subtracted).
+    #[serde(skip)]
+    pub ticks: u64,
 }
 
 /// Everything the harness learned about one benchmark.
@@ -121,7 +145,7 @@ pub struct Measurement {
     pub samples: Vec<Sample>,
     /// The analysis of the samples.
     pub analysis: Analysis,
-    /// Whether the median's CI reached the target.
+    /// Whether the round-level CI reached the target.
     pub converged: bool,
     /// Why sampling stopped.
     pub stop_reason: String,
@@ -134,19 +158,21 @@ pub struct Measurement {
 /// The harness settings that are not the profile.
 #[derive(Debug, Clone, Copy)]
 pub struct Settings {
-    /// The profile: warm-up, sample counts, time budget, CI target.
+    /// The profile: rounds, warm-up, sampling time, CI target.
     pub profile: Profile,
     /// The clock's measured granularity in ns; batches last at least 1000 times it.
     pub granularity_ns: f64,
-    /// The VMS window around the pilot median: below and above, as fractions.
+    /// The VMS window around the centre (the median of all samples): below and above,
+    /// as fractions.
     pub window: (f64, f64),
     /// The modified z-score above which a sample is a MAD outlier.
     pub mad_threshold: f64,
     /// The MAD is taken as at least this fraction of the median (see
     /// [`crate::stats::outliers::mad_outliers_floored`]).
     pub mad_floor: f64,
-    /// How many leading samples form the pilot estimate.
-    pub pilot: usize,
+    /// A fixed batch size for every benchmark (`--batch`; 1 times operations one by
+    /// one), overriding calibration.
+    pub batch: Option<u64>,
 }
 
 impl Settings {
@@ -158,7 +184,7 @@ impl Settings {
             window: (0.25, 0.5),
             mad_threshold: 3.5,
             mad_floor: 0.005,
-            pilot: 100,
+            batch: None,
         }
     }
 
@@ -229,8 +255,143 @@ impl<'a> Harness<'a> {
         Ok((t0, t1.wrapping_sub(t0), u1.since(&u0)))
     }
 
-    /// Measures `body`, subtracting the cost of `baseline` (normally [`EmptyLoop`]) run
-    /// with the same batch size.
+    fn since(&self, t0: u64) -> f64 {
+        self.clock.to_ns(self.clock.now().wrapping_sub(t0))
+    }
+
+    /// The batch size for `body`: the plan's or `--batch`'s fixed size, or calibrated
+    /// so one batch lasts the target duration. Calibration batches warm the body up.
+    pub fn calibrate(&self, body: &mut dyn Body, plan: Plan) -> Result<u64, BenchError> {
+        if let Some(k) = plan.fixed_batch.or(self.settings.batch) {
+            return Ok(k.max(1));
+        }
+        let target = self.settings.target_batch_ns();
+        let mut state = Calibration::start();
+        loop {
+            match state {
+                Calibration::Done { k } => return Ok(k),
+                Calibration::Tuning { k } | Calibration::Confirming { k } => {
+                    let (_, ticks, _) = self.batch(body, k)?;
+                    state = state.next(self.clock.to_ns(ticks), target);
+                }
+            }
+            check_interrupt()?;
+        }
+    }
+
+    /// Runs batches of `k` for `ns` (at least one batch when `ns` > 0), untimed.
+    pub fn warm(&self, body: &mut dyn Body, k: u64, ns: u64) -> Result<(), BenchError> {
+        if ns == 0 {
+            return Ok(());
+        }
+        let start = self.clock.now();
+        loop {
+            self.batch(body, k)?;
+            check_interrupt()?;
+            if self.since(start) >= ns as f64 {
+                return Ok(());
+            }
+        }
+    }
+
+    /// The median cost of `baseline` (normally [`EmptyLoop`]) at batch size `k`: what
+    /// is subtracted from every batch unless the plan keeps the overhead.
+    pub fn overhead(
+        &self,
+        baseline: &mut dyn Body,
+        k: u64,
+        plan: Plan,
+    ) -> Result<Overhead, BenchError> {
+        let n = self.settings.profile.overhead_samples;
+        let mut empty: Vec<u64> = Vec::with_capacity(n);
+        for _ in 0..n {
+            empty.push(self.batch(baseline, k)?.1);
+        }
+        empty.sort_unstable();
+        let ticks = empty.get(empty.len() / 2).copied().unwrap_or(0);
+        let ops = (k * plan.per_iter.max(1)) as f64;
+        Ok(Overhead {
+            per_batch_ns: self.clock.to_ns(ticks),
+            per_op_ns: self.clock.to_ns(ticks) / ops,
+            samples: empty.len(),
+            subtracted: !plan.keep_overhead,
+            ticks: if plan.keep_overhead { 0 } else { ticks },
+        })
+    }
+
+    /// One round's samples: batches of `k` for the profile's round time (at least its
+    /// minimum count, at most its maximum), stamped relative to `begin` (a clock
+    /// reading) and with `round`, appended to `out`. The time counts resets too, so a
+    /// body with a costly reset cannot stretch a round.
+    pub fn collect(
+        &self,
+        body: &mut dyn Body,
+        k: u64,
+        round: u32,
+        begin: u64,
+        out: &mut Vec<Sample>,
+    ) -> Result<(), BenchError> {
+        let p = self.settings.profile;
+        let start = self.clock.now();
+        let mut n = 0;
+        loop {
+            let (t0, ticks, usage) = self.batch(body, k)?;
+            out.push(Sample {
+                at_ns: self.clock.to_ns(t0.wrapping_sub(begin)),
+                ticks,
+                usage,
+                round,
+            });
+            n += 1;
+            check_interrupt()?;
+            if n >= p.round_max_samples
+                || (n >= p.round_min_samples && self.since(start) >= p.round_ns as f64)
+            {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Analyses the samples so far and decides whether the figure is known: the
+    /// round-level interval within the target after the profile's minimum rounds.
+    pub fn conclude(
+        &self,
+        samples: &[Sample],
+        k: u64,
+        overhead: &Overhead,
+        plan: Plan,
+    ) -> (Analysis, bool, String) {
+        let p = self.settings.profile;
+        let a = self.analyze(
+            samples,
+            k * plan.per_iter.max(1),
+            overhead.ticks,
+            plan.expect,
+        );
+        let rounds = a.estimate.as_ref().map_or(0, |e| e.rounds);
+        let ci = a.relative_ci();
+        let states = if a.states.len() > 1 {
+            format!("; the rounds disagree ({})", describe_states(&a.states))
+        } else {
+            String::new()
+        };
+        if ci <= p.ci_target && rounds >= p.min_rounds {
+            let why = format!("CI ±{:.2}% after {rounds} rounds{states}", ci * 100.0);
+            return (a, true, why);
+        }
+        let why = format!(
+            "CI ±{:.2}% after {rounds} rounds (target ±{:.2}%){states}",
+            ci * 100.0,
+            p.ci_target * 100.0
+        );
+        (a, false, why)
+    }
+
+    /// Measures `body` alone: calibration, warm-up, the overhead of `baseline` (normally
+    /// [`EmptyLoop`]) at the same batch size, then rounds back to back on the same body
+    /// until the round-level interval reaches the target or the profile's rounds end.
+    /// A run of several benchmarks interleaves their rounds instead (see
+    /// [`crate::session::Session::run_all`]).
     pub fn measure(
         &self,
         body: &mut dyn Body,
@@ -238,107 +399,28 @@ impl<'a> Harness<'a> {
         plan: Plan,
     ) -> Result<Measurement, BenchError> {
         let p = self.settings.profile;
-        let c = self.clock;
-        let start = c.now();
-        let since = |t0: u64| c.to_ns(c.now().wrapping_sub(t0));
-
-        // Calibrate the batch size; these batches are part of the warm-up.
-        let k = match plan.fixed_batch {
-            Some(k) => k.max(1),
-            None => {
-                let target = self.settings.target_batch_ns();
-                let mut state = Calibration::start();
-                loop {
-                    match state {
-                        Calibration::Done { k } => break k,
-                        Calibration::Tuning { k } => {
-                            let (_, ticks, _) = self.batch(body, k)?;
-                            state = state.next(c.to_ns(ticks), target);
-                        }
-                    }
-                    check_interrupt()?;
+        let start = self.clock.now();
+        let k = self.calibrate(body, plan)?;
+        self.warm(body, k, p.warmup_ns)?;
+        let overhead = self.overhead(baseline, k, plan)?;
+        let warmup_ns = self.since(start);
+        let begin = self.clock.now();
+        let mut samples = Vec::new();
+        let mut round = 0u32;
+        let (analysis, converged, stop_reason) = loop {
+            if round > 0 {
+                self.warm(body, k, p.round_warmup_ns)?;
+            }
+            self.collect(body, k, round, begin, &mut samples)?;
+            round += 1;
+            let done = round as usize >= p.max_rounds;
+            if round as usize >= p.min_rounds || done {
+                let (a, ok, why) = self.conclude(&samples, k, &overhead, plan);
+                if ok || done {
+                    break (a, ok, why);
                 }
             }
         };
-        while since(start) < p.warmup_ns as f64 {
-            self.batch(body, k)?;
-            check_interrupt()?;
-        }
-
-        // The empty loop at the same batch size.
-        let mut empty: Vec<u64> = Vec::with_capacity(p.overhead_samples);
-        for _ in 0..p.overhead_samples {
-            empty.push(self.batch(baseline, k)?.1);
-        }
-        empty.sort_unstable();
-        let overhead_ticks = if empty.is_empty() {
-            0
-        } else {
-            empty[empty.len() / 2]
-        };
-        let per_iter = plan.per_iter.max(1);
-        let overhead = Overhead {
-            per_batch_ns: c.to_ns(overhead_ticks),
-            per_op_ns: c.to_ns(overhead_ticks) / (k * per_iter) as f64,
-            samples: empty.len(),
-            subtracted: !plan.keep_overhead,
-        };
-        let subtract = if plan.keep_overhead {
-            0
-        } else {
-            overhead_ticks
-        };
-        let warmup_ns = since(start);
-
-        // Collect until converged or out of time.
-        let mut samples: Vec<Sample> = Vec::with_capacity(1024);
-        let begin = c.now();
-        let mut next_check = p.min_samples.max(10);
-        let (converged, stop_reason) = loop {
-            let (t0, ticks, usage) = self.batch(body, k)?;
-            let at_ns = c.to_ns(t0.wrapping_sub(begin));
-            samples.push(Sample {
-                at_ns,
-                ticks,
-                usage,
-            });
-            check_interrupt()?;
-            let elapsed = since(begin);
-            let out_of_time =
-                elapsed >= p.max_time_ns as f64 || samples.len() >= p.max_samples;
-            if samples.len() < next_check && !out_of_time {
-                continue;
-            }
-            next_check = samples.len() + (samples.len() / 8).max(10);
-            let a = self.analyze(&samples, k * per_iter, subtract, plan.expect);
-            let ci = a.relative_ci();
-            let ok = ci <= p.ci_target;
-            if ok && samples.len() >= p.min_samples && elapsed >= p.min_time_ns as f64 {
-                break (
-                    true,
-                    format!(
-                        "CI of the median ±{:.2}% after {} samples",
-                        ci * 100.0,
-                        samples.len()
-                    ),
-                );
-            }
-            if out_of_time {
-                let what = if samples.len() >= p.max_samples {
-                    "sample limit"
-                } else {
-                    "time budget"
-                };
-                let msg = format!(
-                    "{what} ended with CI ±{:.2}% (target ±{:.2}%)",
-                    ci * 100.0,
-                    p.ci_target * 100.0
-                );
-                break (ok, msg);
-            }
-        };
-        let elapsed_ns = since(begin);
-        let analysis = self.analyze(&samples, k * per_iter, subtract, plan.expect);
         Ok(Measurement {
             batch: k,
             overhead,
@@ -347,7 +429,7 @@ impl<'a> Harness<'a> {
             converged,
             stop_reason,
             warmup_ns,
-            elapsed_ns,
+            elapsed_ns: self.since(begin),
         })
     }
 
@@ -369,8 +451,8 @@ impl<'a> Harness<'a> {
     }
 
     /// The canary: the median per-operation time of `batches` fixed batches of `k`
-    /// operations of `body`, with nothing subtracted. Measured before and after each
-    /// benchmark, it tells whether the machine itself changed speed.
+    /// operations of `body`, with nothing subtracted. Measured before each round of
+    /// each benchmark, it tells whether the machine itself changed speed.
     pub fn canary(
         &self,
         body: &mut dyn Body,
@@ -384,6 +466,34 @@ impl<'a> Harness<'a> {
         v.sort_by(f64::total_cmp);
         Ok(v.get(v.len() / 2).copied().unwrap_or(f64::NAN))
     }
+}
+
+/// States as text: "85.1 ns 60%, 93.0 ns 40%".
+pub fn describe_states(states: &[State]) -> String {
+    states
+        .iter()
+        .map(|s| format!("{} {:.0}%", ns_text(s.median_ns), s.share * 100.0))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// ns with three significant figures in a readable unit.
+fn ns_text(ns: f64) -> String {
+    let (v, unit) = if ns >= 1e6 {
+        (ns / 1e6, "ms")
+    } else if ns >= 1e3 {
+        (ns / 1e3, "µs")
+    } else {
+        (ns, "ns")
+    };
+    let digits = if v >= 100.0 {
+        0
+    } else if v >= 10.0 {
+        1
+    } else {
+        2
+    };
+    format!("{v:.digits$} {unit}")
 }
 
 fn check_interrupt() -> Result<(), BenchError> {

@@ -1,5 +1,10 @@
-//! Measurement profiles: how long to warm up, how many samples, how long at most, and
-//! how tight the median's confidence interval must be.
+//! Measurement profiles: how many rounds, how long each round samples, how long to warm
+//! up, and how tight the round-level confidence interval must be.
+//!
+//! A benchmark is measured in rounds separated in time (in a run of several, the
+//! rounds of all of them are interleaved in a shuffled order). Each round is a short
+//! window of samples; the figure and its interval come from the rounds (see
+//! [`crate::stats::rounds`]).
 
 use serde::Serialize;
 
@@ -8,17 +13,24 @@ use serde::Serialize;
 pub struct Profile {
     /// The profile's name.
     pub name: &'static str,
-    /// Warm-up (calibration included), in ns.
+    /// Warm-up before a benchmark's first round (calibration included), in ns.
     pub warmup_ns: u64,
-    /// Samples to take at least.
-    pub min_samples: usize,
-    /// Samples to take at most.
-    pub max_samples: usize,
-    /// Sampling time at least, in ns.
-    pub min_time_ns: u64,
-    /// Sampling time at most (the budget), in ns.
-    pub max_time_ns: u64,
-    /// The target relative half-width of the 95% CI of the median.
+    /// Warm-up before each later round, in ns (the benchmark is set up anew).
+    pub round_warmup_ns: u64,
+    /// Sampling time of one round, in ns.
+    pub round_ns: u64,
+    /// Samples per round at least (even past `round_ns`).
+    pub round_min_samples: usize,
+    /// Samples per round at most.
+    pub round_max_samples: usize,
+    /// Rounds at least: the interval needs several to say anything.
+    pub min_rounds: usize,
+    /// Rounds at most: a benchmark whose rounds still disagree stops here, unconverged.
+    pub max_rounds: usize,
+    /// The rounds of a run are spread over at least this much time, in ns: a run of
+    /// few benchmarks waits between rounds (timing the canary meanwhile).
+    pub span_ns: u64,
+    /// The target relative half-width of the round-level 95% CI.
     pub ci_target: f64,
     /// The shortest batch, in ns (batches also last ≥ 1000× the clock's granularity).
     pub min_batch_ns: u64,
@@ -29,50 +41,62 @@ pub struct Profile {
 const MS: u64 = 1_000_000;
 
 impl Profile {
-    /// For tests: a few samples, a few milliseconds.
+    /// For tests: two short rounds, a few milliseconds.
     pub const SMOKE: Profile = Profile {
         name: "smoke",
         warmup_ns: MS,
-        min_samples: 5,
-        max_samples: 200,
-        min_time_ns: 0,
-        max_time_ns: 20 * MS,
+        round_warmup_ns: 0,
+        round_ns: 3 * MS,
+        round_min_samples: 3,
+        round_max_samples: 200,
+        min_rounds: 2,
+        max_rounds: 2,
+        span_ns: 0,
         ci_target: 0.05,
         min_batch_ns: 2_000,
         overhead_samples: 5,
     };
-    /// A fast look: under half a second per benchmark.
+    /// A fast look: three to five short rounds.
     pub const QUICK: Profile = Profile {
         name: "quick",
-        warmup_ns: 20 * MS,
-        min_samples: 30,
-        max_samples: 50_000,
-        min_time_ns: 30 * MS,
-        max_time_ns: 300 * MS,
+        warmup_ns: 5 * MS,
+        round_warmup_ns: MS,
+        round_ns: 8 * MS,
+        round_min_samples: 5,
+        round_max_samples: 20_000,
+        min_rounds: 3,
+        max_rounds: 5,
+        span_ns: 500 * MS,
         ci_target: 0.02,
         min_batch_ns: 10_000,
         overhead_samples: 21,
     };
-    /// The default.
+    /// The default: five to ten rounds spread over at least two seconds.
     pub const STANDARD: Profile = Profile {
         name: "standard",
-        warmup_ns: 50 * MS,
-        min_samples: 100,
-        max_samples: 200_000,
-        min_time_ns: 150 * MS,
-        max_time_ns: 2_000 * MS,
+        warmup_ns: 20 * MS,
+        round_warmup_ns: 3 * MS,
+        round_ns: 25 * MS,
+        round_min_samples: 10,
+        round_max_samples: 50_000,
+        min_rounds: 5,
+        max_rounds: 10,
+        span_ns: 2_000 * MS,
         ci_target: 0.01,
         min_batch_ns: 10_000,
         overhead_samples: 51,
     };
-    /// Long runs: tighter CI, more time, levels over seconds become visible.
+    /// Long runs: ten to thirty rounds over at least twenty seconds, tighter CI.
     pub const THOROUGH: Profile = Profile {
         name: "thorough",
-        warmup_ns: 200 * MS,
-        min_samples: 500,
-        max_samples: 1_000_000,
-        min_time_ns: 2_000 * MS,
-        max_time_ns: 10_000 * MS,
+        warmup_ns: 100 * MS,
+        round_warmup_ns: 10 * MS,
+        round_ns: 100 * MS,
+        round_min_samples: 20,
+        round_max_samples: 200_000,
+        min_rounds: 10,
+        max_rounds: 30,
+        span_ns: 20_000 * MS,
         ci_target: 0.005,
         min_batch_ns: 10_000,
         overhead_samples: 101,

@@ -6,17 +6,31 @@ use crate::runner::usage::Usage;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+/// Two rounds of exactly ten samples (a round lasts at least 0 ns), up to four rounds.
 const PROFILE: Profile = Profile {
     name: "test",
     warmup_ns: 50_000,
-    min_samples: 20,
-    max_samples: 10_000,
-    min_time_ns: 0,
-    max_time_ns: 50_000_000,
+    round_warmup_ns: 0,
+    round_ns: 0,
+    round_min_samples: 10,
+    round_max_samples: 10_000,
+    min_rounds: 2,
+    max_rounds: 4,
+    span_ns: 0,
     ci_target: 0.01,
     min_batch_ns: 2_000,
     overhead_samples: 5,
 };
+
+/// `n` samples in one round, one round only.
+fn one_round(n: usize) -> Profile {
+    Profile {
+        round_min_samples: n,
+        min_rounds: 1,
+        max_rounds: 1,
+        ..PROFILE
+    }
+}
 
 /// A fake operation: each call of `run(k)` advances the fake clock by
 /// `per_batch + k * (loop_ns + op_ns(call))`, and may count an involuntary switch.
@@ -107,39 +121,71 @@ fn overhead_is_measured_at_the_same_batch_size_and_subtracted() {
 }
 
 #[test]
-fn constant_samples_converge_at_the_minimum_count() {
+fn constant_samples_converge_at_the_minimum_rounds() {
     let clock = FakeClock::new(5);
     let m = measure(&clock, &mut FakeBody::new(&clock, |_| 100), PROFILE);
     assert!(m.converged, "{}", m.stop_reason);
     assert_eq!(m.samples.len(), 20);
+    assert_eq!(m.analysis.rounds.len(), 2);
+    assert!(m.samples[..10].iter().all(|s| s.round == 0));
+    assert!(m.samples[10..].iter().all(|s| s.round == 1));
     assert!(
-        m.stop_reason.contains("after 20 samples"),
+        m.stop_reason.contains("after 2 rounds"),
         "{}",
         m.stop_reason
     );
+    let e = m.analysis.estimate.as_ref().unwrap();
+    assert_eq!((e.mean, e.sd), (100.0, 0.0));
+    // Identical rounds: the interval is the floor, half a clock step per operation
+    // (10 ns granularity / 100 operations / 2) or the pooled interval, whichever is wider.
+    assert!(e.ci_high - e.mean >= 0.05 - 1e-12, "{e:?}");
 }
 
 #[test]
-fn scattered_samples_stop_at_the_budget_unconverged() {
+fn rounds_that_disagree_stop_unconverged_with_their_states() {
     let clock = FakeClock::new(5);
-    // Three costs in rotation, far apart: the CI of the median never gets within 1%.
-    let mut body = FakeBody::new(&clock, |i| [60, 100, 140][(i % 3) as usize]);
+    // The machine alternates between 100 and 110 ns every ten batches: each round sees
+    // mostly one state, and the round-level interval must show it.
+    let mut body = FakeBody::new(&clock, |i| if (i / 10) % 2 == 0 { 100 } else { 110 });
     let profile = Profile {
-        max_time_ns: 2_000_000,
+        min_rounds: 6,
+        max_rounds: 6,
         ..PROFILE
     };
     let m = measure(&clock, &mut body, profile);
+    assert!(!m.converged, "{}", m.stop_reason);
     assert!(
-        !m.converged,
-        "{} {:?} {:?}",
-        m.stop_reason, m.analysis.counts, m.analysis.clean
-    );
-    assert!(
-        m.stop_reason.starts_with("time budget ended"),
+        m.stop_reason.contains("after 6 rounds"),
         "{}",
         m.stop_reason
     );
-    assert!(m.elapsed_ns >= 2_000_000.0);
+    let e = m.analysis.estimate.as_ref().unwrap();
+    assert_eq!(e.rounds, 6);
+    assert!(e.spread() > 0.05, "{e:?}");
+    assert!(e.ci_low < 105.0 && e.ci_high > 105.0, "{e:?}");
+    // A single window (the old harness) would have reported a tight interval around
+    // whichever state it saw.
+    assert!(m.analysis.relative_ci() > 0.01);
+}
+
+#[test]
+fn a_start_up_transient_does_not_set_the_window() {
+    let clock = FakeClock::new(5);
+    // The first 40 batches are slow (200 ns), then the steady state is 100 ns: centred
+    // on a pilot of the first samples, a −25% window would call the steady state an
+    // outlier. Centred on the median of all samples, it keeps it.
+    let mut body = FakeBody::new(&clock, |i| if i < 40 { 200 } else { 100 });
+    let m = measure(&clock, &mut body, one_round(300));
+    let a = &m.analysis;
+    assert_eq!(a.center_ns, 100.0);
+    assert_eq!(a.clean.as_ref().unwrap().median, 100.0);
+    let steady = a
+        .per_op_ns
+        .iter()
+        .zip(&a.flags)
+        .filter(|(v, f)| **v == 100.0 && f.window)
+        .count();
+    assert_eq!(steady, 0);
 }
 
 #[test]
@@ -147,14 +193,7 @@ fn outliers_are_labelled_by_window_and_mad_and_left_out() {
     let clock = FakeClock::new(5);
     // Every 10th call costs 400 ns instead of 100: outside the window (> 1.5 × pilot).
     let mut body = FakeBody::new(&clock, |i| if i % 10 == 9 { 400 } else { 100 });
-    let m = measure(
-        &clock,
-        &mut body,
-        Profile {
-            min_samples: 200,
-            ..PROFILE
-        },
-    );
+    let m = measure(&clock, &mut body, one_round(200));
     let a = &m.analysis;
     for (v, f) in a.per_op_ns.iter().zip(&a.flags) {
         assert_eq!(f.window, *v > 150.0, "window label for {v}");
@@ -169,7 +208,7 @@ fn outliers_are_labelled_by_window_and_mad_and_left_out() {
     assert_eq!(a.counts.clean, a.counts.total - slow);
     assert_eq!(a.clean.as_ref().unwrap().max, 100.0);
     assert_eq!(a.raw.as_ref().unwrap().max, 400.0);
-    assert_eq!(a.pilot_ns, 100.0);
+    assert_eq!(a.center_ns, 100.0);
 }
 
 #[test]
@@ -183,14 +222,7 @@ fn perturbed_samples_are_flagged_and_excluded() {
         ..Usage::default()
     };
     let mut empty = FakeBody::new(&clock, |_| 0);
-    let h = Harness::with_usage(
-        &clock,
-        settings(Profile {
-            min_samples: 100,
-            ..PROFILE
-        }),
-        &usage,
-    );
+    let h = Harness::with_usage(&clock, settings(one_round(100)), &usage);
     let m = h.measure(&mut body, &mut empty, Plan::default()).unwrap();
     let a = &m.analysis;
     // 120 ns is inside the window and not a MAD outlier: only the switch excludes it.
@@ -209,14 +241,7 @@ fn a_level_shift_is_reported_as_two_levels() {
     let clock = FakeClock::new(5);
     // 129 ns for the first 300 calls, then 105 ns: the 2026 machine's own behaviour.
     let mut body = FakeBody::new(&clock, |i| if i < 300 { 129 } else { 105 });
-    let m = measure(
-        &clock,
-        &mut body,
-        Profile {
-            min_samples: 600,
-            ..PROFILE
-        },
-    );
+    let m = measure(&clock, &mut body, one_round(600));
     let levels = &m.analysis.levels;
     assert_eq!(levels.len(), 2, "{levels:?}");
     assert_eq!(levels[0].median_ns, 129.0);

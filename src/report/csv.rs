@@ -69,6 +69,7 @@ impl Exporter for Csv {
                 cols.push(format!("{:.4}", m.overhead.per_op_ns));
                 cols.push(
                     m.canary
+                        .as_ref()
                         .map(|c| format!("{:.4}", c.change))
                         .unwrap_or_default(),
                 );

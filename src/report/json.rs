@@ -62,11 +62,12 @@
 use super::model::Run;
 use std::path::Path;
 
-/// Writes the document to `path` through a temporary file and a rename, so a reader
-/// (or an interruption) never sees half a document.
+/// Writes the document to `path` (compact, one line) through a temporary file and a
+/// rename, so a reader (or an interruption) never sees half a document.
 pub fn write_atomically(path: &Path, run: &Run) -> std::io::Result<()> {
     let tmp = path.with_extension("json.partial");
-    let text = serde_json::to_vec_pretty(run).map_err(std::io::Error::other)?;
+    let mut text = serde_json::to_vec(run).map_err(std::io::Error::other)?;
+    text.push(b'\n');
     std::fs::write(&tmp, text)?;
     std::fs::rename(&tmp, path)
 }

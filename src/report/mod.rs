@@ -1,9 +1,11 @@
 //! Rendering results: one small exporter per format, chosen by [`Format`], and the
 //! [`Output`] that writes them as each benchmark finishes.
 //!
-//! Table, CSV and Markdown stream a header, one block per result, and a footer. JSON is
-//! one document: written at the end, and — when it goes to a file — rewritten after
-//! every result, so an interrupted run leaves a valid file with what it measured.
+//! Table, CSV and Markdown write a header, one block per result, and a footer. JSON is
+//! one document. To a file it is written twice, each time whole and through a rename:
+//! when the run begins (empty, `complete: false`, so the file is valid from the start)
+//! and when it ends or is interrupted (with every result). The cost is linear in the
+//! run's size.
 
 pub mod csv;
 pub mod json;
@@ -81,26 +83,30 @@ impl Output {
 
     /// Writes the start of the run.
     pub fn begin(&mut self, run: &Run) -> std::io::Result<()> {
-        if let Some(e) = self.exporter.as_mut() {
-            let s = e.header(run);
-            self.sink.write_all(s.as_bytes())?;
-            self.sink.flush()?;
+        match self.exporter.as_mut() {
+            Some(e) => {
+                let s = e.header(run);
+                self.sink.write_all(s.as_bytes())?;
+                self.sink.flush()?;
+            }
+            None => {
+                if let Some(p) = &self.path {
+                    json::write_atomically(p, run)?;
+                }
+            }
         }
         Ok(())
     }
 
-    /// Writes one finished result; `run` already contains it.
-    pub fn result(&mut self, run: &Run, r: &BenchResult) -> std::io::Result<()> {
+    /// Writes one finished result (JSON waits for [`Output::finish`]).
+    pub fn result(&mut self, r: &BenchResult) -> std::io::Result<()> {
         match self.exporter.as_mut() {
             Some(e) => {
                 let s = e.result(r);
                 self.sink.write_all(s.as_bytes())?;
                 self.sink.flush()
             }
-            None => match &self.path {
-                Some(p) => json::write_atomically(p, run),
-                None => Ok(()),
-            },
+            None => Ok(()),
         }
     }
 

@@ -1,16 +1,17 @@
 //! The result document: what a run measured, in the form every exporter renders and the
 //! JSON format serialises. See [`crate::report::json`] for the schema's description.
 
-use crate::harness::analyze::{Accounting, Counts};
+use crate::harness::analyze::{Accounting, Counts, RoundFigure};
 use crate::harness::clock::ClockInfo;
 use crate::harness::{Level, Overhead};
+use crate::stats::rounds::State;
 use crate::stats::{Mode, Summary};
 use crate::store::host::HostFacts;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// The version of the JSON schema; raised on any incompatible change.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// A whole run.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -34,12 +35,31 @@ pub struct Run {
     pub harness: HarnessInfo,
     /// False while the run is going on or when it was interrupted.
     pub complete: bool,
-    /// One entry per benchmark instance, in the order they finished.
+    /// One entry per benchmark instance, in the order they were asked for.
     pub results: Vec<BenchResult>,
+    /// The machine's speed over the run, from the canary read before every round.
+    pub machine: MachineStates,
     /// A straight line through the medians of each numeric sweep.
     pub sweeps: Vec<SweepFit>,
     /// Sloan's table for each sweep of `ctx.ring` over n.
     pub rings: Vec<RingTable>,
+}
+
+/// The machine's states over a run: every canary reading (ns per getpid, timed before
+/// each round of each benchmark and between rounds) grouped into levels.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MachineStates {
+    /// How many canary readings were taken.
+    pub readings: usize,
+    /// The readings' spread, (max − min) / median.
+    pub spread: f64,
+    /// Groups of readings more than 3% apart; more than one means the machine ran at
+    /// several speeds during the run.
+    pub states: Vec<State>,
+    /// Whether the machine was too unsteady for the profile's CI target (the
+    /// canary's spread exceeded it).
+    pub unsteady: bool,
 }
 
 /// One sweep of `ctx.ring` over n in the paper's columns, with its knee and growth.
@@ -122,30 +142,38 @@ pub struct SweepFit {
 pub struct HarnessInfo {
     /// The profile's name.
     pub profile: String,
-    /// Warm-up, ns.
+    /// Warm-up before a benchmark's first round, ns.
     pub warmup_ns: u64,
-    /// Minimum samples.
-    pub min_samples: usize,
-    /// Maximum samples.
-    pub max_samples: usize,
-    /// Minimum sampling time, ns.
-    pub min_time_ns: u64,
-    /// Time budget per benchmark, ns.
-    pub max_time_ns: u64,
-    /// Target relative half-width of the median's 95% CI.
+    /// Warm-up before each later round, ns.
+    pub round_warmup_ns: u64,
+    /// Sampling time per round, ns.
+    pub round_ns: u64,
+    /// Samples per round at least.
+    pub round_min_samples: usize,
+    /// Samples per round at most.
+    pub round_max_samples: usize,
+    /// Rounds per benchmark at least.
+    pub min_rounds: usize,
+    /// Rounds per benchmark at most.
+    pub max_rounds: usize,
+    /// The rounds are spread over at least this long, ns.
+    pub span_ns: u64,
+    /// A fixed batch size for every benchmark (`--batch`), if any.
+    pub batch: Option<u64>,
+    /// The seed of the shuffled round order.
+    pub seed: u64,
+    /// Target relative half-width of the round-level 95% CI.
     pub ci_target: f64,
     /// Shortest batch, ns.
     pub min_batch_ns: u64,
-    /// VMS window below the pilot, as a fraction.
+    /// VMS window below its centre (the median of all samples), as a fraction.
     pub window_below: f64,
-    /// VMS window above the pilot, as a fraction.
+    /// VMS window above its centre, as a fraction.
     pub window_above: f64,
     /// Modified z-score threshold for MAD outliers.
     pub mad_threshold: f64,
     /// The MAD's floor, as a fraction of the median.
     pub mad_floor: f64,
-    /// Leading samples in the pilot estimate.
-    pub pilot_samples: usize,
     /// The CPU the measuring thread was pinned to, if any.
     pub cpu: Option<usize>,
     /// Background spinning processes during the run.
@@ -217,16 +245,33 @@ impl Fact {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Measured {
-    /// The headline: the clean median, ns per operation.
+    /// The headline, ns per operation: the mean over rounds of each round's median of
+    /// its clean samples (see [`crate::stats::rounds`]).
     pub median_ns: f64,
-    /// Statistics over the clean samples (no outliers, no perturbed samples).
+    /// The headline's 95% interval, low end: Student's t over the round medians, never
+    /// narrower than half a clock step per operation or the pooled samples' interval.
+    pub ci_low_ns: f64,
+    /// The headline's 95% interval, high end.
+    pub ci_high_ns: f64,
+    /// Each round's figure.
+    pub rounds: Vec<RoundFigure>,
+    /// The standard deviation of the round medians, ns.
+    pub round_sd_ns: f64,
+    /// The round medians' spread, (max − min) / headline.
+    pub round_spread: f64,
+    /// Groups of round medians more than 3% apart: more than one means the figure
+    /// depended on when it was measured (the machine's states).
+    pub states: Vec<State>,
+    /// Statistics over the clean samples (no outliers, no perturbed samples) of every
+    /// round pooled. A sample is the mean of one batch of `batch` operations, so these
+    /// percentiles are of batch means, not of single operations (use `--batch 1`).
     pub clean: Option<Summary>,
     /// Statistics over every sample.
     pub raw: Summary,
     /// Label counts.
     pub counts: Counts,
-    /// The pilot estimate the window was centred on, ns.
-    pub pilot_ns: f64,
+    /// The centre of the outlier window (the median of all samples), ns.
+    pub center_ns: f64,
     /// Operations per sample.
     pub batch: u64,
     /// Operations timed in all samples.
@@ -235,7 +280,7 @@ pub struct Measured {
     pub overhead: Overhead,
     /// Resource usage per operation.
     pub accounting: Accounting,
-    /// Whether the median's CI reached the target.
+    /// Whether the round-level CI reached the target.
     pub converged: bool,
     /// Why sampling stopped.
     pub stop_reason: String,
@@ -243,7 +288,7 @@ pub struct Measured {
     pub levels: Vec<Level>,
     /// Modes among the clean samples (more than one: several distinct costs).
     pub modes: Vec<Mode>,
-    /// The getpid canary before and after.
+    /// The getpid canary before the first and the last round.
     pub canary: Option<Canary>,
     /// Warm-up and calibration time, ns.
     pub warmup_ns: f64,
@@ -253,18 +298,21 @@ pub struct Measured {
     pub samples: Option<Samples>,
 }
 
-/// The canary: a fixed getpid batch measured before and after the benchmark.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+/// The canary: a fixed getpid batch measured before each round of the benchmark.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Canary {
-    /// ns per getpid before.
+    /// ns per getpid before the first round.
     pub before_ns: f64,
-    /// ns per getpid after.
+    /// ns per getpid before the last round.
     pub after_ns: f64,
-    /// after / before − 1.
+    /// (max − min) / min over the rounds' readings.
     pub change: f64,
-    /// Whether |change| exceeded the threshold (the machine changed speed).
+    /// Whether the change exceeded the threshold (the machine changed speed between
+    /// this benchmark's rounds).
     pub changed: bool,
+    /// Every reading, one per round.
+    pub rounds_ns: Vec<f64>,
 }
 
 /// Per-sample columns.
@@ -273,8 +321,10 @@ pub struct Canary {
 pub struct Samples {
     /// ns per operation, overhead subtracted.
     pub per_op_ns: Vec<f64>,
-    /// Start of each sample, ns since sampling began.
+    /// Start of each sample, ns since the run's first round began.
     pub at_ns: Vec<f64>,
+    /// The round of each sample.
+    pub round: Vec<u32>,
     /// Labels: bit 0 window outlier, bit 1 MAD outlier, bit 2 perturbed.
     pub flags: Vec<u8>,
     /// Involuntary switches during each sample.
@@ -300,7 +350,7 @@ impl BenchResult {
             .join(" ")
     }
 
-    /// The clean median, when measured.
+    /// The headline figure, when measured.
     pub fn median_ns(&self) -> Option<f64> {
         self.measured.as_ref().map(|m| m.median_ns)
     }
@@ -314,6 +364,15 @@ pub fn unit_for(ns: f64) -> (f64, &'static str) {
         a if a < 1e9 => (1e6, "ms"),
         _ => (1e9, "s"),
     }
+}
+
+/// States as text: "85.1 ns (60%), 93.0 ns (40%)".
+pub fn describe_states(states: &[State]) -> String {
+    states
+        .iter()
+        .map(|s| format!("{} ({:.0}%)", fmt_ns(s.median_ns), s.share * 100.0))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Formats nanoseconds with a unit that keeps 3–4 significant digits.
@@ -384,10 +443,16 @@ pub(crate) mod tests {
         let summary = crate::stats::summarize(&[median_ns]).expect("one value");
         Measured {
             median_ns,
+            ci_low_ns: median_ns,
+            ci_high_ns: median_ns,
+            rounds: vec![],
+            round_sd_ns: 0.0,
+            round_spread: 0.0,
+            states: vec![],
             clean: Some(summary.clone()),
             raw: summary,
             counts: Counts::default(),
-            pilot_ns: median_ns,
+            center_ns: median_ns,
             batch: 1,
             operations: 1,
             overhead: Overhead {
@@ -395,6 +460,7 @@ pub(crate) mod tests {
                 per_op_ns: 0.0,
                 samples: 0,
                 subtracted: true,
+                ticks: 0,
             },
             accounting: Accounting::default(),
             converged: true,

@@ -3,7 +3,8 @@
 //! how to read it.
 
 use super::model::{
-    describe_levels, describe_modes, fmt_ns, unit_for, BenchResult, Run, Status,
+    describe_levels, describe_modes, describe_states, fmt_ns, unit_for, BenchResult, Run,
+    Status,
 };
 use super::Exporter;
 
@@ -32,10 +33,11 @@ impl Exporter for Table {
         }
         s += "\n\n";
         s += &format!(
-            "{:<NAME_W$} {:>10} {:>24} {:>10} {:>11} {:>5} {:>5} {:>5}\n",
+            "{:<NAME_W$} {:>10} {:>24} {:>6} {:>10} {:>11} {:>5} {:>5} {:>5}\n",
             "benchmark",
             "median",
-            "95% CI of median",
+            "95% CI (over rounds)",
+            "rounds",
             "min",
             "samples",
             "outl",
@@ -63,15 +65,16 @@ impl Exporter for Table {
             );
         };
         let s = m.clean.as_ref().unwrap_or(&m.raw);
-        let ci = ci_text(s.ci_low, s.ci_high, m.median_ns);
+        let ci = ci_text(m.ci_low_ns, m.ci_high_ns, m.median_ns);
         let c = &m.counts;
         let mut out = format!(
-            "{name:<NAME_W$} {:>10} {:>24} {:>10} {:>11} {:>5} {:>5} {:>5}\n",
+            "{name:<NAME_W$} {:>10} {:>24} {:>6} {:>10} {:>11} {:>5} {:>5} {:>5}\n",
             fmt_ns(m.median_ns),
             ci,
+            m.rounds.len(),
             fmt_ns(s.min),
             format!("{}/{}", c.clean, c.total),
-            c.window.max(c.mad),
+            c.window + c.mad,
             c.perturbed,
             if m.converged { "yes" } else { "no" }
         );
@@ -81,6 +84,25 @@ impl Exporter for Table {
         }
         if !m.converged {
             note(format!("not converged: {}", m.stop_reason));
+        } else if m.states.len() > 1 {
+            note(format!("rounds disagree: {}", describe_states(&m.states)));
+        }
+        if m.rounds.len() > 1 && m.round_spread > 0.0 {
+            let (lo, hi) = m
+                .rounds
+                .iter()
+                .filter_map(|r| r.median_ns)
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+                    (a.min(v), b.max(v))
+                });
+            if m.round_spread > 0.02 {
+                note(format!(
+                    "round medians {}–{} (spread {:.1}%)",
+                    fmt_ns(lo),
+                    fmt_ns(hi),
+                    m.round_spread * 100.0
+                ));
+            }
         }
         if let Some(l) = describe_levels(&m.levels) {
             note(format!("{l} (the speed changed while sampling)"));
@@ -96,11 +118,17 @@ impl Exporter for Table {
                 f.about
             ));
         }
-        if let Some(cn) = m.canary.filter(|c| c.changed) {
+        if let Some(cn) = m.canary.as_ref().filter(|c| c.changed) {
+            let lo = cn.rounds_ns.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = cn
+                .rounds_ns
+                .iter()
+                .copied()
+                .fold(f64::NEG_INFINITY, f64::max);
             note(format!(
-                "canary getpid {} → {} ({:+.1}%): the machine changed speed during this benchmark",
-                fmt_ns(cn.before_ns),
-                fmt_ns(cn.after_ns),
+                "canary getpid {}–{} over its rounds ({:.1}%): the machine changed speed between them",
+                fmt_ns(lo),
+                fmt_ns(hi),
                 cn.change * 100.0
             ));
         }
@@ -137,6 +165,33 @@ impl Exporter for Table {
                 f.r2
             );
         }
+        let ms = &run.machine;
+        if ms.readings > 0 {
+            s += &format!(
+                "machine: {} canary readings, getpid {} (p10–p90 spread {:.1}%{})\n",
+                ms.readings,
+                if ms.states.len() > 1 {
+                    format!(
+                        "in {} states: {}",
+                        ms.states.len(),
+                        describe_states(&ms.states)
+                    )
+                } else {
+                    ms.states
+                        .first()
+                        .map_or("-".into(), |x| fmt_ns(x.median_ns))
+                },
+                ms.spread * 100.0,
+                if ms.unsteady {
+                    format!(
+                        "; too unsteady for the ±{}% target",
+                        run.harness.ci_target * 100.0
+                    )
+                } else {
+                    String::new()
+                }
+            );
+        }
         for t in &run.rings {
             s += "\n";
             s += &super::ring::render(t);
@@ -149,9 +204,11 @@ impl Exporter for Table {
                 s += "\n";
             }
         }
-        s += "median: per operation, empty-loop overhead subtracted, over clean samples \
-              (no outlier, no switch or fault).\n\
-              outl: samples outside the pilot window or MAD test; pert: samples with a switch or fault.\n";
+        s += "median: per operation, empty-loop overhead subtracted: the mean over rounds of each \
+              round's median of its clean samples (no outlier, no switch or fault); a sample is \
+              one batch's mean.\n\
+              95% CI: Student's t over the round medians, so it covers the machine's drift between rounds.\n\
+              outl: samples outside the window around the median, or MAD outliers; pert: samples with a switch or fault.\n";
         s
     }
 }

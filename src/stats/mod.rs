@@ -11,6 +11,7 @@ pub mod changepoint;
 pub mod fit;
 pub mod modes;
 pub mod outliers;
+pub mod rounds;
 
 pub use changepoint::{pettitt, segments, Pettitt, Segment};
 pub use fit::{linear_fit, power_law, LinearFit};

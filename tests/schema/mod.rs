@@ -1,4 +1,4 @@
-//! A mirror of the JSON result document (schema version 1), written from its description
+//! A mirror of the JSON result document (schema version 2), written from its description
 //! in `src/report/json.rs` and `src/report/model.rs`, independently of the library's own
 //! types: if the program's output drifts from the documented schema, these fail to parse
 //! it. Every struct denies unknown fields; [`parse_strict`] also checks that no field is
@@ -72,6 +72,7 @@ pub struct Run {
     pub harness: Harness,
     pub complete: bool,
     pub results: Vec<BenchResult>,
+    pub machine: MachineStates,
     pub sweeps: Vec<SweepFit>,
     pub rings: Vec<RingTable>,
 }
@@ -192,17 +193,21 @@ pub struct Clock {
 pub struct Harness {
     pub profile: String,
     pub warmup_ns: u64,
-    pub min_samples: usize,
-    pub max_samples: usize,
-    pub min_time_ns: u64,
-    pub max_time_ns: u64,
+    pub round_warmup_ns: u64,
+    pub round_ns: u64,
+    pub round_min_samples: usize,
+    pub round_max_samples: usize,
+    pub min_rounds: usize,
+    pub max_rounds: usize,
+    pub span_ns: u64,
+    pub batch: Option<u64>,
+    pub seed: u64,
     pub ci_target: f64,
     pub min_batch_ns: u64,
     pub window_below: f64,
     pub window_above: f64,
     pub mad_threshold: f64,
     pub mad_floor: f64,
-    pub pilot_samples: usize,
     pub cpu: Option<usize>,
     pub load: usize,
 }
@@ -245,10 +250,16 @@ pub struct Fact {
 #[serde(deny_unknown_fields)]
 pub struct Measured {
     pub median_ns: f64,
+    pub ci_low_ns: f64,
+    pub ci_high_ns: f64,
+    pub rounds: Vec<RoundFigure>,
+    pub round_sd_ns: f64,
+    pub round_spread: f64,
+    pub states: Vec<State>,
     pub clean: Option<Summary>,
     pub raw: Summary,
     pub counts: Counts,
-    pub pilot_ns: f64,
+    pub center_ns: f64,
     pub batch: u64,
     pub operations: u64,
     pub overhead: Overhead,
@@ -347,6 +358,37 @@ pub struct Canary {
     pub after_ns: f64,
     pub change: f64,
     pub changed: bool,
+    pub rounds_ns: Vec<f64>,
+}
+
+/// One round's figure: the median of its clean samples.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RoundFigure {
+    pub round: u32,
+    pub start_ns: f64,
+    pub median_ns: Option<f64>,
+    pub clean: usize,
+    pub total: usize,
+}
+
+/// A group of figures at one level.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct State {
+    pub median_ns: f64,
+    pub share: f64,
+    pub count: usize,
+}
+
+/// The canary readings of a run, grouped.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MachineStates {
+    pub readings: usize,
+    pub spread: f64,
+    pub states: Vec<State>,
+    pub unsteady: bool,
 }
 
 /// Per-sample columns.
@@ -355,6 +397,7 @@ pub struct Canary {
 pub struct Samples {
     pub per_op_ns: Vec<f64>,
     pub at_ns: Vec<f64>,
+    pub round: Vec<u32>,
     pub flags: Vec<u8>,
     pub invol_switches: Vec<u64>,
     pub vol_switches: Vec<u64>,

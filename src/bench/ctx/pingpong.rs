@@ -587,7 +587,7 @@ fn prepare(p: &Params) -> Result<Prepared, BenchError> {
         .op("round trip")
         .plan(plan)
         .after(Box::new(move |_, m| {
-            let rt = m.analysis.headline().map(|s| s.median).unwrap_or(f64::NAN);
+            let rt = m.analysis.figure();
             let mut f = vec![Fact::new(
                 "one_way_ns",
                 rt / 2.0,

@@ -547,9 +547,8 @@ fn prepare_ring(p: &Params) -> Result<Prepared, BenchError> {
     };
     let after = move |h: &crate::harness::Harness<'_>,
                       m: &crate::harness::Measurement| {
-        let per_hop = m.analysis.headline().map(|s| s.median).unwrap_or(f64::NAN);
-        let budget = h.settings().profile.max_time_ns as f64;
-        let target_ns = (budget / 8.0).clamp(50e6, 500e6);
+        let per_hop = m.analysis.figure();
+        let target_ns = (4.0 * h.settings().profile.round_ns as f64).clamp(20e6, 500e6);
         let passes = if passes > 0 {
             passes
         } else {

@@ -339,10 +339,10 @@ fn prepare(p: &Params) -> Result<Prepared, BenchError> {
             let t = tally.borrow();
             let a = &m.analysis;
             let mut facts = Vec::new();
-            if let Some(h) = a.headline() {
+            if let Some(h) = Some(a.figure()).filter(|v| v.is_finite()) {
                 facts.push(Fact::new(
                     "mb_per_s",
-                    size as f64 / h.median * 1e3,
+                    size as f64 / h * 1e3,
                     "MB/s",
                     "bytes per call over the median time per call (10^6 bytes per second)",
                 ));

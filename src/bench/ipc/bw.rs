@@ -216,7 +216,7 @@ fn prepare(p: &Params) -> Result<Prepared, BenchError> {
         .op("chunk")
         .plan(plan)
         .after(Box::new(move |_, m| {
-            let per = m.analysis.headline().map(|s| s.median).unwrap_or(f64::NAN);
+            let per = m.analysis.figure();
             Ok(vec![Fact::new(
                 "bandwidth",
                 mb_per_s(size as f64, per),

@@ -296,7 +296,7 @@ fn make(p: &Params, mode: Echo) -> Result<Prepared, BenchError> {
         .op("round trip")
         .plan(plan)
         .after(Box::new(move |_, m| {
-            let rt = m.analysis.headline().map(|s| s.median).unwrap_or(f64::NAN);
+            let rt = m.analysis.figure();
             Ok(vec![
                 Fact::new(
                     "overhead_us",

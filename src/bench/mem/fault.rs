@@ -299,12 +299,12 @@ fn fault_facts(
             _ => "from getrusage over every sample (1 for one fault per page)",
         },
     )];
-    if let Some(h) = a.headline() {
+    if let Some(h) = Some(a.figure()).filter(|v| v.is_finite()) {
         // Only a write on the measuring thread zeroes pages in the timed region.
         if write && prefault != Prefault::Thread {
             facts.push(Fact::new(
                 "gb_per_s",
-                page as f64 / h.median,
+                page as f64 / h,
                 "GB/s",
                 "zeroing bandwidth: bytes of fresh pages made ready per second",
             ));
@@ -312,7 +312,7 @@ fn fault_facts(
         if page > 4096 {
             facts.push(Fact::new(
                 "ns_per_4k",
-                h.median * 4096.0 / page as f64,
+                h * 4096.0 / page as f64,
                 "ns",
                 "the median per 4 KiB, to compare with base pages",
             ));
@@ -489,10 +489,10 @@ fn prepare_cow(p: &Params) -> Result<Prepared, BenchError> {
                 "count",
                 "one copy fault per page shared with the child",
             )];
-            if let Some(h) = m.analysis.headline() {
+            if let Some(h) = Some(m.analysis.figure()).filter(|v| v.is_finite()) {
                 facts.push(Fact::new(
                     "gb_per_s",
-                    page as f64 / h.median,
+                    page as f64 / h,
                     "GB/s",
                     "bytes of pages copied per second",
                 ));

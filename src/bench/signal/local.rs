@@ -21,7 +21,7 @@ fn os(what: &'static str) -> impl Fn(std::io::Error) -> BenchError {
 
 /// The median of a measurement, NaN without samples.
 fn median(m: &Measurement) -> f64 {
-    m.analysis.headline().map_or(f64::NAN, |s| s.median)
+    m.analysis.figure()
 }
 
 /// Measures another body with the harness after the main measurement (its own lock and

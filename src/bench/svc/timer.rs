@@ -362,7 +362,7 @@ fn prepare(p: &Params, mode: Mode) -> Result<Prepared, BenchError> {
                 ));
             }
             if mode == Mode::CancelAll {
-                let med = m.analysis.headline().map_or(f64::NAN, |s| s.median);
+                let med = m.analysis.figure();
                 facts.push(Fact::new(
                     "per_timer_ns",
                     med / n,
