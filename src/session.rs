@@ -295,11 +295,17 @@ impl Session {
         let c = self.clock.as_ref();
         let t0 = c.now();
         let prepared = slot.bench.prepare(&slot.params)?;
+        let t_prepared = c.now();
+        slot.setup_ns += c.to_ns(t_prepared.wrapping_sub(t0));
         slot.result.op = prepared.op.to_string();
         let (mut body, plan) = (prepared.body, prepared.plan);
         let (k, overhead) = match slot.setup {
             Some(s) => {
-                h.warm(body.as_mut(), s.0, p.round_warmup_ns)?;
+                // A warm-up shorter than one batch would only add a batch.
+                let last = slot.samples.last().map_or(0.0, |x| c.to_ns(x.ticks));
+                if last < p.round_warmup_ns as f64 {
+                    h.warm(body.as_mut(), s.0, p.round_warmup_ns)?;
+                }
                 s
             }
             None => {
@@ -312,10 +318,12 @@ impl Session {
         };
         slot.plan = plan;
         let t1 = c.now();
-        slot.warmup_ns += c.to_ns(t1.wrapping_sub(t0));
+        slot.warmup_ns += c.to_ns(t1.wrapping_sub(t_prepared));
         h.collect(body.as_mut(), k, round, begin, &mut slot.samples)?;
-        slot.elapsed_ns += c.to_ns(c.now().wrapping_sub(t1));
+        let t2 = c.now();
+        slot.elapsed_ns += c.to_ns(t2.wrapping_sub(t1));
         drop(body); // release descriptors, mappings and children now
+        slot.setup_ns += c.to_ns(c.now().wrapping_sub(t2));
         slot.after = prepared.after;
         slot.rounds += 1;
         if slot.rounds as usize >= p.min_rounds {
@@ -389,6 +397,8 @@ struct Slot<'b> {
     rounds: u32,
     warmup_ns: f64,
     elapsed_ns: f64,
+    setup_ns: f64,
+    after_ns: f64,
     /// The last conclusion, once the instance is done measuring.
     concluded: Option<(Analysis, bool, String)>,
     /// Skipped or failed.
@@ -422,6 +432,8 @@ impl<'b> Slot<'b> {
             rounds: 0,
             warmup_ns: 0.0,
             elapsed_ns: 0.0,
+            setup_ns: 0.0,
+            after_ns: 0.0,
             concluded: None,
             ended: false,
         }
@@ -486,7 +498,10 @@ impl<'b> Slot<'b> {
             elapsed_ns: self.elapsed_ns,
         };
         if let (Some(then), false) = (self.after.take(), interrupted) {
-            match then(h, &m) {
+            let t0 = std::time::Instant::now();
+            let facts = then(h, &m);
+            self.after_ns = t0.elapsed().as_nanos() as f64;
+            match facts {
                 Ok(facts) => self.result.facts = facts,
                 Err(BenchError::Skip(why)) | Err(BenchError::Failed(why)) => {
                     self.result.status = Status::Failed;
@@ -498,7 +513,11 @@ impl<'b> Slot<'b> {
         }
         let canary = canary(&self.canaries);
         match measured(m, canary, keep_samples) {
-            Ok(x) => self.result.measured = Some(x),
+            Ok(mut x) => {
+                x.setup_ns = self.setup_ns;
+                x.after_ns = self.after_ns;
+                self.result.measured = Some(x);
+            }
             Err(e) => {
                 self.result.status = Status::Failed;
                 self.result.reason = Some(e.to_string());
@@ -603,6 +622,8 @@ fn measured(
         canary,
         warmup_ns: m.warmup_ns,
         elapsed_ns: m.elapsed_ns,
+        setup_ns: 0.0,
+        after_ns: 0.0,
         samples,
     })
 }

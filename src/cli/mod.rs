@@ -192,7 +192,9 @@ fn env(format: TextOrJson) -> anyhow::Result<ExitCode> {
     let mut out = std::io::stdout().lock();
     match format {
         TextOrJson::Text => {
-            out.write_all(crate::store::host::render(&facts).as_bytes())?
+            out.write_all(crate::store::host::render(&facts).as_bytes())?;
+            out.flush()?;
+            out.write_all(steadiness(&facts)?.as_bytes())?;
         }
         TextOrJson::Json => {
             serde_json::to_writer_pretty(&mut out, &facts)?;
@@ -200,6 +202,42 @@ fn env(format: TextOrJson) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// One second of getpid canary readings, and which profiles' CI targets the machine is
+/// too unsteady for.
+fn steadiness(facts: &crate::store::host::HostFacts) -> anyhow::Result<String> {
+    use crate::harness::Profile;
+    use crate::session::{Session, SessionOptions};
+    let session = Session::start(SessionOptions {
+        profile: Profile::STANDARD,
+        clock: crate::harness::clock::ClockChoice::Auto,
+        invariant_tsc: facts.invariant_tsc,
+        cpu: None,
+        load: 0,
+        keep_samples: false,
+    })?;
+    let m = session.steadiness(1_000_000_000)?;
+    let states = crate::report::model::describe_states(&m.states);
+    let too: Vec<String> = [Profile::THOROUGH, Profile::STANDARD, Profile::QUICK]
+        .iter()
+        .filter(|p| m.spread > p.ci_target)
+        .map(|p| format!("{} (±{}%)", p.name, p.ci_target * 100.0))
+        .collect();
+    let verdict = if too.is_empty() {
+        "steady enough for every profile's target".to_string()
+    } else {
+        format!(
+            "too unsteady for the CI target of {}: expect wide intervals, named states \
+             and unconverged results there",
+            too.join(", ")
+        )
+    };
+    Ok(format!(
+        "\nsteadiness: {} getpid canary readings over 1 s: {states}; p10–p90 spread {:.1}%\n  {verdict}\n",
+        m.readings,
+        m.spread * 100.0
+    ))
 }
 
 /// Validates `--cpu` against the CPUs this process may use.

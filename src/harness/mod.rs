@@ -320,7 +320,8 @@ impl<'a> Harness<'a> {
     }
 
     /// One round's samples: batches of `k` for the profile's round time (at least its
-    /// minimum count, at most its maximum), stamped relative to `begin` (a clock
+    /// minimum count unless that takes four times the round time; at most its maximum
+    /// count), stamped relative to `begin` (a clock
     /// reading) and with `round`, appended to `out`. The time counts resets too, so a
     /// body with a costly reset cannot stretch a round.
     pub fn collect(
@@ -344,8 +345,13 @@ impl<'a> Harness<'a> {
             });
             n += 1;
             check_interrupt()?;
+            let took = self.since(start);
+            // Long samples (a cold read of megabytes) end the round at four times its
+            // time, even short of the minimum count: rounds, not samples, carry the
+            // interval.
             if n >= p.round_max_samples
-                || (n >= p.round_min_samples && self.since(start) >= p.round_ns as f64)
+                || (n >= p.round_min_samples && took >= p.round_ns as f64)
+                || took >= 4.0 * p.round_ns as f64
             {
                 return Ok(());
             }

@@ -33,6 +33,8 @@ pub struct Profile {
     /// The target relative half-width of the round-level 95% CI.
     pub ci_target: f64,
     /// The shortest batch, in ns (batches also last ≥ 1000× the clock's granularity).
+    /// Rounds, not samples, carry the interval, so batches can be long: fewer samples
+    /// held in memory keep the process small, and so its forks (rings, partners) cheap.
     pub min_batch_ns: u64,
     /// Empty-loop batches timed for the overhead.
     pub overhead_samples: usize,
@@ -56,34 +58,34 @@ impl Profile {
         min_batch_ns: 2_000,
         overhead_samples: 5,
     };
-    /// A fast look: three to five short rounds.
+    /// A fast look: three or four short rounds.
     pub const QUICK: Profile = Profile {
         name: "quick",
         warmup_ns: 5 * MS,
         round_warmup_ns: MS,
-        round_ns: 8 * MS,
+        round_ns: 6 * MS,
         round_min_samples: 5,
         round_max_samples: 20_000,
         min_rounds: 3,
-        max_rounds: 5,
+        max_rounds: 4,
         span_ns: 500 * MS,
         ci_target: 0.02,
-        min_batch_ns: 10_000,
+        min_batch_ns: 30_000,
         overhead_samples: 21,
     };
-    /// The default: five to ten rounds spread over at least two seconds.
+    /// The default: five to eight rounds spread over at least two seconds.
     pub const STANDARD: Profile = Profile {
         name: "standard",
         warmup_ns: 20 * MS,
         round_warmup_ns: 3 * MS,
-        round_ns: 25 * MS,
+        round_ns: 20 * MS,
         round_min_samples: 10,
         round_max_samples: 50_000,
         min_rounds: 5,
-        max_rounds: 10,
+        max_rounds: 8,
         span_ns: 2_000 * MS,
         ci_target: 0.01,
-        min_batch_ns: 10_000,
+        min_batch_ns: 50_000,
         overhead_samples: 51,
     };
     /// Long runs: ten to thirty rounds over at least twenty seconds, tighter CI.
@@ -98,7 +100,7 @@ impl Profile {
         max_rounds: 30,
         span_ns: 20_000 * MS,
         ci_target: 0.005,
-        min_batch_ns: 10_000,
+        min_batch_ns: 100_000,
         overhead_samples: 101,
     };
 

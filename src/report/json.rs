@@ -1,10 +1,10 @@
 //! The JSON format: one document per run, a serialised [`Run`].
 //!
-//! # Schema (version 1)
+//! # Schema (version 2)
 //!
 //! ```text
 //! {
-//!   "schema_version": 1,
+//!   "schema_version": 2,
 //!   "tool": "syscost", "version": "0.1.0",
 //!   "command_line": ["syscost", "run", ...],
 //!   "started_unix_s": 1763700000.5,
@@ -13,32 +13,39 @@
 //!             loadavg, busy_processes[{pid,comm,cpu_percent}], euid, is_root,
 //!             perf_event_paranoid, tracefs, ... },
 //!   "clock": { "name": "tsc", "why": "...", "ns_per_tick", "granularity_ns", "read_cost_ns" },
-//!   "harness": { "profile", "warmup_ns", "min_samples", "max_samples", "min_time_ns",
-//!                "max_time_ns", "ci_target", "min_batch_ns", "window_below",
-//!                "window_above", "mad_threshold", "mad_floor", "pilot_samples", "cpu",
+//!   "harness": { "profile", "warmup_ns", "round_warmup_ns", "round_ns",
+//!                "round_min_samples", "round_max_samples", "min_rounds", "max_rounds",
+//!                "span_ns", "batch": null | k, "seed", "ci_target", "min_batch_ns",
+//!                "window_below", "window_above", "mad_threshold", "mad_floor", "cpu",
 //!                "load" },
 //!   "complete": true,              // false if interrupted (or still running)
 //!   "results": [ {
 //!     "name": "syscall.getpid", "params": {"via": "vdso"}, "op": "call", "unit": "ns",
 //!     "status": "ok" | "skipped" | "failed", "reason": null | "why",
 //!     "measured": null | {
-//!       "median_ns",                     // the headline: median of the clean samples
-//!       "clean": Summary | null, "raw": Summary,
+//!       "median_ns",          // the headline: mean over rounds of each round's clean median
+//!       "ci_low_ns", "ci_high_ns",       // its 95% interval: Student's t over the rounds
+//!       "rounds": [{ "round", "start_ns", "median_ns": null | ns, "clean", "total" }],
+//!       "round_sd_ns", "round_spread",   // sd of the round medians; (max − min) / headline
+//!       "states": [{ "median_ns", "share", "count" }],   // round medians > 3% apart
+//!       "clean": Summary | null, "raw": Summary,         // pooled over rounds; batch means
 //!       "counts": { "total", "window", "mad", "perturbed", "clean", "floored" },
-//!       "pilot_ns", "batch", "operations",
+//!       "center_ns", "batch", "operations",
 //!       "overhead": { "per_batch_ns", "per_op_ns", "samples", "subtracted" },
 //!       "accounting": { "user_ns", "sys_ns", "vol_switches", "invol_switches",
 //!                       "minor_faults", "major_faults" },          // per operation
 //!       "converged": bool, "stop_reason": "...",
 //!       "levels": [{ "median_ns", "start_ns", "duration_ns", "samples" }],
 //!       "modes": [{ "center", "fraction", "low", "high" }],
-//!       "canary": { "before_ns", "after_ns", "change", "changed" },
-//!       "warmup_ns", "elapsed_ns",
-//!       "samples": null | { "per_op_ns": [..], "at_ns": [..], "flags": [..],
+//!       "canary": { "before_ns", "after_ns", "change", "changed", "rounds_ns": [..] },
+//!       "warmup_ns", "elapsed_ns", "setup_ns", "after_ns",
+//!       "samples": null | { "per_op_ns": [..], "at_ns": [..], "round": [..], "flags": [..],
 //!                           "invol_switches": [..], "vol_switches": [..], "faults": [..] }
 //!     },
 //!     "facts": [{ "name", "value", "unit", "about" }]  // figures derived beyond the time
 //!   } ],
+//!   "machine": { "readings", "spread", "states": [{ "median_ns", "share", "count" }],
+//!                "unsteady" },      // every canary reading of the run, grouped
 //!   "sweeps": [ { "name", "param", "fixed": {..}, "points", "slope_ns", "intercept_ns",
 //!                 "r2" } ],         // a line through the medians of each numeric sweep
 //!   "rings": [ { "name": "ctx.ring", "fixed": {..}, "knee_n", "knee_threshold",
@@ -51,9 +58,21 @@
 //! }
 //! ```
 //!
+//! The headline and its interval (see [`crate::stats::rounds`] for the estimator and its
+//! assumptions): each round's figure is the median of its clean samples; `median_ns` is
+//! the mean of those figures and `ci_low_ns`..`ci_high_ns` is `mean ± t(0.975, R−1)·sd/√R`
+//! over the R rounds, never narrower than half a clock step per operation or the pooled
+//! samples' order-statistic interval. `converged` is true when its half-width is within
+//! `ci_target` after at least `min_rounds` rounds. A sample is one batch of `batch`
+//! operations, so the `Summary` percentiles, `levels` and `modes` describe batch means,
+//! not single operations (run with `--batch 1` for those). `center_ns` is the median of
+//! every sample, the centre of the −25%/+50% outlier window. `machine.spread` is the
+//! canary readings' (p90 − p10) / median, and `unsteady` says it exceeded `ci_target`.
+//! `at_ns` counts from the start of the run's first round.
+//!
 //! A `Summary` is `{ n, mean, sd, min, max, median, p1, p5, p25, p75, p95, p99, mad, cv,
 //! ci_low, ci_high }`, all in ns except `n` and `cv`; `ci_low`/`ci_high` bound the 95%
-//! confidence interval of the median. Sample `flags` are bits: 1 window outlier, 2 MAD
+//! order-statistic confidence interval of the pooled median. Sample `flags` are bits: 1 window outlier, 2 MAD
 //! outlier, 4 perturbed (a switch or fault during the sample). Times are ns per
 //! operation with the empty-loop overhead subtracted unless `overhead.subtracted` is
 //! false. A new field may be added without raising the version; a field is never

@@ -292,8 +292,12 @@ pub struct Measured {
     pub canary: Option<Canary>,
     /// Warm-up and calibration time, ns.
     pub warmup_ns: f64,
-    /// Sampling time, ns.
+    /// Sampling time, ns (all rounds).
     pub elapsed_ns: f64,
+    /// Setting the benchmark up and tearing it down, all rounds, ns.
+    pub setup_ns: f64,
+    /// The benchmark's own step after the measurement (a ring's accounting run), ns.
+    pub after_ns: f64,
     /// The samples, in time order (absent when the user asked for none).
     pub samples: Option<Samples>,
 }
@@ -470,6 +474,8 @@ pub(crate) mod tests {
             canary: None,
             warmup_ns: 0.0,
             elapsed_ns: 0.0,
+            setup_ns: 0.0,
+            after_ns: 0.0,
             samples: None,
         }
     }

@@ -271,6 +271,8 @@ pub struct Measured {
     pub canary: Option<Canary>,
     pub warmup_ns: f64,
     pub elapsed_ns: f64,
+    pub setup_ns: f64,
+    pub after_ns: f64,
     pub samples: Option<Samples>,
 }
 

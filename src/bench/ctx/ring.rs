@@ -548,7 +548,7 @@ fn prepare_ring(p: &Params) -> Result<Prepared, BenchError> {
     let after = move |h: &crate::harness::Harness<'_>,
                       m: &crate::harness::Measurement| {
         let per_hop = m.analysis.figure();
-        let target_ns = (4.0 * h.settings().profile.round_ns as f64).clamp(20e6, 500e6);
+        let target_ns = (4.0 * h.settings().profile.round_ns as f64).clamp(10e6, 500e6);
         let passes = if passes > 0 {
             passes
         } else {

@@ -141,17 +141,28 @@ impl Scratch {
     }
 }
 
-static SCRATCH: Mutex<Option<Arc<Scratch>>> = Mutex::new(None);
+/// The scratch files kept: a run interleaves the rounds of benchmarks that want files of
+/// different sizes (file.read's and mem.fault.file's), and each must not be made anew at
+/// every round.
+static SCRATCH: Mutex<Vec<Arc<Scratch>>> = Mutex::new(Vec::new());
+
+/// How many scratch files are kept at most (the least recently used goes first).
+const KEPT: usize = 2;
 
 /// The scratch file of `len` bytes in [`dir`]: the one already made if its size and
 /// directory match, else a new one (after checking the free space).
 pub fn scratch(len: u64) -> Result<Arc<Scratch>, BenchError> {
     let dir = dir();
     let mut cached = SCRATCH.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(s) = cached.as_ref().filter(|s| s.len == len && s.dir == dir) {
-        return Ok(s.clone());
+    if let Some(i) = cached.iter().position(|s| s.len == len && s.dir == dir) {
+        let s = cached.remove(i);
+        cached.push(s.clone());
+        return Ok(s);
     }
-    *cached = None; // release the old one's space first, unless an instance holds it
+    // Release the oldest one's space first, unless an instance holds it.
+    while cached.len() >= KEPT {
+        cached.remove(0);
+    }
     let free = rf::free_bytes(&dir)
         .map_err(|e| BenchError::os(&format!("statvfs {}", dir.display()), e))?;
     if free < len + HEADROOM {
@@ -175,7 +186,7 @@ pub fn scratch(len: u64) -> Result<Arc<Scratch>, BenchError> {
     })?;
     rf::fill(&file, len).map_err(|e| BenchError::os("writing the test file", e))?;
     let s = Arc::new(Scratch { file, len, dir });
-    *cached = Some(s.clone());
+    cached.push(s.clone());
     Ok(s)
 }
 
