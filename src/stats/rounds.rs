@@ -139,37 +139,60 @@ pub struct State {
 }
 
 /// Groups figures into states: sorted, split wherever two neighbours differ by more
-/// than `gap` (relative to the smaller). One state when nothing is split; none for
-/// no figure. Used for the round figures of a benchmark and for the canary readings of
-/// a whole run.
+/// than `gap` (relative to the smaller); then a group of one figure, which is a stray
+/// round rather than a state, joins its nearer neighbour. One state when nothing is
+/// split; none for no figure. Used for the round figures of a benchmark and for a short
+/// run's canary readings.
 pub fn states(figures: &[f64], gap: f64) -> Vec<State> {
     let mut xs: Vec<f64> = figures.iter().copied().filter(|x| x.is_finite()).collect();
     if xs.is_empty() {
         return vec![];
     }
     xs.sort_by(f64::total_cmp);
-    let n = xs.len() as f64;
-    let mut out = Vec::new();
+    // Groups as index ranges.
+    let mut groups: Vec<(usize, usize)> = Vec::new();
     let mut start = 0;
     for i in 1..=xs.len() {
-        let split = i == xs.len() || xs[i] - xs[i - 1] > gap * xs[i - 1].abs();
-        if split {
-            let g = &xs[start..i];
+        if i == xs.len() || xs[i] - xs[i - 1] > gap * xs[i - 1].abs() {
+            groups.push((start, i));
+            start = i;
+        }
+    }
+    while groups.len() > 1 {
+        let Some(j) = groups.iter().position(|g| g.1 - g.0 == 1) else {
+            break;
+        };
+        let left = j
+            .checked_sub(1)
+            .map(|l| xs[groups[j].0] - xs[groups[l].1 - 1]);
+        let right = groups.get(j + 1).map(|r| xs[r.0] - xs[groups[j].0]);
+        let into = match (left, right) {
+            (Some(l), Some(r)) if l <= r => j - 1,
+            (Some(_), None) => j - 1,
+            _ => j + 1,
+        };
+        let (a, b) = (groups[j.min(into)].0, groups[j.max(into)].1);
+        groups[j.min(into)] = (a, b);
+        groups.remove(j.max(into));
+    }
+    let n = xs.len() as f64;
+    groups
+        .into_iter()
+        .map(|(a, b)| {
+            let g = &xs[a..b];
             let mid = g.len() / 2;
             let median_ns = if g.len() % 2 == 1 {
                 g[mid]
             } else {
                 (g[mid - 1] + g[mid]) / 2.0
             };
-            out.push(State {
+            State {
                 median_ns,
                 share: g.len() as f64 / n,
                 count: g.len(),
-            });
-            start = i;
-        }
-    }
-    out
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -221,6 +244,10 @@ mod tests {
         assert_eq!(s[1].count, 2);
         assert!((s[1].median_ns - 92.95).abs() < 1e-12);
         assert_eq!(states(&[85.0, 85.5, 86.0], 0.03).len(), 1);
+        // A stray round is not a state: it joins the nearer group.
+        let s = states(&[85.0, 85.2, 93.0, 93.1, 100.0], 0.03);
+        assert_eq!(s.iter().map(|x| x.count).collect::<Vec<_>>(), vec![2, 3]);
+        assert_eq!(states(&[85.0, 120.0], 0.03).len(), 1);
         assert!(states(&[], 0.03).is_empty());
     }
 
