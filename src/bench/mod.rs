@@ -279,9 +279,13 @@ mod tests {
                     b.name(),
                     p.label()
                 );
-                // time() is a vDSO read of a cached second, as cheap as the empty loop.
+                // time() is a vDSO read of a cached second, as cheap as the empty loop,
+                // and other vDSO reads (getcpu: a few ns) come close enough to it that
+                // the machine's change of speed between the overhead and the samples
+                // (this debug build, two rounds, tests running beside it) can floor them.
                 let free = ["call.", "clock.", "syscall.time"];
-                if !free.iter().any(|f| b.name().starts_with(f)) {
+                let vdso = p.label().contains("via=vdso");
+                if !vdso && !free.iter().any(|f| b.name().starts_with(f)) {
                     assert!(med > 0.0, "{} {}: median {med}", b.name(), p.label());
                 }
             }

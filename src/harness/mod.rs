@@ -351,7 +351,7 @@ impl<'a> Harness<'a> {
             // interval.
             if n >= p.round_max_samples
                 || (n >= p.round_min_samples && took >= p.round_ns as f64)
-                || took >= 4.0 * p.round_ns as f64
+                || (p.round_ns > 0 && took >= 4.0 * p.round_ns as f64)
             {
                 return Ok(());
             }
