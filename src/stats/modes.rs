@@ -2,6 +2,11 @@
 //! time order: e.g. a system call that is cheap on one path and expensive on
 //! another. Found with a Gaussian kernel density estimate on the log scale.
 //!
+//! In the harness a sample is the mean of one batch of operations, so these are
+//! modes of batch means: a slow path taken by one call in fifty shifts every batch
+//! a little instead of forming a mode of its own. Only with batches of one
+//! operation (`syscost run --batch 1`) are they modes of single operations.
+//!
 //! Pure functions only: no I/O, no clocks, no knowledge of benchmarks. The
 //! input is never modified.
 
