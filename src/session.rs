@@ -299,24 +299,25 @@ impl Session {
         slot.setup_ns += c.to_ns(t_prepared.wrapping_sub(t0));
         slot.result.op = prepared.op.to_string();
         let (mut body, plan) = (prepared.body, prepared.plan);
-        let (k, overhead) = match slot.setup {
-            Some(s) => {
+        let (k, overhead) = match slot.setup.take() {
+            Some(mut s) => {
                 // A warm-up shorter than one batch would only add a batch.
                 let last = slot.samples.last().map_or(0.0, |x| c.to_ns(x.ticks));
                 if last < p.round_warmup_ns as f64 {
                     h.warm(body.as_mut(), s.0, p.round_warmup_ns)?;
                 }
+                h.remeasure(&mut EmptyLoop, s.0, plan, &mut s.1)?;
                 s
             }
             None => {
                 let k = h.calibrate(body.as_mut(), plan)?;
                 h.warm(body.as_mut(), k, p.warmup_ns)?;
                 let o = h.overhead(&mut EmptyLoop, k, plan)?;
-                slot.setup = Some((k, o));
                 (k, o)
             }
         };
         slot.plan = plan;
+        slot.setup = Some((k, overhead.clone()));
         let t1 = c.now();
         slot.warmup_ns += c.to_ns(t1.wrapping_sub(t_prepared));
         h.collect(body.as_mut(), k, round, begin, &mut slot.samples)?;
@@ -471,7 +472,7 @@ impl<'b> Slot<'b> {
         if self.ended {
             return Some(self.result);
         }
-        let (k, overhead) = self.setup?;
+        let (k, overhead) = self.setup.clone()?;
         if self.samples.is_empty() {
             return None;
         }

@@ -153,11 +153,12 @@ pub(super) fn perturbed(u: &Usage, expect: Expect) -> bool {
         || (!expect.faults && (u.minor_faults > 0 || u.major_faults > 0))
 }
 
-/// Analyses samples of `k` operations each, subtracting `overhead_ticks` per batch.
+/// Analyses samples of `k` operations each, subtracting the overhead of each sample's
+/// round from its batch.
 pub fn analyze(
     samples: &[Sample],
     k: u64,
-    overhead_ticks: u64,
+    overhead: &super::Overhead,
     ns_per_tick: f64,
     expect: Expect,
     s: &Settings,
@@ -169,6 +170,7 @@ pub fn analyze(
     let per_op_ns: Vec<f64> = samples
         .iter()
         .map(|x| {
+            let overhead_ticks = overhead.ticks_for(x.round);
             if x.ticks < overhead_ticks {
                 counts.floored += 1;
             }

@@ -119,7 +119,7 @@ pub struct Sample {
 }
 
 /// The empty-loop overhead the harness subtracted.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Overhead {
     /// Median ns of one empty batch of the benchmark's size (clock reads included).
     pub per_batch_ns: f64,
@@ -129,9 +129,29 @@ pub struct Overhead {
     pub samples: usize,
     /// Whether it was subtracted.
     pub subtracted: bool,
-    /// The ticks subtracted from every batch (0 when not subtracted).
+    /// The ticks subtracted from every batch of the first round (0 when not
+    /// subtracted).
     #[serde(skip)]
     pub ticks: u64,
+    /// The ticks subtracted in each later round, measured again before its samples:
+    /// the empty loop's own cost moves with the machine (1 or 2 cycles an iteration
+    /// on this project's VM), and a stale figure would bias cheap operations.
+    #[serde(skip)]
+    pub later: Vec<u64>,
+}
+
+impl Overhead {
+    /// The ticks subtracted from a batch of `round`.
+    pub fn ticks_for(&self, round: u32) -> u64 {
+        match round {
+            0 => self.ticks,
+            r => self
+                .later
+                .get(r as usize - 1)
+                .copied()
+                .unwrap_or(self.ticks),
+        }
+    }
 }
 
 /// Everything the harness learned about one benchmark.
@@ -303,20 +323,48 @@ impl<'a> Harness<'a> {
         plan: Plan,
     ) -> Result<Overhead, BenchError> {
         let n = self.settings.profile.overhead_samples;
+        let ticks = self.empty_ticks(baseline, k, n)?;
+        let ops = (k * plan.per_iter.max(1)) as f64;
+        Ok(Overhead {
+            per_batch_ns: self.clock.to_ns(ticks),
+            per_op_ns: self.clock.to_ns(ticks) / ops,
+            samples: n,
+            subtracted: !plan.keep_overhead,
+            ticks: if plan.keep_overhead { 0 } else { ticks },
+            later: Vec::new(),
+        })
+    }
+
+    /// Measures the overhead again for a later round (fewer batches than the first)
+    /// and records it in `overhead`.
+    pub fn remeasure(
+        &self,
+        baseline: &mut dyn Body,
+        k: u64,
+        plan: Plan,
+        overhead: &mut Overhead,
+    ) -> Result<(), BenchError> {
+        let n = self.settings.profile.overhead_samples.clamp(1, 11);
+        let ticks = self.empty_ticks(baseline, k, n)?;
+        overhead
+            .later
+            .push(if plan.keep_overhead { 0 } else { ticks });
+        Ok(())
+    }
+
+    /// The median ticks of `n` batches of `k` of `baseline`.
+    fn empty_ticks(
+        &self,
+        baseline: &mut dyn Body,
+        k: u64,
+        n: usize,
+    ) -> Result<u64, BenchError> {
         let mut empty: Vec<u64> = Vec::with_capacity(n);
         for _ in 0..n {
             empty.push(self.batch(baseline, k)?.1);
         }
         empty.sort_unstable();
-        let ticks = empty.get(empty.len() / 2).copied().unwrap_or(0);
-        let ops = (k * plan.per_iter.max(1)) as f64;
-        Ok(Overhead {
-            per_batch_ns: self.clock.to_ns(ticks),
-            per_op_ns: self.clock.to_ns(ticks) / ops,
-            samples: empty.len(),
-            subtracted: !plan.keep_overhead,
-            ticks: if plan.keep_overhead { 0 } else { ticks },
-        })
+        Ok(empty.get(empty.len() / 2).copied().unwrap_or(0))
     }
 
     /// One round's samples: batches of `k` for the profile's round time (at least its
@@ -368,12 +416,7 @@ impl<'a> Harness<'a> {
         plan: Plan,
     ) -> (Analysis, bool, String) {
         let p = self.settings.profile;
-        let a = self.analyze(
-            samples,
-            k * plan.per_iter.max(1),
-            overhead.ticks,
-            plan.expect,
-        );
+        let a = self.analyze(samples, k * plan.per_iter.max(1), overhead, plan.expect);
         let rounds = a.estimate.as_ref().map_or(0, |e| e.rounds);
         let ci = a.relative_ci();
         let states = if a.states.len() > 1 {
@@ -408,7 +451,7 @@ impl<'a> Harness<'a> {
         let start = self.clock.now();
         let k = self.calibrate(body, plan)?;
         self.warm(body, k, p.warmup_ns)?;
-        let overhead = self.overhead(baseline, k, plan)?;
+        let mut overhead = self.overhead(baseline, k, plan)?;
         let warmup_ns = self.since(start);
         let begin = self.clock.now();
         let mut samples = Vec::new();
@@ -416,6 +459,7 @@ impl<'a> Harness<'a> {
         let (analysis, converged, stop_reason) = loop {
             if round > 0 {
                 self.warm(body, k, p.round_warmup_ns)?;
+                self.remeasure(baseline, k, plan, &mut overhead)?;
             }
             self.collect(body, k, round, begin, &mut samples)?;
             round += 1;
@@ -443,7 +487,7 @@ impl<'a> Harness<'a> {
         &self,
         samples: &[Sample],
         k: u64,
-        subtract: u64,
+        subtract: &Overhead,
         expect: Expect,
     ) -> Analysis {
         analyze::analyze(

@@ -465,6 +465,7 @@ pub(crate) mod tests {
                 samples: 0,
                 subtracted: true,
                 ticks: 0,
+                later: vec![],
             },
             accounting: Accounting::default(),
             converged: true,
