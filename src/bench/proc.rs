@@ -44,6 +44,7 @@ const ONE_BY_ONE: Plan = Plan {
     },
     keep_overhead: false,
     per_iter: 0,
+    max_batch: None,
 };
 
 /// `proc.fork`.

@@ -103,6 +103,8 @@ pub struct Plan {
     /// Operations per iteration of the body (a pass around a ring of n tasks is n
     /// hops); 0 means 1.
     pub per_iter: u64,
+    /// The largest batch the body can run (reads that must fit in a file), if any.
+    pub max_batch: Option<u64>,
 }
 
 /// One timed batch.
@@ -282,14 +284,18 @@ impl<'a> Harness<'a> {
     /// The batch size for `body`: the plan's or `--batch`'s fixed size, or calibrated
     /// so one batch lasts the target duration. Calibration batches warm the body up.
     pub fn calibrate(&self, body: &mut dyn Body, plan: Plan) -> Result<u64, BenchError> {
+        let cap = plan.max_batch.unwrap_or(u64::MAX).max(1);
         if let Some(k) = plan.fixed_batch.or(self.settings.batch) {
-            return Ok(k.max(1));
+            return Ok(k.clamp(1, cap));
         }
         let target = self.settings.target_batch_ns();
         let mut state = Calibration::start();
         loop {
             match state {
-                Calibration::Done { k } => return Ok(k),
+                Calibration::Done { k } => return Ok(k.min(cap)),
+                Calibration::Tuning { k } | Calibration::Confirming { k } if k > cap => {
+                    return Ok(cap)
+                }
                 Calibration::Tuning { k } | Calibration::Confirming { k } => {
                     let (_, ticks, _) = self.batch(body, k)?;
                     state = state.next(self.clock.to_ns(ticks), target);

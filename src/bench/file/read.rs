@@ -328,6 +328,8 @@ fn prepare(p: &Params) -> Result<Prepared, BenchError> {
         },
         fixed_batch: cold.then_some(1),
         per_iter: if cold { calls } else { 1 },
+        // A warm batch reads on from where the last stopped and must fit in the file.
+        max_batch: (!cold).then_some((len / size as u64).max(1)),
         ..Plan::default()
     };
     let dir = super::dir();
