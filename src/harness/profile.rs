@@ -68,12 +68,12 @@ impl Profile {
         round_max_samples: 20_000,
         min_rounds: 3,
         max_rounds: 4,
-        span_ns: 500 * MS,
+        span_ns: 1_000 * MS,
         ci_target: 0.02,
         min_batch_ns: 30_000,
         overhead_samples: 21,
     };
-    /// The default: five to eight rounds spread over at least two seconds.
+    /// The default: five to eight rounds spread over at least six seconds.
     pub const STANDARD: Profile = Profile {
         name: "standard",
         warmup_ns: 20 * MS,
@@ -83,7 +83,7 @@ impl Profile {
         round_max_samples: 50_000,
         min_rounds: 5,
         max_rounds: 8,
-        span_ns: 2_000 * MS,
+        span_ns: 6_000 * MS,
         ci_target: 0.01,
         min_batch_ns: 50_000,
         overhead_samples: 51,
