@@ -181,14 +181,16 @@ impl Session {
         Ok(machine_states(&readings, self.settings.profile.ci_target))
     }
 
-    /// Measures one benchmark instance in rounds (see [`Session::run_all`]). Skips and
-    /// failures become results too; only an interruption is returned as an error.
+    /// Measures one benchmark instance in rounds (see [`Session::run_all`]), back to
+    /// back rather than spread over the profile's span: for callers such as `repro` that
+    /// measure many instances one at a time. Skips and failures become results too;
+    /// only an interruption is returned as an error.
     pub fn run(
         &self,
         bench: &dyn Bench,
         params: &Params,
     ) -> Result<BenchResult, BenchError> {
-        let mut out = self.run_all(&[(bench, params.clone())], &mut |_| {})?;
+        let mut out = self.rounds(&[(bench, params.clone())], &mut |_| {}, false)?;
         if out.interrupted {
             return Err(BenchError::Interrupted);
         }
@@ -212,6 +214,16 @@ impl Session {
         &self,
         instances: &[(&dyn Bench, Params)],
         progress: &mut dyn FnMut(Step<'_>),
+    ) -> Result<Outcome, BenchError> {
+        self.rounds(instances, progress, true)
+    }
+
+    /// [`Session::run_all`], with the span between rounds only when `spread`.
+    fn rounds(
+        &self,
+        instances: &[(&dyn Bench, Params)],
+        progress: &mut dyn FnMut(Step<'_>),
+        spread: bool,
     ) -> Result<Outcome, BenchError> {
         let p = self.settings.profile;
         let mut slots: Vec<Slot<'_>> = instances
@@ -248,7 +260,7 @@ impl Session {
                 }
             }
             // Spread the first rounds over the profile's span.
-            if (round as usize) < p.min_rounds {
+            if spread && (round as usize) < p.min_rounds {
                 let until = p.span_ns as f64 * (round + 1) as f64 / p.min_rounds as f64;
                 while c.to_ns(c.now().wrapping_sub(begin)) < until
                     && slots.iter().any(Slot::open)
