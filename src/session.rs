@@ -311,7 +311,7 @@ impl Session {
         slot.setup_ns += c.to_ns(t_prepared.wrapping_sub(t0));
         slot.result.op = prepared.op.to_string();
         let (mut body, plan) = (prepared.body, prepared.plan);
-        let (k, overhead) = match slot.setup.take() {
+        let (k, overhead) = match slot.setup.clone() {
             Some(mut s) => {
                 // A warm-up shorter than one batch would only add a batch.
                 let last = slot.samples.last().map_or(0.0, |x| c.to_ns(x.ticks));
