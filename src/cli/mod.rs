@@ -218,7 +218,7 @@ fn steadiness(facts: &crate::store::host::HostFacts) -> anyhow::Result<String> {
         keep_samples: false,
     })?;
     let m = session.steadiness(1_000_000_000)?;
-    let states = crate::report::model::describe_states(&m.states);
+    let states = crate::harness::describe_states(&m.states);
     let too: Vec<String> = [Profile::THOROUGH, Profile::STANDARD, Profile::QUICK]
         .iter()
         .filter(|p| m.spread > p.ci_target)

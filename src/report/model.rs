@@ -370,15 +370,6 @@ pub fn unit_for(ns: f64) -> (f64, &'static str) {
     }
 }
 
-/// States as text: "85.1 ns (60%), 93.0 ns (40%)".
-pub fn describe_states(states: &[State]) -> String {
-    states
-        .iter()
-        .map(|s| format!("{} ({:.0}%)", fmt_ns(s.median_ns), s.share * 100.0))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 /// Formats nanoseconds with a unit that keeps 3–4 significant digits.
 pub fn fmt_ns(ns: f64) -> String {
     if !ns.is_finite() {

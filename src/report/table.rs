@@ -3,10 +3,10 @@
 //! how to read it.
 
 use super::model::{
-    describe_levels, describe_modes, describe_states, fmt_ns, unit_for, BenchResult, Run,
-    Status,
+    describe_levels, describe_modes, fmt_ns, unit_for, BenchResult, Run, Status,
 };
 use super::Exporter;
+use crate::harness::describe_states;
 
 /// The table exporter.
 #[derive(Default)]
