@@ -6,13 +6,16 @@
 //! the architecture: [`cli`] turns arguments into one validated configuration,
 //! [`harness`] measures any prepared operation, [`stats`] holds the pure statistics,
 //! [`bench`](mod@bench) is the catalogue, [`runner`] is the only place with raw system calls,
-//! [`report`] renders results, [`store`] reads host facts, and [`repro`] puts the
-//! seed studies' tables beside today's figures.
+//! [`report`] renders results, [`host`] reads the machine's facts, [`store`] keeps the
+//! history of runs, [`compare`] compares runs, and [`repro`] puts the seed studies'
+//! tables beside today's figures.
 
 pub mod bench;
 pub mod cli;
+pub mod compare;
 pub mod error;
 pub mod harness;
+pub mod host;
 pub mod report;
 pub mod repro;
 pub mod runner;

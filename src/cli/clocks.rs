@@ -48,7 +48,7 @@ fn smallest_step(kind: ClockKind, budget: Duration) -> Option<u64> {
 
 /// Runs `syscost clocks`.
 pub fn clocks(json: bool) -> anyhow::Result<ExitCode> {
-    let facts = crate::store::host::collect(&[]);
+    let facts = crate::host::collect(&[]);
     let _guard = InterruptGuard::install()?;
     let session = Session::start(SessionOptions {
         profile: Profile::QUICK,

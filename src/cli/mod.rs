@@ -188,11 +188,11 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
 }
 
 fn env(format: TextOrJson) -> anyhow::Result<ExitCode> {
-    let facts = crate::store::host::collect(&[]);
+    let facts = crate::host::collect(&[]);
     let mut out = std::io::stdout().lock();
     match format {
         TextOrJson::Text => {
-            out.write_all(crate::store::host::render(&facts).as_bytes())?;
+            out.write_all(crate::host::render(&facts).as_bytes())?;
             out.flush()?;
             out.write_all(steadiness(&facts)?.as_bytes())?;
         }
@@ -206,7 +206,7 @@ fn env(format: TextOrJson) -> anyhow::Result<ExitCode> {
 
 /// One second of getpid canary readings, and which profiles' CI targets the machine is
 /// too unsteady for.
-fn steadiness(facts: &crate::store::host::HostFacts) -> anyhow::Result<String> {
+fn steadiness(facts: &crate::host::HostFacts) -> anyhow::Result<String> {
     use crate::harness::Profile;
     use crate::session::{Session, SessionOptions};
     let session = Session::start(SessionOptions {
@@ -247,7 +247,7 @@ pub fn check_cpu(cpu: Option<usize>) -> Result<(), UsageError> {
         UsageError::new(format!("--cpu: cannot read this process's CPUs: {e}"))
     })?;
     if !allowed.contains(&c) {
-        let list = crate::store::host::parse::format_cpu_list(&allowed);
+        let list = crate::host::parse::format_cpu_list(&allowed);
         return Err(UsageError::new(format!(
             "--cpu {c}: no such CPU for this process; choose one of {list}"
         )));

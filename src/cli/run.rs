@@ -4,11 +4,11 @@
 use super::RunArgs;
 use crate::bench::{self, Bench, ParamArg, Params};
 use crate::error::{BenchError, UsageError};
+use crate::host::{self, HostFacts};
 use crate::report::model::{Run, Status, SCHEMA_VERSION};
 use crate::report::Output;
 use crate::runner::interrupt::InterruptGuard;
 use crate::session::{Session, SessionOptions};
-use crate::store::host::{self, HostFacts};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::process::ExitCode;

@@ -403,7 +403,7 @@ fn subtraction(session: &Session) -> anyhow::Result<(Vec<Round>, Vec<Round>)> {
 
 /// Runs `syscost selftest`.
 pub fn selftest() -> anyhow::Result<ExitCode> {
-    let facts = crate::store::host::collect(&[]);
+    let facts = crate::host::collect(&[]);
     let _guard = InterruptGuard::install()?;
     let session = Session::start(SessionOptions {
         profile: PROFILE,

@@ -4,9 +4,9 @@
 use crate::harness::analyze::{Accounting, Counts, RoundFigure};
 use crate::harness::clock::ClockInfo;
 use crate::harness::{Level, Overhead};
+use crate::host::HostFacts;
 use crate::stats::rounds::State;
 use crate::stats::{Mode, Summary};
-use crate::store::host::HostFacts;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

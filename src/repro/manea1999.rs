@@ -36,7 +36,7 @@ fn show(v: &Result<f64, String>) -> String {
 
 /// Runs the reproduction and prints it.
 pub fn run(args: &ReproArgs) -> anyhow::Result<ExitCode> {
-    let facts = crate::store::host::collect(&[]);
+    let facts = crate::host::collect(&[]);
     let _guard = InterruptGuard::install()?;
     let profile = crate::cli::profile(&args.profile);
     crate::bench::file::configure(crate::bench::file::Options {

@@ -86,7 +86,7 @@ fn label(a: &Analog) -> String {
 }
 
 fn open(args: &ReproArgs, load: usize) -> anyhow::Result<Session> {
-    let facts = crate::store::host::collect(&[]);
+    let facts = crate::host::collect(&[]);
     Session::start(SessionOptions {
         profile: crate::cli::profile(&args.profile),
         clock: ClockChoice::Auto,
@@ -99,7 +99,7 @@ fn open(args: &ReproArgs, load: usize) -> anyhow::Result<Session> {
 
 /// Runs the reproduction and prints it.
 pub fn run(args: &ReproArgs) -> anyhow::Result<ExitCode> {
-    let facts = crate::store::host::collect(&[]);
+    let facts = crate::host::collect(&[]);
     let _guard = InterruptGuard::install()?;
     let session = open(args, 0)?;
     let mut out = std::io::stdout().lock();

@@ -84,7 +84,7 @@ fn med(r: &Row, f: fn(&Row) -> Option<super::perez1976_data::Stat>) -> String {
 
 /// Runs the reproduction and prints it.
 pub fn run(args: &ReproArgs) -> anyhow::Result<ExitCode> {
-    let facts = crate::store::host::collect(&[]);
+    let facts = crate::host::collect(&[]);
     let _guard = InterruptGuard::install()?;
     let session = Session::start(options(args, facts.invariant_tsc, 0))?;
     let cpus = facts.cpus_online.max(1);

@@ -113,7 +113,7 @@ fn measure(session: &Session, placement: &str) -> Result<Option<RingTable>, Benc
 
 /// Runs `syscost repro sloan1992`.
 pub fn run(args: &ReproArgs) -> anyhow::Result<ExitCode> {
-    let facts = crate::store::host::collect(&[]);
+    let facts = crate::host::collect(&[]);
     let _guard = InterruptGuard::install()?;
     let session = Session::start(SessionOptions {
         profile: crate::cli::profile(&args.profile),

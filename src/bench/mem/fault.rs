@@ -59,7 +59,7 @@ pub const ZERO: Simple = Simple {
 fn thp_mode() -> Option<String> {
     let text =
         std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").ok()?;
-    crate::store::host::parse::parse_bracketed(&text)
+    crate::host::parse::parse_bracketed(&text)
 }
 
 /// The huge page size, from sysfs (2 MiB on x86-64).
@@ -116,7 +116,7 @@ impl Helper {
     fn start(page: usize, write: bool) -> Result<Helper, BenchError> {
         let here = crate::runner::sys::current_cpu();
         let online = std::fs::read_to_string("/sys/devices/system/cpu/online")
-            .map(|t| crate::store::host::parse::parse_cpu_list(&t))
+            .map(|t| crate::host::parse::parse_cpu_list(&t))
             .unwrap_or_default();
         let others: Vec<usize> =
             online.into_iter().filter(|&c| Some(c) != here).collect();

@@ -1,0 +1,424 @@
+//! Comparing runs: what changed between two runs and whether it is real, and the
+//! seeds' cross-machine table for several runs.
+//!
+//! # The ratio and its interval
+//!
+//! For a benchmark measured in both runs A (the base) and B, the figure is the ratio
+//! `r = B/A` of the two headlines (each the mean of its round medians, see
+//! [`crate::stats::rounds`]). Its 95% interval is computed on the log scale from the two
+//! runs' own round-level intervals: each run's standard error is recovered from its
+//! interval as `se = half-width / t(0.975, R−1)` (so the floors each run applied, the
+//! clock step and the pooled interval, are kept), `log r` has the standard error
+//! `√((se_A/A)² + (se_B/B)²)` (the delta method), and the degrees of freedom are
+//! Welch–Satterthwaite's. The interval is `exp(log r ± t·se)`.
+//!
+//! Why rounds and not samples: samples within one run are correlated through the
+//! machine's state at the time, so a test on them (a bootstrap of the pooled median,
+//! Mann–Whitney) calls two states of the same machine a significant change. The rounds
+//! of a run are separated in time and interleaved with other benchmarks, so their
+//! spread is the run-to-run variation that a comparison has to beat.
+//!
+//! # The verdict
+//!
+//! With a noise threshold `t` (default 5%): *slower* when the interval lies above 1 and
+//! `r > 1 + t`; *faster* when it lies below 1 and `r < 1/(1 + t)`; otherwise *no
+//! change* (either not significant or within the noise threshold). A regression gate
+//! (`--fail-on-regression PCT`) fails on any *slower* verdict with `t = PCT`.
+
+pub mod render;
+
+use crate::report::model::{BenchResult, Run};
+use crate::stats::rounds::t975;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// What a comparison says about one benchmark.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// B is faster than A, significantly and beyond the noise threshold.
+    Faster,
+    /// B is slower than A, significantly and beyond the noise threshold.
+    Slower,
+    /// Not significant, or within the noise threshold.
+    NoChange,
+}
+
+impl Verdict {
+    /// The word the table prints.
+    pub fn word(self) -> &'static str {
+        match self {
+            Verdict::Faster => "faster",
+            Verdict::Slower => "slower",
+            Verdict::NoChange => "no change",
+        }
+    }
+}
+
+/// A run as the comparison names it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunLabel {
+    /// How the user referred to it (an id, `last`, a file name).
+    pub reference: String,
+    /// The history id, when it came from the history.
+    pub id: Option<i64>,
+    /// The host name.
+    pub host: String,
+    /// The kernel release.
+    pub kernel: String,
+    /// When it started, seconds since the Unix epoch.
+    pub started_unix_s: f64,
+}
+
+impl RunLabel {
+    /// The label of `run`, referred to as `reference`.
+    pub fn of(reference: &str, id: Option<i64>, run: &Run) -> RunLabel {
+        RunLabel {
+            reference: reference.to_string(),
+            id,
+            host: run
+                .host
+                .hostname
+                .clone()
+                .unwrap_or_else(|| "unknown".into()),
+            kernel: run.host.kernel.clone().unwrap_or_else(|| "unknown".into()),
+            started_unix_s: run.started_unix_s,
+        }
+    }
+}
+
+/// A host fact that differs between two runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FactDifference {
+    /// The fact, e.g. `kernel`, `clocksource`, `vulnerability spectre_v2`.
+    pub fact: String,
+    /// Its value in the base run.
+    pub base: String,
+    /// Its value in the other run.
+    pub other: String,
+}
+
+/// One benchmark instance in both runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Row {
+    /// `family.name`.
+    pub name: String,
+    /// Parameter values.
+    pub params: BTreeMap<String, String>,
+    /// The base run's headline, ns per operation.
+    pub base_ns: f64,
+    /// The other run's headline.
+    pub other_ns: f64,
+    /// other / base.
+    pub ratio: f64,
+    /// The ratio's 95% interval, low end.
+    pub ci_low: f64,
+    /// The ratio's 95% interval, high end.
+    pub ci_high: f64,
+    /// The verdict against the threshold.
+    pub verdict: Verdict,
+}
+
+/// Two runs compared.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    /// The base run (A).
+    pub base: RunLabel,
+    /// The other run (B).
+    pub other: RunLabel,
+    /// The noise threshold, as a fraction.
+    pub threshold: f64,
+    /// Host facts that differ: measured on different machines or configurations.
+    pub host_differences: Vec<FactDifference>,
+    /// Benchmarks measured in both, in the base run's order.
+    pub rows: Vec<Row>,
+    /// Benchmarks measured (status ok) only in the base run, as `name params`.
+    pub only_in_base: Vec<String>,
+    /// Benchmarks measured only in the other run.
+    pub only_in_other: Vec<String>,
+}
+
+impl Comparison {
+    /// How many rows have each verdict: (faster, slower, no change).
+    pub fn tally(&self) -> (usize, usize, usize) {
+        let count = |v| self.rows.iter().filter(|r| r.verdict == v).count();
+        (
+            count(Verdict::Faster),
+            count(Verdict::Slower),
+            count(Verdict::NoChange),
+        )
+    }
+}
+
+/// A benchmark instance's key: its name and parameters.
+pub fn key(r: &BenchResult) -> String {
+    let label = r.param_label();
+    if label.is_empty() {
+        r.name.clone()
+    } else {
+        format!("{} {label}", r.name)
+    }
+}
+
+/// A run's headline and its standard error with degrees of freedom, recovered from its
+/// round-level interval.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Estimate {
+    mean: f64,
+    se: f64,
+    df: usize,
+}
+
+fn estimate(r: &BenchResult) -> Option<Estimate> {
+    let m = r.measured.as_ref()?;
+    if !(m.median_ns.is_finite() && m.median_ns > 0.0) {
+        return None;
+    }
+    let rounds = m.rounds.iter().filter(|x| x.median_ns.is_some()).count();
+    let df = rounds.saturating_sub(1).max(1);
+    let half = ((m.ci_high_ns - m.ci_low_ns) / 2.0).max(0.0);
+    let se = if half.is_finite() {
+        half / t975(df)
+    } else {
+        f64::INFINITY
+    };
+    Some(Estimate {
+        mean: m.median_ns,
+        se,
+        df,
+    })
+}
+
+/// The ratio b/a with its 95% interval (delta method on the log scale, Welch's degrees
+/// of freedom).
+fn ratio_interval(a: Estimate, b: Estimate) -> (f64, f64, f64) {
+    let ratio = b.mean / a.mean;
+    let va = (a.se / a.mean).powi(2);
+    let vb = (b.se / b.mean).powi(2);
+    let v = va + vb;
+    if !v.is_finite() {
+        return (ratio, 0.0, f64::INFINITY);
+    }
+    if v == 0.0 {
+        return (ratio, ratio, ratio);
+    }
+    let df = v * v / (va * va / a.df as f64 + vb * vb / b.df as f64);
+    let t = t975((df.floor() as usize).max(1));
+    let w = t * v.sqrt();
+    (ratio, ratio * (-w).exp(), ratio * w.exp())
+}
+
+/// The verdict for a ratio and its interval against the noise threshold.
+pub fn verdict(ratio: f64, ci_low: f64, ci_high: f64, threshold: f64) -> Verdict {
+    if ci_low > 1.0 && ratio > 1.0 + threshold {
+        Verdict::Slower
+    } else if ci_high < 1.0 && ratio < 1.0 / (1.0 + threshold) {
+        Verdict::Faster
+    } else {
+        Verdict::NoChange
+    }
+}
+
+/// Compares run `b` against the base `a`.
+pub fn compare(a: (&RunLabel, &Run), b: (&RunLabel, &Run), threshold: f64) -> Comparison {
+    let (la, ra) = a;
+    let (lb, rb) = b;
+    let measured = |run: &Run| -> BTreeMap<String, Estimate> {
+        run.results
+            .iter()
+            .filter_map(|r| estimate(r).map(|e| (key(r), e)))
+            .collect()
+    };
+    let ea = measured(ra);
+    let eb = measured(rb);
+    let mut rows = Vec::new();
+    let mut only_in_base = Vec::new();
+    for r in &ra.results {
+        let k = key(r);
+        let Some(&x) = ea.get(&k) else { continue };
+        match eb.get(&k) {
+            Some(&y) => {
+                let (ratio, lo, hi) = ratio_interval(x, y);
+                rows.push(Row {
+                    name: r.name.clone(),
+                    params: r.params.clone(),
+                    base_ns: x.mean,
+                    other_ns: y.mean,
+                    ratio,
+                    ci_low: lo,
+                    ci_high: hi,
+                    verdict: verdict(ratio, lo, hi, threshold),
+                });
+            }
+            None => only_in_base.push(k),
+        }
+    }
+    let only_in_other = rb
+        .results
+        .iter()
+        .map(key)
+        .filter(|k| eb.contains_key(k) && !ea.contains_key(k))
+        .collect();
+    Comparison {
+        base: la.clone(),
+        other: lb.clone(),
+        threshold,
+        host_differences: host_differences(ra, rb),
+        rows,
+        only_in_base,
+        only_in_other,
+    }
+}
+
+/// The host facts that decide costs and differ between the two runs.
+pub fn host_differences(a: &Run, b: &Run) -> Vec<FactDifference> {
+    let text = |o: &Option<String>| o.clone().unwrap_or_else(|| "unknown".into());
+    let mut out = Vec::new();
+    let mut check = |fact: &str, x: String, y: String| {
+        if x != y {
+            out.push(FactDifference {
+                fact: fact.to_string(),
+                base: x,
+                other: y,
+            });
+        }
+    };
+    check("host", text(&a.host.hostname), text(&b.host.hostname));
+    check("cpu", text(&a.host.cpu_model), text(&b.host.cpu_model));
+    check(
+        "cpus online",
+        a.host.cpus_online.to_string(),
+        b.host.cpus_online.to_string(),
+    );
+    check("kernel", text(&a.host.kernel), text(&b.host.kernel));
+    check(
+        "virtualization",
+        text(&a.host.virtualization),
+        text(&b.host.virtualization),
+    );
+    check(
+        "clocksource",
+        text(&a.host.clocksource),
+        text(&b.host.clocksource),
+    );
+    check("governor", text(&a.host.governor), text(&b.host.governor));
+    check("smt", text(&a.host.smt), text(&b.host.smt));
+    check("thp", text(&a.host.thp_enabled), text(&b.host.thp_enabled));
+    check(
+        "harness clock",
+        a.clock.name.to_string(),
+        b.clock.name.to_string(),
+    );
+    check(
+        "profile",
+        a.harness.profile.clone(),
+        b.harness.profile.clone(),
+    );
+    let vulns = |r: &Run| -> BTreeMap<String, String> {
+        r.host
+            .vulnerabilities
+            .iter()
+            .map(|v| (v.name.clone(), v.status.clone()))
+            .collect()
+    };
+    let (va, vb) = (vulns(a), vulns(b));
+    let names: std::collections::BTreeSet<&String> = va.keys().chain(vb.keys()).collect();
+    for n in names {
+        let x = va.get(n).cloned().unwrap_or_else(|| "absent".into());
+        let y = vb.get(n).cloned().unwrap_or_else(|| "absent".into());
+        check(&format!("mitigation {n}"), x, y);
+    }
+    out
+}
+
+/// Several runs side by side: each benchmark's median per run and every run's speed
+/// relative to the first, as the 1976 memo set the 11/40, 11/45 and 11/70 side by side.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Table {
+    /// The runs, the first being the reference.
+    pub runs: Vec<RunLabel>,
+    /// One row per benchmark instance measured in at least one run.
+    pub rows: Vec<TableRow>,
+    /// For each run, the geometric mean over the benchmarks measured in it and in the
+    /// first run of (first / this): above 1 means faster than the first.
+    pub geomean_speed: Vec<Option<f64>>,
+    /// How many benchmarks entered each run's geometric mean.
+    pub geomean_count: Vec<usize>,
+}
+
+/// One benchmark instance across the runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TableRow {
+    /// `name params`.
+    pub key: String,
+    /// The median in each run, ns per operation (None where not measured).
+    pub median_ns: Vec<Option<f64>>,
+    /// first / this, for each run (None where either is missing).
+    pub speed: Vec<Option<f64>>,
+}
+
+/// The cross-run table of `runs` (the first is the reference).
+pub fn table(runs: &[(RunLabel, &Run)]) -> Table {
+    let mut order: Vec<String> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let maps: Vec<BTreeMap<String, f64>> = runs
+        .iter()
+        .map(|(_, run)| {
+            let mut m = BTreeMap::new();
+            for r in &run.results {
+                let k = key(r);
+                if seen.insert(k.clone()) {
+                    order.push(k.clone());
+                }
+                if let Some(x) = r.median_ns().filter(|x| x.is_finite() && *x > 0.0) {
+                    m.insert(k, x);
+                }
+            }
+            m
+        })
+        .collect();
+    let rows: Vec<TableRow> = order
+        .into_iter()
+        .map(|k| {
+            let median_ns: Vec<Option<f64>> =
+                maps.iter().map(|m| m.get(&k).copied()).collect();
+            let first = median_ns.first().copied().flatten();
+            let speed = median_ns
+                .iter()
+                .map(|x| match (first, x) {
+                    (Some(f), Some(x)) => Some(f / x),
+                    _ => None,
+                })
+                .collect();
+            TableRow {
+                key: k,
+                median_ns,
+                speed,
+            }
+        })
+        .collect();
+    let mut geomean_speed = Vec::new();
+    let mut geomean_count = Vec::new();
+    for i in 0..runs.len() {
+        let logs: Vec<f64> = rows
+            .iter()
+            .filter_map(|r| r.speed[i])
+            .map(f64::ln)
+            .collect();
+        geomean_count.push(logs.len());
+        geomean_speed.push(if logs.is_empty() {
+            None
+        } else {
+            Some((logs.iter().sum::<f64>() / logs.len() as f64).exp())
+        });
+    }
+    Table {
+        runs: runs.iter().map(|(l, _)| l.clone()).collect(),
+        rows,
+        geomean_speed,
+        geomean_count,
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,1 @@
+//! Rendering comparisons: a text table, JSON and Markdown.
