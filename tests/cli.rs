@@ -56,7 +56,12 @@ struct Running {
 impl Running {
     /// Starts `syscost ARGS`. Takes no lock: the caller holds one.
     fn start(args: &[&str]) -> Running {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_syscost"))
+        let mut command = Command::new(env!("CARGO_BIN_EXE_syscost"));
+        // Nothing is saved to the user's history unless a test names its own --db.
+        if !args.contains(&"--db") {
+            command.env("SYSCOST_NO_SAVE", "1");
+        }
+        let mut child = command
             .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -1497,4 +1502,112 @@ fn the_signal_family_measures_or_skips_and_leaves_no_child() {
             _ => check_measured(r),
         }
     }
+}
+
+// ---------------------------------------------------------------------------------------
+// history and compare
+
+#[test]
+fn runs_are_saved_listed_compared_exported_and_removed() {
+    let dir = TempDir::new("history");
+    let db = dir.0.join("history.db");
+    let db = db.to_str().expect("UTF-8 path");
+    for expect_id in ["1", "2"] {
+        let out = run_smoke(&["syscall.getpid", "syscall.getppid"], &["--db", db]);
+        assert!(
+            out.stderr.contains(&format!("saved as run {expect_id} in")),
+            "{}",
+            out.stderr
+        );
+    }
+    let listed = success(&["history", "--db", db, "list", "--format", "json"]).stdout;
+    let entries: Value = serde_json::from_str(&listed).expect("history list JSON");
+    let ids: Vec<i64> = entries
+        .as_array()
+        .expect("a list")
+        .iter()
+        .map(|e| e["id"].as_i64().expect("id"))
+        .collect();
+    assert_eq!(ids, [2, 1], "newest first");
+    assert_eq!(entries[0]["ok"], 4);
+
+    // Two runs of the same build: rows for every benchmark, each with a verdict.
+    let table = success(&["compare", "last~1", "last", "--db", db]).stdout;
+    assert!(table.contains("syscall.getppid") && table.contains("4 compared"), "{table}");
+    let json = success(&["compare", "1", "2", "--db", db, "--format", "json"]).stdout;
+    let c: Value = serde_json::from_str(&json).expect("compare JSON");
+    let rows = c["rows"].as_array().expect("rows");
+    assert_eq!(rows.len(), 4);
+    for r in rows {
+        let (lo, ratio, hi) = (
+            r["ci_low"].as_f64().unwrap(),
+            r["ratio"].as_f64().unwrap(),
+            r["ci_high"].as_f64().unwrap(),
+        );
+        assert!(lo > 0.0 && lo <= ratio && ratio <= hi, "{r}");
+        assert!(["faster", "slower", "no_change"].contains(&r["verdict"].as_str().unwrap()));
+    }
+    let md = success(&["compare", "1", "2", "1", "--db", db, "--format", "markdown"]).stdout;
+    assert!(md.contains("relative speed"), "{md}");
+
+    // Export, then import: the same document, so every ratio is exactly 1.
+    let file = dir.0.join("two.json");
+    let file = file.to_str().unwrap();
+    success(&["history", "--db", db, "export", "2", "-o", file]);
+    let exported: Run = parse_strict(&std::fs::read_to_string(file).expect("exported"));
+    assert_eq!(exported.results.len(), 4);
+    let out = success(&["history", "--db", db, "import", file]).stdout;
+    assert!(out.contains("as run 3"), "{out}");
+    let json = success(&["compare", file, "3", "--db", db, "--format", "json"]).stdout;
+    let c: Value = serde_json::from_str(&json).unwrap();
+    for r in c["rows"].as_array().unwrap() {
+        assert_eq!(r["ratio"].as_f64(), Some(1.0));
+        assert_eq!(r["verdict"], "no_change");
+    }
+    // A gate with an unreachable threshold passes.
+    success(&["compare", "1", "2", "--db", db, "--fail-on-regression", "900"]);
+    let shown = success(&["history", "--db", db, "show", "last"]).stdout;
+    assert!(shown.contains("syscall.getpid"), "{shown}");
+
+    success(&["history", "--db", db, "rm", "1"]);
+    let e = refused(&["history", "--db", db, "show", "1"]);
+    assert!(one_line(&[], &e).contains("no run 1"), "{e}");
+    let e = refused(&["compare", "2", "last~5", "--db", db]);
+    assert!(one_line(&[], &e).contains("holds 2 run(s)"), "{e}");
+}
+
+#[test]
+fn bad_run_references_and_documents_are_refused_in_one_line() {
+    let dir = TempDir::new("badrefs");
+    let db = dir.0.join("none.db");
+    let db = db.to_str().unwrap();
+    let cut = dir.0.join("cut.json");
+    std::fs::write(&cut, r#"{"schema_version": 2, "tool": "syscost", "results": ["#).unwrap();
+    let other = dir.0.join("other.json");
+    std::fs::write(&other, r#"{"context": {}, "benchmarks": []}"#).unwrap();
+    let future = dir.0.join("future.json");
+    std::fs::write(&future, r#"{"schema_version": 99, "tool": "syscost"}"#).unwrap();
+    let foreign = dir.0.join("foreign.db");
+    std::fs::write(&foreign, "not a database, just text long enough to be read").unwrap();
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["compare", "1", "2", "--db", db], "no history"),
+        (vec!["compare", cut.to_str().unwrap(), cut.to_str().unwrap()], "truncated"),
+        (vec!["compare", other.to_str().unwrap(), other.to_str().unwrap()], "not a syscost"),
+        (vec!["compare", future.to_str().unwrap(), future.to_str().unwrap()], "newer syscost"),
+        (vec!["compare", "nosuchfile.json", "1"], "not an id"),
+        (vec!["compare", "0", "1"], "positive"),
+        (vec!["compare", "1"], "RUN"),
+        (vec!["compare", "1", "2", "--threshold", "lots"], "percentage"),
+        (vec!["compare", "1", "2", "3", "--fail-on-regression", "5"], "exactly two"),
+        (vec!["history", "--db", foreign.to_str().unwrap()], "not"),
+        (vec!["history", "--db", db, "rm", "x"], "positive numbers"),
+        (vec!["history", "--db", db, "import", other.to_str().unwrap()], "not a syscost"),
+        (vec!["run", "syscall.getpid", "--db", "/proc/nonexistent/h.db"], "--db"),
+    ];
+    for (args, want) in cases {
+        let e = refused(&args);
+        let line = one_line(&args, &e);
+        assert!(line.contains(want), "syscost {args:?}: {line}");
+    }
+    assert!(!std::path::Path::new(db).exists(), "reading must not create a history");
 }

@@ -5,6 +5,7 @@
 
 mod clocks;
 mod exec;
+mod history;
 mod list;
 mod run;
 mod selftest;
@@ -52,6 +53,10 @@ enum Command {
     Selftest,
     /// Prints a seed study's table beside today's figures on this machine.
     Repro(ReproArgs),
+    /// Lists, shows, removes, imports and exports saved runs.
+    History(history::HistoryArgs),
+    /// Compares two runs (ratio, interval, verdict) or several (a cross-run table).
+    Compare(history::CompareArgs),
     /// Runs a command and reports its resource usage (wait4's rusage; times(2) with
     /// --times), to standard error.
     Exec(exec::ExecArgs),
@@ -102,6 +107,13 @@ pub struct RunArgs {
     /// Seed of the shuffled round order (default: from the clock; the run records it).
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
+    /// The history file to save the run in (default: $SYSCOST_DB, else
+    /// $XDG_DATA_HOME/syscost/history.db).
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+    /// Do not save the run in the history.
+    #[arg(long)]
+    pub no_save: bool,
 }
 
 /// Options of `syscost repro`.
@@ -119,11 +131,20 @@ pub struct ReproArgs {
     /// CPU this process may use).
     #[arg(long, value_name = "N")]
     pub load: Option<usize>,
+    /// The history file to save the figures in.
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+    /// Do not save the figures in the history.
+    #[arg(long)]
+    pub no_save: bool,
 }
 
+/// Text or JSON output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-enum TextOrJson {
+pub enum TextOrJson {
+    /// Text for a terminal.
     Text,
+    /// JSON.
     Json,
 }
 
@@ -184,6 +205,8 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Selftest => selftest::selftest(),
         Command::Repro(args) => crate::repro::repro(&args),
         Command::Exec(args) => exec::exec(&args),
+        Command::History(args) => history::history(&args),
+        Command::Compare(args) => history::compare_cmd(&args),
     }
 }
 

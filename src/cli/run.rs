@@ -125,6 +125,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         profile: Some(profile.name),
     });
     let mut output = Output::open(args.format, args.output.as_deref())?;
+    let mut history = super::history::open_for_saving(args.db.as_deref(), args.no_save)?;
 
     let facts = host::collect(&[]);
     for w in host::warnings(&facts) {
@@ -189,6 +190,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         output.result(r)?;
     }
     output.finish(&run)?;
+    super::history::save(history.as_mut(), &run, crate::store::Origin::Run);
     if interrupted {
         eprintln!("syscost: interrupted; the rounds measured so far were written");
         return Ok(ExitCode::from(130));

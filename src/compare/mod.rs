@@ -152,12 +152,16 @@ impl Comparison {
 
 /// A benchmark instance's key: its name and parameters.
 pub fn key(r: &BenchResult) -> String {
-    let label = r.param_label();
-    if label.is_empty() {
-        r.name.clone()
-    } else {
-        format!("{} {label}", r.name)
+    key_of(&r.name, &r.params)
+}
+
+/// The key of a name and parameters: `name p1=v1 p2=v2`.
+pub fn key_of(name: &str, params: &BTreeMap<String, String>) -> String {
+    let mut s = name.to_string();
+    for (k, v) in params {
+        s += &format!(" {k}={v}");
     }
+    s
 }
 
 /// A run's headline and its standard error with degrees of freedom, recovered from its

@@ -1,1 +1,206 @@
-//! Rendering comparisons: a text table, JSON and Markdown.
+//! Rendering comparisons: a text table for the terminal, Markdown fit for a pull-request
+//! comment, and JSON (the serialised [`Comparison`] or [`Table`]).
+
+use super::{Comparison, RunLabel, Table, Verdict};
+use crate::report::model::fmt_ns;
+
+fn when(unix_s: f64) -> String {
+    crate::report::model::fmt_unix_time(unix_s)
+}
+
+fn label_line(l: &RunLabel) -> String {
+    format!("{} · {} · {} · {}", l.reference, l.host, l.kernel, when(l.started_unix_s))
+}
+
+fn ratio_text(r: f64) -> String {
+    if r.is_finite() {
+        format!("{r:.3}")
+    } else {
+        "-".into()
+    }
+}
+
+fn change_text(r: f64) -> String {
+    if r.is_finite() {
+        format!("{:+.1}%", (r - 1.0) * 100.0)
+    } else {
+        "-".into()
+    }
+}
+
+/// The lines that say the runs come from different hosts or configurations.
+fn differences(c: &Comparison) -> Vec<String> {
+    c.host_differences
+        .iter()
+        .map(|d| format!("{}: {} → {}", d.fact, d.base, d.other))
+        .collect()
+}
+
+/// The comparison as a terminal table.
+pub fn text(c: &Comparison) -> String {
+    let mut s = format!("A  {}\nB  {}\n", label_line(&c.base), label_line(&c.other));
+    let diffs = differences(c);
+    if !diffs.is_empty() {
+        s += "\nwarning: the runs differ in what decides these costs; a change may be the \
+              machine, not the code:\n";
+        for d in diffs {
+            s += &format!("  {d}\n");
+        }
+    }
+    s += &format!(
+        "\n{:<44} {:>10} {:>10} {:>7} {:>8} {:>17}  {}\n",
+        "benchmark", "A", "B", "B/A", "change", "95% CI of B/A", "verdict"
+    );
+    for r in &c.rows {
+        let key = super::key_of(&r.name, &r.params);
+        s += &format!(
+            "{:<44} {:>10} {:>10} {:>7} {:>8} {:>17}  {}\n",
+            key,
+            fmt_ns(r.base_ns),
+            fmt_ns(r.other_ns),
+            ratio_text(r.ratio),
+            change_text(r.ratio),
+            format!("{} – {}", ratio_text(r.ci_low), ratio_text(r.ci_high)),
+            r.verdict.word()
+        );
+    }
+    s += &footer(c);
+    s
+}
+
+fn footer(c: &Comparison) -> String {
+    let (faster, slower, same) = c.tally();
+    let mut s = format!(
+        "\n{} compared: {slower} slower, {faster} faster, {same} no change (threshold ±{}%: \
+         a change counts when its 95% interval excludes 1 and it exceeds the threshold)\n",
+        c.rows.len(),
+        c.threshold * 100.0
+    );
+    if !c.only_in_base.is_empty() {
+        s += &format!("only in A: {}\n", c.only_in_base.join(", "));
+    }
+    if !c.only_in_other.is_empty() {
+        s += &format!("only in B: {}\n", c.only_in_other.join(", "));
+    }
+    s
+}
+
+/// The comparison as GitHub-flavoured Markdown.
+pub fn markdown(c: &Comparison) -> String {
+    let esc = |s: &str| s.replace('|', "\\|");
+    let mut s = format!(
+        "**A** {}  \n**B** {}\n\n",
+        esc(&label_line(&c.base)),
+        esc(&label_line(&c.other))
+    );
+    let diffs = differences(c);
+    if !diffs.is_empty() {
+        s += "> **The runs differ in what decides these costs:** ";
+        s += &esc(&diffs.join("; "));
+        s += "\n\n";
+    }
+    s += "| benchmark | A | B | B/A | change | 95% CI of B/A | verdict |\n";
+    s += "|---|--:|--:|--:|--:|--:|:-:|\n";
+    for r in &c.rows {
+        let verdict = match r.verdict {
+            Verdict::Slower => "**slower**",
+            Verdict::Faster => "**faster**",
+            Verdict::NoChange => "no change",
+        };
+        s += &format!(
+            "| {} | {} | {} | {} | {} | {} – {} | {verdict} |\n",
+            esc(&super::key_of(&r.name, &r.params)),
+            fmt_ns(r.base_ns),
+            fmt_ns(r.other_ns),
+            ratio_text(r.ratio),
+            change_text(r.ratio),
+            ratio_text(r.ci_low),
+            ratio_text(r.ci_high)
+        );
+    }
+    s += &footer(c).replace('\n', "  \n");
+    s
+}
+
+/// The cross-run table for the terminal: one column per run.
+pub fn table_text(t: &Table) -> String {
+    let mut s = String::new();
+    for (i, l) in t.runs.iter().enumerate() {
+        s += &format!("{}  {}\n", column_name(i), label_line(l));
+    }
+    s += &format!("\n{:<44}", "benchmark");
+    for i in 0..t.runs.len() {
+        s += &format!(" {:>10}", column_name(i));
+    }
+    for i in 1..t.runs.len() {
+        s += &format!(" {:>8}", format!("{}/{}", column_name(0), column_name(i)));
+    }
+    s += "\n";
+    for r in &t.rows {
+        s += &format!("{:<44}", r.key);
+        for m in &r.median_ns {
+            s += &format!(" {:>10}", m.map(fmt_ns).unwrap_or_else(|| "-".into()));
+        }
+        for sp in r.speed.iter().skip(1) {
+            s += &format!(" {:>8}", sp.map(|x| format!("{x:.2}")).unwrap_or_else(|| "-".into()));
+        }
+        s += "\n";
+    }
+    s += "\nrelative speed (geometric mean of A/X over the benchmarks both measured; above 1 is faster than A):\n";
+    for (i, g) in t.geomean_speed.iter().enumerate() {
+        s += &format!(
+            "  {}  {} over {} benchmarks\n",
+            column_name(i),
+            g.map(|x| format!("{x:.3}")).unwrap_or_else(|| "-".into()),
+            t.geomean_count[i]
+        );
+    }
+    s
+}
+
+/// The cross-run table as Markdown.
+pub fn table_markdown(t: &Table) -> String {
+    let esc = |s: &str| s.replace('|', "\\|");
+    let mut s = String::new();
+    for (i, l) in t.runs.iter().enumerate() {
+        s += &format!("**{}** {}  \n", column_name(i), esc(&label_line(l)));
+    }
+    s += "\n| benchmark |";
+    for i in 0..t.runs.len() {
+        s += &format!(" {} |", column_name(i));
+    }
+    for i in 1..t.runs.len() {
+        s += &format!(" {}/{} |", column_name(0), column_name(i));
+    }
+    s += "\n|---|";
+    s += &"--:|".repeat(t.runs.len() * 2 - 1);
+    s += "\n";
+    for r in &t.rows {
+        s += &format!("| {} |", esc(&r.key));
+        for m in &r.median_ns {
+            s += &format!(" {} |", m.map(fmt_ns).unwrap_or_else(|| "-".into()));
+        }
+        for sp in r.speed.iter().skip(1) {
+            s += &format!(" {} |", sp.map(|x| format!("{x:.2}")).unwrap_or_else(|| "-".into()));
+        }
+        s += "\n";
+    }
+    s += "| **relative speed (geometric mean)** |";
+    for _ in 0..t.runs.len() {
+        s += " |";
+    }
+    for g in t.geomean_speed.iter().skip(1) {
+        s += &format!(" **{}** |", g.map(|x| format!("{x:.3}")).unwrap_or_else(|| "-".into()));
+    }
+    s += "\n";
+    s
+}
+
+/// A, B, …, Z, then R27, R28, ….
+pub fn column_name(i: usize) -> String {
+    if i < 26 {
+        ((b'A' + i as u8) as char).to_string()
+    } else {
+        format!("R{}", i + 1)
+    }
+}

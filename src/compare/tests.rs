@@ -1,1 +1,139 @@
 use super::*;
+use crate::report::model::tests::run_with_medians;
+
+fn label(r: &str, run: &Run) -> RunLabel {
+    RunLabel::of(r, None, run)
+}
+
+/// Sets a result's interval to ±`rel` around its median, from `rounds` rounds.
+fn widen(run: &mut Run, name: &str, rel: f64) {
+    let m = run
+        .results
+        .iter_mut()
+        .find(|r| r.name == name)
+        .and_then(|r| r.measured.as_mut())
+        .expect("measured result");
+    m.ci_low_ns = m.median_ns * (1.0 - rel);
+    m.ci_high_ns = m.median_ns * (1.0 + rel);
+}
+
+#[test]
+fn the_same_run_is_no_change() {
+    let a = run_with_medians(&[("syscall.getpid", 80.0), ("ctx.pingpong", 2800.0)]);
+    let c = compare((&label("a", &a), &a), (&label("b", &a), &a), 0.05);
+    assert_eq!(c.rows.len(), 2);
+    for r in &c.rows {
+        assert_eq!(r.ratio, 1.0);
+        assert!(r.ci_low < 1.0 && r.ci_high > 1.0, "{r:?}");
+        assert_eq!(r.verdict, Verdict::NoChange);
+    }
+    assert!(c.host_differences.is_empty());
+    assert_eq!(c.tally(), (0, 0, 2));
+}
+
+#[test]
+fn a_clear_slowdown_and_speedup_are_found() {
+    let a = run_with_medians(&[("syscall.getpid", 80.0), ("ctx.pingpong", 2800.0)]);
+    let b = run_with_medians(&[("syscall.getpid", 100.0), ("ctx.pingpong", 2000.0)]);
+    let c = compare((&label("a", &a), &a), (&label("b", &b), &b), 0.05);
+    assert_eq!(c.rows[0].verdict, Verdict::Slower);
+    assert!((c.rows[0].ratio - 1.25).abs() < 1e-12);
+    assert!(c.rows[0].ci_low > 1.0 && c.rows[0].ci_high > c.rows[0].ratio);
+    assert_eq!(c.rows[1].verdict, Verdict::Faster);
+    assert_eq!(c.tally(), (1, 1, 0));
+}
+
+#[test]
+fn a_significant_change_below_the_threshold_is_no_change() {
+    let a = run_with_medians(&[("syscall.getpid", 80.0)]);
+    let b = run_with_medians(&[("syscall.getpid", 83.0)]);
+    let c = compare((&label("a", &a), &a), (&label("b", &b), &b), 0.05);
+    assert!(c.rows[0].ci_low > 1.0, "3.75% with ±1% intervals is significant");
+    assert_eq!(c.rows[0].verdict, Verdict::NoChange);
+    let c = compare((&label("a", &a), &a), (&label("b", &b), &b), 0.02);
+    assert_eq!(c.rows[0].verdict, Verdict::Slower);
+}
+
+#[test]
+fn wide_intervals_make_a_large_change_uncertain() {
+    let mut a = run_with_medians(&[("syscall.getpid", 80.0)]);
+    let mut b = run_with_medians(&[("syscall.getpid", 100.0)]);
+    widen(&mut a, "syscall.getpid", 0.3);
+    widen(&mut b, "syscall.getpid", 0.3);
+    let c = compare((&label("a", &a), &a), (&label("b", &b), &b), 0.05);
+    assert!(c.rows[0].ci_low < 1.0);
+    assert_eq!(c.rows[0].verdict, Verdict::NoChange);
+}
+
+#[test]
+fn the_interval_matches_the_delta_method() {
+    // Two runs of 5 rounds with ±1% intervals: se/mean = 0.01/t(4) each, and Welch's df
+    // for equal variances is 8.
+    let a = run_with_medians(&[("x.y", 100.0)]);
+    let b = run_with_medians(&[("x.y", 110.0)]);
+    let c = compare((&label("a", &a), &a), (&label("b", &b), &b), 0.05);
+    let se = (2.0f64).sqrt() * 0.01 / t975(4);
+    let w = t975(8) * se;
+    let r = &c.rows[0];
+    assert!((r.ci_low - 1.1 * (-w).exp()).abs() < 1e-12, "{r:?}");
+    assert!((r.ci_high - 1.1 * w.exp()).abs() < 1e-12, "{r:?}");
+}
+
+#[test]
+fn benchmarks_in_one_run_only_are_listed() {
+    let a = run_with_medians(&[("a.one", 10.0), ("a.both", 20.0)]);
+    let b = run_with_medians(&[("a.both", 20.0), ("a.two", 30.0)]);
+    let c = compare((&label("a", &a), &a), (&label("b", &b), &b), 0.05);
+    assert_eq!(c.rows.len(), 1);
+    assert_eq!(c.only_in_base, ["a.one"]);
+    assert_eq!(c.only_in_other, ["a.two"]);
+}
+
+#[test]
+fn host_differences_are_named() {
+    let a = run_with_medians(&[("x.y", 1.0)]);
+    let mut b = a.clone();
+    b.host.kernel = Some("6.1-other".into());
+    b.host.clocksource = Some("hpet".into());
+    b.host.vulnerabilities = vec![crate::host::Vulnerability {
+        name: "spectre_v2".into(),
+        status: "Vulnerable".into(),
+    }];
+    let d = host_differences(&a, &b);
+    let facts: Vec<&str> = d.iter().map(|f| f.fact.as_str()).collect();
+    assert_eq!(facts, ["kernel", "clocksource", "mitigation spectre_v2"]);
+    assert_eq!(d[2].base, "absent");
+}
+
+#[test]
+fn the_cross_run_table_has_relative_speeds_and_a_geometric_mean() {
+    let a = run_with_medians(&[("x.one", 100.0), ("x.two", 200.0), ("x.three", 50.0)]);
+    let b = run_with_medians(&[("x.one", 50.0), ("x.two", 400.0)]);
+    let c = run_with_medians(&[("x.one", 25.0), ("x.two", 50.0), ("x.three", 12.5)]);
+    let t = table(&[(label("a", &a), &a), (label("b", &b), &b), (label("c", &c), &c)]);
+    assert_eq!(t.rows.len(), 3);
+    assert_eq!(t.rows[0].speed, [Some(1.0), Some(2.0), Some(4.0)]);
+    assert_eq!(t.rows[2].median_ns[1], None);
+    assert_eq!(t.geomean_count, [3, 2, 3]);
+    // b: speeds 2 and 0.5 → 1; c: 4, 4, 4 → 4.
+    assert!((t.geomean_speed[1].unwrap() - 1.0).abs() < 1e-12);
+    assert!((t.geomean_speed[2].unwrap() - 4.0).abs() < 1e-12);
+    let text = render::table_text(&t);
+    assert!(text.contains("A/B") && text.contains("A/C"), "{text}");
+    let md = render::table_markdown(&t);
+    assert_eq!(md.lines().filter(|l| l.starts_with("| x.")).count(), 3);
+}
+
+#[test]
+fn renderings_carry_every_row_and_the_verdicts() {
+    let a = run_with_medians(&[("syscall.getpid", 80.0), ("x|pipe", 10.0)]);
+    let b = run_with_medians(&[("syscall.getpid", 100.0), ("x|pipe", 10.0)]);
+    let c = compare((&label("a", &a), &a), (&label("b", &b), &b), 0.05);
+    let text = render::text(&c);
+    assert!(text.contains("slower") && text.contains("no change"), "{text}");
+    assert!(text.contains("1 slower, 0 faster, 1 no change"), "{text}");
+    let md = render::markdown(&c);
+    assert!(md.contains("**slower**") && md.contains("x\\|pipe"), "{md}");
+    let json = serde_json::to_value(&c).unwrap();
+    assert_eq!(json["rows"][0]["verdict"], "slower");
+}

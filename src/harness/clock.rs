@@ -135,7 +135,7 @@ impl Clock for FakeClock {
 }
 
 /// Which clock the harness uses, and how it behaves on this machine.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ClockInfo {
     /// The clock's name.
     pub name: String,

@@ -27,7 +27,7 @@ use std::os::unix::fs::MetadataExt;
 use std::time::Duration;
 
 /// Everything `collect` learns about the host; see the `//!` text for what each covers.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct HostFacts {
     /// /proc/sys/kernel/hostname.
     pub hostname: Option<String>,

@@ -10,7 +10,7 @@ impl Exporter for Markdown {
     fn header(&mut self, run: &Run) -> String {
         format!(
             "clock: {} ({:.1} ns granularity) · profile: {}\n\n\
-             | benchmark | params | median | 95% CI | samples (clean/all) | converged |\n\
+             | benchmark | params | median | 95% CI (over rounds) | samples (clean/all) | converged |\n\
              |---|---|--:|--:|--:|:-:|\n",
             run.clock.name, run.clock.granularity_ns, run.harness.profile
         )
@@ -19,10 +19,9 @@ impl Exporter for Markdown {
     fn result(&mut self, r: &BenchResult) -> String {
         let (median, ci, samples, conv) = match (&r.measured, r.status) {
             (Some(m), _) => {
-                let s = m.clean.as_ref().unwrap_or(&m.raw);
                 (
                     fmt_ns(m.median_ns),
-                    format!("{} – {}", fmt_ns(s.ci_low), fmt_ns(s.ci_high)),
+                    format!("{} – {}", fmt_ns(m.ci_low_ns), fmt_ns(m.ci_high_ns)),
                     format!("{}/{}", m.counts.clean, m.counts.total),
                     if m.converged { "yes" } else { "no" }.to_string(),
                 )

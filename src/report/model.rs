@@ -137,7 +137,7 @@ pub struct SweepFit {
 }
 
 /// The harness configuration of a run.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HarnessInfo {
     /// The profile's name.
@@ -420,6 +420,31 @@ pub fn describe_modes(modes: &[Mode]) -> Option<String> {
     Some(format!("{} modes: {}", modes.len(), parts.join(", ")))
 }
 
+/// Formats seconds since the Unix epoch as UTC, e.g. "2026-11-23 01:47 UTC".
+pub fn fmt_unix_time(unix_s: f64) -> String {
+    if !unix_s.is_finite() || !(0.0..1e11).contains(&unix_s) {
+        return "unknown time".into();
+    }
+    let secs = unix_s as i64;
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    // Days to a civil date (Howard Hinnant's algorithm, proleptic Gregorian).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02} UTC",
+        rem / 3600,
+        rem % 3600 / 60
+    )
+}
+
 fn fmt_secs(ns: f64) -> String {
     if ns >= 1e9 {
         format!("{:.1} s", ns / 1e9)
@@ -470,6 +495,69 @@ pub(crate) mod tests {
             after_ns: 0.0,
             samples: None,
         }
+    }
+
+    /// A complete run on host `testhost`, kernel `6.0-test`, profile quick, with one
+    /// measured result per `(name, median)` (five rounds at the median, a ±1% interval).
+    pub(crate) fn run_with_medians(results: &[(&str, f64)]) -> Run {
+        let host = HostFacts {
+            hostname: Some("testhost".into()),
+            kernel: Some("6.0-test".into()),
+            ..HostFacts::default()
+        };
+        Run {
+            schema_version: SCHEMA_VERSION,
+            tool: "syscost".into(),
+            version: "0.0.0".into(),
+            command_line: vec!["syscost".into(), "run".into()],
+            started_unix_s: 1.7e9,
+            host,
+            clock: ClockInfo::default(),
+            harness: HarnessInfo {
+                profile: "quick".into(),
+                ..HarnessInfo::default()
+            },
+            complete: true,
+            results: results
+                .iter()
+                .map(|&(name, m)| {
+                    let mut measured = measured_with_median(m);
+                    measured.ci_low_ns = m * 0.99;
+                    measured.ci_high_ns = m * 1.01;
+                    measured.rounds = (0..5)
+                        .map(|i| RoundFigure {
+                            round: i,
+                            start_ns: 0.0,
+                            median_ns: Some(m),
+                            clean: 1,
+                            total: 1,
+                        })
+                        .collect();
+                    BenchResult {
+                        name: name.into(),
+                        params: BTreeMap::new(),
+                        op: "call".into(),
+                        unit: "ns".into(),
+                        status: Status::Ok,
+                        reason: None,
+                        measured: Some(measured),
+                        facts: vec![],
+                    }
+                })
+                .collect(),
+            machine: MachineStates::default(),
+            sweeps: vec![],
+            rings: vec![],
+        }
+    }
+
+    #[test]
+    fn unix_times_read_as_utc_dates() {
+        assert_eq!(fmt_unix_time(0.0), "1970-01-01 00:00 UTC");
+        assert_eq!(fmt_unix_time(951_782_400.0), "2000-02-29 00:00 UTC");
+        assert_eq!(fmt_unix_time(1_795_398_420.0), "2026-11-23 01:47 UTC");
+        assert_eq!(fmt_unix_time(f64::NAN), "unknown time");
+        assert_eq!(fmt_unix_time(-5.0), "unknown time");
     }
 
     #[test]

@@ -1,0 +1,334 @@
+//! `syscost history` (list, show, rm, import, export) and `syscost compare`.
+
+use crate::compare::{self, render, RunLabel};
+use crate::error::UsageError;
+use crate::report::model::{fmt_unix_time, Run};
+use crate::report::{Format, Output};
+use crate::store::{self, History, Origin};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// `syscost history`'s subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub enum HistoryCommand {
+    /// Lists the saved runs, newest first.
+    List {
+        /// Show at most N runs.
+        #[arg(long, value_name = "N")]
+        limit: Option<usize>,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "text")]
+        format: super::TextOrJson,
+    },
+    /// Shows one run's results (an id, last, last~N).
+    Show {
+        /// The run.
+        run: String,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "table")]
+        format: Format,
+    },
+    /// Removes runs by id.
+    Rm {
+        /// The ids.
+        #[arg(required = true)]
+        ids: Vec<String>,
+    },
+    /// Saves results documents made elsewhere (`syscost run --format json -o FILE`).
+    Import {
+        /// The JSON files.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// Writes one run's document (JSON by default) to standard output or a file.
+    Export {
+        /// The run.
+        run: String,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "json")]
+        format: Format,
+        /// Write to FILE instead of standard output.
+        #[arg(short, long, value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
+}
+
+/// Options of `syscost history`.
+#[derive(Debug, clap::Args)]
+pub struct HistoryArgs {
+    #[command(subcommand)]
+    command: Option<HistoryCommand>,
+    /// The history file (default: $SYSCOST_DB, else $XDG_DATA_HOME/syscost/history.db).
+    #[arg(long, value_name = "PATH", global = true)]
+    db: Option<PathBuf>,
+}
+
+/// Runs `syscost history`.
+pub fn history(args: &HistoryArgs) -> anyhow::Result<ExitCode> {
+    let path = store::path_or_default(args.db.as_deref())?;
+    let list = HistoryCommand::List {
+        limit: None,
+        format: super::TextOrJson::Text,
+    };
+    match args.command.as_ref().unwrap_or(&list) {
+        HistoryCommand::List { limit, format } => {
+            if !path.exists() {
+                eprintln!("no runs saved yet (the history would be at {})", path.display());
+                return Ok(ExitCode::SUCCESS);
+            }
+            let h = History::open(&path, false)?;
+            let entries = h.list(*limit)?;
+            let mut out = std::io::stdout().lock();
+            if *format == super::TextOrJson::Json {
+                serde_json::to_writer_pretty(&mut out, &entries)?;
+                out.write_all(b"\n")?;
+            } else {
+                out.write_all(list_text(&entries).as_bytes())?;
+            }
+            out.flush()?;
+        }
+        HistoryCommand::Show { run, format } => {
+            let (_, doc) = one(run, &path)?;
+            render_run(&doc, *format, None)?;
+        }
+        HistoryCommand::Export {
+            run,
+            format,
+            output,
+        } => {
+            let (_, doc) = one(run, &path)?;
+            render_run(&doc, *format, output.as_deref())?;
+        }
+        HistoryCommand::Rm { ids } => {
+            let ids: Vec<i64> = ids
+                .iter()
+                .map(|s| match s.parse::<i64>() {
+                    Ok(id) if id > 0 => Ok(id),
+                    _ => Err(UsageError::new(format!(
+                        "history rm {s}: ids are positive numbers that `syscost history` lists"
+                    ))),
+                })
+                .collect::<Result<_, _>>()?;
+            let mut h = History::open(&path, false)?;
+            let mut missing = Vec::new();
+            for id in ids {
+                if h.remove(id)? {
+                    println!("removed run {id}");
+                } else {
+                    missing.push(id.to_string());
+                }
+            }
+            if !missing.is_empty() {
+                return Err(UsageError::new(format!(
+                    "no run {} in {}",
+                    missing.join(", "),
+                    path.display()
+                ))
+                .into());
+            }
+        }
+        HistoryCommand::Import { files } => {
+            // Read every file first, so one bad file imports none.
+            let docs: Vec<Run> = files
+                .iter()
+                .map(|f| store::read_json(f))
+                .collect::<anyhow::Result<_>>()?;
+            let mut h = History::open(&path, true)?;
+            for (f, doc) in files.iter().zip(&docs) {
+                let id = h.save(doc, Origin::Import)?;
+                println!("imported {} as run {id}", f.display());
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn one(reference: &str, path: &Path) -> anyhow::Result<(RunLabel, Run)> {
+    let mut v = store::resolve(&[reference.to_string()], Some(path))?;
+    Ok(v.remove(0))
+}
+
+/// Renders a saved run in any of `run`'s formats.
+fn render_run(doc: &Run, format: Format, output: Option<&Path>) -> anyhow::Result<()> {
+    let mut out = Output::open(format, output)?;
+    let mut header = doc.clone();
+    header.results.clear();
+    out.begin(&header)?;
+    for r in &doc.results {
+        out.result(r)?;
+    }
+    out.finish(doc)?;
+    Ok(())
+}
+
+/// The list as text.
+pub fn list_text(entries: &[store::Entry]) -> String {
+    let mut s = format!(
+        "{:>5}  {:<20}  {:<6}  {:<14}  {:<22}  {:>4} {:>4} {:>4}  {}\n",
+        "id", "started", "origin", "host", "kernel", "ok", "skip", "fail", "command"
+    );
+    for e in entries {
+        let mut command = e.command.clone();
+        if command.chars().count() > 60 {
+            command = command.chars().take(59).collect::<String>() + "…";
+        }
+        s += &format!(
+            "{:>5}  {:<20}  {:<6}  {:<14}  {:<22}  {:>4} {:>4} {:>4}  {}{}\n",
+            e.id,
+            fmt_unix_time(e.started_unix_s),
+            e.origin,
+            clip(&e.hostname, 14),
+            clip(&e.kernel, 22),
+            e.ok,
+            e.skipped,
+            e.failed,
+            command,
+            if e.complete { "" } else { "  (incomplete)" }
+        );
+    }
+    s
+}
+
+fn clip(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        s.chars().take(n - 1).collect::<String>() + "…"
+    }
+}
+
+/// Output formats of `compare`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CompareFormat {
+    /// Aligned text.
+    Table,
+    /// JSON.
+    Json,
+    /// GitHub-flavoured Markdown, fit for a pull-request comment.
+    Markdown,
+}
+
+/// Options of `syscost compare`.
+#[derive(Debug, clap::Args)]
+pub struct CompareArgs {
+    /// Two runs (A, the base, then B), or more for the cross-run table: ids, last,
+    /// last~N or JSON files.
+    #[arg(required = true, num_args = 2.., value_name = "RUN")]
+    pub runs: Vec<String>,
+    /// Changes smaller than PCT percent count as no change.
+    #[arg(long, value_name = "PCT", default_value_t = 5.0, value_parser = percent)]
+    pub threshold: f64,
+    /// Exit with code 1 when any benchmark is slower by more than PCT percent with
+    /// significance (implies --threshold PCT).
+    #[arg(long, value_name = "PCT", value_parser = percent)]
+    pub fail_on_regression: Option<f64>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: CompareFormat,
+    /// The history file.
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+}
+
+fn percent(s: &str) -> Result<f64, String> {
+    match s.trim_end_matches('%').parse::<f64>() {
+        Ok(x) if x.is_finite() && (0.0..=1000.0).contains(&x) => Ok(x),
+        _ => Err(format!("'{s}' is not a percentage between 0 and 1000")),
+    }
+}
+
+/// Runs `syscost compare`. Exit codes: 0, or 1 when `--fail-on-regression` finds a
+/// regression; 2 for bad input.
+pub fn compare_cmd(args: &CompareArgs) -> anyhow::Result<ExitCode> {
+    if args.fail_on_regression.is_some() && args.runs.len() != 2 {
+        return Err(UsageError::new(
+            "--fail-on-regression compares exactly two runs (A, the base, then B)",
+        )
+        .into());
+    }
+    let runs = store::resolve(&args.runs, args.db.as_deref())?;
+    let mut out = std::io::stdout().lock();
+    if runs.len() > 2 {
+        let refs: Vec<(RunLabel, &Run)> = runs.iter().map(|(l, r)| (l.clone(), r)).collect();
+        let t = compare::table(&refs);
+        match args.format {
+            CompareFormat::Table => out.write_all(render::table_text(&t).as_bytes())?,
+            CompareFormat::Markdown => out.write_all(render::table_markdown(&t).as_bytes())?,
+            CompareFormat::Json => {
+                serde_json::to_writer_pretty(&mut out, &t)?;
+                out.write_all(b"\n")?;
+            }
+        }
+        out.flush()?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let threshold = args.fail_on_regression.unwrap_or(args.threshold) / 100.0;
+    let c = compare::compare((&runs[0].0, &runs[0].1), (&runs[1].0, &runs[1].1), threshold);
+    if c.rows.is_empty() {
+        return Err(UsageError::new(format!(
+            "{} and {} have no measured benchmark in common",
+            c.base.reference, c.other.reference
+        ))
+        .into());
+    }
+    match args.format {
+        CompareFormat::Table => out.write_all(render::text(&c).as_bytes())?,
+        CompareFormat::Markdown => out.write_all(render::markdown(&c).as_bytes())?,
+        CompareFormat::Json => {
+            serde_json::to_writer_pretty(&mut out, &c)?;
+            out.write_all(b"\n")?;
+        }
+    }
+    out.flush()?;
+    let (_, slower, _) = c.tally();
+    if args.fail_on_regression.is_some() && slower > 0 {
+        eprintln!(
+            "syscost: {slower} benchmark(s) slower by more than {}% with significance",
+            threshold * 100.0
+        );
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Opens the history for saving a run about to be measured: `None` with `--no-save`; an
+/// error for an explicit `--db` that cannot be used (before anything is measured); a
+/// warning and `None` when the default place cannot be used.
+pub fn open_for_saving(db: Option<&Path>, no_save: bool) -> anyhow::Result<Option<History>> {
+    let env_no_save = std::env::var("SYSCOST_NO_SAVE").is_ok_and(|v| !v.is_empty() && v != "0");
+    if no_save || env_no_save {
+        return Ok(None);
+    }
+    let explicit = db.is_some() || std::env::var_os("SYSCOST_DB").is_some_and(|v| !v.is_empty());
+    let attempt = store::path_or_default(db)
+        .map_err(anyhow::Error::new)
+        .and_then(|p| History::open(&p, true));
+    match attempt {
+        Ok(h) => Ok(Some(h)),
+        Err(e) if explicit => Err(UsageError::new(format!(
+            "--db / SYSCOST_DB: {e:#} (--no-save measures without saving)"
+        ))
+        .into()),
+        Err(e) => {
+            eprintln!("warning: runs will not be saved to the history: {e:#} (--no-save silences this)");
+            Ok(None)
+        }
+    }
+}
+
+/// Saves a finished (or interrupted) run; a failure to save is a warning, never a lost
+/// run. Returns the id.
+pub fn save(history: Option<&mut History>, run: &Run, origin: Origin) -> Option<i64> {
+    let h = history?;
+    match h.save(run, origin) {
+        Ok(id) => {
+            eprintln!("saved as run {id} in {}", h.path().display());
+            Some(id)
+        }
+        Err(e) => {
+            eprintln!("warning: the run was not saved to the history: {e:#}");
+            None
+        }
+    }
+}

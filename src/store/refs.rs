@@ -1,0 +1,106 @@
+//! Run references: how a command names a run. `12` (a history id), `last` (the newest
+//! saved run), `last~2` (two before it), or the path of a JSON results file.
+
+use super::{read_json, History};
+use crate::compare::RunLabel;
+use crate::error::UsageError;
+use crate::report::model::Run;
+use std::path::{Path, PathBuf};
+
+/// A parsed run reference.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunRef {
+    /// A history id.
+    Id(i64),
+    /// The newest saved run but N (0 is the newest).
+    Latest(usize),
+    /// A results file.
+    File(PathBuf),
+}
+
+impl std::str::FromStr for RunRef {
+    type Err = UsageError;
+
+    fn from_str(s: &str) -> Result<RunRef, UsageError> {
+        let t = s.trim();
+        if t.is_empty() {
+            return Err(UsageError::new(
+                "an empty run reference; use an id, last, last~N or a JSON file",
+            ));
+        }
+        if let Some(rest) = t.strip_prefix("last") {
+            if rest.is_empty() {
+                return Ok(RunRef::Latest(0));
+            }
+            if let Some(n) = rest.strip_prefix('~') {
+                return match n.parse::<usize>() {
+                    Ok(n) if n <= 1_000_000 => Ok(RunRef::Latest(n)),
+                    _ => Err(UsageError::new(format!(
+                        "run reference '{s}': after last~ comes a count of runs back, e.g. last~1"
+                    ))),
+                };
+            }
+        }
+        if t.bytes().all(|b| b.is_ascii_digit()) {
+            return match t.parse::<i64>() {
+                Ok(id) if id > 0 => Ok(RunRef::Id(id)),
+                _ => Err(UsageError::new(format!(
+                    "run reference '{s}': ids are positive numbers that `syscost history` lists"
+                ))),
+            };
+        }
+        if Path::new(t).exists() {
+            return Ok(RunRef::File(PathBuf::from(t)));
+        }
+        Err(UsageError::new(format!(
+            "run reference '{s}': not an id, last, last~N, or an existing JSON file"
+        )))
+    }
+}
+
+/// Opens the history lazily: only when a reference needs it.
+struct Lazy<'a> {
+    db: Option<&'a Path>,
+    open: Option<History>,
+}
+
+impl Lazy<'_> {
+    fn get(&mut self) -> anyhow::Result<&History> {
+        if self.open.is_none() {
+            let path = super::path_or_default(self.db)?;
+            self.open = Some(History::open(&path, false)?);
+        }
+        Ok(self.open.as_ref().expect("opened above"))
+    }
+}
+
+/// Resolves references to runs, each with the label a comparison or report shows.
+pub fn resolve(refs: &[String], db: Option<&Path>) -> anyhow::Result<Vec<(RunLabel, Run)>> {
+    let mut lazy = Lazy { db, open: None };
+    let mut out = Vec::new();
+    for s in refs {
+        let r: RunRef = s.parse()?;
+        let (id, run) = match r {
+            RunRef::File(p) => (None, read_json(&p)?),
+            RunRef::Id(id) => (Some(id), lazy.get()?.load(id)?),
+            RunRef::Latest(back) => {
+                let h = lazy.get()?;
+                let id = h.nth_latest(back)?.ok_or_else(|| {
+                    UsageError::new(format!(
+                        "run reference '{s}': the history at {} holds {} run(s)",
+                        h.path().display(),
+                        h.count().unwrap_or(0)
+                    ))
+                })?;
+                (Some(id), h.load(id)?)
+            }
+        };
+        let shown = match id {
+            Some(id) if !s.bytes().all(|b| b.is_ascii_digit()) => format!("{s} (#{id})"),
+            Some(id) => format!("#{id}"),
+            None => s.clone(),
+        };
+        out.push((RunLabel::of(&shown, id, &run), run));
+    }
+    Ok(out)
+}

@@ -1,0 +1,143 @@
+use super::*;
+use crate::report::model::tests::run_with_medians;
+
+fn temp() -> tempfile::TempDir {
+    tempfile::tempdir().expect("temp dir")
+}
+
+#[test]
+fn saves_lists_loads_and_removes() {
+    let dir = temp();
+    let path = dir.path().join("sub/history.db");
+    let mut h = History::open(&path, true).expect("create");
+    let run = run_with_medians(&[("syscall.getpid", 80.0), ("ctx.pingpong", 2800.0)]);
+    let a = h.save(&run, Origin::Run).expect("save");
+    let b = h.save(&run, Origin::Import).expect("save");
+    assert!(b > a);
+    let list = h.list(None).expect("list");
+    assert_eq!(list.iter().map(|e| e.id).collect::<Vec<_>>(), [b, a]);
+    assert_eq!(list[0].origin, "import");
+    assert_eq!(list[0].ok, 2);
+    let back = h.load(a).expect("load");
+    assert_eq!(back.results.len(), 2);
+    assert_eq!(back.results[1].median_ns(), Some(2800.0));
+    assert_eq!(h.nth_latest(0).unwrap(), Some(b));
+    assert_eq!(h.nth_latest(1).unwrap(), Some(a));
+    assert_eq!(h.nth_latest(2).unwrap(), None);
+    let past = h
+        .past_figures("syscall.getpid", "testhost", "6.0-test", "quick", Some(b), 10)
+        .unwrap();
+    assert_eq!(past.len(), 1);
+    assert_eq!(past[0].run_id, a);
+    assert!(h.remove(a).unwrap());
+    assert!(!h.remove(a).unwrap());
+    assert_eq!(h.count().unwrap(), 1);
+    let err = h.load(a).unwrap_err().to_string();
+    assert!(err.contains("no run"), "{err}");
+}
+
+#[test]
+fn refuses_a_foreign_database_and_a_newer_schema() {
+    let dir = temp();
+    let foreign = dir.path().join("other.db");
+    {
+        let c = Connection::open(&foreign).unwrap();
+        c.execute_batch("CREATE TABLE t (x)").unwrap();
+    }
+    let e = History::open(&foreign, true).err().expect("refused").to_string();
+    assert!(e.contains("not a syscost history"), "{e}");
+
+    let newer = dir.path().join("newer.db");
+    drop(History::open(&newer, true).unwrap());
+    {
+        let c = Connection::open(&newer).unwrap();
+        c.execute_batch("PRAGMA user_version = 99").unwrap();
+    }
+    let e = History::open(&newer, false).err().expect("refused").to_string();
+    assert!(e.contains("newer syscost"), "{e}");
+
+    let text = dir.path().join("text.db");
+    std::fs::write(&text, "this is not sqlite at all, just some text to fill a page").unwrap();
+    let e = History::open(&text, false).err().expect("refused").to_string();
+    assert!(e.contains("not"), "{e}");
+
+    let missing = dir.path().join("missing.db");
+    let e = History::open(&missing, false).err().expect("refused").to_string();
+    assert!(e.contains("no history"), "{e}");
+    assert!(!missing.exists(), "opening to read must not create the file");
+}
+
+#[test]
+fn concurrent_writers_all_land() {
+    let dir = temp();
+    let path = dir.path().join("h.db");
+    drop(History::open(&path, true).unwrap());
+    let run = run_with_medians(&[("syscall.getpid", 80.0)]);
+    let threads: Vec<_> = (0..4)
+        .map(|_| {
+            let path = path.clone();
+            let run = run.clone();
+            std::thread::spawn(move || {
+                let mut h = History::open(&path, true).unwrap();
+                for _ in 0..10 {
+                    h.save(&run, Origin::Run).unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let h = History::open(&path, false).unwrap();
+    assert_eq!(h.count().unwrap(), 40);
+    let ok: i64 = h
+        .conn
+        .query_row("PRAGMA integrity_check", [], |r| r.get::<_, String>(0))
+        .map(|s| i64::from(s == "ok"))
+        .unwrap();
+    assert_eq!(ok, 1);
+}
+
+#[test]
+fn documents_are_checked_before_they_are_read() {
+    let run = run_with_medians(&[("syscall.getpid", 80.0)]);
+    let good = serde_json::to_vec(&run).unwrap();
+    assert!(parse_document(&good).is_ok());
+    let cut = &good[..good.len() / 2];
+    let e = parse_document(cut).unwrap_err().to_string();
+    assert!(e.contains("truncated"), "{e}");
+    let e = parse_document(br#"{"benchmarks": []}"#).unwrap_err().to_string();
+    assert!(e.contains("not a syscost results document"), "{e}");
+    let mut v: serde_json::Value = serde_json::from_slice(&good).unwrap();
+    v["schema_version"] = 3.into();
+    let e = parse_document(v.to_string().as_bytes()).unwrap_err().to_string();
+    assert!(e.contains("newer syscost"), "{e}");
+    v["schema_version"] = 1.into();
+    let e = parse_document(v.to_string().as_bytes()).unwrap_err().to_string();
+    assert!(e.contains("older syscost"), "{e}");
+    v["schema_version"] = SCHEMA_VERSION.into();
+    v["results"] = "nope".into();
+    let e = parse_document(v.to_string().as_bytes()).unwrap_err().to_string();
+    assert!(e.contains("damaged"), "{e}");
+    assert!(parse_document(b"").is_err());
+    assert!(parse_document(b"[1,2]").is_err());
+}
+
+#[test]
+fn references_parse() {
+    assert_eq!("last".parse::<RunRef>().unwrap(), RunRef::Latest(0));
+    assert_eq!("last~3".parse::<RunRef>().unwrap(), RunRef::Latest(3));
+    assert_eq!("17".parse::<RunRef>().unwrap(), RunRef::Id(17));
+    for bad in ["", "0", "last~", "last~x", "-1", "99999999999999999999", "no/such/file.json"] {
+        assert!(bad.parse::<RunRef>().is_err(), "{bad:?} accepted");
+    }
+}
+
+#[test]
+fn command_lines_are_quoted_only_where_needed() {
+    let args: Vec<String> = ["syscost", "run", "syscall.*", "-p", "n=2,4"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    assert_eq!(command_text(&args), "syscost run 'syscall.*' -p n=2,4");
+}
