@@ -54,6 +54,34 @@ pub struct Outcome {
     pub interrupted: bool,
 }
 
+/// Where sessions copy every result of [`Session::run`], with the first session's clock
+/// and harness settings: `repro` collects its figures in one so that they are saved in
+/// the history like a run's. Clones share the entries.
+#[derive(Debug, Clone, Default)]
+pub struct Journal(std::sync::Arc<std::sync::Mutex<JournalEntries>>);
+
+/// What a [`Journal`] holds.
+#[derive(Debug, Default)]
+pub struct JournalEntries {
+    /// The first recording session's clock.
+    pub clock: Option<ClockInfo>,
+    /// The first recording session's harness settings.
+    pub harness: Option<HarnessInfo>,
+    /// Every result, in order.
+    pub results: Vec<BenchResult>,
+}
+
+impl Journal {
+    fn entries(&self) -> std::sync::MutexGuard<'_, JournalEntries> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Takes everything recorded so far.
+    pub fn take(&self) -> JournalEntries {
+        std::mem::take(&mut *self.entries())
+    }
+}
+
 /// A running session.
 pub struct Session {
     clock: Box<dyn Clock + Send + Sync>,
@@ -64,6 +92,7 @@ pub struct Session {
     // Dropped in declaration order: unpin, then stop and reap the load.
     _pin: Option<Pin>,
     load: Option<Load>,
+    journal: Option<Journal>,
 }
 
 impl Session {
@@ -111,6 +140,7 @@ impl Session {
             seed,
             _pin: pin,
             load,
+            journal: None,
         })
     }
 
@@ -194,9 +224,33 @@ impl Session {
         if out.interrupted {
             return Err(BenchError::Interrupted);
         }
-        out.results
+        let result = out
+            .results
             .pop()
-            .ok_or_else(|| BenchError::Failed("nothing was measured".into()))
+            .ok_or_else(|| BenchError::Failed("nothing was measured".into()))?;
+        if let Some(j) = &self.journal {
+            let mut copy = result.clone();
+            if self.opts.load > 0 {
+                // The same benchmark measured quietly and under load must stay apart.
+                copy.params
+                    .insert("load".into(), self.opts.load.to_string());
+            }
+            j.entries().results.push(copy);
+        }
+        Ok(result)
+    }
+
+    /// Copies every later result of [`Session::run`] into `journal`.
+    pub fn record_to(mut self, journal: &Journal) -> Session {
+        {
+            let mut e = journal.entries();
+            if e.clock.is_none() {
+                e.clock = Some(self.clock_info.clone());
+                e.harness = Some(self.harness_info());
+            }
+        }
+        self.journal = Some(journal.clone());
+        self
     }
 
     /// Measures every instance in rounds separated in time. Each round visits the

@@ -1533,7 +1533,10 @@ fn runs_are_saved_listed_compared_exported_and_removed() {
 
     // Two runs of the same build: rows for every benchmark, each with a verdict.
     let table = success(&["compare", "last~1", "last", "--db", db]).stdout;
-    assert!(table.contains("syscall.getppid") && table.contains("4 compared"), "{table}");
+    assert!(
+        table.contains("syscall.getppid") && table.contains("4 compared"),
+        "{table}"
+    );
     let json = success(&["compare", "1", "2", "--db", db, "--format", "json"]).stdout;
     let c: Value = serde_json::from_str(&json).expect("compare JSON");
     let rows = c["rows"].as_array().expect("rows");
@@ -1545,9 +1548,12 @@ fn runs_are_saved_listed_compared_exported_and_removed() {
             r["ci_high"].as_f64().unwrap(),
         );
         assert!(lo > 0.0 && lo <= ratio && ratio <= hi, "{r}");
-        assert!(["faster", "slower", "no_change"].contains(&r["verdict"].as_str().unwrap()));
+        assert!(
+            ["faster", "slower", "no_change"].contains(&r["verdict"].as_str().unwrap())
+        );
     }
-    let md = success(&["compare", "1", "2", "1", "--db", db, "--format", "markdown"]).stdout;
+    let md =
+        success(&["compare", "1", "2", "1", "--db", db, "--format", "markdown"]).stdout;
     assert!(md.contains("relative speed"), "{md}");
 
     // Export, then import: the same document, so every ratio is exactly 1.
@@ -1565,7 +1571,15 @@ fn runs_are_saved_listed_compared_exported_and_removed() {
         assert_eq!(r["verdict"], "no_change");
     }
     // A gate with an unreachable threshold passes.
-    success(&["compare", "1", "2", "--db", db, "--fail-on-regression", "900"]);
+    success(&[
+        "compare",
+        "1",
+        "2",
+        "--db",
+        db,
+        "--fail-on-regression",
+        "900",
+    ]);
     let shown = success(&["history", "--db", db, "show", "last"]).stdout;
     assert!(shown.contains("syscall.getpid"), "{shown}");
 
@@ -1582,7 +1596,11 @@ fn bad_run_references_and_documents_are_refused_in_one_line() {
     let db = dir.0.join("none.db");
     let db = db.to_str().unwrap();
     let cut = dir.0.join("cut.json");
-    std::fs::write(&cut, r#"{"schema_version": 2, "tool": "syscost", "results": ["#).unwrap();
+    std::fs::write(
+        &cut,
+        r#"{"schema_version": 2, "tool": "syscost", "results": ["#,
+    )
+    .unwrap();
     let other = dir.0.join("other.json");
     std::fs::write(&other, r#"{"context": {}, "benchmarks": []}"#).unwrap();
     let future = dir.0.join("future.json");
@@ -1591,23 +1609,51 @@ fn bad_run_references_and_documents_are_refused_in_one_line() {
     std::fs::write(&foreign, "not a database, just text long enough to be read").unwrap();
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (vec!["compare", "1", "2", "--db", db], "no history"),
-        (vec!["compare", cut.to_str().unwrap(), cut.to_str().unwrap()], "truncated"),
-        (vec!["compare", other.to_str().unwrap(), other.to_str().unwrap()], "not a syscost"),
-        (vec!["compare", future.to_str().unwrap(), future.to_str().unwrap()], "newer syscost"),
+        (
+            vec!["compare", cut.to_str().unwrap(), cut.to_str().unwrap()],
+            "truncated",
+        ),
+        (
+            vec!["compare", other.to_str().unwrap(), other.to_str().unwrap()],
+            "not a syscost",
+        ),
+        (
+            vec![
+                "compare",
+                future.to_str().unwrap(),
+                future.to_str().unwrap(),
+            ],
+            "newer syscost",
+        ),
         (vec!["compare", "nosuchfile.json", "1"], "not an id"),
         (vec!["compare", "0", "1"], "positive"),
         (vec!["compare", "1"], "RUN"),
-        (vec!["compare", "1", "2", "--threshold", "lots"], "percentage"),
-        (vec!["compare", "1", "2", "3", "--fail-on-regression", "5"], "exactly two"),
+        (
+            vec!["compare", "1", "2", "--threshold", "lots"],
+            "percentage",
+        ),
+        (
+            vec!["compare", "1", "2", "3", "--fail-on-regression", "5"],
+            "exactly two",
+        ),
         (vec!["history", "--db", foreign.to_str().unwrap()], "not"),
         (vec!["history", "--db", db, "rm", "x"], "positive numbers"),
-        (vec!["history", "--db", db, "import", other.to_str().unwrap()], "not a syscost"),
-        (vec!["run", "syscall.getpid", "--db", "/proc/nonexistent/h.db"], "--db"),
+        (
+            vec!["history", "--db", db, "import", other.to_str().unwrap()],
+            "not a syscost",
+        ),
+        (
+            vec!["run", "syscall.getpid", "--db", "/proc/nonexistent/h.db"],
+            "--db",
+        ),
     ];
     for (args, want) in cases {
         let e = refused(&args);
         let line = one_line(&args, &e);
         assert!(line.contains(want), "syscost {args:?}: {line}");
     }
-    assert!(!std::path::Path::new(db).exists(), "reading must not create a history");
+    assert!(
+        !std::path::Path::new(db).exists(),
+        "reading must not create a history"
+    );
 }

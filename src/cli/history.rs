@@ -74,7 +74,10 @@ pub fn history(args: &HistoryArgs) -> anyhow::Result<ExitCode> {
     match args.command.as_ref().unwrap_or(&list) {
         HistoryCommand::List { limit, format } => {
             if !path.exists() {
-                eprintln!("no runs saved yet (the history would be at {})", path.display());
+                eprintln!(
+                    "no runs saved yet (the history would be at {})",
+                    path.display()
+                );
                 return Ok(ExitCode::SUCCESS);
             }
             let h = History::open(&path, false)?;
@@ -250,11 +253,14 @@ pub fn compare_cmd(args: &CompareArgs) -> anyhow::Result<ExitCode> {
     let runs = store::resolve(&args.runs, args.db.as_deref())?;
     let mut out = std::io::stdout().lock();
     if runs.len() > 2 {
-        let refs: Vec<(RunLabel, &Run)> = runs.iter().map(|(l, r)| (l.clone(), r)).collect();
+        let refs: Vec<(RunLabel, &Run)> =
+            runs.iter().map(|(l, r)| (l.clone(), r)).collect();
         let t = compare::table(&refs);
         match args.format {
             CompareFormat::Table => out.write_all(render::table_text(&t).as_bytes())?,
-            CompareFormat::Markdown => out.write_all(render::table_markdown(&t).as_bytes())?,
+            CompareFormat::Markdown => {
+                out.write_all(render::table_markdown(&t).as_bytes())?
+            }
             CompareFormat::Json => {
                 serde_json::to_writer_pretty(&mut out, &t)?;
                 out.write_all(b"\n")?;
@@ -264,7 +270,11 @@ pub fn compare_cmd(args: &CompareArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let threshold = args.fail_on_regression.unwrap_or(args.threshold) / 100.0;
-    let c = compare::compare((&runs[0].0, &runs[0].1), (&runs[1].0, &runs[1].1), threshold);
+    let c = compare::compare(
+        (&runs[0].0, &runs[0].1),
+        (&runs[1].0, &runs[1].1),
+        threshold,
+    );
     if c.rows.is_empty() {
         return Err(UsageError::new(format!(
             "{} and {} have no measured benchmark in common",
@@ -295,12 +305,17 @@ pub fn compare_cmd(args: &CompareArgs) -> anyhow::Result<ExitCode> {
 /// Opens the history for saving a run about to be measured: `None` with `--no-save`; an
 /// error for an explicit `--db` that cannot be used (before anything is measured); a
 /// warning and `None` when the default place cannot be used.
-pub fn open_for_saving(db: Option<&Path>, no_save: bool) -> anyhow::Result<Option<History>> {
-    let env_no_save = std::env::var("SYSCOST_NO_SAVE").is_ok_and(|v| !v.is_empty() && v != "0");
+pub fn open_for_saving(
+    db: Option<&Path>,
+    no_save: bool,
+) -> anyhow::Result<Option<History>> {
+    let env_no_save =
+        std::env::var("SYSCOST_NO_SAVE").is_ok_and(|v| !v.is_empty() && v != "0");
     if no_save || env_no_save {
         return Ok(None);
     }
-    let explicit = db.is_some() || std::env::var_os("SYSCOST_DB").is_some_and(|v| !v.is_empty());
+    let explicit =
+        db.is_some() || std::env::var_os("SYSCOST_DB").is_some_and(|v| !v.is_empty());
     let attempt = store::path_or_default(db)
         .map_err(anyhow::Error::new)
         .and_then(|p| History::open(&p, true));

@@ -10,6 +10,7 @@ mod list;
 mod run;
 mod selftest;
 
+pub use history::{open_for_saving, save};
 pub use run::check_load;
 
 use crate::error::UsageError;
@@ -137,6 +138,9 @@ pub struct ReproArgs {
     /// Do not save the figures in the history.
     #[arg(long)]
     pub no_save: bool,
+    /// Where the sessions copy their results, to be saved.
+    #[arg(skip)]
+    pub journal: crate::session::Journal,
 }
 
 /// Text or JSON output.

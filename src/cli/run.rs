@@ -5,7 +5,7 @@ use super::RunArgs;
 use crate::bench::{self, Bench, ParamArg, Params};
 use crate::error::{BenchError, UsageError};
 use crate::host::{self, HostFacts};
-use crate::report::model::{Run, Status, SCHEMA_VERSION};
+use crate::report::model::{Run, Status};
 use crate::report::Output;
 use crate::runner::interrupt::InterruptGuard;
 use crate::session::{Session, SessionOptions};
@@ -58,24 +58,10 @@ pub fn plan(
 
 /// A new result document for a run.
 pub fn new_run(host: HostFacts, session: &Session) -> Run {
-    let started = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs_f64())
-        .unwrap_or(0.0);
     Run {
-        schema_version: SCHEMA_VERSION,
-        tool: "syscost".into(),
-        version: env!("CARGO_PKG_VERSION").into(),
-        command_line: std::env::args().collect(),
-        started_unix_s: started,
-        host,
         clock: session.clock_info().clone(),
         harness: session.harness_info(),
-        complete: false,
-        results: Vec::new(),
-        machine: Default::default(),
-        sweeps: Vec::new(),
-        rings: Vec::new(),
+        ..Run::new(host, std::time::SystemTime::now())
     }
 }
 

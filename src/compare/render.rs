@@ -9,7 +9,13 @@ fn when(unix_s: f64) -> String {
 }
 
 fn label_line(l: &RunLabel) -> String {
-    format!("{} · {} · {} · {}", l.reference, l.host, l.kernel, when(l.started_unix_s))
+    format!(
+        "{} · {} · {} · {}",
+        l.reference,
+        l.host,
+        l.kernel,
+        when(l.started_unix_s)
+    )
 }
 
 fn ratio_text(r: f64) -> String {
@@ -142,7 +148,10 @@ pub fn table_text(t: &Table) -> String {
             s += &format!(" {:>10}", m.map(fmt_ns).unwrap_or_else(|| "-".into()));
         }
         for sp in r.speed.iter().skip(1) {
-            s += &format!(" {:>8}", sp.map(|x| format!("{x:.2}")).unwrap_or_else(|| "-".into()));
+            s += &format!(
+                " {:>8}",
+                sp.map(|x| format!("{x:.2}")).unwrap_or_else(|| "-".into())
+            );
         }
         s += "\n";
     }
@@ -181,7 +190,10 @@ pub fn table_markdown(t: &Table) -> String {
             s += &format!(" {} |", m.map(fmt_ns).unwrap_or_else(|| "-".into()));
         }
         for sp in r.speed.iter().skip(1) {
-            s += &format!(" {} |", sp.map(|x| format!("{x:.2}")).unwrap_or_else(|| "-".into()));
+            s += &format!(
+                " {} |",
+                sp.map(|x| format!("{x:.2}")).unwrap_or_else(|| "-".into())
+            );
         }
         s += "\n";
     }
@@ -190,7 +202,10 @@ pub fn table_markdown(t: &Table) -> String {
         s += " |";
     }
     for g in t.geomean_speed.iter().skip(1) {
-        s += &format!(" **{}** |", g.map(|x| format!("{x:.3}")).unwrap_or_else(|| "-".into()));
+        s += &format!(
+            " **{}** |",
+            g.map(|x| format!("{x:.3}")).unwrap_or_else(|| "-".into())
+        );
     }
     s += "\n";
     s

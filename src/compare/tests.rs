@@ -48,7 +48,10 @@ fn a_significant_change_below_the_threshold_is_no_change() {
     let a = run_with_medians(&[("syscall.getpid", 80.0)]);
     let b = run_with_medians(&[("syscall.getpid", 83.0)]);
     let c = compare((&label("a", &a), &a), (&label("b", &b), &b), 0.05);
-    assert!(c.rows[0].ci_low > 1.0, "3.75% with ±1% intervals is significant");
+    assert!(
+        c.rows[0].ci_low > 1.0,
+        "3.75% with ±1% intervals is significant"
+    );
     assert_eq!(c.rows[0].verdict, Verdict::NoChange);
     let c = compare((&label("a", &a), &a), (&label("b", &b), &b), 0.02);
     assert_eq!(c.rows[0].verdict, Verdict::Slower);
@@ -110,7 +113,11 @@ fn the_cross_run_table_has_relative_speeds_and_a_geometric_mean() {
     let a = run_with_medians(&[("x.one", 100.0), ("x.two", 200.0), ("x.three", 50.0)]);
     let b = run_with_medians(&[("x.one", 50.0), ("x.two", 400.0)]);
     let c = run_with_medians(&[("x.one", 25.0), ("x.two", 50.0), ("x.three", 12.5)]);
-    let t = table(&[(label("a", &a), &a), (label("b", &b), &b), (label("c", &c), &c)]);
+    let t = table(&[
+        (label("a", &a), &a),
+        (label("b", &b), &b),
+        (label("c", &c), &c),
+    ]);
     assert_eq!(t.rows.len(), 3);
     assert_eq!(t.rows[0].speed, [Some(1.0), Some(2.0), Some(4.0)]);
     assert_eq!(t.rows[2].median_ns[1], None);
@@ -130,7 +137,10 @@ fn renderings_carry_every_row_and_the_verdicts() {
     let b = run_with_medians(&[("syscall.getpid", 100.0), ("x|pipe", 10.0)]);
     let c = compare((&label("a", &a), &a), (&label("b", &b), &b), 0.05);
     let text = render::text(&c);
-    assert!(text.contains("slower") && text.contains("no change"), "{text}");
+    assert!(
+        text.contains("slower") && text.contains("no change"),
+        "{text}"
+    );
     assert!(text.contains("1 slower, 0 faster, 1 no change"), "{text}");
     let md = render::markdown(&c);
     assert!(md.contains("**slower**") && md.contains("x\\|pipe"), "{md}");

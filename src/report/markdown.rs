@@ -18,14 +18,12 @@ impl Exporter for Markdown {
 
     fn result(&mut self, r: &BenchResult) -> String {
         let (median, ci, samples, conv) = match (&r.measured, r.status) {
-            (Some(m), _) => {
-                (
-                    fmt_ns(m.median_ns),
-                    format!("{} – {}", fmt_ns(m.ci_low_ns), fmt_ns(m.ci_high_ns)),
-                    format!("{}/{}", m.counts.clean, m.counts.total),
-                    if m.converged { "yes" } else { "no" }.to_string(),
-                )
-            }
+            (Some(m), _) => (
+                fmt_ns(m.median_ns),
+                format!("{} – {}", fmt_ns(m.ci_low_ns), fmt_ns(m.ci_high_ns)),
+                format!("{}/{}", m.counts.clean, m.counts.total),
+                if m.converged { "yes" } else { "no" }.to_string(),
+            ),
             (None, Status::Skipped) => (
                 "skipped".into(),
                 String::new(),

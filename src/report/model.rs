@@ -45,6 +45,31 @@ pub struct Run {
     pub rings: Vec<RingTable>,
 }
 
+impl Run {
+    /// An empty document for a run on `host` that began at `started`, with this
+    /// process's command line; the caller fills in the clock and the harness.
+    pub fn new(host: HostFacts, started: std::time::SystemTime) -> Run {
+        Run {
+            schema_version: SCHEMA_VERSION,
+            tool: "syscost".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            command_line: std::env::args().collect(),
+            started_unix_s: started
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs_f64())
+                .unwrap_or(0.0),
+            host,
+            clock: ClockInfo::default(),
+            harness: HarnessInfo::default(),
+            complete: false,
+            results: Vec::new(),
+            machine: MachineStates::default(),
+            sweeps: Vec::new(),
+            rings: Vec::new(),
+        }
+    }
+}
+
 /// The machine's states over a run: every canary reading (ns per getpid, timed before
 /// each round of each benchmark and between rounds) grouped into levels.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

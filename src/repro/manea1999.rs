@@ -50,7 +50,8 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<ExitCode> {
         cpu: args.cpu,
         load: 0,
         keep_samples: false,
-    })?;
+    })?
+    .record_to(&args.journal);
     let mut out = std::io::stdout().lock();
     writeln!(
         out,

@@ -21,8 +21,29 @@ use std::process::ExitCode;
 /// The studies `repro` knows.
 pub const STUDIES: &[&str] = &["perez1976", "manea1999", "sloan1992", "nagy-vms"];
 
-/// Runs `syscost repro`.
+/// Runs `syscost repro` and saves today's figures in the history.
 pub fn repro(args: &ReproArgs) -> anyhow::Result<ExitCode> {
+    let mut history = crate::cli::open_for_saving(args.db.as_deref(), args.no_save)?;
+    let started = std::time::SystemTime::now();
+    let code = study(args)?;
+    let taken = args.journal.take();
+    if let (Some(clock), Some(harness), true) =
+        (taken.clock, taken.harness, !taken.results.is_empty())
+    {
+        let mut run = crate::report::model::Run::new(crate::host::collect(&[]), started);
+        run.clock = clock;
+        run.harness = harness;
+        let results = taken.results;
+        run.complete = code == ExitCode::SUCCESS;
+        run.results = results;
+        run.sweeps = crate::report::sweep::fits(&run.results);
+        run.rings = crate::report::ring::tables(&run.results);
+        crate::cli::save(history.as_mut(), &run, crate::store::Origin::Repro);
+    }
+    Ok(code)
+}
+
+fn study(args: &ReproArgs) -> anyhow::Result<ExitCode> {
     crate::cli::check_cpu(args.cpu)?;
     if let Some(n) = args.load {
         crate::cli::check_load(n)?;

@@ -87,14 +87,15 @@ fn label(a: &Analog) -> String {
 
 fn open(args: &ReproArgs, load: usize) -> anyhow::Result<Session> {
     let facts = crate::host::collect(&[]);
-    Session::start(SessionOptions {
+    Ok(Session::start(SessionOptions {
         profile: crate::cli::profile(&args.profile),
         clock: ClockChoice::Auto,
         invariant_tsc: facts.invariant_tsc,
         cpu: args.cpu,
         load,
         keep_samples: false,
-    })
+    })?
+    .record_to(&args.journal))
 }
 
 /// Runs the reproduction and prints it.

@@ -86,7 +86,8 @@ fn med(r: &Row, f: fn(&Row) -> Option<super::perez1976_data::Stat>) -> String {
 pub fn run(args: &ReproArgs) -> anyhow::Result<ExitCode> {
     let facts = crate::host::collect(&[]);
     let _guard = InterruptGuard::install()?;
-    let session = Session::start(options(args, facts.invariant_tsc, 0))?;
+    let session =
+        Session::start(options(args, facts.invariant_tsc, 0))?.record_to(&args.journal);
     let cpus = facts.cpus_online.max(1);
     let mut out = std::io::stdout().lock();
     writeln!(
@@ -116,7 +117,8 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<ExitCode> {
             } => {
                 let v = if multi_user {
                     let loaded =
-                        Session::start(options(args, facts.invariant_tsc, cpus))?;
+                        Session::start(options(args, facts.invariant_tsc, cpus))?
+                            .record_to(&args.journal);
                     super::median(&loaded, name, params)
                 } else {
                     super::median(&session, name, params)

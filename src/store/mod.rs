@@ -197,16 +197,19 @@ impl History {
                     .with_context(|| format!("cannot create {}", dir.display()))?;
             }
         }
-        let conn = Connection::open(path).with_context(|| format!("cannot open {shown}"))?;
+        let conn =
+            Connection::open(path).with_context(|| format!("cannot open {shown}"))?;
         conn.busy_timeout(Duration::from_secs(10))?;
         let history = History {
             conn,
             path: path.to_path_buf(),
         };
-        history.prepare().map_err(|e| match e.downcast::<UsageError>() {
-            Ok(u) => anyhow::Error::new(u),
-            Err(e) => e.context(format!("{shown}: not a usable syscost history")),
-        })?;
+        history
+            .prepare()
+            .map_err(|e| match e.downcast::<UsageError>() {
+                Ok(u) => anyhow::Error::new(u),
+                Err(e) => e.context(format!("{shown}: not a usable syscost history")),
+            })?;
         Ok(history)
     }
 
@@ -255,7 +258,10 @@ impl History {
     /// Applies the migrations from the file's version up, in one transaction that
     /// re-reads the version (another process may have migrated meanwhile).
     fn migrate(&self) -> anyhow::Result<()> {
-        let tx = rusqlite::Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)?;
+        let tx = rusqlite::Transaction::new_unchecked(
+            &self.conn,
+            TransactionBehavior::Immediate,
+        )?;
         let version: i32 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
         for (i, step) in MIGRATIONS.iter().enumerate().skip(version.max(0) as usize) {
             tx.execute_batch(step)
@@ -276,11 +282,15 @@ impl History {
     /// Saves a run in one transaction; returns its id.
     pub fn save(&mut self, run: &Run, origin: Origin) -> anyhow::Result<i64> {
         let json = serde_json::to_vec(run)?;
-        let mut z = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::fast());
+        let mut z =
+            flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::fast());
         z.write_all(&json)?;
         let body = z.finish()?;
-        let count = |s: Status| run.results.iter().filter(|r| r.status == s).count() as i64;
-        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let count =
+            |s: Status| run.results.iter().filter(|r| r.status == s).count() as i64;
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
         tx.execute(
             "INSERT INTO runs (started_unix_s, saved_unix_s, origin, hostname, kernel, command,
                                profile, complete, n_ok, n_skipped, n_failed, doc_schema)
@@ -326,7 +336,10 @@ impl History {
                     m.map(|m| m.median_ns),
                     m.map(|m| m.ci_low_ns),
                     m.map(|m| m.ci_high_ns),
-                    m.map(|m| m.rounds.iter().filter(|x| x.median_ns.is_some()).count() as i64),
+                    m.map(
+                        |m| m.rounds.iter().filter(|x| x.median_ns.is_some()).count()
+                            as i64
+                    ),
                 ])?;
             }
         }
@@ -401,7 +414,9 @@ impl History {
                 let mut out = Vec::new();
                 flate2::read::DeflateDecoder::new(&body[..])
                     .read_to_end(&mut out)
-                    .with_context(|| format!("run {id}: its saved document is damaged"))?;
+                    .with_context(|| {
+                        format!("run {id}: its saved document is damaged")
+                    })?;
                 out
             }
             other => {
@@ -411,12 +426,15 @@ impl History {
                 .into())
             }
         };
-        parse_document(&json).with_context(|| format!("run {id} in {}", self.path.display()))
+        parse_document(&json)
+            .with_context(|| format!("run {id} in {}", self.path.display()))
     }
 
     /// Removes run `id`; false if there was none.
     pub fn remove(&mut self, id: i64) -> anyhow::Result<bool> {
-        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
         tx.execute("DELETE FROM results WHERE run_id = ?1", [id])?;
         tx.execute("DELETE FROM documents WHERE run_id = ?1", [id])?;
         let n = tx.execute("DELETE FROM runs WHERE id = ?1", [id])?;
@@ -443,7 +461,14 @@ impl History {
              ORDER BY r.run_id DESC LIMIT ?6",
         )?;
         let rows = q.query_map(
-            params![key, hostname, kernel, profile, except.unwrap_or(-1), limit as i64],
+            params![
+                key,
+                hostname,
+                kernel,
+                profile,
+                except.unwrap_or(-1),
+                limit as i64
+            ],
             |r| {
                 Ok(PastFigure {
                     run_id: r.get(0)?,
@@ -514,8 +539,9 @@ pub fn parse_document(bytes: &[u8]) -> anyhow::Result<Run> {
             )
         }
     }
-    let run: Run = serde_json::from_value(value)
-        .map_err(|e| UsageError::new(format!("a damaged syscost results document: {e}")))?;
+    let run: Run = serde_json::from_value(value).map_err(|e| {
+        UsageError::new(format!("a damaged syscost results document: {e}"))
+    })?;
     Ok(run)
 }
 

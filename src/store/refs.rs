@@ -75,7 +75,10 @@ impl Lazy<'_> {
 }
 
 /// Resolves references to runs, each with the label a comparison or report shows.
-pub fn resolve(refs: &[String], db: Option<&Path>) -> anyhow::Result<Vec<(RunLabel, Run)>> {
+pub fn resolve(
+    refs: &[String],
+    db: Option<&Path>,
+) -> anyhow::Result<Vec<(RunLabel, Run)>> {
     let mut lazy = Lazy { db, open: None };
     let mut out = Vec::new();
     for s in refs {

@@ -25,7 +25,14 @@ fn saves_lists_loads_and_removes() {
     assert_eq!(h.nth_latest(1).unwrap(), Some(a));
     assert_eq!(h.nth_latest(2).unwrap(), None);
     let past = h
-        .past_figures("syscall.getpid", "testhost", "6.0-test", "quick", Some(b), 10)
+        .past_figures(
+            "syscall.getpid",
+            "testhost",
+            "6.0-test",
+            "quick",
+            Some(b),
+            10,
+        )
         .unwrap();
     assert_eq!(past.len(), 1);
     assert_eq!(past[0].run_id, a);
@@ -44,7 +51,10 @@ fn refuses_a_foreign_database_and_a_newer_schema() {
         let c = Connection::open(&foreign).unwrap();
         c.execute_batch("CREATE TABLE t (x)").unwrap();
     }
-    let e = History::open(&foreign, true).err().expect("refused").to_string();
+    let e = History::open(&foreign, true)
+        .err()
+        .expect("refused")
+        .to_string();
     assert!(e.contains("not a syscost history"), "{e}");
 
     let newer = dir.path().join("newer.db");
@@ -53,18 +63,34 @@ fn refuses_a_foreign_database_and_a_newer_schema() {
         let c = Connection::open(&newer).unwrap();
         c.execute_batch("PRAGMA user_version = 99").unwrap();
     }
-    let e = History::open(&newer, false).err().expect("refused").to_string();
+    let e = History::open(&newer, false)
+        .err()
+        .expect("refused")
+        .to_string();
     assert!(e.contains("newer syscost"), "{e}");
 
     let text = dir.path().join("text.db");
-    std::fs::write(&text, "this is not sqlite at all, just some text to fill a page").unwrap();
-    let e = History::open(&text, false).err().expect("refused").to_string();
+    std::fs::write(
+        &text,
+        "this is not sqlite at all, just some text to fill a page",
+    )
+    .unwrap();
+    let e = History::open(&text, false)
+        .err()
+        .expect("refused")
+        .to_string();
     assert!(e.contains("not"), "{e}");
 
     let missing = dir.path().join("missing.db");
-    let e = History::open(&missing, false).err().expect("refused").to_string();
+    let e = History::open(&missing, false)
+        .err()
+        .expect("refused")
+        .to_string();
     assert!(e.contains("no history"), "{e}");
-    assert!(!missing.exists(), "opening to read must not create the file");
+    assert!(
+        !missing.exists(),
+        "opening to read must not create the file"
+    );
 }
 
 #[test]
@@ -106,18 +132,26 @@ fn documents_are_checked_before_they_are_read() {
     let cut = &good[..good.len() / 2];
     let e = parse_document(cut).unwrap_err().to_string();
     assert!(e.contains("truncated"), "{e}");
-    let e = parse_document(br#"{"benchmarks": []}"#).unwrap_err().to_string();
+    let e = parse_document(br#"{"benchmarks": []}"#)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("not a syscost results document"), "{e}");
     let mut v: serde_json::Value = serde_json::from_slice(&good).unwrap();
     v["schema_version"] = 3.into();
-    let e = parse_document(v.to_string().as_bytes()).unwrap_err().to_string();
+    let e = parse_document(v.to_string().as_bytes())
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("newer syscost"), "{e}");
     v["schema_version"] = 1.into();
-    let e = parse_document(v.to_string().as_bytes()).unwrap_err().to_string();
+    let e = parse_document(v.to_string().as_bytes())
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("older syscost"), "{e}");
     v["schema_version"] = SCHEMA_VERSION.into();
     v["results"] = "nope".into();
-    let e = parse_document(v.to_string().as_bytes()).unwrap_err().to_string();
+    let e = parse_document(v.to_string().as_bytes())
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("damaged"), "{e}");
     assert!(parse_document(b"").is_err());
     assert!(parse_document(b"[1,2]").is_err());
@@ -128,7 +162,15 @@ fn references_parse() {
     assert_eq!("last".parse::<RunRef>().unwrap(), RunRef::Latest(0));
     assert_eq!("last~3".parse::<RunRef>().unwrap(), RunRef::Latest(3));
     assert_eq!("17".parse::<RunRef>().unwrap(), RunRef::Id(17));
-    for bad in ["", "0", "last~", "last~x", "-1", "99999999999999999999", "no/such/file.json"] {
+    for bad in [
+        "",
+        "0",
+        "last~",
+        "last~x",
+        "-1",
+        "99999999999999999999",
+        "no/such/file.json",
+    ] {
         assert!(bad.parse::<RunRef>().is_err(), "{bad:?} accepted");
     }
 }
