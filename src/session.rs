@@ -692,5 +692,6 @@ fn measured(
         setup_ns: 0.0,
         after_ns: 0.0,
         samples,
+        between_runs: None,
     })
 }

@@ -1520,6 +1520,16 @@ fn runs_are_saved_listed_compared_exported_and_removed() {
             out.stderr
         );
     }
+    // A third run has two earlier ones: its intervals cover the spread between runs.
+    let third = run_json(&["syscall.getpid", "syscall.getppid"], &["--db", db]);
+    for r in &third.results {
+        let m = r.measured.as_ref().expect("measured");
+        let b = m.between_runs.as_ref().expect("widened by the history");
+        assert_eq!(b.runs, 2);
+        assert!(b.sd_ns >= 0.0 && b.sd_ns.is_finite());
+        assert!(m.ci_low_ns <= b.run_ci_low_ns && b.run_ci_high_ns <= m.ci_high_ns);
+    }
+    success(&["history", "--db", db, "rm", "3"]);
     let listed = success(&["history", "--db", db, "list", "--format", "json"]).stdout;
     let entries: Value = serde_json::from_str(&listed).expect("history list JSON");
     let ids: Vec<i64> = entries
@@ -1563,8 +1573,8 @@ fn runs_are_saved_listed_compared_exported_and_removed() {
     let exported: Run = parse_strict(&std::fs::read_to_string(file).expect("exported"));
     assert_eq!(exported.results.len(), 4);
     let out = success(&["history", "--db", db, "import", file]).stdout;
-    assert!(out.contains("as run 3"), "{out}");
-    let json = success(&["compare", file, "3", "--db", db, "--format", "json"]).stdout;
+    assert!(out.contains("as run 4"), "{out}");
+    let json = success(&["compare", file, "4", "--db", db, "--format", "json"]).stdout;
     let c: Value = serde_json::from_str(&json).unwrap();
     for r in c["rows"].as_array().unwrap() {
         assert_eq!(r["ratio"].as_f64(), Some(1.0));

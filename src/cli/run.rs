@@ -169,6 +169,11 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     run.complete = !interrupted;
     run.results = outcome.results;
     run.machine = outcome.machine;
+    if let Some(h) = history.as_ref() {
+        if let Err(e) = h.widen_by_past_runs(&mut run) {
+            eprintln!("warning: the history could not be read for the spread between runs: {e:#}");
+        }
+    }
     run.sweeps = crate::report::sweep::fits(&run.results);
     run.rings = crate::report::ring::tables(&run.results);
     drop(session); // stop the load before the last write

@@ -40,7 +40,8 @@
 //!       "canary": { "before_ns", "after_ns", "change", "changed", "rounds_ns": [..] },
 //!       "warmup_ns", "elapsed_ns", "setup_ns", "after_ns",
 //!       "samples": null | { "per_op_ns": [..], "at_ns": [..], "round": [..], "flags": [..],
-//!                           "invol_switches": [..], "vol_switches": [..], "faults": [..] }
+//!                           "invol_switches": [..], "vol_switches": [..], "faults": [..] },
+//!       "between_runs": null | { "runs", "sd_ns", "run_ci_low_ns", "run_ci_high_ns" }
 //!     },
 //!     "facts": [{ "name", "value", "unit", "about" }]  // figures derived beyond the time
 //!   } ],
@@ -62,7 +63,14 @@
 //! assumptions): each round's figure is the median of its clean samples; `median_ns` is
 //! the mean of those figures and `ci_low_ns`..`ci_high_ns` is `mean ± t(0.975, R−1)·sd/√R`
 //! over the R rounds, never narrower than half a clock step per operation or the pooled
-//! samples' order-statistic interval. `converged` is true when its half-width is within
+//! samples' order-statistic interval. When the history holds at least two earlier runs
+//! of the benchmark under the same conditions (same host facts, clock, profile, load,
+//! pinning and batch), the interval is widened to `±√(h² + (t(0.975, K−1)·τ)²)`, where
+//! `h` is this run's own half-width (kept in `between_runs.run_ci_*`), K the number of
+//! runs including this one, and τ (`between_runs.sd_ns`) the spread between runs that
+//! their own intervals leave unexplained (see [`crate::stats::rounds::between_runs`]):
+//! the interval then covers where the next run will land, not only this one's rounds.
+//! `converged` is true when its half-width is within
 //! `ci_target` after at least `min_rounds` rounds. A sample is one batch of `batch`
 //! operations, so the `Summary` percentiles, `levels` and `modes` describe batch means,
 //! not single operations (run with `--batch 1` for those). `center_ns` is the median of

@@ -325,6 +325,26 @@ pub struct Measured {
     pub after_ns: f64,
     /// The samples, in time order (absent when the user asked for none).
     pub samples: Option<Samples>,
+    /// How earlier runs of this benchmark on this machine widened the interval (absent
+    /// without at least two such runs in the history).
+    #[serde(default)]
+    pub between_runs: Option<BetweenRuns>,
+}
+
+/// The spread between separate runs of one benchmark under the same conditions, from
+/// the history, and the interval this run had before it was widened to cover it (see
+/// [`crate::stats::rounds::between_runs`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BetweenRuns {
+    /// Earlier runs that entered the estimate.
+    pub runs: usize,
+    /// τ: the standard deviation of the run-level effect, ns.
+    pub sd_ns: f64,
+    /// This run's own interval, low end, before widening.
+    pub run_ci_low_ns: f64,
+    /// This run's own interval, high end.
+    pub run_ci_high_ns: f64,
 }
 
 /// The canary: a fixed getpid batch measured before each round of the benchmark.
@@ -519,6 +539,7 @@ pub(crate) mod tests {
             setup_ns: 0.0,
             after_ns: 0.0,
             samples: None,
+            between_runs: None,
         }
     }
 

@@ -87,6 +87,16 @@ impl Exporter for Table {
         } else if m.states.len() > 1 {
             note(format!("rounds disagree: {}", describe_states(&m.states)));
         }
+        if let Some(b) = &m.between_runs {
+            let own = (b.run_ci_high_ns - b.run_ci_low_ns) / 2.0 / m.median_ns * 100.0;
+            note(format!(
+                "interval widened for the spread between runs: sd {} ({:.1}%) over {} earlier \
+                 runs here; this run alone ±{own:.2}%",
+                fmt_ns(b.sd_ns),
+                b.sd_ns / m.median_ns * 100.0,
+                b.runs
+            ));
+        }
         if m.rounds.len() > 1 && m.round_spread > 0.0 {
             let (lo, hi) = m
                 .rounds

@@ -127,6 +127,34 @@ pub fn estimate(figures: &[f64], floor: f64) -> Option<RoundEstimate> {
     })
 }
 
+/// The spread between separate runs that their own intervals do not explain: the
+/// standard deviation τ of a run-level effect, by the method of moments,
+/// `τ² = max(0, s² − mean(se²))`, where `s²` is the variance of the runs' figures and
+/// `se` their standard errors. Each input is `(figure, se)`; needs at least three runs
+/// with finite values. Unweighted, so that one run with a very narrow interval does not
+/// decide it.
+///
+/// A run sees the machine only for its own minutes; when the machine's state changes
+/// over longer times, the next run lands elsewhere and its interval alone says nothing
+/// about that. τ, from earlier runs of the same benchmark on the same machine and
+/// settings, is that missing part.
+pub fn between_runs(runs: &[(f64, f64)]) -> Option<f64> {
+    let ok: Vec<(f64, f64)> = runs
+        .iter()
+        .copied()
+        .filter(|(m, se)| m.is_finite() && se.is_finite() && *se >= 0.0)
+        .collect();
+    let k = ok.len();
+    if k < 3 {
+        return None;
+    }
+    let mean = ok.iter().map(|(m, _)| m).sum::<f64>() / k as f64;
+    let s2 =
+        ok.iter().map(|(m, _)| (m - mean) * (m - mean)).sum::<f64>() / (k - 1) as f64;
+    let se2 = ok.iter().map(|(_, se)| se * se).sum::<f64>() / k as f64;
+    Some((s2 - se2).max(0.0).sqrt())
+}
+
 /// A machine state: a group of round figures at one level.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct State {
@@ -198,6 +226,26 @@ pub fn states(figures: &[f64], gap: f64) -> Vec<State> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn between_runs_is_the_spread_the_intervals_leave_unexplained() {
+        // Runs at 80, 100, 80, 100 with tiny intervals: τ is about their sd.
+        let runs = [(80.0, 0.1), (100.0, 0.1), (80.0, 0.1), (100.0, 0.1)];
+        let sd = (400.0f64 * 4.0 / 3.0).sqrt();
+        let tau = between_runs(&runs).unwrap();
+        assert!((tau - (sd * sd - 0.01).sqrt()).abs() < 1e-9, "{tau}");
+        // Runs whose intervals explain their spread: no run-level effect.
+        assert_eq!(
+            between_runs(&[(99.0, 5.0), (101.0, 5.0), (100.0, 5.0)]),
+            Some(0.0)
+        );
+        // Too few runs, or nothing finite.
+        assert_eq!(between_runs(&[(1.0, 0.1), (2.0, 0.1)]), None);
+        assert_eq!(
+            between_runs(&[(f64::NAN, 0.1), (1.0, 0.1), (2.0, f64::INFINITY)]),
+            None
+        );
+    }
 
     #[test]
     fn t_quantiles_match_the_tables() {

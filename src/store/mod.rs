@@ -54,7 +54,8 @@ const MIGRATIONS: &[&str] = &[
         n_ok INTEGER NOT NULL,
         n_skipped INTEGER NOT NULL,
         n_failed INTEGER NOT NULL,
-        doc_schema INTEGER NOT NULL
+        doc_schema INTEGER NOT NULL,
+        conditions TEXT NOT NULL
      );
      CREATE TABLE documents (
         run_id INTEGER PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
@@ -293,8 +294,9 @@ impl History {
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
         tx.execute(
             "INSERT INTO runs (started_unix_s, saved_unix_s, origin, hostname, kernel, command,
-                               profile, complete, n_ok, n_skipped, n_failed, doc_schema)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                               profile, complete, n_ok, n_skipped, n_failed, doc_schema,
+                               conditions)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
             params![
                 run.started_unix_s,
                 now_s(),
@@ -308,6 +310,7 @@ impl History {
                 count(Status::Skipped),
                 count(Status::Failed),
                 run.schema_version,
+                conditions(run),
             ],
         )?;
         let id = tx.last_insert_rowid();
@@ -442,45 +445,129 @@ impl History {
         Ok(n > 0)
     }
 
-    /// A benchmark's figures in earlier complete runs on `hostname` and `kernel` with
-    /// `profile`, newest first, at most `limit`, excluding run `except`.
+    /// A benchmark's figures in earlier runs under the same `conditions` (see
+    /// [`conditions`]), newest first, at most `limit`. Results of incomplete runs count:
+    /// each result is concluded on its own.
     pub fn past_figures(
         &self,
         key: &str,
-        hostname: &str,
-        kernel: &str,
-        profile: &str,
-        except: Option<i64>,
+        conditions: &str,
         limit: usize,
     ) -> anyhow::Result<Vec<PastFigure>> {
         let mut q = self.conn.prepare_cached(
             "SELECT r.run_id, r.median_ns, r.ci_low_ns, r.ci_high_ns, r.rounds
              FROM results r JOIN runs u ON u.id = r.run_id
-             WHERE r.key = ?1 AND u.hostname = ?2 AND u.kernel = ?3 AND u.profile = ?4
-               AND r.status = 'ok' AND r.median_ns IS NOT NULL AND u.id != ?5
-             ORDER BY r.run_id DESC LIMIT ?6",
+             WHERE r.key = ?1 AND u.conditions = ?2 AND u.origin != 'import'
+               AND r.status = 'ok' AND r.median_ns IS NOT NULL
+             ORDER BY r.run_id DESC LIMIT ?3",
         )?;
-        let rows = q.query_map(
-            params![
-                key,
-                hostname,
-                kernel,
-                profile,
-                except.unwrap_or(-1),
-                limit as i64
-            ],
-            |r| {
-                Ok(PastFigure {
-                    run_id: r.get(0)?,
-                    median_ns: r.get(1)?,
-                    ci_low_ns: r.get(2)?,
-                    ci_high_ns: r.get(3)?,
-                    rounds: r.get(4)?,
-                })
-            },
-        )?;
+        let rows = q.query_map(params![key, conditions, limit as i64], |r| {
+            Ok(PastFigure {
+                run_id: r.get(0)?,
+                median_ns: r.get(1)?,
+                ci_low_ns: r.get(2)?,
+                ci_high_ns: r.get(3)?,
+                rounds: r.get(4)?,
+            })
+        })?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
+}
+
+/// The run-to-run estimate uses at most this many earlier runs: the machine of a month
+/// ago is not the machine of today.
+pub const PAST_RUNS: usize = 20;
+
+impl History {
+    /// Widens each measured result's interval to cover the spread between runs seen in
+    /// the history (the earlier runs of the same benchmark under the same conditions),
+    /// recording the run's own interval in `between_runs`. Needs two earlier runs; a
+    /// result without them is left as it is. Returns how many results were widened.
+    pub fn widen_by_past_runs(&self, run: &mut Run) -> anyhow::Result<usize> {
+        use crate::stats::rounds::{between_runs, t975};
+        let cond = conditions(run);
+        let mut widened = 0;
+        for r in &mut run.results {
+            let key = crate::compare::key(r);
+            let Some(m) = r.measured.as_mut() else {
+                continue;
+            };
+            let past = self.past_figures(&key, &cond, PAST_RUNS)?;
+            if past.len() < 2 {
+                continue;
+            }
+            let se = |lo: f64, hi: f64, rounds: i64| {
+                ((hi - lo) / 2.0).max(0.0) / t975((rounds.max(2) - 1) as usize)
+            };
+            let now_rounds =
+                m.rounds.iter().filter(|x| x.median_ns.is_some()).count() as i64;
+            let mut figures: Vec<(f64, f64)> = past
+                .iter()
+                .map(|p| (p.median_ns, se(p.ci_low_ns, p.ci_high_ns, p.rounds)))
+                .collect();
+            figures.push((m.median_ns, se(m.ci_low_ns, m.ci_high_ns, now_rounds)));
+            let Some(tau) = between_runs(&figures) else {
+                continue;
+            };
+            let own = ((m.ci_high_ns - m.ci_low_ns) / 2.0).max(0.0);
+            let extra = t975(figures.len() - 1) * tau;
+            let half = own.hypot(extra);
+            m.between_runs = Some(crate::report::model::BetweenRuns {
+                runs: past.len(),
+                sd_ns: tau,
+                run_ci_low_ns: m.ci_low_ns,
+                run_ci_high_ns: m.ci_high_ns,
+            });
+            m.ci_low_ns = m.median_ns - half;
+            m.ci_high_ns = m.median_ns + half;
+            widened += 1;
+        }
+        Ok(widened)
+    }
+}
+
+/// What must be equal for two runs' figures to be repetitions of one another: the
+/// host facts that decide costs (a hash of CPU, kernel build, hypervisor, clocksource,
+/// SMT, transparent huge pages, mitigations, preemption model), the harness clock, the
+/// profile, the load, the pinned CPU and a fixed batch.
+pub fn conditions(run: &Run) -> String {
+    let h = &run.host;
+    let vulns: Vec<String> = h
+        .vulnerabilities
+        .iter()
+        .map(|v| format!("{}={}", v.name, v.status))
+        .collect();
+    let facts = format!(
+        "{:?}|{:?}|{}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{}|{}",
+        h.hostname,
+        h.cpu_model,
+        h.cpus_online,
+        h.kernel,
+        h.kernel_version,
+        h.virtualization,
+        h.clocksource,
+        h.smt,
+        h.thp_enabled,
+        h.preempt_model,
+        vulns.join(","),
+        run.clock.name,
+    );
+    let hs = &run.harness;
+    format!(
+        "{:016x} profile={} load={} cpu={} batch={}",
+        fnv1a(facts.as_bytes()),
+        hs.profile,
+        hs.load,
+        hs.cpu.map_or("-".to_string(), |c| c.to_string()),
+        hs.batch.map_or("-".to_string(), |b| b.to_string()),
+    )
+}
+
+/// FNV-1a, 64 bits: a hash that is the same in every build (unlike std's).
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
 }
 
 /// The command line as one string, each argument quoted when it needs it.

@@ -25,16 +25,9 @@ fn saves_lists_loads_and_removes() {
     assert_eq!(h.nth_latest(1).unwrap(), Some(a));
     assert_eq!(h.nth_latest(2).unwrap(), None);
     let past = h
-        .past_figures(
-            "syscall.getpid",
-            "testhost",
-            "6.0-test",
-            "quick",
-            Some(b),
-            10,
-        )
+        .past_figures("syscall.getpid", &conditions(&run), 10)
         .unwrap();
-    assert_eq!(past.len(), 1);
+    assert_eq!(past.len(), 1, "imports are not repetitions");
     assert_eq!(past[0].run_id, a);
     assert!(h.remove(a).unwrap());
     assert!(!h.remove(a).unwrap());
@@ -182,4 +175,37 @@ fn command_lines_are_quoted_only_where_needed() {
         .map(|s| s.to_string())
         .collect();
     assert_eq!(command_text(&args), "syscost run 'syscall.*' -p n=2,4");
+}
+
+#[test]
+fn past_runs_widen_the_interval_only_under_the_same_conditions() {
+    let dir = temp();
+    let mut h = History::open(&dir.path().join("h.db"), true).unwrap();
+    // Earlier runs at 80 and 100 ns, each with a ±1% interval.
+    for m in [80.0, 100.0, 80.0, 100.0] {
+        h.save(&run_with_medians(&[("syscall.getpid", m)]), Origin::Run)
+            .unwrap();
+    }
+    let mut now = run_with_medians(&[("syscall.getpid", 90.0), ("x.new", 5.0)]);
+    assert_eq!(h.widen_by_past_runs(&mut now).unwrap(), 1);
+    let m = now.results[0].measured.as_ref().unwrap();
+    let b = m.between_runs.as_ref().expect("widened");
+    assert_eq!(b.runs, 4);
+    assert_eq!((b.run_ci_low_ns, b.run_ci_high_ns), (89.1, 90.9));
+    assert!(b.sd_ns > 8.0 && b.sd_ns < 12.0, "{b:?}");
+    assert!(m.ci_low_ns < 80.0 && m.ci_high_ns > 100.0, "{m:?}");
+    assert!(now.results[1]
+        .measured
+        .as_ref()
+        .unwrap()
+        .between_runs
+        .is_none());
+
+    // Another profile is another condition: nothing to widen by.
+    let mut other = run_with_medians(&[("syscall.getpid", 90.0)]);
+    other.harness.profile = "standard".into();
+    assert_eq!(h.widen_by_past_runs(&mut other).unwrap(), 0);
+    let mut loaded = run_with_medians(&[("syscall.getpid", 90.0)]);
+    loaded.harness.load = 1;
+    assert_eq!(h.widen_by_past_runs(&mut loaded).unwrap(), 0);
 }

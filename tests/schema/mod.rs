@@ -274,6 +274,17 @@ pub struct Measured {
     pub setup_ns: f64,
     pub after_ns: f64,
     pub samples: Option<Samples>,
+    pub between_runs: Option<BetweenRuns>,
+}
+
+/// How earlier runs widened the interval.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BetweenRuns {
+    pub runs: u64,
+    pub sd_ns: f64,
+    pub run_ci_low_ns: f64,
+    pub run_ci_high_ns: f64,
 }
 
 /// Descriptive statistics, ns except `n` and `cv`.
