@@ -4,9 +4,14 @@ C loop of the same operation, and checks issue 14's targets: how many runs' 95% 
 contain the median of the N medians, and the spread (max - min) / median of the
 medians, beside the C loop's spread over the same minutes.
 
-    scripts/repeat.py [-n 10] [--syscost target/release/syscost] getpid|pipe|fault
+    scripts/repeat.py [-n 10] [--syscost target/release/syscost] [--db PATH] getpid|pipe|fault
 
-The C loops are compiled here with cc into a temporary directory; nothing is left.
+Each invocation saves its run in a history: by default a new one in a temporary
+directory, so the series starts with no earlier runs and the first two invocations
+have only their own rounds; later ones widen their interval by the spread between the
+earlier runs (`between_runs` in the JSON). Coverage is printed for the reported interval
+and for each run's own interval. The C loops are compiled here with cc into a temporary
+directory; nothing is left.
 """
 import argparse, json, os, shutil, statistics, subprocess, sys, tempfile
 
@@ -59,6 +64,7 @@ def main():
     ap.add_argument("which", choices=sorted(C))
     ap.add_argument("-n", type=int, default=10)
     ap.add_argument("--syscost", default="target/release/syscost")
+    ap.add_argument("--db", help="history file to use (default: a new one)")
     a = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="syscost-repeat-")
     try:
@@ -66,24 +72,33 @@ def main():
         with open(src, "w") as f:
             f.write(C[a.which])
         subprocess.run(["cc", "-O2", "-o", exe, src], check=True)
+        env = dict(os.environ, SYSCOST_DB=a.db or os.path.join(tmp, "history.db"))
+        env.pop("SYSCOST_NO_SAVE", None)
         runs, plain = [], []
         for i in range(a.n):
             out = subprocess.run([a.syscost, "run", *ARGS[a.which], "--format", "json", "--no-samples"],
-                                 check=True, capture_output=True, text=True).stdout
+                                 check=True, capture_output=True, text=True, env=env).stdout
             r = json.loads(out)["results"][0]
             m = r["measured"]
             runs.append(m)
             plain.append(float(subprocess.run([exe], check=True, capture_output=True, text=True).stdout))
             states = ", ".join(f"{s['median_ns']:.1f} ({s['share']*100:.0f}%)" for s in m["states"])
+            b = m.get("between_runs")
+            own = f"  own ±{(b['run_ci_high_ns']-b['run_ci_low_ns'])/2/m['median_ns']*100:.1f}% (+{b['runs']} runs)" if b else ""
             print(f"run {i+1:2}: {m['median_ns']:10.1f} ns  CI {m['ci_low_ns']:.1f}-{m['ci_high_ns']:.1f} "
                   f"(±{(m['ci_high_ns']-m['ci_low_ns'])/2/m['median_ns']*100:.1f}%)  rounds {len(m['rounds'])}  "
-                  f"conv {m['converged']}  states [{states}]   plain C {plain[-1]:.1f} ns", flush=True)
+                  f"conv {m['converged']}{own}  states [{states}]   plain C {plain[-1]:.1f} ns", flush=True)
         meds = [m["median_ns"] for m in runs]
         mm = statistics.median(meds)
         inside = sum(m["ci_low_ns"] <= mm <= m["ci_high_ns"] for m in runs)
         spread = (max(meds) - min(meds)) / mm
         cspread = (max(plain) - min(plain)) / statistics.median(plain)
-        print(f"median of medians {mm:.1f} ns; CI contains it in {inside}/{len(runs)} runs")
+        def own(m):
+            b = m.get("between_runs")
+            return (b["run_ci_low_ns"], b["run_ci_high_ns"]) if b else (m["ci_low_ns"], m["ci_high_ns"])
+        inside_own = sum(own(m)[0] <= mm <= own(m)[1] for m in runs)
+        print(f"median of medians {mm:.1f} ns; CI contains it in {inside}/{len(runs)} runs "
+              f"(each run's own interval alone: {inside_own}/{len(runs)})")
         print(f"spread of the medians {spread*100:.1f}%; plain C loop spread {cspread*100:.1f}% "
               f"(median {statistics.median(plain):.1f} ns); ratio syscost/C {mm/statistics.median(plain):.3f}")
     finally:

@@ -209,3 +209,41 @@ fn past_runs_widen_the_interval_only_under_the_same_conditions() {
     loaded.harness.load = 1;
     assert_eq!(h.widen_by_past_runs(&mut loaded).unwrap(), 0);
 }
+
+#[test]
+fn damaged_documents_never_panic() {
+    // Truncations and byte flips of a real document: each is an error or a document,
+    // never a panic.
+    let run = run_with_medians(&[("syscall.getpid", 80.0), ("ctx.pingpong", 2800.0)]);
+    let good = serde_json::to_vec(&run).unwrap();
+    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move || {
+        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    };
+    let mut errors = 0;
+    for cut in 0..good.len() {
+        errors += usize::from(parse_document(&good[..cut]).is_err());
+    }
+    assert_eq!(errors, good.len(), "every strict prefix is refused");
+    for _ in 0..5000 {
+        let mut bytes = good.clone();
+        for _ in 0..1 + next() % 4 {
+            let i = (next() % bytes.len() as u64) as usize;
+            bytes[i] = (next() & 0xff) as u8;
+        }
+        let _ = parse_document(&bytes);
+    }
+    for s in [
+        "last~18446744073709551616",
+        "~",
+        "last~~1",
+        "9223372036854775808",
+        "\u{0}",
+    ] {
+        assert!(s.parse::<RunRef>().is_err(), "{s:?}");
+    }
+}
