@@ -148,7 +148,7 @@ pub fn history(args: &HistoryArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn one(reference: &str, path: &Path) -> anyhow::Result<(RunLabel, Run)> {
-    let mut v = store::resolve(&[reference.to_string()], Some(path))?;
+    let mut v = store::resolve(&[reference.to_string()], Some(path), true)?;
     Ok(v.remove(0))
 }
 
@@ -250,7 +250,8 @@ pub fn compare_cmd(args: &CompareArgs) -> anyhow::Result<ExitCode> {
         )
         .into());
     }
-    let runs = store::resolve(&args.runs, args.db.as_deref())?;
+    let mut runs = store::resolve(&args.runs, args.db.as_deref(), false)?;
+    widen_from_history(&mut runs, args.db.as_deref());
     let mut out = std::io::stdout().lock();
     if runs.len() > 2 {
         let refs: Vec<(RunLabel, &Run)> =
@@ -300,6 +301,27 @@ pub fn compare_cmd(args: &CompareArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Widens the intervals of runs that were saved before the history knew the spread
+/// between runs, from every other run under the same conditions. Without a history
+/// (or on any error reading it) the runs keep their own intervals.
+fn widen_from_history(runs: &mut [(RunLabel, Run)], db: Option<&Path>) {
+    let Ok(path) = store::path_or_default(db) else {
+        return;
+    };
+    if !path.exists() {
+        return;
+    }
+    let Ok(h) = History::open(&path, false) else {
+        return;
+    };
+    for (label, run) in runs.iter_mut() {
+        if let Err(e) = h.widen_by_past_runs(run, label.id) {
+            eprintln!("warning: the history could not be read for the spread between runs: {e:#}");
+            return;
+        }
+    }
 }
 
 /// Opens the history for saving a run about to be measured: `None` with `--no-save`; an

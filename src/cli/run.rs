@@ -170,7 +170,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     run.results = outcome.results;
     run.machine = outcome.machine;
     if let Some(h) = history.as_ref() {
-        if let Err(e) = h.widen_by_past_runs(&mut run) {
+        if let Err(e) = h.widen_by_past_runs(&mut run, None) {
             eprintln!("warning: the history could not be read for the spread between runs: {e:#}");
         }
     }

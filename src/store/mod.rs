@@ -60,7 +60,8 @@ const MIGRATIONS: &[&str] = &[
      CREATE TABLE documents (
         run_id INTEGER PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
         encoding TEXT NOT NULL,
-        body BLOB NOT NULL
+        body BLOB NOT NULL,
+        samples BLOB NOT NULL
      );
      CREATE TABLE results (
         run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
@@ -282,11 +283,15 @@ impl History {
 
     /// Saves a run in one transaction; returns its id.
     pub fn save(&mut self, run: &Run, origin: Origin) -> anyhow::Result<i64> {
-        let json = serde_json::to_vec(run)?;
-        let mut z =
-            flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::fast());
-        z.write_all(&json)?;
-        let body = z.finish()?;
+        // The samples go apart, so that reading a run's figures never reads them.
+        let mut lite = run.clone();
+        let samples: Vec<Option<crate::report::model::Samples>> = lite
+            .results
+            .iter_mut()
+            .map(|r| r.measured.as_mut().and_then(|m| m.samples.take()))
+            .collect();
+        let body = deflate(&serde_json::to_vec(&lite)?)?;
+        let samples = deflate(&serde_json::to_vec(&samples)?)?;
         let count =
             |s: Status| run.results.iter().filter(|r| r.status == s).count() as i64;
         let tx = self
@@ -315,8 +320,9 @@ impl History {
         )?;
         let id = tx.last_insert_rowid();
         tx.execute(
-            "INSERT INTO documents (run_id, encoding, body) VALUES (?1, 'json+deflate', ?2)",
-            params![id, body],
+            "INSERT INTO documents (run_id, encoding, body, samples)
+             VALUES (?1, 'json+deflate', ?2, ?3)",
+            params![id, body, samples],
         )?;
         {
             let mut insert = tx.prepare(
@@ -395,42 +401,61 @@ impl History {
             .optional()?)
     }
 
-    /// The document of run `id`.
+    /// The document of run `id`, with its samples.
     pub fn load(&self, id: i64) -> anyhow::Result<Run> {
-        let row: Option<(String, Vec<u8>)> = self
+        self.load_with(id, true)
+    }
+
+    /// The document of run `id`, with or without its samples (reading a full run's
+    /// samples takes a second; its figures alone, milliseconds).
+    pub fn load_with(&self, id: i64, with_samples: bool) -> anyhow::Result<Run> {
+        let column = if with_samples { "samples" } else { "NULL" };
+        let row: Option<(String, Vec<u8>, Option<Vec<u8>>)> = self
             .conn
             .query_row(
-                "SELECT encoding, body FROM documents WHERE run_id = ?1",
+                &format!(
+                    "SELECT encoding, body, {column} FROM documents WHERE run_id = ?1"
+                ),
                 [id],
-                |r| Ok((r.get(0)?, r.get(1)?)),
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
             )
             .optional()?;
-        let Some((encoding, body)) = row else {
+        let Some((encoding, body, samples)) = row else {
             return Err(UsageError::new(format!(
                 "no run {id} in {}; `syscost history` lists the saved runs",
                 self.path.display()
             ))
             .into());
         };
-        let json = match encoding.as_str() {
-            "json+deflate" => {
-                let mut out = Vec::new();
-                flate2::read::DeflateDecoder::new(&body[..])
-                    .read_to_end(&mut out)
-                    .with_context(|| {
-                        format!("run {id}: its saved document is damaged")
-                    })?;
-                out
-            }
-            other => {
-                return Err(UsageError::new(format!(
-                    "run {id} is stored as '{other}', which this syscost cannot read"
-                ))
-                .into())
-            }
+        if encoding != "json+deflate" {
+            return Err(UsageError::new(format!(
+                "run {id} is stored as '{encoding}', which this syscost cannot read"
+            ))
+            .into());
+        }
+        let damaged = || {
+            format!(
+                "run {id} in {}: its saved document is damaged",
+                self.path.display()
+            )
         };
-        parse_document(&json)
-            .with_context(|| format!("run {id} in {}", self.path.display()))
+        let json = inflate(&body).with_context(damaged)?;
+        let mut run = parse_document(&json)
+            .with_context(|| format!("run {id} in {}", self.path.display()))?;
+        if let Some(s) = samples {
+            let columns: Vec<Option<crate::report::model::Samples>> =
+                serde_json::from_slice(&inflate(&s).with_context(damaged)?)
+                    .with_context(damaged)?;
+            if columns.len() != run.results.len() {
+                anyhow::bail!("{}: the samples do not match the results", damaged());
+            }
+            for (r, s) in run.results.iter_mut().zip(columns) {
+                if let Some(m) = r.measured.as_mut() {
+                    m.samples = s;
+                }
+            }
+        }
+        Ok(run)
     }
 
     /// Removes run `id`; false if there was none.
@@ -480,19 +505,27 @@ pub const PAST_RUNS: usize = 20;
 
 impl History {
     /// Widens each measured result's interval to cover the spread between runs seen in
-    /// the history (the earlier runs of the same benchmark under the same conditions),
-    /// recording the run's own interval in `between_runs`. Needs two earlier runs; a
-    /// result without them is left as it is. Returns how many results were widened.
-    pub fn widen_by_past_runs(&self, run: &mut Run) -> anyhow::Result<usize> {
+    /// the history (the other runs of the same benchmark under the same conditions,
+    /// newest first, leaving out run `except`, which is this run when it is saved
+    /// already), recording the run's own interval in `between_runs`. Needs two other
+    /// runs; a result without them, or widened already, is left as it is. Returns how
+    /// many results were widened.
+    pub fn widen_by_past_runs(
+        &self,
+        run: &mut Run,
+        except: Option<i64>,
+    ) -> anyhow::Result<usize> {
         use crate::stats::rounds::{between_runs, t975};
         let cond = conditions(run);
         let mut widened = 0;
         for r in &mut run.results {
             let key = crate::compare::key(r);
-            let Some(m) = r.measured.as_mut() else {
+            let Some(m) = r.measured.as_mut().filter(|m| m.between_runs.is_none()) else {
                 continue;
             };
-            let past = self.past_figures(&key, &cond, PAST_RUNS)?;
+            let mut past = self.past_figures(&key, &cond, PAST_RUNS + 1)?;
+            past.retain(|p| Some(p.run_id) != except);
+            past.truncate(PAST_RUNS);
             if past.len() < 2 {
                 continue;
             }
@@ -568,6 +601,19 @@ fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
         (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
     })
+}
+
+fn deflate(bytes: &[u8]) -> std::io::Result<Vec<u8>> {
+    let mut z =
+        flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::fast());
+    z.write_all(bytes)?;
+    z.finish()
+}
+
+fn inflate(bytes: &[u8]) -> std::io::Result<Vec<u8>> {
+    let mut out = Vec::new();
+    flate2::read::DeflateDecoder::new(bytes).read_to_end(&mut out)?;
+    Ok(out)
 }
 
 /// The command line as one string, each argument quoted when it needs it.

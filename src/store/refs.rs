@@ -74,10 +74,12 @@ impl Lazy<'_> {
     }
 }
 
-/// Resolves references to runs, each with the label a comparison or report shows.
+/// Resolves references to runs, each with the label a comparison or report shows; runs
+/// from the history come without their samples unless `with_samples`.
 pub fn resolve(
     refs: &[String],
     db: Option<&Path>,
+    with_samples: bool,
 ) -> anyhow::Result<Vec<(RunLabel, Run)>> {
     let mut lazy = Lazy { db, open: None };
     let mut out = Vec::new();
@@ -85,7 +87,7 @@ pub fn resolve(
         let r: RunRef = s.parse()?;
         let (id, run) = match r {
             RunRef::File(p) => (None, read_json(&p)?),
-            RunRef::Id(id) => (Some(id), lazy.get()?.load(id)?),
+            RunRef::Id(id) => (Some(id), lazy.get()?.load_with(id, with_samples)?),
             RunRef::Latest(back) => {
                 let h = lazy.get()?;
                 let id = h.nth_latest(back)?.ok_or_else(|| {
@@ -95,7 +97,7 @@ pub fn resolve(
                         h.count().unwrap_or(0)
                     ))
                 })?;
-                (Some(id), h.load(id)?)
+                (Some(id), h.load_with(id, with_samples)?)
             }
         };
         let shown = match id {

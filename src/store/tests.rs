@@ -187,7 +187,7 @@ fn past_runs_widen_the_interval_only_under_the_same_conditions() {
             .unwrap();
     }
     let mut now = run_with_medians(&[("syscall.getpid", 90.0), ("x.new", 5.0)]);
-    assert_eq!(h.widen_by_past_runs(&mut now).unwrap(), 1);
+    assert_eq!(h.widen_by_past_runs(&mut now, None).unwrap(), 1);
     let m = now.results[0].measured.as_ref().unwrap();
     let b = m.between_runs.as_ref().expect("widened");
     assert_eq!(b.runs, 4);
@@ -204,10 +204,10 @@ fn past_runs_widen_the_interval_only_under_the_same_conditions() {
     // Another profile is another condition: nothing to widen by.
     let mut other = run_with_medians(&[("syscall.getpid", 90.0)]);
     other.harness.profile = "standard".into();
-    assert_eq!(h.widen_by_past_runs(&mut other).unwrap(), 0);
+    assert_eq!(h.widen_by_past_runs(&mut other, None).unwrap(), 0);
     let mut loaded = run_with_medians(&[("syscall.getpid", 90.0)]);
     loaded.harness.load = 1;
-    assert_eq!(h.widen_by_past_runs(&mut loaded).unwrap(), 0);
+    assert_eq!(h.widen_by_past_runs(&mut loaded, None).unwrap(), 0);
 }
 
 #[test]
