@@ -1667,3 +1667,65 @@ fn bad_run_references_and_documents_are_refused_in_one_line() {
         "reading must not create a history"
     );
 }
+
+// ---------------------------------------------------------------------------------------
+// Exports for other tools
+
+#[test]
+fn gbench_export_has_a_repetition_per_round_and_aggregates() {
+    let text = run_to_file("gbench", &["syscall.getppid", "call.empty"]);
+    let doc: Value = serde_json::from_str(&text).expect("Google Benchmark JSON");
+    assert!(doc["context"]["date"].is_string() && doc["context"]["num_cpus"].is_u64());
+    let benches = doc["benchmarks"].as_array().expect("benchmarks");
+    for name in ["syscall.getppid", "call.empty"] {
+        let mine: Vec<&Value> =
+            benches.iter().filter(|b| b["run_name"] == name).collect();
+        let reps = mine.iter().filter(|b| b["run_type"] == "iteration").count();
+        let aggs: Vec<&str> = mine
+            .iter()
+            .filter(|b| b["run_type"] == "aggregate")
+            .map(|b| b["aggregate_name"].as_str().unwrap())
+            .collect();
+        assert!(reps >= 2, "{name}: one entry per round (smoke has 2)");
+        assert_eq!(aggs, ["mean", "median", "stddev", "cv"]);
+        for b in &mine {
+            assert_eq!(b["time_unit"], "ns");
+            let t = b["real_time"].as_f64().expect("real_time");
+            assert!(t.is_finite() && t >= 0.0 && t < 1e6, "{b}");
+        }
+    }
+}
+
+#[test]
+fn prometheus_export_is_valid_exposition_text() {
+    let text = run_to_file("prometheus", &["syscall.getppid", "ctx.pingpong"]);
+    let mut declared = BTreeSet::new();
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix("# TYPE ") {
+            let name = rest.split(' ').next().unwrap();
+            assert!(declared.insert(name.to_string()), "{name} declared twice");
+            assert!(rest.ends_with(" gauge"), "{line}");
+            continue;
+        }
+        if line.starts_with("# HELP ") {
+            continue;
+        }
+        let (series, value) = line.rsplit_once(' ').expect("series and value");
+        let name = series.split('{').next().unwrap();
+        assert!(declared.contains(name), "{name} used before its TYPE line");
+        assert!(name.starts_with("syscost_"), "{line}");
+        let v: f64 = value.parse().expect("a number");
+        assert!(v.is_finite(), "{line}");
+        if name == "syscost_op_seconds" {
+            assert!(v > 0.0 && v < 1e-3, "{line}: a sanity range, not a speed");
+        }
+    }
+    assert!(
+        text.contains("syscost_op_seconds{benchmark=\"syscall.getppid\"}"),
+        "{text}"
+    );
+    assert!(
+        text.contains("mechanism=\""),
+        "parameters become labels: {text}"
+    );
+}

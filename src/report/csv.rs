@@ -43,8 +43,8 @@ impl Exporter for Csv {
                 let s = m.clean.as_ref().unwrap_or(&m.raw);
                 for v in [
                     m.median_ns,
-                    s.ci_low,
-                    s.ci_high,
+                    m.ci_low_ns,
+                    m.ci_high_ns,
                     s.mean,
                     s.sd,
                     s.min,

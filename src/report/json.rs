@@ -85,16 +85,3 @@
 //! operation with the empty-loop overhead subtracted unless `overhead.subtracted` is
 //! false. A new field may be added without raising the version; a field is never
 //! renamed or removed, nor its meaning changed, without raising it.
-
-use super::model::Run;
-use std::path::Path;
-
-/// Writes the document to `path` (compact, one line) through a temporary file and a
-/// rename, so a reader (or an interruption) never sees half a document.
-pub fn write_atomically(path: &Path, run: &Run) -> std::io::Result<()> {
-    let tmp = path.with_extension("json.partial");
-    let mut text = serde_json::to_vec(run).map_err(std::io::Error::other)?;
-    text.push(b'\n');
-    std::fs::write(&tmp, text)?;
-    std::fs::rename(&tmp, path)
-}

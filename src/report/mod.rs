@@ -1,16 +1,19 @@
 //! Rendering results: one small exporter per format, chosen by [`Format`], and the
 //! [`Output`] that writes them as each benchmark finishes.
 //!
-//! Table, CSV and Markdown write a header, one block per result, and a footer. JSON is
-//! one document. To a file it is written twice, each time whole and through a rename:
-//! when the run begins (empty, `complete: false`, so the file is valid from the start)
-//! and when it ends or is interrupted (with every result). The cost is linear in the
-//! run's size.
+//! Table, CSV and Markdown write a header, one block per result, and a footer. JSON,
+//! Google Benchmark's JSON ([`gbench`]) and the Prometheus text format ([`prometheus`])
+//! are whole documents. To a file they are written through a temporary file and a
+//! rename, so a reader never sees half of one; JSON is written twice: when the run
+//! begins (empty, `complete: false`, so the file is valid from the start) and when it
+//! ends or is interrupted (with every result). The cost is linear in the run's size.
 
 pub mod csv;
+pub mod gbench;
 pub mod json;
 pub mod markdown;
 pub mod model;
+pub mod prometheus;
 pub mod ring;
 pub mod sweep;
 pub mod table;
@@ -31,6 +34,12 @@ pub enum Format {
     Csv,
     /// A GitHub-flavoured Markdown table.
     Markdown,
+    /// Google Benchmark's JSON, for the dashboards and CI actions that read it (see
+    /// [`gbench`]).
+    Gbench,
+    /// The Prometheus text exposition format, for node_exporter's textfile collector
+    /// (see [`prometheus`]).
+    Prometheus,
 }
 
 /// A streaming exporter: text for the start, each result, and the end of a run.
@@ -48,8 +57,32 @@ fn exporter(format: Format) -> Option<Box<dyn Exporter>> {
         Format::Table => Some(Box::new(table::Table)),
         Format::Csv => Some(Box::new(csv::Csv)),
         Format::Markdown => Some(Box::new(markdown::Markdown)),
-        Format::Json => None,
+        Format::Json | Format::Gbench | Format::Prometheus => None,
     }
+}
+
+/// A whole-document format's text for `run`.
+fn document(format: Format, run: &Run, pretty: bool) -> std::io::Result<Vec<u8>> {
+    let mut text = match format {
+        Format::Gbench => serde_json::to_vec_pretty(&gbench::document(run))?,
+        Format::Prometheus => return Ok(prometheus::exposition(run).into_bytes()),
+        _ if pretty => serde_json::to_vec_pretty(run)?,
+        _ => serde_json::to_vec(run)?,
+    };
+    text.push(b'\n');
+    Ok(text)
+}
+
+/// Writes `bytes` to `path` through a temporary file beside it and a rename, so a
+/// reader (or an interruption) never sees half a document.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".partial");
+    let tmp = path.with_file_name(name);
+    std::fs::write(&tmp, bytes)?;
+    std::fs::rename(&tmp, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
 }
 
 /// Where results go, in which format.
@@ -90,8 +123,8 @@ impl Output {
                 self.sink.flush()?;
             }
             None => {
-                if let Some(p) = &self.path {
-                    json::write_atomically(p, run)?;
+                if let (Some(p), Format::Json) = (&self.path, self.format) {
+                    write_atomically(p, &document(Format::Json, run, false)?)?;
                 }
             }
         }
@@ -118,11 +151,8 @@ impl Output {
                 self.sink.write_all(s.as_bytes())?;
             }
             None => match &self.path {
-                Some(p) => json::write_atomically(p, run)?,
-                None => {
-                    serde_json::to_writer_pretty(&mut self.sink, run)?;
-                    self.sink.write_all(b"\n")?;
-                }
+                Some(p) => write_atomically(p, &document(self.format, run, false)?)?,
+                None => self.sink.write_all(&document(self.format, run, true)?)?,
             },
         }
         self.sink.flush()
