@@ -10,11 +10,14 @@
 
 pub mod csv;
 pub mod gbench;
+pub mod graphs;
+pub mod html;
 pub mod json;
 pub mod markdown;
 pub mod model;
 pub mod prometheus;
 pub mod ring;
+pub mod svg;
 pub mod sweep;
 pub mod table;
 
