@@ -1729,3 +1729,59 @@ fn prometheus_export_is_valid_exposition_text() {
         "parameters become labels: {text}"
     );
 }
+
+// ---------------------------------------------------------------------------------------
+// report and plot
+
+#[test]
+fn report_and_plot_write_self_contained_files() {
+    let dir = TempDir::new("report");
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/report-smoke.json"
+    );
+    let html = dir.0.join("r.html");
+    let out = success(&["report", fixture, fixture, "-o", html.to_str().unwrap()]);
+    assert_eq!(out.stdout, "");
+    let text = std::fs::read_to_string(&html).expect("the report");
+    assert!(
+        text.starts_with("<!DOCTYPE html>"),
+        "{}",
+        &text[..100.min(text.len())]
+    );
+    assert!(text.matches("<svg").count() >= 3, "graphs in the report");
+    for external in ["src=\"http", "href=\"http", "<script src", "<link"] {
+        assert!(
+            !text.contains(external),
+            "the report refers outside itself: {external}"
+        );
+    }
+    let svg = dir.0.join("f.svg");
+    success(&[
+        "plot",
+        "forest",
+        fixture,
+        fixture,
+        "-o",
+        svg.to_str().unwrap(),
+    ]);
+    let s = std::fs::read_to_string(&svg).expect("the forest plot");
+    assert!(s.starts_with("<svg") && s.trim_end().ends_with("</svg>"));
+    let sweep = success(&["plot", "sweep", fixture]).stdout;
+    assert!(sweep.starts_with("<svg"), "{sweep}");
+    assert_eq!(
+        dir.entries(),
+        ["f.svg", "r.html"],
+        "no temporary files left"
+    );
+
+    for (args, want) in [
+        (vec!["plot", "forest", fixture], "two runs"),
+        (vec!["plot", "samples", fixture], "--bench"),
+        (vec!["plot", "nosuch", fixture], "nosuch"),
+        (vec!["report", fixture], "--output"),
+    ] {
+        let e = refused(&args);
+        assert!(one_line(&args, &e).contains(want), "syscost {args:?}: {e}");
+    }
+}

@@ -303,6 +303,105 @@ pub fn compare_cmd(args: &CompareArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Options of `syscost report`.
+#[derive(Debug, clap::Args)]
+pub struct ReportArgs {
+    /// The runs: ids, last, last~N or JSON files; with several, each is compared with
+    /// the first.
+    #[arg(required = true, value_name = "RUN")]
+    pub runs: Vec<String>,
+    /// The HTML file to write.
+    #[arg(short, long, value_name = "FILE", required = true)]
+    pub output: PathBuf,
+    /// The comparisons' noise threshold, in percent.
+    #[arg(long, value_name = "PCT", default_value_t = 5.0, value_parser = percent)]
+    pub threshold: f64,
+    /// The history file.
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+}
+
+/// Options of `syscost plot`.
+#[derive(Debug, clap::Args)]
+pub struct PlotArgs {
+    /// The graph.
+    #[arg(value_enum)]
+    pub graph: crate::report::graphs::Graph,
+    /// The runs: ids, last, last~N or JSON files (two for the forest plot: A, then B).
+    #[arg(required = true, value_name = "RUN")]
+    pub runs: Vec<String>,
+    /// The benchmark to draw (a name, or `name key=value...`), for samples,
+    /// distribution and sweep.
+    #[arg(long, value_name = "NAME")]
+    pub bench: Option<String>,
+    /// Write the SVG to FILE instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// The forest plot's noise threshold, in percent.
+    #[arg(long, value_name = "PCT", default_value_t = 5.0, value_parser = percent)]
+    pub threshold: f64,
+    /// The history file.
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+}
+
+/// Runs `syscost report`.
+pub fn report_cmd(args: &ReportArgs) -> anyhow::Result<ExitCode> {
+    let mut runs = store::resolve(&args.runs, args.db.as_deref(), true)?;
+    widen_from_history(&mut runs, args.db.as_deref());
+    refit(&mut runs);
+    let comparisons = runs
+        .iter()
+        .skip(1)
+        .map(|(l, r)| {
+            compare::compare((&runs[0].0, &runs[0].1), (l, r), args.threshold / 100.0)
+        })
+        .collect();
+    super::report::report(runs, comparisons, &args.output)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs `syscost plot`.
+pub fn plot_cmd(args: &PlotArgs) -> anyhow::Result<ExitCode> {
+    use crate::report::graphs::Graph;
+    let forest = args.graph == Graph::Forest;
+    if forest && args.runs.len() != 2 {
+        return Err(UsageError::new(
+            "the forest plot compares exactly two runs: A, then B",
+        )
+        .into());
+    }
+    let with_samples = matches!(args.graph, Graph::Samples | Graph::Distribution);
+    let mut runs = store::resolve(&args.runs, args.db.as_deref(), with_samples)?;
+    widen_from_history(&mut runs, args.db.as_deref());
+    refit(&mut runs);
+    let comparison = forest.then(|| {
+        compare::compare(
+            (&runs[0].0, &runs[0].1),
+            (&runs[1].0, &runs[1].1),
+            args.threshold / 100.0,
+        )
+    });
+    super::report::plot(
+        args.graph,
+        runs,
+        comparison,
+        args.bench.as_deref(),
+        args.output.as_deref(),
+    )?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Fits the sweeps and ring tables again from the results (documents written by other
+/// tools or trimmed by hand may lack them; the fits are the same functions of the
+/// results either way).
+fn refit(runs: &mut [(RunLabel, Run)]) {
+    for (_, run) in runs.iter_mut() {
+        run.sweeps = crate::report::sweep::fits(&run.results);
+        run.rings = crate::report::ring::tables(&run.results);
+    }
+}
+
 /// Widens the intervals of runs that were saved before the history knew the spread
 /// between runs, from every other run under the same conditions. Without a history
 /// (or on any error reading it) the runs keep their own intervals.

@@ -7,6 +7,7 @@ mod clocks;
 mod exec;
 mod history;
 mod list;
+mod report;
 mod run;
 mod selftest;
 
@@ -58,6 +59,10 @@ enum Command {
     History(history::HistoryArgs),
     /// Compares two runs (ratio, interval, verdict) or several (a cross-run table).
     Compare(history::CompareArgs),
+    /// Writes one self-contained HTML report of runs: graphs, tables, comparisons.
+    Report(history::ReportArgs),
+    /// Writes one graph of runs as an SVG file.
+    Plot(history::PlotArgs),
     /// Runs a command and reports its resource usage (wait4's rusage; times(2) with
     /// --times), to standard error.
     Exec(exec::ExecArgs),
@@ -211,6 +216,8 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Exec(args) => exec::exec(&args),
         Command::History(args) => history::history(&args),
         Command::Compare(args) => history::compare_cmd(&args),
+        Command::Report(args) => history::report_cmd(&args),
+        Command::Plot(args) => history::plot_cmd(&args),
     }
 }
 
