@@ -231,9 +231,9 @@ mod tests {
     fn between_runs_is_the_spread_the_intervals_leave_unexplained() {
         // Runs at 80, 100, 80, 100 with tiny intervals: τ is about their sd.
         let runs = [(80.0, 0.1), (100.0, 0.1), (80.0, 0.1), (100.0, 0.1)];
-        let sd = (400.0f64 * 4.0 / 3.0).sqrt();
+        let s2 = 4.0 * 100.0 / 3.0; // four deviations of 10 from 90, over k − 1
         let tau = between_runs(&runs).unwrap();
-        assert!((tau - (sd * sd - 0.01).sqrt()).abs() < 1e-9, "{tau}");
+        assert!((tau - (s2 - 0.01f64).sqrt()).abs() < 1e-9, "{tau}");
         // Runs whose intervals explain their spread: no run-level effect.
         assert_eq!(
             between_runs(&[(99.0, 5.0), (101.0, 5.0), (100.0, 5.0)]),
