@@ -1,27 +1,13 @@
 use super::*;
 use crate::compare::{compare, RunLabel};
 use crate::harness::analyze::RoundFigure;
-use crate::report::model::{Canary, Fact, Samples, Status};
+use crate::harness::clock::ClockInfo;
+use crate::host::HostFacts;
+use crate::report::model::{Canary, Fact, HarnessInfo, Samples, Status};
 
 /// Hand-built runs for the graph and HTML tests.
 pub(crate) mod fixture {
     use super::*;
-
-    const HOST: &str = r##"{"hostname":"vm","cpu_model":"Test CPU <fast> & cheap","cpus_online":2,
-      "cpus_allowed":[0,1],"kernel":"6.1.0-test","kernel_version":"#1 SMP","virtualization":"none",
-      "clocksource":"tsc","available_clocksources":["tsc"],"invariant_tsc":true,"tsc_flags":[],
-      "governor":null,"smt":"off","threads_per_core":1,"vulnerabilities":[],"thp_enabled":"madvise",
-      "thp_defrag":"madvise","loadavg":[0.1,0.1,0.1],"running_tasks":1,"busy_processes":[],
-      "memory_total_kib":1000,"page_size":4096,"euid":1000,"cap_eff":"0","is_root":false,
-      "perf_event_paranoid":2,"tracefs":null,"nohz_full":null,"isolated_cpus":"",
-      "preempt_model":"full","io_uring_disabled":0,"rlimit_nofile":null,"rlimit_nproc":null}"##;
-    const CLOCK: &str = r#"{"name":"tsc","why":"test","ns_per_tick":0.36,"granularity_ns":16.0,
-      "read_cost_ns":22.0}"#;
-    const HARNESS: &str = r#"{"profile":"smoke","warmup_ns":1000000,"round_warmup_ns":0,
-      "round_ns":3000000,"round_min_samples":3,"round_max_samples":200,"min_rounds":2,
-      "max_rounds":2,"span_ns":0,"batch":null,"seed":1,"ci_target":0.05,"min_batch_ns":2000,
-      "window_below":0.25,"window_above":0.5,"mad_threshold":3.5,"mad_floor":0.005,"cpu":null,
-      "load":0}"#;
 
     /// A measured result: `rounds` rounds, `per_round` samples each around `median`
     /// (a deterministic wobble), every 17th an outlier at 3×, every 23rd perturbed.
@@ -125,9 +111,18 @@ pub(crate) mod fixture {
                 "smoke".into(),
             ],
             started_unix_s: 1_700_000_000.0,
-            host: serde_json::from_str(HOST).expect("host"),
-            clock: serde_json::from_str(CLOCK).expect("clock"),
-            harness: serde_json::from_str(HARNESS).expect("harness"),
+            host: HostFacts {
+                hostname: Some("vm".into()),
+                cpu_model: Some("Test CPU <fast> & cheap".into()),
+                kernel: Some("6.1.0-test".into()),
+                ..HostFacts::default()
+            },
+            clock: ClockInfo::default(),
+            harness: HarnessInfo {
+                profile: "smoke".into(),
+                ci_target: 0.05,
+                ..HarnessInfo::default()
+            },
             complete: true,
             sweeps: crate::report::sweep::fits(&results),
             rings: crate::report::ring::tables(&results),

@@ -8,7 +8,7 @@
 //! what it needs. A pure function of its inputs: the same runs give the same bytes.
 
 use super::graphs::{self, run_name};
-use super::model::{fmt_ns, BenchResult, Run, Status};
+use super::model::{fmt_ns, fmt_unix_time, BenchResult, Run, Status};
 use super::svg::{escape, Svg};
 use crate::compare::{key, Comparison, RunLabel};
 use crate::error::UsageError;
@@ -40,7 +40,11 @@ pub fn html(runs: &[(RunLabel, Run)], comparisons: &[Comparison]) -> String {
     let mut out = String::new();
     let title = match runs.first() {
         Some((l, r)) => {
-            format!("syscost report — {} — {}", l.host, date(r.started_unix_s))
+            format!(
+                "syscost report — {} — {}",
+                l.host,
+                fmt_unix_time(r.started_unix_s)
+            )
         }
         None => "syscost report".into(),
     };
@@ -124,31 +128,6 @@ fn graph_or_why(out: &mut String, what: &str, g: Result<Svg, UsageError>, captio
     }
 }
 
-/// `YYYY-MM-DD HH:MM:SS UTC` from seconds since the Unix epoch (Hinnant's civil
-/// calendar algorithm).
-pub fn date(unix_s: f64) -> String {
-    if !unix_s.is_finite() {
-        return "unknown".into();
-    }
-    let secs = unix_s.floor() as i64;
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
-}
-
 fn opt(s: &Option<String>) -> String {
     s.clone().unwrap_or_else(|| "unknown".into())
 }
@@ -190,7 +169,7 @@ fn runs_section(out: &mut String, runs: &[(RunLabel, Run)]) {
                     r.harness.seed
                 )
             }),
-            ("started", |_, r| date(r.started_unix_s)),
+            ("started", |_, r| fmt_unix_time(r.started_unix_s)),
             ("complete", |_, r| {
                 if r.complete {
                     "yes"
@@ -278,6 +257,14 @@ fn summary_section(out: &mut String, runs: &[(RunLabel, Run)]) {
                         }
                         if !m.converged {
                             notes.push("not converged".into());
+                        }
+                        if let Some(b) = &m.between_runs {
+                            notes.push(format!(
+                                "interval widened by the spread between {} earlier runs \
+                                 (±{})",
+                                b.runs,
+                                fmt_ns(b.sd_ns)
+                            ));
                         }
                         let notes = notes.join("; ");
                         let _ = writeln!(
@@ -507,12 +494,5 @@ mod tests {
         assert!(h.contains("No mailbox echo:"));
         assert!(h.contains("No sweep graph:"));
         assert!(h.contains("No comparison"));
-    }
-
-    #[test]
-    fn dates_are_utc_calendar_dates() {
-        assert_eq!(date(0.0), "1970-01-01 00:00:00 UTC");
-        assert_eq!(date(1_700_000_000.5), "2023-11-14 22:13:20 UTC");
-        assert_eq!(date(951_782_400.0), "2000-02-29 00:00:00 UTC");
     }
 }
