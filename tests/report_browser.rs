@@ -40,7 +40,9 @@ fn report() -> String {
 }
 
 fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("syscost-{name}-{}", std::process::id()));
+    // Under cargo's scratch directory for tests (in target/), replaced on every run, so
+    // the screenshot stays for a person to look at and nothing piles up in /tmp.
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("syscost-{name}"));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).expect("a scratch directory");
     d
