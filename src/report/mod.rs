@@ -76,12 +76,17 @@ fn document(format: Format, run: &Run, pretty: bool) -> std::io::Result<Vec<u8>>
     Ok(text)
 }
 
+/// The temporary file beside `path` that a whole document is written to first.
+fn partial_path(path: &Path) -> std::path::PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".partial");
+    path.with_file_name(name)
+}
+
 /// Writes `bytes` to `path` through a temporary file beside it and a rename, so a
 /// reader (or an interruption) never sees half a document.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(".partial");
-    let tmp = path.with_file_name(name);
+    let tmp = partial_path(path);
     std::fs::write(&tmp, bytes)?;
     std::fs::rename(&tmp, path).inspect_err(|_| {
         let _ = std::fs::remove_file(&tmp);
@@ -99,14 +104,29 @@ pub struct Output {
 impl Output {
     /// Opens the destination: a file (created now, so an unwritable path fails before
     /// anything is measured) or standard output.
+    ///
+    /// A whole-document format never truncates an existing file at the start: the file
+    /// is replaced by a rename when the document is ready (a textfile collector keeps
+    /// serving the previous run meanwhile); only a trial temporary file is created
+    /// and removed now, to check the directory is writable.
     pub fn open(format: Format, path: Option<&Path>) -> Result<Output, UsageError> {
+        let refuse = |p: &Path, e: std::io::Error| {
+            UsageError::new(format!(
+                "cannot write -o {}: {e}; choose a writable path",
+                p.display()
+            ))
+        };
         let sink: Box<dyn Write> = match path {
-            Some(p) => Box::new(std::fs::File::create(p).map_err(|e| {
-                UsageError::new(format!(
-                    "cannot write -o {}: {e}; choose a writable path",
-                    p.display()
-                ))
-            })?),
+            Some(p) if exporter(format).is_none() => {
+                if p.is_dir() {
+                    return Err(refuse(p, std::io::Error::other("it is a directory")));
+                }
+                let trial = partial_path(p);
+                std::fs::File::create(&trial).map_err(|e| refuse(p, e))?;
+                let _ = std::fs::remove_file(&trial);
+                Box::new(std::io::sink())
+            }
+            Some(p) => Box::new(std::fs::File::create(p).map_err(|e| refuse(p, e))?),
             None => Box::new(std::io::stdout()),
         };
         Ok(Output {
@@ -164,5 +184,34 @@ impl Output {
     /// The format in use.
     pub fn format(&self) -> Format {
         self.format
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_whole_document_replaces_the_file_only_when_it_is_ready() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("syscost.prom");
+        std::fs::write(&path, "previous\n").unwrap();
+        let run = model::tests::run_with_medians(&[("syscall.getpid", 80.0)]);
+        let mut out = Output::open(Format::Prometheus, Some(&path)).unwrap();
+        out.begin(&run).unwrap();
+        out.result(&run.results[0]).unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "previous\n");
+        out.finish(&run).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains("syscost_op_seconds"), "{text}");
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["syscost.prom"], "no temporary file left");
+        assert!(
+            Output::open(Format::Gbench, Some(dir.path())).is_err(),
+            "a directory is refused"
+        );
     }
 }

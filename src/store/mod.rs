@@ -506,10 +506,11 @@ pub const PAST_RUNS: usize = 20;
 impl History {
     /// Widens each measured result's interval to cover the spread between runs seen in
     /// the history (the other runs of the same benchmark under the same conditions,
-    /// newest first, leaving out run `except`, which is this run when it is saved
-    /// already), recording the run's own interval in `between_runs`. Needs two other
-    /// runs; a result without them, or widened already, is left as it is. Returns how
-    /// many results were widened.
+    /// newest first, at most [`PAST_RUNS`]), recording the run's own interval in
+    /// `between_runs`. `except` is this run's id when it is saved
+    /// already: it is left out, and intervals widened when it was saved are widened
+    /// afresh from its own. Needs two other runs; a result without them is left as it
+    /// is. Returns how many results were widened.
     pub fn widen_by_past_runs(
         &self,
         run: &mut Run,
@@ -517,13 +518,23 @@ impl History {
     ) -> anyhow::Result<usize> {
         use crate::stats::rounds::{between_runs, t975};
         let cond = conditions(run);
-        let mut widened = 0;
-        for r in &mut run.results {
-            let key = crate::compare::key(r);
-            let Some(m) = r.measured.as_mut().filter(|m| m.between_runs.is_none()) else {
+        if except.is_some() {
+            // A saved run: the history may know more now than when it was saved, so its
+            // own intervals are widened afresh.
+            for m in run.results.iter_mut().filter_map(|r| r.measured.as_mut()) {
+                if let Some(b) = m.between_runs.take() {
+                    m.ci_low_ns = b.run_ci_low_ns;
+                    m.ci_high_ns = b.run_ci_high_ns;
+                }
+            }
+        }
+        let mut found: Vec<(usize, f64, usize)> = Vec::new(); // (result, τ, runs)
+        for (i, r) in run.results.iter().enumerate() {
+            let Some(m) = r.measured.as_ref().filter(|m| m.between_runs.is_none()) else {
                 continue;
             };
-            let mut past = self.past_figures(&key, &cond, PAST_RUNS + 1)?;
+            let mut past =
+                self.past_figures(&crate::compare::key(r), &cond, PAST_RUNS + 1)?;
             past.retain(|p| Some(p.run_id) != except);
             past.truncate(PAST_RUNS);
             if past.len() < 2 {
@@ -539,14 +550,19 @@ impl History {
                 .map(|p| (p.median_ns, se(p.ci_low_ns, p.ci_high_ns, p.rounds)))
                 .collect();
             figures.push((m.median_ns, se(m.ci_low_ns, m.ci_high_ns, now_rounds)));
-            let Some(tau) = between_runs(&figures) else {
+            if let Some(tau) = between_runs(&figures) {
+                found.push((i, tau, figures.len()));
+            }
+        }
+        let mut widened = 0;
+        for (i, tau, k) in found {
+            let Some(m) = run.results[i].measured.as_mut() else {
                 continue;
             };
             let own = ((m.ci_high_ns - m.ci_low_ns) / 2.0).max(0.0);
-            let extra = t975(figures.len() - 1) * tau;
-            let half = own.hypot(extra);
+            let half = own.hypot(t975(k - 1) * tau);
             m.between_runs = Some(crate::report::model::BetweenRuns {
-                runs: past.len(),
+                runs: k - 1,
                 sd_ns: tau,
                 run_ci_low_ns: m.ci_low_ns,
                 run_ci_high_ns: m.ci_high_ns,
