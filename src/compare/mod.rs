@@ -98,6 +98,29 @@ pub struct FactDifference {
     pub other: String,
 }
 
+/// The getpid canary of two runs: the mean of each run's canary states weighted by
+/// their shares, ns per call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MachineSpeed {
+    /// The base run's canary.
+    pub base_ns: f64,
+    /// The other run's canary.
+    pub other_ns: f64,
+    /// other / base.
+    pub ratio: f64,
+    /// Whether the ratio is beyond the noise threshold: the machine ran at another
+    /// speed, and changes of that size may be the machine.
+    pub differs: bool,
+}
+
+/// A run's mean canary reading, from its machine states.
+fn canary_ns(run: &Run) -> Option<f64> {
+    let s = &run.machine.states;
+    let share: f64 = s.iter().map(|x| x.share).sum();
+    let sum: f64 = s.iter().map(|x| x.share * x.median_ns).sum();
+    (share > 0.0 && sum.is_finite() && sum > 0.0).then(|| sum / share)
+}
+
 /// One benchmark instance in both runs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Row {
@@ -132,6 +155,10 @@ pub struct Comparison {
     pub host_differences: Vec<FactDifference>,
     /// Benchmarks measured in both, in the base run's order.
     pub rows: Vec<Row>,
+    /// The machine's speed in each run, from the getpid canary read before every round:
+    /// when it differs, part of every change may be the machine (its states), not the
+    /// code.
+    pub machine: Option<MachineSpeed>,
     /// Benchmarks measured (status ok) only in the base run, as `name params`.
     pub only_in_base: Vec<String>,
     /// Benchmarks measured only in the other run.
@@ -263,11 +290,18 @@ pub fn compare(a: (&RunLabel, &Run), b: (&RunLabel, &Run), threshold: f64) -> Co
         .map(key)
         .filter(|k| eb.contains_key(k) && !ea.contains_key(k))
         .collect();
+    let machine = canary_ns(ra).zip(canary_ns(rb)).map(|(x, y)| MachineSpeed {
+        base_ns: x,
+        other_ns: y,
+        ratio: y / x,
+        differs: (y / x - 1.0).abs() > threshold,
+    });
     Comparison {
         base: la.clone(),
         other: lb.clone(),
         threshold,
         host_differences: host_differences(ra, rb),
+        machine,
         rows,
         only_in_base,
         only_in_other,

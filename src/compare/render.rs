@@ -42,9 +42,25 @@ fn differences(c: &Comparison) -> Vec<String> {
         .collect()
 }
 
+/// A warning when the machine ran at another speed in B than in A.
+fn machine_warning(c: &Comparison) -> Option<String> {
+    let m = c.machine.as_ref().filter(|m| m.differs)?;
+    Some(format!(
+        "the machine ran at another speed: getpid canary {} in A, {} in B ({}); changes of \
+         that size may be the machine's state, not the code: repeat both runs, or compare \
+         runs whose canaries agree",
+        fmt_ns(m.base_ns),
+        fmt_ns(m.other_ns),
+        change_text(m.ratio)
+    ))
+}
+
 /// The comparison as a terminal table.
 pub fn text(c: &Comparison) -> String {
     let mut s = format!("A  {}\nB  {}\n", label_line(&c.base), label_line(&c.other));
+    if let Some(w) = machine_warning(c) {
+        s += &format!("\nwarning: {w}\n");
+    }
     let diffs = differences(c);
     if !diffs.is_empty() {
         s += "\nwarning: the runs differ in what decides these costs; a change may be the \
@@ -99,6 +115,9 @@ pub fn markdown(c: &Comparison) -> String {
         esc(&label_line(&c.base)),
         esc(&label_line(&c.other))
     );
+    if let Some(w) = machine_warning(c) {
+        s += &format!("> **Warning:** {}\n\n", esc(&w));
+    }
     let diffs = differences(c);
     if !diffs.is_empty() {
         s += "> **The runs differ in what decides these costs:** ";

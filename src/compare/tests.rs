@@ -147,3 +147,38 @@ fn renderings_carry_every_row_and_the_verdicts() {
     let json = serde_json::to_value(&c).unwrap();
     assert_eq!(json["rows"][0]["verdict"], "slower");
 }
+
+#[test]
+fn a_machine_at_another_speed_is_said() {
+    use crate::stats::rounds::State;
+    let state = |median_ns: f64, share: f64| State {
+        median_ns,
+        share,
+        count: 1,
+    };
+    let mut a = run_with_medians(&[("x.y", 100.0)]);
+    let mut b = a.clone();
+    a.machine.states = vec![state(78.0, 1.0)];
+    b.machine.states = vec![state(78.0, 0.3), state(100.0, 0.7)];
+    let c = compare((&label("a", &a), &a), (&label("b", &b), &b), 0.05);
+    let m = c.machine.as_ref().expect("both runs have canaries");
+    assert!((m.other_ns - (0.3 * 78.0 + 0.7 * 100.0)).abs() < 1e-9);
+    assert!(m.differs);
+    assert!(
+        render::text(&c).contains("another speed"),
+        "{}",
+        render::text(&c)
+    );
+    assert!(render::markdown(&c).contains("another speed"));
+    b.machine.states = vec![state(79.0, 1.0)];
+    let c = compare((&label("a", &a), &a), (&label("b", &b), &b), 0.05);
+    assert!(!c.machine.unwrap().differs);
+    let none = run_with_medians(&[("x.y", 100.0)]);
+    assert!(compare(
+        (&label("a", &none), &none),
+        (&label("b", &none), &none),
+        0.05
+    )
+    .machine
+    .is_none());
+}
