@@ -308,63 +308,60 @@ pub fn compare(a: (&RunLabel, &Run), b: (&RunLabel, &Run), threshold: f64) -> Co
     }
 }
 
-/// The host facts that decide costs and differ between the two runs.
-pub fn host_differences(a: &Run, b: &Run) -> Vec<FactDifference> {
+/// The facts of a run that decide what operations cost, by name, in a fixed order:
+/// the host (name, CPU, CPUs online, kernel and its build, hypervisor, clocksource,
+/// governor, SMT, transparent huge pages, preemption model), the harness clock and
+/// profile, then one entry per speculative-execution mitigation. Two runs whose facts
+/// differ measured different machines or configurations.
+pub fn cost_facts(run: &Run) -> Vec<(String, String)> {
     let text = |o: &Option<String>| o.clone().unwrap_or_else(|| "unknown".into());
+    let h = &run.host;
+    let mut facts = vec![
+        ("host".to_string(), text(&h.hostname)),
+        ("cpu".into(), text(&h.cpu_model)),
+        ("cpus online".into(), h.cpus_online.to_string()),
+        ("kernel".into(), text(&h.kernel)),
+        ("kernel build".into(), text(&h.kernel_version)),
+        ("virtualization".into(), text(&h.virtualization)),
+        ("clocksource".into(), text(&h.clocksource)),
+        ("governor".into(), text(&h.governor)),
+        ("smt".into(), text(&h.smt)),
+        ("thp".into(), text(&h.thp_enabled)),
+        ("preemption".into(), text(&h.preempt_model)),
+        ("harness clock".into(), run.clock.name.clone()),
+        ("profile".into(), run.harness.profile.clone()),
+    ];
+    for v in &h.vulnerabilities {
+        facts.push((format!("mitigation {}", v.name), v.status.clone()));
+    }
+    facts
+}
+
+/// The facts that decide costs ([`cost_facts`]) and differ between the two runs; a
+/// mitigation listed in one run only is "absent" in the other.
+pub fn host_differences(a: &Run, b: &Run) -> Vec<FactDifference> {
+    let fa = cost_facts(a);
+    let fb: BTreeMap<String, String> = cost_facts(b).into_iter().collect();
     let mut out = Vec::new();
-    let mut check = |fact: &str, x: String, y: String| {
-        if x != y {
+    for (name, x) in &fa {
+        let y = fb.get(name).cloned().unwrap_or_else(|| "absent".into());
+        if *x != y {
             out.push(FactDifference {
-                fact: fact.to_string(),
-                base: x,
+                fact: name.clone(),
+                base: x.clone(),
                 other: y,
             });
         }
-    };
-    check("host", text(&a.host.hostname), text(&b.host.hostname));
-    check("cpu", text(&a.host.cpu_model), text(&b.host.cpu_model));
-    check(
-        "cpus online",
-        a.host.cpus_online.to_string(),
-        b.host.cpus_online.to_string(),
-    );
-    check("kernel", text(&a.host.kernel), text(&b.host.kernel));
-    check(
-        "virtualization",
-        text(&a.host.virtualization),
-        text(&b.host.virtualization),
-    );
-    check(
-        "clocksource",
-        text(&a.host.clocksource),
-        text(&b.host.clocksource),
-    );
-    check("governor", text(&a.host.governor), text(&b.host.governor));
-    check("smt", text(&a.host.smt), text(&b.host.smt));
-    check("thp", text(&a.host.thp_enabled), text(&b.host.thp_enabled));
-    check(
-        "harness clock",
-        a.clock.name.to_string(),
-        b.clock.name.to_string(),
-    );
-    check(
-        "profile",
-        a.harness.profile.clone(),
-        b.harness.profile.clone(),
-    );
-    let vulns = |r: &Run| -> BTreeMap<String, String> {
-        r.host
-            .vulnerabilities
-            .iter()
-            .map(|v| (v.name.clone(), v.status.clone()))
-            .collect()
-    };
-    let (va, vb) = (vulns(a), vulns(b));
-    let names: std::collections::BTreeSet<&String> = va.keys().chain(vb.keys()).collect();
-    for n in names {
-        let x = va.get(n).cloned().unwrap_or_else(|| "absent".into());
-        let y = vb.get(n).cloned().unwrap_or_else(|| "absent".into());
-        check(&format!("mitigation {n}"), x, y);
+    }
+    let in_a: std::collections::HashSet<&String> = fa.iter().map(|(n, _)| n).collect();
+    for (name, y) in cost_facts(b) {
+        if !in_a.contains(&name) {
+            out.push(FactDifference {
+                fact: name,
+                base: "absent".into(),
+                other: y,
+            });
+        }
     }
     out
 }

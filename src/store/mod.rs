@@ -576,35 +576,18 @@ impl History {
 }
 
 /// What must be equal for two runs' figures to be repetitions of one another: the
-/// host facts that decide costs (a hash of CPU, kernel build, hypervisor, clocksource,
-/// SMT, transparent huge pages, mitigations, preemption model), the harness clock, the
-/// profile, the load, the pinned CPU and a fixed batch.
+/// facts that decide costs ([`crate::compare::cost_facts`]: host, kernel, hypervisor,
+/// clocksource, mitigations, harness clock, profile, ...), hashed, and the load, the
+/// pinned CPU and a fixed batch.
 pub fn conditions(run: &Run) -> String {
-    let h = &run.host;
-    let vulns: Vec<String> = h
-        .vulnerabilities
-        .iter()
-        .map(|v| format!("{}={}", v.name, v.status))
+    let facts: Vec<String> = crate::compare::cost_facts(run)
+        .into_iter()
+        .map(|(k, v)| format!("{k}={v}"))
         .collect();
-    let facts = format!(
-        "{:?}|{:?}|{}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{}|{}",
-        h.hostname,
-        h.cpu_model,
-        h.cpus_online,
-        h.kernel,
-        h.kernel_version,
-        h.virtualization,
-        h.clocksource,
-        h.smt,
-        h.thp_enabled,
-        h.preempt_model,
-        vulns.join(","),
-        run.clock.name,
-    );
     let hs = &run.harness;
     format!(
         "{:016x} profile={} load={} cpu={} batch={}",
-        fnv1a(facts.as_bytes()),
+        fnv1a(facts.join("\n").as_bytes()),
         hs.profile,
         hs.load,
         hs.cpu.map_or("-".to_string(), |c| c.to_string()),
