@@ -305,19 +305,34 @@ fn assert_nothing_left(parent: u32, seen: &BTreeSet<u32>) {
 }
 
 /// Sends SIGINT to one child process (by its own positive pid, never a group).
-#[allow(unsafe_code)]
 fn interrupt(child: &Running) {
+    send(child, libc::SIGINT);
+}
+
+/// Sends `sig` to the running syscost (never to pid ≤ 0).
+#[allow(unsafe_code)]
+fn send(child: &Running, sig: libc::c_int) {
     let pid = libc::pid_t::try_from(child.pid()).expect("a pid fits in pid_t");
     assert!(pid > 0, "refusing to signal pid {pid}");
     // SAFETY: kill has no memory-safety preconditions; `pid` is positive, so the signal
     // goes to that one process, our child, which is not yet reaped (its pid is not reused).
-    let r = unsafe { libc::kill(pid, libc::SIGINT) };
+    let r = unsafe { libc::kill(pid, sig) };
     assert_eq!(
         r,
         0,
-        "kill({pid}, SIGINT): {}",
+        "kill({pid}, {sig}): {}",
         std::io::Error::last_os_error()
     );
+}
+
+/// The ids of the System V message queues now.
+fn sysv_queue_ids() -> BTreeSet<String> {
+    std::fs::read_to_string("/proc/sysvipc/msg")
+        .unwrap_or_default()
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().nth(1).map(str::to_string))
+        .collect()
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1686,7 +1701,11 @@ fn gbench_export_has_a_repetition_per_round_and_aggregates() {
             .filter(|b| b["run_type"] == "aggregate")
             .map(|b| b["aggregate_name"].as_str().unwrap())
             .collect();
-        assert!(reps >= 2, "{name}: one entry per round (smoke has 2)");
+        // One entry per round with a clean median (smoke measures two rounds).
+        assert!((1..=2).contains(&reps), "{name}: {reps} repetitions");
+        for b in mine.iter().filter(|b| b["run_type"] == "iteration") {
+            assert_eq!(b["repetitions"].as_u64(), Some(reps as u64), "{b}");
+        }
         assert_eq!(aggs, ["mean", "median", "stddev", "cv"]);
         for b in &mine {
             assert_eq!(b["time_unit"], "ns");
@@ -1783,5 +1802,55 @@ fn report_and_plot_write_self_contained_files() {
     ] {
         let e = refused(&args);
         assert!(one_line(&args, &e).contains(want), "syscost {args:?}: {e}");
+    }
+}
+
+#[test]
+fn a_sysv_queue_does_not_outlive_a_sigkill() {
+    if !std::path::Path::new("/proc/sysvipc/msg").exists() {
+        eprintln!("skipped: no /proc/sysvipc/msg (System V IPC is not in this kernel)");
+        return;
+    }
+    let _alone = exclusive();
+    let before = sysv_queue_ids();
+    let args = [
+        "run",
+        "ipc.rtt",
+        "-p",
+        "transport=sysv_msg",
+        "--profile",
+        "thorough",
+    ];
+    let mut child = Running::start(&args);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let ours = loop {
+        let new: BTreeSet<String> =
+            sysv_queue_ids().difference(&before).cloned().collect();
+        if !new.is_empty() {
+            break new;
+        }
+        if let Ok(Some(status)) = child.child.try_wait() {
+            panic!("syscost ended ({status:?}) before it made a queue");
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no System V queue appeared in 20 s"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    send(&child, libc::SIGKILL);
+    let out = child.finish();
+    assert_eq!(out.code, None, "killed by a signal");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let left: Vec<String> = sysv_queue_ids().intersection(&ours).cloned().collect();
+        if left.is_empty() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "queues {left:?} outlived the SIGKILL"
+        );
+        std::thread::sleep(Duration::from_millis(10));
     }
 }

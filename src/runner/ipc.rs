@@ -218,18 +218,109 @@ pub fn mq_receive_by(fd: RawFd, buf: &mut [u8], deadline: &libc::timespec) -> is
 // System V message queues
 
 /// A private System V message queue, removed (`IPC_RMID`) when dropped.
+///
+/// A System V queue outlives every process, so a SIGKILL of this process would leave
+/// it behind. So a keeper process makes it and guards it: it creates the queue, sends
+/// its id back, and blocks reading a pipe whose only writers are this process and the
+/// children forked while the queue exists (which die with it). When the queue is
+/// dropped, this process writes one byte (the keeper exits) and removes the queue;
+/// when this process dies at any moment instead, even before it has read the id, the
+/// keeper reads end-of-file and removes the queue itself.
 #[derive(Debug)]
 pub struct SysvQueue {
     id: libc::c_int,
+    keeper: Option<(super::task::Child, OwnedFd)>,
+}
+
+/// A new pipe (read end, write end), closed on exec.
+fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: `fds` has room for the two descriptors pipe2 writes.
+    cvt(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } as libc::c_long)?;
+    // SAFETY: pipe2 succeeded, so both are new descriptors owned by nobody else.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
 impl SysvQueue {
-    /// Creates a new `IPC_PRIVATE` queue readable and writable by this user only.
+    /// Creates a new `IPC_PRIVATE` queue readable and writable by this user only,
+    /// through its keeper.
     pub fn create() -> io::Result<SysvQueue> {
-        // SAFETY: integer arguments only.
-        let id = unsafe { libc::msgget(libc::IPC_PRIVATE, libc::IPC_CREAT | 0o600) };
-        cvt(id as libc::c_long)?;
-        Ok(SysvQueue { id })
+        let (order_r, order_w) = pipe()?; // this process → keeper: 1 byte, or EOF
+        let (id_r, id_w) = pipe()?; // keeper → this process: the id, or −errno
+        let (keep, reply) = (order_r.as_raw_fd(), id_w.as_raw_fd());
+        let mut keeper = super::task::fork_survivor(move || {
+            // SAFETY: close, msgget, write, read, msgctl and _exit are async-signal-safe
+            // system calls on live buffers. Every descriptor but the two pipe ends is
+            // closed first, so the keeper holds no other pipe or socket open.
+            unsafe {
+                let (lo, hi) = (keep.min(reply), keep.max(reply));
+                if lo > 0 {
+                    libc::syscall(libc::SYS_close_range, 0u32, (lo - 1) as u32, 0u32);
+                }
+                if hi > lo + 1 {
+                    libc::syscall(
+                        libc::SYS_close_range,
+                        (lo + 1) as u32,
+                        (hi - 1) as u32,
+                        0u32,
+                    );
+                }
+                libc::syscall(libc::SYS_close_range, (hi + 1) as u32, u32::MAX, 0u32);
+                let id = libc::msgget(libc::IPC_PRIVATE, libc::IPC_CREAT | 0o600);
+                let answer: i32 = if id < 0 {
+                    -*libc::__errno_location()
+                } else {
+                    id
+                };
+                libc::write(reply, (&answer as *const i32).cast(), 4);
+                libc::close(reply);
+                if id < 0 {
+                    return 1;
+                }
+                let mut byte = 0u8;
+                loop {
+                    let n = libc::read(keep, (&mut byte as *mut u8).cast(), 1);
+                    if n < 0 && *libc::__errno_location() == libc::EINTR {
+                        continue;
+                    }
+                    if n != 1 {
+                        // End of file: every writer is gone without saying so.
+                        libc::msgctl(id, libc::IPC_RMID, std::ptr::null_mut());
+                    }
+                    return 0;
+                }
+            }
+        })?;
+        drop(order_r);
+        drop(id_w);
+        let mut answer = [0u8; 4];
+        let mut got = 0;
+        while got < 4 {
+            // SAFETY: reads into the unfilled tail of `answer`.
+            let n = unsafe {
+                libc::read(id_r.as_raw_fd(), answer[got..].as_mut_ptr().cast(), 4 - got)
+            };
+            match n {
+                n if n > 0 => got += n as usize,
+                0 => break,
+                _ if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted => {}
+                _ => break,
+            }
+        }
+        let id = i32::from_ne_bytes(answer);
+        if got < 4 || id < 0 {
+            drop(order_w); // the keeper exits, removing nothing it did not make
+            let _ = keeper.wait();
+            return Err(if got < 4 {
+                io::Error::other("the System V queue's keeper ended without an answer")
+            } else {
+                io::Error::from_raw_os_error(-id)
+            });
+        }
+        Ok(SysvQueue {
+            id,
+            keeper: Some((keeper, order_w)),
+        })
     }
 
     /// The queue's id.
@@ -240,8 +331,17 @@ impl SysvQueue {
 
 impl Drop for SysvQueue {
     fn drop(&mut self) {
+        if let Some((_, write)) = &self.keeper {
+            // Tell the keeper the queue is ours to remove (it then exits).
+            // SAFETY: a one-byte write from a live byte to an open pipe.
+            unsafe { libc::write(write.as_raw_fd(), [1u8].as_ptr().cast(), 1) };
+        }
         // SAFETY: IPC_RMID takes no buffer; the id is the queue this value created.
         unsafe { libc::msgctl(self.id, libc::IPC_RMID, std::ptr::null_mut()) };
+        if let Some((mut keeper, write)) = self.keeper.take() {
+            drop(write);
+            let _ = keeper.wait();
+        }
     }
 }
 

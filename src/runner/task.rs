@@ -39,6 +39,18 @@ impl Drop for ExitOnUnwind {
 /// SIGINT is ignored (the parent decides what an interrupt means), and the signal mask
 /// is inherited. `child` must only make async-signal-safe calls.
 pub fn fork(child: impl FnOnce() -> i32) -> io::Result<Child> {
+    fork_with(child, true)
+}
+
+/// Like [`fork`], but the child may outlive this process (no death signal) and ignores
+/// SIGINT, SIGTERM and SIGHUP: for a keeper that must act after this process dies (see
+/// [`super::ipc::SysvQueue`]). `child` must only make async-signal-safe calls and must
+/// end by itself.
+pub fn fork_survivor(child: impl FnOnce() -> i32) -> io::Result<Child> {
+    fork_with(child, false)
+}
+
+fn fork_with(child: impl FnOnce() -> i32, die_with_parent: bool) -> io::Result<Child> {
     // SAFETY: getpid has no preconditions.
     let parent = unsafe { libc::getpid() };
     // SAFETY: fork has no memory-safety preconditions; the child only runs `child`,
@@ -52,9 +64,14 @@ pub fn fork(child: impl FnOnce() -> i32) -> io::Result<Child> {
         // SAFETY: prctl, getppid, signal and _exit are async-signal-safe system calls
         // with valid arguments.
         unsafe {
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-            if libc::getppid() != parent {
-                libc::_exit(1);
+            if die_with_parent {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                if libc::getppid() != parent {
+                    libc::_exit(1);
+                }
+            } else {
+                libc::signal(libc::SIGTERM, libc::SIG_IGN);
+                libc::signal(libc::SIGHUP, libc::SIG_IGN);
             }
             libc::signal(libc::SIGINT, libc::SIG_IGN);
         }
