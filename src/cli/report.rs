@@ -8,7 +8,7 @@ use crate::error::UsageError;
 use crate::report::graphs::{self, Graph};
 use crate::report::model::Run;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Writes the self-contained HTML report of `runs` and `comparisons` to `out`.
 pub fn report(
@@ -46,32 +46,16 @@ pub fn plot(
     }
 }
 
-/// Writes `bytes` to a temporary file beside `path`, then renames it over `path`, so a
-/// reader never sees half a file.
+/// Writes the file whole through [`crate::report::write_atomically`]; a failure names
+/// the flag.
 fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let tmp = temp_beside(path);
-    let written = std::fs::File::create(&tmp)
-        .and_then(|mut f| {
-            f.write_all(bytes)?;
-            f.sync_all()
-        })
-        .and_then(|()| std::fs::rename(&tmp, path));
-    if let Err(e) = written {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(UsageError::new(format!(
+    crate::report::write_atomically(path, bytes).map_err(|e| {
+        UsageError::new(format!(
             "cannot write -o {}: {e}; choose a writable path",
             path.display()
         ))
-        .into());
-    }
-    Ok(())
-}
-
-fn temp_beside(path: &Path) -> PathBuf {
-    let name = path
-        .file_name()
-        .map_or_else(|| "report".into(), |n| n.to_string_lossy().into_owned());
-    path.with_file_name(format!(".{name}.{}.partial", std::process::id()))
+        .into()
+    })
 }
 
 #[cfg(test)]
