@@ -22,3 +22,4 @@ pub mod runner;
 pub mod session;
 pub mod stats;
 pub mod store;
+pub mod trace;
