@@ -41,6 +41,21 @@ pub struct SessionOptions {
     pub load: usize,
     /// Keep every sample in the results.
     pub keep_samples: bool,
+    /// What flags a sample as perturbed besides the resource-usage counters.
+    pub cull: Cull,
+}
+
+/// What marks a sample perturbed (`--cull`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Cull {
+    /// The measuring thread's resource usage across the batch: switches and faults
+    /// the operation does not cause itself.
+    #[default]
+    Rusage,
+    /// The resource usage, and the kernel's own events recorded while sampling (clock
+    /// interrupts, other interrupts, switches, faults, migrations), joined with each
+    /// batch's time span: the 1976 memo's probes.
+    Kernel,
 }
 
 /// What [`Session::run_all`] measured.
@@ -93,6 +108,8 @@ pub struct Session {
     _pin: Option<Pin>,
     load: Option<Load>,
     journal: Option<Journal>,
+    /// The kernel's events while sampling (`--cull kernel`), or why they cannot be had.
+    kernel: Result<std::cell::RefCell<crate::trace::watch::Watch>, String>,
 }
 
 impl Session {
@@ -126,6 +143,13 @@ impl Session {
         let mut settings =
             Settings::new(opts.profile, clock_info.granularity_ns.max(1.0));
         settings.batch = batch;
+        let kernel = match opts.cull {
+            Cull::Rusage => Err("not asked for".to_string()),
+            Cull::Kernel => crate::trace::watch::Watch::start()
+                .map(std::cell::RefCell::new)
+                .map_err(|e| e.to_string()),
+        };
+        settings.spans = kernel.is_ok();
         let seed = seed.unwrap_or_else(|| {
             std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
@@ -141,7 +165,17 @@ impl Session {
             _pin: pin,
             load,
             journal: None,
+            kernel,
         })
+    }
+
+    /// Why kernel events could not be had when `--cull kernel` asked for them (None
+    /// when they are recorded or were not asked for).
+    pub fn kernel_unavailable(&self) -> Option<&str> {
+        match (&self.opts.cull, &self.kernel) {
+            (Cull::Kernel, Err(why)) => Some(why),
+            _ => None,
+        }
     }
 
     /// The harness clock and its figures.
@@ -185,6 +219,11 @@ impl Session {
             mad_floor: self.settings.mad_floor,
             cpu: self.opts.cpu,
             load: self.opts.load,
+            kernel_events: match (&self.opts.cull, &self.kernel) {
+                (Cull::Rusage, _) => None,
+                (Cull::Kernel, Ok(w)) => Some(w.borrow().method()),
+                (Cull::Kernel, Err(why)) => Some(format!("unavailable: {why}")),
+            },
         }
     }
 
@@ -386,8 +425,13 @@ impl Session {
         slot.setup = Some((k, overhead.clone()));
         let t1 = c.now();
         slot.warmup_ns += c.to_ns(t1.wrapping_sub(t_prepared));
+        let first = slot.samples.len();
         h.collect(body.as_mut(), k, round, begin, &mut slot.samples)?;
         let t2 = c.now();
+        if let Ok(w) = &self.kernel {
+            w.borrow_mut()
+                .flag(&mut slot.samples[first..], plan.expect)?;
+        }
         slot.elapsed_ns += c.to_ns(t2.wrapping_sub(t1));
         drop(body); // release descriptors, mappings and children now
         slot.setup_ns += c.to_ns(c.now().wrapping_sub(t2));
@@ -693,5 +737,6 @@ fn measured(
         after_ns: 0.0,
         samples,
         between_runs: None,
+        kernel: a.kernel,
     })
 }

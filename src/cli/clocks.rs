@@ -8,7 +8,7 @@ use crate::harness::clock::ClockChoice;
 use crate::harness::Profile;
 use crate::report::model::fmt_ns;
 use crate::runner::interrupt::InterruptGuard;
-use crate::session::{Session, SessionOptions};
+use crate::session::{Cull, Session, SessionOptions};
 use serde::Serialize;
 use std::io::Write;
 use std::process::ExitCode;
@@ -57,6 +57,7 @@ pub fn clocks(json: bool) -> anyhow::Result<ExitCode> {
         cpu: None,
         load: 0,
         keep_samples: false,
+        cull: Cull::Rusage,
     })?;
     // The session's clock is the calibrated TSC when the TSC is usable; otherwise rdtsc
     // ticks have no known length and their granularity is not converted.

@@ -120,6 +120,12 @@ pub struct RunArgs {
     /// Do not save the run in the history.
     #[arg(long)]
     pub no_save: bool,
+    /// What else marks a sample perturbed: `kernel` records the kernel's events while
+    /// sampling (clock and other interrupts, switches, faults, migrations; root or
+    /// CAP_PERFMON) and leaves out every batch one fell in; `rusage` only the resource
+    /// counters.
+    #[arg(long, value_enum, default_value = "rusage")]
+    pub cull: crate::session::Cull,
 }
 
 /// Options of `syscost repro`.
@@ -242,7 +248,7 @@ fn env(format: TextOrJson) -> anyhow::Result<ExitCode> {
 /// too unsteady for.
 fn steadiness(facts: &crate::host::HostFacts) -> anyhow::Result<String> {
     use crate::harness::Profile;
-    use crate::session::{Session, SessionOptions};
+    use crate::session::{Cull, Session, SessionOptions};
     let session = Session::start(SessionOptions {
         profile: Profile::STANDARD,
         clock: crate::harness::clock::ClockChoice::Auto,
@@ -250,6 +256,7 @@ fn steadiness(facts: &crate::host::HostFacts) -> anyhow::Result<String> {
         cpu: None,
         load: 0,
         keep_samples: false,
+        cull: Cull::Rusage,
     })?;
     let m = session.steadiness(1_000_000_000)?;
     let states = crate::harness::describe_states(&m.states);

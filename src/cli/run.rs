@@ -126,10 +126,17 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             cpu: args.cpu,
             load: args.load,
             keep_samples: !args.no_samples,
+            cull: args.cull,
         },
         args.batch,
         args.seed,
     )?;
+    if let Some(why) = session.kernel_unavailable() {
+        eprintln!(
+            "warning: --cull kernel: the kernel's events cannot be recorded here ({why}); \
+             samples are culled by their resource usage only"
+        );
+    }
     let mut run = new_run(facts, &session);
     // Is the machine steady enough for the precision asked for? A short look first.
     let look = session.steadiness(150_000_000);

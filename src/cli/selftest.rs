@@ -41,7 +41,7 @@ use crate::harness::{EmptyLoop, Harness, Plan, Profile, Settings};
 use crate::report::model::fmt_ns;
 use crate::runner::interrupt::InterruptGuard;
 use crate::runner::sys;
-use crate::session::{Session, SessionOptions};
+use crate::session::{Cull, Session, SessionOptions};
 use crate::stats;
 use std::hint::black_box;
 use std::io::Write;
@@ -412,6 +412,7 @@ pub fn selftest() -> anyhow::Result<ExitCode> {
         cpu: None,
         load: 0,
         keep_samples: false,
+        cull: Cull::Rusage,
     })?;
     let mut out = std::io::stdout().lock();
     let info = session.clock_info();

@@ -120,6 +120,29 @@ pub struct Analysis {
     /// Groups of round figures more than [`STATE_GAP`] apart; more than one means the
     /// figure depended on when it was measured.
     pub states: Vec<State>,
+    /// What culling by kernel events did (`--cull kernel`), when the samples carry
+    /// their spans.
+    pub kernel: Option<KernelCull>,
+}
+
+/// What culling by the kernel's events did to one benchmark's samples: the memo's
+/// probes at the clock interrupt and the context switch, whose presence between two
+/// time stamps removes that interval from the statistics.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct KernelCull {
+    /// Samples whose span on the kernel's clock was known.
+    pub samples: usize,
+    /// Samples during which the kernel did something the operation does not do.
+    pub culled: usize,
+    /// Culled samples by cause ("timer", "irq", "switch", "fault", "migrate", …); a
+    /// sample with two causes counts under both.
+    pub by_cause: std::collections::BTreeMap<String, usize>,
+    /// The median per-operation time of the culled samples, ns.
+    pub culled_median_ns: Option<f64>,
+    /// The clean median had only the resource-usage counters flagged samples, ns.
+    pub rusage_median_ns: Option<f64>,
+    /// The clean median with the kernel's events culled too, ns.
+    pub clean_median_ns: Option<f64>,
 }
 
 impl Analysis {
@@ -154,7 +177,9 @@ pub(super) fn perturbed(u: &Usage, expect: Expect) -> bool {
 }
 
 /// Analyses samples of `k` operations each, subtracting the overhead of each sample's
-/// round from its batch.
+/// round from its batch. Samples the kernel perturbed ([`Sample::kernel`]) are left
+/// out of the clean statistics like those the resource counters flag; when samples
+/// carry spans, [`Analysis::kernel`] says what that culling changed.
 pub fn analyze(
     samples: &[Sample],
     k: u64,
@@ -162,6 +187,42 @@ pub fn analyze(
     ns_per_tick: f64,
     expect: Expect,
     s: &Settings,
+) -> Analysis {
+    let mut a = analyze_with(samples, k, overhead, ns_per_tick, expect, s, true);
+    let spans = samples.iter().filter(|x| x.span.is_some()).count();
+    if spans > 0 {
+        let rusage = analyze_with(samples, k, overhead, ns_per_tick, expect, s, false);
+        let mut by_cause = std::collections::BTreeMap::new();
+        let mut culled = Vec::new();
+        for (i, x) in samples.iter().enumerate() {
+            if x.kernel != 0 {
+                culled.push(a.per_op_ns[i]);
+                for name in crate::trace::cull::cause_names(x.kernel) {
+                    *by_cause.entry(name.to_string()).or_insert(0) += 1;
+                }
+            }
+        }
+        a.kernel = Some(KernelCull {
+            samples: spans,
+            culled: culled.len(),
+            by_cause,
+            culled_median_ns: stats::median(&culled),
+            rusage_median_ns: rusage.clean.as_ref().map(|c| c.median),
+            clean_median_ns: a.clean.as_ref().map(|c| c.median),
+        });
+    }
+    a
+}
+
+/// [`analyze`], with the kernel's flags used or ignored.
+fn analyze_with(
+    samples: &[Sample],
+    k: u64,
+    overhead: &super::Overhead,
+    ns_per_tick: f64,
+    expect: Expect,
+    s: &Settings,
+    kernel: bool,
 ) -> Analysis {
     let mut counts = Counts {
         total: samples.len(),
@@ -187,7 +248,7 @@ pub fn analyze(
         .map(|(i, x)| SampleFlags {
             window: window[i],
             mad: false,
-            perturbed: perturbed(&x.usage, expect),
+            perturbed: perturbed(&x.usage, expect) || (kernel && x.kernel != 0),
         })
         .collect();
 
@@ -271,6 +332,7 @@ pub fn analyze(
         rounds,
         estimate,
         states,
+        kernel: None,
     }
 }
 

@@ -118,6 +118,34 @@ pub struct Sample {
     pub usage: Usage,
     /// The round it belongs to (0 first).
     pub round: u32,
+    /// Where the batch lies on the kernel's clock, when the harness was asked to
+    /// record it ([`Settings::spans`], for culling by kernel events).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub span: Option<Span>,
+    /// What the kernel did during the batch that the operation does not do itself
+    /// (bits of [`crate::trace::cull::Causes`]); 0 when nothing or not known.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub kernel: u16,
+}
+
+fn is_zero(v: &u16) -> bool {
+    *v == 0
+}
+
+/// A batch's place on `CLOCK_MONOTONIC_RAW` (the clock the kernel's events carry) and
+/// the CPUs it began and ended on. The raw clock is read just outside the harness
+/// clock's two reads, so the span holds the timed region and a clock read on each
+/// side, never the resource-usage calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Span {
+    /// Before the batch, ns.
+    pub start_ns: u64,
+    /// After the batch, ns.
+    pub end_ns: u64,
+    /// The CPU before the batch.
+    pub cpu0: u32,
+    /// The CPU after the batch.
+    pub cpu1: u32,
 }
 
 /// The empty-loop overhead the harness subtracted.
@@ -195,6 +223,10 @@ pub struct Settings {
     /// A fixed batch size for every benchmark (`--batch`; 1 times operations one by
     /// one), overriding calibration.
     pub batch: Option<u64>,
+    /// Record each sample's [`Span`] on the kernel's clock (`--cull kernel`). Off by
+    /// default: the two extra clock reads and CPU reads lie outside the timed region,
+    /// but an ordinary run does not pay for them at all.
+    pub spans: bool,
 }
 
 impl Settings {
@@ -207,6 +239,7 @@ impl Settings {
             mad_threshold: 3.5,
             mad_floor: 0.005,
             batch: None,
+            spans: false,
         }
     }
 
@@ -275,6 +308,32 @@ impl<'a> Harness<'a> {
         let t1 = self.clock.now();
         let u1 = (self.usage)();
         Ok((t0, t1.wrapping_sub(t0), u1.since(&u0)))
+    }
+
+    /// [`Harness::batch`] with the batch's [`Span`]: the raw clock and the CPU are read
+    /// between the usage reads and the harness clock's reads, outside the timed region.
+    fn batch_span(
+        &self,
+        body: &mut dyn Body,
+        k: u64,
+    ) -> Result<(u64, u64, Usage, Span), BenchError> {
+        body.reset(k)?;
+        let u0 = (self.usage)();
+        let cpu0 = crate::runner::sys::current_cpu().unwrap_or(0) as u32;
+        let r0 = crate::runner::sys::raw_ns();
+        let t0 = self.clock.now();
+        body.run(k)?;
+        let t1 = self.clock.now();
+        let r1 = crate::runner::sys::raw_ns();
+        let cpu1 = crate::runner::sys::current_cpu().unwrap_or(0) as u32;
+        let u1 = (self.usage)();
+        let span = Span {
+            start_ns: r0,
+            end_ns: r1,
+            cpu0,
+            cpu1,
+        };
+        Ok((t0, t1.wrapping_sub(t0), u1.since(&u0), span))
     }
 
     fn since(&self, t0: u64) -> f64 {
@@ -390,12 +449,20 @@ impl<'a> Harness<'a> {
         let start = self.clock.now();
         let mut n = 0;
         loop {
-            let (t0, ticks, usage) = self.batch(body, k)?;
+            let (t0, ticks, usage, span) = if self.settings.spans {
+                let (t0, ticks, usage, span) = self.batch_span(body, k)?;
+                (t0, ticks, usage, Some(span))
+            } else {
+                let (t0, ticks, usage) = self.batch(body, k)?;
+                (t0, ticks, usage, None)
+            };
             out.push(Sample {
                 at_ns: self.clock.to_ns(t0.wrapping_sub(begin)),
                 ticks,
                 usage,
                 round,
+                span,
+                kernel: 0,
             });
             n += 1;
             check_interrupt()?;

@@ -41,7 +41,9 @@
 //!       "warmup_ns", "elapsed_ns", "setup_ns", "after_ns",
 //!       "samples": null | { "per_op_ns": [..], "at_ns": [..], "round": [..], "flags": [..],
 //!                           "invol_switches": [..], "vol_switches": [..], "faults": [..] },
-//!       "between_runs": null | { "runs", "sd_ns", "run_ci_low_ns", "run_ci_high_ns" }
+//!       "between_runs": null | { "runs", "sd_ns", "run_ci_low_ns", "run_ci_high_ns" },
+//!       "kernel": { "samples", "culled", "by_cause": { "timer": n, .. },   // --cull kernel
+//!                   "culled_median_ns", "rusage_median_ns", "clean_median_ns" }
 //!     },
 //!     "facts": [{ "name", "value", "unit", "about" }]  // figures derived beyond the time
 //!   } ],

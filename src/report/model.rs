@@ -203,6 +203,10 @@ pub struct HarnessInfo {
     pub cpu: Option<usize>,
     /// Background spinning processes during the run.
     pub load: usize,
+    /// Culling by kernel events (`--cull kernel`): how they were recorded, or
+    /// "unavailable: why" when they could not be (absent without the flag).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_events: Option<String>,
 }
 
 /// What happened to one benchmark instance.
@@ -329,6 +333,9 @@ pub struct Measured {
     /// without at least two such runs in the history).
     #[serde(default)]
     pub between_runs: Option<BetweenRuns>,
+    /// What culling by the kernel's events did (`--cull kernel`; absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<crate::harness::analyze::KernelCull>,
 }
 
 /// The spread between separate runs of one benchmark under the same conditions, from
@@ -540,6 +547,7 @@ pub(crate) mod tests {
             after_ns: 0.0,
             samples: None,
             between_runs: None,
+            kernel: None,
         }
     }
 

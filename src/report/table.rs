@@ -97,6 +97,9 @@ impl Exporter for Table {
                 b.runs
             ));
         }
+        if let Some(k) = &m.kernel {
+            note(kernel_note(k));
+        }
         if m.rounds.len() > 1 && m.round_spread > 0.0 {
             let (lo, hi) = m
                 .rounds
@@ -258,4 +261,30 @@ mod tests {
         assert_eq!(super::ci_text(85.26, 85.31, 85.3), "85.26–85.31 ±0.03%");
         assert_eq!(super::ci_text(1650.0, 1670.0, 1660.0), "1.65–1.67 ±0.6%");
     }
+}
+
+/// One line on what culling by kernel events did.
+fn kernel_note(k: &crate::harness::analyze::KernelCull) -> String {
+    let causes = k
+        .by_cause
+        .iter()
+        .map(|(c, n)| format!("{n} {c}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let opt = |v: Option<f64>| v.map_or("-".to_string(), fmt_ns);
+    if k.culled == 0 {
+        return format!(
+            "kernel events: none of {} samples held one the operation does not cause",
+            k.samples
+        );
+    }
+    format!(
+        "kernel events culled {} of {} samples ({causes}); clean median {} (by rusage \
+         alone {}), culled samples' median {}",
+        k.culled,
+        k.samples,
+        opt(k.clean_median_ns),
+        opt(k.rusage_median_ns),
+        opt(k.culled_median_ns)
+    )
 }

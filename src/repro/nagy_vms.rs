@@ -11,7 +11,7 @@ use crate::cli::ReproArgs;
 use crate::harness::clock::ClockChoice;
 use crate::report::model::fmt_ns;
 use crate::runner::interrupt::{interrupted, InterruptGuard};
-use crate::session::{Session, SessionOptions};
+use crate::session::{Cull, Session, SessionOptions};
 use crate::stats::fit::linear_fit;
 use std::io::Write;
 use std::process::ExitCode;
@@ -94,6 +94,7 @@ fn open(args: &ReproArgs, load: usize) -> anyhow::Result<Session> {
         cpu: args.cpu,
         load,
         keep_samples: false,
+        cull: Cull::Rusage,
     })?
     .record_to(&args.journal))
 }

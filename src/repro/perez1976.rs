@@ -5,7 +5,7 @@ use crate::cli::ReproArgs;
 use crate::harness::clock::ClockChoice;
 use crate::report::model::fmt_ns;
 use crate::runner::interrupt::{interrupted, InterruptGuard};
-use crate::session::{Session, SessionOptions};
+use crate::session::{Cull, Session, SessionOptions};
 use crate::stats::fit::linear_fit;
 use std::io::Write;
 use std::process::ExitCode;
@@ -74,6 +74,7 @@ fn options(args: &ReproArgs, invariant_tsc: bool, load: usize) -> SessionOptions
         cpu: args.cpu,
         load,
         keep_samples: false,
+        cull: Cull::Rusage,
     }
 }
 

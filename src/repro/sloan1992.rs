@@ -13,7 +13,7 @@ use crate::harness::clock::ClockChoice;
 use crate::report::model::{fmt_ns, RingTable};
 use crate::report::ring::{self, KNEE_THRESHOLD};
 use crate::runner::interrupt::{interrupted, InterruptGuard};
-use crate::session::{Session, SessionOptions};
+use crate::session::{Cull, Session, SessionOptions};
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -122,6 +122,7 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<ExitCode> {
         cpu: args.cpu,
         load: 0,
         keep_samples: false,
+        cull: Cull::Rusage,
     })?
     .record_to(&args.journal);
     let mut out = std::io::stdout().lock();

@@ -92,6 +92,12 @@ pub fn ts_ns(ts: &libc::timespec) -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
+/// `CLOCK_MONOTONIC_RAW` in ns: the clock kernel trace events are recorded on.
+#[inline(always)]
+pub fn raw_ns() -> u64 {
+    ts_ns(&clock_gettime(libc::CLOCK_MONOTONIC_RAW))
+}
+
 /// `gettimeofday` through the C library (vDSO).
 #[inline(always)]
 pub fn gettimeofday(tv: &mut libc::timeval) -> libc::c_int {

@@ -585,8 +585,14 @@ pub fn conditions(run: &Run) -> String {
         .map(|(k, v)| format!("{k}={v}"))
         .collect();
     let hs = &run.harness;
+    // Culling by kernel events changes which samples are clean; runs without it keep
+    // the key they always had.
+    let cull = match &hs.kernel_events {
+        Some(_) => " cull=kernel",
+        None => "",
+    };
     format!(
-        "{:016x} profile={} load={} cpu={} batch={}",
+        "{:016x} profile={} load={} cpu={} batch={}{cull}",
         fnv1a(facts.join("\n").as_bytes()),
         hs.profile,
         hs.load,

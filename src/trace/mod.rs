@@ -11,5 +11,6 @@ pub mod export;
 pub mod kernel;
 pub mod reduce;
 pub mod show;
+pub mod watch;
 
 pub use syscost_trace::format;

@@ -208,6 +208,8 @@ pub struct Harness {
     pub window_above: f64,
     pub mad_threshold: f64,
     pub mad_floor: f64,
+    #[serde(default)]
+    pub kernel_events: Option<String>,
     pub cpu: Option<usize>,
     pub load: usize,
 }
@@ -275,6 +277,20 @@ pub struct Measured {
     pub after_ns: f64,
     pub samples: Option<Samples>,
     pub between_runs: Option<BetweenRuns>,
+    #[serde(default)]
+    pub kernel: Option<KernelCull>,
+}
+
+/// What culling by kernel events did (`--cull kernel`).
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KernelCull {
+    pub samples: u64,
+    pub culled: u64,
+    pub by_cause: std::collections::BTreeMap<String, u64>,
+    pub culled_median_ns: Option<f64>,
+    pub rusage_median_ns: Option<f64>,
+    pub clean_median_ns: Option<f64>,
 }
 
 /// How earlier runs widened the interval.
