@@ -25,12 +25,23 @@ impl Exporter for Markdown {
                 if m.converged { "yes" } else { "no" }.to_string(),
             ),
             (None, Status::Skipped) => (
-                "skipped".into(),
+                match &r.reason {
+                    Some(why) => format!("skipped: {why}"),
+                    None => "skipped".into(),
+                },
                 String::new(),
                 String::new(),
                 String::new(),
             ),
-            (None, _) => ("failed".into(), String::new(), String::new(), String::new()),
+            (None, _) => (
+                match &r.reason {
+                    Some(why) => format!("failed: {why}"),
+                    None => "failed".into(),
+                },
+                String::new(),
+                String::new(),
+                String::new(),
+            ),
         };
         let esc = |s: &str| s.replace('|', "\\|");
         format!(

@@ -21,6 +21,9 @@ pub mod svg;
 pub mod sweep;
 pub mod table;
 
+#[cfg(test)]
+mod snapshot_tests;
+
 use crate::error::UsageError;
 use model::{BenchResult, Run};
 use std::io::Write;

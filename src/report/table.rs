@@ -222,6 +222,11 @@ impl Exporter for Table {
               one batch's mean.\n\
               95% CI: Student's t over the round medians, so it covers the machine's drift between rounds.\n\
               outl: samples outside the window around the median, or MAD outliers; pert: samples with a switch or fault.\n";
+        if run.harness.kernel_events.is_some() {
+            s += "--cull kernel: pert also counts samples during which the kernel's events \
+                  (a clock or other interrupt, a switch, a fault, a migration) show it did \
+                  something the operation does not do.\n";
+        }
         s
     }
 }

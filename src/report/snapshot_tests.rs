@@ -1,0 +1,149 @@
+//! Snapshot tests of the line-oriented formats: the whole text of a small run with a
+//! measured result (notes beneath it), a skip and a failure, compared line by line.
+
+use super::model::tests::run_with_medians;
+use super::model::{BenchResult, Run, Status};
+use super::{csv::Csv, markdown::Markdown, table::Table, Exporter};
+use crate::harness::analyze::KernelCull;
+
+/// The run every snapshot renders: getpid measured (culled by kernel events, one
+/// round spread noted), a skip and a failure with their reasons.
+fn run() -> Run {
+    let mut run = run_with_medians(&[("syscall.getpid", 85.25)]);
+    run.clock.name = "tsc".into();
+    run.clock.granularity_ns = 9.5;
+    run.clock.read_cost_ns = 20.0;
+    run.harness.ci_target = 0.01;
+    run.harness.kernel_events = Some("perf tracepoints on every CPU".into());
+    {
+        let m = run.results[0].measured.as_mut().expect("measured");
+        m.counts.total = 400;
+        m.counts.clean = 380;
+        m.counts.mad = 12;
+        m.counts.perturbed = 8;
+        m.kernel = Some(KernelCull {
+            samples: 400,
+            culled: 6,
+            by_cause: [("timer".to_string(), 5), ("switch".to_string(), 1)]
+                .into_iter()
+                .collect(),
+            culled_median_ns: Some(97.0),
+            rusage_median_ns: Some(85.4),
+            clean_median_ns: Some(85.25),
+        });
+    }
+    run.results[0].params.insert("via".into(), "libc".into());
+    for (name, status, reason) in [
+        ("svc.mq.send", Status::Skipped, "no /dev/mqueue here"),
+        (
+            "proc.fork",
+            Status::Failed,
+            "fork: Resource temporarily unavailable",
+        ),
+    ] {
+        run.results.push(BenchResult {
+            name: name.into(),
+            params: Default::default(),
+            op: "call".into(),
+            unit: "ns".into(),
+            status,
+            reason: Some(reason.into()),
+            measured: None,
+            facts: vec![],
+        });
+    }
+    run
+}
+
+fn render(e: &mut dyn Exporter, run: &Run) -> String {
+    let mut s = e.header(run);
+    for r in &run.results {
+        s += &e.result(r);
+    }
+    s + &e.footer(run)
+}
+
+/// Compares line by line, so a failure names the first line that differs.
+fn assert_same(got: &str, want: &str) {
+    for (i, (g, w)) in got.lines().zip(want.lines()).enumerate() {
+        assert_eq!(g, w, "line {} differs\n--- got:\n{got}", i + 1);
+    }
+    assert_eq!(
+        got.lines().count(),
+        want.lines().count(),
+        "line count differs\n--- got:\n{got}"
+    );
+}
+
+#[test]
+fn the_table_of_a_small_run() {
+    let got = render(&mut Table, &run());
+    assert_same(&got, TABLE);
+}
+
+#[test]
+fn the_markdown_of_a_small_run() {
+    let got = render(&mut Markdown, &run());
+    assert_same(&got, MARKDOWN);
+}
+
+#[test]
+fn the_csv_of_a_small_run_has_a_row_per_result_with_every_field() {
+    let got = render(&mut Csv, &run());
+    let rows: Vec<Vec<String>> = got.lines().map(split_csv).collect();
+    assert_eq!(rows.len(), 4, "a header and three rows");
+    let width = rows[0].len();
+    for r in &rows {
+        assert_eq!(r.len(), width, "{r:?}");
+    }
+    let col = |name: &str| rows[0].iter().position(|c| c == name).expect(name);
+    assert_eq!(rows[1][col("name")], "syscall.getpid");
+    assert_eq!(rows[1][col("status")], "ok");
+    assert_eq!(rows[1][col("median_ns")].parse::<f64>().unwrap(), 85.25);
+    assert_eq!(rows[2][col("status")], "skipped");
+    assert_eq!(rows[2][col("reason")], "no /dev/mqueue here");
+    assert_eq!(rows[3][col("status")], "failed");
+    assert_eq!(rows[3][col("median_ns")], "");
+}
+
+/// Splits one CSV line (RFC 4180 quoting).
+fn split_csv(line: &str) -> Vec<String> {
+    let mut out = vec![String::new()];
+    let mut quoted = false;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, quoted) {
+            ('"', true) if chars.peek() == Some(&'"') => {
+                chars.next();
+                out.last_mut().unwrap().push('"');
+            }
+            ('"', _) => quoted = !quoted,
+            (',', false) => out.push(String::new()),
+            (c, _) => out.last_mut().unwrap().push(c),
+        }
+    }
+    out
+}
+
+const TABLE: &str = r#"clock tsc (9.5 ns granularity, 20.0 ns per read) · profile quick · CI target ±1%
+
+benchmark                                    median     95% CI (over rounds) rounds        min     samples  outl  pert  conv
+syscall.getpid via=libc                     85.2 ns        84.40–86.10 ±1.0%      5    85.2 ns     380/400    12     8   yes
+    kernel events culled 6 of 400 samples (1 switch, 5 timer); clean median 85.2 ns (by rusage alone 85.4 ns), culled samples' median 97.0 ns
+svc.mq.send                              skipped: no /dev/mqueue here
+proc.fork                                FAILED: fork: Resource temporarily unavailable
+
+3 results: 1 measured (0 not converged), 1 skipped, 1 failed
+median: per operation, empty-loop overhead subtracted: the mean over rounds of each round's median of its clean samples (no outlier, no switch or fault); a sample is one batch's mean.
+95% CI: Student's t over the round medians, so it covers the machine's drift between rounds.
+outl: samples outside the window around the median, or MAD outliers; pert: samples with a switch or fault.
+--cull kernel: pert also counts samples during which the kernel's events (a clock or other interrupt, a switch, a fault, a migration) show it did something the operation does not do.
+"#;
+const MARKDOWN: &str = r#"clock: tsc (9.5 ns granularity) · profile: quick
+
+| benchmark | params | median | 95% CI (over rounds) | samples (clean/all) | converged |
+|---|---|--:|--:|--:|:-:|
+| syscall.getpid | via=libc | 85.2 ns | 84.4 ns – 86.1 ns | 380/400 | yes |
+| svc.mq.send |  | skipped: no /dev/mqueue here |  |  |  |
+| proc.fork |  | failed: fork: Resource temporarily unavailable |  |  |  |
+"#;
