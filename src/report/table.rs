@@ -259,15 +259,6 @@ fn ci_text(lo: f64, hi: f64, median: f64) -> String {
     format!("{:.2}–{:.2} {rel}", lo / scale, hi / scale)
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn ci_is_shown_in_the_medians_unit() {
-        assert_eq!(super::ci_text(85.26, 85.31, 85.3), "85.26–85.31 ±0.03%");
-        assert_eq!(super::ci_text(1650.0, 1670.0, 1660.0), "1.65–1.67 ±0.6%");
-    }
-}
-
 /// One line on what culling by kernel events did.
 fn kernel_note(k: &crate::harness::analyze::KernelCull) -> String {
     let causes = k
@@ -292,4 +283,13 @@ fn kernel_note(k: &crate::harness::analyze::KernelCull) -> String {
         opt(k.rusage_median_ns),
         opt(k.culled_median_ns)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn ci_is_shown_in_the_medians_unit() {
+        assert_eq!(super::ci_text(85.26, 85.31, 85.3), "85.26–85.31 ±0.03%");
+        assert_eq!(super::ci_text(1650.0, 1670.0, 1660.0), "1.65–1.67 ±0.6%");
+    }
 }
