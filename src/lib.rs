@@ -23,3 +23,6 @@ pub mod session;
 pub mod stats;
 pub mod store;
 pub mod trace;
+
+#[cfg(test)]
+mod fuzz_tests;

@@ -8,7 +8,7 @@ mod exec;
 mod history;
 mod list;
 mod report;
-mod run;
+pub(crate) mod run;
 mod selftest;
 
 pub use history::{open_for_saving, save};
