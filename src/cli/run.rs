@@ -100,6 +100,8 @@ pub fn check_file_options(args: &RunArgs) -> Result<(), UsageError> {
 
 /// Runs `syscost run`.
 pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
+    // First, so that a signal during the setup below stops the run in order too.
+    let _guard = InterruptGuard::install()?;
     let instances = plan(&args.filters, &args.params)?;
     super::check_cpu(args.cpu)?;
     check_load(args.load)?;
@@ -117,7 +119,6 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     for w in host::warnings(&facts) {
         eprintln!("warning: {w}");
     }
-    let _guard = InterruptGuard::install()?;
     let session = Session::start_with(
         SessionOptions {
             profile,
@@ -154,7 +155,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             output.begin(&run)?;
             output.finish(&run)?;
             eprintln!("syscost: interrupted before anything was measured");
-            return Ok(ExitCode::from(130));
+            return Ok(ExitCode::from(crate::runner::interrupt::exit_code()));
         }
         Err(e) => eprintln!("warning: the canary could not be read: {e}"),
     }
@@ -191,7 +192,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     super::history::save(history.as_mut(), &run, crate::store::Origin::Run);
     if interrupted {
         eprintln!("syscost: interrupted; the rounds measured so far were written");
-        return Ok(ExitCode::from(130));
+        return Ok(ExitCode::from(crate::runner::interrupt::exit_code()));
     }
     let failed = run.results.iter().any(|r| r.status == Status::Failed);
     Ok(if failed {

@@ -212,7 +212,7 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<ExitCode> {
         writeln!(out, "  1999 fastest: {paper} ({reading})")?;
     }
     Ok(if interrupted() {
-        ExitCode::from(130)
+        ExitCode::from(crate::runner::interrupt::exit_code())
     } else {
         ExitCode::SUCCESS
     })

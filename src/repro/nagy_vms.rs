@@ -121,7 +121,7 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<ExitCode> {
         table_iii(args, session, load, &mut out)?;
     }
     Ok(if interrupted() {
-        ExitCode::from(130)
+        ExitCode::from(crate::runner::interrupt::exit_code())
     } else {
         ExitCode::SUCCESS
     })

@@ -219,7 +219,7 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<ExitCode> {
         "\n×11/40, ×11/70: how many times faster this machine is than the PDP-11 for that call."
     )?;
     Ok(if interrupted() {
-        ExitCode::from(130)
+        ExitCode::from(crate::runner::interrupt::exit_code())
     } else {
         ExitCode::SUCCESS
     })

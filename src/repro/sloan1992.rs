@@ -148,13 +148,13 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<ExitCode> {
             }
             Err(BenchError::Interrupted) => {
                 eprintln!("syscost: interrupted");
-                return Ok(ExitCode::from(130));
+                return Ok(ExitCode::from(crate::runner::interrupt::exit_code()));
             }
             Err(e) => writeln!(out, "placement={placement}: {e}\n")?,
         }
         if interrupted() {
             eprintln!("syscost: interrupted");
-            return Ok(ExitCode::from(130));
+            return Ok(ExitCode::from(crate::runner::interrupt::exit_code()));
         }
     }
     writeln!(

@@ -1,20 +1,33 @@
-//! Ctrl-C and SIGTERM: the first one asks the run to stop at the next sample boundary,
-//! so that every benchmark's `Drop` cleans up and what was measured is still written;
-//! the handler resets itself, so a second one ends the process at once (children die
-//! with it through their parent-death signal).
+//! Ctrl-C, SIGTERM and SIGHUP: the first one asks the run to stop at the next sample
+//! boundary, so that every benchmark's `Drop` cleans up and what was measured is still
+//! written; the handler resets itself, so a second one ends the process at once
+//! (children die with it through their parent-death signal). The run then exits with
+//! the shell's code for the signal (130, 143, 129).
 #![allow(unsafe_code)]
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+static SIGNAL: AtomicI32 = AtomicI32::new(libc::SIGINT);
 
-extern "C" fn on_signal(_sig: libc::c_int) {
+/// The signals that ask a run to stop.
+pub const STOP_SIGNALS: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+
+extern "C" fn on_signal(sig: libc::c_int) {
+    SIGNAL.store(sig, Ordering::SeqCst);
     INTERRUPTED.store(true, Ordering::SeqCst);
 }
 
-/// Whether SIGINT or SIGTERM has arrived since the guard was installed.
+/// Whether SIGINT, SIGTERM or SIGHUP has arrived since the guard was installed.
 pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::Relaxed)
+}
+
+/// The exit code for an interrupted run: 128 plus the signal that stopped it, as
+/// shells report a process the signal killed (130 for SIGINT, 143 for SIGTERM, 129 for
+/// SIGHUP).
+pub fn exit_code() -> u8 {
+    128 + SIGNAL.load(Ordering::SeqCst) as u8
 }
 
 /// Installs the handlers; restores the previous dispositions when dropped.
@@ -23,11 +36,12 @@ pub struct InterruptGuard {
 }
 
 impl InterruptGuard {
-    /// Installs one-shot handlers for SIGINT and SIGTERM.
+    /// Installs one-shot handlers for SIGINT, SIGTERM and SIGHUP.
     pub fn install() -> std::io::Result<InterruptGuard> {
         INTERRUPTED.store(false, Ordering::SeqCst);
+        SIGNAL.store(libc::SIGINT, Ordering::SeqCst);
         let mut old = Vec::new();
-        for sig in [libc::SIGINT, libc::SIGTERM] {
+        for sig in STOP_SIGNALS {
             // SAFETY: an all-zero sigaction is valid; we fill handler, flags and mask.
             let mut act: libc::sigaction = unsafe { std::mem::zeroed() };
             act.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as usize;

@@ -345,6 +345,15 @@ pub fn yield_now() -> i32 {
     unsafe { libc::sched_yield() }
 }
 
+/// Makes this process the reaper of its orphaned descendants
+/// (`PR_SET_CHILD_SUBREAPER`): a grandchild whose parent dies becomes this process's
+/// child instead of init's, so a test can see and reap whatever a killed child left.
+pub fn become_subreaper() -> std::io::Result<()> {
+    // SAFETY: prctl with an option and integer arguments only; no memory is passed.
+    let r = unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
+    super::sys::cvt(r as libc::c_long).map(|_| ())
+}
+
 /// The calling thread's id.
 pub fn gettid() -> libc::pid_t {
     // SAFETY: no arguments, no preconditions.
