@@ -198,7 +198,15 @@ fn wait_with_deadline(
 }
 
 fn trial(g: &mut Gen, base: &Path, n: usize, t: &mut Tally) {
-    let workload = WORKLOADS[g.below(WORKLOADS.len() as u64) as usize];
+    // SYSCOST_FAULT_ONLY=text limits the trials to the workloads that contain it.
+    let only = std::env::var("SYSCOST_FAULT_ONLY").unwrap_or_default();
+    let pool: Vec<&[&str]> = WORKLOADS
+        .iter()
+        .copied()
+        .filter(|w| w.join(" ").contains(only.as_str()))
+        .collect();
+    assert!(!pool.is_empty(), "no workload contains {only:?}");
+    let workload = pool[g.below(pool.len() as u64) as usize];
     let (sig, sig_name) = SIGNALS[g.below(SIGNALS.len() as u64) as usize];
     // Most signals land early, when setup and children are busiest; some late.
     let delay = Duration::from_millis(if g.below(4) == 0 {

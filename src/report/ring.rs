@@ -37,7 +37,9 @@ pub fn growth(points: &[(f64, f64)]) -> Option<(f64, f64)> {
 pub fn tables(results: &[BenchResult]) -> Vec<RingTable> {
     let mut groups: Vec<(BTreeMap<String, String>, Vec<&BenchResult>)> = Vec::new();
     for r in results.iter().filter(|r| r.name == "ctx.ring") {
-        if r.median_ns().is_none() {
+        // A ring without its accounting run (a run interrupted before it) has no row:
+        // its columns would be unknown, and a table is only of what was measured.
+        if r.median_ns().is_none() || r.fact("cpu_us_per_pass").is_none() {
             continue;
         }
         let mut fixed = r.params.clone();
@@ -253,5 +255,33 @@ mod tests {
         let jump = [(2.0, 1.0), (4.0, 1.0), (8.0, 1.0), (16.0, 1.5)];
         assert_eq!(knee(&jump, 0.25), Some(3));
         assert_eq!(knee(&jump[..2], 0.25), None);
+    }
+
+    #[test]
+    fn an_interrupted_ring_without_its_accounting_has_no_row_and_the_document_reads_back()
+    {
+        use crate::report::model::{tests::run_with_medians, Fact};
+        let mut run = run_with_medians(&[("ctx.ring", 900.0), ("ctx.ring", 950.0)]);
+        for (r, n) in run.results.iter_mut().zip(["2", "4"]) {
+            r.params.insert("n".into(), n.into());
+        }
+        // Only n=2 got its accounting run before the interruption.
+        run.results[0].facts = [
+            "real_us_per_pass",
+            "cpu_us_per_pass",
+            "user_us_per_pass",
+            "sys_us_per_pass",
+            "vol_per_hop",
+            "invol_per_hop",
+            "switch_ns",
+        ]
+        .iter()
+        .map(|f| Fact::new(f, 1.0, "x", "test"))
+        .collect();
+        run.rings = tables(&run.results);
+        assert_eq!(run.rings.len(), 1);
+        assert_eq!(run.rings[0].rows.len(), 1);
+        let text = serde_json::to_string(&run).unwrap();
+        crate::store::parse_document(text.as_bytes()).expect("reads back");
     }
 }

@@ -331,13 +331,17 @@ impl SysvQueue {
 
 impl Drop for SysvQueue {
     fn drop(&mut self) {
+        // Remove the queue first, then release the keeper: killed in between, this
+        // process leaves the keeper to find end-of-file and try a removal that finds
+        // nothing; the other order would leave a window in which a kill leaves the
+        // queue with nobody to remove it.
+        // SAFETY: IPC_RMID takes no buffer; the id is the queue this value created.
+        unsafe { libc::msgctl(self.id, libc::IPC_RMID, std::ptr::null_mut()) };
         if let Some((_, write)) = &self.keeper {
-            // Tell the keeper the queue is ours to remove (it then exits).
+            // Tell the keeper the queue is gone (it then exits).
             // SAFETY: a one-byte write from a live byte to an open pipe.
             unsafe { libc::write(write.as_raw_fd(), [1u8].as_ptr().cast(), 1) };
         }
-        // SAFETY: IPC_RMID takes no buffer; the id is the queue this value created.
-        unsafe { libc::msgctl(self.id, libc::IPC_RMID, std::ptr::null_mut()) };
         if let Some((mut keeper, write)) = self.keeper.take() {
             drop(write);
             let _ = keeper.wait();
