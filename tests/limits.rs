@@ -170,6 +170,10 @@ fn judge(name: &str, o: &Outcome, tmp: &Path) -> (Vec<String>, String) {
     (problems, summary)
 }
 
+/// A condition: its name, the command prefix that sets it up (or why it cannot be set
+/// up here), and the run's arguments.
+type Condition = (String, Result<Vec<String>, String>, Vec<String>);
+
 /// A cgroup (v1 pids controller or v2) with `pids.max`, removed when dropped.
 struct PidsCgroup(PathBuf);
 
@@ -211,7 +215,7 @@ fn every_limit_gives_a_skip_or_an_error_line_never_a_panic_or_leftover() {
             .map(|d| vec![d.display().to_string(), nrs.to_string(), errno.to_string()])
     };
     // (name, command prefix or why the condition cannot be set up, run arguments)
-    let mut conditions: Vec<(String, Result<Vec<String>, String>, Vec<String>)> = vec![
+    let mut conditions: Vec<Condition> = vec![
         (
             "RLIMIT_NOFILE 24".into(),
             Ok(s(&["prlimit", "--nofile=24", "--"])),
@@ -255,8 +259,7 @@ fn every_limit_gives_a_skip_or_an_error_line_never_a_panic_or_leftover() {
     let seccomp = |name: &str, nrs: &str, errno: i32| {
         (
             name.to_string(),
-            deny_prefix(nrs, errno)
-                .ok_or_else(|| format!("{}", deny.as_ref().unwrap_err())),
+            deny_prefix(nrs, errno).ok_or_else(|| deny.as_ref().unwrap_err().clone()),
             vec![],
         )
     };
