@@ -17,6 +17,10 @@ use syscost::runner::{sys, task};
 
 const DEFAULT_TRIALS: usize = 8;
 
+/// The tests of this file take turns: the fault trials count every child of this
+/// process as a leftover.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// The longest a run may take to stop after a signal before it counts as a hang.
 const HANG: Duration = Duration::from_secs(60);
 
@@ -366,6 +370,7 @@ fn reap_ended() -> Vec<u32> {
 
 #[test]
 fn random_signals_leave_nothing_behind() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let trials = env_or("SYSCOST_FAULT_TRIALS", DEFAULT_TRIALS);
     let seed = env_or("SYSCOST_FAULT_SEED", 0x5eed_u64);
     if let Err(e) = task::become_subreaper() {
@@ -412,4 +417,93 @@ fn random_signals_leave_nothing_behind() {
         if mq_before.is_some() { "checked" } else { "not checked (no private mqueue mount)" }
     );
     assert!(t.problems.is_empty(), "{}", t.problems.join("\n"));
+}
+
+/// The children of `pid` (every thread's).
+fn children_of(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    if let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) {
+        for t in tasks.flatten() {
+            let p = t.path().join("children");
+            if let Ok(text) = std::fs::read_to_string(p) {
+                out.extend(
+                    text.split_whitespace()
+                        .filter_map(|c| c.parse::<u32>().ok()),
+                );
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn a_child_killed_from_outside_fails_its_benchmark_and_the_run_goes_on() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let dir =
+        std::env::temp_dir().join(format!("syscost-killchild-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let doc = dir.join("run.json");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_syscost"))
+        .args([
+            "run",
+            "--profile",
+            "quick",
+            "--no-save",
+            "--format",
+            "json",
+            "-o",
+        ])
+        .arg(&doc)
+        .args([
+            "ipc.rtt",
+            "-p",
+            "transport=pipe",
+            "-p",
+            "size=64",
+            "syscall.getpid",
+        ])
+        .env("SYSCOST_NO_SAVE", "1")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait for the echoing slave to appear, then kill it from outside.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let victim = loop {
+        if let Some(&c) = children_of(child.id()).first() {
+            break c;
+        }
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the run ended before any child"
+        );
+        assert!(Instant::now() < deadline, "no child appeared");
+        std::thread::sleep(Duration::from_millis(1));
+    };
+    assert_eq!(sys::kill(victim as libc::pid_t, libc::SIGKILL), 0);
+    let status =
+        wait_with_deadline(&mut child, Instant::now() + HANG).expect("the run ends");
+    let run = syscost::store::read_json(&doc).expect("a valid document");
+    std::fs::remove_dir_all(&dir).unwrap();
+    let by_name = |n: &str| run.results.iter().find(|r| r.name == n).expect(n);
+    let rtt = by_name("ipc.rtt");
+    assert_eq!(
+        rtt.status,
+        syscost::report::model::Status::Failed,
+        "{:?}",
+        rtt.reason
+    );
+    let reason = rtt.reason.clone().unwrap_or_default();
+    assert!(!reason.is_empty() && !reason.contains('\n'), "{reason:?}");
+    assert_eq!(
+        by_name("syscall.getpid").status,
+        syscost::report::model::Status::Ok
+    );
+    assert!(run.complete);
+    assert_eq!(
+        status.code(),
+        Some(1),
+        "a failed benchmark makes the exit code 1"
+    );
+    println!("killed slave {victim}: ipc.rtt failed with {reason:?}; the run went on");
 }
