@@ -1854,3 +1854,33 @@ fn a_sysv_queue_does_not_outlive_a_sigkill() {
         std::thread::sleep(Duration::from_millis(10));
     }
 }
+
+#[test]
+fn a_run_that_fails_to_start_leaves_no_output_file_and_names_what_failed() {
+    let dir =
+        std::env::temp_dir().join(format!("syscost-nostart-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for format in ["table", "csv", "json"] {
+        let out = dir.join(format!("out.{format}"));
+        let args = [
+            "run",
+            "--db",
+            "/proc/no-such-dir/history.db",
+            "--format",
+            format,
+            "-o",
+            out.to_str().unwrap(),
+            "syscall.getpid",
+        ];
+        let stderr = refused(&args);
+        let line = one_line(&args, &stderr);
+        assert!(line.contains("--db"), "{line}");
+        assert!(!out.exists(), "{format}: an empty -o file was left");
+    }
+    assert_eq!(
+        std::fs::read_dir(&dir).unwrap().count(),
+        0,
+        "nothing beside it either"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -80,7 +80,7 @@ fn document(format: Format, run: &Run, pretty: bool) -> std::io::Result<Vec<u8>>
 }
 
 /// The temporary file beside `path` that a whole document is written to first.
-fn partial_path(path: &Path) -> std::path::PathBuf {
+pub(crate) fn partial_path(path: &Path) -> std::path::PathBuf {
     let mut name = path.file_name().unwrap_or_default().to_os_string();
     name.push(".partial");
     path.with_file_name(name)
@@ -106,13 +106,15 @@ pub struct Output {
 }
 
 impl Output {
-    /// Opens the destination: a file (created now, so an unwritable path fails before
-    /// anything is measured) or standard output.
+    /// Opens the destination: a file or standard output. Whether the file can be
+    /// written is checked now, so an unwritable path fails before anything is measured,
+    /// with a trial temporary file beside it that is removed at once; the file itself is
+    /// created only when the run begins ([`Output::begin`]), so a run that fails to
+    /// start leaves no empty file.
     ///
-    /// A whole-document format never truncates an existing file at the start: the file
-    /// is replaced by a rename when the document is ready (a textfile collector keeps
-    /// serving the previous run meanwhile); only a trial temporary file is created
-    /// and removed now, to check the directory is writable.
+    /// A whole-document format never truncates an existing file at all: the file is
+    /// replaced by a rename when the document is ready (a textfile collector keeps
+    /// serving the previous run meanwhile).
     pub fn open(format: Format, path: Option<&Path>) -> Result<Output, UsageError> {
         let refuse = |p: &Path, e: std::io::Error| {
             UsageError::new(format!(
@@ -121,7 +123,7 @@ impl Output {
             ))
         };
         let sink: Box<dyn Write> = match path {
-            Some(p) if exporter(format).is_none() => {
+            Some(p) => {
                 if p.is_dir() {
                     return Err(refuse(p, std::io::Error::other("it is a directory")));
                 }
@@ -130,7 +132,6 @@ impl Output {
                 let _ = std::fs::remove_file(&trial);
                 Box::new(std::io::sink())
             }
-            Some(p) => Box::new(std::fs::File::create(p).map_err(|e| refuse(p, e))?),
             None => Box::new(std::io::stdout()),
         };
         Ok(Output {
@@ -141,10 +142,27 @@ impl Output {
         })
     }
 
+    /// An error writing the -o file, with the file's name.
+    fn named(&self, e: std::io::Error) -> std::io::Error {
+        match &self.path {
+            Some(p) => {
+                std::io::Error::new(e.kind(), format!("writing {}: {e}", p.display()))
+            }
+            None => e,
+        }
+    }
+
     /// Writes the start of the run.
     pub fn begin(&mut self, run: &Run) -> std::io::Result<()> {
+        self.begin_inner(run).map_err(|e| self.named(e))
+    }
+
+    fn begin_inner(&mut self, run: &Run) -> std::io::Result<()> {
         match self.exporter.as_mut() {
             Some(e) => {
+                if let Some(p) = &self.path {
+                    self.sink = Box::new(std::fs::File::create(p)?);
+                }
                 let s = e.header(run);
                 self.sink.write_all(s.as_bytes())?;
                 self.sink.flush()?;
@@ -163,8 +181,11 @@ impl Output {
         match self.exporter.as_mut() {
             Some(e) => {
                 let s = e.result(r);
-                self.sink.write_all(s.as_bytes())?;
-                self.sink.flush()
+                let written = self
+                    .sink
+                    .write_all(s.as_bytes())
+                    .and_then(|()| self.sink.flush());
+                written.map_err(|e| self.named(e))
             }
             None => Ok(()),
         }
@@ -172,6 +193,10 @@ impl Output {
 
     /// Writes the end of the run (the whole document, for JSON).
     pub fn finish(&mut self, run: &Run) -> std::io::Result<()> {
+        self.finish_inner(run).map_err(|e| self.named(e))
+    }
+
+    fn finish_inner(&mut self, run: &Run) -> std::io::Result<()> {
         match self.exporter.as_mut() {
             Some(e) => {
                 let s = e.footer(run);
