@@ -18,6 +18,7 @@ pub mod proc;
 pub mod signal;
 pub mod svc;
 pub mod syscall;
+pub mod trace;
 
 pub use params::{Kind, ParamArg, ParamSpec, Params};
 
@@ -156,6 +157,7 @@ pub fn catalogue() -> Vec<&'static dyn Bench> {
         mem::BENCHES,
         file::BENCHES,
         svc::BENCHES,
+        trace::BENCHES,
     ]
     .concat()
 }

@@ -78,8 +78,63 @@ pub fn now() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
+/// Where glibc keeps this thread's `struct rseq` relative to the thread pointer
+/// (`__rseq_offset`), once found; 0 while unknown or when the kernel has no rseq area
+/// registered for this process, in which case `sched_getcpu` answers.
+static RSEQ_OFFSET: std::sync::atomic::AtomicIsize =
+    std::sync::atomic::AtomicIsize::new(0);
+
+/// Looks up glibc's `__rseq_offset` and `__rseq_size` (glibc 2.35 and later); the
+/// CPU is then one load from this thread's rseq area, which the kernel keeps current.
+fn find_rseq() {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // SAFETY: dlsym with the default handle and NUL-terminated names; the symbols,
+        // when present, are glibc's exported `ptrdiff_t` and `unsigned int` variables.
+        unsafe {
+            let off = libc::dlsym(libc::RTLD_DEFAULT, c"__rseq_offset".as_ptr());
+            let size = libc::dlsym(libc::RTLD_DEFAULT, c"__rseq_size".as_ptr());
+            if off.is_null() || size.is_null() || *(size as *const u32) < 8 {
+                return;
+            }
+            let off = *(off as *const isize);
+            // The area must answer with the CPU sched_getcpu gives (a registered
+            // area never reads as the unregistered value -1).
+            if off != 0 && rseq_cpu(off) == libc::sched_getcpu() as u32 {
+                RSEQ_OFFSET.store(off, Ordering::Relaxed);
+            }
+        }
+    }
+}
+
+/// The CPU field of this thread's rseq area, `off` bytes from the thread pointer.
+///
+/// # Safety
+///
+/// `off` is glibc's `__rseq_offset` for a registered area.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn rseq_cpu(off: isize) -> u32 {
+    let tp: *const u8;
+    // SAFETY: on x86_64 Linux, %fs:0 holds the thread pointer (the TCB's own address).
+    unsafe {
+        std::arch::asm!("mov {}, fs:0", out(reg) tp, options(nostack, readonly, preserves_flags))
+    };
+    // SAFETY: the caller promises `off` locates this thread's `struct rseq`, whose
+    // `cpu_id` (offset 4) the kernel updates; a volatile read sees the current value.
+    unsafe { std::ptr::read_volatile(tp.offset(off).add(4) as *const u32) }
+}
+
 #[inline(always)]
 fn cpu() -> u32 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let off = RSEQ_OFFSET.load(Ordering::Relaxed);
+        if off != 0 {
+            // SAFETY: set only by `find_rseq` from glibc's offset of a registered area.
+            return unsafe { rseq_cpu(off) };
+        }
+    }
     // SAFETY: no arguments; returns -1 on failure, which becomes u32::MAX.
     unsafe { libc::sched_getcpu() as u32 }
 }
@@ -431,6 +486,7 @@ pub fn open(config: &Config) -> io::Result<()> {
     };
     let chunk_records = chunk_bytes / UserEvent::LEN;
     let chunks = ((config.buffer_bytes / chunk_bytes as u64) as usize).max(2);
+    find_rseq();
     let event_cost_ns = measure_cost();
 
     let mut file = BufWriter::with_capacity(1 << 20, File::create(&config.path)?);
@@ -662,7 +718,12 @@ fn writer(
         },
     )?;
     file.flush()?;
-    file.into_inner().map_err(|e| e.into_error())?.sync_data()?;
+    // Make the file durable; a device or pipe (/dev/null) cannot be synced, and has
+    // nothing to make durable.
+    match file.into_inner().map_err(|e| e.into_error())?.sync_data() {
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {}
+        r => r?,
+    }
     Ok(WriterTotals {
         recorded,
         lost: lost_total,
