@@ -11,6 +11,7 @@ pub mod interrupt;
 pub mod ipc;
 pub mod load;
 pub mod mem;
+pub mod perf;
 pub mod signal;
 pub mod spawn;
 pub mod svc;

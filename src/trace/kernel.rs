@@ -1,1 +1,843 @@
-//! (being written)
+//! The kernel's events, from its tracepoints, on the clock user events carry: the
+//! memo's probes at the clock interrupt and the context switch, and the other things
+//! a kernel does to a measurement (interrupts, faults, migrations).
+//!
+//! [`KernelRecorder::start`] reads each tracepoint's id and field layout from tracefs
+//! (mounted privately for the moment it takes, when it is not mounted), opens every
+//! requested tracepoint on every CPU asked for with `perf_event_open` on
+//! `CLOCK_MONOTONIC_RAW`, and maps one ring per CPU. [`KernelRecorder::drain`] decodes
+//! what the rings hold into [`KernelEvent`]s, per CPU and in time order, with the
+//! kernel's own loss counts. Everything is released when the recorder is dropped.
+//!
+//! It needs root or `CAP_PERFMON` (tracepoints fire in the kernel, and CPU-wide events
+//! are privileged at `perf_event_paranoid` ≥ 1). Where the kernel, the privileges or a
+//! container's seccomp profile refuse, [`KernelRecorder::start`] says why in one line
+//! and the caller goes on without kernel events; a tracepoint this kernel lacks is
+//! left out and named.
+
+use super::format::{KernelEvent, KernelKind, Lost};
+use crate::runner::perf::{self, Event, Record, Ring};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::io;
+
+/// What to record.
+#[derive(Debug, Clone)]
+pub struct KernelRequest {
+    /// The kinds of event (entry and exit kinds are opened in pairs).
+    pub kinds: Vec<KernelKind>,
+    /// The CPUs to record (empty: every online CPU).
+    pub cpus: Vec<u32>,
+    /// Data pages per CPU ring (a power of two).
+    pub ring_pages: usize,
+}
+
+impl KernelRequest {
+    /// The default set, on every CPU: switches, migrations, clock and other
+    /// interrupts, softirqs, inter-processor interrupts and user page faults.
+    pub fn all() -> KernelRequest {
+        KernelRequest {
+            kinds: DEFAULT_KINDS.to_vec(),
+            cpus: vec![],
+            ring_pages: 256,
+        }
+    }
+
+    /// The kinds named in a comma-separated list (`switch,timer,irq,softirq,ipi,
+    /// fault,migrate`, or `all`, or `none`).
+    pub fn parse_kinds(list: &str) -> Result<Vec<KernelKind>, String> {
+        let mut out = Vec::new();
+        for word in list.split(',').map(str::trim).filter(|w| !w.is_empty()) {
+            match word {
+                "all" => out.extend_from_slice(DEFAULT_KINDS),
+                "none" => {}
+                w => match DEFAULT_KINDS.iter().find(|k| k.name() == w) {
+                    Some(k) => out.push(*k),
+                    None => {
+                        return Err(format!(
+                            "unknown kernel event '{w}' (choose from {}, all, none)",
+                            DEFAULT_KINDS
+                                .iter()
+                                .map(|k| k.name())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ))
+                    }
+                },
+            }
+        }
+        out.sort();
+        out.dedup();
+        Ok(out)
+    }
+}
+
+/// The kinds recorded by default (entries; their exits come with them).
+pub const DEFAULT_KINDS: &[KernelKind] = &[
+    KernelKind::Switch,
+    KernelKind::Migrate,
+    KernelKind::TimerEntry,
+    KernelKind::IrqEntry,
+    KernelKind::SoftirqEntry,
+    KernelKind::IpiEntry,
+    KernelKind::Fault,
+];
+
+/// A tracepoint, what it becomes, and which of its fields fill `a` and `b`.
+struct Tracepoint {
+    system: &'static str,
+    name: &'static str,
+    kind: KernelKind,
+    /// The field for `a` (and the task's tid when `tid_field` is set).
+    a: Option<&'static str>,
+    b: Option<&'static str>,
+    /// The field holding the task the event is about, when it is not the current one.
+    tid_field: Option<&'static str>,
+}
+
+const fn tp(
+    system: &'static str,
+    name: &'static str,
+    kind: KernelKind,
+    a: Option<&'static str>,
+    b: Option<&'static str>,
+    tid_field: Option<&'static str>,
+) -> Tracepoint {
+    Tracepoint {
+        system,
+        name,
+        kind,
+        a,
+        b,
+        tid_field,
+    }
+}
+
+/// Every tracepoint this recorder knows, by the kind it records.
+const TRACEPOINTS: &[Tracepoint] = &[
+    tp(
+        "sched",
+        "sched_switch",
+        KernelKind::Switch,
+        Some("next_pid"),
+        Some("prev_state"),
+        Some("prev_pid"),
+    ),
+    tp(
+        "sched",
+        "sched_migrate_task",
+        KernelKind::Migrate,
+        Some("orig_cpu"),
+        Some("dest_cpu"),
+        Some("pid"),
+    ),
+    tp(
+        "irq_vectors",
+        "local_timer_entry",
+        KernelKind::TimerEntry,
+        Some("vector"),
+        None,
+        None,
+    ),
+    tp(
+        "irq_vectors",
+        "local_timer_exit",
+        KernelKind::TimerExit,
+        Some("vector"),
+        None,
+        None,
+    ),
+    tp(
+        "irq",
+        "irq_handler_entry",
+        KernelKind::IrqEntry,
+        Some("irq"),
+        None,
+        None,
+    ),
+    tp(
+        "irq",
+        "irq_handler_exit",
+        KernelKind::IrqExit,
+        Some("irq"),
+        None,
+        None,
+    ),
+    tp(
+        "irq",
+        "softirq_entry",
+        KernelKind::SoftirqEntry,
+        Some("vec"),
+        None,
+        None,
+    ),
+    tp(
+        "irq",
+        "softirq_exit",
+        KernelKind::SoftirqExit,
+        Some("vec"),
+        None,
+        None,
+    ),
+    tp(
+        "irq_vectors",
+        "call_function_entry",
+        KernelKind::IpiEntry,
+        Some("vector"),
+        None,
+        None,
+    ),
+    tp(
+        "irq_vectors",
+        "call_function_exit",
+        KernelKind::IpiExit,
+        Some("vector"),
+        None,
+        None,
+    ),
+    tp(
+        "irq_vectors",
+        "call_function_single_entry",
+        KernelKind::IpiEntry,
+        Some("vector"),
+        None,
+        None,
+    ),
+    tp(
+        "irq_vectors",
+        "call_function_single_exit",
+        KernelKind::IpiExit,
+        Some("vector"),
+        None,
+        None,
+    ),
+    tp(
+        "irq_vectors",
+        "reschedule_entry",
+        KernelKind::IpiEntry,
+        Some("vector"),
+        None,
+        None,
+    ),
+    tp(
+        "irq_vectors",
+        "reschedule_exit",
+        KernelKind::IpiExit,
+        Some("vector"),
+        None,
+        None,
+    ),
+    tp(
+        "exceptions",
+        "page_fault_user",
+        KernelKind::Fault,
+        Some("address"),
+        Some("error_code"),
+        None,
+    ),
+];
+
+/// The exit kind that pairs with an entry kind.
+fn exit_of(k: KernelKind) -> Option<KernelKind> {
+    match k {
+        KernelKind::TimerEntry => Some(KernelKind::TimerExit),
+        KernelKind::IrqEntry => Some(KernelKind::IrqExit),
+        KernelKind::SoftirqEntry => Some(KernelKind::SoftirqExit),
+        KernelKind::IpiEntry => Some(KernelKind::IpiExit),
+        _ => None,
+    }
+}
+
+/// A field of a tracepoint's record: where it is and how wide.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Field {
+    /// Byte offset in the raw record.
+    pub offset: usize,
+    /// Bytes.
+    pub size: usize,
+    /// Whether it is signed.
+    pub signed: bool,
+}
+
+/// Parses a tracefs `format` file into its fields by name.
+pub fn parse_format(text: &str) -> BTreeMap<String, Field> {
+    let mut out = BTreeMap::new();
+    for line in text.lines() {
+        let line = line.trim();
+        let Some(rest) = line.strip_prefix("field:") else {
+            continue;
+        };
+        let mut decl = "";
+        let (mut offset, mut size, mut signed) = (None, None, false);
+        for part in rest.split(';').map(str::trim) {
+            if let Some(v) = part.strip_prefix("offset:") {
+                offset = v.trim().parse().ok();
+            } else if let Some(v) = part.strip_prefix("size:") {
+                size = v.trim().parse().ok();
+            } else if let Some(v) = part.strip_prefix("signed:") {
+                signed = v.trim() == "1";
+            } else if decl.is_empty() {
+                decl = part;
+            }
+        }
+        // "unsigned long address" → "address"; "char prev_comm[16]" → "prev_comm".
+        let name = decl
+            .split_whitespace()
+            .last()
+            .unwrap_or("")
+            .split('[')
+            .next()
+            .unwrap_or("");
+        if let (false, Some(offset), Some(size)) = (name.is_empty(), offset, size) {
+            out.insert(
+                name.to_string(),
+                Field {
+                    offset,
+                    size,
+                    signed,
+                },
+            );
+        }
+    }
+    out
+}
+
+/// Reads an integer field from a raw record (0 when it does not fit).
+fn read_field(raw: &[u8], f: Field) -> u64 {
+    let Some(bytes) = raw.get(f.offset..f.offset + f.size) else {
+        return 0;
+    };
+    let mut v = [0u8; 8];
+    let n = f.size.min(8);
+    v[..n].copy_from_slice(&bytes[..n]);
+    let x = u64::from_le_bytes(v);
+    if f.signed && n < 8 && bytes[n - 1] & 0x80 != 0 {
+        // sign-extend, then keep as the two's complement u64
+        x | (!0u64 << (8 * n))
+    } else {
+        x
+    }
+}
+
+/// Why the kernel's events cannot be had, in one line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unavailable(pub String);
+
+impl fmt::Display for Unavailable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Unavailable {}
+
+/// How one opened event decodes.
+struct Decoder {
+    kind: KernelKind,
+    a: Option<Field>,
+    b: Option<Field>,
+    tid: Option<Field>,
+}
+
+/// What a drain found.
+#[derive(Debug, Default)]
+pub struct Drained {
+    /// Events by CPU, each CPU's in time order (and after every earlier drain's).
+    pub events: Vec<(u32, Vec<KernelEvent>)>,
+    /// Losses the kernel reported, by CPU.
+    pub lost: Vec<(u32, Vec<Lost>)>,
+}
+
+/// What a recording did, when it stops.
+#[derive(Debug, Default)]
+pub struct Summary {
+    /// The last events (see [`Drained`]).
+    pub events: Vec<(u32, Vec<KernelEvent>)>,
+    /// The last losses.
+    pub lost: Vec<(u32, Vec<Lost>)>,
+    /// The kinds recorded.
+    pub recorded: Vec<KernelKind>,
+    /// The kinds that could not be (empty when none).
+    pub unavailable: String,
+    /// How they were recorded, in one line.
+    pub method: String,
+}
+
+/// How long a drained event is held back so that a later drain cannot bring an
+/// earlier one on the same CPU: records in a ring are in time order but for events
+/// that nest (an interrupt while another event is written), microseconds apart.
+const HOLD_NS: u64 = 2_000_000;
+
+struct CpuRing {
+    cpu: u32,
+    ring: Ring,
+    others: Vec<Event>,
+    pending: Vec<KernelEvent>,
+    last_emitted: u64,
+}
+
+/// The kernel's events on some CPUs, recorded while it lives.
+pub struct KernelRecorder {
+    rings: Vec<CpuRing>,
+    decoders: BTreeMap<u64, Decoder>,
+    recorded: Vec<KernelKind>,
+    missing: Vec<String>,
+    method: String,
+    scratch: Vec<u8>,
+}
+
+impl fmt::Debug for KernelRecorder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("KernelRecorder")
+            .field(
+                "cpus",
+                &self.rings.iter().map(|r| r.cpu).collect::<Vec<_>>(),
+            )
+            .field("recorded", &self.recorded)
+            .finish()
+    }
+}
+
+fn online_cpus() -> Vec<u32> {
+    let text =
+        std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap_or_default();
+    let cpus: Vec<u32> = crate::host::parse::parse_cpu_list(&text)
+        .into_iter()
+        .map(|c| c as u32)
+        .collect();
+    if cpus.is_empty() {
+        (0..std::thread::available_parallelism().map_or(1, |n| n.get() as u32)).collect()
+    } else {
+        cpus
+    }
+}
+
+fn refusal(e: &io::Error, what: &str) -> Unavailable {
+    let why = match e.raw_os_error() {
+        Some(libc::EACCES) | Some(libc::EPERM) => {
+            "not permitted (needs root or CAP_PERFMON; perf_event_paranoid, or a seccomp \
+             profile, may forbid it)"
+                .to_string()
+        }
+        Some(libc::ENOSYS) => "perf_event_open is not available in this kernel".into(),
+        Some(libc::ENOENT) | Some(libc::ENODEV) => "this kernel has no such event".into(),
+        _ => e.to_string(),
+    };
+    Unavailable(format!("kernel events unavailable: {what}: {why}"))
+}
+
+impl KernelRecorder {
+    /// Opens the requested events and starts recording.
+    pub fn start(req: &KernelRequest) -> Result<KernelRecorder, Unavailable> {
+        let mut kinds: Vec<KernelKind> = req.kinds.clone();
+        kinds.extend(req.kinds.iter().filter_map(|k| exit_of(*k)));
+        let chosen: Vec<&Tracepoint> = TRACEPOINTS
+            .iter()
+            .filter(|t| kinds.contains(&t.kind))
+            .collect();
+        if chosen.is_empty() {
+            return Err(Unavailable("no kernel events were asked for".into()));
+        }
+        let files: Vec<String> = chosen
+            .iter()
+            .flat_map(|t| {
+                [
+                    format!("events/{}/{}/id", t.system, t.name),
+                    format!("events/{}/{}/format", t.system, t.name),
+                ]
+            })
+            .collect();
+        let (where_, texts) = perf::read_tracefs(&files).map_err(|e| {
+            refusal(
+                &e,
+                "tracefs is not mounted and could not be mounted privately",
+            )
+        })?;
+        let mut ids = Vec::new();
+        let mut missing = Vec::new();
+        for (i, t) in chosen.iter().enumerate() {
+            match (&texts[2 * i], &texts[2 * i + 1]) {
+                (Ok(id), Ok(format)) => match id.trim().parse::<u64>() {
+                    Ok(id) => ids.push((*t, id, parse_format(format))),
+                    Err(_) => missing.push(format!("{}:{}", t.system, t.name)),
+                },
+                _ => missing.push(format!("{}:{}", t.system, t.name)),
+            }
+        }
+        if ids.is_empty() {
+            return Err(Unavailable(format!(
+                "kernel events unavailable: this kernel has none of the tracepoints asked for ({})",
+                missing.join(", ")
+            )));
+        }
+        let cpus = if req.cpus.is_empty() {
+            online_cpus()
+        } else {
+            req.cpus.clone()
+        };
+        let mut rings = Vec::new();
+        let mut decoders = BTreeMap::new();
+        let mut recorded = Vec::new();
+        for &cpu in &cpus {
+            let mut ring: Option<Ring> = None;
+            let mut others = Vec::new();
+            for (t, tp_id, fields) in &ids {
+                let ev = match Event::tracepoint(*tp_id, cpu) {
+                    Ok(ev) => ev,
+                    Err(e)
+                        if matches!(
+                            e.raw_os_error(),
+                            Some(libc::ENOENT) | Some(libc::ENODEV)
+                        ) =>
+                    {
+                        let name = format!("{}:{}", t.system, t.name);
+                        if !missing.contains(&name) {
+                            missing.push(name);
+                        }
+                        continue;
+                    }
+                    Err(e) => {
+                        return Err(refusal(
+                            &e,
+                            &format!("perf_event_open of {}:{}", t.system, t.name),
+                        ))
+                    }
+                };
+                let field = |n: Option<&str>| n.and_then(|n| fields.get(n).copied());
+                decoders.insert(
+                    ev.id,
+                    Decoder {
+                        kind: t.kind,
+                        a: field(t.a),
+                        b: field(t.b),
+                        tid: field(t.tid_field),
+                    },
+                );
+                if !recorded.contains(&t.kind) {
+                    recorded.push(t.kind);
+                }
+                match &ring {
+                    None => {
+                        ring = Some(Ring::map(ev, req.ring_pages).map_err(|e| {
+                            refusal(&e, &format!("mapping the ring of CPU {cpu}"))
+                        })?)
+                    }
+                    Some(r) => {
+                        ev.output_to(r).map_err(|e| {
+                            refusal(&e, "redirecting an event into its CPU's ring")
+                        })?;
+                        others.push(ev);
+                    }
+                }
+            }
+            if let Some(ring) = ring {
+                rings.push(CpuRing {
+                    cpu,
+                    ring,
+                    others,
+                    pending: Vec::new(),
+                    last_emitted: 0,
+                });
+            }
+        }
+        for r in &rings {
+            for ev in std::iter::once(r.ring.event()).chain(r.others.iter()) {
+                ev.enable().map_err(|e| refusal(&e, "enabling an event"))?;
+            }
+        }
+        recorded.sort();
+        let method = format!(
+            "perf_event_open tracepoints on CPUs {} (CLOCK_MONOTONIC_RAW; {where_})",
+            crate::host::parse::format_cpu_list(
+                &rings.iter().map(|r| r.cpu as usize).collect::<Vec<_>>()
+            )
+        );
+        Ok(KernelRecorder {
+            rings,
+            decoders,
+            recorded,
+            missing,
+            method,
+            scratch: Vec::new(),
+        })
+    }
+
+    /// The tracepoints asked for that this kernel does not have, in one line (None
+    /// when it has them all).
+    pub fn unavailable(&self) -> Option<String> {
+        (!self.missing.is_empty())
+            .then(|| format!("not in this kernel: {}", self.missing.join(", ")))
+    }
+
+    /// How the events are recorded, in one line.
+    pub fn method(&self) -> &str {
+        &self.method
+    }
+
+    /// The CPUs recorded.
+    pub fn cpus(&self) -> Vec<u32> {
+        self.rings.iter().map(|r| r.cpu).collect()
+    }
+
+    /// Decodes what the rings hold. Each CPU's events come in time order, after those
+    /// of every earlier drain; the last two milliseconds are held back for the next
+    /// drain (or [`KernelRecorder::stop`]) so that a late record of a nested event
+    /// still lands in order.
+    pub fn drain(&mut self) -> io::Result<Drained> {
+        self.drain_inner(false)
+    }
+
+    fn drain_inner(&mut self, all: bool) -> io::Result<Drained> {
+        let mut out = Drained::default();
+        let decoders = &self.decoders;
+        for r in &mut self.rings {
+            let mut lost = Vec::new();
+            let mut newest = 0u64;
+            let cpu = r.cpu;
+            let pending = &mut r.pending;
+            r.ring
+                .read(&mut self.scratch, |rec| match perf::parse(rec) {
+                    Some(Record::Sample(s)) => {
+                        if let Some(d) = decoders.get(&s.id) {
+                            let tid =
+                                d.tid.map_or(s.tid as u64, |f| read_field(s.raw, f));
+                            pending.push(KernelEvent {
+                                ts: s.time,
+                                a: d.a.map_or(0, |f| read_field(s.raw, f)),
+                                tid: tid as u32,
+                                cpu: s.cpu,
+                                kind: d.kind,
+                                b: d.b.map_or(0, |f| read_field(s.raw, f)) as u32,
+                            });
+                            newest = newest.max(s.time);
+                        }
+                    }
+                    Some(Record::Lost { count, time }) => lost.push(Lost {
+                        from: 0,
+                        to: if time == 0 { u64::MAX } else { time },
+                        count,
+                    }),
+                    _ => {}
+                });
+            pending.sort_by_key(|e| e.ts);
+            let newest = pending.last().map_or(newest, |e| e.ts.max(newest));
+            let cut = if all {
+                pending.len()
+            } else {
+                pending.partition_point(|e| e.ts + HOLD_NS <= newest)
+            };
+            let mut ready: Vec<KernelEvent> = pending.drain(..cut).collect();
+            // Never go back in time across drains.
+            for e in &mut ready {
+                e.ts = e.ts.max(r.last_emitted);
+                r.last_emitted = e.ts;
+            }
+            if !ready.is_empty() {
+                out.events.push((cpu, ready));
+            }
+            if !lost.is_empty() {
+                out.lost.push((cpu, lost));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Stops recording and returns the rest with what was recorded; everything is
+    /// released.
+    pub fn stop(mut self) -> io::Result<Summary> {
+        for r in &self.rings {
+            for ev in std::iter::once(r.ring.event()).chain(r.others.iter()) {
+                let _ = ev.disable();
+            }
+        }
+        let rest = self.drain_inner(true)?;
+        Ok(Summary {
+            events: rest.events,
+            lost: rest.lost,
+            recorded: self.recorded.clone(),
+            unavailable: self.unavailable().unwrap_or_default(),
+            method: self.method.clone(),
+        })
+    }
+}
+
+/// Whether kernel events can be had here, or why not, in one line: opens and closes
+/// one switch tracepoint on CPU 0.
+pub fn available() -> Result<(), Unavailable> {
+    let req = KernelRequest {
+        kinds: vec![KernelKind::Switch],
+        cpus: vec![online_cpus().first().copied().unwrap_or(0)],
+        ring_pages: 1,
+    };
+    KernelRecorder::start(&req).map(|_| ())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SWITCH_FORMAT: &str = "name: sched_switch
+ID: 372
+format:
+\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;
+\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;
+\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;
+\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;
+
+\tfield:char prev_comm[16];\toffset:8;\tsize:16;\tsigned:0;
+\tfield:pid_t prev_pid;\toffset:24;\tsize:4;\tsigned:1;
+\tfield:int prev_prio;\toffset:28;\tsize:4;\tsigned:1;
+\tfield:long prev_state;\toffset:32;\tsize:8;\tsigned:1;
+\tfield:char next_comm[16];\toffset:40;\tsize:16;\tsigned:0;
+\tfield:pid_t next_pid;\toffset:56;\tsize:4;\tsigned:1;
+\tfield:int next_prio;\toffset:60;\tsize:4;\tsigned:1;
+
+print fmt: \"prev_comm=%s prev_pid=%d\", REC->prev_comm, REC->prev_pid
+";
+
+    #[test]
+    fn a_format_file_gives_every_fields_offset_and_size() {
+        let f = parse_format(SWITCH_FORMAT);
+        assert_eq!(
+            f["prev_pid"],
+            Field {
+                offset: 24,
+                size: 4,
+                signed: true
+            }
+        );
+        assert_eq!(
+            f["prev_state"],
+            Field {
+                offset: 32,
+                size: 8,
+                signed: true
+            }
+        );
+        assert_eq!(
+            f["next_pid"],
+            Field {
+                offset: 56,
+                size: 4,
+                signed: true
+            }
+        );
+        assert_eq!(f["prev_comm"].size, 16);
+        assert_eq!(f.len(), 11);
+        let mut raw = vec![0u8; 64];
+        raw[24..28].copy_from_slice(&1234i32.to_le_bytes());
+        raw[56..60].copy_from_slice(&(-1i32).to_le_bytes());
+        assert_eq!(read_field(&raw, f["prev_pid"]), 1234);
+        assert_eq!(read_field(&raw, f["next_pid"]) as i64, -1);
+        assert_eq!(
+            read_field(&raw[..30], f["next_pid"]),
+            0,
+            "past the end reads 0"
+        );
+        assert!(parse_format("garbage\nfield:;;;\nfield:int x;\toffset:zz;").is_empty());
+    }
+
+    #[test]
+    fn kinds_parse_from_a_list_and_unknown_ones_are_named() {
+        assert_eq!(
+            KernelRequest::parse_kinds("timer,switch").unwrap(),
+            vec![KernelKind::Switch, KernelKind::TimerEntry]
+        );
+        assert_eq!(
+            KernelRequest::parse_kinds("all").unwrap().len(),
+            DEFAULT_KINDS.len()
+        );
+        assert!(KernelRequest::parse_kinds("none").unwrap().is_empty());
+        let e = KernelRequest::parse_kinds("timer,bogus").unwrap_err();
+        assert!(e.contains("bogus") && e.contains("switch"), "{e}");
+    }
+
+    fn fds() -> usize {
+        std::fs::read_dir("/proc/self/fd").map_or(0, |d| d.count())
+    }
+
+    /// A real recording: a sleep shows its switches between two reads of the user's
+    /// clock, a busy CPU takes clock interrupts, fresh pages fault, and nothing stays
+    /// behind. Skipped, with the reason, where kernel events cannot be had.
+    #[test]
+    fn a_sleep_switches_a_spin_takes_ticks_and_touched_pages_fault_on_one_clock() {
+        let fds_before = fds();
+        let mut rec = match KernelRecorder::start(&KernelRequest::all()) {
+            Ok(r) => r,
+            Err(why) => {
+                println!("SKIPPED: {why}");
+                return;
+            }
+        };
+        let me = crate::runner::task::gettid() as u32;
+        let raw = crate::runner::sys::raw_ns;
+        // A sleep: this thread leaves its CPU and comes back.
+        let a = raw();
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        let b = raw();
+        // A spin of 200 ms on one CPU.
+        let pin = crate::runner::affinity::Pin::to(rec.cpus()[0] as usize).ok();
+        let s0 = raw();
+        while raw() - s0 < 200_000_000 {
+            std::hint::spin_loop();
+        }
+        let s1 = raw();
+        let spin_cpu = crate::runner::sys::current_cpu().unwrap_or(0) as u32;
+        drop(pin);
+        // Fresh pages, touched.
+        let f0 = raw();
+        let mut v = vec![0u8; 64 << 20];
+        for i in (0..v.len()).step_by(4096) {
+            v[i] = 1;
+        }
+        std::hint::black_box(&v);
+        let f1 = raw();
+        drop(v);
+        let mut events: Vec<KernelEvent> = Vec::new();
+        let d = rec.drain().unwrap();
+        events.extend(d.events.into_iter().flat_map(|(_, e)| e));
+        let s = rec.stop().unwrap();
+        events.extend(s.events.into_iter().flat_map(|(_, e)| e));
+        let switched = events.iter().any(|e| {
+            e.kind == KernelKind::Switch && e.tid == me && e.ts >= a && e.ts <= b
+        });
+        assert!(
+            switched,
+            "no switch of thread {me} inside its 2 ms sleep [{a}, {b}]"
+        );
+        let ticks = events
+            .iter()
+            .filter(|e| {
+                e.kind == KernelKind::TimerEntry
+                    && e.cpu == spin_cpu
+                    && e.ts >= s0
+                    && e.ts <= s1
+            })
+            .count();
+        assert!(
+            (5..=2000).contains(&ticks),
+            "{ticks} clock interrupts in a 200 ms spin"
+        );
+        let faults = events
+            .iter()
+            .filter(|e| {
+                e.kind == KernelKind::Fault && e.tid == me && e.ts >= f0 && e.ts <= f1
+            })
+            .count();
+        assert!(
+            faults > 0,
+            "no page fault of thread {me} while it touched 64 MiB"
+        );
+        assert_eq!(fds(), fds_before, "every descriptor closed");
+        let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap();
+        assert!(
+            !mounts.contains("syscost-tracefs"),
+            "the private tracefs mount is gone"
+        );
+        println!(
+            "{} events ({ticks} ticks in the spin, {faults} faults); {}",
+            events.len(),
+            s.method
+        );
+    }
+}
