@@ -587,12 +587,19 @@ impl KernelRecorder {
         self.drain_inner(false)
     }
 
+    /// Decodes everything the rings hold, nothing held back: for a reader that needs
+    /// every event up to now (culling a round of samples that just ended). An event
+    /// that a later drain finds earlier than this one's last is moved to that time.
+    pub fn drain_all(&mut self) -> io::Result<Drained> {
+        self.drain_inner(true)
+    }
+
     fn drain_inner(&mut self, all: bool) -> io::Result<Drained> {
         let mut out = Drained::default();
         let decoders = &self.decoders;
         for r in &mut self.rings {
             let mut lost = Vec::new();
-            let mut newest = 0u64;
+            let mut newest = r.last_emitted;
             let cpu = r.cpu;
             let pending = &mut r.pending;
             r.ring
@@ -612,9 +619,14 @@ impl KernelRecorder {
                             newest = newest.max(s.time);
                         }
                     }
+                    // Lost between the newest event read before it and its own time.
                     Some(Record::Lost { count, time }) => lost.push(Lost {
-                        from: 0,
-                        to: if time == 0 { u64::MAX } else { time },
+                        from: newest,
+                        to: if time == 0 {
+                            u64::MAX
+                        } else {
+                            time.max(newest)
+                        },
                         count,
                     }),
                     _ => {}

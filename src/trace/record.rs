@@ -1,0 +1,366 @@
+//! `syscost trace record`: runs a command with tracing on and writes one trace file
+//! holding the command's own events and the kernel's.
+//!
+//! The command finds its trace through the environment: `SYSCOST_TRACE` names a file in
+//! a private temporary directory, which the `syscost-trace` library opens (a program
+//! that never opens a trace simply records nothing). Meanwhile the kernel's events are
+//! drained from their rings every few milliseconds into a second temporary file, so
+//! memory stays bounded however long the command runs. When the command has ended, the
+//! output is assembled — the command's chunks, then the kernel's, then what the record
+//! knows (the command, its exit status, how the kernel's events were recorded or why
+//! they could not be) — under a temporary name and renamed into place. The temporary
+//! directory goes on every path, errors included.
+
+use super::format::{self, ChunkKind, ChunkReader, KernelEvent, Lost, Meta};
+use super::kernel::{KernelRecorder, KernelRequest};
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// The environment variable that tells a program where to write its trace.
+pub const ENV_PATH: &str = "SYSCOST_TRACE";
+/// The environment variable that sets its ring size per thread, bytes.
+pub const ENV_BUFFER: &str = "SYSCOST_TRACE_BUFFER";
+
+/// How often the kernel's rings are drained while the command runs.
+const DRAIN_EVERY: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// A private temporary directory, removed when dropped.
+pub struct TempDir(PathBuf);
+
+impl TempDir {
+    /// Creates `syscost-trace-<pid>-<n>` (mode 0700) under the temporary directory.
+    pub fn new() -> io::Result<TempDir> {
+        use std::os::unix::fs::DirBuilderExt;
+        let base = std::env::temp_dir();
+        for n in 0..1000u32 {
+            let p = base.join(format!("syscost-trace-{}-{n}", std::process::id()));
+            match std::fs::DirBuilder::new().mode(0o700).create(&p) {
+                Ok(()) => return Ok(TempDir(p)),
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        Err(io::Error::other("no free temporary directory name"))
+    }
+
+    /// Its path.
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Kernel events written as chunks to a file while the command runs, with totals.
+pub struct KernelSink {
+    out: BufWriter<File>,
+    /// Events written.
+    pub events: u64,
+    /// Events the kernel lost.
+    pub lost: u64,
+    buf: Vec<u8>,
+}
+
+impl KernelSink {
+    /// A sink writing chunks (no file header) to `path`.
+    pub fn create(path: &Path) -> io::Result<KernelSink> {
+        Ok(KernelSink {
+            out: BufWriter::with_capacity(1 << 20, File::create(path)?),
+            events: 0,
+            lost: 0,
+            buf: Vec::new(),
+        })
+    }
+
+    /// Writes one CPU's events (in time order) as chunks of at most 64 Ki records.
+    pub fn events(&mut self, cpu: u32, events: &[KernelEvent]) -> io::Result<()> {
+        for part in events.chunks(1 << 16) {
+            self.buf.clear();
+            for e in part {
+                e.put(&mut self.buf);
+            }
+            format::write_chunk(
+                &mut self.out,
+                ChunkKind::Kernel,
+                cpu,
+                part.len() as u32,
+                &self.buf,
+            )?;
+            self.events += part.len() as u64;
+        }
+        Ok(())
+    }
+
+    /// Writes one CPU's losses.
+    pub fn lost(&mut self, cpu: u32, lost: &[Lost]) -> io::Result<()> {
+        if lost.is_empty() {
+            return Ok(());
+        }
+        self.buf.clear();
+        for l in lost {
+            l.put(&mut self.buf);
+            self.lost += l.count;
+        }
+        format::write_chunk(
+            &mut self.out,
+            ChunkKind::KernelLost,
+            cpu,
+            lost.len() as u32,
+            &self.buf,
+        )
+    }
+
+    /// Flushes and closes the file.
+    pub fn finish(mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+}
+
+/// Copies the chunks of a program's trace file into `out`, stopping at a chunk cut
+/// short (a program killed mid-write). Returns whether it was cut short, or `None`
+/// when the program wrote no trace at all.
+pub fn copy_user_chunks<W: Write>(path: &Path, out: &mut W) -> io::Result<Option<bool>> {
+    let file = match File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let mut reader = match ChunkReader::new(io::BufReader::with_capacity(1 << 20, file)) {
+        Ok(r) => r,
+        // A program killed before its header reached the disk left nothing usable.
+        Err(format::FormatError::NotATrace) => return Ok(Some(true)),
+        Err(e) => return Err(io::Error::other(e.to_string())),
+    };
+    let mut payload = Vec::new();
+    loop {
+        match reader.next_chunk(&mut payload) {
+            Ok(Some(h)) => format::write_chunk(out, h.kind, h.stream, h.count, &payload)?,
+            Ok(None) => return Ok(Some(reader.truncated())),
+            Err(format::FormatError::Io(e)) => return Err(e),
+            // A damaged chunk ends the copy like a cut one: what came before is good.
+            Err(_) => return Ok(Some(true)),
+        }
+    }
+}
+
+/// Appends the raw chunk bytes of `path` (written by [`KernelSink`]) to `out`.
+fn append_file<W: Write>(path: &Path, out: &mut W) -> io::Result<()> {
+    let mut f = File::open(path)?;
+    io::copy(&mut f, out)?;
+    Ok(())
+}
+
+/// What one `trace record` did.
+#[derive(Debug)]
+pub struct Recorded {
+    /// The command's exit status.
+    pub status: crate::runner::spawn::ExitStatus,
+    /// Whether the command wrote a trace of its own.
+    pub user_trace: bool,
+    /// Whether its trace was cut short (killed mid-write).
+    pub user_truncated: bool,
+    /// Kernel events written.
+    pub kernel_events: u64,
+    /// Kernel events lost.
+    pub kernel_lost: u64,
+    /// Why the kernel's events (some or all) could not be recorded.
+    pub kernel_unavailable: Option<String>,
+}
+
+/// The kernel side of a recording: drained on a thread of its own while the command
+/// runs.
+struct KernelThread {
+    stop: Arc<AtomicBool>,
+    handle: std::thread::JoinHandle<io::Result<(KernelRecorder, KernelSink)>>,
+}
+
+impl KernelThread {
+    fn start(mut recorder: KernelRecorder, mut sink: KernelSink) -> KernelThread {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let handle = std::thread::Builder::new()
+            .name("syscost-kdrain".into())
+            .spawn(move || {
+                while !flag.load(Ordering::Relaxed) {
+                    std::thread::sleep(DRAIN_EVERY);
+                    drain_into(&mut recorder, &mut sink)?;
+                }
+                Ok((recorder, sink))
+            })
+            .expect("a thread for draining kernel events");
+        KernelThread { stop, handle }
+    }
+
+    fn finish(self) -> io::Result<(KernelRecorder, KernelSink)> {
+        self.stop.store(true, Ordering::Relaxed);
+        self.handle
+            .join()
+            .map_err(|_| io::Error::other("the kernel event thread panicked"))?
+    }
+}
+
+fn drain_into(recorder: &mut KernelRecorder, sink: &mut KernelSink) -> io::Result<()> {
+    let drained = recorder.drain()?;
+    for (cpu, events) in &drained.events {
+        sink.events(*cpu, events)?;
+    }
+    for (cpu, lost) in &drained.lost {
+        sink.lost(*cpu, lost)?;
+    }
+    Ok(())
+}
+
+/// Runs `command` with tracing on and writes the trace to `output`.
+///
+/// `kernel` lists the kernel events to record (empty for none); when the kernel or the
+/// privileges refuse them, the recording goes on without them and
+/// [`Recorded::kernel_unavailable`] says why. `buffer` is the ring size per thread the
+/// program should use, bytes.
+pub fn record(
+    command: &[std::ffi::OsString],
+    output: &Path,
+    kernel: &KernelRequest,
+    buffer: Option<u64>,
+    spawn_failed: &mut dyn FnMut(&io::Error),
+) -> anyhow::Result<Option<Recorded>> {
+    use crate::runner::spawn::{self, PreparedExec};
+    let dir = TempDir::new()?;
+    let user_path = dir.path().join("user.sct");
+    let kernel_path = dir.path().join("kernel.chunks");
+
+    let mut env: Vec<std::ffi::OsString> = std::env::vars_os()
+        .filter(|(k, _)| k != ENV_PATH && k != ENV_BUFFER)
+        .map(|(k, v)| {
+            let mut kv = k;
+            kv.push("=");
+            kv.push(v);
+            kv
+        })
+        .collect();
+    let mut kv = std::ffi::OsString::from(format!("{ENV_PATH}="));
+    kv.push(user_path.as_os_str());
+    env.push(kv);
+    if let Some(b) = buffer {
+        env.push(format!("{ENV_BUFFER}={b}").into());
+    }
+    let prep = PreparedExec::with_env(&command[0], command, &env)?;
+
+    let (kernel_thread, mut unavailable) = if kernel.kinds.is_empty() {
+        (None, None)
+    } else {
+        match KernelRecorder::start(kernel) {
+            Ok(r) => {
+                let missing = r.unavailable();
+                let sink = KernelSink::create(&kernel_path)?;
+                (Some(KernelThread::start(r, sink)), missing)
+            }
+            Err(why) => (None, Some(why.to_string())),
+        }
+    };
+
+    let ignored = spawn::ignore_signals(&[libc::SIGINT, libc::SIGQUIT])?;
+    let defaults: Vec<libc::c_int> = [libc::SIGINT, libc::SIGQUIT]
+        .into_iter()
+        .filter(|&s| !ignored.was_ignored(s))
+        .chain([libc::SIGPIPE])
+        .collect();
+    let child = match spawn::spawn(&prep, true, &defaults) {
+        Ok(c) => c,
+        Err(e) => {
+            drop(ignored);
+            if let Some(t) = kernel_thread {
+                let _ = t.finish();
+            }
+            spawn_failed(&e);
+            return Ok(None);
+        }
+    };
+    let status = child.wait();
+    drop(ignored);
+    let status = status?;
+
+    let mut kernel_meta = None;
+    let (mut kernel_events, mut kernel_lost) = (0, 0);
+    if let Some(t) = kernel_thread {
+        let (recorder, mut sink) = t.finish()?;
+        let summary = recorder.stop()?;
+        for (cpu, events) in &summary.events {
+            sink.events(*cpu, events)?;
+        }
+        for (cpu, lost) in &summary.lost {
+            sink.lost(*cpu, lost)?;
+        }
+        kernel_events = sink.events;
+        kernel_lost = sink.lost;
+        sink.finish()?;
+        if unavailable.is_none() && !summary.unavailable.is_empty() {
+            unavailable = Some(summary.unavailable.clone());
+        }
+        kernel_meta = Some(Meta::Kernel {
+            requested: kernel.kinds.iter().map(|k| k.name()).collect(),
+            recorded: summary.recorded.iter().map(|k| k.name()).collect(),
+            unavailable: unavailable.clone().unwrap_or_default(),
+            events: kernel_events,
+            lost: kernel_lost,
+            method: summary.method.clone(),
+        });
+    } else if !kernel.kinds.is_empty() {
+        kernel_meta = Some(Meta::Kernel {
+            requested: kernel.kinds.iter().map(|k| k.name()).collect(),
+            recorded: vec![],
+            unavailable: unavailable.clone().unwrap_or_default(),
+            events: 0,
+            lost: 0,
+            method: String::new(),
+        });
+    }
+
+    let partial = crate::report::partial_path(output);
+    let assembled = (|| -> io::Result<Option<bool>> {
+        let mut out = BufWriter::with_capacity(1 << 20, File::create(&partial)?);
+        out.write_all(&format::file_header())?;
+        let user = copy_user_chunks(&user_path, &mut out)?;
+        if kernel_path.exists() {
+            append_file(&kernel_path, &mut out)?;
+        }
+        if let Some(m) = &kernel_meta {
+            format::write_meta(&mut out, m)?;
+        }
+        format::write_meta(
+            &mut out,
+            &Meta::Command {
+                argv: command
+                    .iter()
+                    .map(|a| a.to_string_lossy().into_owned())
+                    .collect(),
+                status: status.shell_code() as i32,
+            },
+        )?;
+        out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+        std::fs::rename(&partial, output)?;
+        Ok(user)
+    })();
+    let user = match assembled {
+        Ok(u) => u,
+        Err(e) => {
+            let _ = std::fs::remove_file(&partial);
+            return Err(anyhow::anyhow!("cannot write {}: {e}", output.display()));
+        }
+    };
+    drop(dir);
+    Ok(Some(Recorded {
+        status,
+        user_trace: user.is_some(),
+        user_truncated: user == Some(true),
+        kernel_events,
+        kernel_lost,
+        kernel_unavailable: unavailable,
+    }))
+}
