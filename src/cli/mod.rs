@@ -10,6 +10,7 @@ mod list;
 mod report;
 pub(crate) mod run;
 mod selftest;
+mod trace;
 
 pub use history::{open_for_saving, save};
 pub use run::check_load;
@@ -63,6 +64,8 @@ enum Command {
     Report(history::ReportArgs),
     /// Writes one graph of runs as an SVG file.
     Plot(history::PlotArgs),
+    /// Records, shows, reduces and exports event traces (the 1976 memo's trace and fsm).
+    Trace(trace::TraceArgs),
     /// Runs a command and reports its resource usage (wait4's rusage; times(2) with
     /// --times), to standard error.
     Exec(exec::ExecArgs),
@@ -220,6 +223,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Selftest => selftest::selftest(),
         Command::Repro(args) => crate::repro::repro(&args),
         Command::Exec(args) => exec::exec(&args),
+        Command::Trace(args) => trace::trace(&args),
         Command::History(args) => history::history(&args),
         Command::Compare(args) => history::compare_cmd(&args),
         Command::Report(args) => history::report_cmd(&args),

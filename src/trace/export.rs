@@ -314,6 +314,9 @@ fn entry_pair(k: KernelKind) -> Option<(bool, &'static str)> {
     }
 }
 
+/// Open interval starts of one kind, by thread (or 0 for any thread): (ts, cpu, arg).
+type Stacks = BTreeMap<u32, Vec<(u64, u32, u64)>>;
+
 fn walk(
     file: &std::fs::File,
     index: &Index,
@@ -355,8 +358,7 @@ fn walk(
     sink.begin(index, first_ts, &threads, &cpus, &kinds)?;
     let mut n = Exported::default();
     let mut open_irq: BTreeMap<(u32, &'static str), Vec<(u64, u64)>> = BTreeMap::new();
-    let mut stacks: Vec<BTreeMap<u32, Vec<(u64, u32, u64)>>> =
-        vec![BTreeMap::new(); spec.len()];
+    let mut stacks: Vec<Stacks> = vec![BTreeMap::new(); spec.len()];
     for ev in format::merge(file, index)? {
         match ev? {
             Event::User { tid, event } => {

@@ -9,6 +9,7 @@
 pub mod cull;
 pub mod export;
 pub mod kernel;
+pub mod record;
 pub mod reduce;
 pub mod show;
 pub mod watch;

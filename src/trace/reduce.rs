@@ -699,7 +699,7 @@ mod tests {
         )
         .unwrap();
         let mut p = Vec::new();
-        let mut put = |p: &mut Vec<u8>, ts: u64, id: u32, cpu: u32| {
+        let put = |p: &mut Vec<u8>, ts: u64, id: u32, cpu: u32| {
             UserEvent {
                 ts,
                 arg: 0,
