@@ -123,7 +123,7 @@ pub struct Sample {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub span: Option<Span>,
     /// What the kernel did during the batch that the operation does not do itself
-    /// (bits of [`crate::trace::cull::Causes`]); 0 when nothing or not known.
+    /// (bits of [`crate::trace::cull::bits`]); 0 when nothing or not known.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub kernel: u16,
 }
