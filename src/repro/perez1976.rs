@@ -1,6 +1,6 @@
-//! `syscost repro perez1976`: the 1976 memo's Figures 3, 4 and 6 beside this machine.
+//! `syscost repro perez1976`: the 1976 memo's Figures 2, 3, 4 and 6 beside this machine.
 
-use super::perez1976_data::{Row, FIG3, FIG4, FIG6, PER_ARG_US};
+use super::perez1976_data::{Row, FIG2_EVENT, FIG3, FIG4, FIG6, PER_ARG_US};
 use crate::cli::ReproArgs;
 use crate::harness::clock::ClockChoice;
 use crate::report::model::fmt_ns;
@@ -204,6 +204,36 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<ExitCode> {
         FIG3[1].m45_nofpp - FIG3[0].m45_nofpp,
         FIG3[1].m70_nofpp - FIG3[0].m70_nofpp
     )?;
+
+    // Figure 2: the trace's own event call, the correction for every interval.
+    let event = super::median(&session, "trace.event", &[]);
+    writeln!(
+        out,
+        "\nFigure 2, the event call (µs, system / user, no floating point), the trace's correction:"
+    )?;
+    for m in FIG2_EVENT {
+        writeln!(
+            out,
+            "  {:<6} {:>5} / {:>5}{}",
+            m.machine,
+            m.nofpp.0,
+            m.nofpp.1,
+            m.fpp
+                .map(|(s, u)| format!("   (with floating point {s} / {u})"))
+                .unwrap_or_default()
+        )?;
+    }
+    match event {
+        Ok(ns) => writeln!(
+            out,
+            "  today  trace.event {} per user event, recorded into a per-thread ring without a \
+             system call ({:.0}× the 11/70's user-program event); the kernel's events come from \
+             its tracepoints",
+            fmt_ns(ns),
+            FIG2_EVENT[2].nofpp.1 as f64 * 1000.0 / ns
+        )?,
+        Err(why) => writeln!(out, "  today  trace.event: {why}")?,
+    }
 
     // Figure 6: the subroutine call.
     let call = super::median(&session, "call.empty", &[])
