@@ -1,7 +1,8 @@
 //! Generated inputs for every parser and reader of the tool: the command line's
 //! benchmark filters and parameters, byte sizes, run references, the results document
 //! (real documents cut, flipped and spliced, and JSON-like noise), the host facts'
-//! text parsers, and the trace file's index. None may panic; each input must be
+//! text parsers, the trace file's index, reduction specs, durations and kernel event
+//! lists. None may panic; each input must be
 //! answered (a value or an error) promptly.
 //!
 //! `cargo test` runs [`DEFAULT_INPUTS`] inputs per target; `scripts/fuzz.py` runs a
@@ -411,6 +412,68 @@ fn trace_files_never_panic() {
                 let _ = index.names();
                 let _ = index.event_cost_ns();
             }
+        },
+    );
+}
+
+#[test]
+fn trace_specs_durations_and_kernel_lists_never_panic() {
+    let names = std::collections::BTreeMap::from([
+        (1u32, "begin".to_string()),
+        (2, "end".to_string()),
+    ]);
+    drive(
+        "trace reduce specs",
+        8,
+        |g| {
+            g.text(
+                &[
+                    "interval",
+                    " ",
+                    "a",
+                    "=",
+                    "->",
+                    "begin",
+                    "end",
+                    "1",
+                    "2",
+                    "(arg=",
+                    "start",
+                    ")",
+                    "[",
+                    "]",
+                    "same thread",
+                    "any thread",
+                    ";",
+                    "\n",
+                    "#",
+                    "arg",
+                    "(",
+                ],
+                24,
+            )
+        },
+        |s| {
+            if let Ok(spec) = crate::trace::reduce::parse_spec(&s, &names) {
+                assert!(!spec.is_empty());
+            }
+        },
+    );
+    drive(
+        "durations and kernel event lists",
+        9,
+        |g| {
+            g.text(
+                &[
+                    "1", ".", "5", "ns", "us", "ms", "s", "-", "e9", "timer", ",", "all",
+                    "none", "switch",
+                ],
+                6,
+            )
+        },
+        |s| {
+            let _ = crate::trace::show::parse_duration(&s);
+            let _ = crate::trace::kernel::KernelRequest::parse_kinds(&s);
         },
     );
 }
