@@ -1884,3 +1884,38 @@ fn a_run_that_fails_to_start_leaves_no_output_file_and_names_what_failed() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn cull_kernel_follows_the_schema_and_says_what_it_culled_or_why_not() {
+    let run = run_json(&["syscall.getpid"], &["--cull", "kernel"]);
+    let method = run
+        .harness
+        .kernel_events
+        .clone()
+        .expect("the run says how kernel events went");
+    let m = run.results[0].measured.as_ref().expect("measured");
+    if method.starts_with("unavailable: ") {
+        println!("kernel events unavailable here: {method}");
+        assert!(m.kernel.is_none());
+        return;
+    }
+    let k = m
+        .kernel
+        .as_ref()
+        .expect("culling by kernel events is reported");
+    assert!(k.samples > 0 && k.culled <= k.samples);
+    let by: u64 = k.by_cause.values().sum();
+    assert!(by >= k.culled, "every culled sample has a cause");
+    for cause in k.by_cause.keys() {
+        assert!(
+            ["timer", "irq", "softirq", "ipi", "switch", "fault", "migrate", "lost"]
+                .contains(&cause.as_str()),
+            "{cause}"
+        );
+    }
+    assert!(k.clean_median_ns.unwrap() > 0.0 && k.clean_median_ns.unwrap() < 1e6);
+    // Without the flag there is no kernel section at all.
+    let plain = run_json(&["syscall.getpid"], &[]);
+    assert!(plain.harness.kernel_events.is_none());
+    assert!(plain.results[0].measured.as_ref().unwrap().kernel.is_none());
+}

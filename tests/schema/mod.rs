@@ -208,7 +208,7 @@ pub struct Harness {
     pub window_above: f64,
     pub mad_threshold: f64,
     pub mad_floor: f64,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel_events: Option<String>,
     pub cpu: Option<usize>,
     pub load: usize,
@@ -277,7 +277,7 @@ pub struct Measured {
     pub after_ns: f64,
     pub samples: Option<Samples>,
     pub between_runs: Option<BetweenRuns>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel: Option<KernelCull>,
 }
 
