@@ -32,14 +32,16 @@ impl Drop for Dir {
 /// `end`, and sleeps 1 ms ten times between `nap` and `woke`; or None (printed) when
 /// there is no C compiler.
 fn napper(dir: &Path) -> Option<PathBuf> {
-    let lib = Path::new(SYSCOST)
-        .parent()
-        .unwrap()
-        .join("libsyscost_trace.a");
-    assert!(
-        lib.exists(),
-        "libsyscost_trace.a was not built beside {SYSCOST}"
-    );
+    // Built beside the binary by an explicit build of the crate, or in deps/ when
+    // cargo builds it as a dependency of the tool.
+    let bin_dir = Path::new(SYSCOST).parent().unwrap();
+    let lib = [
+        bin_dir.join("libsyscost_trace.a"),
+        bin_dir.join("deps/libsyscost_trace.a"),
+    ]
+    .into_iter()
+    .find(|p| p.exists())
+    .unwrap_or_else(|| panic!("libsyscost_trace.a was not built beside {SYSCOST}"));
     let src = dir.join("napper.c");
     std::fs::write(
         &src,

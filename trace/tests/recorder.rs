@@ -154,12 +154,17 @@ fn nothing_is_recorded_without_a_trace_or_while_off() {
     assert!(recorder::close().is_err());
 }
 
-/// The static library next to this test's binary (target/<profile>/).
+/// The static library cargo built with this test: in target/<profile>/deps/ beside the
+/// test's binary, or in target/<profile>/ after an explicit build of the crate.
 fn static_lib() -> Option<PathBuf> {
     let exe = std::env::current_exe().ok()?;
-    let profile_dir = exe.parent()?.parent()?;
-    let lib = profile_dir.join("libsyscost_trace.a");
-    lib.exists().then_some(lib)
+    let deps = exe.parent()?;
+    [
+        deps.join("libsyscost_trace.a"),
+        deps.parent()?.join("libsyscost_trace.a"),
+    ]
+    .into_iter()
+    .find(|p| p.exists())
 }
 
 #[test]
