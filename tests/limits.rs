@@ -66,6 +66,8 @@ fn deny_tool(dir: &Path) -> Result<PathBuf, String> {
 /// What one condition's run did.
 struct Outcome {
     code: Option<i32>,
+    signal: Option<i32>,
+    core: Option<PathBuf>,
     stderr: String,
     doc: Option<serde_json::Value>,
 }
@@ -73,7 +75,13 @@ struct Outcome {
 /// Runs `prefix… syscost run --profile smoke <args> -o DOC` with TMPDIR set to `tmp`.
 fn run_under(prefix: &[String], args: &[&str], tmp: &Path, doc: &Path) -> Outcome {
     let bin = env!("CARGO_BIN_EXE_syscost");
-    let mut argv: Vec<String> = prefix.to_vec();
+    // A crash leaves a core file (core_pattern "core" on most machines) in the
+    // scratch directory the run starts in, for the failure message to point at.
+    let mut argv: Vec<String> = ["prlimit", "--core=unlimited", "--"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    argv.extend(prefix.iter().cloned());
     argv.push(bin.to_string());
     argv.extend(
         [
@@ -91,8 +99,10 @@ fn run_under(prefix: &[String], args: &[&str], tmp: &Path, doc: &Path) -> Outcom
     argv.push(doc.display().to_string());
     argv.extend(args.iter().map(|s| s.to_string()));
     let start = Instant::now();
+    let cwd = doc.parent().expect("the document's directory");
     let out = Command::new(&argv[0])
         .args(&argv[1..])
+        .current_dir(cwd)
         .env("TMPDIR", tmp)
         .env("SYSCOST_NO_SAVE", "1")
         .output()
@@ -105,8 +115,17 @@ fn run_under(prefix: &[String], args: &[&str], tmp: &Path, doc: &Path) -> Outcom
     let doc = std::fs::read(doc)
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok());
+    use std::os::unix::process::ExitStatusExt;
+    let core = std::fs::read_dir(cwd).ok().and_then(|d| {
+        d.flatten().map(|e| e.path()).find(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("core"))
+        })
+    });
     Outcome {
         code: out.status.code(),
+        signal: out.status.signal(),
+        core,
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
         doc,
     }
@@ -133,7 +152,21 @@ fn judge(name: &str, o: &Outcome, tmp: &Path) -> (Vec<String>, String) {
                 ));
             }
         }
-        other => problems.push(format!("{name}: exit {other:?}: {}", o.stderr)),
+        other => {
+            // Keep a core file, if the crash left one, where the next person can find it.
+            let kept = o.core.as_ref().and_then(|c| {
+                let to = std::env::temp_dir().join(format!(
+                    "syscost-limits-core-{}-{}",
+                    std::process::id(),
+                    name.replace(|c: char| !c.is_ascii_alphanumeric(), "_")
+                ));
+                std::fs::rename(c, &to).ok().map(|()| to)
+            });
+            problems.push(format!(
+                "{name}: exit {other:?} (signal {:?}; core {kept:?}): {}",
+                o.signal, o.stderr
+            ))
+        }
     }
     let mut counts = std::collections::BTreeMap::<String, usize>::new();
     if let Some(doc) = &o.doc {
