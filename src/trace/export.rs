@@ -17,7 +17,7 @@
 
 use super::cull::{cause_names, KernelIndex, Query};
 use super::format::{self, Event, Index, KernelEvent, KernelKind, Meta};
-use super::reduce::{ArgCond, IntervalSpec};
+use super::reduce::{IntervalSpec, Pairer};
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
@@ -314,9 +314,6 @@ fn entry_pair(k: KernelKind) -> Option<(bool, &'static str)> {
     }
 }
 
-/// Open interval starts of one kind, by thread (or 0 for any thread): (ts, cpu, arg).
-type Stacks = BTreeMap<u32, Vec<(u64, u32, u64)>>;
-
 fn walk(
     file: &std::fs::File,
     index: &Index,
@@ -358,55 +355,38 @@ fn walk(
     sink.begin(index, first_ts, &threads, &cpus, &kinds)?;
     let mut n = Exported::default();
     let mut open_irq: BTreeMap<(u32, &'static str), Vec<(u64, u64)>> = BTreeMap::new();
-    let mut stacks: Vec<Stacks> = vec![BTreeMap::new(); spec.len()];
+    let mut pairer = Pairer::new(spec);
     for ev in format::merge(file, index)? {
         match ev? {
             Event::User { tid, event } => {
                 let name = names.get(&event.id).map_or("", String::as_str);
                 sink.user(event.ts, tid, event.cpu, name, event.id, event.arg)?;
                 n.user_events += 1;
-                for (i, s) in spec.iter().enumerate() {
-                    let key = if s.same_thread { tid } else { 0 };
-                    let arg_ok = |c: ArgCond| match c {
-                        ArgCond::Is(v) => v == event.arg,
-                        _ => true,
-                    };
-                    if event.id == s.end.id && arg_ok(s.end.arg) {
-                        let stack = stacks[i].entry(key).or_default();
-                        let pos = match s.end.arg {
-                            ArgCond::SameAsStart => {
-                                stack.iter().rposition(|o| o.2 == event.arg)
-                            }
-                            _ => stack.len().checked_sub(1),
-                        };
-                        if let Some(p) = pos {
-                            let (t0, c0, _) = stack.remove(p);
-                            let causes = kidx.causes(&Query {
-                                t0,
-                                t1: event.ts,
-                                tid,
-                                c0,
-                                c1: event.cpu,
-                                any_cpu: false,
-                                expect: 0,
-                            });
-                            sink.interval(
-                                i,
-                                &s.name,
-                                tid,
-                                t0,
-                                event.ts,
-                                &cause_names(causes),
-                            )?;
-                            n.intervals += 1;
-                        }
-                    }
-                    if event.id == s.start.id && arg_ok(s.start.arg) {
-                        stacks[i]
-                            .entry(key)
-                            .or_default()
-                            .push((event.ts, event.cpu, event.arg));
-                    }
+                // Intervals end inside the pairer's callback; the sink's errors are
+                // kept and returned after it.
+                let mut closed = Vec::new();
+                pairer.event(tid, &event, |i, start, end| {
+                    closed.push((i, start, end.ts, end.cpu))
+                });
+                for (i, start, end_ts, end_cpu) in closed {
+                    let causes = kidx.causes(&Query {
+                        t0: start.ts,
+                        t1: end_ts,
+                        tid: start.tid,
+                        c0: start.cpu,
+                        c1: end_cpu,
+                        any_cpu: false,
+                        expect: 0,
+                    });
+                    sink.interval(
+                        i,
+                        &spec[i].name,
+                        start.tid,
+                        start.ts,
+                        end_ts,
+                        &cause_names(causes),
+                    )?;
+                    n.intervals += 1;
                 }
             }
             Event::Kernel(k) => {

@@ -35,7 +35,7 @@
 //! below 2 µs). Kernel events are loaded, which is fine for their rates.
 
 use super::cull::{cause_names, KernelIndex, Query};
-use super::format::{self, Event, Index, KernelEvent, Meta};
+use super::format::{self, Event, Index, KernelEvent, Meta, UserEvent};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -380,15 +380,92 @@ pub struct Reduction {
     pub intervals: Vec<KindResult>,
 }
 
+/// An open START: when, where and by whom.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Start {
+    /// Its time, ns.
+    pub ts: u64,
+    /// Its CPU.
+    pub cpu: u32,
+    /// Its argument.
+    pub arg: u64,
+    /// Its thread.
+    pub tid: u32,
+}
+
+/// Pairs STARTs with ENDs into intervals, kind by kind, as user events arrive in time
+/// order: nesting, `(arg=start)` and the unmatched and open counts of the spec
+/// language. Shared by `reduce` and `export`.
+pub struct Pairer<'s> {
+    spec: &'s [IntervalSpec],
+    stacks: Vec<BTreeMap<u32, Vec<Start>>>,
+    unmatched: Vec<u64>,
+}
+
+impl<'s> Pairer<'s> {
+    /// A pairer for `spec`.
+    pub fn new(spec: &'s [IntervalSpec]) -> Pairer<'s> {
+        Pairer {
+            spec,
+            stacks: vec![BTreeMap::new(); spec.len()],
+            unmatched: vec![0; spec.len()],
+        }
+    }
+
+    /// Feeds event `e` of thread `tid`; `closed(kind, start, end)` is called for each
+    /// interval it ends.
+    pub fn event(
+        &mut self,
+        tid: u32,
+        e: &UserEvent,
+        mut closed: impl FnMut(usize, Start, &UserEvent),
+    ) {
+        for (i, s) in self.spec.iter().enumerate() {
+            let key = if s.same_thread { tid } else { 0 };
+            let ends = e.id == s.end.id && matches_arg(s.end.arg, e.arg);
+            let starts = e.id == s.start.id && matches_arg(s.start.arg, e.arg);
+            // An event that both ends and starts (A -> A) ends first: back-to-back
+            // intervals.
+            if ends {
+                let stack = self.stacks[i].entry(key).or_default();
+                let pos = match s.end.arg {
+                    ArgCond::SameAsStart => stack.iter().rposition(|o| o.arg == e.arg),
+                    _ => stack.len().checked_sub(1),
+                };
+                match pos {
+                    Some(p) => closed(i, stack.remove(p), e),
+                    None if !starts => self.unmatched[i] += 1,
+                    None => {}
+                }
+            }
+            if starts {
+                self.stacks[i].entry(key).or_default().push(Start {
+                    ts: e.ts,
+                    cpu: e.cpu,
+                    arg: e.arg,
+                    tid,
+                });
+            }
+        }
+    }
+
+    /// ENDs of kind `i` that had no open START.
+    pub fn unmatched(&self, i: usize) -> u64 {
+        self.unmatched[i]
+    }
+
+    /// STARTs of kind `i` still open.
+    pub fn open(&self, i: usize) -> u64 {
+        self.stacks[i].values().map(|v| v.len() as u64).sum()
+    }
+}
+
 struct KindState {
     all: Acc,
     clean: Acc,
     raw: Acc,
     culled_by: BTreeMap<String, u64>,
     culled: u64,
-    unmatched: u64,
-    /// Open STARTs: (ts, cpu, arg, tid), per thread (or one global stack).
-    stacks: BTreeMap<u32, Vec<(u64, u32, u64, u32)>>,
 }
 
 /// One line on how the kernel's events were recorded, from the trace's metadata.
@@ -433,8 +510,6 @@ pub fn reduce(
             raw: Acc::default(),
             culled_by: BTreeMap::new(),
             culled: 0,
-            unmatched: 0,
-            stacks: BTreeMap::new(),
         })
         .collect();
     // User events only, in time order across threads.
@@ -442,75 +517,53 @@ pub fn reduce(
         kernel: BTreeMap::new(),
         ..index.clone()
     };
+    let mut pairer = Pairer::new(spec);
     for ev in format::merge(file, &users)? {
         let Event::User { tid, event } = ev? else {
             continue;
         };
-        for (s, st) in spec.iter().zip(states.iter_mut()) {
-            let key = if s.same_thread { tid } else { 0 };
-            let ends = event.id == s.end.id && matches_arg(s.end.arg, event.arg);
-            let starts = event.id == s.start.id && matches_arg(s.start.arg, event.arg);
-            // An event that both ends and starts (A -> A) ends first: back-to-back
-            // intervals.
-            if ends {
-                let stack = st.stacks.entry(key).or_default();
-                let pos = match s.end.arg {
-                    ArgCond::SameAsStart => stack.iter().rposition(|o| o.2 == event.arg),
-                    _ => stack.len().checked_sub(1),
-                };
-                match pos {
-                    Some(p) => {
-                        let (t0, c0, _, tid0) = stack.remove(p);
-                        let raw = event.ts.saturating_sub(t0) as f64;
-                        let v = raw - cost;
-                        st.all.add(v);
-                        st.raw.add(raw);
-                        let causes = if culling {
-                            kidx.causes(&Query {
-                                t0,
-                                t1: event.ts,
-                                tid: tid0,
-                                c0,
-                                c1: event.cpu,
-                                any_cpu: false,
-                                expect: 0,
-                            })
-                        } else {
-                            0
-                        };
-                        if causes == 0 {
-                            st.clean.add(v);
-                        } else {
-                            st.culled += 1;
-                            for c in cause_names(causes) {
-                                *st.culled_by.entry(c.to_string()).or_insert(0) += 1;
-                            }
-                        }
-                    }
-                    None if !starts => st.unmatched += 1,
-                    None => {}
+        pairer.event(tid, &event, |i, start, end| {
+            let st = &mut states[i];
+            let raw = end.ts.saturating_sub(start.ts) as f64;
+            let v = raw - cost;
+            st.all.add(v);
+            st.raw.add(raw);
+            let causes = if culling {
+                kidx.causes(&Query {
+                    t0: start.ts,
+                    t1: end.ts,
+                    tid: start.tid,
+                    c0: start.cpu,
+                    c1: end.cpu,
+                    any_cpu: false,
+                    expect: 0,
+                })
+            } else {
+                0
+            };
+            if causes == 0 {
+                st.clean.add(v);
+            } else {
+                st.culled += 1;
+                for c in cause_names(causes) {
+                    *st.culled_by.entry(c.to_string()).or_insert(0) += 1;
                 }
             }
-            if starts {
-                st.stacks
-                    .entry(key)
-                    .or_default()
-                    .push((event.ts, event.cpu, event.arg, tid));
-            }
-        }
+        });
     }
     let intervals = spec
         .iter()
         .zip(states)
-        .map(|(s, st)| KindResult {
+        .enumerate()
+        .map(|(i, (s, st))| KindResult {
             name: s.name.clone(),
             all: st.all.summary(),
             clean: st.clean.summary(),
             raw_median_ns: st.raw.summary().map(|r| r.median_ns),
             culled_by: st.culled_by,
             culled: st.culled,
-            unmatched: st.unmatched,
-            open: st.stacks.values().map(|v| v.len() as u64).sum(),
+            unmatched: pairer.unmatched(i),
+            open: pairer.open(i),
         })
         .collect();
     Ok(Reduction {

@@ -20,6 +20,17 @@ pub struct SctStats {
     pub event_cost_ns: f64,
 }
 
+impl From<recorder::Stats> for SctStats {
+    fn from(s: recorder::Stats) -> SctStats {
+        SctStats {
+            recorded: s.recorded,
+            lost: s.lost,
+            chunks: s.chunks,
+            event_cost_ns: s.event_cost_ns,
+        }
+    }
+}
+
 fn errno_of(e: &std::io::Error) -> c_int {
     -(e.raw_os_error().unwrap_or(match e.kind() {
         std::io::ErrorKind::AlreadyExists => libc::EBUSY,
@@ -113,14 +124,7 @@ pub unsafe extern "C" fn sct_stat(out: *mut SctStats) -> c_int {
     match recorder::stats() {
         Ok(s) => {
             // SAFETY: the caller promises a writable struct.
-            unsafe {
-                out.write(SctStats {
-                    recorded: s.recorded,
-                    lost: s.lost,
-                    chunks: s.chunks,
-                    event_cost_ns: s.event_cost_ns,
-                })
-            };
+            unsafe { out.write(s.into()) };
             0
         }
         Err(e) => errno_of(&e),
@@ -139,14 +143,7 @@ pub unsafe extern "C" fn sct_close(out: *mut SctStats) -> c_int {
         Ok(s) => {
             if !out.is_null() {
                 // SAFETY: the caller promises a writable struct.
-                unsafe {
-                    out.write(SctStats {
-                        recorded: s.recorded,
-                        lost: s.lost,
-                        chunks: s.chunks,
-                        event_cost_ns: s.event_cost_ns,
-                    })
-                };
+                unsafe { out.write(s.into()) };
             }
             0
         }
