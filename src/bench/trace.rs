@@ -19,9 +19,7 @@ struct Recording {
 
 impl Recording {
     fn open() -> Result<Recording, BenchError> {
-        let mut config = recorder::Config::new("/dev/null");
-        config.buffer_bytes = recorder::DEFAULT_BUFFER;
-        match recorder::open(&config) {
+        match recorder::open(&recorder::Config::new("/dev/null")) {
             Ok(()) => Ok(Recording { closed: false }),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(BenchError::Skip(
                 format!("this process is already tracing ({e}); trace.event needs its own trace"),

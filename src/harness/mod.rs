@@ -301,38 +301,37 @@ impl<'a> Harness<'a> {
         body: &mut dyn Body,
         k: u64,
     ) -> Result<(u64, u64, Usage), BenchError> {
-        body.reset(k)?;
-        let u0 = (self.usage)();
-        let t0 = self.clock.now();
-        body.run(k)?;
-        let t1 = self.clock.now();
-        let u1 = (self.usage)();
-        Ok((t0, t1.wrapping_sub(t0), u1.since(&u0)))
+        self.batch_span(body, k, false)
+            .map(|(t0, ticks, u, _)| (t0, ticks, u))
     }
 
-    /// [`Harness::batch`] with the batch's [`Span`]: the raw clock and the CPU are read
-    /// between the usage reads and the harness clock's reads, outside the timed region.
+    /// [`Harness::batch`], with the batch's [`Span`] when `span` is set: the raw clock
+    /// and the CPU are read between the usage reads and the harness clock's reads,
+    /// outside the timed region.
     fn batch_span(
         &self,
         body: &mut dyn Body,
         k: u64,
-    ) -> Result<(u64, u64, Usage, Span), BenchError> {
+        span: bool,
+    ) -> Result<(u64, u64, Usage, Option<Span>), BenchError> {
+        use crate::runner::sys::{current_cpu, raw_ns};
+        let cpu = || current_cpu().unwrap_or(0) as u32;
         body.reset(k)?;
         let u0 = (self.usage)();
-        let cpu0 = crate::runner::sys::current_cpu().unwrap_or(0) as u32;
-        let r0 = crate::runner::sys::raw_ns();
+        let before = span.then(|| (cpu(), raw_ns()));
         let t0 = self.clock.now();
         body.run(k)?;
         let t1 = self.clock.now();
-        let r1 = crate::runner::sys::raw_ns();
-        let cpu1 = crate::runner::sys::current_cpu().unwrap_or(0) as u32;
+        let after = span.then(|| (raw_ns(), cpu()));
         let u1 = (self.usage)();
-        let span = Span {
-            start_ns: r0,
-            end_ns: r1,
-            cpu0,
-            cpu1,
-        };
+        let span = before
+            .zip(after)
+            .map(|((cpu0, start_ns), (end_ns, cpu1))| Span {
+                start_ns,
+                end_ns,
+                cpu0,
+                cpu1,
+            });
         Ok((t0, t1.wrapping_sub(t0), u1.since(&u0), span))
     }
 
@@ -449,13 +448,8 @@ impl<'a> Harness<'a> {
         let start = self.clock.now();
         let mut n = 0;
         loop {
-            let (t0, ticks, usage, span) = if self.settings.spans {
-                let (t0, ticks, usage, span) = self.batch_span(body, k)?;
-                (t0, ticks, usage, Some(span))
-            } else {
-                let (t0, ticks, usage) = self.batch(body, k)?;
-                (t0, ticks, usage, None)
-            };
+            let (t0, ticks, usage, span) =
+                self.batch_span(body, k, self.settings.spans)?;
             out.push(Sample {
                 at_ns: self.clock.to_ns(t0.wrapping_sub(begin)),
                 ticks,

@@ -673,17 +673,6 @@ impl KernelRecorder {
     }
 }
 
-/// Whether kernel events can be had here, or why not, in one line: opens and closes
-/// one switch tracepoint on CPU 0.
-pub fn available() -> Result<(), Unavailable> {
-    let req = KernelRequest {
-        kinds: vec![KernelKind::Switch],
-        cpus: vec![online_cpus().first().copied().unwrap_or(0)],
-        ring_pages: 1,
-    };
-    KernelRecorder::start(&req).map(|_| ())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

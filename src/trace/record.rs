@@ -182,7 +182,10 @@ struct KernelThread {
 }
 
 impl KernelThread {
-    fn start(mut recorder: KernelRecorder, mut sink: KernelSink) -> KernelThread {
+    fn start(
+        mut recorder: KernelRecorder,
+        mut sink: KernelSink,
+    ) -> io::Result<KernelThread> {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         let handle = std::thread::Builder::new()
@@ -193,9 +196,8 @@ impl KernelThread {
                     drain_into(&mut recorder, &mut sink)?;
                 }
                 Ok((recorder, sink))
-            })
-            .expect("a thread for draining kernel events");
-        KernelThread { stop, handle }
+            })?;
+        Ok(KernelThread { stop, handle })
     }
 
     fn finish(self) -> io::Result<(KernelRecorder, KernelSink)> {
@@ -259,7 +261,7 @@ pub fn record(
             Ok(r) => {
                 let missing = r.unavailable();
                 let sink = KernelSink::create(&kernel_path)?;
-                (Some(KernelThread::start(r, sink)), missing)
+                (Some(KernelThread::start(r, sink)?), missing)
             }
             Err(why) => (None, Some(why.to_string())),
         }
