@@ -324,9 +324,12 @@ pub fn thread_count() -> io::Result<usize> {
 }
 
 /// The program break, moved and put back by [`Break::grow_shrink`]. It exists only in
-/// a single-threaded process (checked when made and by [`Break::check`]) and cannot
+/// a single-threaded process (checked when made and by [`Break::refresh`]) and cannot
 /// leave the thread that made it, because the C library's `malloc` also moves the
-/// break: another thread doing so between the two moves would lose memory.
+/// break: another thread doing so between the two moves would lose memory. This
+/// thread's own `malloc` moves it too, between batches, so the break is read again
+/// before each one ([`Break::refresh`]); putting it back to an older place would unmap
+/// memory `malloc` has handed out.
 pub struct Break {
     base: usize,
     _not_send: std::marker::PhantomData<*const ()>,
@@ -342,6 +345,16 @@ impl Break {
             base,
             _not_send: std::marker::PhantomData,
         })
+    }
+
+    /// Reads the break again, after checking that the process still has one thread:
+    /// the C library's `malloc` in this thread may have moved it since. Call it before
+    /// every batch of [`Break::grow_shrink`], with no allocation in between.
+    pub fn refresh(&mut self) -> io::Result<()> {
+        Break::check()?;
+        // SAFETY: brk(0) only queries the current break.
+        self.base = unsafe { libc::syscall(libc::SYS_brk, 0usize) } as usize;
+        Ok(())
     }
 
     /// Fails unless the process has exactly one thread.
@@ -361,8 +374,9 @@ impl Break {
     pub fn grow_shrink(&self, len: usize) -> libc::c_long {
         let up = self.base + len;
         // SAFETY: the new pages above the break belong to nobody else (the process is
-        // single-threaded and nothing runs between the two calls); the second call
-        // restores the break the C library knows.
+        // single-threaded, the break was read since this thread last allocated, and
+        // nothing runs between the two calls); the second call restores the break the
+        // C library knows.
         let (a, b) = unsafe {
             (
                 libc::syscall(libc::SYS_brk, up),
@@ -375,6 +389,20 @@ impl Break {
             -1
         }
     }
+}
+
+/// Moves the break up by `len` bytes through the C library (`sbrk`), as `malloc` does
+/// when its heap grows, and returns the new memory; `None` if the break cannot move.
+#[cfg(test)]
+pub(crate) fn sbrk_for_test(len: usize) -> Option<&'static mut [u8]> {
+    // SAFETY: sbrk moves the break through the C library, which owns it.
+    let taken = unsafe { libc::sbrk(len as libc::intptr_t) };
+    if taken as isize == -1 {
+        return None;
+    }
+    // SAFETY: sbrk returned `len` fresh writable bytes at `taken`, which nothing else
+    // uses and the C library never takes back.
+    Some(unsafe { std::slice::from_raw_parts_mut(taken as *mut u8, len) })
 }
 
 /// A forked child that does nothing but stop itself, so the parent's private pages are

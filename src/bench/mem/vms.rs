@@ -103,8 +103,12 @@ impl Body for BrkBody {
     }
 
     fn reset(&mut self, _: u64) -> Result<(), BenchError> {
-        // A thread started since (none should be) could race the C library's malloc.
-        Break::check().map_err(|e| BenchError::Failed(format!("brk: {e}")))
+        // The harness allocated since the last batch, and malloc may have raised the
+        // break: lowering it to an older place would unmap what malloc handed out. A
+        // thread started since (none should be) could race malloc: that fails.
+        self.brk
+            .refresh()
+            .map_err(|e| BenchError::Failed(format!("brk: {e}")))
     }
 }
 
@@ -204,3 +208,37 @@ pub const MREMAP: Simple = Simple {
         .plan(plan))
     },
 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::Bench;
+    use crate::runner::task;
+
+    #[test]
+    fn the_brk_body_never_takes_back_memory_the_c_library_took_since_prepare() {
+        // The C library's malloc moves the break in this same thread between batches
+        // (the harness's own vectors grow). A body that lowered the break to where it
+        // was at prepare would unmap that memory under malloc's feet. A forked child is
+        // single-threaded, as `syscost run` is when it measures mem.brk.
+        let mut c = task::fork(|| {
+            let Ok(mut p) = BRK.prepare(&Params(vec![("n", "1".to_string())])) else {
+                return 2;
+            };
+            // What malloc does when its heap grows: sbrk, then use the memory.
+            let Some(mem) = mem::sbrk_for_test(256 * page_size()) else {
+                return 3;
+            };
+            mem.fill(1);
+            if p.body.reset(4).is_err() || p.body.run(4).is_err() {
+                return 4;
+            }
+            // Still ours, still mapped: a write here faults if the body unmapped it.
+            mem.fill(2);
+            i32::from(mem.iter().any(|&b| b != 2)) * 5
+        })
+        .unwrap();
+        let st = c.wait().unwrap();
+        assert_eq!(task::describe_status(st), "exited with status 0");
+    }
+}
