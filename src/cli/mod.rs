@@ -74,7 +74,8 @@ enum Command {
 /// Options of `syscost run`.
 #[derive(Debug, clap::Args)]
 pub struct RunArgs {
-    /// Globs over benchmark names (e.g. 'syscall.*'); a family name selects the family.
+    /// Globs over benchmark names (e.g. 'syscall.*'); a family name selects the family;
+    /// a word with '=' is a parameter, as with --param (e.g. n=2,4,8).
     pub filters: Vec<String>,
     /// A parameter value or sweep, e.g. --param args=0,1,2 (repeatable).
     #[arg(long = "param", short = 'p', value_name = "NAME=V1,V2,...")]

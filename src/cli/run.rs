@@ -19,10 +19,17 @@ pub fn plan(
     filters: &[String],
     raw_params: &[String],
 ) -> Result<Vec<(&'static dyn Bench, Params)>, UsageError> {
+    // A word with '=' is a parameter (`syscost run mem.brk n=1,64`): no benchmark
+    // name holds one.
+    let (words, names): (Vec<&String>, Vec<&String>) =
+        filters.iter().partition(|f| f.contains('='));
+    let filters: Vec<String> = names.into_iter().cloned().collect();
     let params: Vec<ParamArg> = raw_params
         .iter()
+        .chain(words)
         .map(|s| s.parse())
         .collect::<Result<_, _>>()?;
+    let filters = &filters[..];
     for f in filters {
         if bench::select(std::slice::from_ref(f)).is_empty() {
             return Err(UsageError::new(format!(
@@ -234,5 +241,43 @@ impl Progress {
         }
         self.bar
             .set_message(format!("round {} · {name} {}", round + 1, p.label()));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(v: &[&str], p: &[&str]) -> Result<Vec<String>, String> {
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        plan(&s(v), &s(p))
+            .map(|out| {
+                out.iter()
+                    .map(|(b, p)| format!("{} {}", b.name(), p.label()))
+                    .collect()
+            })
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_word_with_an_equals_sign_is_a_parameter_like_param() {
+        let words = names(&["mem.brk", "n=1,64"], &[]).unwrap();
+        assert_eq!(words, names(&["mem.brk"], &["n=1,64"]).unwrap());
+        assert_eq!(words.len(), 2, "{words:?}");
+        assert!(
+            words[0].contains("n=1") && words[1].contains("n=64"),
+            "{words:?}"
+        );
+        // As with a repeated --param, the last one given wins; words come after.
+        let both = names(&["mem.brk", "n=1"], &["n=2"]).unwrap();
+        assert_eq!(both, ["mem.brk n=1"]);
+        // The same errors as --param: an unknown name and a bad value.
+        let e = names(&["mem.brk", "nope=1"], &[]).unwrap_err();
+        assert!(e.contains("nope"), "{e}");
+        let e = names(&["mem.brk", "n=zero"], &[]).unwrap_err();
+        assert!(e.contains("n"), "{e}");
+        // Only parameters: every benchmark that takes one.
+        let all = names(&["n=5"], &[]).unwrap();
+        assert!(all.iter().any(|w| w.starts_with("mem.brk")), "{all:?}");
     }
 }
