@@ -942,8 +942,8 @@ mod tests {
 
     #[test]
     fn a_file_round_trips_and_merges_by_time() {
-        let dir = tempfile_dir();
-        let path = dir.join("t.sct");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.sct");
         sample_file(&path);
         let file = std::fs::File::open(&path).unwrap();
         let index = Index::read(&file).unwrap();
@@ -958,13 +958,12 @@ mod tests {
             .map(|e| e.unwrap().ts())
             .collect();
         assert_eq!(ts, vec![10, 20, 30, 40, 50]);
-        std::fs::remove_dir_all(dir).unwrap();
     }
 
     #[test]
     fn a_cut_file_is_read_to_its_last_whole_chunk() {
-        let dir = tempfile_dir();
-        let path = dir.join("t.sct");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.sct");
         sample_file(&path);
         let full = std::fs::read(&path).unwrap();
         for cut in 0..full.len() {
@@ -983,13 +982,12 @@ mod tests {
                 Err(e) => panic!("cut at {cut}: {e}"),
             }
         }
-        std::fs::remove_dir_all(dir).unwrap();
     }
 
     #[test]
     fn damage_is_an_error_not_a_panic() {
-        let dir = tempfile_dir();
-        let path = dir.join("t.sct");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.sct");
         sample_file(&path);
         let full = std::fs::read(&path).unwrap();
         let mut state = 0x9E37_79B9_7F4A_7C15u64;
@@ -1012,18 +1010,5 @@ mod tests {
                 }
             }
         }
-        std::fs::remove_dir_all(dir).unwrap();
-    }
-
-    fn tempfile_dir() -> std::path::PathBuf {
-        use std::sync::atomic::{AtomicU32, Ordering};
-        static N: AtomicU32 = AtomicU32::new(0);
-        let d = std::env::temp_dir().join(format!(
-            "syscost-trace-format-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::Relaxed)
-        ));
-        std::fs::create_dir_all(&d).unwrap();
-        d
     }
 }
