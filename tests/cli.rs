@@ -1857,9 +1857,11 @@ fn a_sysv_queue_does_not_outlive_a_sigkill() {
 
 #[test]
 fn a_run_that_fails_to_start_leaves_no_output_file_and_names_what_failed() {
-    let dir =
-        std::env::temp_dir().join(format!("syscost-nostart-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let scratch = tempfile::Builder::new()
+        .prefix("syscost-nostart-")
+        .tempdir()
+        .unwrap();
+    let dir = scratch.path();
     for format in ["table", "csv", "json"] {
         let out = dir.join(format!("out.{format}"));
         let args = [
@@ -1882,7 +1884,6 @@ fn a_run_that_fails_to_start_leaves_no_output_file_and_names_what_failed() {
         0,
         "nothing beside it either"
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

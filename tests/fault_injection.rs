@@ -377,9 +377,11 @@ fn random_signals_leave_nothing_behind() {
         println!("SKIPPED: cannot become a subreaper to find leftover processes: {e}");
         return;
     }
-    let base =
-        std::env::temp_dir().join(format!("syscost-faults-{}", std::process::id()));
-    std::fs::create_dir_all(&base).unwrap();
+    let scratch = tempfile::Builder::new()
+        .prefix("syscost-faults-")
+        .tempdir()
+        .unwrap();
+    let base = scratch.path();
     let sysv_before = sysv();
     let mq_before = posix_queues();
     let mounts_before = mounts();
@@ -404,7 +406,6 @@ fn random_signals_leave_nothing_behind() {
             t.problems.push(format!("trial {n}: the mounts changed"));
         }
     }
-    std::fs::remove_dir_all(&base).unwrap();
     println!(
         "faults: {} trials ({} signalled, {} finished first), {} documents ({} incomplete), \
          {} problems; POSIX queues {}",
@@ -439,9 +440,11 @@ fn children_of(pid: u32) -> Vec<u32> {
 #[test]
 fn a_child_killed_from_outside_fails_its_benchmark_and_the_run_goes_on() {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let dir =
-        std::env::temp_dir().join(format!("syscost-killchild-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let scratch = tempfile::Builder::new()
+        .prefix("syscost-killchild-")
+        .tempdir()
+        .unwrap();
+    let dir = scratch.path();
     let doc = dir.join("run.json");
     let mut child = Command::new(env!("CARGO_BIN_EXE_syscost"))
         .args([
@@ -484,7 +487,6 @@ fn a_child_killed_from_outside_fails_its_benchmark_and_the_run_goes_on() {
     let status =
         wait_with_deadline(&mut child, Instant::now() + HANG).expect("the run ends");
     let run = syscost::store::read_json(&doc).expect("a valid document");
-    std::fs::remove_dir_all(&dir).unwrap();
     let by_name = |n: &str| run.results.iter().find(|r| r.name == n).expect(n);
     let rtt = by_name("ipc.rtt");
     assert_eq!(

@@ -7,17 +7,16 @@
 //! skipped and why.
 
 use std::collections::BTreeSet;
-use std::path::PathBuf;
 use std::process::Command;
 
 const TRACED: &str = "trace=kill,tkill,tgkill,rt_sigqueueinfo,rt_tgsigqueueinfo,\
                       pidfd_send_signal,clone,clone3,fork,vfork";
 
-fn temp_dir() -> PathBuf {
-    let dir = std::env::temp_dir()
-        .join(format!("syscost-signal-targets-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+fn temp_dir() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("syscost-signal-targets-")
+        .tempdir()
+        .unwrap()
 }
 
 /// The first integer argument of a call in an strace line (`kill(123, SIGUSR1)`).
@@ -39,7 +38,8 @@ fn every_signal_goes_to_a_process_the_run_created() {
         println!("SKIPPED: strace is not installed (.ci/run installs it where it can)");
         return;
     }
-    let dir = temp_dir();
+    let scratch = temp_dir();
+    let dir = scratch.path();
     let log = dir.join("strace.log");
     let out = Command::new("strace")
         .args([
@@ -74,7 +74,6 @@ fn every_signal_goes_to_a_process_the_run_created() {
             || stderr.contains("PTRACE")
             || stderr.contains("seccomp"))
     {
-        std::fs::remove_dir_all(&dir).unwrap();
         println!(
             "SKIPPED: strace cannot trace here: {}",
             stderr.lines().next().unwrap_or("")
@@ -87,7 +86,6 @@ fn every_signal_goes_to_a_process_the_run_created() {
     );
 
     let (checked, created, bad) = check(&text);
-    std::fs::remove_dir_all(&dir).unwrap();
     println!(
         "{checked} signal-sending calls, to {} processes and threads the run created",
         created

@@ -87,9 +87,11 @@ fn a_whole_run_changes_no_setting_clock_or_priority() {
     let settings_before = settings();
     let prio_before = priorities();
     let offset_before = clock_offset();
-    let dir =
-        std::env::temp_dir().join(format!("syscost-untouched-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let scratch = tempfile::Builder::new()
+        .prefix("syscost-untouched-")
+        .tempdir()
+        .unwrap();
+    let dir = scratch.path();
     let out = Command::new(env!("CARGO_BIN_EXE_syscost"))
         .args([
             "run",
@@ -104,7 +106,6 @@ fn a_whole_run_changes_no_setting_clock_or_priority() {
         .env("SYSCOST_NO_SAVE", "1")
         .output()
         .unwrap();
-    std::fs::remove_dir_all(&dir).unwrap();
     assert!(
         out.status.success(),
         "{}",

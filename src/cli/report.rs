@@ -64,9 +64,11 @@ mod tests {
 
     #[test]
     fn files_are_written_whole_and_errors_name_the_flag() {
-        let dir =
-            std::env::temp_dir().join(format!("syscost-report-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let scratch = tempfile::Builder::new()
+            .prefix("syscost-report-")
+            .tempdir()
+            .unwrap();
+        let dir = scratch.path();
         let p = dir.join("g.svg");
         write_atomically(&p, b"<svg/>").unwrap();
         assert_eq!(std::fs::read(&p).unwrap(), b"<svg/>");
@@ -76,7 +78,6 @@ mod tests {
         let e = write_atomically(&bad, b"x").unwrap_err();
         assert!(e.downcast_ref::<UsageError>().is_some());
         assert!(format!("{e:#}").contains("-o"));
-        std::fs::remove_dir_all(&dir).unwrap();
         let e = report(vec![], vec![], &p).unwrap_err();
         assert!(e.to_string().contains("at least one run"));
     }

@@ -765,24 +765,23 @@ mod tests {
         path
     }
 
-    fn dir(name: &str) -> std::path::PathBuf {
-        let d = std::env::temp_dir()
-            .join(format!("syscost-export-{name}-{}", std::process::id()));
-        std::fs::create_dir_all(&d).unwrap();
-        d
+    fn dir(name: &str) -> tempfile::TempDir {
+        tempfile::Builder::new()
+            .prefix(&format!("syscost-export-{name}-"))
+            .tempdir()
+            .unwrap()
     }
 
     #[test]
     fn chrome_json_parses_names_everything_and_slices_nest_per_track() {
         let d = dir("json");
-        let path = trace(&d);
+        let path = trace(d.path());
         let file = std::fs::File::open(&path).unwrap();
         let index = Index::read(&file).unwrap();
         let spec = parse_spec("interval call = begin -> end", &index.names()).unwrap();
         let mut out = Vec::new();
         let n =
             export(&file, &index, &spec, 0, ExportFormat::ChromeJson, &mut out).unwrap();
-        std::fs::remove_dir_all(&d).unwrap();
         assert_eq!((n.user_events, n.kernel_events, n.intervals), (6, 3, 3));
         let text = String::from_utf8(out).unwrap();
         assert!(
@@ -861,13 +860,12 @@ mod tests {
     #[test]
     fn the_perfetto_trace_decodes_into_packets_on_the_raw_clock() {
         let d = dir("pf");
-        let path = trace(&d);
+        let path = trace(d.path());
         let file = std::fs::File::open(&path).unwrap();
         let index = Index::read(&file).unwrap();
         let spec = parse_spec("interval call = begin -> end", &index.names()).unwrap();
         let mut out = Vec::new();
         export(&file, &index, &spec, 0, ExportFormat::Perfetto, &mut out).unwrap();
-        std::fs::remove_dir_all(&d).unwrap();
         let packets = fields(&out);
         assert!(
             packets.iter().all(|p| p.0 == 1 && p.1 == 2),

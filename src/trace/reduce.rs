@@ -803,16 +803,17 @@ mod tests {
 
     #[test]
     fn intervals_pair_nest_and_cull_with_known_answers() {
-        let dir =
-            std::env::temp_dir().join(format!("syscost-reduce-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let scratch = tempfile::Builder::new()
+            .prefix("syscost-reduce-")
+            .tempdir()
+            .unwrap();
+        let dir = scratch.path();
         let path = dir.join("t.sct");
         synthetic(&path);
         let file = std::fs::File::open(&path).unwrap();
         let index = Index::read(&file).unwrap();
         let spec = parse_spec("interval call = begin -> end", &index.names()).unwrap();
         let r = reduce(&file, &index, &spec, 0).unwrap();
-        std::fs::remove_dir_all(&dir).unwrap();
         let k = &r.intervals[0];
         let all = k.all.as_ref().unwrap();
         // Ten of 100 ns, and 50 and 400 from thread 8; no event cost in this trace.
