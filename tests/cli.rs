@@ -1880,7 +1880,7 @@ fn a_run_that_fails_to_start_leaves_no_output_file_and_names_what_failed() {
         assert!(!out.exists(), "{format}: an empty -o file was left");
     }
     assert_eq!(
-        std::fs::read_dir(&dir).unwrap().count(),
+        std::fs::read_dir(dir).unwrap().count(),
         0,
         "nothing beside it either"
     );

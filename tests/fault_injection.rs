@@ -388,7 +388,7 @@ fn random_signals_leave_nothing_behind() {
     let mut g = Gen(seed);
     let mut t = Tally::default();
     for n in 0..trials {
-        trial(&mut g, &base, n, &mut t);
+        trial(&mut g, base, n, &mut t);
         let sysv_now = sysv();
         if sysv_now != sysv_before {
             let new: Vec<_> = sysv_now.difference(&sysv_before).collect();

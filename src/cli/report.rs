@@ -72,7 +72,7 @@ mod tests {
         let p = dir.join("g.svg");
         write_atomically(&p, b"<svg/>").unwrap();
         assert_eq!(std::fs::read(&p).unwrap(), b"<svg/>");
-        let leftovers = std::fs::read_dir(&dir).unwrap().count();
+        let leftovers = std::fs::read_dir(dir).unwrap().count();
         assert_eq!(leftovers, 1, "the temporary file was left behind");
         let bad = dir.join("no/such/dir/r.html");
         let e = write_atomically(&bad, b"x").unwrap_err();
