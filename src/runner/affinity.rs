@@ -41,10 +41,8 @@ pub fn set_cpus(cpus: &[usize]) -> io::Result<()> {
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     for &c in cpus {
         if c >= libc::CPU_SETSIZE as usize {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "cpu index too large",
-            ));
+            // EINVAL, as the kernel answers; no allocation (forked children call this).
+            return Err(io::Error::from_raw_os_error(libc::EINVAL));
         }
         // SAFETY: c is below CPU_SETSIZE.
         unsafe { libc::CPU_SET(c, &mut set) };

@@ -248,49 +248,52 @@ impl SysvQueue {
         let (order_r, order_w) = pipe()?; // this process → keeper: 1 byte, or EOF
         let (id_r, id_w) = pipe()?; // keeper → this process: the id, or −errno
         let (keep, reply) = (order_r.as_raw_fd(), id_w.as_raw_fd());
-        let mut keeper = super::task::fork_survivor(move || {
-            // SAFETY: close, msgget, write, read, msgctl and _exit are async-signal-safe
-            // system calls on live buffers. Every descriptor but the two pipe ends is
-            // closed first, so the keeper holds no other pipe or socket open.
-            unsafe {
-                let (lo, hi) = (keep.min(reply), keep.max(reply));
-                if lo > 0 {
-                    libc::syscall(libc::SYS_close_range, 0u32, (lo - 1) as u32, 0u32);
-                }
-                if hi > lo + 1 {
-                    libc::syscall(
-                        libc::SYS_close_range,
-                        (lo + 1) as u32,
-                        (hi - 1) as u32,
-                        0u32,
-                    );
-                }
-                libc::syscall(libc::SYS_close_range, (hi + 1) as u32, u32::MAX, 0u32);
-                let id = libc::msgget(libc::IPC_PRIVATE, libc::IPC_CREAT | 0o600);
-                let answer: i32 = if id < 0 {
-                    -*libc::__errno_location()
-                } else {
-                    id
-                };
-                libc::write(reply, (&answer as *const i32).cast(), 4);
-                libc::close(reply);
-                if id < 0 {
-                    return 1;
-                }
-                let mut byte = 0u8;
-                loop {
-                    let n = libc::read(keep, (&mut byte as *mut u8).cast(), 1);
-                    if n < 0 && *libc::__errno_location() == libc::EINTR {
-                        continue;
+        // SAFETY: the keeper makes only async-signal-safe system calls (close, msgget,
+        // write, read, msgctl) on live buffers of its own stack. Every descriptor but
+        // the two pipe ends is closed first, so the keeper holds no other pipe or
+        // socket open.
+        let mut keeper = unsafe {
+            super::task::fork_survivor(move || {
+                {
+                    let (lo, hi) = (keep.min(reply), keep.max(reply));
+                    if lo > 0 {
+                        libc::syscall(libc::SYS_close_range, 0u32, (lo - 1) as u32, 0u32);
                     }
-                    if n != 1 {
-                        // End of file: every writer is gone without saying so.
-                        libc::msgctl(id, libc::IPC_RMID, std::ptr::null_mut());
+                    if hi > lo + 1 {
+                        libc::syscall(
+                            libc::SYS_close_range,
+                            (lo + 1) as u32,
+                            (hi - 1) as u32,
+                            0u32,
+                        );
                     }
-                    return 0;
+                    libc::syscall(libc::SYS_close_range, (hi + 1) as u32, u32::MAX, 0u32);
+                    let id = libc::msgget(libc::IPC_PRIVATE, libc::IPC_CREAT | 0o600);
+                    let answer: i32 = if id < 0 {
+                        -*libc::__errno_location()
+                    } else {
+                        id
+                    };
+                    libc::write(reply, (&answer as *const i32).cast(), 4);
+                    libc::close(reply);
+                    if id < 0 {
+                        return 1;
+                    }
+                    let mut byte = 0u8;
+                    loop {
+                        let n = libc::read(keep, (&mut byte as *mut u8).cast(), 1);
+                        if n < 0 && *libc::__errno_location() == libc::EINTR {
+                            continue;
+                        }
+                        if n != 1 {
+                            // End of file: every writer is gone without saying so.
+                            libc::msgctl(id, libc::IPC_RMID, std::ptr::null_mut());
+                        }
+                        return 0;
+                    }
                 }
-            }
-        })?;
+            })
+        }?;
         drop(order_r);
         drop(id_w);
         let mut answer = [0u8; 4];

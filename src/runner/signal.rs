@@ -35,29 +35,38 @@ extern "C" fn second_handler(_sig: libc::c_int) {
     RUNS[1].fetch_add(1, Ordering::Relaxed);
 }
 
-fn action_for(handler: usize, flags: libc::c_int) -> libc::sigaction {
+/// A disposition with `handler`, `flags` and an empty mask.
+///
+/// # Safety
+/// As for [`sys::Action::from_raw`]: `handler` is `SIG_DFL`, `SIG_IGN` or an
+/// async-signal-safe `extern "C"` function of the form `flags` names.
+unsafe fn action_for(handler: usize, flags: libc::c_int) -> sys::Action {
     // SAFETY: an all-zero sigaction is valid storage; the fields are set below.
     let mut act: libc::sigaction = unsafe { std::mem::zeroed() };
     act.sa_sigaction = handler;
     act.sa_flags = flags;
     // SAFETY: the set inside `act` is valid for writes.
     unsafe { libc::sigemptyset(&mut act.sa_mask) };
-    act
+    // SAFETY: the caller vouches for the handler; the mask is initialised.
+    unsafe { sys::Action::from_raw(act) }
 }
 
 /// Two different actions (two handlers that only count their runs), for a benchmark
 /// that alternates between them.
-pub fn two_actions() -> [libc::sigaction; 2] {
-    [
-        action_for(
-            first_handler as extern "C" fn(libc::c_int) as usize,
-            libc::SA_RESTART,
-        ),
-        action_for(
-            second_handler as extern "C" fn(libc::c_int) as usize,
-            libc::SA_RESTART,
-        ),
-    ]
+pub fn two_actions() -> [sys::Action; 2] {
+    // SAFETY: both handlers are one-argument functions that only add to an atomic.
+    unsafe {
+        [
+            action_for(
+                first_handler as extern "C" fn(libc::c_int) as usize,
+                libc::SA_RESTART,
+            ),
+            action_for(
+                second_handler as extern "C" fn(libc::c_int) as usize,
+                libc::SA_RESTART,
+            ),
+        ]
+    }
 }
 
 /// SA_RESTORER, which the C library adds to every action it installs.
@@ -65,15 +74,14 @@ const SA_RESTORER: libc::c_int = 0x0400_0000;
 
 /// Whether two dispositions name the same handler with the same flags (apart from the
 /// C library's SA_RESTORER, absent from a disposition never set).
-pub fn same_action(a: &libc::sigaction, b: &libc::sigaction) -> bool {
-    a.sa_sigaction == b.sa_sigaction
-        && (a.sa_flags & !SA_RESTORER) == (b.sa_flags & !SA_RESTORER)
+pub fn same_action(a: &sys::Action, b: &sys::Action) -> bool {
+    a.handler() == b.handler() && (a.flags() & !SA_RESTORER) == (b.flags() & !SA_RESTORER)
 }
 
 /// The disposition a signal had when this was made, put back when it is dropped.
 pub struct SavedAction {
     sig: libc::c_int,
-    old: libc::sigaction,
+    old: sys::Action,
 }
 
 impl SavedAction {
@@ -284,7 +292,8 @@ extern "C" fn on_segv(
     // Not our fault: the default action, so that a real crash still crashes. A fault
     // recurs when the instruction runs again; a signal sent by a process is sent again
     // and arrives when this handler returns.
-    let dfl = action_for(libc::SIG_DFL, 0);
+    // SAFETY: SIG_DFL is no function.
+    let dfl = unsafe { action_for(libc::SIG_DFL, 0) };
     sys::sigaction_set(sig, &dfl);
     if code <= 0 {
         // SAFETY: raise has no memory preconditions.
@@ -322,7 +331,9 @@ impl ProtTrap {
         let installed = saved.and_then(|s| {
             let on_segv = on_segv
                 as extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void);
-            let act = action_for(on_segv as usize, libc::SA_SIGINFO);
+            // SAFETY: on_segv takes the three SA_SIGINFO arguments and makes only
+            // async-signal-safe calls (mprotect, sigaction, raise).
+            let act = unsafe { action_for(on_segv as usize, libc::SA_SIGINFO) };
             sys::cvt(sys::sigaction_set(libc::SIGSEGV, &act) as libc::c_long)?;
             Ok(s)
         });

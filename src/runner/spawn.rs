@@ -710,13 +710,13 @@ mod tests {
         {
             let g = ignore_signals(&[libc::SIGQUIT]).unwrap();
             let now = super::super::sys::sigaction_get(libc::SIGQUIT).unwrap();
-            assert_eq!(now.sa_sigaction, libc::SIG_IGN);
+            assert_eq!(now.handler(), libc::SIG_IGN);
             assert_eq!(
                 g.was_ignored(libc::SIGQUIT),
-                before.sa_sigaction == libc::SIG_IGN
+                before.handler() == libc::SIG_IGN
             );
         }
         let after = super::super::sys::sigaction_get(libc::SIGQUIT).unwrap();
-        assert_eq!(after.sa_sigaction, before.sa_sigaction);
+        assert_eq!(after.handler(), before.handler());
     }
 }

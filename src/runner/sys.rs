@@ -12,7 +12,7 @@
 
 use std::io;
 use std::mem::MaybeUninit;
-use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, IntoRawFd, OwnedFd};
 
 /// Turns a C-style `-1` result into the thread's `errno` as an `io::Error`.
 #[inline(always)]
@@ -165,18 +165,35 @@ pub fn has_vdso() -> bool {
     unsafe { libc::getauxval(libc::AT_SYSINFO_EHDR) != 0 }
 }
 
+/// A system call that reads no memory, writes none and changes nothing whatever its
+/// arguments: the only kind [`raw_syscall0`] and [`raw_syscall6`] make.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PlainCall(usize);
+
+impl PlainCall {
+    /// getpid(2).
+    pub const GETPID: PlainCall = PlainCall(libc::SYS_getpid as usize);
+    /// A number no kernel implements: entry, -ENOSYS, exit.
+    pub const UNIMPLEMENTED: PlainCall = PlainCall(UNIMPLEMENTED_SYSCALL);
+
+    /// The system call number.
+    pub fn number(self) -> usize {
+        self.0
+    }
+}
+
 /// A system call through the `syscall` instruction with six arguments, bypassing the C
 /// library. Returns the kernel's raw result (a negative errno on failure).
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-pub fn raw_syscall6(nr: usize, a: [usize; 6]) -> isize {
+pub fn raw_syscall6(call: PlainCall, a: [usize; 6]) -> isize {
     let ret: isize;
-    // SAFETY: the syscall instruction clobbers rcx and r11, which are declared; the
-    // callers pass only numbers whose arguments are plain integers (no pointers).
+    // SAFETY: the syscall instruction clobbers rcx and r11, which are declared; a
+    // PlainCall reads and writes no memory whatever its arguments.
     unsafe {
         std::arch::asm!(
             "syscall",
-            inlateout("rax") nr as isize => ret,
+            inlateout("rax") call.0 as isize => ret,
             in("rdi") a[0], in("rsi") a[1], in("rdx") a[2],
             in("r10") a[3], in("r8") a[4], in("r9") a[5],
             lateout("rcx") _, lateout("r11") _,
@@ -189,13 +206,14 @@ pub fn raw_syscall6(nr: usize, a: [usize; 6]) -> isize {
 /// A system call with no arguments through the `syscall` instruction.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-pub fn raw_syscall0(nr: usize) -> isize {
+pub fn raw_syscall0(call: PlainCall) -> isize {
     let ret: isize;
-    // SAFETY: as for raw_syscall6; no argument registers are read by such calls.
+    // SAFETY: as for raw_syscall6; the argument registers hold whatever they held,
+    // which a PlainCall may read without harm.
     unsafe {
         std::arch::asm!(
             "syscall",
-            inlateout("rax") nr as isize => ret,
+            inlateout("rax") call.0 as isize => ret,
             lateout("rcx") _, lateout("r11") _,
             options(nostack),
         );
@@ -297,21 +315,51 @@ pub fn kill(pid: libc::pid_t, sig: libc::c_int) -> libc::c_int {
     unsafe { libc::kill(pid, sig) }
 }
 
+/// A signal disposition this process may install: one the kernel reported (see
+/// [`sigaction_get`]) or one made in this module's layer from a handler it wrote.
+/// Outside `runner/` no other can be made, so [`sigaction_set`] never installs an
+/// arbitrary address as a handler.
+#[derive(Clone, Copy)]
+pub struct Action(libc::sigaction);
+
+impl Action {
+    /// Wraps a disposition built in the operating-system layer.
+    ///
+    /// # Safety
+    /// `act.sa_sigaction` is `SIG_DFL`, `SIG_IGN`, or an `extern "C"` function of the
+    /// form `sa_flags` names (with `SA_SIGINFO`, three arguments) that only makes
+    /// async-signal-safe calls; `sa_mask` is an initialised set.
+    pub(in crate::runner) unsafe fn from_raw(act: libc::sigaction) -> Action {
+        Action(act)
+    }
+
+    /// The handler's address (or `SIG_DFL`, `SIG_IGN`).
+    pub fn handler(&self) -> libc::sighandler_t {
+        self.0.sa_sigaction
+    }
+
+    /// The flags.
+    pub fn flags(&self) -> libc::c_int {
+        self.0.sa_flags
+    }
+}
+
 /// Reads the current disposition of `sig`.
-pub fn sigaction_get(sig: libc::c_int) -> io::Result<libc::sigaction> {
+pub fn sigaction_get(sig: libc::c_int) -> io::Result<Action> {
     let mut old = MaybeUninit::<libc::sigaction>::zeroed();
     // SAFETY: a null new action only queries; `old` is valid and writable.
     let r = unsafe { libc::sigaction(sig, std::ptr::null(), old.as_mut_ptr()) };
     cvt(r as libc::c_long)?;
     // SAFETY: written by the successful call.
-    Ok(unsafe { old.assume_init() })
+    Ok(Action(unsafe { old.assume_init() }))
 }
 
-/// Installs `act` for `sig` (the benchmark re-installs what was already there).
+/// Installs `act` for `sig`: one sigaction(2) call, 0 or -1 with errno set.
 #[inline(always)]
-pub fn sigaction_set(sig: libc::c_int, act: &libc::sigaction) -> libc::c_int {
-    // SAFETY: `act` is a valid sigaction read by the kernel; no old action is requested.
-    unsafe { libc::sigaction(sig, act, std::ptr::null_mut()) }
+pub fn sigaction_set(sig: libc::c_int, act: &Action) -> libc::c_int {
+    // SAFETY: `act` is a disposition the kernel reported or one whose handler
+    // `Action::from_raw`'s caller vouched for; no old action is requested.
+    unsafe { libc::sigaction(sig, &act.0, std::ptr::null_mut()) }
 }
 
 /// `getpriority(PRIO_PROCESS, 0)` with errno cleared first, as the call can return -1.
@@ -337,19 +385,21 @@ pub fn setpriority_self(prio: i32) -> libc::c_int {
 
 /// `dup(fd)`.
 #[inline(always)]
-pub fn dup(fd: BorrowedFd<'_>) -> libc::c_int {
+fn dup(fd: BorrowedFd<'_>) -> libc::c_int {
     // SAFETY: fd is an open descriptor borrowed for the call.
     unsafe { libc::dup(fd.as_raw_fd()) }
 }
 
-/// `close(fd)` of a descriptor the caller owns and will not use again.
+/// `close(fd)` of an owned descriptor, with close's own result (0, or -1 with errno
+/// set), which dropping an `OwnedFd` would discard.
 #[inline(always)]
-pub fn close_raw(fd: libc::c_int) -> libc::c_int {
-    // SAFETY: the caller passes a descriptor it obtained from dup and owns exclusively.
-    unsafe { libc::close(fd) }
+pub fn close_owned(fd: OwnedFd) -> libc::c_int {
+    // SAFETY: `fd` is owned and consumed: nothing else holds or will use it.
+    unsafe { libc::close(fd.into_raw_fd()) }
 }
 
 /// Duplicates `fd` into a new owned descriptor.
+#[inline(always)]
 pub fn dup_owned(fd: BorrowedFd<'_>) -> io::Result<OwnedFd> {
     let r = cvt(dup(fd) as libc::c_long)?;
     // SAFETY: dup returned a fresh descriptor that nothing else owns.

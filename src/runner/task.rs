@@ -33,24 +33,43 @@ impl Drop for ExitOnUnwind {
     }
 }
 
-/// Forks a child that runs `child` and exits with its return value.
+/// Forks a child that runs `child` and exits with its return value (101 if it
+/// panics); the parent gets a [`Child`], which kills and reaps it when dropped.
 ///
 /// In the child: the death signal is SIGKILL (so it never outlives this thread),
 /// SIGINT is ignored (the parent decides what an interrupt means), and the signal mask
-/// is inherited. `child` must only make async-signal-safe calls.
-pub fn fork(child: impl FnOnce() -> i32) -> io::Result<Child> {
-    fork_with(child, true)
+/// is inherited.
+///
+/// # Safety
+/// This process may have other threads, whose locks (the allocator's, stdio's, the
+/// environment's) the child inherits held and can never see released. `child` must
+/// therefore only make async-signal-safe calls: system calls and atomics on memory
+/// it can reach, no allocation, no locking, no formatting or printing. It must not
+/// use the child's copies of this process's owning objects (descriptors, mappings,
+/// children) in ways that assume it is their only owner; the copies are never
+/// dropped, as the child ends with `_exit`.
+pub unsafe fn fork(child: impl FnOnce() -> i32) -> io::Result<Child> {
+    // SAFETY: the caller's promise is passed on.
+    unsafe { fork_with(child, true) }
 }
 
 /// Like [`fork`], but the child may outlive this process (no death signal) and ignores
 /// SIGINT, SIGTERM and SIGHUP: for a keeper that must act after this process dies (see
-/// [`super::ipc::SysvQueue`]). `child` must only make async-signal-safe calls and must
-/// end by itself.
-pub fn fork_survivor(child: impl FnOnce() -> i32) -> io::Result<Child> {
-    fork_with(child, false)
+/// [`super::ipc::SysvQueue`]). It must end by itself.
+///
+/// # Safety
+/// As for [`fork`].
+pub unsafe fn fork_survivor(child: impl FnOnce() -> i32) -> io::Result<Child> {
+    // SAFETY: the caller's promise is passed on.
+    unsafe { fork_with(child, false) }
 }
 
-fn fork_with(child: impl FnOnce() -> i32, die_with_parent: bool) -> io::Result<Child> {
+/// # Safety
+/// As for [`fork`].
+unsafe fn fork_with(
+    child: impl FnOnce() -> i32,
+    die_with_parent: bool,
+) -> io::Result<Child> {
     // SAFETY: getpid has no preconditions.
     let parent = unsafe { libc::getpid() };
     // SAFETY: fork has no memory-safety preconditions; the child only runs `child`,
@@ -226,8 +245,12 @@ pub fn write_fd(fd: RawFd, buf: &[u8]) -> isize {
 
 /// Closes a raw descriptor in a forked child (whose copies of the parent's owning
 /// objects are never dropped).
-pub fn close_in_child(fd: RawFd) {
-    // SAFETY: closing a descriptor is memory-safe; only the child's copy closes.
+///
+/// # Safety
+/// Called in a child made by [`fork`], on a descriptor that nothing the child still
+/// runs will use: its owner's copy in the child is never used or dropped again.
+pub unsafe fn close_in_child(fd: RawFd) {
+    // SAFETY: the caller promises no one uses `fd` in this process after this.
     unsafe { libc::close(fd) };
 }
 
@@ -504,7 +527,7 @@ pub fn signals_lock() -> std::sync::MutexGuard<'static, ()> {
 /// A counting handler installed for a signal; the previous action is restored on drop.
 pub struct Handler {
     sig: libc::c_int,
-    old: libc::sigaction,
+    old: super::sys::Action,
 }
 
 impl Handler {
@@ -518,6 +541,8 @@ impl Handler {
         act.sa_flags = libc::SA_RESTART;
         // SAFETY: valid set inside `act`.
         unsafe { libc::sigemptyset(&mut act.sa_mask) };
+        // SAFETY: counting_handler takes one argument and only adds to an atomic.
+        let act = unsafe { super::sys::Action::from_raw(act) };
         super::sys::cvt(super::sys::sigaction_set(sig, &act) as libc::c_long)?;
         Ok(Handler { sig, old })
     }
@@ -551,31 +576,74 @@ pub fn widest_vector() -> Option<Vector> {
     }
 }
 
-/// A raw system call with up to four arguments, made right after setting the vector
-/// registers of `v` to all ones in the same instruction sequence, so that the task
-/// enters the kernel (and blocks, if it does) with that state dirty. Returns the
-/// kernel's result (negative errno on failure). `v` must be supported by the CPU (see
-/// [`widest_vector`]); an unsupported one makes the call with nothing dirtied.
+/// A blocking call the ping-pong slave makes with its vector registers dirty: each
+/// names its memory by reference, so the call cannot reach anything else.
+pub enum DirtyCall<'a> {
+    /// read(2) of up to the buffer's length from `fd` into the buffer.
+    Read(RawFd, &'a mut [u8]),
+    /// futex(2) FUTEX_WAIT on the word while it holds the value.
+    FutexWait(&'a std::sync::atomic::AtomicU32, u32),
+    /// rt_sigsuspend(2) with the mask in force.
+    SigSuspend(&'a SigSet),
+    /// sched_yield(2).
+    Yield,
+}
+
+/// Makes `call` right after setting the vector registers of `v` to all ones in the
+/// same instruction sequence, so that the task enters the kernel (and blocks, if it
+/// does) with that state dirty. Returns the kernel's result (negative errno on
+/// failure). `v` must be supported by the CPU (see [`widest_vector`]); an unsupported
+/// one makes the call with nothing dirtied.
 #[inline(always)]
-pub fn syscall_dirty(v: Vector, nr: libc::c_long, a: [usize; 4]) -> isize {
+pub fn syscall_dirty(v: Vector, call: DirtyCall<'_>) -> isize {
+    let (nr, a) = match call {
+        DirtyCall::Read(fd, buf) => (
+            libc::SYS_read,
+            [fd as usize, buf.as_mut_ptr() as usize, buf.len(), 0],
+        ),
+        DirtyCall::FutexWait(word, val) => (
+            libc::SYS_futex,
+            [
+                word.as_ptr() as usize,
+                libc::FUTEX_WAIT as usize,
+                val as usize,
+                0,
+            ],
+        ),
+        DirtyCall::SigSuspend(mask) => {
+            (libc::SYS_rt_sigsuspend, [mask.as_ptr() as usize, 8, 0, 0])
+        }
+        DirtyCall::Yield => (libc::SYS_sched_yield, [0; 4]),
+    };
+    // The arguments come from `call`, whose references keep its buffer, word or mask
+    // alive (and the buffer exclusive) for the call: read writes at most buf.len()
+    // bytes into it, FUTEX_WAIT and rt_sigsuspend only read theirs (the kernel's
+    // 8-byte signal set is the start of a sigset_t), and sched_yield takes nothing.
     match v {
-        Vector::Clean => syscall4(nr, a),
+        // SAFETY: arguments valid for `nr`, as above.
+        Vector::Clean => unsafe { syscall4(nr, a) },
         Vector::Avx if std::arch::is_x86_feature_detected!("avx") => {
-            // SAFETY: the CPU has AVX (checked); the asm clobbers only what it declares.
+            // SAFETY: the CPU has AVX (checked); arguments valid, as above.
             unsafe { syscall4_avx(nr, a) }
         }
         Vector::Avx512 if std::arch::is_x86_feature_detected!("avx512f") => {
-            // SAFETY: the CPU has AVX-512F (checked); the asm clobbers what it declares.
+            // SAFETY: the CPU has AVX-512F (checked); arguments valid, as above.
             unsafe { syscall4_avx512(nr, a) }
         }
-        _ => syscall4(nr, a),
+        // SAFETY: arguments valid for `nr`, as above.
+        _ => unsafe { syscall4(nr, a) },
     }
 }
 
+/// A raw system call with four arguments.
+///
+/// # Safety
+/// The arguments are valid for `nr`: every pointer among them refers to live memory
+/// of the size and access the call needs.
 #[inline(always)]
-fn syscall4(nr: libc::c_long, a: [usize; 4]) -> isize {
+unsafe fn syscall4(nr: libc::c_long, a: [usize; 4]) -> isize {
     let ret: isize;
-    // SAFETY: a raw system call; the callers pass arguments valid for `nr`.
+    // SAFETY: the caller passes arguments valid for `nr`; rcx and r11 are declared.
     unsafe {
         std::arch::asm!(
             "syscall",
@@ -588,10 +656,15 @@ fn syscall4(nr: libc::c_long, a: [usize; 4]) -> isize {
     ret
 }
 
+/// [`syscall4`] with ymm0–15 set to all ones first.
+///
+/// # Safety
+/// The CPU has AVX, and the arguments are valid for `nr` (as for [`syscall4`]).
 #[target_feature(enable = "avx")]
 unsafe fn syscall4_avx(nr: libc::c_long, a: [usize; 4]) -> isize {
     let ret: isize;
-    // SAFETY: AVX is available (the caller checked); ymm0–15 are declared clobbered.
+    // SAFETY: AVX is available and the arguments valid (the caller's promise);
+    // ymm0–15 are declared clobbered.
     unsafe {
         std::arch::asm!(
             "vpcmpeqd ymm0, ymm0, ymm0", "vpcmpeqd ymm1, ymm1, ymm1",
@@ -616,11 +689,15 @@ unsafe fn syscall4_avx(nr: libc::c_long, a: [usize; 4]) -> isize {
     ret
 }
 
+/// [`syscall4`] with zmm0–31 and k1–k7 set to all ones first.
+///
+/// # Safety
+/// The CPU has AVX-512F, and the arguments are valid for `nr` (as for [`syscall4`]).
 #[target_feature(enable = "avx512f")]
 unsafe fn syscall4_avx512(nr: libc::c_long, a: [usize; 4]) -> isize {
     let ret: isize;
-    // SAFETY: AVX-512F is available (the caller checked); zmm0–31 and k1–k7 are
-    // declared clobbered.
+    // SAFETY: AVX-512F is available and the arguments valid (the caller's promise);
+    // zmm0–31 and k1–k7 are declared clobbered.
     unsafe {
         std::arch::asm!(
             "vpternlogd zmm0, zmm0, zmm0, 0xff", "vpternlogd zmm1, zmm1, zmm1, 0xff",
@@ -684,7 +761,8 @@ mod tests {
 
     #[test]
     fn a_child_is_reaped_with_its_status() {
-        let mut c = fork(|| 7).unwrap();
+        // SAFETY: the child only returns.
+        let mut c = unsafe { fork(|| 7) }.unwrap();
         let st = c.wait().unwrap();
         assert_eq!(describe_status(st), "exited with status 7");
         assert!(!exited_ok(st));
@@ -694,11 +772,14 @@ mod tests {
     fn dropping_a_child_kills_and_reaps_it() {
         let (r, _w) = pipe().unwrap();
         let fd = std::os::fd::AsRawFd::as_raw_fd(&r);
-        let c = fork(move || {
-            let mut b = [0u8; 1];
-            read_fd(fd, &mut b); // blocks: the parent never writes
-            0
-        })
+        // SAFETY: the child only reads from a pipe into its stack.
+        let c = unsafe {
+            fork(move || {
+                let mut b = [0u8; 1];
+                read_fd(fd, &mut b); // blocks: the parent never writes
+                0
+            })
+        }
         .unwrap();
         let pid = c.pid();
         drop(c);
@@ -714,11 +795,14 @@ mod tests {
     fn reap_by_kills_a_child_that_does_not_end() {
         let (r, _w) = pipe().unwrap();
         let fd = std::os::fd::AsRawFd::as_raw_fd(&r);
-        let mut c = fork(move || {
-            let mut b = [0u8; 1];
-            read_fd(fd, &mut b);
-            0
-        })
+        // SAFETY: the child only reads from a pipe into its stack.
+        let mut c = unsafe {
+            fork(move || {
+                let mut b = [0u8; 1];
+                read_fd(fd, &mut b);
+                0
+            })
+        }
         .unwrap();
         let (st, killed) = c
             .reap_by(Instant::now() + Duration::from_millis(20))
@@ -731,11 +815,14 @@ mod tests {
     fn futex_words_are_shared_with_a_child() {
         let page = SharedMem::new(64).unwrap();
         let w = page.word(3);
-        let mut c = fork(|| {
-            w.store(5, std::sync::atomic::Ordering::SeqCst);
-            futex_wake(w, 1);
-            0
-        })
+        // SAFETY: the child only stores to shared memory and wakes a futex.
+        let mut c = unsafe {
+            fork(|| {
+                w.store(5, std::sync::atomic::Ordering::SeqCst);
+                futex_wake(w, 1);
+                0
+            })
+        }
         .unwrap();
         while w.load(std::sync::atomic::Ordering::SeqCst) != 5 {
             futex_wait(w, 0, None);
@@ -745,9 +832,23 @@ mod tests {
 
     #[test]
     fn dirty_syscalls_return_like_plain_ones() {
-        let pid = std::process::id() as isize;
+        use std::io::Write;
+        use std::os::fd::AsRawFd;
+        let word = std::sync::atomic::AtomicU32::new(7);
         for v in [Vector::Clean, Vector::Avx, Vector::Avx512] {
-            assert_eq!(syscall_dirty(v, libc::SYS_getpid, [0; 4]), pid);
+            assert_eq!(syscall_dirty(v, DirtyCall::Yield), 0);
+            // The word does not hold 6: FUTEX_WAIT returns at once with EAGAIN.
+            let r = syscall_dirty(v, DirtyCall::FutexWait(&word, 6));
+            assert_eq!(r, -(libc::EAGAIN as isize));
+            // A read takes what is there, no more than the buffer holds.
+            let (r, w) = std::io::pipe().unwrap();
+            (&w).write_all(b"abc").unwrap();
+            let mut buf = [0u8; 2];
+            assert_eq!(
+                syscall_dirty(v, DirtyCall::Read(r.as_raw_fd(), &mut buf)),
+                2
+            );
+            assert_eq!(&buf, b"ab");
         }
     }
 

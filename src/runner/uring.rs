@@ -153,9 +153,14 @@ pub enum SetupError {
     Failed(io::Error),
 }
 
-/// An io_uring with its queues mapped. Fields are dropped in order: the mappings, then
-/// the descriptor.
+/// An io_uring with its queues mapped, and the buffer its writes come from. A write's
+/// buffer must outlive the kernel's use of it, so the ring owns it: dropping the ring
+/// first waits for the writes still in flight (and if it cannot, leaks the buffer
+/// rather than free memory the kernel may read). Fields are then dropped in order: the
+/// mappings, then the descriptor.
 pub struct Ring {
+    source: Box<[u8]>,
+    in_flight: u32,
     sq_ring: Map,
     cq_ring: Map,
     sqes: Map,
@@ -196,8 +201,8 @@ pub fn setup_error(e: io::Error) -> SetupError {
 }
 
 impl Ring {
-    /// A ring of `entries` submission entries.
-    pub fn new(entries: u32) -> Result<Ring, SetupError> {
+    /// A ring of `entries` submission entries whose writes come from `source`.
+    pub fn new(entries: u32, source: Box<[u8]>) -> Result<Ring, SetupError> {
         let mut p = Params::default();
         // SAFETY: `p` is a valid, writable io_uring_params the kernel fills in.
         let r = unsafe {
@@ -229,6 +234,8 @@ impl Ring {
             )
         };
         Ok(Ring {
+            source,
+            in_flight: 0,
             sq_head: sq_ring.word(p.sq_off.head),
             sq_tail: sq_ring.word(p.sq_off.tail),
             sq_mask,
@@ -245,12 +252,11 @@ impl Ring {
         })
     }
 
-    /// Queues a write of `buf` to `fd` (at offset 0) and makes it visible to the
-    /// kernel; `enter` submits it. Returns false when the submission queue is full.
-    ///
-    /// The caller keeps `buf` alive and unchanged until the completion is reaped.
+    /// Queues a write of the first `len` bytes of the ring's source buffer (all of it
+    /// if shorter) to `fd` (at offset 0) and makes it visible to the kernel; `enter`
+    /// submits it. Returns false when the submission queue is full.
     #[inline(always)]
-    pub fn queue_write(&mut self, fd: RawFd, buf: &[u8], user_data: u64) -> bool {
+    pub fn queue_write(&mut self, fd: RawFd, len: usize, user_data: u64) -> bool {
         // SAFETY: head and tail are words of the live SQ ring mapping.
         let (head, tail) = unsafe {
             (
@@ -265,8 +271,8 @@ impl Ring {
         let sqe = Sqe {
             opcode: IORING_OP_WRITE,
             fd,
-            addr: buf.as_ptr() as u64,
-            len: buf.len() as u32,
+            addr: self.source.as_ptr() as u64,
+            len: len.min(self.source.len()) as u32,
             user_data,
             ..Sqe::default()
         };
@@ -277,7 +283,13 @@ impl Ring {
             self.sq_array.add(idx as usize).write(idx);
             (*self.sq_tail).store(tail.wrapping_add(1), Ordering::Release);
         }
+        self.in_flight += 1;
         true
+    }
+
+    /// The buffer writes come from, to fill between writes.
+    pub fn source_mut(&mut self) -> &mut [u8] {
+        &mut self.source
     }
 
     /// `io_uring_enter(fd, to_submit, min_complete, flags)`: the number submitted, or
@@ -311,6 +323,7 @@ impl Ring {
             }
             let c = self.cqes.add((head & self.cq_mask) as usize).read();
             (*self.cq_head).store(head.wrapping_add(1), Ordering::Release);
+            self.in_flight = self.in_flight.saturating_sub(1);
             Some((c.user_data, c.res))
         }
     }
@@ -318,6 +331,35 @@ impl Ring {
     /// Bytes mapped for the three regions (for tests).
     pub fn mapped_bytes(&self) -> usize {
         self.sq_ring.len + self.cq_ring.len + self.sqes.len
+    }
+}
+
+impl Drop for Ring {
+    fn drop(&mut self) {
+        // Queued writes may not even be submitted yet: submit them, then wait for every
+        // completion (a write to a slow file may take long, never forever; a signal
+        // retries a few times).
+        let mut tries = 0;
+        while self.in_flight > 0 && tries < 100 {
+            tries += 1;
+            // SAFETY: head and tail are words of the live SQ ring mapping.
+            let unsubmitted = unsafe {
+                (*self.sq_tail)
+                    .load(Ordering::Relaxed)
+                    .wrapping_sub((*self.sq_head).load(Ordering::Acquire))
+            };
+            let r = self.enter(unsubmitted, 1, IORING_ENTER_GETEVENTS);
+            if r < 0
+                && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR)
+            {
+                break;
+            }
+            while self.reap().is_some() {}
+        }
+        if self.in_flight > 0 {
+            // The kernel may still read it: better lost than freed.
+            std::mem::forget(std::mem::take(&mut self.source));
+        }
     }
 }
 
@@ -341,7 +383,7 @@ mod tests {
 
     #[test]
     fn a_write_to_dev_null_completes() {
-        let mut ring = match Ring::new(4) {
+        let mut ring = match Ring::new(4, Box::new([7u8; 3])) {
             Ok(r) => r,
             Err(SetupError::Unavailable(why)) => {
                 eprintln!("io_uring unavailable: {why}");
@@ -355,10 +397,40 @@ mod tests {
             .write(true)
             .open("/dev/null")
             .unwrap();
-        let buf = [7u8; 3];
-        assert!(ring.queue_write(null.as_raw_fd(), &buf, 42));
+        assert!(ring.queue_write(null.as_raw_fd(), 3, 42));
         assert_eq!(ring.enter(1, 1, IORING_ENTER_GETEVENTS), 1);
         assert_eq!(ring.reap(), Some((42, 3)));
         assert_eq!(ring.reap(), None);
+        // No longer than the source.
+        assert!(ring.queue_write(null.as_raw_fd(), 100, 43));
+        assert_eq!(ring.enter(1, 1, IORING_ENTER_GETEVENTS), 1);
+        assert_eq!(ring.reap(), Some((43, 3)));
+    }
+
+    #[test]
+    fn a_ring_dropped_with_writes_in_flight_waits_for_them() {
+        let mut ring = match Ring::new(4, vec![1u8; 1 << 16].into_boxed_slice()) {
+            Ok(r) => r,
+            Err(SetupError::Unavailable(why)) => {
+                println!("SKIPPED: {why}");
+                return;
+            }
+            Err(SetupError::Failed(e)) => panic!("{e}"),
+        };
+        let (r, w) = std::io::pipe().unwrap();
+        // Queued and not submitted, and submitted and not reaped: drop must submit the
+        // first and wait for both, so the pipe holds both writes when it returns.
+        assert!(ring.queue_write(w.as_raw_fd(), 1 << 16, 1));
+        assert_eq!(ring.enter(1, 0, 0), 1);
+        assert!(ring.queue_write(w.as_raw_fd(), 10, 2));
+        let reader = std::thread::spawn(move || {
+            use std::io::Read;
+            let mut all = Vec::new();
+            (&r).read_to_end(&mut all).unwrap();
+            all.len()
+        });
+        drop(ring);
+        drop(w);
+        assert_eq!(reader.join().unwrap(), (1 << 16) + 10);
     }
 }

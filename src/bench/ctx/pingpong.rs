@@ -14,7 +14,9 @@ use crate::harness::{Body, Expect, Plan};
 use crate::report::model::Fact;
 use crate::runner::affinity::{self, Pin};
 use crate::runner::interrupt;
-use crate::runner::task::{self, Blocked, Child, Handler, SharedMem, SigSet, Vector};
+use crate::runner::task::{
+    self, Blocked, Child, DirtyCall, Handler, SharedMem, SigSet, Vector,
+};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, MutexGuard};
@@ -107,8 +109,7 @@ fn slave(e: SlaveEnds, mem: &SharedMem) -> i32 {
                 let len = if e.mech == Mech::Eventfd { 8 } else { 1 };
                 let r = task::syscall_dirty(
                     e.vector,
-                    libc::SYS_read,
-                    [e.inp as usize, buf.as_mut_ptr() as usize, len, 0],
+                    DirtyCall::Read(e.inp, &mut buf[..len]),
                 );
                 if r == -(libc::EINTR as isize) {
                     continue;
@@ -123,26 +124,13 @@ fn slave(e: SlaveEnds, mem: &SharedMem) -> i32 {
             }
             Mech::Futex => {
                 while to_slave.load(Ordering::Acquire) == seen {
-                    task::syscall_dirty(
-                        e.vector,
-                        libc::SYS_futex,
-                        [
-                            to_slave.as_ptr() as usize,
-                            libc::FUTEX_WAIT as usize,
-                            seen as usize,
-                            0,
-                        ],
-                    );
+                    task::syscall_dirty(e.vector, DirtyCall::FutexWait(to_slave, seen));
                 }
                 seen = to_slave.load(Ordering::Acquire);
             }
             Mech::Signal => {
                 while task::delivered(libc::SIGUSR1) == seen_signals {
-                    task::syscall_dirty(
-                        e.vector,
-                        libc::SYS_rt_sigsuspend,
-                        [e.wait_mask.as_ptr() as usize, 8, 0, 0],
-                    );
+                    task::syscall_dirty(e.vector, DirtyCall::SigSuspend(&e.wait_mask));
                 }
                 seen_signals = task::delivered(libc::SIGUSR1);
             }
@@ -150,7 +138,7 @@ fn slave(e: SlaveEnds, mem: &SharedMem) -> i32 {
                 while to_slave.load(Ordering::Acquire) == seen
                     && stop.load(Ordering::Acquire) == 0
                 {
-                    task::syscall_dirty(e.vector, libc::SYS_sched_yield, [0; 4]);
+                    task::syscall_dirty(e.vector, DirtyCall::Yield);
                     yields += 1;
                 }
                 seen = to_slave.load(Ordering::Acquire);
@@ -536,19 +524,26 @@ fn prepare(p: &Params) -> Result<Prepared, BenchError> {
             m_in.as_ref().map_or(-1, |f| f.as_raw_fd()),
             m_out.as_ref().map_or(-1, |f| f.as_raw_fd()),
         );
-        let child = task::fork(|| {
-            task::block_forever(&usr1);
-            // The master's ends are not the child's: end of file must reach it.
-            for fd in [mi, mo] {
-                if fd >= 0 {
-                    task::close_in_child(fd);
+        // SAFETY: the slave blocks signals, closes the master's ends, sets its CPUs and
+        // runs `slave`: system calls on its own descriptors and futex words in shared
+        // memory, no allocation or lock; the master's objects it inherits are not
+        // touched.
+        #[allow(unsafe_code)]
+        let child = unsafe {
+            task::fork(|| {
+                task::block_forever(&usr1);
+                // The master's ends are not the child's: end of file must reach it.
+                for fd in [mi, mo] {
+                    if fd >= 0 {
+                        task::close_in_child(fd);
+                    }
                 }
-            }
-            if affinity::set_cpus(cpus).is_err() {
-                return 4;
-            }
-            slave(ends, mem_ref)
-        })
+                if affinity::set_cpus(cpus).is_err() {
+                    return 4;
+                }
+                slave(ends, mem_ref)
+            })
+        }
         .map_err(os("fork"))?;
         drop(slave_fds);
         let pid = child.pid();

@@ -255,14 +255,20 @@ impl Ring {
                     let (inp, out, next) =
                         (prev.as_raw_fd(), w.as_raw_fd(), r.as_raw_fd());
                     let (cpus, mem) = (&cpus[..], &*ring.mem);
-                    let child = task::fork(|| {
-                        task::close_in_child(inject_raw);
-                        task::close_in_child(next);
-                        if affinity::set_cpus(cpus).is_err() {
-                            return 4;
-                        }
-                        serve(inp, out, mem, i)
-                    })
+                    // SAFETY: the member closes two inherited ends, sets its CPUs and
+                    // runs `serve`: reads, writes, getrusage and atomics in shared
+                    // memory, no allocation or lock.
+                    #[allow(unsafe_code)]
+                    let child = unsafe {
+                        task::fork(|| {
+                            task::close_in_child(inject_raw);
+                            task::close_in_child(next);
+                            if affinity::set_cpus(cpus).is_err() {
+                                return 4;
+                            }
+                            serve(inp, out, mem, i)
+                        })
+                    }
                     .map_err(|e| limit("fork", i, e))?;
                     ring.children.push(child);
                     drop(prev);

@@ -221,22 +221,28 @@ mod tests {
         // (the harness's own vectors grow). A body that lowered the break to where it
         // was at prepare would unmap that memory under malloc's feet. A forked child is
         // single-threaded, as `syscost run` is when it measures mem.brk.
-        let mut c = task::fork(|| {
-            let Ok(mut p) = BRK.prepare(&Params(vec![("n", "1".to_string())])) else {
-                return 2;
-            };
-            // What malloc does when its heap grows: sbrk, then use the memory.
-            let Some(mem) = mem::sbrk_for_test(256 * page_size()) else {
-                return 3;
-            };
-            mem.fill(1);
-            if p.body.reset(4).is_err() || p.body.run(4).is_err() {
-                return 4;
-            }
-            // Still ours, still mapped: a write here faults if the body unmapped it.
-            mem.fill(2);
-            i32::from(mem.iter().any(|&b| b != 2)) * 5
-        })
+        // SAFETY: the child prepares and runs the brk body, which allocates: with the C
+        // library this runs on (glibc), fork resets the allocator's locks in the child,
+        // and nothing else the child does takes a lock.
+        #[allow(unsafe_code)]
+        let mut c = unsafe {
+            task::fork(|| {
+                let Ok(mut p) = BRK.prepare(&Params(vec![("n", "1".to_string())])) else {
+                    return 2;
+                };
+                // What malloc does when its heap grows: sbrk, then use the memory.
+                let Some(mem) = mem::sbrk_for_test(256 * page_size()) else {
+                    return 3;
+                };
+                mem.fill(1);
+                if p.body.reset(4).is_err() || p.body.run(4).is_err() {
+                    return 4;
+                }
+                // Still ours, still mapped: a write here faults if the body unmapped it.
+                mem.fill(2);
+                i32::from(mem.iter().any(|&b| b != 2)) * 5
+            })
+        }
         .unwrap();
         let st = c.wait().unwrap();
         assert_eq!(task::describe_status(st), "exited with status 0");

@@ -35,7 +35,7 @@ fn measure_alone(h: &Harness<'_>, mut p: Prepared) -> Result<f64, BenchError> {
 // signal.install
 
 struct Install {
-    acts: [libc::sigaction; 2],
+    acts: [sys::Action; 2],
     _old: SavedAction,
     _lock: MutexGuard<'static, ()>,
 }
@@ -461,13 +461,18 @@ mod tests {
         // One binding: the tuple drops the trap before the lock (two bindings would
         // release the lock first).
         let _held = new_trap().unwrap();
-        let mut c = task::fork(|| {
-            let bad = crate::runner::mem::Mapping::reserve(4096).unwrap();
-            // A write to an inaccessible reservation: a real crash.
-            let _ = bad.protect(libc::PROT_NONE);
-            bad.touch_write(4096);
-            0
-        })
+        // SAFETY: the child maps, protects and writes one page: system calls and a
+        // store, no allocation or lock.
+        #[allow(unsafe_code)]
+        let mut c = unsafe {
+            task::fork(|| {
+                let bad = crate::runner::mem::Mapping::reserve(4096).unwrap();
+                // A write to an inaccessible reservation: a real crash.
+                let _ = bad.protect(libc::PROT_NONE);
+                bad.touch_write(4096);
+                0
+            })
+        }
         .unwrap();
         let st = c.wait().unwrap();
         assert_eq!(task::describe_status(st), "killed by signal 11");

@@ -81,7 +81,7 @@ mod tests {
     use crate::runner::task::SigSet;
 
     /// The signals the family touches, and their dispositions now.
-    fn dispositions() -> Vec<(libc::c_int, libc::sigaction)> {
+    fn dispositions() -> Vec<(libc::c_int, sys::Action)> {
         let rt = crate::runner::signal::rt_signal;
         [
             libc::SIGUSR1,
@@ -147,10 +147,10 @@ mod tests {
                 same_action(a, b2),
                 "{}: signal {s} not restored: {:#x}/{:#x} then {:#x}/{:#x}",
                 b.name(),
-                a.sa_sigaction,
-                a.sa_flags,
-                b2.sa_sigaction,
-                b2.sa_flags
+                a.handler(),
+                a.flags(),
+                b2.handler(),
+                b2.flags()
             );
         }
         assert_eq!(before.1, after_drop.1, "{}: mask not restored", b.name());

@@ -274,12 +274,17 @@ fn prepare(p: &Params, rtt: bool) -> Result<Prepared, BenchError> {
     let ack = rtt.then_some((ack_sig, me, tid));
     let mem_ref = &mem;
     let cpus = &child_cpus[..];
-    let c = task::fork(|| {
-        if affinity::set_cpus(cpus).is_err() {
-            return 4;
-        }
-        child(req, ack, mem_ref)
-    })
+    // SAFETY: the receiver sets its CPUs and runs `child`: sigtimedwait, sigqueue,
+    // futex and atomics in shared memory, no allocation or lock.
+    #[allow(unsafe_code)]
+    let c = unsafe {
+        task::fork(|| {
+            if affinity::set_cpus(cpus).is_err() {
+                return 4;
+            }
+            child(req, ack, mem_ref)
+        })
+    }
     .map_err(|e| BenchError::os("fork", e))?;
     let mask = if rtt {
         Some(saved)

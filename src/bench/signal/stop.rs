@@ -186,12 +186,17 @@ fn start(stop: bool, placement: &str) -> Result<StopCont, BenchError> {
     let mem = SharedMem::new(64).map_err(|e| BenchError::os("mmap (shared)", e))?;
     let mem_ref = &mem;
     let cpus = &child_cpus[..];
-    let child = task::fork(|| {
-        if affinity::set_cpus(cpus).is_err() {
-            return 4;
-        }
-        sleeper(mem_ref)
-    })
+    // SAFETY: the sleeper sets its CPUs and runs `sleeper`: futex waits and atomics in
+    // shared memory, no allocation or lock.
+    #[allow(unsafe_code)]
+    let child = unsafe {
+        task::fork(|| {
+            if affinity::set_cpus(cpus).is_err() {
+                return 4;
+            }
+            sleeper(mem_ref)
+        })
+    }
     .map_err(|e| BenchError::os("fork", e))?;
     let deadline = Instant::now() + LIMIT;
     let ready = mem.word(READY);

@@ -61,7 +61,6 @@ pub const URING_WRITE: Simple = Simple {
 struct UringWrite {
     ring: Ring,
     null: File,
-    byte: [u8; 1],
     wait: bool,
     /// Completions that were not in the ring right after a `reap` submission.
     late: u64,
@@ -72,7 +71,7 @@ struct UringWrite {
 impl UringWrite {
     #[inline(always)]
     fn one(&mut self) -> Result<(), BenchError> {
-        if !self.ring.queue_write(self.null.as_raw_fd(), &self.byte, 1) {
+        if !self.ring.queue_write(self.null.as_raw_fd(), 1, 1) {
             return Err(BenchError::Failed(
                 "io_uring: the submission queue is full".into(),
             ));
@@ -129,7 +128,7 @@ impl Drop for UringWrite {
 }
 
 fn prepare_uring(p: &Params) -> Result<Prepared, BenchError> {
-    let ring = match Ring::new(8) {
+    let ring = match Ring::new(8, Box::new([0u8])) {
         Ok(r) => r,
         Err(SetupError::Unavailable(why)) => return Err(BenchError::Skip(why)),
         Err(SetupError::Failed(e)) => return Err(BenchError::os("io_uring_setup", e)),
@@ -139,7 +138,6 @@ fn prepare_uring(p: &Params) -> Result<Prepared, BenchError> {
     let body = UringWrite {
         ring,
         null: open_null()?,
-        byte: [0],
         wait,
         late: 0,
         ops: 0,

@@ -265,16 +265,20 @@ fn prepare(p: &Params, latency: bool) -> Result<Prepared, BenchError> {
     let (pin, child_cpus) = place_pinned(p.get("placement"))?;
     let os = |what: &'static str| move |e| BenchError::os(what, e);
     let mem = SharedMem::new(4096).map_err(os("mmap (shared)"))?;
-    let child = {
-        let mem = &mem;
-        task::fork(move || {
-            if affinity::set_cpus(&child_cpus).is_err() {
+    let (mem_ref, cpus) = (&mem, &child_cpus[..]);
+    // SAFETY: the sleeper sets its CPUs and runs `sleeper`: futex waits and atomics in
+    // shared memory, no allocation or lock (the closure captures only references, so
+    // nothing is freed in the child either).
+    #[allow(unsafe_code)]
+    let child = unsafe {
+        task::fork(|| {
+            if affinity::set_cpus(cpus).is_err() {
                 return 4;
             }
-            sleeper(mem)
+            sleeper(mem_ref)
         })
-        .map_err(os("fork"))?
-    };
+    }
+    .map_err(os("fork"))?;
     let stat = File::open(format!("/proc/{}/stat", child.pid()))
         .map_err(os("open /proc/<child>/stat"))?;
     let report = Rc::new(Cell::new(None));

@@ -88,9 +88,8 @@ pub const DUP_CLOSE: Simple = Simple {
         let f = std::fs::File::open("/dev/null")
             .map_err(|e| BenchError::os("open /dev/null", e))?;
         Ok(Prepared::new(body(move || {
-            let d = sys::dup(f.as_fd());
-            check(d as i64, "dup")?;
-            check(sys::close_raw(d) as i64, "close")
+            let d = sys::dup_owned(f.as_fd()).map_err(|e| BenchError::os("dup", e))?;
+            check(sys::close_owned(d) as i64, "close")
         }))
         .op("dup+close pair"))
     },

@@ -31,7 +31,7 @@ pub const GETPID_RAW: Simple = Simple {
 #[cfg(target_arch = "x86_64")]
 fn prepare_getpid_raw(_: &Params) -> Result<Prepared, BenchError> {
     Ok(Prepared::new(body(|| {
-        black_box(sys::raw_syscall0(libc::SYS_getpid as usize));
+        black_box(sys::raw_syscall0(sys::PlainCall::GETPID));
         Ok(())
     })))
 }
@@ -73,11 +73,12 @@ pub const ARGS: Simple = Simple {
 
 #[cfg(target_arch = "x86_64")]
 fn prepare_args(p: &Params) -> Result<Prepared, BenchError> {
-    const NR: usize = sys::UNIMPLEMENTED_SYSCALL;
+    const NR: sys::PlainCall = sys::PlainCall::UNIMPLEMENTED;
     let r = sys::raw_syscall6(NR, [0; 6]);
     if r != -(libc::ENOSYS as isize) {
         return Err(BenchError::Failed(format!(
-            "system call {NR} returned {r}, not -ENOSYS: the kernel implements it"
+            "system call {} returned {r}, not -ENOSYS: the kernel implements it",
+            NR.number()
         )));
     }
     let n = p.int("args") as usize;
