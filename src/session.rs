@@ -136,8 +136,9 @@ impl Session {
             }
             None => None,
         };
-        let (clock, why) =
-            clock::choose(opts.clock, opts.invariant_tsc).map_err(anyhow::Error::msg)?;
+        // Only a clock the user named can be refused: a usage error (exit 2).
+        let (clock, why) = clock::choose(opts.clock, opts.invariant_tsc)
+            .map_err(|e| anyhow::Error::new(crate::error::UsageError::new(e)))?;
         let name = clock.name();
         let clock_info = characterize(clock.as_ref(), name, &why);
         let mut settings =
@@ -739,4 +740,27 @@ fn measured(
         between_runs: None,
         kernel: a.kernel,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::Profile;
+
+    #[test]
+    fn asking_for_a_tsc_the_cpu_does_not_keep_steady_is_a_usage_error() {
+        let opts = SessionOptions {
+            profile: Profile::SMOKE,
+            clock: ClockChoice::Tsc,
+            invariant_tsc: false,
+            cpu: None,
+            load: 0,
+            keep_samples: false,
+            cull: Cull::Rusage,
+        };
+        let e = Session::start(opts).err().expect("refused");
+        let usage = e.downcast_ref::<crate::error::UsageError>();
+        assert!(usage.is_some(), "not a usage error: {e:#}");
+        assert!(e.to_string().contains("--clock tsc"), "{e}");
+    }
 }
