@@ -1177,7 +1177,10 @@ fn repro_load_is_for_nagy_vms_only_and_bounded() {
 
 #[test]
 fn ring_json_has_the_papers_table() {
-    let run = run_json(&["ctx.ring"], &["-p", "n=2,4,8", "-p", "placement=one-cpu"]);
+    let run = run_json(
+        &["ctx.ring"],
+        &["-p", "n=2,4,8", "-p", "placement=same-cpu"],
+    );
     assert_eq!(run.results.len(), 3);
     for r in &run.results {
         check_measured(r);
@@ -1259,7 +1262,7 @@ fn repro_sloan1992_prints_the_nine_systems_beside_this_machine() {
     for needle in [
         "Sun Microsystems Sun-4/280",
         "n=16",
-        "this machine, ring one-cpu",
+        "this machine, ring same-cpu",
         "this machine, ring free",
         "ring table ctx.ring",
     ] {

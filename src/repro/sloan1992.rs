@@ -135,7 +135,7 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<ExitCode> {
         args.profile
     )?;
     let mut ours: Vec<(String, Summary)> = Vec::new();
-    for placement in ["one-cpu", "free"] {
+    for placement in ["same-cpu", "free"] {
         match measure(&session, placement) {
             Ok(Some(t)) => {
                 writeln!(out, "{}", ring::render(&t))?;

@@ -8,12 +8,39 @@
 pub mod pingpong;
 pub mod ring;
 
-use crate::bench::Bench;
+use crate::bench::{Bench, Kind, ParamSpec};
 use crate::error::BenchError;
 use crate::runner::affinity::{self, Pin};
 
 /// The family.
 pub const BENCHES: &[&dyn Bench] = &[&ring::RING, &ring::PIPE, &pingpong::PINGPONG];
+
+/// The words of every benchmark's `placement` parameter, each with one meaning wherever
+/// it appears: `same-cpu` puts every task of the benchmark on one CPU (see
+/// [`home_cpu`]), `cross-cpu` puts the other task on a CPU of its own (see
+/// [`other_cpu`]), `free` leaves them all to the scheduler.
+pub const PLACEMENTS: [&str; 3] = ["same-cpu", "cross-cpu", "free"];
+
+/// The `placement` parameter: `default` (one word or a sweep) and what it means for
+/// this benchmark, over all of [`PLACEMENTS`].
+pub const fn placement(default: &'static str, about: &'static str) -> ParamSpec {
+    placement_among(default, about, &PLACEMENTS)
+}
+
+/// [`placement`] for a benchmark that takes only some of the words (a leading part or
+/// a selection of [`PLACEMENTS`], never a word of its own: a test checks).
+pub const fn placement_among(
+    default: &'static str,
+    about: &'static str,
+    words: &'static [&'static str],
+) -> ParamSpec {
+    ParamSpec {
+        name: "placement",
+        default,
+        about,
+        kind: Kind::Choice(words),
+    }
+}
 
 /// The CPU that tasks placed on one CPU share: the measuring thread's CPU when it is
 /// pinned to one (`--cpu`), else the first CPU this process may use.
@@ -63,4 +90,30 @@ pub fn place(placement: &str) -> Result<(Option<usize>, Vec<usize>), BenchError>
         }
         _ => (None, affinity::process_cpus()),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placement_means_the_same_words_in_every_benchmark() {
+        let mut takers = 0;
+        for b in crate::bench::catalogue() {
+            for p in b.params().iter().filter(|p| p.name == "placement") {
+                takers += 1;
+                let Kind::Choice(words) = p.kind else {
+                    panic!("{}: placement is not a choice of words", b.name());
+                };
+                for w in words {
+                    assert!(PLACEMENTS.contains(w), "{}: placement word {w}", b.name());
+                }
+                for d in p.default.split(',') {
+                    assert!(words.contains(&d), "{}: default {d}", b.name());
+                }
+            }
+        }
+        // ctx.ring, ctx.pipe, ctx.pingpong, ipc.rtt, ipc.bw, svc.wake.*, signal.*.
+        assert!(takers >= 8, "only {takers} benchmarks take a placement");
+    }
 }

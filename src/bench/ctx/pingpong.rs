@@ -33,12 +33,10 @@ static PARAMS: &[ParamSpec] = &[
         about: "how the tasks wake each other: a pipe each way, a Unix socket pair, an eventfd each way, a futex word each way, SIGUSR1/SIGUSR2 to a handler, or sched_yield on one CPU",
         kind: Kind::Choice(MECHANISMS),
     },
-    ParamSpec {
-        name: "placement",
-        default: "same-cpu,cross-cpu",
-        about: "both tasks on one CPU, on two different CPUs, or placed by the scheduler",
-        kind: Kind::Choice(&["same-cpu", "cross-cpu", "free"]),
-    },
+    super::placement(
+        "same-cpu,cross-cpu",
+        "both tasks on one CPU, on two different CPUs, or placed by the scheduler",
+    ),
     ParamSpec {
         name: "kind",
         default: "process",

@@ -39,12 +39,11 @@ static PARAMS: &[ParamSpec] = &[
         about: "forked processes or threads of this process",
         kind: Kind::Choice(&["process", "thread"]),
     },
-    ParamSpec {
-        name: "placement",
-        default: "one-cpu,free",
-        about: "one-cpu pins every task to one CPU (every hop a true switch); free lets the scheduler place them",
-        kind: Kind::Choice(&["one-cpu", "free"]),
-    },
+    super::placement_among(
+        "same-cpu,free",
+        "same-cpu pins every task to one CPU (every hop a true switch); free lets the scheduler place them",
+        &["same-cpu", "free"],
+    ),
     ParamSpec {
         name: "passes",
         default: "0",
@@ -83,7 +82,7 @@ pub enum Placement {
 impl Placement {
     fn from_param(p: &Params) -> Result<Placement, BenchError> {
         Ok(match p.get("placement") {
-            "one-cpu" => Placement::One(home_cpu()?),
+            "same-cpu" => Placement::One(home_cpu()?),
             _ => Placement::Free(affinity::process_cpus()),
         })
     }

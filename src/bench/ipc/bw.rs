@@ -36,12 +36,10 @@ static PARAMS: &[ParamSpec] = &[
             max: 16 << 20,
         },
     },
-    ParamSpec {
-        name: "placement",
-        default: "same-cpu",
-        about: "writer and reader on one CPU, on two different CPUs, or placed by the scheduler",
-        kind: Kind::Choice(&["same-cpu", "cross-cpu", "free"]),
-    },
+    crate::bench::ctx::placement(
+        "same-cpu",
+        "writer and reader on one CPU, on two different CPUs, or placed by the scheduler",
+    ),
 ];
 
 /// `ipc.bw`.

@@ -36,12 +36,10 @@ static PARAMS: &[ParamSpec] = &[
             max: 16 << 20,
         },
     },
-    ParamSpec {
-        name: "placement",
-        default: "same-cpu",
-        about: "master and slave on one CPU, on two different CPUs, or placed by the scheduler",
-        kind: Kind::Choice(&["same-cpu", "cross-cpu", "free"]),
-    },
+    crate::bench::ctx::placement(
+        "same-cpu",
+        "master and slave on one CPU, on two different CPUs, or placed by the scheduler",
+    ),
     ParamSpec {
         name: "priority",
         default: "0:0",

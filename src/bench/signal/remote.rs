@@ -7,8 +7,8 @@
 //! acknowledgement before its mask is put back.
 
 use super::{check_errno, own_ids};
-use crate::bench::ctx::place_pinned;
-use crate::bench::{check, Kind, ParamSpec, Params, Prepared, Simple};
+use crate::bench::ctx::{place_pinned, placement};
+use crate::bench::{check, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::{Body, Expect, Plan};
 use crate::report::model::Fact;
@@ -36,21 +36,15 @@ const NO_WAIT: libc::timespec = libc::timespec {
 };
 
 /// Where the child runs relative to the measuring thread.
-pub(super) const PLACEMENTS: Kind = Kind::Choice(&["same-cpu", "cross-cpu", "free"]);
+static QUEUE_PARAMS: [ParamSpec; 1] = [placement(
+    "cross-cpu",
+    "the child on this CPU (it may preempt the sender), on another CPU, or placed by the scheduler",
+)];
 
-static QUEUE_PARAMS: [ParamSpec; 1] = [ParamSpec {
-    name: "placement",
-    default: "cross-cpu",
-    about: "the child on this CPU (it may preempt the sender), on another CPU, or placed by the scheduler",
-    kind: PLACEMENTS,
-}];
-
-static RTT_PARAMS: [ParamSpec; 1] = [ParamSpec {
-    name: "placement",
-    default: "same-cpu",
-    about: "the child on this CPU, on another CPU, or placed by the scheduler",
-    kind: PLACEMENTS,
-}];
+static RTT_PARAMS: [ParamSpec; 1] = [placement(
+    "same-cpu",
+    "the child on this CPU, on another CPU, or placed by the scheduler",
+)];
 
 /// The child's side: takes `req` signals (blocked, inherited) until STOP, counting them
 /// and checking their order; with `ack`, queues each value back to the parent's thread.

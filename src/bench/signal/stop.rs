@@ -11,8 +11,8 @@
 //! it and stays for its owner to reap; an unconsumed report is superseded by the next
 //! transition. The child is never left stopped: SIGCONT, then SIGKILL and reap.
 
-use super::remote::PLACEMENTS;
 use crate::bench::ctx::place_pinned;
+use crate::bench::ctx::placement;
 use crate::bench::{ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::{Body, Expect, Plan};
@@ -242,12 +242,10 @@ fn prepare(p: &Params, stop: bool) -> Result<Prepared, BenchError> {
     Ok(Prepared::new(Box::new(body)).op(op).plan(plan))
 }
 
-static PARAMS: [ParamSpec; 1] = [ParamSpec {
-    name: "placement",
-    default: "same-cpu",
-    about: "the child on this CPU (one CPU, as on the VAX), on another CPU (the signal and the report cross CPUs), or placed by the scheduler",
-    kind: PLACEMENTS,
-}];
+static PARAMS: [ParamSpec; 1] = [placement(
+    "same-cpu",
+    "the child on this CPU (one CPU, as on the VAX), on another CPU (the signal and the report cross CPUs), or placed by the scheduler",
+)];
 
 /// `signal.stop`.
 pub const STOP: Simple = Simple {

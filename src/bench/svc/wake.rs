@@ -15,7 +15,7 @@
 
 use super::{fail, percentile};
 use crate::bench::ctx::place_pinned;
-use crate::bench::{Kind, ParamSpec, Params, Prepared, Simple};
+use crate::bench::{ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::{Body, Expect, Plan};
 use crate::report::model::Fact;
@@ -38,12 +38,10 @@ const WAITING_ON: usize = 1; // slot: the word value the child waits on, plus 1
 const WOKE_AT: usize = 2; // slot: CLOCK_MONOTONIC ns just after the child's wait returned
 const WOKE_FOR: usize = 3; // slot: the word value it was woken for, plus 1 (0: none yet)
 
-static PARAMS: &[ParamSpec] = &[ParamSpec {
-    name: "placement",
-    default: "same-cpu,cross-cpu",
-    about: "waker and sleeper on one CPU, or on two different CPUs",
-    kind: Kind::Choice(&["same-cpu", "cross-cpu"]),
-}];
+static PARAMS: &[ParamSpec] = &[crate::bench::ctx::placement(
+    "same-cpu,cross-cpu",
+    "waker and sleeper on one CPU, on two different CPUs, or placed by the scheduler",
+)];
 
 /// `svc.wake.other`.
 pub const OTHER: Simple = Simple {
