@@ -18,6 +18,7 @@ pub mod harness;
 pub mod host;
 pub mod report;
 pub mod repro;
+pub mod results;
 pub mod runner;
 pub mod session;
 pub mod stats;

@@ -11,7 +11,7 @@ use crate::harness::clock::{self, characterize, Clock, ClockChoice, ClockInfo};
 use crate::harness::{
     Analysis, EmptyLoop, Harness, Measurement, Overhead, Plan, Profile, Sample, Settings,
 };
-use crate::report::model::{
+use crate::results::{
     BenchResult, Canary, HarnessInfo, MachineStates, Measured, Samples, Status,
 };
 use crate::runner::affinity::Pin;

@@ -491,7 +491,7 @@ fn a_child_killed_from_outside_fails_its_benchmark_and_the_run_goes_on() {
     let rtt = by_name("ipc.rtt");
     assert_eq!(
         rtt.status,
-        syscost::report::model::Status::Failed,
+        syscost::results::Status::Failed,
         "{:?}",
         rtt.reason
     );
@@ -499,7 +499,7 @@ fn a_child_killed_from_outside_fails_its_benchmark_and_the_run_goes_on() {
     assert!(!reason.is_empty() && !reason.contains('\n'), "{reason:?}");
     assert_eq!(
         by_name("syscall.getpid").status,
-        syscost::report::model::Status::Ok
+        syscost::results::Status::Ok
     );
     assert!(run.complete);
     assert_eq!(

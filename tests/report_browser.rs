@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use syscost::compare::{compare, RunLabel};
-use syscost::report::model::Run;
+use syscost::results::Run;
 
 const CHROMIUM: &str = "/usr/bin/chromium";
 

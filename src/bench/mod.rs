@@ -25,7 +25,7 @@ pub use params::{Kind, ParamArg, ParamSpec, Params};
 use crate::error::BenchError;
 pub use crate::harness::Loop;
 use crate::harness::{Body, Harness, Measurement, Plan};
-use crate::report::model::Fact;
+use crate::results::Fact;
 
 /// A step run after the measurement, once the body has been dropped: it derives facts
 /// from the measurement, or makes its own untimed-by-the-harness run (a whole ring under

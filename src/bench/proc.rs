@@ -19,7 +19,7 @@
 use crate::bench::{body, Bench, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::{Expect, Harness, Measurement, Plan};
-use crate::report::model::Fact;
+use crate::results::Fact;
 use crate::runner::spawn::{self, ExitStatus, PreparedExec};
 use crate::stats::percentile_sorted;
 use std::ffi::OsStr;

@@ -6,7 +6,7 @@ use crate::bench::clock::{ClockKind, ClockRead, CLOCKS};
 use crate::bench::Bench;
 use crate::harness::clock::ClockChoice;
 use crate::harness::Profile;
-use crate::report::model::fmt_ns;
+use crate::results::fmt_ns;
 use crate::runner::interrupt::InterruptGuard;
 use crate::session::{Cull, Session, SessionOptions};
 use serde::Serialize;

@@ -2,8 +2,8 @@
 
 use crate::compare::{self, render, RunLabel};
 use crate::error::UsageError;
-use crate::report::model::{fmt_unix_time, Run};
 use crate::report::{Format, Output};
+use crate::results::{fmt_unix_time, Run};
 use crate::store::{self, History, Origin};
 use std::io::Write;
 use std::path::{Path, PathBuf};

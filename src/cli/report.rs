@@ -6,7 +6,7 @@
 use crate::compare::{Comparison, RunLabel};
 use crate::error::UsageError;
 use crate::report::graphs::{self, Graph};
-use crate::report::model::Run;
+use crate::results::Run;
 use std::io::Write;
 use std::path::Path;
 

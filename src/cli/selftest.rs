@@ -38,7 +38,7 @@ use crate::bench::{self, Params};
 use crate::error::BenchError;
 use crate::harness::clock::ClockChoice;
 use crate::harness::{EmptyLoop, Harness, Plan, Profile, Settings};
-use crate::report::model::fmt_ns;
+use crate::results::fmt_ns;
 use crate::runner::interrupt::InterruptGuard;
 use crate::runner::sys;
 use crate::session::{Cull, Session, SessionOptions};

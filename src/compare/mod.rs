@@ -27,7 +27,7 @@
 
 pub mod render;
 
-use crate::report::model::{BenchResult, Run};
+use crate::results::{BenchResult, Run};
 use crate::stats::rounds::t975;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

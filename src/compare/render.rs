@@ -2,10 +2,10 @@
 //! comment, and JSON (the serialised [`Comparison`] or [`Table`]).
 
 use super::{Comparison, RunLabel, Table, Verdict};
-use crate::report::model::fmt_ns;
+use crate::results::fmt_ns;
 
 fn when(unix_s: f64) -> String {
-    crate::report::model::fmt_unix_time(unix_s)
+    crate::results::fmt_unix_time(unix_s)
 }
 
 fn label_line(l: &RunLabel) -> String {

@@ -1,5 +1,5 @@
 use super::*;
-use crate::report::model::tests::run_with_medians;
+use crate::results::tests::run_with_medians;
 
 fn label(r: &str, run: &Run) -> RunLabel {
     RunLabel::of(r, None, run)

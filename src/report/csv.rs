@@ -1,7 +1,7 @@
 //! CSV: one header row, then one row per result, written as each finishes.
 
-use super::model::{BenchResult, Run, Status};
 use super::Exporter;
+use crate::results::{BenchResult, Run, Status};
 
 /// The CSV exporter.
 pub struct Csv;

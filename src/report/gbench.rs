@@ -22,7 +22,7 @@
 //! - A skipped or failed benchmark is one entry with `error_occurred: true` and its
 //!   reason as `error_message`.
 
-use super::model::{fmt_unix_time, BenchResult, Run, Status};
+use crate::results::{fmt_unix_time, BenchResult, Run, Status};
 use serde_json::{json, Value};
 
 /// The name a result has in Google Benchmark's form.
@@ -154,7 +154,7 @@ fn finite(v: f64) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::model::tests::run_with_medians;
+    use crate::results::tests::run_with_medians;
 
     #[test]
     fn rounds_become_repetitions_with_aggregates() {

@@ -6,10 +6,10 @@
 //! Drawing belongs to [`super::svg`]; this module chooses what to draw and says, as a
 //! [`UsageError`], what a graph needs when the runs do not hold it. It measures nothing.
 
-use super::model::{fmt_ns, BenchResult, Measured, Run};
 use super::svg::{color, Axis, Mark, Plot, Scale, Side, Style, Svg, Units};
 use crate::compare::{key, Comparison, RunLabel, Verdict};
 use crate::error::UsageError;
+use crate::results::{fmt_ns, BenchResult, Measured, Run};
 use crate::stats::fit::linear_fit;
 use std::collections::BTreeMap;
 
@@ -575,7 +575,7 @@ pub fn sweeps(
 
 fn sweep(runs: &[(RunLabel, Run)], k: &SweepKey) -> Svg {
     let bytes = is_bytes(&k.0, &k.1);
-    let series: Vec<(String, Vec<Point>, &super::model::SweepFit)> = runs
+    let series: Vec<(String, Vec<Point>, &crate::results::SweepFit)> = runs
         .iter()
         .filter_map(|(l, run)| {
             let f = run
@@ -667,7 +667,7 @@ fn label_of(
 /// ring table in the runs, on one scale, with the Projected line (the n curve through
 /// the first point), the n² curve through the first point, and the knee marked.
 pub fn ring(runs: &[(RunLabel, Run)]) -> Result<Svg, UsageError> {
-    let tables: Vec<(String, &super::model::RingTable)> = runs
+    let tables: Vec<(String, &crate::results::RingTable)> = runs
         .iter()
         .flat_map(|(l, r)| r.rings.iter().map(move |t| (run_name(l), t)))
         .filter(|(_, t)| !t.rows.is_empty())

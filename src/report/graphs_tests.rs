@@ -3,7 +3,7 @@ use crate::compare::{compare, RunLabel};
 use crate::harness::analyze::RoundFigure;
 use crate::harness::clock::ClockInfo;
 use crate::host::HostFacts;
-use crate::report::model::{Canary, Fact, HarnessInfo, Samples, Status};
+use crate::results::{Canary, Fact, HarnessInfo, Samples, Status};
 
 /// Hand-built runs for the graph and HTML tests.
 pub(crate) mod fixture {
@@ -17,7 +17,7 @@ pub(crate) mod fixture {
         median: f64,
         per_round: usize,
     ) -> BenchResult {
-        let mut m = crate::report::model::tests::measured_with_median(median);
+        let mut m = crate::results::tests::measured_with_median(median);
         m.ci_low_ns = median * 0.98;
         m.ci_high_ns = median * 1.02;
         let rounds = 3u32;
@@ -101,7 +101,7 @@ pub(crate) mod fixture {
     /// A run holding `results`, with its sweeps and ring tables derived as a real run's.
     pub(crate) fn run(results: Vec<BenchResult>) -> Run {
         Run {
-            schema_version: crate::report::model::SCHEMA_VERSION,
+            schema_version: crate::results::SCHEMA_VERSION,
             tool: "syscost".into(),
             version: "0.1.0".into(),
             command_line: vec![

@@ -8,11 +8,11 @@
 //! what it needs. A pure function of its inputs: the same runs give the same bytes.
 
 use super::graphs::{self, run_name};
-use super::model::{fmt_ns, fmt_unix_time, BenchResult, Run, Status};
 use super::svg::{escape, Svg};
 use crate::compare::{key, Comparison, RunLabel};
 use crate::error::UsageError;
 use crate::harness::describe_states;
+use crate::results::{fmt_ns, fmt_unix_time, BenchResult, Run, Status};
 use std::fmt::Write;
 
 /// The most sample points one samples graph draws in the report; longer series are

@@ -1,4 +1,4 @@
-//! The JSON format: one document per run, a serialised [`Run`](super::model::Run).
+//! The JSON format: one document per run, a serialised [`Run`](crate::results::Run).
 //!
 //! # Schema (version 2)
 //!

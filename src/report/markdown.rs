@@ -1,7 +1,7 @@
 //! Markdown: a GitHub-flavoured table, one row per result.
 
-use super::model::{fmt_ns, BenchResult, Run, Status};
 use super::Exporter;
+use crate::results::{fmt_ns, BenchResult, Run, Status};
 
 /// The Markdown exporter.
 pub struct Markdown;

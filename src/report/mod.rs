@@ -14,7 +14,6 @@ pub mod graphs;
 pub mod html;
 pub mod json;
 pub mod markdown;
-pub mod model;
 pub mod prometheus;
 pub mod ring;
 pub mod svg;
@@ -25,7 +24,7 @@ pub mod table;
 mod snapshot_tests;
 
 use crate::error::UsageError;
-use model::{BenchResult, Run};
+use crate::results::{BenchResult, Run};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -225,7 +224,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("syscost.prom");
         std::fs::write(&path, "previous\n").unwrap();
-        let run = model::tests::run_with_medians(&[("syscall.getpid", 80.0)]);
+        let run = crate::results::tests::run_with_medians(&[("syscall.getpid", 80.0)]);
         let mut out = Output::open(Format::Prometheus, Some(&path)).unwrap();
         out.begin(&run).unwrap();
         out.result(&run.results[0]).unwrap();

@@ -22,7 +22,7 @@
 //!
 //! Label values escape `\`, `"` and newlines. A value that is not finite is left out.
 
-use super::model::{Run, Status};
+use crate::results::{Run, Status};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -182,7 +182,7 @@ pub fn exposition(run: &Run) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::model::tests::run_with_medians;
+    use crate::results::tests::run_with_medians;
 
     /// Checks one line against the exposition grammar (a comment, or `name{labels} value`).
     fn valid(line: &str) -> bool {

@@ -2,7 +2,7 @@
 //! projection from the smallest ring, the knee, and the growth exponent. A pure
 //! function of the results (the per-hop medians and each result's accounting facts).
 
-use super::model::{BenchResult, RingRow, RingTable};
+use crate::results::{BenchResult, RingRow, RingTable};
 use crate::stats::fit::{linear_fit, power_law};
 use std::collections::BTreeMap;
 
@@ -124,7 +124,7 @@ pub fn render(t: &RingTable) -> String {
         out += &format!(
             "  {:>5} {:>10} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>8.2} {:>7.2} {:>7.2} {:>10}\n",
             r.n,
-            super::model::fmt_ns(r.per_hop_ns),
+            crate::results::fmt_ns(r.per_hop_ns),
             r.real_us_per_pass,
             r.cpu_us_per_pass,
             r.user_us_per_pass,
@@ -133,7 +133,7 @@ pub fn render(t: &RingTable) -> String {
             r.cpu_over_projected,
             r.vol_per_hop,
             r.invol_per_hop,
-            super::model::fmt_ns(r.switch_ns),
+            crate::results::fmt_ns(r.switch_ns),
         );
     }
     out += &match t.knee_n {
@@ -198,7 +198,7 @@ pub fn pingpong_contrasts(results: &[BenchResult]) -> Vec<String> {
             lines.push(format!(
                 "ping-pong vs pipe ({}, pipe round trip {}): {}",
                 label.join(" "),
-                super::model::fmt_ns(pipe),
+                crate::results::fmt_ns(pipe),
                 others.join(", ")
             ));
         }
@@ -260,7 +260,7 @@ mod tests {
     #[test]
     fn an_interrupted_ring_without_its_accounting_has_no_row_and_the_document_reads_back()
     {
-        use crate::report::model::{tests::run_with_medians, Fact};
+        use crate::results::{tests::run_with_medians, Fact};
         let mut run = run_with_medians(&[("ctx.ring", 900.0), ("ctx.ring", 950.0)]);
         for (r, n) in run.results.iter_mut().zip(["2", "4"]) {
             r.params.insert("n".into(), n.into());

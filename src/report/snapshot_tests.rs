@@ -1,10 +1,10 @@
 //! Snapshot tests of the line-oriented formats: the whole text of a small run with a
 //! measured result (notes beneath it), a skip and a failure, compared line by line.
 
-use super::model::tests::run_with_medians;
-use super::model::{BenchResult, Run, Status};
 use super::{csv::Csv, markdown::Markdown, table::Table, Exporter};
 use crate::harness::analyze::KernelCull;
+use crate::results::tests::run_with_medians;
+use crate::results::{BenchResult, Run, Status};
 
 /// The run every snapshot renders: getpid measured (culled by kernel events, one
 /// round spread noted), a skip and a failure with their reasons.

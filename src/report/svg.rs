@@ -8,7 +8,7 @@
 //! are clipped to the plot area here (Liang–Barsky), so no element needs an `id`, and
 //! several graphs can sit in one HTML page without their clip paths colliding.
 
-use super::model::unit_for;
+use crate::results::unit_for;
 use std::fmt::{self, Write};
 
 /// How an axis maps values to positions.

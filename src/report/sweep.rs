@@ -4,7 +4,7 @@
 //!
 //! A pure function of the results.
 
-use super::model::{BenchResult, SweepFit};
+use crate::results::{BenchResult, SweepFit};
 use crate::stats::fit::linear_fit;
 use std::collections::BTreeMap;
 
@@ -55,7 +55,7 @@ pub fn fits(results: &[BenchResult]) -> Vec<SweepFit> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::model::Status;
+    use crate::results::Status;
 
     fn result(name: &str, params: &[(&str, &str)], median: Option<f64>) -> BenchResult {
         let mut r = BenchResult {
@@ -74,7 +74,7 @@ mod tests {
         if median.is_none() {
             r.status = Status::Skipped;
         }
-        r.measured = median.map(crate::report::model::tests::measured_with_median);
+        r.measured = median.map(crate::results::tests::measured_with_median);
         r
     }
 

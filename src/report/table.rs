@@ -2,11 +2,11 @@
 //! notes beneath it (levels, modes, a canary that moved, skips), and a footer that says
 //! how to read it.
 
-use super::model::{
-    describe_levels, describe_modes, fmt_ns, unit_for, BenchResult, Run, Status,
-};
 use super::Exporter;
 use crate::harness::describe_states;
+use crate::results::{
+    describe_levels, describe_modes, fmt_ns, unit_for, BenchResult, Run, Status,
+};
 
 /// The table exporter.
 #[derive(Default)]

@@ -7,7 +7,7 @@ use super::manea1999_data::*;
 use super::median;
 use crate::cli::ReproArgs;
 use crate::harness::clock::ClockChoice;
-use crate::report::model::fmt_ns;
+use crate::results::fmt_ns;
 use crate::runner::interrupt::{interrupted, InterruptGuard};
 use crate::session::{Cull, Session, SessionOptions};
 use std::io::Write;

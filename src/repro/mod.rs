@@ -30,7 +30,7 @@ pub fn repro(args: &ReproArgs) -> anyhow::Result<ExitCode> {
     if let (Some(clock), Some(harness), true) =
         (taken.clock, taken.harness, !taken.results.is_empty())
     {
-        let mut run = crate::report::model::Run::new(crate::host::collect(&[]), started);
+        let mut run = crate::results::Run::new(crate::host::collect(&[]), started);
         run.clock = clock;
         run.harness = harness;
         let results = taken.results;

@@ -9,7 +9,7 @@ use super::median;
 use super::nagy_vms_data::*;
 use crate::cli::ReproArgs;
 use crate::harness::clock::ClockChoice;
-use crate::report::model::fmt_ns;
+use crate::results::fmt_ns;
 use crate::runner::interrupt::{interrupted, InterruptGuard};
 use crate::session::{Cull, Session, SessionOptions};
 use crate::stats::fit::linear_fit;

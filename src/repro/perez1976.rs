@@ -3,7 +3,7 @@
 use super::perez1976_data::{Row, FIG2_EVENT, FIG3, FIG4, FIG6, PER_ARG_US};
 use crate::cli::ReproArgs;
 use crate::harness::clock::ClockChoice;
-use crate::report::model::fmt_ns;
+use crate::results::fmt_ns;
 use crate::runner::interrupt::{interrupted, InterruptGuard};
 use crate::session::{Cull, Session, SessionOptions};
 use crate::stats::fit::linear_fit;

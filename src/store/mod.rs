@@ -23,7 +23,7 @@
 pub mod refs;
 
 use crate::error::UsageError;
-use crate::report::model::{Run, Status, SCHEMA_VERSION};
+use crate::results::{Run, Status, SCHEMA_VERSION};
 use anyhow::Context;
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use std::io::{Read, Write};
@@ -285,7 +285,7 @@ impl History {
     pub fn save(&mut self, run: &Run, origin: Origin) -> anyhow::Result<i64> {
         // The samples go apart, so that reading a run's figures never reads them.
         let mut lite = run.clone();
-        let samples: Vec<Option<crate::report::model::Samples>> = lite
+        let samples: Vec<Option<crate::results::Samples>> = lite
             .results
             .iter_mut()
             .map(|r| r.measured.as_mut().and_then(|m| m.samples.take()))
@@ -443,7 +443,7 @@ impl History {
         let mut run = parse_document(&json)
             .with_context(|| format!("run {id} in {}", self.path.display()))?;
         if let Some(s) = samples {
-            let columns: Vec<Option<crate::report::model::Samples>> =
+            let columns: Vec<Option<crate::results::Samples>> =
                 serde_json::from_slice(&inflate(&s).with_context(damaged)?)
                     .with_context(damaged)?;
             if columns.len() != run.results.len() {
@@ -561,7 +561,7 @@ impl History {
             };
             let own = ((m.ci_high_ns - m.ci_low_ns) / 2.0).max(0.0);
             let half = own.hypot(t975(k - 1) * tau);
-            m.between_runs = Some(crate::report::model::BetweenRuns {
+            m.between_runs = Some(crate::results::BetweenRuns {
                 runs: k - 1,
                 sd_ns: tau,
                 run_ci_low_ns: m.ci_low_ns,

@@ -4,7 +4,7 @@
 use super::{read_json, History};
 use crate::compare::RunLabel;
 use crate::error::UsageError;
-use crate::report::model::Run;
+use crate::results::Run;
 use std::path::{Path, PathBuf};
 
 /// A parsed run reference.

@@ -604,7 +604,7 @@ fn span_of(index: &Index, kernel: &[KernelEvent]) -> (u64, u64) {
 
 /// The reduction as a table: the memo's two sets of numbers.
 pub fn render(r: &Reduction) -> String {
-    use crate::report::model::fmt_ns;
+    use crate::results::fmt_ns;
     let mut s = format!(
         "event cost {} subtracted from every interval · guard band {} · user events {} ({} lost) · kernel events {} ({} lost)\nkernel: {}\n",
         fmt_ns(r.event_cost_ns),

@@ -12,7 +12,7 @@ use super::{options, scratch, IoTally, Scratch};
 use crate::bench::{Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::{Body, Expect, Plan};
-use crate::report::model::Fact;
+use crate::results::Fact;
 use crate::runner::file::CFile;
 use crate::runner::mem::Mapping;
 use std::cell::RefCell;

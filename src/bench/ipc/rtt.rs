@@ -13,7 +13,7 @@ use super::priority::{self, MasterSched};
 use crate::bench::{Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::{Body, Expect, Plan};
-use crate::report::model::Fact;
+use crate::results::Fact;
 use crate::runner::affinity::{self, Pin};
 use crate::runner::interrupt;
 use crate::runner::ipc::MsgBuf;

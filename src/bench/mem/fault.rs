@@ -11,7 +11,7 @@
 use crate::bench::{Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::{Body, Expect, Measurement, Plan};
-use crate::report::model::Fact;
+use crate::results::Fact;
 use crate::runner::mem::{page_size, Mapping, Sharer};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::thread::JoinHandle;

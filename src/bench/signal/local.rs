@@ -6,7 +6,7 @@ use super::{check_errno, expect_runs, own_ids};
 use crate::bench::{check, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::{Body, EmptyLoop, Expect, Harness, Measurement, Plan};
-use crate::report::model::Fact;
+use crate::results::Fact;
 use crate::runner::signal::{self, ProtTrap, QueueInfo, SavedAction, SavedMask};
 use crate::runner::sys;
 use crate::runner::task::{self, Handler, SigSet};

@@ -75,7 +75,7 @@ mod tests {
     use crate::bench::{params, Prepared};
     use crate::harness::clock::Monotonic;
     use crate::harness::{EmptyLoop, Harness, Measurement, Profile, Settings};
-    use crate::report::model::Fact;
+    use crate::results::Fact;
     use crate::runner::signal::same_action;
     use crate::runner::sys;
     use crate::runner::task::SigSet;

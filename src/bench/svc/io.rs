@@ -6,7 +6,7 @@ use super::{expect, fail};
 use crate::bench::{body, Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::Body;
-use crate::report::model::Fact;
+use crate::results::Fact;
 use crate::runner::interrupt;
 use crate::runner::task;
 use crate::runner::uring::{Ring, SetupError, IORING_ENTER_GETEVENTS};

@@ -123,7 +123,7 @@ pub(crate) mod testing {
     use crate::error::BenchError;
     use crate::harness::clock::Monotonic;
     use crate::harness::{EmptyLoop, Harness, Measurement, Profile, Settings};
-    use crate::report::model::Fact;
+    use crate::results::Fact;
 
     /// The parameters of `b` with `set` overriding the defaults (first of a sweep).
     pub fn params_of(b: &dyn Bench, set: &[(&str, &str)]) -> Params {

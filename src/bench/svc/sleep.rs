@@ -8,7 +8,7 @@ use super::percentile;
 use crate::bench::{Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::{Body, Expect, Plan};
-use crate::report::model::Fact;
+use crate::results::Fact;
 use crate::runner::interrupt;
 use crate::runner::svc;
 

@@ -15,7 +15,7 @@ use super::{expect, fail};
 use crate::bench::{Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::{Body, Plan};
-use crate::report::model::Fact;
+use crate::results::Fact;
 use crate::runner::svc::{self, PosixTimer};
 use crate::runner::sys;
 use crate::runner::task::{self, Handler};

@@ -18,7 +18,7 @@ use crate::bench::ctx::place_pinned;
 use crate::bench::{ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::{Body, Expect, Plan};
-use crate::report::model::Fact;
+use crate::results::Fact;
 use crate::runner::affinity::{self, Pin};
 use crate::runner::interrupt;
 use crate::runner::svc;
