@@ -153,9 +153,6 @@ pub struct ReproArgs {
     /// Do not save the figures in the history.
     #[arg(long)]
     pub no_save: bool,
-    /// Where the sessions copy their results, to be saved.
-    #[arg(skip)]
-    pub journal: crate::session::Journal,
 }
 
 /// Text or JSON output.
@@ -222,7 +219,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Env { format } => env(format),
         Command::Clocks { format } => clocks::clocks(format == TextOrJson::Json),
         Command::Selftest => selftest::selftest(),
-        Command::Repro(args) => crate::repro::repro(&args),
+        Command::Repro(args) => repro(&args),
         Command::Exec(args) => exec::exec(&args),
         Command::Trace(args) => trace::trace(&args),
         Command::History(args) => history::history(&args),
@@ -284,6 +281,28 @@ fn steadiness(facts: &crate::host::HostFacts) -> anyhow::Result<String> {
         m.readings,
         m.spread * 100.0
     ))
+}
+
+/// Runs `syscost repro`: checks the options, runs the study, and saves today's
+/// figures in the history.
+fn repro(args: &ReproArgs) -> anyhow::Result<ExitCode> {
+    let mut history = open_for_saving(args.db.as_deref(), args.no_save)?;
+    check_cpu(args.cpu)?;
+    if let Some(n) = args.load {
+        check_load(n)?;
+    }
+    let opts = crate::repro::Options {
+        study: args.study.clone(),
+        profile: profile(&args.profile),
+        cpu: args.cpu,
+        load: args.load,
+        journal: crate::session::Journal::default(),
+    };
+    let (code, run) = crate::repro::run(&opts)?;
+    if let Some(run) = run {
+        save(history.as_mut(), &run, crate::store::Origin::Repro);
+    }
+    Ok(code)
 }
 
 /// Validates `--cpu` against the CPUs this process may use.

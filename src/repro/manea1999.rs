@@ -5,7 +5,7 @@
 
 use super::manea1999_data::*;
 use super::median;
-use crate::cli::ReproArgs;
+use super::Options;
 use crate::harness::clock::ClockChoice;
 use crate::results::fmt_ns;
 use crate::runner::interrupt::{interrupted, InterruptGuard};
@@ -35,10 +35,10 @@ fn show(v: &Result<f64, String>) -> String {
 }
 
 /// Runs the reproduction and prints it.
-pub fn run(args: &ReproArgs) -> anyhow::Result<ExitCode> {
+pub fn run(args: &Options) -> anyhow::Result<ExitCode> {
     let facts = crate::host::collect(&[]);
     let _guard = InterruptGuard::install()?;
-    let profile = crate::cli::profile(&args.profile);
+    let profile = args.profile;
     crate::bench::file::configure(crate::bench::file::Options {
         profile: Some(profile.name),
         ..crate::bench::file::Options::default()
@@ -60,7 +60,7 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<ExitCode> {
          ({}, clock {}, profile {})",
         facts.cpu_model.as_deref().unwrap_or("unknown CPU"),
         session.clock_info().name,
-        args.profile
+        args.profile.name
     )?;
 
     // §3

@@ -13,41 +13,53 @@ pub mod sloan1992;
 pub mod sloan1992_data;
 
 use crate::bench::{self, Params};
-use crate::cli::ReproArgs;
 use crate::error::{BenchError, UsageError};
-use crate::session::Session;
+use crate::harness::Profile;
+use crate::results::Run;
+use crate::session::{Journal, Session};
 use std::process::ExitCode;
 
 /// The studies `repro` knows.
 pub const STUDIES: &[&str] = &["perez1976", "manea1999", "sloan1992", "nagy-vms"];
 
-/// Runs `syscost repro` and saves today's figures in the history.
-pub fn repro(args: &ReproArgs) -> anyhow::Result<ExitCode> {
-    let mut history = crate::cli::open_for_saving(args.db.as_deref(), args.no_save)?;
+/// What `repro` is asked for.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The study (one of [`STUDIES`]).
+    pub study: String,
+    /// The measurement profile.
+    pub profile: Profile,
+    /// The CPU to pin the measuring thread to.
+    pub cpu: Option<usize>,
+    /// nagy-vms's multi-user rows: this many busy background processes.
+    pub load: Option<usize>,
+    /// Where the study's sessions record their results.
+    pub journal: Journal,
+}
+
+/// Prints the study's tables with today's figures beside them; returns the exit code
+/// and, when anything was measured, today's figures as a run document.
+pub fn run(args: &Options) -> anyhow::Result<(ExitCode, Option<Run>)> {
     let started = std::time::SystemTime::now();
     let code = study(args)?;
     let taken = args.journal.take();
-    if let (Some(clock), Some(harness), true) =
-        (taken.clock, taken.harness, !taken.results.is_empty())
-    {
-        let mut run = crate::results::Run::new(crate::host::collect(&[]), started);
-        run.clock = clock;
-        run.harness = harness;
-        let results = taken.results;
-        run.complete = code == ExitCode::SUCCESS;
-        run.results = results;
-        run.sweeps = crate::report::sweep::fits(&run.results);
-        run.rings = crate::report::ring::tables(&run.results);
-        crate::cli::save(history.as_mut(), &run, crate::store::Origin::Repro);
-    }
-    Ok(code)
+    let run = match (taken.clock, taken.harness, !taken.results.is_empty()) {
+        (Some(clock), Some(harness), true) => {
+            let mut run = Run::new(crate::host::collect(&[]), started);
+            run.clock = clock;
+            run.harness = harness;
+            run.complete = code == ExitCode::SUCCESS;
+            run.results = taken.results;
+            run.sweeps = crate::report::sweep::fits(&run.results);
+            run.rings = crate::report::ring::tables(&run.results);
+            Some(run)
+        }
+        _ => None,
+    };
+    Ok((code, run))
 }
 
-fn study(args: &ReproArgs) -> anyhow::Result<ExitCode> {
-    crate::cli::check_cpu(args.cpu)?;
-    if let Some(n) = args.load {
-        crate::cli::check_load(n)?;
-    }
+fn study(args: &Options) -> anyhow::Result<ExitCode> {
     if args.load.is_some() && args.study != "nagy-vms" {
         return Err(UsageError::new(format!(
             "--load applies to nagy-vms's multi-user rows only, not to '{}'",

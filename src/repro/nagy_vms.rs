@@ -7,7 +7,7 @@
 
 use super::median;
 use super::nagy_vms_data::*;
-use crate::cli::ReproArgs;
+use super::Options;
 use crate::harness::clock::ClockChoice;
 use crate::results::fmt_ns;
 use crate::runner::interrupt::{interrupted, InterruptGuard};
@@ -85,10 +85,10 @@ fn label(a: &Analog) -> String {
     s
 }
 
-fn open(args: &ReproArgs, load: usize) -> anyhow::Result<Session> {
+fn open(args: &Options, load: usize) -> anyhow::Result<Session> {
     let facts = crate::host::collect(&[]);
     Ok(Session::start(SessionOptions {
-        profile: crate::cli::profile(&args.profile),
+        profile: args.profile,
         clock: ClockChoice::Auto,
         invariant_tsc: facts.invariant_tsc,
         cpu: args.cpu,
@@ -100,7 +100,7 @@ fn open(args: &ReproArgs, load: usize) -> anyhow::Result<Session> {
 }
 
 /// Runs the reproduction and prints it.
-pub fn run(args: &ReproArgs) -> anyhow::Result<ExitCode> {
+pub fn run(args: &Options) -> anyhow::Result<ExitCode> {
     let facts = crate::host::collect(&[]);
     let _guard = InterruptGuard::install()?;
     let session = open(args, 0)?;
@@ -111,7 +111,7 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<ExitCode> {
          ({}, clock {}, profile {})",
         facts.cpu_model.as_deref().unwrap_or("unknown CPU"),
         session.clock_info().name,
-        args.profile
+        args.profile.name
     )?;
     table_i(&session, &mut out)?;
     if !interrupted() {
@@ -202,7 +202,7 @@ fn table_i(session: &Session, out: &mut impl Write) -> anyhow::Result<()> {
 type Skip = (&'static str, String, String);
 
 fn table_iii(
-    args: &ReproArgs,
+    args: &Options,
     quiet: Session,
     load: usize,
     out: &mut impl Write,

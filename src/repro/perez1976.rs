@@ -1,7 +1,7 @@
 //! `syscost repro perez1976`: the 1976 memo's Figures 2, 3, 4 and 6 beside this machine.
 
 use super::perez1976_data::{Row, FIG2_EVENT, FIG3, FIG4, FIG6, PER_ARG_US};
-use crate::cli::ReproArgs;
+use super::Options;
 use crate::harness::clock::ClockChoice;
 use crate::results::fmt_ns;
 use crate::runner::interrupt::{interrupted, InterruptGuard};
@@ -66,9 +66,9 @@ pub fn today(call: &str) -> Today {
     }
 }
 
-fn options(args: &ReproArgs, invariant_tsc: bool, load: usize) -> SessionOptions {
+fn options(args: &Options, invariant_tsc: bool, load: usize) -> SessionOptions {
     SessionOptions {
-        profile: crate::cli::profile(&args.profile),
+        profile: args.profile,
         clock: ClockChoice::Auto,
         invariant_tsc,
         cpu: args.cpu,
@@ -84,7 +84,7 @@ fn med(r: &Row, f: fn(&Row) -> Option<super::perez1976_data::Stat>) -> String {
 }
 
 /// Runs the reproduction and prints it.
-pub fn run(args: &ReproArgs) -> anyhow::Result<ExitCode> {
+pub fn run(args: &Options) -> anyhow::Result<ExitCode> {
     let facts = crate::host::collect(&[]);
     let _guard = InterruptGuard::install()?;
     let session =
@@ -98,7 +98,7 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<ExitCode> {
          ({}, clock {}, profile {})\n",
         facts.cpu_model.as_deref().unwrap_or("unknown CPU"),
         session.clock_info().name,
-        args.profile
+        args.profile.name
     )?;
     writeln!(
         out,

@@ -6,8 +6,8 @@
 //! hop at n=2, CPU/Projected at its largest n, the knee, and the growth exponent.
 
 use super::sloan1992_data::{System, SYSTEMS};
+use super::Options;
 use crate::bench::{self, params, Params};
-use crate::cli::ReproArgs;
 use crate::error::BenchError;
 use crate::harness::clock::ClockChoice;
 use crate::report::ring::{self, KNEE_THRESHOLD};
@@ -112,11 +112,11 @@ fn measure(session: &Session, placement: &str) -> Result<Option<RingTable>, Benc
 }
 
 /// Runs `syscost repro sloan1992`.
-pub fn run(args: &ReproArgs) -> anyhow::Result<ExitCode> {
+pub fn run(args: &Options) -> anyhow::Result<ExitCode> {
     let facts = crate::host::collect(&[]);
     let _guard = InterruptGuard::install()?;
     let session = Session::start(SessionOptions {
-        profile: crate::cli::profile(&args.profile),
+        profile: args.profile,
         clock: ClockChoice::Auto,
         invariant_tsc: facts.invariant_tsc,
         cpu: args.cpu,
@@ -132,7 +132,7 @@ pub fn run(args: &ReproArgs) -> anyhow::Result<ExitCode> {
          The pipeline benchmark (ctx.ring, processes) on this machine ({}, {} CPUs online, profile {})\n",
         facts.cpu_model.as_deref().unwrap_or("unknown CPU"),
         facts.cpus_online,
-        args.profile
+        args.profile.name
     )?;
     let mut ours: Vec<(String, Summary)> = Vec::new();
     for placement in ["same-cpu", "free"] {
