@@ -674,8 +674,49 @@ fn bad_option_values_are_refused_in_one_line() {
 
 #[test]
 fn env_describes_the_machine() {
-    let out = success(&["env"]);
-    assert!(out.stdout.contains("kernel"), "{}", out.stdout);
+    let out = success(&["env"]).stdout;
+    // The value printed beside a fact's name ("  name   value").
+    let fact = |name: &str| -> String {
+        out.lines()
+            .find_map(|l| {
+                let rest = l.trim_start().strip_prefix(name)?;
+                rest.starts_with("  ").then(|| rest.trim().to_string())
+            })
+            .unwrap_or_else(|| panic!("no '{name}' line in:\n{out}"))
+    };
+    let read = |path: &str| std::fs::read_to_string(path).map(|s| s.trim().to_string());
+    assert_eq!(fact("release"), read("/proc/sys/kernel/osrelease").unwrap());
+    assert_eq!(fact("hostname"), read("/proc/sys/kernel/hostname").unwrap());
+    let online = read("/sys/devices/system/cpu/online").unwrap();
+    let count: usize = online
+        .split(',')
+        .map(|r| match r.split_once('-') {
+            Some((a, b)) => b.parse::<usize>().unwrap() - a.parse::<usize>().unwrap() + 1,
+            None => 1,
+        })
+        .sum();
+    assert_eq!(fact("cpus online"), count.to_string());
+    if let Ok(cs) = read("/sys/devices/system/clocksource/clocksource0/current_clocksource") {
+        assert_eq!(fact("clocksource"), cs);
+    }
+    let meminfo = read("/proc/meminfo").unwrap();
+    let total = meminfo
+        .lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))
+        .map(|v| v.trim().trim_end_matches("kB").trim().to_string())
+        .unwrap();
+    assert!(fact("total").starts_with(&format!("{total} KiB")), "{}", fact("total"));
+    let page = Command::new("getconf").arg("PAGESIZE").output().unwrap();
+    let page = String::from_utf8_lossy(&page.stdout).trim().to_string();
+    assert_eq!(fact("page size"), format!("{page} B"));
+    // Every mitigation the kernel reports, with its words.
+    if let Ok(dir) = std::fs::read_dir("/sys/devices/system/cpu/vulnerabilities") {
+        for e in dir.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let status = read(&e.path().to_string_lossy()).unwrap();
+            assert_eq!(fact(&name), status, "mitigation {name}");
+        }
+    }
 }
 
 #[test]
