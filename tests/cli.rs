@@ -696,7 +696,9 @@ fn env_describes_the_machine() {
         })
         .sum();
     assert_eq!(fact("cpus online"), count.to_string());
-    if let Ok(cs) = read("/sys/devices/system/clocksource/clocksource0/current_clocksource") {
+    if let Ok(cs) =
+        read("/sys/devices/system/clocksource/clocksource0/current_clocksource")
+    {
         assert_eq!(fact("clocksource"), cs);
     }
     let meminfo = read("/proc/meminfo").unwrap();
@@ -705,7 +707,11 @@ fn env_describes_the_machine() {
         .find_map(|l| l.strip_prefix("MemTotal:"))
         .map(|v| v.trim().trim_end_matches("kB").trim().to_string())
         .unwrap();
-    assert!(fact("total").starts_with(&format!("{total} KiB")), "{}", fact("total"));
+    assert!(
+        fact("total").starts_with(&format!("{total} KiB")),
+        "{}",
+        fact("total")
+    );
     let page = Command::new("getconf").arg("PAGESIZE").output().unwrap();
     let page = String::from_utf8_lossy(&page.stdout).trim().to_string();
     assert_eq!(fact("page size"), format!("{page} B"));

@@ -642,13 +642,63 @@ mod tests {
 
     #[test]
     fn every_mechanism_round_trips_and_stops() {
+        // This thread's children, and this process's threads named like the slave.
+        let children = || -> Vec<String> {
+            std::fs::read_to_string("/proc/thread-self/children")
+                .unwrap()
+                .split_whitespace()
+                .map(str::to_string)
+                .collect()
+        };
+        let slaves = || -> Vec<String> {
+            std::fs::read_dir("/proc/self/task")
+                .unwrap()
+                .flatten()
+                .filter(|t| {
+                    std::fs::read_to_string(t.path().join("comm"))
+                        .is_ok_and(|c| c.trim() == "syscost-pingpon")
+                })
+                .map(|t| t.file_name().to_string_lossy().into_owned())
+                .collect()
+        };
         for mech in MECHANISMS {
             for kind in ["process", "thread"] {
+                let (kids_before, slaves_before) = (children(), slaves());
                 let mut pp = make(mech, "same-cpu", kind, "clean").unwrap();
                 pp.body
                     .run(50)
                     .unwrap_or_else(|e| panic!("{mech} {kind}: {e}"));
+                // The other task exists while the body lives...
+                let new: Vec<String> = match kind {
+                    "process" => children(),
+                    _ => slaves(),
+                }
+                .into_iter()
+                .filter(|t| !kids_before.contains(t) && !slaves_before.contains(t))
+                .collect();
+                assert_eq!(new.len(), 1, "{mech} {kind}: the other task {new:?}");
                 drop(pp);
+                // ...and is gone, reaped or joined, once it is dropped.
+                let task = &new[0];
+                match kind {
+                    "process" => {
+                        assert!(!children().contains(task), "{mech}: child {task} left");
+                        let pid: libc::pid_t = task.parse().unwrap();
+                        assert_eq!(
+                            crate::runner::signal::wait_state(
+                                pid,
+                                libc::WEXITED | libc::WNOHANG
+                            ),
+                            -1,
+                            "{mech}: child {task} not reaped"
+                        );
+                    }
+                    _ => assert!(
+                        !std::path::Path::new(&format!("/proc/self/task/{task}"))
+                            .exists(),
+                        "{mech}: thread {task} not joined"
+                    ),
+                }
             }
         }
     }
