@@ -244,6 +244,58 @@ mod tests {
         }
     }
 
+    /// Whether a skip of `name` with `p` is one this machine and this test process
+    /// explain: a benchmark that skips for any other reason should have run.
+    fn skip_is_expected(name: &str, p: &Params, why: &str) -> Result<(), String> {
+        let read = |path: &str| -> Option<u64> {
+            std::fs::read_to_string(path).ok()?.trim().parse().ok()
+        };
+        let size =
+            p.0.iter()
+                .find(|(k, _)| *k == "size")
+                .map(|(_, v)| v.parse::<u64>());
+        let root = crate::runner::file::is_root();
+        let cpus = crate::runner::affinity::process_cpus().len();
+        let label = p.label();
+        let ok = match name {
+            // Inherent: yield hands the CPU over only between tasks on one CPU.
+            "ctx.pingpong" if label.contains("mechanism=yield") => {
+                label.contains("placement=cross-cpu")
+            }
+            // The system's message-size limits, read here.
+            "ipc.rtt" if label.contains("transport=posix_mq") => {
+                matches!((size, read("/proc/sys/fs/mqueue/msgsize_max")),
+                    (Some(Ok(s)), Some(max)) if s > max)
+            }
+            "ipc.rtt" if label.contains("transport=sysv_msg") => {
+                matches!((size, read("/proc/sys/kernel/msgmax")),
+                    (Some(Ok(s)), Some(max)) if s > max)
+            }
+            // Inherent: a UDP datagram carries at most 65507 bytes.
+            "ipc.rtt" if label.contains("transport=udp") => {
+                matches!(size, Some(Ok(s)) if s > 65507)
+            }
+            // This test process: its executable is the test harness, not syscost (the
+            // CLI tests run these), and libtest runs tests in threads.
+            "proc.exec" | "proc.spawn" => why.contains("test harness"),
+            "mem.brk" => why.contains("single-threaded"),
+            _ => false,
+        } || (why.contains("cross-cpu") && cpus < 2)
+            || (!root && (why.contains("root") || why.contains("permitted")))
+            || (why.contains("io_uring")
+                && read("/proc/sys/kernel/io_uring_disabled").unwrap_or(0) != 0)
+            || (why.contains("AVX") && crate::runner::task::widest_vector().is_none())
+            || (why.contains("loopback") && std::net::UdpSocket::bind("127.0.0.1:0").is_err())
+            || (why.contains("/dev/shm") && !std::path::Path::new("/dev/shm").is_dir())
+            // The scratch file's directory too full: it says how full.
+            || why.contains("MiB free");
+        if ok {
+            Ok(())
+        } else {
+            Err(format!("root {root}, {cpus} CPUs: not an expected reason"))
+        }
+    }
+
     /// Every benchmark, with its default parameters, runs in the smoke profile and
     /// yields a positive, finite median below a millisecond (or is skipped, with a
     /// reason).
@@ -257,6 +309,13 @@ mod tests {
                     Ok(prep) => prep,
                     Err(BenchError::Skip(why)) => {
                         eprintln!("{} {}: skipped: {why}", b.name(), p.label());
+                        if let Err(e) = skip_is_expected(b.name(), &p, &why) {
+                            panic!(
+                                "{} {}: skipped where it should run: {why} ({e})",
+                                b.name(),
+                                p.label()
+                            );
+                        }
                         continue;
                     }
                     Err(e) => panic!("{} {}: {e}", b.name(), p.label()),
