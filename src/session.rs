@@ -609,6 +609,8 @@ impl<'b> Slot<'b> {
             warmup_ns: self.warmup_ns,
             elapsed_ns: self.elapsed_ns,
         };
+        // A failure in the after step fails the result but keeps what was measured.
+        let mut after_failed = None;
         if let (Some(then), false) = (self.after.take(), interrupted) {
             let t0 = std::time::Instant::now();
             let facts = then(h, &m);
@@ -616,9 +618,7 @@ impl<'b> Slot<'b> {
             match facts {
                 Ok(facts) => self.result.facts = facts,
                 Err(BenchError::Skip(why)) | Err(BenchError::Failed(why)) => {
-                    self.result.status = Status::Failed;
-                    self.result.reason = Some(why);
-                    return Some(self.result);
+                    after_failed = Some(format!("after the measurement: {why}"));
                 }
                 Err(BenchError::Interrupted) => {}
             }
@@ -634,6 +634,10 @@ impl<'b> Slot<'b> {
                 self.result.status = Status::Failed;
                 self.result.reason = Some(e.to_string());
             }
+        }
+        if let Some(why) = after_failed {
+            self.result.status = Status::Failed;
+            self.result.reason = Some(why);
         }
         Some(self.result)
     }
@@ -746,6 +750,48 @@ fn measured(
 mod tests {
     use super::*;
     use crate::harness::Profile;
+
+    /// Takes a few microseconds per operation; its after step fails.
+    const FAILS_AFTER: crate::bench::Simple = crate::bench::Simple {
+        name: "test.fails_after",
+        about: "",
+        origin: "",
+        params: &[],
+        prepare: |_| {
+            Ok(crate::bench::Prepared::new(crate::bench::body(|| {
+                std::hint::black_box(std::time::Instant::now());
+                Ok(())
+            }))
+            .after(Box::new(|_, _| {
+                Err(BenchError::Failed("the check found a bad count".into()))
+            })))
+        },
+    };
+
+    #[test]
+    fn a_failure_after_the_measurement_keeps_the_measurement() {
+        let opts = SessionOptions {
+            profile: Profile::SMOKE,
+            clock: ClockChoice::Monotonic,
+            invariant_tsc: false,
+            cpu: None,
+            load: 0,
+            keep_samples: false,
+            cull: Cull::Rusage,
+        };
+        let session = Session::start(opts).unwrap();
+        let r = session
+            .run(&FAILS_AFTER, &crate::bench::Params(vec![]))
+            .unwrap();
+        assert_eq!(r.status, Status::Failed);
+        let why = r.reason.as_deref().unwrap_or("");
+        assert!(
+            why.contains("after the measurement") && why.contains("bad count"),
+            "{why}"
+        );
+        let median = r.median_ns().expect("the measurement is kept");
+        assert!(median > 0.0 && median < 1e6, "{median}");
+    }
 
     #[test]
     fn asking_for_a_tsc_the_cpu_does_not_keep_steady_is_a_usage_error() {

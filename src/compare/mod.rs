@@ -201,6 +201,10 @@ struct Estimate {
 }
 
 fn estimate(r: &BenchResult) -> Option<Estimate> {
+    // A failed result may keep its measurement; it is not compared.
+    if r.status != crate::results::Status::Ok {
+        return None;
+    }
     let m = r.measured.as_ref()?;
     if !(m.median_ns.is_finite() && m.median_ns > 0.0) {
         return None;

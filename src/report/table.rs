@@ -79,6 +79,9 @@ impl Exporter for Table {
             if m.converged { "yes" } else { "no" }
         );
         let mut note = |text: String| out += &format!("    {text}\n");
+        if r.status == Status::Failed {
+            note(format!("FAILED {}", r.reason.as_deref().unwrap_or("")));
+        }
         if r.op != "call" {
             note(format!("per {}", r.op));
         }
