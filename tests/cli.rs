@@ -1988,3 +1988,26 @@ fn cull_kernel_follows_the_schema_and_says_what_it_culled_or_why_not() {
     assert!(plain.harness.kernel_events.is_none());
     assert!(plain.results[0].measured.as_ref().unwrap().kernel.is_none());
 }
+
+#[test]
+fn a_full_standard_output_is_named_in_one_line() {
+    let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else {
+        println!("SKIPPED: no /dev/full here");
+        return;
+    };
+    for args in [&["env", "--format", "json"][..], &["list"], &["clocks"]] {
+        let out = Command::new(env!("CARGO_BIN_EXE_syscost"))
+            .args(args)
+            .env("SYSCOST_NO_SAVE", "1")
+            .stdout(full.try_clone().unwrap())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        let last = err.lines().last().unwrap_or("");
+        assert!(
+            last.starts_with("syscost: writing standard output: No space left"),
+            "{args:?}: {err}"
+        );
+    }
+}

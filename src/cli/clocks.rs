@@ -90,7 +90,7 @@ pub fn clocks(json: bool) -> anyhow::Result<ExitCode> {
             read_cost_ns: cost,
         });
     }
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::report::stdout();
     if json {
         let doc = serde_json::json!({ "clocks": rows, "harness_clock": info });
         serde_json::to_writer_pretty(&mut out, &doc)?;

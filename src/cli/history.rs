@@ -82,7 +82,7 @@ pub fn history(args: &HistoryArgs) -> anyhow::Result<ExitCode> {
             }
             let h = History::open(&path, false)?;
             let entries = h.list(*limit)?;
-            let mut out = std::io::stdout().lock();
+            let mut out = crate::report::stdout();
             if *format == super::TextOrJson::Json {
                 serde_json::to_writer_pretty(&mut out, &entries)?;
                 out.write_all(b"\n")?;
@@ -252,7 +252,7 @@ pub fn compare_cmd(args: &CompareArgs) -> anyhow::Result<ExitCode> {
     }
     let mut runs = store::resolve(&args.runs, args.db.as_deref(), false)?;
     widen_from_history(&mut runs, args.db.as_deref());
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::report::stdout();
     if runs.len() > 2 {
         let refs: Vec<(RunLabel, &Run)> =
             runs.iter().map(|(l, r)| (l.clone(), r)).collect();

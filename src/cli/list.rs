@@ -16,7 +16,7 @@ pub fn list(filters: &[String]) -> anyhow::Result<ExitCode> {
         ))
         .into());
     }
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::report::stdout();
     let mut family = "";
     for b in selected {
         let fam = b.name().split('.').next().unwrap_or("");

@@ -231,7 +231,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
 
 fn env(format: TextOrJson) -> anyhow::Result<ExitCode> {
     let facts = crate::host::collect(&[]);
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::report::stdout();
     match format {
         TextOrJson::Text => {
             out.write_all(crate::host::render(&facts).as_bytes())?;

@@ -38,7 +38,7 @@ pub fn plot(
     match out {
         Some(p) => write_atomically(p, svg.as_bytes()),
         None => {
-            let mut o = std::io::stdout().lock();
+            let mut o = crate::report::stdout();
             o.write_all(svg.as_bytes())?;
             o.flush()?;
             Ok(())

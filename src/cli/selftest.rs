@@ -414,7 +414,7 @@ pub fn selftest() -> anyhow::Result<ExitCode> {
         keep_samples: false,
         cull: Cull::Rusage,
     })?;
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::report::stdout();
     let info = session.clock_info();
     writeln!(out, "harness clock: {} ({})", info.name, info.why)?;
     writeln!(

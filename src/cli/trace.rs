@@ -309,8 +309,7 @@ fn show_cmd(a: &ShowArgs) -> anyhow::Result<ExitCode> {
         .map(|t| duration("--from", t))
         .transpose()?;
     filter.to_ns = a.to.as_deref().map(|t| duration("--to", t)).transpose()?;
-    let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::new(stdout.lock());
+    let mut out = std::io::BufWriter::new(crate::report::stdout());
     let json = a.format == TableOrJson::Json;
     if !json {
         write!(out, "{}", show::header(&index))?;
@@ -331,7 +330,7 @@ fn reduce_cmd(a: &ReduceArgs) -> anyhow::Result<ExitCode> {
         .map_err(|e| usage(format!("--spec: {e}")))?;
     let guard = duration("--guard", &a.guard)?;
     let r = reduce::reduce(&file, &index, &spec, guard)?;
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::report::stdout();
     match a.format {
         TableOrJson::Table => write!(out, "{}", reduce::render(&r))?,
         TableOrJson::Json => writeln!(out, "{}", serde_json::to_string_pretty(&r)?)?,

@@ -20,6 +20,38 @@ pub mod svg;
 pub mod sweep;
 pub mod table;
 
+/// A writer whose errors name what they were writing to ("writing standard output:
+/// No space left on device").
+pub struct Named<W> {
+    inner: W,
+    name: &'static str,
+}
+
+impl<W: std::io::Write> Named<W> {
+    /// Wraps `inner`, called `name` in its errors.
+    pub fn new(inner: W, name: &'static str) -> Named<W> {
+        Named { inner, name }
+    }
+
+    fn name_it(&self, e: std::io::Error) -> std::io::Error {
+        std::io::Error::new(e.kind(), format!("writing {}: {e}", self.name))
+    }
+}
+
+impl<W: std::io::Write> std::io::Write for Named<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.inner.write(buf).map_err(|e| self.name_it(e))
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush().map_err(|e| self.name_it(e))
+    }
+}
+
+/// Standard output, locked, with errors that say so.
+pub fn stdout() -> Named<std::io::StdoutLock<'static>> {
+    Named::new(std::io::stdout().lock(), "standard output")
+}
+
 #[cfg(test)]
 mod snapshot_tests;
 
@@ -131,7 +163,7 @@ impl Output {
                 let _ = std::fs::remove_file(&trial);
                 Box::new(std::io::sink())
             }
-            None => Box::new(std::io::stdout()),
+            None => Box::new(Named::new(std::io::stdout(), "standard output")),
         };
         Ok(Output {
             format,

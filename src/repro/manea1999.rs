@@ -53,7 +53,7 @@ pub fn run(args: &Options) -> anyhow::Result<ExitCode> {
         cull: Cull::Rusage,
     })?
     .record_to(&args.journal);
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::report::stdout();
     writeln!(
         out,
         "Operating system measurements on SunOS 5.6 (1999), §3–§6, beside this machine \

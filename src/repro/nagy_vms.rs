@@ -104,7 +104,7 @@ pub fn run(args: &Options) -> anyhow::Result<ExitCode> {
     let facts = crate::host::collect(&[]);
     let _guard = InterruptGuard::install()?;
     let session = open(args, 0)?;
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::report::stdout();
     writeln!(
         out,
         "VAX/VMS system service timings (ACNET design note 16.0) beside this machine \

@@ -90,7 +90,7 @@ pub fn run(args: &Options) -> anyhow::Result<ExitCode> {
     let session =
         Session::start(options(args, facts.invariant_tsc, 0))?.record_to(&args.journal);
     let cpus = facts.cpus_online.max(1);
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::report::stdout();
     writeln!(
         out,
         "Perez & Raleigh, \"UNIX System Call Measurements\", Bell Laboratories, 1976\n\

@@ -125,7 +125,7 @@ pub fn run(args: &Options) -> anyhow::Result<ExitCode> {
         cull: Cull::Rusage,
     })?
     .record_to(&args.journal);
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::report::stdout();
     writeln!(
         out,
         "Sloan, \"Context Switch Time Scalability: Benchmark Results\", NCAR, 1992\n\
