@@ -222,7 +222,7 @@ pub fn exec(args: &ExecArgs) -> anyhow::Result<ExitCode> {
     for _ in 0..args.runs {
         let before = spawn::times_now();
         let start = Instant::now();
-        let child = match spawn::spawn(&prep, true, &defaults) {
+        let mut child = match spawn::spawn(&prep, true, &defaults) {
             Ok(c) => c,
             Err(e) => {
                 drop(ignored);
@@ -230,6 +230,7 @@ pub fn exec(args: &ExecArgs) -> anyhow::Result<ExitCode> {
             }
         };
         let (status, usage) = child.wait_usage()?;
+        let status = ExitStatus::from_raw(status);
         let real = start.elapsed();
         let after = spawn::times_now();
         let times = args.times.then(|| times_view(&before, &after, tck));

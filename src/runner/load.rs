@@ -2,15 +2,17 @@
 //! seeds' "multi-user" condition).
 //!
 //! The children are forked from this process and only spin; each asks the kernel to
-//! kill it if its parent dies, so none outlives syscost even after a SIGKILL. `Drop`
-//! kills (by their own positive pids) and reaps every child.
+//! kill it if its parent dies, so none outlives syscost even after a SIGKILL. Each is a
+//! [`Child`], killed and reaped when dropped.
 #![allow(unsafe_code)]
 
+use super::task::Child;
 use std::io;
 
-/// A set of spinning child processes.
+/// A set of spinning child processes, each killed and reaped when dropped.
 #[derive(Debug)]
 pub struct Load {
+    children: Vec<Child>,
     pids: Vec<libc::pid_t>,
 }
 
@@ -18,25 +20,19 @@ impl Load {
     /// Starts `n` spinning children.
     pub fn start(n: usize) -> io::Result<Load> {
         let mut load = Load {
+            children: Vec::with_capacity(n),
             pids: Vec::with_capacity(n),
         };
-        // SAFETY: getpid has no preconditions.
-        let parent = unsafe { libc::getpid() };
         for _ in 0..n {
             if super::interrupt::interrupted() {
                 // `load` drops and reaps the ones already started.
                 return Err(io::Error::new(io::ErrorKind::Interrupted, "interrupted"));
             }
-            // SAFETY: the child runs only async-signal-safe calls (prctl, getppid,
-            // _exit) and a pure spin loop; it never returns into Rust code.
-            let pid = unsafe { libc::fork() };
-            if pid < 0 {
-                return Err(io::Error::last_os_error()); // `load` drops and reaps the others
-            }
-            if pid == 0 {
-                spin_child(parent);
-            }
-            load.pids.push(pid);
+            // SAFETY: the child only spins on a register; it allocates, locks and
+            // touches nothing (fork gives it the parent-death signal).
+            let child = unsafe { super::task::fork(spin) }?; // `load` reaps the others
+            load.pids.push(child.pid());
+            load.children.push(child);
         }
         Ok(load)
     }
@@ -47,42 +43,10 @@ impl Load {
     }
 }
 
-fn spin_child(parent: libc::pid_t) -> ! {
-    // SAFETY: prctl with integer arguments; getppid and _exit have no preconditions.
-    unsafe {
-        libc::prctl(
-            libc::PR_SET_PDEATHSIG,
-            libc::SIGKILL as libc::c_ulong,
-            0,
-            0,
-            0,
-        );
-        if libc::getppid() != parent {
-            libc::_exit(0);
-        }
-    }
+fn spin() -> i32 {
     let mut x = 0u64;
     loop {
         x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
-    }
-}
-
-impl Drop for Load {
-    fn drop(&mut self) {
-        for &pid in &self.pids {
-            if pid > 0 {
-                // SAFETY: pid is one of our own children (positive); signalling and
-                // then waiting for it with a valid status pointer.
-                unsafe {
-                    libc::kill(pid, libc::SIGKILL);
-                    let mut status = 0;
-                    while libc::waitpid(pid, &mut status, 0) < 0
-                        && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted
-                    {
-                    }
-                }
-            }
-        }
     }
 }
 

@@ -408,56 +408,25 @@ pub(crate) fn sbrk_for_test(len: usize) -> Option<&'static mut [u8]> {
 /// A forked child that does nothing but stop itself, so the parent's private pages are
 /// shared with it copy-on-write while it never runs again. Killed and reaped on drop.
 pub struct Sharer {
-    pid: libc::pid_t,
+    _child: super::task::Child,
 }
 
 impl Sharer {
     /// Forks the child and waits until it has stopped (`SIGSTOP` to itself), so that it
-    /// cannot take the CPU while the parent is measured. The child only calls
-    /// async-signal-safe functions.
+    /// cannot take the CPU while the parent is measured.
     pub fn fork() -> io::Result<Sharer> {
-        // SAFETY: getpid has no preconditions.
-        let parent = unsafe { libc::getpid() };
-        // SAFETY: the child runs only async-signal-safe calls (prctl, getppid, kill,
-        // getpid, _exit), so forking a multi-threaded process is sound.
-        let pid = unsafe { libc::fork() };
-        match pid {
-            -1 => Err(io::Error::last_os_error()),
-            0 => {
-                // SAFETY: async-signal-safe calls with integer arguments only.
-                unsafe {
-                    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                    if libc::getppid() != parent {
-                        libc::_exit(0);
-                    }
-                    loop {
-                        libc::kill(libc::getpid(), libc::SIGSTOP);
-                    }
-                }
-            }
-            pid => {
-                let child = Sharer { pid };
-                let mut status = 0;
-                // SAFETY: `pid` is our own child; `status` is a valid, writable int.
-                let r = unsafe { libc::waitpid(pid, &mut status, libc::WUNTRACED) };
-                cvt(r as libc::c_long)?;
-                if !libc::WIFSTOPPED(status) {
-                    return Err(io::Error::other("the sharing child did not stop"));
-                }
-                Ok(child)
-            }
+        // SAFETY: the child only stops itself (getpid, kill), async-signal-safe calls
+        // with integer arguments.
+        let child = unsafe {
+            super::task::fork(|| loop {
+                libc::kill(libc::getpid(), libc::SIGSTOP);
+            })
+        }?;
+        let mut child = child;
+        if !child.wait_stopped()? {
+            return Err(io::Error::other("the sharing child did not stop"));
         }
-    }
-}
-
-impl Drop for Sharer {
-    fn drop(&mut self) {
-        // SAFETY: `pid` is our own child, not yet reaped, so the id cannot have been
-        // reused; the status pointer may be null.
-        unsafe {
-            libc::kill(self.pid, libc::SIGKILL);
-            libc::waitpid(self.pid, ptr::null_mut(), 0);
-        }
+        Ok(Sharer { _child: child })
     }
 }
 

@@ -38,7 +38,7 @@ pub enum ExitStatus {
 
 impl ExitStatus {
     /// Decodes a `wait` status (only exits and deaths are waited for here).
-    fn from_raw(status: libc::c_int) -> ExitStatus {
+    pub fn from_raw(status: libc::c_int) -> ExitStatus {
         if libc::WIFSIGNALED(status) {
             ExitStatus::Signaled(libc::WTERMSIG(status))
         } else {
@@ -147,45 +147,6 @@ pub fn wait_child_usage(pid: libc::pid_t) -> io::Result<(ExitStatus, Usage)> {
 
 fn usage_of(ru: &libc::rusage) -> Usage {
     Usage::from_rusage(ru)
-}
-
-/// A started child process that we own: [`Child::wait`] reaps it; dropping it
-/// unwaited kills it (SIGKILL to its own positive pid) and reaps it.
-#[derive(Debug)]
-pub struct Child {
-    pid: libc::pid_t,
-}
-
-impl Child {
-    /// Its process id.
-    pub fn pid(&self) -> libc::pid_t {
-        self.pid
-    }
-
-    /// Waits for it to end and reaps it.
-    pub fn wait(self) -> io::Result<ExitStatus> {
-        let pid = self.pid;
-        std::mem::forget(self);
-        wait_child(pid)
-    }
-
-    /// Waits for it to end and reaps it, with its resource usage (`wait4`).
-    pub fn wait_usage(self) -> io::Result<(ExitStatus, Usage)> {
-        let pid = self.pid;
-        std::mem::forget(self);
-        wait_child_usage(pid)
-    }
-}
-
-impl Drop for Child {
-    fn drop(&mut self) {
-        if self.pid > 0 {
-            // SAFETY: pid is our own unwaited child (positive), so it names no other
-            // process; integer arguments only.
-            unsafe { libc::kill(self.pid, libc::SIGKILL) };
-            let _ = wait_child(self.pid);
-        }
-    }
 }
 
 /// `fork()`; the child `_exit(0)`s at once; the parent reaps it.
@@ -386,7 +347,7 @@ pub fn spawn(
     p: &PreparedExec,
     search_path: bool,
     default_signals: &[libc::c_int],
-) -> io::Result<Child> {
+) -> io::Result<super::task::Child> {
     let mut pid: libc::pid_t = 0;
     let mut attr = MaybeUninit::<libc::posix_spawnattr_t>::zeroed();
     let use_attr = !default_signals.is_empty();
@@ -449,12 +410,12 @@ pub fn spawn(
     if r != 0 {
         return Err(io::Error::from_raw_os_error(r));
     }
-    Ok(Child { pid })
+    Ok(super::task::Child::adopt(pid))
 }
 
 /// `posix_spawn` of the prepared program (by path), then reaps it.
 pub fn spawn_wait(p: &PreparedExec) -> io::Result<ExitStatus> {
-    spawn(p, false, &[])?.wait()
+    spawn(p, false, &[])?.wait().map(ExitStatus::from_raw)
 }
 
 extern "C" fn nothing(_: *mut libc::c_void) -> *mut libc::c_void {
@@ -664,9 +625,10 @@ mod tests {
         if !Path::new("/bin/sh").exists() {
             return;
         }
-        let c = spawn(&sh("exit 0"), false, &[libc::SIGINT]).unwrap();
+        let mut c = spawn(&sh("exit 0"), false, &[libc::SIGINT]).unwrap();
         let (status, usage) = c.wait_usage().unwrap();
-        assert!(status.success());
+        assert!(ExitStatus::from_raw(status).success());
+        assert!(c.wait_usage().is_err(), "reaped once only");
         assert!(usage.maxrss_kib > 0);
         assert!(usage.minor_faults > 0);
     }

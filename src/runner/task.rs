@@ -103,6 +103,38 @@ unsafe fn fork_with(
 }
 
 impl Child {
+    /// Owns a child this layer started another way (`posix_spawn`): from now on it is
+    /// reaped by [`Child::wait`] or killed and reaped when dropped.
+    pub(in crate::runner) fn adopt(pid: libc::pid_t) -> Child {
+        assert!(pid > 0, "a child's pid is positive");
+        Child { pid, status: None }
+    }
+
+    /// Reaps it, blocking until it ends, with the resource usage of it and of its own
+    /// reaped children (`wait4`). Fails if it was reaped already.
+    pub fn wait_usage(&mut self) -> io::Result<(i32, super::usage::Usage)> {
+        if self.status.is_some() {
+            return Err(io::Error::other("the child was reaped already"));
+        }
+        loop {
+            let mut st = 0;
+            let mut ru = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+            // SAFETY: `st` and `ru` are valid and writable; pid is our own unreaped
+            // child.
+            let r = unsafe { libc::wait4(self.pid, &mut st, 0, ru.as_mut_ptr()) };
+            if r == self.pid {
+                self.status = Some(st);
+                // SAFETY: zeroed, then filled by the kernel; plain integers.
+                let ru = unsafe { ru.assume_init() };
+                return Ok((st, super::usage::Usage::from_rusage(&ru)));
+            }
+            let e = io::Error::last_os_error();
+            if e.kind() != io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+        }
+    }
+
     /// Its process id (always > 0).
     pub fn pid(&self) -> libc::pid_t {
         self.pid
@@ -143,6 +175,31 @@ impl Child {
             if r == self.pid {
                 self.status = Some(st);
                 return Ok(st);
+            }
+            let e = io::Error::last_os_error();
+            if e.kind() != io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+        }
+    }
+
+    /// Waits until it stops (SIGSTOP and the like) or ends: true when stopped; when it
+    /// ended, it is reaped and false is returned.
+    pub fn wait_stopped(&mut self) -> io::Result<bool> {
+        if self.status.is_some() {
+            return Ok(false);
+        }
+        loop {
+            let mut st = 0;
+            // SAFETY: `st` is a valid int; pid is our own unreaped child. WUNTRACED
+            // reports a stop without reaping.
+            let r = unsafe { libc::waitpid(self.pid, &mut st, libc::WUNTRACED) };
+            if r == self.pid {
+                if libc::WIFSTOPPED(st) {
+                    return Ok(true);
+                }
+                self.status = Some(st);
+                return Ok(false);
             }
             let e = io::Error::last_os_error();
             if e.kind() != io::ErrorKind::Interrupted {

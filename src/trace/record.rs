@@ -273,7 +273,7 @@ pub fn record(
         .filter(|&s| !ignored.was_ignored(s))
         .chain([libc::SIGPIPE])
         .collect();
-    let child = match spawn::spawn(&prep, true, &defaults) {
+    let mut child = match spawn::spawn(&prep, true, &defaults) {
         Ok(c) => c,
         Err(e) => {
             drop(ignored);
@@ -284,7 +284,7 @@ pub fn record(
             return Ok(None);
         }
     };
-    let status = child.wait();
+    let status = child.wait().map(spawn::ExitStatus::from_raw);
     drop(ignored);
     let status = status?;
 
