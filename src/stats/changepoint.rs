@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 ///
 /// Invariant: `start < end`; segments returned together are in order and
 /// cover `0..n` without gaps or overlap.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Segment {
     /// First index of the segment.
     pub start: usize,
@@ -356,17 +356,5 @@ mod tests {
         // 1 2 3 4 -> 2.5
         assert_eq!(median_of(&[4.0, 1.0, 3.0, 2.0]), 2.5);
         assert_eq!(median_of(&[7.0]), 7.0);
-    }
-
-    #[test]
-    fn segment_serde_round_trip() {
-        let s = Segment {
-            start: 3,
-            end: 9,
-            median: 1.25,
-        };
-        let back: Segment =
-            serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
-        assert_eq!(back, s);
     }
 }

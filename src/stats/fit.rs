@@ -4,13 +4,11 @@
 //!
 //! Pure functions only: no I/O, no clocks, no knowledge of benchmarks.
 
-use serde::{Deserialize, Serialize};
-
 /// Result of an ordinary least-squares line `y = intercept + slope * x`.
 ///
 /// Invariants: `0 <= r2 <= 1`; `slope_stderr >= 0` (infinite when there are
 /// no residual degrees of freedom).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LinearFit {
     /// Fitted slope.
     pub slope: f64,
@@ -158,13 +156,5 @@ mod tests {
         assert!(close(g.slope_stderr, (1.0f64 / 12.0).sqrt()));
         assert!(power_law(&[1.0, 0.0], &[1.0, 2.0]).is_none());
         assert!(power_law(&[1.0, 2.0], &[1.0, -2.0]).is_none());
-    }
-
-    #[test]
-    fn fit_serde_round_trip() {
-        let f = linear_fit(&[1.0, 2.0, 3.0], &[1.0, 3.0, 2.0]).unwrap();
-        let back: LinearFit =
-            serde_json::from_str(&serde_json::to_string(&f).unwrap()).unwrap();
-        assert_eq!(back, f);
     }
 }

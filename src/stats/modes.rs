@@ -526,15 +526,18 @@ mod tests {
     }
 
     #[test]
-    fn mode_serde_round_trip() {
+    fn a_mode_has_the_fields_the_schema_names() {
+        // report::json's schema: "modes": [{ "center", "fraction", "low", "high" }].
         let m = Mode {
             center: 1.5,
             fraction: 0.25,
             low: 1.0,
             high: 2.0,
         };
-        let back: Mode =
-            serde_json::from_str(&serde_json::to_string(&m).unwrap()).unwrap();
-        assert_eq!(back, m);
+        let v = serde_json::to_value(m).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({"center": 1.5, "fraction": 0.25, "low": 1.0, "high": 2.0})
+        );
     }
 }
