@@ -2,8 +2,8 @@
 //! `posix_spawn`, threads by `pthread_create`, and reaping what was created.
 //!
 //! Every function that creates a child also reaps it before returning, on every path,
-//! so no zombie outlives a call; [`super::task::Child`] owns a started child and reaps it when
-//! dropped (killing it first, as it is our own child and nothing else's). A forked
+//! so no zombie outlives a call; [`super::task::Child`] owns a started child and reaps
+//! it when dropped (killing it first, as it is our own child and nothing else's). A forked
 //! child runs only async-signal-safe calls (`execve`, `_exit`): everything it needs,
 //! the path, argv and the environment, is built beforehand in a [`PreparedExec`], so a
 //! possibly multi-threaded parent never allocates or locks in the child. No function
