@@ -44,7 +44,7 @@ pub fn plan(
             .any(|b| b.params().iter().any(|s| s.name == p.name))
         {
             return Err(UsageError::new(format!(
-                "--param {}: no selected benchmark takes a parameter '{}'; see `syscost list` for each benchmark's parameters",
+                "parameter {}: no selected benchmark takes a parameter '{}' (given with --param or as name=value); see `syscost list` for each benchmark's parameters",
                 p.name, p.name
             )));
         }

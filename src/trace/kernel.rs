@@ -800,16 +800,13 @@ print fmt: \"prev_comm=%s prev_pid=%d\", REC->prev_comm, REC->prev_pid
         drop(pin);
         // Emptied rings before the faults: other tests in this process fill them with
         // their own switches and faults, and a full ring drops what comes next.
+        let counted = |l: &[(u32, Vec<Lost>)]| -> u64 {
+            l.iter().flat_map(|(_, l)| l).map(|l| l.count).sum()
+        };
         let mut events: Vec<KernelEvent> = Vec::new();
-        let mut lost = 0u64;
         let d = rec.drain().unwrap();
         events.extend(d.events.into_iter().flat_map(|(_, e)| e));
-        lost += d
-            .lost
-            .iter()
-            .flat_map(|(_, l)| l)
-            .map(|l| l.count)
-            .sum::<u64>();
+        let mut lost = counted(&d.lost);
         // Fresh pages, touched.
         let f0 = raw();
         let mut v = vec![0u8; 4 << 20];
@@ -821,12 +818,7 @@ print fmt: \"prev_comm=%s prev_pid=%d\", REC->prev_comm, REC->prev_pid
         drop(v);
         let s = rec.stop().unwrap();
         events.extend(s.events.into_iter().flat_map(|(_, e)| e));
-        lost += s
-            .lost
-            .iter()
-            .flat_map(|(_, l)| l)
-            .map(|l| l.count)
-            .sum::<u64>();
+        lost += counted(&s.lost);
         let switched = events.iter().any(|e| {
             e.kind == KernelKind::Switch && e.tid == me && e.ts >= a && e.ts <= b
         });
