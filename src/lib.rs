@@ -5,7 +5,7 @@
 //! The library is the whole tool; `main.rs` only calls [`cli::main`]. The tree follows
 //! the architecture: [`cli`] turns arguments into one validated configuration,
 //! [`harness`] measures any prepared operation, [`stats`] holds the pure statistics,
-//! [`bench`](mod@bench) is the catalogue, [`runner`] is the only place with raw system calls,
+//! [`bench`](mod@bench) is the catalogue, [`os`] is the only place with raw system calls,
 //! [`report`] renders results, [`host`] reads the machine's facts, [`store`] keeps the
 //! history of runs, [`compare`] compares runs, and [`repro`] puts the seed studies'
 //! tables beside today's figures.
@@ -16,10 +16,10 @@ pub mod compare;
 pub mod error;
 pub mod harness;
 pub mod host;
+pub mod os;
 pub mod report;
 pub mod repro;
 pub mod results;
-pub mod runner;
 pub mod session;
 pub mod stats;
 pub mod store;

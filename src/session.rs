@@ -11,13 +11,13 @@ use crate::harness::clock::{self, characterize, Clock, ClockChoice, ClockInfo};
 use crate::harness::{
     Analysis, EmptyLoop, Harness, Measurement, Overhead, Plan, Profile, Sample, Settings,
 };
+use crate::os::affinity::Pin;
+use crate::os::interrupt;
+use crate::os::load::Load;
+use crate::os::sys;
 use crate::results::{
     BenchResult, Canary, HarnessInfo, MachineStates, Measured, Samples, Status,
 };
-use crate::runner::affinity::Pin;
-use crate::runner::interrupt;
-use crate::runner::load::Load;
-use crate::runner::sys;
 use crate::stats::{self, rounds};
 use anyhow::Context;
 

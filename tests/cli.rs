@@ -1494,7 +1494,7 @@ fn an_interrupted_ipc_run_leaves_no_queue_socket_or_process() {
     for n in 0..64 {
         for dir in ["m2s", "s2m"] {
             let name = syscost::bench::ipc::link::posix_queue_name(pid, n, dir);
-            let exists = syscost::runner::ipc::posix_queue_exists(&name)
+            let exists = syscost::os::ipc::posix_queue_exists(&name)
                 .unwrap_or_else(|e| panic!("mq_open {name}: {e}"));
             assert!(!exists, "POSIX queue {name} was left");
         }

@@ -13,7 +13,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-use syscost::runner::{sys, task};
+use syscost::os::{sys, task};
 
 const DEFAULT_TRIALS: usize = 8;
 
@@ -312,7 +312,7 @@ fn trial(g: &mut Gen, base: &Path, n: usize, t: &mut Tally) {
             sys::kill(*p as libc::pid_t, libc::SIGKILL);
         }
         for p in &left {
-            let _ = syscost::runner::spawn::wait_child(*p as libc::pid_t);
+            let _ = syscost::os::spawn::wait_child(*p as libc::pid_t);
         }
         t.problems.push(format!(
             "{what}: {} processes left running: {left:?}",
@@ -360,7 +360,7 @@ fn reap_ended() -> Vec<u32> {
     let mut running = Vec::new();
     for (pid, ended) in our_children() {
         if ended {
-            let _ = syscost::runner::spawn::wait_child(pid as libc::pid_t);
+            let _ = syscost::os::spawn::wait_child(pid as libc::pid_t);
         } else {
             running.push(pid);
         }

@@ -78,7 +78,7 @@ fn clock_offset() -> i128 {
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_nanos() as i128;
-    let ts = syscost::runner::sys::clock_gettime(libc::CLOCK_MONOTONIC);
+    let ts = syscost::os::sys::clock_gettime(libc::CLOCK_MONOTONIC);
     real - (ts.tv_sec as i128 * 1_000_000_000 + ts.tv_nsec as i128)
 }
 

@@ -3,7 +3,7 @@
 
 use super::{Bench, Params, Prepared};
 use crate::error::BenchError;
-use crate::runner::sys;
+use crate::os::sys;
 use std::hint::black_box;
 
 /// A clock a program can read.

@@ -254,8 +254,8 @@ mod tests {
             p.0.iter()
                 .find(|(k, _)| *k == "size")
                 .map(|(_, v)| v.parse::<u64>());
-        let root = crate::runner::file::is_root();
-        let cpus = crate::runner::affinity::process_cpus().len();
+        let root = crate::os::file::is_root();
+        let cpus = crate::os::affinity::process_cpus().len();
         let label = p.label();
         let ok = match name {
             // Inherent: yield hands the CPU over only between tasks on one CPU.
@@ -284,7 +284,7 @@ mod tests {
             || (!root && (why.contains("root") || why.contains("permitted")))
             || (why.contains("io_uring")
                 && read("/proc/sys/kernel/io_uring_disabled").unwrap_or(0) != 0)
-            || (why.contains("AVX") && crate::runner::task::widest_vector().is_none())
+            || (why.contains("AVX") && crate::os::task::widest_vector().is_none())
             || (why.contains("loopback") && std::net::UdpSocket::bind("127.0.0.1:0").is_err())
             || (why.contains("/dev/shm") && !std::path::Path::new("/dev/shm").is_dir())
             // The scratch file's directory too full: it says how full.

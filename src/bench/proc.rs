@@ -9,7 +9,7 @@
 //! facts: p50, p90, p99 and max in µs (all samples, not only the clean ones, since the
 //! tail is the point of a distribution). A child that does not exit with status 0
 //! fails the benchmark with its status; every child is reaped on every path (see
-//! [`crate::runner::spawn`]).
+//! [`crate::os::spawn`]).
 //!
 //! The helper of `proc.exec` and `proc.spawn` is the syscost binary itself, started
 //! with [`spawn::HELPER_ARG`], which makes it exit at once. Its path is the current
@@ -19,8 +19,8 @@
 use crate::bench::{body, Bench, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::{Expect, Harness, Measurement, Plan};
+use crate::os::spawn::{self, ExitStatus, PreparedExec};
 use crate::results::Fact;
-use crate::runner::spawn::{self, ExitStatus, PreparedExec};
 use crate::stats::percentile_sorted;
 use std::ffi::OsStr;
 use std::io;

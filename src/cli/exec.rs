@@ -53,8 +53,8 @@
 //! the rest counts.
 
 use crate::error::UsageError;
-use crate::runner::spawn::{self, ExitStatus, PreparedExec, Tics};
-use crate::runner::usage::Usage;
+use crate::os::spawn::{self, ExitStatus, PreparedExec, Tics};
+use crate::os::usage::Usage;
 use crate::stats;
 use serde::Serialize;
 use std::ffi::OsString;

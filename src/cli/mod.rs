@@ -308,7 +308,7 @@ fn repro(args: &ReproArgs) -> anyhow::Result<ExitCode> {
 /// Validates `--cpu` against the CPUs this process may use.
 pub fn check_cpu(cpu: Option<usize>) -> Result<(), UsageError> {
     let Some(c) = cpu else { return Ok(()) };
-    let allowed = crate::runner::affinity::allowed_cpus().map_err(|e| {
+    let allowed = crate::os::affinity::allowed_cpus().map_err(|e| {
         UsageError::new(format!("--cpu: cannot read this process's CPUs: {e}"))
     })?;
     if !allowed.contains(&c) {

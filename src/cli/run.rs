@@ -5,9 +5,9 @@ use super::RunArgs;
 use crate::bench::{self, Bench, ParamArg, Params};
 use crate::error::{BenchError, UsageError};
 use crate::host::{self, HostFacts};
+use crate::os::interrupt::InterruptGuard;
 use crate::report::Output;
 use crate::results::{Run, Status};
-use crate::runner::interrupt::InterruptGuard;
 use crate::session::{Session, SessionOptions};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
@@ -96,7 +96,7 @@ pub fn check_file_options(args: &RunArgs) -> Result<(), UsageError> {
             )));
         }
     }
-    if args.drop_caches && !crate::runner::file::is_root() {
+    if args.drop_caches && !crate::os::file::is_root() {
         return Err(UsageError::new(
             "--drop-caches writes /proc/sys/vm/drop_caches and needs root; without it, \
              cold reads are evicted with posix_fadvise",
@@ -162,7 +162,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             output.begin(&run)?;
             output.finish(&run)?;
             eprintln!("syscost: interrupted before anything was measured");
-            return Ok(ExitCode::from(crate::runner::interrupt::exit_code()));
+            return Ok(ExitCode::from(crate::os::interrupt::exit_code()));
         }
         Err(e) => eprintln!("warning: the canary could not be read: {e}"),
     }
@@ -199,7 +199,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     super::history::save(history.as_mut(), &run, crate::store::Origin::Run);
     if interrupted {
         eprintln!("syscost: interrupted; the rounds measured so far were written");
-        return Ok(ExitCode::from(crate::runner::interrupt::exit_code()));
+        return Ok(ExitCode::from(crate::os::interrupt::exit_code()));
     }
     let failed = run.results.iter().any(|r| r.status == Status::Failed);
     Ok(if failed {

@@ -5,7 +5,7 @@
 //! A pure function of the samples and settings: no clock, no I/O.
 
 use super::{Expect, Sample, Settings};
-use crate::runner::usage::Usage;
+use crate::os::usage::Usage;
 use crate::stats::rounds::{self, RoundEstimate, State};
 use crate::stats::{self, changepoint, modes, outliers, Mode, Summary};
 use serde::{Deserialize, Serialize};

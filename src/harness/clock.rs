@@ -4,7 +4,7 @@
 //! A clock counts ticks; it knows how many nanoseconds a tick lasts. The harness times
 //! a batch as the difference of two reads. This module must not time benchmarks itself.
 
-use crate::runner::sys;
+use crate::os::sys;
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;

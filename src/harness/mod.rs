@@ -18,8 +18,8 @@ pub use analyze::{Analysis, Level};
 pub use profile::Profile;
 
 use crate::error::BenchError;
-use crate::runner::interrupt;
-use crate::runner::usage::{Usage, Who};
+use crate::os::interrupt;
+use crate::os::usage::{Usage, Who};
 use crate::stats::rounds::State;
 use calibrate::Calibration;
 use clock::Clock;
@@ -314,7 +314,7 @@ impl<'a> Harness<'a> {
         k: u64,
         span: bool,
     ) -> Result<(u64, u64, Usage, Option<Span>), BenchError> {
-        use crate::runner::sys::{current_cpu, raw_ns};
+        use crate::os::sys::{current_cpu, raw_ns};
         let cpu = || current_cpu().unwrap_or(0) as u32;
         body.reset(k)?;
         let u0 = (self.usage)();

@@ -2,7 +2,7 @@
 
 use super::clock::FakeClock;
 use super::*;
-use crate::runner::usage::Usage;
+use crate::os::usage::Usage;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 

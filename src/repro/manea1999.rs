@@ -7,8 +7,8 @@ use super::manea1999_data::*;
 use super::median;
 use super::Options;
 use crate::harness::clock::ClockChoice;
+use crate::os::interrupt::{interrupted, InterruptGuard};
 use crate::results::fmt_ns;
-use crate::runner::interrupt::{interrupted, InterruptGuard};
 use crate::session::{Cull, Session, SessionOptions};
 use std::io::Write;
 use std::process::ExitCode;
@@ -212,7 +212,7 @@ pub fn run(args: &Options) -> anyhow::Result<ExitCode> {
         writeln!(out, "  1999 fastest: {paper} ({reading})")?;
     }
     Ok(if interrupted() {
-        ExitCode::from(crate::runner::interrupt::exit_code())
+        ExitCode::from(crate::os::interrupt::exit_code())
     } else {
         ExitCode::SUCCESS
     })

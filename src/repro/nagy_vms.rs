@@ -9,8 +9,8 @@ use super::median;
 use super::nagy_vms_data::*;
 use super::Options;
 use crate::harness::clock::ClockChoice;
+use crate::os::interrupt::{interrupted, InterruptGuard};
 use crate::results::fmt_ns;
-use crate::runner::interrupt::{interrupted, InterruptGuard};
 use crate::session::{Cull, Session, SessionOptions};
 use crate::stats::fit::linear_fit;
 use std::io::Write;
@@ -117,11 +117,11 @@ pub fn run(args: &Options) -> anyhow::Result<ExitCode> {
     if !interrupted() {
         let load = args
             .load
-            .unwrap_or_else(|| crate::runner::affinity::process_cpus().len().max(1));
+            .unwrap_or_else(|| crate::os::affinity::process_cpus().len().max(1));
         table_iii(args, session, load, &mut out)?;
     }
     Ok(if interrupted() {
-        ExitCode::from(crate::runner::interrupt::exit_code())
+        ExitCode::from(crate::os::interrupt::exit_code())
     } else {
         ExitCode::SUCCESS
     })

@@ -3,8 +3,8 @@
 use super::perez1976_data::{Row, FIG2_EVENT, FIG3, FIG4, FIG6, PER_ARG_US};
 use super::Options;
 use crate::harness::clock::ClockChoice;
+use crate::os::interrupt::{interrupted, InterruptGuard};
 use crate::results::fmt_ns;
-use crate::runner::interrupt::{interrupted, InterruptGuard};
 use crate::session::{Cull, Session, SessionOptions};
 use crate::stats::fit::linear_fit;
 use std::io::Write;
@@ -249,7 +249,7 @@ pub fn run(args: &Options) -> anyhow::Result<ExitCode> {
         "\n×11/40, ×11/70: how many times faster this machine is than the PDP-11 for that call."
     )?;
     Ok(if interrupted() {
-        ExitCode::from(crate::runner::interrupt::exit_code())
+        ExitCode::from(crate::os::interrupt::exit_code())
     } else {
         ExitCode::SUCCESS
     })

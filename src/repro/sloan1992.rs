@@ -10,9 +10,9 @@ use super::Options;
 use crate::bench::{self, params, Params};
 use crate::error::BenchError;
 use crate::harness::clock::ClockChoice;
+use crate::os::interrupt::{interrupted, InterruptGuard};
 use crate::report::ring::{self, KNEE_THRESHOLD};
 use crate::results::{fmt_ns, RingTable};
-use crate::runner::interrupt::{interrupted, InterruptGuard};
 use crate::session::{Cull, Session, SessionOptions};
 use std::io::Write;
 use std::process::ExitCode;
@@ -148,13 +148,13 @@ pub fn run(args: &Options) -> anyhow::Result<ExitCode> {
             }
             Err(BenchError::Interrupted) => {
                 eprintln!("syscost: interrupted");
-                return Ok(ExitCode::from(crate::runner::interrupt::exit_code()));
+                return Ok(ExitCode::from(crate::os::interrupt::exit_code()));
             }
             Err(e) => writeln!(out, "placement={placement}: {e}\n")?,
         }
         if interrupted() {
             eprintln!("syscost: interrupted");
-            return Ok(ExitCode::from(crate::runner::interrupt::exit_code()));
+            return Ok(ExitCode::from(crate::os::interrupt::exit_code()));
         }
     }
     writeln!(

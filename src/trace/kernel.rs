@@ -16,7 +16,7 @@
 //! left out and named.
 
 use super::format::{KernelEvent, KernelKind, Lost};
-use crate::runner::perf::{self, Event, Record, Ring};
+use crate::os::perf::{self, Event, Record, Ring};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::io;
@@ -783,20 +783,20 @@ print fmt: \"prev_comm=%s prev_pid=%d\", REC->prev_comm, REC->prev_pid
             fds() > fds_before,
             "the recording holds perf event descriptors"
         );
-        let me = crate::runner::task::gettid() as u32;
-        let raw = crate::runner::sys::raw_ns;
+        let me = crate::os::task::gettid() as u32;
+        let raw = crate::os::sys::raw_ns;
         // A sleep: this thread leaves its CPU and comes back.
         let a = raw();
         std::thread::sleep(std::time::Duration::from_millis(2));
         let b = raw();
         // A spin of 200 ms on one CPU.
-        let pin = crate::runner::affinity::Pin::to(rec.cpus()[0] as usize).ok();
+        let pin = crate::os::affinity::Pin::to(rec.cpus()[0] as usize).ok();
         let s0 = raw();
         while raw() - s0 < 200_000_000 {
             std::hint::spin_loop();
         }
         let s1 = raw();
-        let spin_cpu = crate::runner::sys::current_cpu().unwrap_or(0) as u32;
+        let spin_cpu = crate::os::sys::current_cpu().unwrap_or(0) as u32;
         drop(pin);
         // Emptied rings before the faults: other tests in this process fill them with
         // their own switches and faults, and a full ring drops what comes next.

@@ -161,7 +161,7 @@ fn append_file<W: Write>(path: &Path, out: &mut W) -> io::Result<()> {
 #[derive(Debug)]
 pub struct Recorded {
     /// The command's exit status.
-    pub status: crate::runner::spawn::ExitStatus,
+    pub status: crate::os::spawn::ExitStatus,
     /// Whether the command wrote a trace of its own.
     pub user_trace: bool,
     /// Whether its trace was cut short (killed mid-write).
@@ -232,7 +232,7 @@ pub fn record(
     buffer: Option<u64>,
     spawn_failed: &mut dyn FnMut(&io::Error),
 ) -> anyhow::Result<Option<Recorded>> {
-    use crate::runner::spawn::{self, PreparedExec};
+    use crate::os::spawn::{self, PreparedExec};
     let dir = TempDir::new()?;
     let user_path = dir.path().join("user.sct");
     let kernel_path = dir.path().join("kernel.chunks");

@@ -29,7 +29,7 @@ impl Watch {
             recorder,
             events: Vec::new(),
             lost: Vec::new(),
-            tid: crate::runner::task::gettid() as u32,
+            tid: crate::os::task::gettid() as u32,
         })
     }
 
@@ -73,7 +73,7 @@ impl Watch {
             .events
             .first()
             .map_or(first.start_ns, |e| e.ts.min(first.start_ns));
-        let now = crate::runner::sys::raw_ns();
+        let now = crate::os::sys::raw_ns();
         let index = KernelIndex::new(&self.events, &self.lost, GUARD_NS, from, now);
         for s in samples.iter_mut() {
             if let Some(span) = s.span {

@@ -10,7 +10,7 @@ pub mod ring;
 
 use crate::bench::{Bench, Kind, ParamSpec};
 use crate::error::BenchError;
-use crate::runner::affinity::{self, Pin};
+use crate::os::affinity::{self, Pin};
 
 /// The family.
 pub const BENCHES: &[&dyn Bench] = &[&ring::RING, &ring::PIPE, &pingpong::PINGPONG];

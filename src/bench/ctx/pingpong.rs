@@ -11,12 +11,12 @@ use super::place;
 use crate::bench::{Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::{Body, Expect, Plan};
-use crate::results::Fact;
-use crate::runner::affinity::{self, Pin};
-use crate::runner::interrupt;
-use crate::runner::task::{
+use crate::os::affinity::{self, Pin};
+use crate::os::interrupt;
+use crate::os::task::{
     self, Blocked, Child, DirtyCall, Handler, SharedMem, SigSet, Vector,
 };
+use crate::results::Fact;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, MutexGuard};
@@ -443,10 +443,10 @@ fn prepare(p: &Params) -> Result<Prepared, BenchError> {
             slave_fds.push(b);
         }
         Mech::Eventfd => {
-            let to_slave = crate::runner::sys::eventfd(0, libc::EFD_CLOEXEC)
-                .map_err(os("eventfd"))?;
-            let to_master = crate::runner::sys::eventfd(0, libc::EFD_CLOEXEC)
-                .map_err(os("eventfd"))?;
+            let to_slave =
+                crate::os::sys::eventfd(0, libc::EFD_CLOEXEC).map_err(os("eventfd"))?;
+            let to_master =
+                crate::os::sys::eventfd(0, libc::EFD_CLOEXEC).map_err(os("eventfd"))?;
             let (ts2, tm2) = (
                 to_slave.try_clone().map_err(os("dup"))?,
                 to_master.try_clone().map_err(os("dup"))?,
@@ -685,7 +685,7 @@ mod tests {
                         assert!(!children().contains(task), "{mech}: child {task} left");
                         let pid: libc::pid_t = task.parse().unwrap();
                         assert_eq!(
-                            crate::runner::signal::wait_state(
+                            crate::os::signal::wait_state(
                                 pid,
                                 libc::WEXITED | libc::WNOHANG
                             ),

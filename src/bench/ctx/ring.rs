@@ -12,11 +12,11 @@ use super::home_cpu;
 use crate::bench::{body, Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::{Body, Expect, Plan};
+use crate::os::affinity::{self, Pin};
+use crate::os::interrupt;
+use crate::os::task::{self, Child, SharedMem};
+use crate::os::usage::{Usage, Who};
 use crate::results::Fact;
-use crate::runner::affinity::{self, Pin};
-use crate::runner::interrupt;
-use crate::runner::task::{self, Child, SharedMem};
-use crate::runner::usage::{Usage, Who};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
@@ -504,8 +504,8 @@ fn check_limits(n: usize, kind: TaskKind) -> Result<(), BenchError> {
         }
     }
     if kind == TaskKind::Thread {
-        let limit = crate::runner::sys::nofile_limit()
-            .map_err(|e| BenchError::os("getrlimit", e))?;
+        let limit =
+            crate::os::sys::nofile_limit().map_err(|e| BenchError::os("getrlimit", e))?;
         let open = std::fs::read_dir("/proc/self/fd")
             .map(|d| d.count() as u64)
             .unwrap_or(0);

@@ -3,7 +3,7 @@
 //! (1999 §6, its figures 1–2).
 //!
 //! It also owns the scratch file the file benchmarks and `mem.fault.file` read: one
-//! unnamed file (see [`crate::runner::file::unnamed_file`]) in the directory the user
+//! unnamed file (see [`crate::os::file::unnamed_file`]) in the directory the user
 //! chose, created once per size and shared by every instance of a run, so a sweep does
 //! not write 128 MiB per point. Having no name, it cannot outlive the process; its space
 //! is checked before it is written.
@@ -19,8 +19,8 @@ pub use read::{default_file_bytes, COLD_SPAN};
 
 use super::Bench;
 use crate::error::BenchError;
-use crate::runner::file::{self as rf, ThreadIo};
-use crate::runner::mem::Mapping;
+use crate::os::file::{self as rf, ThreadIo};
+use crate::os::mem::Mapping;
 use std::fs::File;
 use std::os::fd::AsFd;
 use std::path::PathBuf;

@@ -12,9 +12,9 @@ use super::{options, scratch, IoTally, Scratch};
 use crate::bench::{Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::{Body, Expect, Plan};
+use crate::os::file::CFile;
+use crate::os::mem::Mapping;
 use crate::results::Fact;
-use crate::runner::file::CFile;
-use crate::runner::mem::Mapping;
 use std::cell::RefCell;
 use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom};
@@ -257,7 +257,7 @@ fn prepare(p: &Params) -> Result<Prepared, BenchError> {
             "size {size} B is larger than the {len} B file"
         )));
     }
-    if opts.drop_caches && cold && !crate::runner::file::is_root() {
+    if opts.drop_caches && cold && !crate::os::file::is_root() {
         return Err(BenchError::Skip("--drop-caches needs root".into()));
     }
     let scratch = scratch(len)?;
@@ -295,7 +295,7 @@ fn prepare(p: &Params) -> Result<Prepared, BenchError> {
     };
     let span = len.min(COLD_SPAN) / size as u64 * size as u64;
     let calls = span / size as u64;
-    let page = crate::runner::mem::page_size();
+    let page = crate::os::mem::page_size();
     let buf = Mapping::anon(size.next_multiple_of(page), false)
         .map_err(|e| BenchError::os("mmap of the read buffer", e))?;
     let tally = Rc::new(RefCell::new(Tally {
@@ -333,7 +333,7 @@ fn prepare(p: &Params) -> Result<Prepared, BenchError> {
         ..Plan::default()
     };
     let dir = super::dir();
-    let fs = crate::runner::file::fs_name(&dir).unwrap_or("unknown");
+    let fs = crate::os::file::fs_name(&dir).unwrap_or("unknown");
     Ok(Prepared::new(Box::new(reader))
         .op(method.op(cold, verified))
         .plan(plan)
@@ -465,7 +465,7 @@ mod tests {
             measure(&["method=read", "size=64k", "cache=cold", "file=1028k"]);
         assert!(ns > 0.0 && ns < 1e7, "{ns}");
         let verified = fact(&facts, "cold_verified");
-        let fs = crate::runner::file::fs_name(&super::super::dir());
+        let fs = crate::os::file::fs_name(&super::super::dir());
         if matches!(fs, Some("ext4") | Some("xfs") | Some("btrfs")) {
             assert_eq!(verified, 1.0, "{facts:?}");
             assert!(!op.contains("NOT"));

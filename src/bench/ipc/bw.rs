@@ -12,11 +12,11 @@ use super::mb_per_s;
 use crate::bench::{Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::{Body, Expect, Plan};
+use crate::os::affinity::{self, Pin};
+use crate::os::interrupt;
+use crate::os::ipc::MsgBuf;
+use crate::os::task::{self, Child};
 use crate::results::Fact;
-use crate::runner::affinity::{self, Pin};
-use crate::runner::interrupt;
-use crate::runner::ipc::MsgBuf;
-use crate::runner::task::{self, Child};
 use std::os::fd::{AsRawFd, RawFd};
 use std::time::{Duration, Instant};
 

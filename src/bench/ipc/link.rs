@@ -8,10 +8,10 @@
 //! fork and closed in the parent right after it.
 
 use crate::error::BenchError;
-use crate::runner::interrupt;
-use crate::runner::ipc::{self, MsgBuf, PosixQueue, SharedBytes, SysvQueue};
-use crate::runner::sys;
-use crate::runner::task;
+use crate::os::interrupt;
+use crate::os::ipc::{self, MsgBuf, PosixQueue, SharedBytes, SysvQueue};
+use crate::os::sys;
+use crate::os::task;
 use std::net::{Ipv4Addr, TcpListener, TcpStream, UdpSocket};
 use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
 use std::os::unix::fs::DirBuilderExt;

@@ -9,8 +9,8 @@
 //! priority is ever read or changed.
 
 use crate::error::BenchError;
-use crate::runner::ipc;
-use crate::runner::task;
+use crate::os::ipc;
+use crate::os::task;
 
 /// One task's scheduling: a nice value, or SCHED_FIFO at a real-time priority.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

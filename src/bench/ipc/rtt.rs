@@ -13,11 +13,11 @@ use super::priority::{self, MasterSched};
 use crate::bench::{Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::{Body, Expect, Plan};
+use crate::os::affinity::{self, Pin};
+use crate::os::interrupt;
+use crate::os::ipc::MsgBuf;
+use crate::os::task::{self, Child};
 use crate::results::Fact;
-use crate::runner::affinity::{self, Pin};
-use crate::runner::interrupt;
-use crate::runner::ipc::MsgBuf;
-use crate::runner::task::{self, Child};
 use std::time::{Duration, Instant};
 
 static PARAMS: &[ParamSpec] = &[
@@ -484,7 +484,7 @@ mod tests {
 
     #[test]
     fn a_slave_priority_reaches_the_child_only() {
-        use crate::runner::ipc::get_nice;
+        use crate::os::ipc::get_nice;
         let me = task::gettid();
         let before = get_nice(me).unwrap();
         let p = params_of(&[

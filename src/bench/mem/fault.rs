@@ -11,8 +11,8 @@
 use crate::bench::{Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::{Body, Expect, Measurement, Plan};
+use crate::os::mem::{page_size, Mapping, Sharer};
 use crate::results::Fact;
-use crate::runner::mem::{page_size, Mapping, Sharer};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::thread::JoinHandle;
 
@@ -114,7 +114,7 @@ struct Helper {
 impl Helper {
     /// Starts the helper on the CPUs other than the measuring thread's.
     fn start(page: usize, write: bool) -> Result<Helper, BenchError> {
-        let here = crate::runner::sys::current_cpu();
+        let here = crate::os::sys::current_cpu();
         let online = std::fs::read_to_string("/sys/devices/system/cpu/online")
             .map(|t| crate::host::parse::parse_cpu_list(&t))
             .unwrap_or_default();
@@ -131,7 +131,7 @@ impl Helper {
             .name("syscost-prefault".into())
             .spawn(move || {
                 // Off the measuring thread's CPU where allowed; a cpuset may refuse it.
-                let _ = crate::runner::affinity::set_cpus(&others);
+                let _ = crate::os::affinity::set_cpus(&others);
                 for m in rx {
                     touch(&m, page, write);
                     if tx.send(m).is_err() {

@@ -10,7 +10,7 @@
 use crate::bench::{body, check, Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::{Body, Expect, Plan};
-use crate::runner::mem::{self, page_size, Break, Mapping};
+use crate::os::mem::{self, page_size, Break, Mapping};
 use std::os::fd::AsFd;
 
 const N: ParamSpec = ParamSpec {
@@ -213,7 +213,7 @@ pub const MREMAP: Simple = Simple {
 mod tests {
     use super::*;
     use crate::bench::Bench;
-    use crate::runner::task;
+    use crate::os::task;
 
     #[test]
     fn the_brk_body_never_takes_back_memory_the_c_library_took_since_prepare() {

@@ -6,10 +6,10 @@ use super::{check_errno, expect_runs, own_ids};
 use crate::bench::{check, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::{Body, EmptyLoop, Expect, Harness, Measurement, Plan};
+use crate::os::signal::{self, ProtTrap, QueueInfo, SavedAction, SavedMask};
+use crate::os::sys;
+use crate::os::task::{self, Handler, SigSet};
 use crate::results::Fact;
-use crate::runner::signal::{self, ProtTrap, QueueInfo, SavedAction, SavedMask};
-use crate::runner::sys;
-use crate::runner::task::{self, Handler, SigSet};
 use std::sync::MutexGuard;
 
 /// The signal the one-thread benchmarks raise.
@@ -466,7 +466,7 @@ mod tests {
         #[allow(unsafe_code)]
         let mut c = unsafe {
             task::fork(|| {
-                let bad = crate::runner::mem::Mapping::reserve(4096).unwrap();
+                let bad = crate::os::mem::Mapping::reserve(4096).unwrap();
                 // A write to an inaccessible reservation: a real crash.
                 let _ = bad.protect(libc::PROT_NONE);
                 bad.touch_write(4096);

@@ -8,7 +8,7 @@
 //! ping-pong between two tasks is `ctx.pingpong mechanism=signal`, whose footer sets it
 //! beside the pipe; it is not repeated here.
 //!
-//! Every body holds [`crate::runner::task::signals_lock`] for its life, uses only
+//! Every body holds [`crate::os::task::signals_lock`] for its life, uses only
 //! SIGUSR1, SIGUSR2, SIGSEGV (its own page's faults), SIGSTOP/SIGCONT and SIGRTMIN+n,
 //! signals only this thread or its own child, and puts back every handler and mask it
 //! changed when dropped; children are reaped on every path.
@@ -19,7 +19,7 @@ mod stop;
 
 use super::Bench;
 use crate::error::BenchError;
-use crate::runner::task;
+use crate::os::task;
 
 /// The family's benchmarks.
 pub const BENCHES: &[&dyn Bench] = &[
@@ -75,14 +75,14 @@ mod tests {
     use crate::bench::{params, Prepared};
     use crate::harness::clock::Monotonic;
     use crate::harness::{EmptyLoop, Harness, Measurement, Profile, Settings};
+    use crate::os::signal::same_action;
+    use crate::os::sys;
+    use crate::os::task::SigSet;
     use crate::results::Fact;
-    use crate::runner::signal::same_action;
-    use crate::runner::sys;
-    use crate::runner::task::SigSet;
 
     /// The signals the family touches, and their dispositions now.
     fn dispositions() -> Vec<(libc::c_int, sys::Action)> {
-        let rt = crate::runner::signal::rt_signal;
+        let rt = crate::os::signal::rt_signal;
         [
             libc::SIGUSR1,
             libc::SIGUSR2,
@@ -100,7 +100,7 @@ mod tests {
     fn mask_bits() -> Vec<bool> {
         let m = SigSet::current();
         (1..=64)
-            .map(|s| crate::runner::signal::is_member(&m, s))
+            .map(|s| crate::os::signal::is_member(&m, s))
             .collect()
     }
 

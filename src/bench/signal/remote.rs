@@ -11,11 +11,11 @@ use crate::bench::ctx::{place_pinned, placement};
 use crate::bench::{check, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::{Body, Expect, Plan};
+use crate::os::affinity::{self, Pin};
+use crate::os::interrupt;
+use crate::os::signal::{self, QueueInfo, SavedMask};
+use crate::os::task::{self, Child, SharedMem, SigSet};
 use crate::results::Fact;
-use crate::runner::affinity::{self, Pin};
-use crate::runner::interrupt;
-use crate::runner::signal::{self, QueueInfo, SavedMask};
-use crate::runner::task::{self, Child, SharedMem, SigSet};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -384,7 +384,7 @@ mod tests {
         let kids = std::fs::read_to_string("/proc/thread-self/children").unwrap();
         let pid: libc::pid_t = kids.split_whitespace().last().unwrap().parse().unwrap();
         assert!(pid > 0);
-        assert_eq!(crate::runner::sys::kill(pid, libc::SIGKILL), 0);
+        assert_eq!(crate::os::sys::kill(pid, libc::SIGKILL), 0);
         let e = prep.body.run(1).unwrap_err();
         assert!(e.to_string().contains("killed by signal 9"), "{e}");
     }

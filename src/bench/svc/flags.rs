@@ -7,9 +7,9 @@ use super::{expect, expect_errno, fail, need_fds};
 use crate::bench::{Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::{Body, Plan};
-use crate::runner::svc::{epoll_event_zeroed, poll_forever, Epoll};
-use crate::runner::sys::eventfd;
-use crate::runner::task;
+use crate::os::svc::{epoll_event_zeroed, poll_forever, Epoll};
+use crate::os::sys::eventfd;
+use crate::os::task;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
 use std::sync::atomic::AtomicU32;
 

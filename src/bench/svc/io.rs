@@ -6,10 +6,10 @@ use super::{expect, fail};
 use crate::bench::{body, Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::Body;
+use crate::os::interrupt;
+use crate::os::task;
+use crate::os::uring::{Ring, SetupError, IORING_ENTER_GETEVENTS};
 use crate::results::Fact;
-use crate::runner::interrupt;
-use crate::runner::task;
-use crate::runner::uring::{Ring, SetupError, IORING_ENTER_GETEVENTS};
 use std::cell::Cell;
 use std::fs::File;
 use std::os::fd::AsRawFd;
@@ -171,7 +171,7 @@ mod tests {
     #[test]
     fn uring_writes_complete_or_skip_with_a_reason() {
         // A skip is allowed only where the kernel refuses io_uring.
-        let allowed = crate::runner::uring::disabled_setting() == Some(0);
+        let allowed = crate::os::uring::disabled_setting() == Some(0);
         for wait in ["reap", "wait"] {
             match sane(&URING_WRITE, &[("wait", wait)], 1e6) {
                 Some(facts) if wait == "reap" => {

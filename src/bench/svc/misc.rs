@@ -6,8 +6,8 @@
 use super::{expect, expect_errno, fail, flags};
 use crate::bench::{body, Prepared, Simple};
 use crate::error::BenchError;
-use crate::runner::svc;
-use crate::runner::{sys, task};
+use crate::os::svc;
+use crate::os::{sys, task};
 use std::os::fd::{AsFd, OwnedFd};
 use std::sync::atomic::AtomicU32;
 

@@ -23,7 +23,7 @@ pub mod wake;
 
 use crate::bench::Bench;
 use crate::error::BenchError;
-use crate::runner::{sys, task};
+use crate::os::{sys, task};
 
 /// The family, in the order of Table I.
 pub const BENCHES: &[&dyn Bench] = &[

@@ -8,9 +8,9 @@ use super::percentile;
 use crate::bench::{Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::{Body, Expect, Plan};
+use crate::os::interrupt;
+use crate::os::svc;
 use crate::results::Fact;
-use crate::runner::interrupt;
-use crate::runner::svc;
 
 static PARAMS: &[ParamSpec] = &[ParamSpec {
     name: "ns",

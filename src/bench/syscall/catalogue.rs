@@ -4,7 +4,7 @@
 
 use crate::bench::{body, check, Prepared, Simple};
 use crate::error::BenchError;
-use crate::runner::sys;
+use crate::os::sys;
 use std::hint::black_box;
 use std::os::fd::AsFd;
 
@@ -103,9 +103,9 @@ pub const ALARM: Simple = Simple {
     params: &[],
     prepare: |_| {
         // Held for the body's life: no timer benchmark arms ITIMER_REAL meanwhile.
-        let lock = crate::runner::task::signals_lock();
+        let lock = crate::os::task::signals_lock();
         // Look without touching: alarm(0) itself would cancel a pending alarm.
-        let now = crate::runner::svc::getitimer_real()
+        let now = crate::os::svc::getitimer_real()
             .map_err(|e| BenchError::os("getitimer", e))?;
         let v = now.it_value;
         if v.tv_sec != 0 || v.tv_usec != 0 {

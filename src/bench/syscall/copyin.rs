@@ -2,7 +2,7 @@
 
 use crate::bench::{body, check, Kind, ParamSpec, Prepared, Simple};
 use crate::error::BenchError;
-use crate::runner::sys;
+use crate::os::sys;
 use std::os::fd::{AsFd, OwnedFd};
 
 /// `syscall.writev`: n one-byte iovecs to /dev/null.

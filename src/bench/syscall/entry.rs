@@ -2,7 +2,7 @@
 
 use crate::bench::{body, check, Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
-use crate::runner::sys;
+use crate::os::sys;
 use std::hint::black_box;
 
 /// `syscall.getpid`: the C library wrapper.

@@ -105,7 +105,7 @@ unsafe fn fork_with(
 impl Child {
     /// Owns a child this layer started another way (`posix_spawn`): from now on it is
     /// reaped by [`Child::wait`] or killed and reaped when dropped.
-    pub(in crate::runner) fn adopt(pid: libc::pid_t) -> Child {
+    pub(in crate::os) fn adopt(pid: libc::pid_t) -> Child {
         assert!(pid > 0, "a child's pid is positive");
         Child { pid, status: None }
     }

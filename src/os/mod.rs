@@ -1,4 +1,4 @@
-//! The runner owns every raw contact with the kernel: system-call wrappers, clock
+//! The operating-system layer owns every raw contact with the kernel: system-call wrappers, clock
 //! reads, pinning, resource usage, signal handling, child processes and background
 //! load. It is the only module allowed to hold `unsafe` code; everything it exports is
 //! a safe function or an owning type whose `Drop` releases what it holds.

@@ -588,7 +588,7 @@ mod tests {
 
     #[test]
     fn a_posix_queue_is_unlinked_when_dropped() {
-        let name = format!("/syscost-runner-test-{}", std::process::id());
+        let name = format!("/syscost-os-test-{}", std::process::id());
         let q = PosixQueue::create(&name, 1, 16).unwrap();
         assert!(posix_queue_exists(&name).unwrap());
         assert_eq!(mq_send(q.raw(), b"abc"), 0);

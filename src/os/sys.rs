@@ -317,7 +317,7 @@ pub fn kill(pid: libc::pid_t, sig: libc::c_int) -> libc::c_int {
 
 /// A signal disposition this process may install: one the kernel reported (see
 /// [`sigaction_get`]) or one made in this module's layer from a handler it wrote.
-/// Outside `runner/` no other can be made, so [`sigaction_set`] never installs an
+/// Outside `os/` no other can be made, so [`sigaction_set`] never installs an
 /// arbitrary address as a handler.
 #[derive(Clone, Copy)]
 pub struct Action(libc::sigaction);
@@ -329,7 +329,7 @@ impl Action {
     /// `act.sa_sigaction` is `SIG_DFL`, `SIG_IGN`, or an `extern "C"` function of the
     /// form `sa_flags` names (with `SA_SIGINFO`, three arguments) that only makes
     /// async-signal-safe calls; `sa_mask` is an initialised set.
-    pub(in crate::runner) unsafe fn from_raw(act: libc::sigaction) -> Action {
+    pub(in crate::os) unsafe fn from_raw(act: libc::sigaction) -> Action {
         Action(act)
     }
 
