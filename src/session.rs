@@ -27,7 +27,7 @@ const CANARY_BATCH: u64 = 500;
 const CANARY_BATCHES: usize = 5;
 
 /// What the user asked of the session.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct SessionOptions {
     /// The measurement profile.
     pub profile: Profile,
@@ -43,6 +43,8 @@ pub struct SessionOptions {
     pub keep_samples: bool,
     /// What flags a sample as perturbed besides the resource-usage counters.
     pub cull: Cull,
+    /// Where file benchmarks make their scratch file and how they empty the cache.
+    pub files: crate::bench::file::Options,
 }
 
 /// What marks a sample perturbed (`--cull`).
@@ -110,6 +112,8 @@ pub struct Session {
     journal: Option<Journal>,
     /// The kernel's events while sampling (`--cull kernel`), or why they cannot be had.
     kernel: Result<std::cell::RefCell<crate::trace::watch::Watch>, String>,
+    /// What the benchmarks of this session share (options, scratch files, limits met).
+    context: crate::bench::RunContext,
 }
 
 impl Session {
@@ -157,7 +161,10 @@ impl Session {
                 .map(|d| d.as_nanos() as u64)
                 .unwrap_or(1)
         });
+        let context =
+            crate::bench::RunContext::new(opts.files.clone(), Some(opts.profile.name));
         Ok(Session {
+            context,
             clock,
             clock_info,
             settings,
@@ -400,7 +407,7 @@ impl Session {
         let h = self.harness();
         let c = self.clock.as_ref();
         let t0 = c.now();
-        let prepared = slot.bench.prepare(&slot.params)?;
+        let prepared = slot.bench.prepare(&slot.params, &self.context)?;
         let t_prepared = c.now();
         slot.setup_ns += c.to_ns(t_prepared.wrapping_sub(t0));
         slot.result.op = prepared.op.to_string();
@@ -778,6 +785,7 @@ mod tests {
             load: 0,
             keep_samples: false,
             cull: Cull::Rusage,
+            files: Default::default(),
         };
         let session = Session::start(opts).unwrap();
         let r = session
@@ -803,6 +811,7 @@ mod tests {
             load: 0,
             keep_samples: false,
             cull: Cull::Rusage,
+            files: Default::default(),
         };
         let e = Session::start(opts).err().expect("refused");
         let usage = e.downcast_ref::<crate::error::UsageError>();

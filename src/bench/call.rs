@@ -42,7 +42,7 @@ impl Bench for EmptyCall {
     fn origin(&self) -> &'static str {
         "perez1976 Fig. 6 (subroutine overhead)"
     }
-    fn prepare(&self, _: &Params) -> Result<Prepared, BenchError> {
+    fn prepare(&self, _: &Params, _: &super::RunContext) -> Result<Prepared, BenchError> {
         Ok(Prepared::new(Box::new(CallLoop)))
     }
 }
@@ -60,7 +60,7 @@ impl Bench for LoopOverhead {
     fn origin(&self) -> &'static str {
         "perez1976 (trace calibration); 1999 §3 (timer overhead)"
     }
-    fn prepare(&self, _: &Params) -> Result<Prepared, BenchError> {
+    fn prepare(&self, _: &Params, _: &super::RunContext) -> Result<Prepared, BenchError> {
         let plan = Plan {
             keep_overhead: true,
             ..Plan::default()

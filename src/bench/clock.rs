@@ -169,7 +169,7 @@ impl Bench for ClockRead {
     fn origin(&self) -> &'static str {
         "manea1999 §2 (choosing a time machine)"
     }
-    fn prepare(&self, _: &Params) -> Result<Prepared, BenchError> {
+    fn prepare(&self, _: &Params, _: &super::RunContext) -> Result<Prepared, BenchError> {
         let kind = self.0.kind;
         if !kind.available() {
             return Err(BenchError::Skip(format!(

@@ -9,6 +9,7 @@
 
 pub mod call;
 pub mod clock;
+pub mod context;
 pub mod ctx;
 pub mod file;
 pub mod ipc;
@@ -20,6 +21,7 @@ pub mod svc;
 pub mod syscall;
 pub mod trace;
 
+pub use context::RunContext;
 pub use params::{Kind, ParamArg, ParamSpec, Params};
 
 use crate::error::BenchError;
@@ -47,8 +49,9 @@ pub trait Bench: Sync {
     fn params(&self) -> &'static [ParamSpec] {
         &[]
     }
-    /// Builds the operation for one set of parameter values (untimed).
-    fn prepare(&self, p: &Params) -> Result<Prepared, BenchError>;
+    /// Builds the operation for one set of parameter values (untimed), in the run
+    /// whose shared state is `cx`.
+    fn prepare(&self, p: &Params, cx: &RunContext) -> Result<Prepared, BenchError>;
 }
 
 /// A benchmark ready to be timed.
@@ -139,8 +142,41 @@ impl Bench for Simple {
     fn params(&self) -> &'static [ParamSpec] {
         self.params
     }
-    fn prepare(&self, p: &Params) -> Result<Prepared, BenchError> {
+    fn prepare(&self, p: &Params, _: &RunContext) -> Result<Prepared, BenchError> {
         (self.prepare)(p)
+    }
+}
+
+/// A catalogue entry like [`Simple`] whose `prepare` reads or adds to the run's shared
+/// state (its options, its scratch files, the limits it met).
+pub struct InRun {
+    /// `family.name`.
+    pub name: &'static str,
+    /// One line: what is timed.
+    pub about: &'static str,
+    /// Where it comes from in the seeds.
+    pub origin: &'static str,
+    /// Its parameters.
+    pub params: &'static [ParamSpec],
+    /// Builds the operation.
+    pub prepare: fn(&Params, &RunContext) -> Result<Prepared, BenchError>,
+}
+
+impl Bench for InRun {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn about(&self) -> &'static str {
+        self.about
+    }
+    fn origin(&self) -> &'static str {
+        self.origin
+    }
+    fn params(&self) -> &'static [ParamSpec] {
+        self.params
+    }
+    fn prepare(&self, p: &Params, cx: &RunContext) -> Result<Prepared, BenchError> {
+        (self.prepare)(p, cx)
     }
 }
 
@@ -303,9 +339,10 @@ mod tests {
     fn every_benchmark_runs_in_the_smoke_profile() {
         let clock = Monotonic;
         let h = Harness::new(&clock, Settings::new(Profile::SMOKE, 25.0));
+        let cx = RunContext::default();
         for b in catalogue() {
             for p in params::expand(b.name(), b.params(), &[]).unwrap() {
-                let mut prep = match b.prepare(&p) {
+                let mut prep = match b.prepare(&p, &cx) {
                     Ok(prep) => prep,
                     Err(BenchError::Skip(why)) => {
                         eprintln!("{} {}: skipped: {why}", b.name(), p.label());

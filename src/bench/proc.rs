@@ -271,7 +271,7 @@ mod tests {
         let p = crate::bench::params::expand(b.name(), b.params(), &[])
             .unwrap()
             .remove(0);
-        let mut prep = match b.prepare(&p) {
+        let mut prep = match b.prepare(&p, &crate::bench::RunContext::default()) {
             Ok(prep) => prep,
             Err(BenchError::Skip(why)) => {
                 eprintln!("{}: skipped: {why}", b.name());
@@ -319,7 +319,7 @@ mod tests {
                 let p = crate::bench::params::expand(b.name, b.params, &[])
                     .unwrap()
                     .remove(0);
-                match b.prepare(&p) {
+                match b.prepare(&p, &crate::bench::RunContext::default()) {
                     Err(BenchError::Skip(why)) => {
                         assert!(why.contains(HELPER_ENV), "{why}")
                     }

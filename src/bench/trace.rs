@@ -77,7 +77,7 @@ impl Bench for Event {
     fn origin(&self) -> &'static str {
         "perez1976 Fig. 2 (the event call, the trace's correction factor)"
     }
-    fn prepare(&self, _: &Params) -> Result<Prepared, BenchError> {
+    fn prepare(&self, _: &Params, _: &super::RunContext) -> Result<Prepared, BenchError> {
         let trace = Recording::open()?;
         Ok(Prepared::new(Box::new(EventLoop { _trace: trace })).op("event"))
     }

@@ -58,6 +58,7 @@ pub fn clocks(json: bool) -> anyhow::Result<ExitCode> {
         load: 0,
         keep_samples: false,
         cull: Cull::Rusage,
+        files: Default::default(),
     })?;
     // The session's clock is the calibrated TSC when the TSC is usable; otherwise rdtsc
     // ticks have no known length and their granularity is not converted.

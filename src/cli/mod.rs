@@ -259,6 +259,7 @@ fn steadiness(facts: &crate::host::HostFacts) -> anyhow::Result<String> {
         load: 0,
         keep_samples: false,
         cull: Cull::Rusage,
+        files: Default::default(),
     })?;
     let m = session.steadiness(1_000_000_000)?;
     let states = crate::harness::describe_states(&m.states);

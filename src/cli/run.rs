@@ -114,11 +114,6 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     check_load(args.load)?;
     check_file_options(args)?;
     let profile = super::profile(&args.profile);
-    crate::bench::file::configure(crate::bench::file::Options {
-        dir: args.dir.clone(),
-        drop_caches: args.drop_caches,
-        profile: Some(profile.name),
-    });
     let mut output = Output::open(args.format, args.output.as_deref())?;
     let mut history = super::history::open_for_saving(args.db.as_deref(), args.no_save)?;
 
@@ -135,6 +130,10 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             load: args.load,
             keep_samples: !args.no_samples,
             cull: args.cull,
+            files: crate::bench::file::Options {
+                dir: args.dir.clone(),
+                drop_caches: args.drop_caches,
+            },
         },
         args.batch,
         args.seed,

@@ -413,6 +413,7 @@ pub fn selftest() -> anyhow::Result<ExitCode> {
         load: 0,
         keep_samples: false,
         cull: Cull::Rusage,
+        files: Default::default(),
     })?;
     let mut out = crate::report::stdout();
     let info = session.clock_info();

@@ -39,10 +39,6 @@ pub fn run(args: &Options) -> anyhow::Result<ExitCode> {
     let facts = crate::host::collect(&[]);
     let _guard = InterruptGuard::install()?;
     let profile = args.profile;
-    crate::bench::file::configure(crate::bench::file::Options {
-        profile: Some(profile.name),
-        ..crate::bench::file::Options::default()
-    });
     let session = Session::start(SessionOptions {
         profile,
         clock: ClockChoice::Auto,
@@ -51,6 +47,7 @@ pub fn run(args: &Options) -> anyhow::Result<ExitCode> {
         load: 0,
         keep_samples: false,
         cull: Cull::Rusage,
+        files: Default::default(),
     })?
     .record_to(&args.journal);
     let mut out = crate::report::stdout();

@@ -95,6 +95,7 @@ fn open(args: &Options, load: usize) -> anyhow::Result<Session> {
         load,
         keep_samples: false,
         cull: Cull::Rusage,
+        files: Default::default(),
     })?
     .record_to(&args.journal))
 }

@@ -75,6 +75,7 @@ fn options(args: &Options, invariant_tsc: bool, load: usize) -> SessionOptions {
         load,
         keep_samples: false,
         cull: Cull::Rusage,
+        files: Default::default(),
     }
 }
 

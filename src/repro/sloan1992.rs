@@ -123,6 +123,7 @@ pub fn run(args: &Options) -> anyhow::Result<ExitCode> {
         load: 0,
         keep_samples: false,
         cull: Cull::Rusage,
+        files: Default::default(),
     })?
     .record_to(&args.journal);
     let mut out = crate::report::stdout();

@@ -9,7 +9,7 @@
 //! paper's columns (real, CPU, user, system) and the switches per hop.
 
 use super::home_cpu;
-use crate::bench::{body, Kind, ParamSpec, Params, Prepared, Simple};
+use crate::bench::{body, InRun, Kind, ParamSpec, Params, Prepared, RunContext, Simple};
 use crate::error::BenchError;
 use crate::harness::{Body, Expect, Plan};
 use crate::os::affinity::{self, Pin};
@@ -19,7 +19,7 @@ use crate::os::usage::{Usage, Who};
 use crate::results::Fact;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -53,7 +53,7 @@ static PARAMS: &[ParamSpec] = &[
 ];
 
 /// `ctx.ring`.
-pub const RING: Simple = Simple {
+pub const RING: InRun = InRun {
     name: "ctx.ring",
     about: "a token passed around a ring of n tasks joined by pipes: ns per hop, with the ring's CPU accounting",
     origin: "sloan1992 (the pipeline benchmark); manea1999 §4",
@@ -110,33 +110,19 @@ impl TaskKind {
             _ => TaskKind::Process,
         }
     }
-    fn word(self) -> &'static str {
+    fn plural(self) -> &'static str {
         match self {
-            TaskKind::Process => "process",
-            TaskKind::Thread => "thread",
+            TaskKind::Process => "processes",
+            TaskKind::Thread => "threads",
         }
     }
-}
-
-/// The smallest n at which a ring of each kind could not be built, and why: larger n
-/// of the same kind are skipped with that reason.
-static LIMITS: Mutex<Vec<(TaskKind, u64, String)>> = Mutex::new(Vec::new());
-
-fn known_limit(kind: TaskKind, n: u64) -> Option<String> {
-    let l = LIMITS.lock().unwrap_or_else(|e| e.into_inner());
-    l.iter()
-        .find(|(k, m, _)| *k == kind && n >= *m)
-        .map(|(_, m, why)| {
-            format!("a ring of {m} {}es could not be built: {why}", kind.word())
-        })
-}
-
-fn record_limit(kind: TaskKind, n: u64, why: &str) {
-    let mut l = LIMITS.lock().unwrap_or_else(|e| e.into_inner());
-    match l.iter_mut().find(|(k, _, _)| *k == kind) {
-        Some(e) if e.1 <= n => {}
-        Some(e) => *e = (kind, n, why.to_string()),
-        None => l.push((kind, n, why.to_string())),
+    /// The key under which the run context keeps the smallest ring of this kind that
+    /// could not be built: larger rings of the same kind skip with its reason.
+    fn limit_key(self) -> &'static str {
+        match self {
+            TaskKind::Process => "ctx.ring processes",
+            TaskKind::Thread => "ctx.ring threads",
+        }
     }
 }
 
@@ -434,7 +420,8 @@ pub fn account(
     passes: u64,
 ) -> Result<Account, BenchError> {
     let t_all = Instant::now();
-    let mut ring = build(n, kind, place)?;
+    // Prepare met no limit at this n; a limit met now is not kept for later rings.
+    let mut ring = build(n, kind, place, &RunContext::default())?;
     ring.run(1)?; // every member records its start on this token
     let u0 = Usage::now(Who::Thread);
     let t0 = Instant::now();
@@ -453,28 +440,38 @@ pub fn account(
     })
 }
 
-fn build(n: usize, kind: TaskKind, place: &Placement) -> Result<Ring, BenchError> {
-    if let Some(why) = known_limit(kind, n as u64) {
-        return Err(BenchError::Skip(why));
+/// Builds a ring of `n`, unless a ring of this kind no larger could not be built
+/// earlier in the run (`cx` keeps the smallest such n, and learns it here).
+fn build(
+    n: usize,
+    kind: TaskKind,
+    place: &Placement,
+    cx: &RunContext,
+) -> Result<Ring, BenchError> {
+    if let Some((m, why)) = cx.known_limit(kind.limit_key(), n as u64) {
+        return Err(BenchError::Skip(format!(
+            "a ring of {m} {} could not be built: {why}",
+            kind.plural()
+        )));
     }
-    check_limits(n, kind)?;
+    let refused = |why: String| {
+        cx.record_limit(kind.limit_key(), n as u64, &why);
+        Err(BenchError::Skip(why))
+    };
+    if let Some(why) = over_limits(n, kind)? {
+        return refused(why);
+    }
     match Ring::build(n, kind, place) {
         Ok(r) => Ok(r),
-        Err(BuildError::Limit(why)) => {
-            record_limit(kind, n as u64, &why);
-            Err(BenchError::Skip(why))
-        }
+        Err(BuildError::Limit(why)) => refused(why),
         Err(BuildError::Other(e)) => Err(e),
     }
 }
 
-/// Refuses a ring that would exceed RLIMIT_NPROC, RLIMIT_NOFILE or the kernel's task
-/// limit before trying, with the limit named.
-fn check_limits(n: usize, kind: TaskKind) -> Result<(), BenchError> {
-    let skip = |why: String| {
-        record_limit(kind, n as u64, &why);
-        Err(BenchError::Skip(why))
-    };
+/// Which of RLIMIT_NPROC, RLIMIT_NOFILE or the kernel's task limit a ring of `n` would
+/// exceed, if any, with the limit named: checked before trying.
+fn over_limits(n: usize, kind: TaskKind) -> Result<Option<String>, BenchError> {
+    let skip = |why: String| Ok(Some(why));
     let tasks_now = std::fs::read_to_string("/proc/loadavg")
         .ok()
         .and_then(|s| {
@@ -516,7 +513,7 @@ fn check_limits(n: usize, kind: TaskKind) -> Result<(), BenchError> {
             ));
         }
     }
-    Ok(())
+    Ok(None)
 }
 
 /// The token through one pipe within one task: write a byte, read it back.
@@ -534,12 +531,12 @@ pub fn pipe_pass() -> Result<Box<dyn Body>, BenchError> {
     }))
 }
 
-fn prepare_ring(p: &Params) -> Result<Prepared, BenchError> {
+fn prepare_ring(p: &Params, cx: &RunContext) -> Result<Prepared, BenchError> {
     let n = p.int("n") as usize;
     let kind = TaskKind::from_param(p);
     let place = Placement::from_param(p)?;
     let passes = p.int("passes") as u64;
-    let ring = build(n, kind, &place)?;
+    let ring = build(n, kind, &place, cx)?;
     let plan = Plan {
         expect: Expect {
             switches: true,
@@ -639,10 +636,24 @@ mod tests {
     }
 
     #[test]
-    fn limits_skip_larger_rings_of_the_same_kind() {
-        record_limit(TaskKind::Thread, 1_000_000, "test limit");
-        assert!(known_limit(TaskKind::Thread, 1_000_001).is_some());
-        assert!(known_limit(TaskKind::Thread, 999_999).is_none());
-        assert!(known_limit(TaskKind::Process, 1_000_001).is_none());
+    fn a_refused_ring_skips_larger_rings_of_its_kind_in_the_same_run_only() {
+        let cx = RunContext::default();
+        let place = Placement::Free(affinity::process_cpus());
+        // More threads than the kernel allows: refused before any is made.
+        let n = 100_000_000;
+        let first = build(n, TaskKind::Thread, &place, &cx).err().unwrap();
+        assert!(matches!(&first, BenchError::Skip(_)), "{first}");
+        let later = build(n + 1, TaskKind::Thread, &place, &cx).err().unwrap();
+        assert!(
+            matches!(&later, BenchError::Skip(w) if w.contains("a ring of 100000000 threads could not be built")),
+            "{later}"
+        );
+        // Other kinds, smaller rings and other runs are not affected.
+        assert!(cx
+            .known_limit(TaskKind::Process.limit_key(), u64::MAX)
+            .is_none());
+        assert!(cx.known_limit(TaskKind::Thread.limit_key(), 3).is_none());
+        let small = build(3, TaskKind::Thread, &place, &RunContext::default());
+        assert!(small.is_ok(), "{:?}", small.err());
     }
 }

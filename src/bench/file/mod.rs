@@ -2,16 +2,16 @@
 //! `fread` and a memory mapping, over buffer sizes, from a cold or a warm page cache
 //! (1999 §6, its figures 1–2).
 //!
-//! It also owns the scratch file the file benchmarks and `mem.fault.file` read: one
+//! It also defines the scratch file the file benchmarks and `mem.fault.file` read: one
 //! unnamed file (see [`crate::os::file::unnamed_file`]) in the directory the user
-//! chose, created once per size and shared by every instance of a run, so a sweep does
-//! not write 128 MiB per point. Having no name, it cannot outlive the process; its space
-//! is checked before it is written.
+//! chose, created once per size by the run's [`RunContext`](super::RunContext) and
+//! shared by every instance of that run, so a sweep does not write 128 MiB per point.
+//! Having no name, it cannot outlive the process; its space is checked before it is
+//! written.
 //!
-//! The run's options for this family (`--dir`, `--drop-caches`, the profile that sizes
-//! the default file) are process-wide settings, set once by the command line with
-//! [`configure`] before measuring; benchmarks only read them. Library users who never
-//! call it get the temporary directory, `posix_fadvise` eviction and a small file.
+//! The run's options for this family (`--dir`, `--drop-caches`) are [`Options`], which
+//! the run context carries to each benchmark's `prepare`. A library caller's default
+//! context gives the temporary directory, `posix_fadvise` eviction and a small file.
 
 mod read;
 
@@ -24,7 +24,6 @@ use crate::os::mem::Mapping;
 use std::fs::File;
 use std::os::fd::AsFd;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, RwLock};
 
 /// The family's benchmarks.
 pub const BENCHES: &[&dyn Bench] = &[&read::READ];
@@ -37,29 +36,6 @@ pub struct Options {
     /// Evict with the kernel's drop_caches instead of `posix_fadvise` (`--drop-caches`,
     /// root only).
     pub drop_caches: bool,
-    /// The measurement profile's name, which sizes the default file.
-    pub profile: Option<&'static str>,
-}
-
-static OPTIONS: RwLock<Options> = RwLock::new(Options {
-    dir: None,
-    drop_caches: false,
-    profile: None,
-});
-
-/// Sets the run's options (the command line calls it once, before measuring).
-pub fn configure(options: Options) {
-    *OPTIONS.write().unwrap_or_else(|e| e.into_inner()) = options;
-}
-
-/// The run's options.
-pub fn options() -> Options {
-    OPTIONS.read().unwrap_or_else(|e| e.into_inner()).clone()
-}
-
-/// The directory scratch files go to.
-pub fn dir() -> PathBuf {
-    options().dir.unwrap_or_else(std::env::temp_dir)
 }
 
 /// Space left free beside the scratch file, so that a run never fills a file system.
@@ -141,53 +117,34 @@ impl Scratch {
     }
 }
 
-/// The scratch files kept: a run interleaves the rounds of benchmarks that want files of
-/// different sizes (file.read's and mem.fault.file's), and each must not be made anew at
-/// every round.
-static SCRATCH: Mutex<Vec<Arc<Scratch>>> = Mutex::new(Vec::new());
-
-/// How many scratch files are kept at most (the least recently used goes first).
-const KEPT: usize = 2;
-
-/// The scratch file of `len` bytes in [`dir`]: the one already made if its size and
-/// directory match, else a new one (after checking the free space).
-pub fn scratch(len: u64) -> Result<Arc<Scratch>, BenchError> {
-    let dir = dir();
-    let mut cached = SCRATCH.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(i) = cached.iter().position(|s| s.len == len && s.dir == dir) {
-        let s = cached.remove(i);
-        cached.push(s.clone());
-        return Ok(s);
+impl Scratch {
+    /// Writes a new unnamed scratch file of `len` bytes of a pattern in `dir`, after
+    /// checking that the file system keeps [`HEADROOM`] free beside it.
+    pub(super) fn create(dir: PathBuf, len: u64) -> Result<Scratch, BenchError> {
+        let free = rf::free_bytes(&dir)
+            .map_err(|e| BenchError::os(&format!("statvfs {}", dir.display()), e))?;
+        if free < len + HEADROOM {
+            return Err(BenchError::Skip(format!(
+                "{} has {} MiB free; a {} MiB test file needs {} MiB (choose another \
+                 directory with --dir, or a smaller file with --param file=...)",
+                dir.display(),
+                free >> 20,
+                len >> 20,
+                (len + HEADROOM) >> 20
+            )));
+        }
+        let file = rf::unnamed_file(&dir).map_err(|e| {
+            BenchError::os(
+                &format!(
+                    "creating a test file in {} (choose another with --dir)",
+                    dir.display()
+                ),
+                e,
+            )
+        })?;
+        rf::fill(&file, len).map_err(|e| BenchError::os("writing the test file", e))?;
+        Ok(Scratch { file, len, dir })
     }
-    // Release the oldest one's space first, unless an instance holds it.
-    while cached.len() >= KEPT {
-        cached.remove(0);
-    }
-    let free = rf::free_bytes(&dir)
-        .map_err(|e| BenchError::os(&format!("statvfs {}", dir.display()), e))?;
-    if free < len + HEADROOM {
-        return Err(BenchError::Skip(format!(
-            "{} has {} MiB free; a {} MiB test file needs {} MiB (choose another \
-             directory with --dir, or a smaller file with --param file=...)",
-            dir.display(),
-            free >> 20,
-            len >> 20,
-            (len + HEADROOM) >> 20
-        )));
-    }
-    let file = rf::unnamed_file(&dir).map_err(|e| {
-        BenchError::os(
-            &format!(
-                "creating a test file in {} (choose another with --dir)",
-                dir.display()
-            ),
-            e,
-        )
-    })?;
-    rf::fill(&file, len).map_err(|e| BenchError::os("writing the test file", e))?;
-    let s = Arc::new(Scratch { file, len, dir });
-    cached.push(s.clone());
-    Ok(s)
 }
 
 /// Read system calls and storage reads of this thread, accumulated by a body between

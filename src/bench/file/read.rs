@@ -8,8 +8,8 @@
 //! `mincore` found none of its pages there; samples where pages stayed are counted and
 //! reported, and a cold result with any such sample says so.
 
-use super::{options, scratch, IoTally, Scratch};
-use crate::bench::{Kind, ParamSpec, Params, Prepared, Simple};
+use super::{IoTally, Scratch};
+use crate::bench::{InRun, Kind, ParamSpec, Params, Prepared, RunContext};
 use crate::error::BenchError;
 use crate::harness::{Body, Expect, Plan};
 use crate::os::file::CFile;
@@ -40,7 +40,7 @@ pub fn default_file_bytes(profile: Option<&str>) -> u64 {
 const METHODS: &[&str] = &["read", "pread", "buffered", "stdio", "mmap"];
 
 /// `file.read`.
-pub const READ: Simple = Simple {
+pub const READ: InRun = InRun {
     name: "file.read",
     about: "one read of `size` bytes from a file, by read, pread, BufReader, fread or a copy out of an mmap, cold or warm cache",
     origin: "manea1999 §6, figures 1–2",
@@ -243,13 +243,13 @@ impl Body for Reader {
     }
 }
 
-fn prepare(p: &Params) -> Result<Prepared, BenchError> {
+fn prepare(p: &Params, cx: &RunContext) -> Result<Prepared, BenchError> {
     let method = Method::parse(p.get("method"));
     let size = p.int("size") as usize;
     let cold = p.get("cache") == "cold";
-    let opts = options();
+    let opts = cx.files().clone();
     let len = match p.int("file") as u64 {
-        0 => default_file_bytes(opts.profile),
+        0 => default_file_bytes(cx.profile()),
         n => n,
     };
     if (size as u64) > len {
@@ -260,7 +260,7 @@ fn prepare(p: &Params) -> Result<Prepared, BenchError> {
     if opts.drop_caches && cold && !crate::os::file::is_root() {
         return Err(BenchError::Skip("--drop-caches needs root".into()));
     }
-    let scratch = scratch(len)?;
+    let scratch = cx.scratch(len)?;
     // Our own open file description, so that the offset is this body's alone.
     let fd_path = format!("/proc/self/fd/{}", scratch.file().as_raw_fd());
     let file =
@@ -332,7 +332,7 @@ fn prepare(p: &Params) -> Result<Prepared, BenchError> {
         max_batch: (!cold).then_some((len / size as u64).max(1)),
         ..Plan::default()
     };
-    let dir = super::dir();
+    let dir = cx.scratch_dir();
     let fs = crate::os::file::fs_name(&dir).unwrap_or("unknown");
     Ok(Prepared::new(Box::new(reader))
         .op(method.op(cold, verified))
@@ -424,7 +424,7 @@ mod tests {
     fn measure(params: &[&str]) -> (Vec<Fact>, f64, &'static str) {
         let args: Vec<_> = params.iter().map(|s| s.parse().unwrap()).collect();
         let p = expand(READ.name, READ.params, &args).unwrap().remove(0);
-        let mut prep = (READ.prepare)(&p).unwrap();
+        let mut prep = (READ.prepare)(&p, &RunContext::default()).unwrap();
         let clock = Monotonic;
         let h = Harness::new(&clock, Settings::new(Profile::SMOKE, 25.0));
         let m = h
@@ -465,7 +465,7 @@ mod tests {
             measure(&["method=read", "size=64k", "cache=cold", "file=1028k"]);
         assert!(ns > 0.0 && ns < 1e7, "{ns}");
         let verified = fact(&facts, "cold_verified");
-        let fs = crate::os::file::fs_name(&super::super::dir());
+        let fs = crate::os::file::fs_name(&RunContext::default().scratch_dir());
         if matches!(fs, Some("ext4") | Some("xfs") | Some("btrfs")) {
             assert_eq!(verified, 1.0, "{facts:?}");
             assert!(!op.contains("NOT"));

@@ -8,7 +8,7 @@
 //! forked). Only the touches are timed, plus the prefault call itself where the
 //! benchmark asks for one (`prefault=populate`).
 
-use crate::bench::{Kind, ParamSpec, Params, Prepared, Simple};
+use crate::bench::{InRun, Kind, ParamSpec, Params, Prepared, RunContext, Simple};
 use crate::error::BenchError;
 use crate::harness::{Body, Expect, Measurement, Plan};
 use crate::os::mem::{page_size, Mapping, Sharer};
@@ -322,7 +322,7 @@ fn fault_facts(
 }
 
 /// `mem.fault.file`.
-pub const FILE: Simple = Simple {
+pub const FILE: InRun = InRun {
     name: "mem.fault.file",
     about: "first read of a page of a freshly mapped file that is in the page cache, per page",
     origin: "manea1999 §5–6",
@@ -373,10 +373,10 @@ impl Body for FileFault {
     }
 }
 
-fn prepare_file(p: &Params) -> Result<Prepared, BenchError> {
+fn prepare_file(p: &Params, cx: &RunContext) -> Result<Prepared, BenchError> {
     let page = page_size();
     let size = p.int("size") as usize / page * page;
-    let scratch = crate::bench::file::scratch(size as u64)?;
+    let scratch = cx.scratch(size as u64)?;
     scratch.warm()?;
     let rewarmed = std::rc::Rc::new(std::cell::Cell::new(0));
     let body = FileFault {
@@ -505,16 +505,17 @@ fn prepare_cow(p: &Params) -> Result<Prepared, BenchError> {
 mod tests {
     use super::*;
     use crate::bench::params::expand;
+    use crate::bench::Bench;
     use crate::harness::clock::Monotonic;
     use crate::harness::{EmptyLoop, Harness, Profile, Settings};
 
     /// Measures a benchmark in the smoke profile: the headline median and the facts.
-    fn measure(b: &Simple, params: &[&str]) -> Option<(f64, Vec<Fact>)> {
+    fn measure(b: &dyn Bench, params: &[&str]) -> Option<(f64, Vec<Fact>)> {
         let args: Vec<_> = params.iter().map(|s| s.parse().unwrap()).collect();
-        let p = expand(b.name, b.params, &args).unwrap().remove(0);
-        let mut prep = match (b.prepare)(&p) {
+        let p = expand(b.name(), b.params(), &args).unwrap().remove(0);
+        let mut prep = match b.prepare(&p, &RunContext::default()) {
             Err(BenchError::Skip(why)) => {
-                eprintln!("{} skipped: {why}", b.name);
+                eprintln!("{} skipped: {why}", b.name());
                 return None;
             }
             r => r.unwrap(),

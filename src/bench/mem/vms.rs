@@ -227,7 +227,10 @@ mod tests {
         #[allow(unsafe_code)]
         let mut c = unsafe {
             task::fork(|| {
-                let Ok(mut p) = BRK.prepare(&Params(vec![("n", "1".to_string())])) else {
+                let Ok(mut p) = BRK.prepare(
+                    &Params(vec![("n", "1".to_string())]),
+                    &crate::bench::RunContext::default(),
+                ) else {
                     return 2;
                 };
                 // What malloc does when its heap grows: sbrk, then use the memory.

@@ -442,7 +442,12 @@ mod tests {
     #[test]
     fn a_missing_delivery_fails_the_batch() {
         // A catch body whose signal is blocked: the handler never runs.
-        let mut p = CATCH.prepare(&crate::bench::Params(vec![])).unwrap();
+        let mut p = CATCH
+            .prepare(
+                &crate::bench::Params(vec![]),
+                &crate::bench::RunContext::default(),
+            )
+            .unwrap();
         let set = SigSet::empty().with(SIG);
         assert_eq!(signal::change_mask(libc::SIG_BLOCK, &set), 0);
         let e = p.body.run(3).unwrap_err();

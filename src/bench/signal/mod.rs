@@ -126,7 +126,7 @@ mod tests {
             plan,
             after,
             ..
-        } = match b.prepare(&p) {
+        } = match b.prepare(&p, &crate::bench::RunContext::default()) {
             Ok(prep) => prep,
             Err(BenchError::Skip(why)) => {
                 eprintln!("{}: skipped: {why}", b.name());

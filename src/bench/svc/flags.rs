@@ -310,12 +310,19 @@ mod tests {
 
     #[test]
     fn set_never_saturates_and_clear_takes_one_count_per_read() {
-        let mut set = SET.prepare(&params_of(&SET, &[])).unwrap();
+        let mut set = SET
+            .prepare(&params_of(&SET, &[]), &crate::bench::RunContext::default())
+            .unwrap();
         for _ in 0..3 {
             set.body.reset(1000).unwrap();
             set.body.run(1000).unwrap();
         }
-        let mut clear = CLEAR.prepare(&params_of(&CLEAR, &[])).unwrap();
+        let mut clear = CLEAR
+            .prepare(
+                &params_of(&CLEAR, &[]),
+                &crate::bench::RunContext::default(),
+            )
+            .unwrap();
         clear.body.reset(10).unwrap();
         clear.body.run(10).unwrap();
         // The eleventh read finds the flag clear: the operation fails, as it must.
@@ -334,7 +341,7 @@ mod tests {
     #[test]
     fn a_huge_n_is_refused_or_skipped_with_a_reason() {
         let p = params_of(&WAIT_ALL, &[("n", "1024"), ("api", "epoll")]);
-        match WAIT_ALL.prepare(&p) {
+        match WAIT_ALL.prepare(&p, &crate::bench::RunContext::default()) {
             Ok(mut prep) => prep.body.run(3).unwrap(),
             Err(BenchError::Skip(why)) => assert!(why.contains("ulimit -n"), "{why}"),
             Err(e) => panic!("{e}"),

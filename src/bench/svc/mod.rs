@@ -145,15 +145,16 @@ pub(crate) mod testing {
     ) -> Option<(Measurement, Vec<Fact>)> {
         let clock = Monotonic;
         let h = Harness::new(&clock, Settings::new(Profile::SMOKE, 25.0));
-        let mut prep = match b.prepare(&params_of(b, set)) {
-            Ok(prep) => prep,
-            Err(BenchError::Skip(why)) => {
-                assert!(!why.is_empty(), "{}: a skip needs a reason", b.name());
-                eprintln!("{} {set:?}: skipped: {why}", b.name());
-                return None;
-            }
-            Err(e) => panic!("{} {set:?}: {e}", b.name()),
-        };
+        let mut prep =
+            match b.prepare(&params_of(b, set), &crate::bench::RunContext::default()) {
+                Ok(prep) => prep,
+                Err(BenchError::Skip(why)) => {
+                    assert!(!why.is_empty(), "{}: a skip needs a reason", b.name());
+                    eprintln!("{} {set:?}: skipped: {why}", b.name());
+                    return None;
+                }
+                Err(e) => panic!("{} {set:?}: {e}", b.name()),
+            };
         let m = h
             .measure(prep.body.as_mut(), &mut EmptyLoop, prep.plan)
             .unwrap_or_else(|e| panic!("{} {set:?}: {e}", b.name()));

@@ -419,7 +419,9 @@ mod tests {
     #[test]
     fn a_posix_timer_is_listed_while_the_body_lives_and_gone_after() {
         let p = super::super::testing::params_of(&CANCEL_ALL, &[("n", "3")]);
-        let mut prep = CANCEL_ALL.prepare(&p).unwrap();
+        let mut prep = CANCEL_ALL
+            .prepare(&p, &crate::bench::RunContext::default())
+            .unwrap();
         assert_eq!(ours_listed(), 3);
         prep.body.reset(1).unwrap();
         prep.body.run(1).unwrap();

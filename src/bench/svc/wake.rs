@@ -381,7 +381,9 @@ mod tests {
     #[test]
     fn the_child_is_reaped_when_the_body_is_dropped() {
         let p = super::super::testing::params_of(&OTHER, &[("placement", "same-cpu")]);
-        let mut prep = OTHER.prepare(&p).unwrap();
+        let mut prep = OTHER
+            .prepare(&p, &crate::bench::RunContext::default())
+            .unwrap();
         prep.body.reset(1).unwrap();
         prep.body.run(1).unwrap();
         let children = || {
