@@ -1,4 +1,6 @@
-//! CSV: one header row, then one row per result, written as each finishes.
+//! CSV: one header row, then one row per result, written as each finishes. Quoting is
+//! the `csv` crate's (RFC 4180: a field with a comma, a quote or a line break is quoted,
+//! its quotes doubled).
 
 use super::Exporter;
 use crate::results::{BenchResult, Run, Status};
@@ -6,23 +8,53 @@ use crate::results::{BenchResult, Run, Status};
 /// The CSV exporter.
 pub struct Csv;
 
-const COLUMNS: &str =
-    "name,params,status,op,median_ns,ci_low_ns,ci_high_ns,mean_ns,sd_ns,\
-min_ns,max_ns,p1_ns,p5_ns,p25_ns,p75_ns,p95_ns,p99_ns,mad_ns,cv,samples,clean,\
-window_outliers,mad_outliers,perturbed,converged,batch,overhead_ns_per_op,\
-canary_change,levels,reason";
+const COLUMNS: [&str; 30] = [
+    "name",
+    "params",
+    "status",
+    "op",
+    "median_ns",
+    "ci_low_ns",
+    "ci_high_ns",
+    "mean_ns",
+    "sd_ns",
+    "min_ns",
+    "max_ns",
+    "p1_ns",
+    "p5_ns",
+    "p25_ns",
+    "p75_ns",
+    "p95_ns",
+    "p99_ns",
+    "mad_ns",
+    "cv",
+    "samples",
+    "clean",
+    "window_outliers",
+    "mad_outliers",
+    "perturbed",
+    "converged",
+    "batch",
+    "overhead_ns_per_op",
+    "canary_change",
+    "levels",
+    "reason",
+];
 
-fn field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
+/// One CSV record, with its line end.
+fn record<I: IntoIterator<Item = S>, S: AsRef<[u8]>>(fields: I) -> String {
+    let mut w = csv::WriterBuilder::new()
+        .terminator(csv::Terminator::Any(b'\n'))
+        .from_writer(Vec::new());
+    // Writing to memory cannot fail, and the fields are UTF-8.
+    w.write_record(fields).expect("a CSV record in memory");
+    let bytes = w.into_inner().expect("a CSV record in memory");
+    String::from_utf8(bytes).expect("CSV of UTF-8 fields is UTF-8")
 }
 
 impl Exporter for Csv {
     fn header(&mut self, _: &Run) -> String {
-        format!("{COLUMNS}\n")
+        record(COLUMNS)
     }
 
     fn result(&mut self, r: &BenchResult) -> String {
@@ -31,13 +63,8 @@ impl Exporter for Csv {
             Status::Skipped => "skipped",
             Status::Failed => "failed",
         };
-        let mut cols = vec![
-            field(&r.name),
-            field(&r.param_label()),
-            status.into(),
-            field(&r.op),
-        ];
-        let reason = field(r.reason.as_deref().unwrap_or(""));
+        let mut cols = vec![r.name.clone(), r.param_label(), status.into(), r.op.clone()];
+        let reason = r.reason.clone().unwrap_or_default();
         match &r.measured {
             Some(m) => {
                 let s = m.clean.as_ref().unwrap_or(&m.raw);
@@ -78,12 +105,12 @@ impl Exporter for Csv {
                     .iter()
                     .map(|l| format!("{:.2}", l.median_ns))
                     .collect();
-                cols.push(field(&levels.join(";")));
+                cols.push(levels.join(";"));
             }
             None => cols.extend(std::iter::repeat_n(String::new(), 25)),
         }
         cols.push(reason);
-        format!("{}\n", cols.join(","))
+        record(&cols)
     }
 
     fn footer(&mut self, _: &Run) -> String {
@@ -93,13 +120,39 @@ impl Exporter for Csv {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
-    fn every_row_has_as_many_fields_as_the_header() {
-        let n = super::COLUMNS.split(',').count();
-        // name, params, status, op + 15 stats + 5 counts + converged, batch, overhead,
-        // canary, levels + reason
-        assert_eq!(n, 4 + 15 + 5 + 5 + 1);
-        assert_eq!(super::field("a,b"), "\"a,b\"");
-        assert_eq!(super::field("say \"hi\""), "\"say \"\"hi\"\"\"");
+    fn fields_with_commas_quotes_and_line_breaks_are_quoted() {
+        assert_eq!(record(["a", "b"]), "a,b\n");
+        assert_eq!(record(["a,b", "c"]), "\"a,b\",c\n");
+        assert_eq!(record(["say \"hi\""]), "\"say \"\"hi\"\"\"\n");
+        assert_eq!(record(["two\nlines", ""]), "\"two\nlines\",\n");
+    }
+
+    #[test]
+    fn a_result_without_a_measurement_has_every_column() {
+        let r = BenchResult {
+            name: "x.y".into(),
+            params: [("n".to_string(), "2".to_string())].into(),
+            op: "call".into(),
+            unit: "ns".into(),
+            status: Status::Skipped,
+            reason: Some("no, really".into()),
+            measured: None,
+            facts: vec![],
+        };
+        let row = Csv.result(&r);
+        let fields = csv::ReaderBuilder::new()
+            .has_headers(false)
+            .from_reader(row.as_bytes())
+            .records()
+            .next()
+            .unwrap()
+            .unwrap();
+        assert_eq!(fields.len(), COLUMNS.len());
+        assert_eq!(&fields[0], "x.y");
+        assert_eq!(&fields[2], "skipped");
+        assert_eq!(&fields[COLUMNS.len() - 1], "no, really");
     }
 }

@@ -90,7 +90,12 @@ fn the_markdown_of_a_small_run() {
 #[test]
 fn the_csv_of_a_small_run_has_a_row_per_result_with_every_field() {
     let got = render(&mut Csv, &run());
-    let rows: Vec<Vec<String>> = got.lines().map(split_csv).collect();
+    let rows: Vec<Vec<String>> = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .from_reader(got.as_bytes())
+        .records()
+        .map(|r| r.unwrap().iter().map(str::to_string).collect())
+        .collect();
     assert_eq!(rows.len(), 4, "a header and three rows");
     let width = rows[0].len();
     for r in &rows {
@@ -104,25 +109,6 @@ fn the_csv_of_a_small_run_has_a_row_per_result_with_every_field() {
     assert_eq!(rows[2][col("reason")], "no /dev/mqueue here");
     assert_eq!(rows[3][col("status")], "failed");
     assert_eq!(rows[3][col("median_ns")], "");
-}
-
-/// Splits one CSV line (RFC 4180 quoting).
-fn split_csv(line: &str) -> Vec<String> {
-    let mut out = vec![String::new()];
-    let mut quoted = false;
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        match (c, quoted) {
-            ('"', true) if chars.peek() == Some(&'"') => {
-                chars.next();
-                out.last_mut().unwrap().push('"');
-            }
-            ('"', _) => quoted = !quoted,
-            (',', false) => out.push(String::new()),
-            (c, _) => out.last_mut().unwrap().push(c),
-        }
-    }
-    out
 }
 
 const TABLE: &str = r#"clock tsc (9.5 ns granularity, 20.0 ns per read) · profile quick · CI target ±1%
