@@ -13,11 +13,10 @@
 
 use super::sys::cvt;
 use std::ffi::CString;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{self, Write};
 use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, IntoRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 /// Bytes available to an unprivileged user in the file system holding `dir`.
@@ -56,45 +55,11 @@ pub fn fs_name(dir: &Path) -> Option<&'static str> {
     })
 }
 
-/// A read-write file in `dir` that has no name: `O_TMPFILE`, or where the file system
-/// lacks it, a new file unlinked at once. Its space is freed when the last descriptor
-/// closes, however the process ends.
+/// A read-write file in `dir` that has no name (mode 0600): `tempfile`'s `O_TMPFILE`,
+/// or where the file system lacks it, a new file unlinked at once. Its space is freed
+/// when the last descriptor closes, however the process ends.
 pub fn unnamed_file(dir: &Path) -> io::Result<File> {
-    let tmp = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .mode(0o600)
-        .custom_flags(libc::O_TMPFILE)
-        .open(dir);
-    match tmp {
-        Ok(f) => Ok(f),
-        Err(e)
-            if matches!(
-                e.raw_os_error(),
-                Some(libc::EOPNOTSUPP) | Some(libc::EISDIR) | Some(libc::EINVAL)
-            ) =>
-        {
-            for i in 0..100 {
-                let path = dir.join(format!(".syscost-{}-{i}", std::process::id()));
-                match OpenOptions::new()
-                    .read(true)
-                    .write(true)
-                    .create_new(true)
-                    .mode(0o600)
-                    .open(&path)
-                {
-                    Ok(f) => {
-                        std::fs::remove_file(&path)?;
-                        return Ok(f);
-                    }
-                    Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-                    Err(e) => return Err(e),
-                }
-            }
-            Err(io::Error::other("no free scratch file name"))
-        }
-        Err(e) => Err(e),
-    }
+    tempfile::tempfile_in(dir)
 }
 
 /// Fills `file` with `len` bytes of a repeating pattern and writes it to storage

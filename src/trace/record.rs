@@ -15,7 +15,7 @@ use super::format::{self, ChunkKind, ChunkReader, KernelEvent, Lost, Meta};
 use super::kernel::{KernelRecorder, KernelRequest};
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -26,37 +26,6 @@ pub const ENV_BUFFER: &str = "SYSCOST_TRACE_BUFFER";
 
 /// How often the kernel's rings are drained while the command runs.
 const DRAIN_EVERY: std::time::Duration = std::time::Duration::from_millis(20);
-
-/// A private temporary directory, removed when dropped.
-pub struct TempDir(PathBuf);
-
-impl TempDir {
-    /// Creates `syscost-trace-<pid>-<n>` (mode 0700) under the temporary directory.
-    pub fn new() -> io::Result<TempDir> {
-        use std::os::unix::fs::DirBuilderExt;
-        let base = std::env::temp_dir();
-        for n in 0..1000u32 {
-            let p = base.join(format!("syscost-trace-{}-{n}", std::process::id()));
-            match std::fs::DirBuilder::new().mode(0o700).create(&p) {
-                Ok(()) => return Ok(TempDir(p)),
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(e),
-            }
-        }
-        Err(io::Error::other("no free temporary directory name"))
-    }
-
-    /// Its path.
-    pub fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 /// Kernel events written as chunks to a file while the command runs, with totals.
 pub struct KernelSink {
@@ -233,7 +202,10 @@ pub fn record(
     spawn_failed: &mut dyn FnMut(&io::Error),
 ) -> anyhow::Result<Option<Recorded>> {
     use crate::os::spawn::{self, PreparedExec};
-    let dir = TempDir::new()?;
+    // Private (mode 0700) and removed when dropped, on every path out of here.
+    let dir = tempfile::Builder::new()
+        .prefix("syscost-trace-")
+        .tempdir()?;
     let user_path = dir.path().join("user.sct");
     let kernel_path = dir.path().join("kernel.chunks");
 

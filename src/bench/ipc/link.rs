@@ -14,7 +14,6 @@ use crate::os::sys;
 use crate::os::task;
 use std::net::{Ipv4Addr, TcpListener, TcpStream, UdpSocket};
 use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
-use std::os::unix::fs::DirBuilderExt;
 use std::os::unix::net::{UnixDatagram, UnixListener, UnixStream};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -313,7 +312,7 @@ impl Link {
             }
             "unix_stream" => {
                 let dir = PrivateDir::new()?;
-                let path = dir.0.join("s");
+                let path = dir.join("s");
                 let l = UnixListener::bind(&path).map_err(os("bind (unix stream)"))?;
                 let c =
                     UnixStream::connect(&path).map_err(os("connect (unix stream)"))?;
@@ -344,7 +343,7 @@ impl Link {
             }
             "unix_dgram" => {
                 let dir = PrivateDir::new()?;
-                let (pm, ps) = (dir.0.join("m"), dir.0.join("s"));
+                let (pm, ps) = (dir.join("m"), dir.join("s"));
                 let m = UnixDatagram::bind(&pm).map_err(os("bind (unix dgram)"))?;
                 let s = UnixDatagram::bind(&ps).map_err(os("bind (unix dgram)"))?;
                 m.connect(&ps).map_err(os("connect (unix dgram)"))?;
@@ -489,42 +488,31 @@ fn no_loopback(e: std::io::Error) -> BenchError {
     BenchError::Skip(format!("no usable IPv4 loopback (127.0.0.1): {e}"))
 }
 
-/// A fresh directory only this user can enter, for the socket names of one link.
-struct PrivateDir(PathBuf);
+/// A fresh directory only this user can enter (a `tempfile` directory, mode 0700),
+/// for the socket names of one link.
+struct PrivateDir(tempfile::TempDir);
 
 impl PrivateDir {
     fn new() -> Result<PrivateDir, BenchError> {
-        static NEXT: AtomicU32 = AtomicU32::new(0);
-        let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let path = socket_dir_base().join(format!(
-            "{}{}-{n}",
-            SOCKET_DIR_PREFIX,
-            std::process::id()
-        ));
-        std::fs::DirBuilder::new()
-            .mode(0o700)
-            .create(&path)
-            .map_err(|e| BenchError::Failed(format!("create {}: {e}", path.display())))?;
-        Ok(PrivateDir(path))
+        let prefix = format!("{SOCKET_DIR_PREFIX}{}-", std::process::id());
+        tempfile::Builder::new()
+            .prefix(&prefix)
+            .tempdir_in(socket_dir_base())
+            .map(PrivateDir)
+            .map_err(|e| BenchError::os("creating a directory for the socket names", e))
+    }
+
+    /// The path of `name` in it.
+    fn join(&self, name: &str) -> PathBuf {
+        self.0.path().join(name)
     }
 
     /// Removes the socket names and the directory; the bound sockets live on.
     fn remove(self) -> Result<(), BenchError> {
-        let path = self.0.clone();
-        drop(self);
-        if path.exists() {
-            return Err(BenchError::Failed(format!(
-                "could not remove {}",
-                path.display()
-            )));
-        }
-        Ok(())
-    }
-}
-
-impl Drop for PrivateDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+        let path = self.0.path().to_path_buf();
+        self.0.close().map_err(|e| {
+            BenchError::Failed(format!("could not remove {}: {e}", path.display()))
+        })
     }
 }
 
