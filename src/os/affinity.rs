@@ -1,8 +1,7 @@
 //! Pinning the calling thread to one CPU, and reading which CPUs it may use.
-#![allow(unsafe_code)]
 
+use rustix::thread::{sched_getaffinity, sched_setaffinity, CpuSet};
 use std::io;
-use std::mem::MaybeUninit;
 use std::sync::OnceLock;
 
 static ORIGINAL: OnceLock<Vec<usize>> = OnceLock::new();
@@ -17,41 +16,22 @@ pub fn process_cpus() -> Vec<usize> {
 
 /// The CPUs the calling thread may run on.
 pub fn allowed_cpus() -> io::Result<Vec<usize>> {
-    let mut set = MaybeUninit::<libc::cpu_set_t>::zeroed();
-    // SAFETY: `set` is a valid, writable cpu_set_t of the size passed.
-    let r = unsafe {
-        libc::sched_getaffinity(
-            0,
-            std::mem::size_of::<libc::cpu_set_t>(),
-            set.as_mut_ptr(),
-        )
-    };
-    super::sys::cvt(r as libc::c_long)?;
-    // SAFETY: written by the successful call.
-    let set = unsafe { set.assume_init() };
-    // SAFETY: CPU_ISSET reads a bit of a valid set; the index is below CPU_SETSIZE.
-    Ok((0..libc::CPU_SETSIZE as usize)
-        .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
-        .collect())
+    let set = sched_getaffinity(None)?;
+    Ok((0..CpuSet::MAX_CPU).filter(|&c| set.is_set(c)).collect())
 }
 
-/// Restricts the calling thread to `cpus`.
+/// Restricts the calling thread to `cpus`. It neither allocates nor takes a lock, so a
+/// forked child may call it.
 pub fn set_cpus(cpus: &[usize]) -> io::Result<()> {
-    // SAFETY: an all-zero cpu_set_t is the empty set.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    let mut set = CpuSet::new();
     for &c in cpus {
-        if c >= libc::CPU_SETSIZE as usize {
-            // EINVAL, as the kernel answers; no allocation (forked children call this).
+        if c >= CpuSet::MAX_CPU {
+            // EINVAL, as the kernel answers.
             return Err(io::Error::from_raw_os_error(libc::EINVAL));
         }
-        // SAFETY: c is below CPU_SETSIZE.
-        unsafe { libc::CPU_SET(c, &mut set) };
+        set.set(c);
     }
-    // SAFETY: `set` is a valid cpu_set_t of the size passed; 0 is the calling thread.
-    let r = unsafe {
-        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
-    };
-    super::sys::cvt(r as libc::c_long).map(|_| ())
+    Ok(sched_setaffinity(None, &set)?)
 }
 
 /// Pins the calling thread to `cpu` and restores its previous CPU set when dropped.

@@ -11,38 +11,20 @@
 //! library, and a [`CFile`] owns its stream from `fdopen` until its `Drop` closes it.
 #![allow(unsafe_code)]
 
-use super::sys::cvt;
-use std::ffi::CString;
 use std::fs::File;
 use std::io::{self, Write};
-use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, IntoRawFd, OwnedFd};
-use std::os::unix::ffi::OsStrExt;
+use std::os::fd::{BorrowedFd, FromRawFd, IntoRawFd, OwnedFd};
 use std::path::Path;
 
 /// Bytes available to an unprivileged user in the file system holding `dir`.
 pub fn free_bytes(dir: &Path) -> io::Result<u64> {
-    let c = CString::new(dir.as_os_str().as_bytes())
-        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "NUL in path"))?;
-    let mut st = std::mem::MaybeUninit::<libc::statvfs>::zeroed();
-    // SAFETY: `c` is NUL-terminated; `st` is a valid, writable statvfs.
-    let r = unsafe { libc::statvfs(c.as_ptr(), st.as_mut_ptr()) };
-    cvt(r as libc::c_long)?;
-    // SAFETY: written by the successful call.
-    let st = unsafe { st.assume_init() };
+    let st = rustix::fs::statvfs(dir)?;
     Ok(st.f_bavail * st.f_frsize)
 }
 
 /// The name of the file system type holding `dir`, for the few that matter here.
 pub fn fs_name(dir: &Path) -> Option<&'static str> {
-    let c = CString::new(dir.as_os_str().as_bytes()).ok()?;
-    let mut st = std::mem::MaybeUninit::<libc::statfs>::zeroed();
-    // SAFETY: `c` is NUL-terminated; `st` is a valid, writable statfs.
-    let r = unsafe { libc::statfs(c.as_ptr(), st.as_mut_ptr()) };
-    if r != 0 {
-        return None;
-    }
-    // SAFETY: written by the successful call.
-    let t = unsafe { st.assume_init() }.f_type;
+    let t = rustix::fs::statfs(dir).ok()?.f_type;
     Some(match t {
         libc::TMPFS_MAGIC => "tmpfs",
         0x858458f6 => "ramfs",
@@ -78,28 +60,26 @@ pub fn fill(file: &File, len: u64) -> io::Result<()> {
 
 /// Asks the kernel to drop the file's clean cached pages (`POSIX_FADV_DONTNEED`).
 pub fn evict(fd: BorrowedFd<'_>) -> io::Result<()> {
-    // SAFETY: integer arguments only; offset 0 and length 0 mean the whole file.
-    let r =
-        unsafe { libc::posix_fadvise(fd.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
-    if r != 0 {
-        return Err(io::Error::from_raw_os_error(r));
-    }
-    Ok(())
+    // Offset 0 and no length: the whole file.
+    Ok(rustix::fs::fadvise(
+        fd,
+        0,
+        None,
+        rustix::fs::Advice::DontNeed,
+    )?)
 }
 
 /// Writes every dirty page to storage and asks the kernel to drop its clean page cache
 /// (`echo 1 > /proc/sys/vm/drop_caches`): a system-wide action, for `--drop-caches`
 /// only, and root only.
 pub fn drop_caches() -> io::Result<()> {
-    // SAFETY: sync has no preconditions.
-    unsafe { libc::sync() };
+    rustix::fs::sync();
     std::fs::write("/proc/sys/vm/drop_caches", b"1")
 }
 
 /// Whether the process runs with an effective user id of 0.
 pub fn is_root() -> bool {
-    // SAFETY: no preconditions.
-    unsafe { libc::geteuid() == 0 }
+    rustix::process::geteuid().is_root()
 }
 
 /// A C library stream (`FILE *`) reading a file, closed on drop: the paper's `fread`.

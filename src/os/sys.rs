@@ -472,15 +472,10 @@ pub fn clock_ticks_per_sec() -> i64 {
     unsafe { libc::sysconf(libc::_SC_CLK_TCK) as i64 }
 }
 
-/// The `RLIMIT_NOFILE` soft limit.
-pub fn nofile_limit() -> io::Result<u64> {
-    let mut r = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: `r` is a valid, writable rlimit.
-    cvt(unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) } as libc::c_long)?;
-    Ok(r.rlim_cur)
+/// The `RLIMIT_NOFILE` soft limit (`u64::MAX` when unlimited).
+pub fn nofile_limit() -> u64 {
+    use rustix::process::{getrlimit, Resource};
+    getrlimit(Resource::Nofile).current.unwrap_or(u64::MAX)
 }
 
 /// The system-call number the `args` benchmark uses: above every number the kernel

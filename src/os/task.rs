@@ -11,7 +11,7 @@
 
 use super::signal::QueueInfo;
 use std::io;
-use std::os::fd::{FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{OwnedFd, RawFd};
 use std::sync::atomic::{AtomicU32, AtomicU64};
 use std::time::{Duration, Instant};
 
@@ -261,29 +261,18 @@ pub fn exited_ok(st: i32) -> bool {
 
 /// A pipe (read end, write end), both close-on-exec.
 pub fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [0; 2];
-    // SAFETY: `fds` has room for the two descriptors pipe2 writes.
-    let r = unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) };
-    super::sys::cvt(r as libc::c_long)?;
-    // SAFETY: pipe2 succeeded, so both are open descriptors we now own.
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+    Ok(rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?)
 }
 
 /// A connected pair of Unix stream sockets, close-on-exec.
 pub fn socketpair() -> io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [0; 2];
-    // SAFETY: `fds` has room for the two descriptors socketpair writes.
-    let r = unsafe {
-        libc::socketpair(
-            libc::AF_UNIX,
-            libc::SOCK_STREAM | libc::SOCK_CLOEXEC,
-            0,
-            fds.as_mut_ptr(),
-        )
-    };
-    super::sys::cvt(r as libc::c_long)?;
-    // SAFETY: socketpair succeeded, so both are open descriptors we now own.
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+    use rustix::net::{AddressFamily, SocketFlags, SocketType};
+    Ok(rustix::net::socketpair(
+        AddressFamily::UNIX,
+        SocketType::STREAM,
+        SocketFlags::CLOEXEC,
+        None,
+    )?)
 }
 
 /// read(2) into `buf`: the byte count, or -1 with errno set.
@@ -429,9 +418,8 @@ pub fn yield_now() -> i32 {
 /// (`PR_SET_CHILD_SUBREAPER`): a grandchild whose parent dies becomes this process's
 /// child instead of init's, so a test can see and reap whatever a killed child left.
 pub fn become_subreaper() -> std::io::Result<()> {
-    // SAFETY: prctl with an option and integer arguments only; no memory is passed.
-    let r = unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
-    super::sys::cvt(r as libc::c_long).map(|_| ())
+    use rustix::process::{getpid, set_child_subreaper};
+    Ok(set_child_subreaper(Some(getpid()))?)
 }
 
 /// The calling thread's id.
@@ -797,19 +785,14 @@ unsafe fn syscall4_avx512(nr: libc::c_long, a: [usize; 4]) -> isize {
 }
 
 /// The soft RLIMIT_NPROC, or None when unlimited.
-pub fn nproc_limit() -> io::Result<Option<u64>> {
-    // SAFETY: an all-zero rlimit is valid storage for getrlimit to fill.
-    let mut r: libc::rlimit = unsafe { std::mem::zeroed() };
-    // SAFETY: `r` is valid for writes.
-    let rc = unsafe { libc::getrlimit(libc::RLIMIT_NPROC, &mut r) };
-    super::sys::cvt(rc as libc::c_long)?;
-    Ok((r.rlim_cur != libc::RLIM_INFINITY).then_some(r.rlim_cur))
+pub fn nproc_limit() -> Option<u64> {
+    use rustix::process::{getrlimit, Resource};
+    getrlimit(Resource::Nproc).current
 }
 
 /// The effective user id.
 pub fn geteuid() -> libc::uid_t {
-    // SAFETY: no arguments, no preconditions.
-    unsafe { libc::geteuid() }
+    rustix::process::geteuid().as_raw()
 }
 
 #[cfg(test)]

@@ -494,15 +494,14 @@ fn over_limits(n: usize, kind: TaskKind) -> Result<Option<String>, BenchError> {
         }
     }
     if task::geteuid() != 0 {
-        if let Ok(Some(limit)) = task::nproc_limit() {
+        if let Some(limit) = task::nproc_limit() {
             if n as u64 + 16 > limit {
                 return skip(format!("{n} tasks would exceed RLIMIT_NPROC ({limit})"));
             }
         }
     }
     if kind == TaskKind::Thread {
-        let limit =
-            crate::os::sys::nofile_limit().map_err(|e| BenchError::os("getrlimit", e))?;
+        let limit = crate::os::sys::nofile_limit();
         let open = std::fs::read_dir("/proc/self/fd")
             .map(|d| d.count() as u64)
             .unwrap_or(0);

@@ -56,7 +56,7 @@ pub const POLL: Simple = Simple {
     }],
     prepare: |p| {
         let n = p.int("n") as usize;
-        let limit = sys::nofile_limit().map_err(|e| BenchError::os("getrlimit", e))?;
+        let limit = sys::nofile_limit();
         if n as u64 + 64 > limit {
             return Err(BenchError::Skip(format!(
                 "n={n} needs {n} descriptors but RLIMIT_NOFILE is {limit} (raise it with ulimit -n)"
