@@ -53,6 +53,40 @@ pub unsafe fn fork(child: impl FnOnce() -> i32) -> io::Result<Child> {
     unsafe { fork_with(child, true) }
 }
 
+/// The exit status of a [`fork_partner`] child that could not move to its CPUs.
+pub const PARTNER_CPUS_FAILED: i32 = 4;
+
+/// Forks a benchmark's partner, the other end of a round trip: the child first closes
+/// `close` (the parent's ends of the channels, so that end of file reaches it;
+/// negative entries are skipped), then moves to `cpus`, exiting with
+/// [`PARTNER_CPUS_FAILED`] if it cannot, then runs `work` and exits with its value.
+///
+/// # Safety
+/// As for [`fork`]: `work` makes only async-signal-safe calls and does not use the
+/// child's copies of the parent's owning objects. Every descriptor in `close` must be
+/// one the child never uses again.
+pub unsafe fn fork_partner(
+    close: &[RawFd],
+    cpus: &[usize],
+    work: impl FnOnce() -> i32,
+) -> io::Result<Child> {
+    // SAFETY: closing descriptors the caller gives up and setting the affinity
+    // (a system call on a stack set) are async-signal-safe; `work` is the caller's.
+    unsafe {
+        fork(|| {
+            for &fd in close {
+                if fd >= 0 {
+                    close_in_child(fd);
+                }
+            }
+            if super::affinity::set_cpus(cpus).is_err() {
+                return PARTNER_CPUS_FAILED;
+            }
+            work()
+        })
+    }
+}
+
 /// Like [`fork`], but the child may outlive this process (no death signal) and ignores
 /// SIGINT, SIGTERM and SIGHUP: for a keeper that must act after this process dies (see
 /// [`super::ipc::SysvQueue`]). It must end by itself.
@@ -806,6 +840,37 @@ mod tests {
         let st = c.wait().unwrap();
         assert_eq!(describe_status(st), "exited with status 7");
         assert!(!exited_ok(st));
+    }
+
+    #[test]
+    fn a_partner_gives_up_the_descriptors_it_is_told_to_and_keeps_to_its_cpus() {
+        use std::os::fd::AsRawFd;
+        let (r, w) = pipe().unwrap();
+        let (rfd, wfd) = (r.as_raw_fd(), w.as_raw_fd());
+        let cpus = super::super::affinity::allowed_cpus().unwrap();
+        // SAFETY: the child checks with fcntl that its copy of the write end is gone
+        // (exit 1 if not), then reads from the pipe into its stack until end of file.
+        let mut c = unsafe {
+            fork_partner(&[wfd, -1], &cpus, || {
+                if libc::fcntl(wfd, libc::F_GETFD) != -1 {
+                    return 1;
+                }
+                let mut b = [0u8; 1];
+                while read_fd(rfd, &mut b) > 0 {}
+                0
+            })
+        }
+        .unwrap();
+        drop(w);
+        assert_eq!(describe_status(c.wait().unwrap()), "exited with status 0");
+        // A CPU the kernel cannot have: the partner stops before its work.
+        let far = rustix::thread::CpuSet::MAX_CPU;
+        // SAFETY: the work is never reached.
+        let mut c = unsafe { fork_partner(&[], &[far], || 0) }.unwrap();
+        assert_eq!(
+            describe_status(c.wait().unwrap()),
+            format!("exited with status {PARTNER_CPUS_FAILED}")
+        );
     }
 
     #[test]

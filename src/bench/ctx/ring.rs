@@ -240,17 +240,12 @@ impl Ring {
                     let (inp, out, next) =
                         (prev.as_raw_fd(), w.as_raw_fd(), r.as_raw_fd());
                     let (cpus, mem) = (&cpus[..], &*ring.mem);
-                    // SAFETY: the member closes two inherited ends, sets its CPUs and
-                    // runs `serve`: reads, writes, getrusage and atomics in shared
-                    // memory, no allocation or lock.
+                    // SAFETY: the member gives up the injector's end and the next
+                    // member's read end, and runs `serve`: reads, writes, getrusage
+                    // and atomics in shared memory, no allocation or lock.
                     #[allow(unsafe_code)]
                     let child = unsafe {
-                        task::fork(|| {
-                            task::close_in_child(inject_raw);
-                            task::close_in_child(next);
-                            if affinity::set_cpus(cpus).is_err() {
-                                return 4;
-                            }
+                        task::fork_partner(&[inject_raw, next], cpus, || {
                             serve(inp, out, mem, i)
                         })
                     }

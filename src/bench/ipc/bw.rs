@@ -12,7 +12,7 @@ use super::mb_per_s;
 use crate::bench::{Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::{Body, Expect, Plan};
-use crate::os::affinity::{self, Pin};
+use crate::os::affinity::Pin;
 use crate::os::interrupt;
 use crate::os::ipc::MsgBuf;
 use crate::os::task::{self, Child};
@@ -174,23 +174,12 @@ fn prepare(p: &Params) -> Result<Prepared, BenchError> {
     let close = link.master_raw();
     let cpus = &slave_cpus[..];
     let buf_ref = &mut buf[..];
-    // SAFETY: the receiver closes the master's ends, sets its CPUs and runs `receive`:
-    // reads and writes into its own buffer, no allocation or lock.
+    // SAFETY: the receiver gives up the master's ends and runs `receive`: reads and
+    // writes into its own buffer, no allocation or lock.
     #[allow(unsafe_code)]
-    let child = unsafe {
-        task::fork(move || {
-            for fd in close {
-                if fd >= 0 {
-                    task::close_in_child(fd);
-                }
-            }
-            if affinity::set_cpus(cpus).is_err() {
-                return 4;
-            }
-            receive(slave, buf_ref)
-        })
-    }
-    .map_err(|e| BenchError::os("fork", e))?;
+    let child =
+        unsafe { task::fork_partner(&close, cpus, move || receive(slave, buf_ref)) }
+            .map_err(|e| BenchError::os("fork", e))?;
     link.slave_fds.clear();
     let mut chunk = MsgBuf::new(size);
     for (i, b) in chunk.text_mut().iter_mut().enumerate() {

@@ -13,7 +13,7 @@ use super::priority::{self, MasterSched};
 use crate::bench::{Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::{Body, Expect, Plan};
-use crate::os::affinity::{self, Pin};
+use crate::os::affinity::Pin;
 use crate::os::interrupt;
 use crate::os::ipc::MsgBuf;
 use crate::os::task::{self, Child};
@@ -332,22 +332,11 @@ fn build(p: &Params, mode: Echo) -> Result<Rtt, BenchError> {
     let close = link.master_raw();
     let cpus = &slave_cpus[..];
     let (port_ref, buf_ref) = (&mut port, &mut buf);
-    // SAFETY: the echo closes the master's ends, sets its CPUs and runs `echo`: receive
-    // and send on its port into its own buffer, no allocation or lock.
+    // SAFETY: the echo gives up the master's ends and runs `echo`: receive and send on
+    // its port into its own buffer, no allocation or lock.
     #[allow(unsafe_code)]
     let child = unsafe {
-        task::fork(move || {
-            // The master's ends are not the slave's: end of file must reach it.
-            for fd in close {
-                if fd >= 0 {
-                    task::close_in_child(fd);
-                }
-            }
-            if affinity::set_cpus(cpus).is_err() {
-                return 4;
-            }
-            echo(port_ref, buf_ref, mode)
-        })
+        task::fork_partner(&close, cpus, move || echo(port_ref, buf_ref, mode))
     }
     .map_err(|e| BenchError::os("fork", e))?;
     link.slave_fds.clear();

@@ -16,7 +16,7 @@ use crate::bench::ctx::placement;
 use crate::bench::{ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::{Body, Expect, Plan};
-use crate::os::affinity::{self, Pin};
+use crate::os::affinity::Pin;
 use crate::os::interrupt;
 use crate::os::signal;
 use crate::os::task::{self, Child, Handler, SharedMem, SigSet};
@@ -186,18 +186,11 @@ fn start(stop: bool, placement: &str) -> Result<StopCont, BenchError> {
     let mem = SharedMem::new(64).map_err(|e| BenchError::os("mmap (shared)", e))?;
     let mem_ref = &mem;
     let cpus = &child_cpus[..];
-    // SAFETY: the sleeper sets its CPUs and runs `sleeper`: futex waits and atomics in
-    // shared memory, no allocation or lock.
+    // SAFETY: the sleeper runs `sleeper`: futex waits and atomics in shared memory, no
+    // allocation or lock.
     #[allow(unsafe_code)]
-    let child = unsafe {
-        task::fork(|| {
-            if affinity::set_cpus(cpus).is_err() {
-                return 4;
-            }
-            sleeper(mem_ref)
-        })
-    }
-    .map_err(|e| BenchError::os("fork", e))?;
+    let child = unsafe { task::fork_partner(&[], cpus, || sleeper(mem_ref)) }
+        .map_err(|e| BenchError::os("fork", e))?;
     let deadline = Instant::now() + LIMIT;
     let ready = mem.word(READY);
     let mut child = child;

@@ -18,7 +18,7 @@ use crate::bench::ctx::place_pinned;
 use crate::bench::{ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::{Body, Expect, Plan};
-use crate::os::affinity::{self, Pin};
+use crate::os::affinity::Pin;
 use crate::os::interrupt;
 use crate::os::svc;
 use crate::os::sys;
@@ -264,19 +264,12 @@ fn prepare(p: &Params, latency: bool) -> Result<Prepared, BenchError> {
     let os = |what: &'static str| move |e| BenchError::os(what, e);
     let mem = SharedMem::new(4096).map_err(os("mmap (shared)"))?;
     let (mem_ref, cpus) = (&mem, &child_cpus[..]);
-    // SAFETY: the sleeper sets its CPUs and runs `sleeper`: futex waits and atomics in
-    // shared memory, no allocation or lock (the closure captures only references, so
-    // nothing is freed in the child either).
+    // SAFETY: the sleeper runs `sleeper`: futex waits and atomics in shared memory, no
+    // allocation or lock (the closure captures only references, so nothing is freed
+    // in the child either).
     #[allow(unsafe_code)]
-    let child = unsafe {
-        task::fork(|| {
-            if affinity::set_cpus(cpus).is_err() {
-                return 4;
-            }
-            sleeper(mem_ref)
-        })
-    }
-    .map_err(os("fork"))?;
+    let child = unsafe { task::fork_partner(&[], cpus, || sleeper(mem_ref)) }
+        .map_err(os("fork"))?;
     let stat = File::open(format!("/proc/{}/stat", child.pid()))
         .map_err(os("open /proc/<child>/stat"))?;
     let report = Rc::new(Cell::new(None));
