@@ -36,7 +36,9 @@ pub trait Body {
     /// Re-arms the operation for the next batch of `iters` (fresh memory to fault, a
     /// file to evict from the cache, a child to share pages with). The harness calls it
     /// before every batch, outside the clock reads and the batch's resource usage; the
-    /// default does nothing.
+    /// default does nothing. Between a `reset` and its batch's `run` the harness only
+    /// reads the resource usage, the CPU number and the clock: it allocates nothing, so
+    /// what `reset` reads of the process (the program break) still holds in `run`.
     fn reset(&mut self, iters: u64) -> Result<(), BenchError> {
         let _ = iters;
         Ok(())

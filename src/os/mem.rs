@@ -370,13 +370,19 @@ impl Break {
 
     /// Raises the break by `len` bytes and lowers it back to where it was: two `brk`
     /// system calls. Returns -1 if either did not land where asked.
+    ///
+    /// # Safety
+    /// The break must be where this `Break` last read it: nothing may have allocated
+    /// since [`Break::new`] or the last [`Break::refresh`] (the C library's `malloc`
+    /// raises the break when its heap grows). Otherwise the second call lowers the
+    /// break below memory `malloc` handed out, and unmaps it.
     #[inline(always)]
-    pub fn grow_shrink(&self, len: usize) -> libc::c_long {
+    pub unsafe fn grow_shrink(&self, len: usize) -> libc::c_long {
         let up = self.base + len;
         // SAFETY: the new pages above the break belong to nobody else (the process is
-        // single-threaded, the break was read since this thread last allocated, and
-        // nothing runs between the two calls); the second call restores the break the
-        // C library knows.
+        // single-threaded, the caller promises the break was read since anything last
+        // allocated, and nothing runs between the two calls); the second call restores
+        // the break the C library knows.
         let (a, b) = unsafe {
             (
                 libc::syscall(libc::SYS_brk, up),
