@@ -9,7 +9,7 @@
 //! reported, and a cold result with any such sample says so.
 
 use super::{IoTally, Scratch};
-use crate::bench::{InRun, Kind, ParamSpec, Params, Prepared, RunContext};
+use crate::bench::{After, InRun, Kind, ParamSpec, Params, Prepared, RunContext};
 use crate::error::BenchError;
 use crate::harness::{Body, Expect, Plan};
 use crate::os::file::CFile;
@@ -247,7 +247,7 @@ fn prepare(p: &Params, cx: &RunContext) -> Result<Prepared, BenchError> {
     let method = Method::parse(p.get("method"));
     let size = p.int("size") as usize;
     let cold = p.get("cache") == "cold";
-    let opts = cx.files().clone();
+    let drop_caches = cx.files().drop_caches;
     let len = match p.int("file") as u64 {
         0 => default_file_bytes(cx.profile()),
         n => n,
@@ -257,37 +257,14 @@ fn prepare(p: &Params, cx: &RunContext) -> Result<Prepared, BenchError> {
             "size {size} B is larger than the {len} B file"
         )));
     }
-    if opts.drop_caches && cold && !crate::os::file::is_root() {
+    if drop_caches && cold && !crate::os::file::is_root() {
         return Err(BenchError::Skip("--drop-caches needs root".into()));
     }
     let scratch = cx.scratch(len)?;
-    // Our own open file description, so that the offset is this body's alone.
-    let fd_path = format!("/proc/self/fd/{}", scratch.file().as_raw_fd());
-    let file =
-        File::open(&fd_path).map_err(|e| BenchError::os("reopening the test file", e))?;
-    let buffered = match method {
-        Method::Buffered => Some(BufReader::with_capacity(
-            8192,
-            File::open(&fd_path)
-                .map_err(|e| BenchError::os("reopening the test file", e))?,
-        )),
-        _ => None,
-    };
-    let stdio = match method {
-        Method::Stdio => {
-            let f = File::open(&fd_path)
-                .map_err(|e| BenchError::os("reopening the test file", e))?;
-            Some(CFile::open(f.as_fd()).map_err(|e| BenchError::os("fdopen", e))?)
-        }
-        _ => None,
-    };
-    let map = match method {
-        Method::Mmap => Some(scratch.map()?),
-        _ => None,
-    };
+    let handles = Handles::open(method, &scratch)?;
     let (probe, verified) = if cold {
         let probe = scratch.map()?;
-        let left = scratch.evict(&probe, opts.drop_caches)?;
+        let left = scratch.evict(&probe, drop_caches)?;
         (Some(probe), left == 0)
     } else {
         scratch.warm()?;
@@ -307,12 +284,12 @@ fn prepare(p: &Params, cx: &RunContext) -> Result<Prepared, BenchError> {
         size,
         len,
         cold,
-        drop_caches: opts.drop_caches,
-        file,
+        drop_caches,
+        file: handles.file,
         scratch,
-        buffered,
-        stdio,
-        map,
+        buffered: handles.buffered,
+        stdio: handles.stdio,
+        map: handles.map,
         probe,
         buf,
         pos: 0,
@@ -332,86 +309,158 @@ fn prepare(p: &Params, cx: &RunContext) -> Result<Prepared, BenchError> {
         max_batch: (!cold).then_some((len / size as u64).max(1)),
         ..Plan::default()
     };
-    let dir = cx.scratch_dir();
-    let fs = crate::os::file::fs_name(&dir).unwrap_or("unknown");
+    let shape = Shape {
+        method,
+        size,
+        len,
+        cold,
+        span,
+        drop_caches,
+        dir: cx.scratch_dir(),
+    };
     Ok(Prepared::new(Box::new(reader))
         .op(method.op(cold, verified))
         .plan(plan)
-        .after(Box::new(move |_, m| {
-            let t = tally.borrow();
-            let a = &m.analysis;
-            let mut facts = Vec::new();
-            if let Some(h) = Some(a.figure()).filter(|v| v.is_finite()) {
-                facts.push(Fact::new(
-                    "mb_per_s",
-                    size as f64 / h * 1e3,
-                    "MB/s",
-                    "bytes per call over the median time per call (10^6 bytes per second)",
-                ));
-            }
-            if t.io.counted() {
-                facts.push(Fact::new(
-                    "syscalls_per_mb",
-                    t.io.syscalls as f64 / t.io.bytes as f64 * 1e6,
-                    "count",
-                    "read system calls per 10^6 bytes consumed, from the thread's I/O accounting",
-                ));
-            }
-            if method == Method::Mmap {
-                let per_mb = 1e6 / size as f64;
-                facts.push(Fact::new(
-                    "faults_per_mb",
-                    (a.accounting.minor_faults + a.accounting.major_faults) * per_mb,
-                    "count",
-                    "page faults per 10^6 bytes copied out of the mapping",
-                ));
-            }
+        .after(facts(shape, tally)))
+}
+
+/// A reader's own handles on the scratch file: its own open file description (so the
+/// offset is this body's alone) and, for the method that needs it, a `BufReader`, a C
+/// stream or a shared mapping.
+struct Handles {
+    file: File,
+    buffered: Option<BufReader<File>>,
+    stdio: Option<CFile>,
+    map: Option<Mapping>,
+}
+
+impl Handles {
+    fn open(method: Method, scratch: &Scratch) -> Result<Handles, BenchError> {
+        let fd_path = format!("/proc/self/fd/{}", scratch.file().as_raw_fd());
+        let reopen = || {
+            File::open(&fd_path).map_err(|e| BenchError::os("reopening the test file", e))
+        };
+        Ok(Handles {
+            file: reopen()?,
+            buffered: match method {
+                Method::Buffered => Some(BufReader::with_capacity(8192, reopen()?)),
+                _ => None,
+            },
+            stdio: match method {
+                Method::Stdio => Some(
+                    CFile::open(reopen()?.as_fd())
+                        .map_err(|e| BenchError::os("fdopen", e))?,
+                ),
+                _ => None,
+            },
+            map: match method {
+                Method::Mmap => Some(scratch.map()?),
+                _ => None,
+            },
+        })
+    }
+}
+
+/// What the after step says of an instance besides its tally.
+struct Shape {
+    method: Method,
+    size: usize,
+    len: u64,
+    cold: bool,
+    /// Bytes read from the start of the evicted file in each cold sample.
+    span: u64,
+    drop_caches: bool,
+    dir: std::path::PathBuf,
+}
+
+/// The after step: bandwidth, read calls and faults per MB, and for a cold read the
+/// bytes fetched from storage and how many batches were verified cold.
+fn facts(sh: Shape, tally: Rc<RefCell<Tally>>) -> After {
+    Box::new(move |_, m| {
+        let t = tally.borrow();
+        let a = &m.analysis;
+        let mut facts = Vec::new();
+        if let Some(h) = Some(a.figure()).filter(|v| v.is_finite()) {
             facts.push(Fact::new(
-                "file_mib",
-                len as f64 / (1 << 20) as f64,
-                "MiB",
-                "size of the test file",
+                "mb_per_s",
+                sh.size as f64 / h * 1e3,
+                "MB/s",
+                "bytes per call over the median time per call (10^6 bytes per second)",
             ));
-            if cold {
-                facts.push(Fact::new(
-                    "bytes_per_sample",
-                    span as f64,
-                    "bytes",
-                    "read from the start of the evicted file in each sample",
-                ));
-                if t.io.counted() {
-                    facts.push(Fact::new(
-                        "storage_bytes_per_byte",
-                        t.io.storage_bytes as f64 / t.io.bytes as f64,
-                        "ratio",
-                        "bytes fetched from storage per byte consumed: about 1 when cold, more when readahead ran past the bytes read",
-                    ));
-                }
-                let ok = t.cold_batches - t.unverified;
-                let about = if t.unverified == 0 {
-                    format!(
-                        "batches that began with none of the file's pages cached (mincore): all {}",
-                        t.cold_batches
-                    )
-                } else {
-                    format!(
-                        "NOT verified cold: {} of {} batches began with pages still cached \
-                         ({fs} in {}); use --dir on a disk file system{}",
-                        t.unverified,
-                        t.cold_batches,
-                        dir.display(),
-                        if opts.drop_caches { "" } else { " or --drop-caches (root)" }
-                    )
-                };
-                facts.push(Fact::new(
-                    "cold_verified",
-                    ok as f64 / t.cold_batches.max(1) as f64,
-                    "ratio",
-                    &about,
-                ));
+        }
+        if t.io.counted() {
+            facts.push(Fact::new(
+                "syscalls_per_mb",
+                t.io.syscalls as f64 / t.io.bytes as f64 * 1e6,
+                "count",
+                "read system calls per 10^6 bytes consumed, from the thread's I/O accounting",
+            ));
+        }
+        if sh.method == Method::Mmap {
+            let per_mb = 1e6 / sh.size as f64;
+            facts.push(Fact::new(
+                "faults_per_mb",
+                (a.accounting.minor_faults + a.accounting.major_faults) * per_mb,
+                "count",
+                "page faults per 10^6 bytes copied out of the mapping",
+            ));
+        }
+        facts.push(Fact::new(
+            "file_mib",
+            sh.len as f64 / (1 << 20) as f64,
+            "MiB",
+            "size of the test file",
+        ));
+        if sh.cold {
+            facts.extend(cold_facts(&sh, &t));
+        }
+        Ok(facts)
+    })
+}
+
+fn cold_facts(sh: &Shape, t: &Tally) -> Vec<Fact> {
+    let mut facts = vec![Fact::new(
+        "bytes_per_sample",
+        sh.span as f64,
+        "bytes",
+        "read from the start of the evicted file in each sample",
+    )];
+    if t.io.counted() {
+        facts.push(Fact::new(
+            "storage_bytes_per_byte",
+            t.io.storage_bytes as f64 / t.io.bytes as f64,
+            "ratio",
+            "bytes fetched from storage per byte consumed: about 1 when cold, more when readahead ran past the bytes read",
+        ));
+    }
+    let ok = t.cold_batches - t.unverified;
+    let about = if t.unverified == 0 {
+        format!(
+            "batches that began with none of the file's pages cached (mincore): all {}",
+            t.cold_batches
+        )
+    } else {
+        let fs = crate::os::file::fs_name(&sh.dir).unwrap_or("unknown");
+        format!(
+            "NOT verified cold: {} of {} batches began with pages still cached \
+             ({fs} in {}); use --dir on a disk file system{}",
+            t.unverified,
+            t.cold_batches,
+            sh.dir.display(),
+            if sh.drop_caches {
+                ""
+            } else {
+                " or --drop-caches (root)"
             }
-            Ok(facts)
-        })))
+        )
+    };
+    facts.push(Fact::new(
+        "cold_verified",
+        ok as f64 / t.cold_batches.max(1) as f64,
+        "ratio",
+        &about,
+    ));
+    facts
 }
 
 #[cfg(test)]
