@@ -287,7 +287,6 @@ impl Link {
     /// Builds the link for `transport` and messages of `size` bytes; names (socket
     /// paths, queue names) are gone when it returns.
     pub fn open(transport: &str, size: usize) -> Result<Link, BenchError> {
-        let os = |what: &'static str| move |e| BenchError::os(what, e);
         let mut link = Link {
             master: Port::new(Way::Dgram { fd: -1 }, None, true),
             slave: Port::new(Way::Dgram { fd: -1 }, None, false),
@@ -297,137 +296,77 @@ impl Link {
             sysv: None,
         };
         match transport {
-            "pipe" => {
-                let (r1, w1) = task::pipe().map_err(os("pipe"))?;
-                let (r2, w2) = task::pipe().map_err(os("pipe"))?;
-                link.set_stream(r2, w1, r1, w2, false);
+            "pipe" | "socketpair" | "unix_stream" | "tcp" => {
+                let [m_rd, m_wr, s_rd, s_wr] = streams(transport)?;
+                link.set_stream(m_rd, m_wr, s_rd, s_wr, transport != "pipe");
             }
-            "socketpair" => {
-                let (a, b) = task::socketpair().map_err(os("socketpair"))?;
-                let (a2, b2) = (
-                    a.try_clone().map_err(os("dup"))?,
-                    b.try_clone().map_err(os("dup"))?,
-                );
-                link.set_stream(a, a2, b, b2, true);
-            }
-            "unix_stream" => {
-                let dir = PrivateDir::new()?;
-                let path = dir.join("s");
-                let l = UnixListener::bind(&path).map_err(os("bind (unix stream)"))?;
-                let c =
-                    UnixStream::connect(&path).map_err(os("connect (unix stream)"))?;
-                let (s, _) = l.accept().map_err(os("accept (unix stream)"))?;
-                drop(l);
-                dir.remove()?;
-                let (a, b) = (OwnedFd::from(c), OwnedFd::from(s));
-                let (a2, b2) = (
-                    a.try_clone().map_err(os("dup"))?,
-                    b.try_clone().map_err(os("dup"))?,
-                );
-                link.set_stream(a, a2, b, b2, true);
-            }
-            "tcp" => {
-                let l =
-                    TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).map_err(no_loopback)?;
-                let addr = l.local_addr().map_err(os("getsockname"))?;
-                let c = TcpStream::connect(addr).map_err(no_loopback)?;
-                let (s, _) = l.accept().map_err(os("accept (tcp)"))?;
-                c.set_nodelay(true).map_err(os("TCP_NODELAY"))?;
-                s.set_nodelay(true).map_err(os("TCP_NODELAY"))?;
-                let (a, b) = (OwnedFd::from(c), OwnedFd::from(s));
-                let (a2, b2) = (
-                    a.try_clone().map_err(os("dup"))?,
-                    b.try_clone().map_err(os("dup"))?,
-                );
-                link.set_stream(a, a2, b, b2, true);
-            }
-            "unix_dgram" => {
-                let dir = PrivateDir::new()?;
-                let (pm, ps) = (dir.join("m"), dir.join("s"));
-                let m = UnixDatagram::bind(&pm).map_err(os("bind (unix dgram)"))?;
-                let s = UnixDatagram::bind(&ps).map_err(os("bind (unix dgram)"))?;
-                m.connect(&ps).map_err(os("connect (unix dgram)"))?;
-                s.connect(&pm).map_err(os("connect (unix dgram)"))?;
-                dir.remove()?;
-                m.set_read_timeout(Some(PATIENCE))
-                    .map_err(os("SO_RCVTIMEO"))?;
-                let (m, s) = (OwnedFd::from(m), OwnedFd::from(s));
-                fit_datagrams(&m, &s, size, "unix_dgram")?;
+            "unix_dgram" | "udp" => {
+                let (m, s) = datagrams(transport, size)?;
                 link.set_dgram(m, s);
             }
-            "udp" => {
-                if size > MAX_UDP {
-                    return Err(BenchError::Skip(format!(
-                        "udp carries at most {MAX_UDP} bytes in one datagram; size={size}"
-                    )));
-                }
-                let m = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)).map_err(no_loopback)?;
-                let s = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)).map_err(no_loopback)?;
-                m.connect(s.local_addr().map_err(os("getsockname"))?)
-                    .map_err(no_loopback)?;
-                s.connect(m.local_addr().map_err(os("getsockname"))?)
-                    .map_err(no_loopback)?;
-                m.set_read_timeout(Some(PATIENCE))
-                    .map_err(os("SO_RCVTIMEO"))?;
-                let (m, s) = (OwnedFd::from(m), OwnedFd::from(s));
-                fit_datagrams(&m, &s, size, "udp")?;
-                link.set_dgram(m, s);
-            }
-            "posix_mq" => {
-                let (to_slave, to_master) = posix_pair(size)?;
-                link.master.way = Way::Mq {
-                    rd: to_master.raw(),
-                    wr: to_slave.raw(),
-                };
-                link.slave.way = Way::Mq {
-                    rd: to_slave.raw(),
-                    wr: to_master.raw(),
-                };
-                link.queues = vec![to_slave, to_master];
-            }
-            "sysv_msg" => {
-                let q = sysv_queue(size)?;
-                let id = q.id();
-                link.master.way = Way::Sysv {
-                    id,
-                    rd: TO_MASTER,
-                    wr: TO_SLAVE,
-                };
-                link.slave.way = Way::Sysv {
-                    id,
-                    rd: TO_SLAVE,
-                    wr: TO_MASTER,
-                };
-                link.sysv = Some(q);
-            }
-            "shm_futex" => {
-                let second = (BYTES + size).div_ceil(64) * 64;
-                let m = Arc::new(
-                    SharedBytes::new(2 * second)
-                        .map_err(os("mmap (shared mailboxes)"))?,
-                );
-                link.master = Port::new(
-                    Way::Shm {
-                        inbox: second,
-                        outbox: 0,
-                    },
-                    Some(m.clone()),
-                    true,
-                );
-                link.slave = Port::new(
-                    Way::Shm {
-                        inbox: 0,
-                        outbox: second,
-                    },
-                    Some(m),
-                    false,
-                );
-            }
+            "posix_mq" => link.set_posix(posix_pair(size)?),
+            "sysv_msg" => link.set_sysv(sysv_queue(size)?),
+            "shm_futex" => link.set_shm(size)?,
             other => {
                 return Err(BenchError::Failed(format!("unknown transport {other}")));
             }
         }
         Ok(link)
+    }
+
+    /// A POSIX queue each way: (to the slave, to the master).
+    fn set_posix(&mut self, (to_slave, to_master): (PosixQueue, PosixQueue)) {
+        self.master.way = Way::Mq {
+            rd: to_master.raw(),
+            wr: to_slave.raw(),
+        };
+        self.slave.way = Way::Mq {
+            rd: to_slave.raw(),
+            wr: to_master.raw(),
+        };
+        self.queues = vec![to_slave, to_master];
+    }
+
+    /// One System V queue, a message type each way.
+    fn set_sysv(&mut self, q: SysvQueue) {
+        let id = q.id();
+        self.master.way = Way::Sysv {
+            id,
+            rd: TO_MASTER,
+            wr: TO_SLAVE,
+        };
+        self.slave.way = Way::Sysv {
+            id,
+            rd: TO_SLAVE,
+            wr: TO_MASTER,
+        };
+        self.sysv = Some(q);
+    }
+
+    /// Two mailboxes of `size` bytes in one shared mapping, each on its own lines.
+    fn set_shm(&mut self, size: usize) -> Result<(), BenchError> {
+        let second = (BYTES + size).div_ceil(64) * 64;
+        let m = Arc::new(
+            SharedBytes::new(2 * second)
+                .map_err(|e| BenchError::os("mmap (shared mailboxes)", e))?,
+        );
+        self.master = Port::new(
+            Way::Shm {
+                inbox: second,
+                outbox: 0,
+            },
+            Some(m.clone()),
+            true,
+        );
+        self.slave = Port::new(
+            Way::Shm {
+                inbox: 0,
+                outbox: second,
+            },
+            Some(m),
+            false,
+        );
+        Ok(())
     }
 
     fn set_stream(
@@ -479,6 +418,80 @@ impl Link {
     pub fn is_stream(&self) -> bool {
         matches!(self.master.way, Way::Stream { .. })
     }
+}
+
+/// The four ends of a stream transport, connected: the master's read and write ends,
+/// then the slave's. Sockets are duplicated, so that each side has a read and a write
+/// descriptor as with pipes.
+fn streams(transport: &str) -> Result<[OwnedFd; 4], BenchError> {
+    let os = |what: &'static str| move |e| BenchError::os(what, e);
+    let (a, b) = match transport {
+        "pipe" => {
+            let (r1, w1) = task::pipe().map_err(os("pipe"))?;
+            let (r2, w2) = task::pipe().map_err(os("pipe"))?;
+            return Ok([r2, w1, r1, w2]);
+        }
+        "socketpair" => task::socketpair().map_err(os("socketpair"))?,
+        "unix_stream" => {
+            let dir = PrivateDir::new()?;
+            let path = dir.join("s");
+            let l = UnixListener::bind(&path).map_err(os("bind (unix stream)"))?;
+            let c = UnixStream::connect(&path).map_err(os("connect (unix stream)"))?;
+            let (s, _) = l.accept().map_err(os("accept (unix stream)"))?;
+            drop(l);
+            dir.remove()?;
+            (OwnedFd::from(c), OwnedFd::from(s))
+        }
+        _ => {
+            let l = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).map_err(no_loopback)?;
+            let addr = l.local_addr().map_err(os("getsockname"))?;
+            let c = TcpStream::connect(addr).map_err(no_loopback)?;
+            let (s, _) = l.accept().map_err(os("accept (tcp)"))?;
+            c.set_nodelay(true).map_err(os("TCP_NODELAY"))?;
+            s.set_nodelay(true).map_err(os("TCP_NODELAY"))?;
+            (OwnedFd::from(c), OwnedFd::from(s))
+        }
+    };
+    let (a2, b2) = (
+        a.try_clone().map_err(os("dup"))?,
+        b.try_clone().map_err(os("dup"))?,
+    );
+    Ok([a, a2, b, b2])
+}
+
+/// A connected pair of datagram sockets (the master's, the slave's) whose buffers hold
+/// `size`-byte datagrams; the master's reads time out after [`PATIENCE`].
+fn datagrams(transport: &str, size: usize) -> Result<(OwnedFd, OwnedFd), BenchError> {
+    let os = |what: &'static str| move |e| BenchError::os(what, e);
+    let (m, s) = if transport == "unix_dgram" {
+        let dir = PrivateDir::new()?;
+        let (pm, ps) = (dir.join("m"), dir.join("s"));
+        let m = UnixDatagram::bind(&pm).map_err(os("bind (unix dgram)"))?;
+        let s = UnixDatagram::bind(&ps).map_err(os("bind (unix dgram)"))?;
+        m.connect(&ps).map_err(os("connect (unix dgram)"))?;
+        s.connect(&pm).map_err(os("connect (unix dgram)"))?;
+        dir.remove()?;
+        m.set_read_timeout(Some(PATIENCE))
+            .map_err(os("SO_RCVTIMEO"))?;
+        (OwnedFd::from(m), OwnedFd::from(s))
+    } else {
+        if size > MAX_UDP {
+            return Err(BenchError::Skip(format!(
+                "udp carries at most {MAX_UDP} bytes in one datagram; size={size}"
+            )));
+        }
+        let m = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)).map_err(no_loopback)?;
+        let s = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)).map_err(no_loopback)?;
+        m.connect(s.local_addr().map_err(os("getsockname"))?)
+            .map_err(no_loopback)?;
+        s.connect(m.local_addr().map_err(os("getsockname"))?)
+            .map_err(no_loopback)?;
+        m.set_read_timeout(Some(PATIENCE))
+            .map_err(os("SO_RCVTIMEO"))?;
+        (OwnedFd::from(m), OwnedFd::from(s))
+    };
+    fit_datagrams(&m, &s, size, transport)?;
+    Ok((m, s))
 }
 
 /// The largest UDP payload over IPv4.
