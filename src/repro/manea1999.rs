@@ -60,17 +60,29 @@ pub fn run(args: &Options) -> anyhow::Result<ExitCode> {
         args.profile.name
     )?;
 
-    // §3
+    calls(&mut out, &session)?;
+    round_trips(&mut out, &session)?;
+    faults(&mut out, &session)?;
+    file_reads(&mut out, &session, profile.name)?;
+    Ok(if interrupted() {
+        ExitCode::from(crate::os::interrupt::exit_code())
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// §3: the trivial calls, each as a multiple of getpid, then and now.
+fn calls(out: &mut dyn Write, session: &Session) -> std::io::Result<()> {
     writeln!(
         out,
         "\n§3 trivial calls       1999        ×getpid   today       ×getpid"
     )?;
-    let base = median(&session, CALLS[0].bench, &[]);
+    let base = median(session, CALLS[0].bench, &[]);
     for c in CALLS {
         if interrupted() {
             break;
         }
-        let v = median(&session, c.bench, &[]);
+        let v = median(session, c.bench, &[]);
         let ratio = match (&v, &base) {
             (Ok(v), Ok(b)) if *b > 0.0 => format!("{:.1}", v / b),
             _ => "-".into(),
@@ -86,8 +98,11 @@ pub fn run(args: &Options) -> anyhow::Result<ExitCode> {
         )?;
     }
     writeln!(out, "the paper: {CALLS_READING}.")?;
+    Ok(())
+}
 
-    // §4
+/// §4: signals against pipes, the round trip on one CPU and half of it.
+fn round_trips(out: &mut dyn Write, session: &Session) -> std::io::Result<()> {
     writeln!(
         out,
         "\n§4 round trip (same CPU)  1999 round trip  1999 switch   today round trip  today switch (½)"
@@ -97,7 +112,7 @@ pub fn run(args: &Options) -> anyhow::Result<ExitCode> {
             break;
         }
         let v = median(
-            &session,
+            session,
             "ctx.pingpong",
             &[("mechanism", r.mechanism), ("placement", "same-cpu")],
         );
@@ -112,8 +127,11 @@ pub fn run(args: &Options) -> anyhow::Result<ExitCode> {
         )?;
     }
     writeln!(out, "the paper: {ROUND_TRIPS_READING}.")?;
+    Ok(())
+}
 
-    // §5
+/// §5: the zero-fill page fault, and the paper's helper-thread remedy.
+fn faults(out: &mut dyn Write, session: &Session) -> std::io::Result<()> {
     writeln!(out, "\n§5 zero-fill page fault")?;
     writeln!(
         out,
@@ -122,7 +140,7 @@ pub fn run(args: &Options) -> anyhow::Result<ExitCode> {
         fmt_ns(ZERO_FAULT_NS * 4096.0 / SUNOS_PAGE as f64)
     )?;
     let fault = |prefault: &'static str| {
-        median(&session, "mem.fault.zero", &[("prefault", prefault)])
+        median(session, "mem.fault.zero", &[("prefault", prefault)])
     };
     let none = fault("none");
     writeln!(
@@ -148,12 +166,19 @@ pub fn run(args: &Options) -> anyhow::Result<ExitCode> {
         )?;
     }
     writeln!(out, "the paper: {ZERO_FAULT_READING}.")?;
+    Ok(())
+}
 
-    // §6
+/// §6: which file-read method is fastest, by buffer size, cold and warm.
+fn file_reads(
+    out: &mut dyn Write,
+    session: &Session,
+    profile: &str,
+) -> std::io::Result<()> {
     writeln!(
         out,
         "\n§6 file reads: time per call, from a {} MiB test file",
-        crate::bench::file::default_file_bytes(Some(profile.name)) >> 20
+        crate::bench::file::default_file_bytes(Some(profile)) >> 20
     )?;
     for (i, size) in READ_SIZES.iter().enumerate() {
         for cache in ["cold", "warm"] {
@@ -165,7 +190,7 @@ pub fn run(args: &Options) -> anyhow::Result<ExitCode> {
                 .iter()
                 .map(|m| {
                     let v = median(
-                        &session,
+                        session,
                         "file.read",
                         &[("method", m), ("size", s.as_str()), ("cache", cache)],
                     );
@@ -176,28 +201,7 @@ pub fn run(args: &Options) -> anyhow::Result<ExitCode> {
                 .iter()
                 .map(|(m, v)| format!("{m} {}", show(v)))
                 .collect();
-            let won = match winner(&times) {
-                Some((best, ns)) => {
-                    // Methods within TIE of the fastest share the place.
-                    let close: Vec<&str> = times
-                        .iter()
-                        .filter(|(m, v)| {
-                            *m != best && v.as_ref().is_ok_and(|v| *v <= ns * (1.0 + TIE))
-                        })
-                        .map(|(m, _)| *m)
-                        .collect();
-                    if close.is_empty() {
-                        best.to_string()
-                    } else {
-                        format!(
-                            "{best}, with {} within {:.0}%",
-                            close.join(", "),
-                            TIE * 100.0
-                        )
-                    }
-                }
-                None => "-".into(),
-            };
+            let won = fastest(&times);
             writeln!(
                 out,
                 "{:>6} B {cache}: {}; fastest today: {won}",
@@ -208,11 +212,29 @@ pub fn run(args: &Options) -> anyhow::Result<ExitCode> {
         let (paper, reading) = READ_WINNERS[i];
         writeln!(out, "  1999 fastest: {paper} ({reading})")?;
     }
-    Ok(if interrupted() {
-        ExitCode::from(crate::os::interrupt::exit_code())
+    Ok(())
+}
+
+/// The fastest method, with those within [`TIE`] of it, or "-" when none was
+/// measured.
+fn fastest(times: &[(&str, Result<f64, String>)]) -> String {
+    let Some((best, ns)) = winner(times) else {
+        return "-".into();
+    };
+    let close: Vec<&str> = times
+        .iter()
+        .filter(|(m, v)| *m != best && v.as_ref().is_ok_and(|v| *v <= ns * (1.0 + TIE)))
+        .map(|(m, _)| *m)
+        .collect();
+    if close.is_empty() {
+        best.to_string()
     } else {
-        ExitCode::SUCCESS
-    })
+        format!(
+            "{best}, with {} within {:.0}%",
+            close.join(", "),
+            TIE * 100.0
+        )
+    }
 }
 
 #[cfg(test)]
@@ -228,6 +250,19 @@ mod tests {
         ];
         assert_eq!(winner(&times), Some(("stdio", 20.0)));
         assert_eq!(winner(&[("read", Err("x".into()))]), None);
+    }
+
+    #[test]
+    fn methods_within_five_percent_of_the_fastest_share_the_place() {
+        let times = [
+            ("read", Ok(100.0)),
+            ("pread", Ok(104.0)),
+            ("stdio", Ok(106.0)),
+            ("mmap", Err("skipped".to_string())),
+        ];
+        assert_eq!(fastest(&times), "read, with pread within 5%");
+        assert_eq!(fastest(&times[2..]), "stdio");
+        assert_eq!(fastest(&times[3..]), "-");
     }
 
     #[test]
