@@ -253,59 +253,8 @@ fn table_iii(
         let session = &current.1;
         let priority =
             format!("{}:{}", linux_priority(m.master), linux_priority(m.slave));
-        let mut points = Vec::new();
-        let mut first: Option<Result<f64, String>> = None;
-        for s in &sizes {
-            if interrupted() {
-                break;
-            }
-            let v = median(
-                session,
-                "ipc.rtt",
-                &[
-                    ("transport", t.transport),
-                    ("placement", t.placement),
-                    ("priority", priority.as_str()),
-                    ("size", s.as_str()),
-                ],
-            );
-            match &v {
-                Ok(ns) => points.push((s.parse::<u64>().unwrap_or(0), *ns)),
-                Err(e) => {
-                    let key = (t.transport, s.clone(), e.clone());
-                    match skipped.iter_mut().find(|(k, _)| *k == key) {
-                        Some((_, prios)) => prios.push(priority.clone()),
-                        None => skipped.push((key, vec![priority.clone()])),
-                    }
-                }
-            }
-            if first.is_none() {
-                first = Some(v);
-            }
-        }
-        let fit = echo_fit(&points);
-        let (overhead, bw, ratio) = match fit {
-            Some(f) => (
-                fmt_ns(f.overhead_ns),
-                match f.bytes_per_s {
-                    Some(b) => format!("{:.1}", b / 1e6),
-                    None => {
-                        flat = true;
-                        "flat".into()
-                    }
-                },
-                if f.overhead_ns > 0.0 {
-                    format!("{:.0}", m.overhead_ms * 1e6 / f.overhead_ns)
-                } else {
-                    "-".into()
-                },
-            ),
-            None => ("-".into(), "-".into(), "-".into()),
-        };
-        let rtt4 = match &first {
-            Some(Ok(ns)) => fmt_ns(*ns),
-            _ => "-".into(),
-        };
+        let (points, rtt4) = echo_sizes(session, &t, &priority, &sizes, &mut skipped);
+        let (overhead, bw, ratio) = fit_columns(&points, m.overhead_ms, &mut flat);
         writeln!(
             out,
             "{:<14} {:>6} {:>5} {:>9.3} {:>6.0}   {:<10} {:<10} {:<10} {:>10} {:>12} {:>10} {:>9}",
@@ -324,7 +273,90 @@ fn table_iii(
         )?;
     }
     drop(current);
-    for ((transport, size, why), prios) in &skipped {
+    table_iii_notes(out, &skipped, flat)?;
+    writeln!(out, "the paper: {TABLE_III_READING}.")?;
+    Ok(())
+}
+
+/// Measures the echo of one Table III row at every size; returns the (size, ns) points
+/// measured and the first size's round trip as the table prints it, and adds the sizes not measured to
+/// `skipped` with the priority they applied to.
+fn echo_sizes(
+    session: &Session,
+    t: &Today,
+    priority: &str,
+    sizes: &[String],
+    skipped: &mut Vec<(Skip, Vec<String>)>,
+) -> (Vec<(u64, f64)>, String) {
+    let mut points = Vec::new();
+    let mut first: Option<Result<f64, String>> = None;
+    for s in sizes {
+        if interrupted() {
+            break;
+        }
+        let v = median(
+            session,
+            "ipc.rtt",
+            &[
+                ("transport", t.transport),
+                ("placement", t.placement),
+                ("priority", priority),
+                ("size", s.as_str()),
+            ],
+        );
+        match &v {
+            Ok(ns) => points.push((s.parse::<u64>().unwrap_or(0), *ns)),
+            Err(e) => {
+                let key = (t.transport, s.clone(), e.clone());
+                match skipped.iter_mut().find(|(k, _)| *k == key) {
+                    Some((_, prios)) => prios.push(priority.to_string()),
+                    None => skipped.push((key, vec![priority.to_string()])),
+                }
+            }
+        }
+        if first.is_none() {
+            first = Some(v);
+        }
+    }
+    let rtt4 = match &first {
+        Some(Ok(ns)) => fmt_ns(*ns),
+        _ => "-".into(),
+    };
+    (points, rtt4)
+}
+
+/// The overhead, MB/s and ×faster columns from the line through `points`; sets `flat`
+/// when the round trips do not grow with the size.
+fn fit_columns(
+    points: &[(u64, f64)],
+    paper_ms: f64,
+    flat: &mut bool,
+) -> (String, String, String) {
+    let Some(f) = echo_fit(points) else {
+        return ("-".into(), "-".into(), "-".into());
+    };
+    let bw = match f.bytes_per_s {
+        Some(b) => format!("{:.1}", b / 1e6),
+        None => {
+            *flat = true;
+            "flat".into()
+        }
+    };
+    let ratio = if f.overhead_ns > 0.0 {
+        format!("{:.0}", paper_ms * 1e6 / f.overhead_ns)
+    } else {
+        "-".into()
+    };
+    (fmt_ns(f.overhead_ns), bw, ratio)
+}
+
+/// The lines under Table III: sizes not measured, and what "flat" means.
+fn table_iii_notes(
+    out: &mut impl Write,
+    skipped: &[(Skip, Vec<String>)],
+    flat: bool,
+) -> std::io::Result<()> {
+    for ((transport, size, why), prios) in skipped {
         writeln!(
             out,
             "  not measured: {transport} at {size} B (priorities {}): {why}",
@@ -334,7 +366,8 @@ fn table_iii(
     if flat {
         writeln!(
             out,
-            "  flat: the round trips do not grow with the message size; the variation              between sizes is larger than the cost of copying, so no bandwidth can be read"
+            "  flat: the round trips do not grow with the message size; the variation \
+             between sizes is larger than the cost of copying, so no bandwidth can be read"
         )?;
     }
     writeln!(
@@ -342,7 +375,6 @@ fn table_iii(
         "priorities: VMS 16..31 (real-time) as SCHED_FIFO 1..16 (rtN), used only where \
          permitted; VMS 0..15 as nice 4-p (the default interactive priority 4 is nice 0)"
     )?;
-    writeln!(out, "the paper: {TABLE_III_READING}.")?;
     Ok(())
 }
 

@@ -101,6 +101,38 @@ pub fn run(args: &Options) -> anyhow::Result<ExitCode> {
         session.clock_info().name,
         args.profile.name
     )?;
+    figure4(&mut out, &session, args, facts.invariant_tsc, cpus)?;
+    figure3(&mut out, &session)?;
+    figure2(&mut out, &session)?;
+
+    // Figure 6: the subroutine call.
+    let call = super::median(&session, "call.empty", &[])
+        .map(fmt_ns)
+        .unwrap_or_else(|e| e);
+    writeln!(
+        out,
+        "\nFigure 6, subroutine call: {} / {} / {} µs then; call.empty {call} now",
+        FIG6[0].med, FIG6[1].med, FIG6[2].med
+    )?;
+    writeln!(
+        out,
+        "\n×11/40, ×11/70: how many times faster this machine is than the PDP-11 for that call."
+    )?;
+    Ok(if interrupted() {
+        ExitCode::from(crate::os::interrupt::exit_code())
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Figure 4: each call's PDP-11 medians beside today's; the multi-user rows run under a load of one spinner per CPU.
+fn figure4(
+    out: &mut dyn Write,
+    session: &Session,
+    args: &Options,
+    invariant_tsc: bool,
+    cpus: usize,
+) -> anyhow::Result<()> {
     writeln!(
         out,
         "{:<8} {:<26} {:>6} {:>6} {:>6} {:>11} {:>9} {:>9}",
@@ -118,12 +150,11 @@ pub fn run(args: &Options) -> anyhow::Result<ExitCode> {
                 multi_user,
             } => {
                 let v = if multi_user {
-                    let loaded =
-                        Session::start(options(args, facts.invariant_tsc, cpus))?
-                            .record_to(&args.journal);
+                    let loaded = Session::start(options(args, invariant_tsc, cpus))?
+                        .record_to(&args.journal);
                     super::median(&loaded, name, params)
                 } else {
-                    super::median(&session, name, params)
+                    super::median(session, name, params)
                 };
                 let label = match (params.first(), multi_user) {
                     (Some((k, v)), _) => format!("{name} {k}={v}"),
@@ -156,14 +187,18 @@ pub fn run(args: &Options) -> anyhow::Result<ExitCode> {
             Err(why) => writeln!(out, "{:<8} {:<26} {why}", row.call, name)?,
         }
     }
+    Ok(())
+}
 
+/// Figure 3: the cost per argument, and a direct against an indirect call.
+fn figure3(out: &mut dyn Write, session: &Session) -> std::io::Result<()> {
     // Figure 3: the argument count, and direct against indirect calls.
     let mut xs = Vec::new();
     let mut ys = Vec::new();
     writeln!(out, "\nFigure 3 (µs; 11/45 and 11/70 corrected to no floating point) beside syscall.args:")?;
     for r in FIG3 {
         let n = r.args.to_string();
-        let v = super::median(&session, "syscall.args", &[("args", n.as_str())]);
+        let v = super::median(session, "syscall.args", &[("args", n.as_str())]);
         if let Ok(ns) = v {
             xs.push(r.args as f64);
             ys.push(ns);
@@ -187,8 +222,8 @@ pub fn run(args: &Options) -> anyhow::Result<ExitCode> {
         "per-argument increment: {} / {} / {} µs then; {slope} now",
         PER_ARG_US[0], PER_ARG_US[1], PER_ARG_US[2]
     )?;
-    let direct = super::median(&session, "syscall.getpid.raw", &[]);
-    let indirect = super::median(&session, "syscall.getpid.indirect", &[]);
+    let direct = super::median(session, "syscall.getpid.raw", &[]);
+    let indirect = super::median(session, "syscall.getpid.indirect", &[]);
     let diff = match (direct, indirect) {
         (Ok(d), Ok(i)) => format!(
             "{} (getpid via syscall() {} − raw instruction {})",
@@ -205,9 +240,13 @@ pub fn run(args: &Options) -> anyhow::Result<ExitCode> {
         FIG3[1].m45_nofpp - FIG3[0].m45_nofpp,
         FIG3[1].m70_nofpp - FIG3[0].m70_nofpp
     )?;
+    Ok(())
+}
 
+/// Figure 2: the trace's own event call, the correction applied to every interval.
+fn figure2(out: &mut dyn Write, session: &Session) -> std::io::Result<()> {
     // Figure 2: the trace's own event call, the correction for every interval.
-    let event = super::median(&session, "trace.event", &[]);
+    let event = super::median(session, "trace.event", &[]);
     writeln!(
         out,
         "\nFigure 2, the event call (µs, system / user, no floating point), the trace's correction:"
@@ -235,25 +274,7 @@ pub fn run(args: &Options) -> anyhow::Result<ExitCode> {
         )?,
         Err(why) => writeln!(out, "  today  trace.event: {why}")?,
     }
-
-    // Figure 6: the subroutine call.
-    let call = super::median(&session, "call.empty", &[])
-        .map(fmt_ns)
-        .unwrap_or_else(|e| e);
-    writeln!(
-        out,
-        "\nFigure 6, subroutine call: {} / {} / {} µs then; call.empty {call} now",
-        FIG6[0].med, FIG6[1].med, FIG6[2].med
-    )?;
-    writeln!(
-        out,
-        "\n×11/40, ×11/70: how many times faster this machine is than the PDP-11 for that call."
-    )?;
-    Ok(if interrupted() {
-        ExitCode::from(crate::os::interrupt::exit_code())
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(())
 }
 
 #[cfg(test)]
