@@ -105,27 +105,18 @@ pub fn check_file_options(args: &RunArgs) -> Result<(), UsageError> {
     Ok(())
 }
 
-/// Runs `syscost run`.
-pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
-    // First, so that a signal during the setup below stops the run in order too.
-    let _guard = InterruptGuard::install()?;
-    let instances = plan(&args.filters, &args.params)?;
-    super::check_cpu(args.cpu)?;
-    check_load(args.load)?;
-    check_file_options(args)?;
-    let profile = super::profile(&args.profile);
-    let mut output = Output::open(args.format, args.output.as_deref())?;
-    let mut history = super::history::open_for_saving(args.db.as_deref(), args.no_save)?;
-
-    let facts = host::collect(&[]);
-    for w in host::warnings(&facts) {
-        eprintln!("warning: {w}");
-    }
+/// Starts the measuring session the arguments ask for, and says when `--cull kernel`
+/// cannot have the kernel's events.
+fn start_session(
+    args: &RunArgs,
+    profile: crate::harness::Profile,
+    invariant_tsc: bool,
+) -> anyhow::Result<Session> {
     let session = Session::start_with(
         SessionOptions {
             profile,
             clock: args.clock,
-            invariant_tsc: facts.invariant_tsc,
+            invariant_tsc,
             cpu: args.cpu,
             load: args.load,
             keep_samples: !args.no_samples,
@@ -144,26 +135,53 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
              samples are culled by their resource usage only"
         );
     }
-    let mut run = new_run(facts, &session);
-    // Is the machine steady enough for the precision asked for? A short look first.
-    let look = session.steadiness(150_000_000);
-    match look {
+    Ok(session)
+}
+
+/// Is the machine steady enough for the precision asked for (`ci_target`, a fraction)?
+/// A short look at the getpid canary first; a warning when it is not. Only an
+/// interruption is returned as an error; a canary that cannot be read is a warning.
+fn look_at_the_machine(session: &Session, ci_target: f64) -> Result<(), BenchError> {
+    match session.steadiness(150_000_000) {
         Ok(m) if m.unsteady => eprintln!(
             "warning: the machine is unsteady: the getpid canary spread {:.1}% (p10–p90) \
              over 0.15 s, more than the ±{}% target; expect wide intervals, named states \
              and unconverged results",
             m.spread * 100.0,
-            profile.ci_target * 100.0
+            ci_target * 100.0
         ),
         Ok(_) => {}
-        Err(BenchError::Interrupted) => {
-            drop(session);
-            output.begin(&run)?;
-            output.finish(&run)?;
-            eprintln!("syscost: interrupted before anything was measured");
-            return Ok(ExitCode::from(crate::os::interrupt::exit_code()));
-        }
+        Err(BenchError::Interrupted) => return Err(BenchError::Interrupted),
         Err(e) => eprintln!("warning: the canary could not be read: {e}"),
+    }
+    Ok(())
+}
+
+/// Runs `syscost run`.
+pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
+    // First, so that a signal during the setup below stops the run in order too.
+    let _guard = InterruptGuard::install()?;
+    let instances = plan(&args.filters, &args.params)?;
+    super::check_cpu(args.cpu)?;
+    check_load(args.load)?;
+    check_file_options(args)?;
+    let profile = super::profile(&args.profile);
+    let mut output = Output::open(args.format, args.output.as_deref())?;
+    let mut history = super::history::open_for_saving(args.db.as_deref(), args.no_save)?;
+
+    let facts = host::collect(&[]);
+    for w in host::warnings(&facts) {
+        eprintln!("warning: {w}");
+    }
+    let session = start_session(args, profile, facts.invariant_tsc)?;
+    let mut run = new_run(facts, &session);
+    if let Err(BenchError::Interrupted) = look_at_the_machine(&session, profile.ci_target)
+    {
+        drop(session);
+        output.begin(&run)?;
+        output.finish(&run)?;
+        eprintln!("syscost: interrupted before anything was measured");
+        return Ok(ExitCode::from(crate::os::interrupt::exit_code()));
     }
 
     output.begin(&run)?;
