@@ -208,36 +208,9 @@ pub fn record(
         .tempdir()?;
     let user_path = dir.path().join("user.sct");
     let kernel_path = dir.path().join("kernel.chunks");
-
-    let mut env: Vec<std::ffi::OsString> = std::env::vars_os()
-        .filter(|(k, _)| k != ENV_PATH && k != ENV_BUFFER)
-        .map(|(k, v)| {
-            let mut kv = k;
-            kv.push("=");
-            kv.push(v);
-            kv
-        })
-        .collect();
-    let mut kv = std::ffi::OsString::from(format!("{ENV_PATH}="));
-    kv.push(user_path.as_os_str());
-    env.push(kv);
-    if let Some(b) = buffer {
-        env.push(format!("{ENV_BUFFER}={b}").into());
-    }
+    let env = child_env(&user_path, buffer);
     let prep = PreparedExec::with_env(&command[0], command, &env)?;
-
-    let (kernel_thread, mut unavailable) = if kernel.kinds.is_empty() {
-        (None, None)
-    } else {
-        match KernelRecorder::start(kernel) {
-            Ok(r) => {
-                let missing = r.unavailable();
-                let sink = KernelSink::create(&kernel_path)?;
-                (Some(KernelThread::start(r, sink)?), missing)
-            }
-            Err(why) => (None, Some(why.to_string())),
-        }
-    };
+    let (kernel_thread, unavailable) = start_kernel(kernel, &kernel_path)?;
 
     let ignored = spawn::ignore_signals(&[libc::SIGINT, libc::SIGQUIT])?;
     let defaults: Vec<libc::c_int> = [libc::SIGINT, libc::SIGQUIT]
@@ -260,81 +233,156 @@ pub fn record(
     drop(ignored);
     let status = status?;
 
-    let mut kernel_meta = None;
-    let (mut kernel_events, mut kernel_lost) = (0, 0);
-    if let Some(t) = kernel_thread {
-        let (recorder, mut sink) = t.finish()?;
-        let summary = recorder.stop()?;
-        for (cpu, events) in &summary.events {
-            sink.events(*cpu, events)?;
+    let k = finish_kernel(kernel_thread, kernel, unavailable)?;
+    let argv = command
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let command_meta = Meta::Command {
+        argv,
+        status: status.shell_code() as i32,
+    };
+    let user = assemble(output, &user_path, &kernel_path, &k.meta, &command_meta)?;
+    drop(dir);
+    Ok(Some(Recorded {
+        status,
+        user_trace: user.is_some(),
+        user_truncated: user == Some(true),
+        kernel_events: k.events,
+        kernel_lost: k.lost,
+        kernel_unavailable: k.unavailable,
+    }))
+}
+
+/// The traced command's environment: ours, with the trace library told where to write
+/// (`ENV_PATH`) and, if given, how large a ring to use (`ENV_BUFFER`).
+fn child_env(user_path: &Path, buffer: Option<u64>) -> Vec<std::ffi::OsString> {
+    let mut env: Vec<std::ffi::OsString> = std::env::vars_os()
+        .filter(|(k, _)| k != ENV_PATH && k != ENV_BUFFER)
+        .map(|(k, v)| {
+            let mut kv = k;
+            kv.push("=");
+            kv.push(v);
+            kv
+        })
+        .collect();
+    let mut kv = std::ffi::OsString::from(format!("{ENV_PATH}="));
+    kv.push(user_path.as_os_str());
+    env.push(kv);
+    if let Some(b) = buffer {
+        env.push(format!("{ENV_BUFFER}={b}").into());
+    }
+    env
+}
+
+/// Starts recording the kernel's events into `kernel_path`, if any were asked for;
+/// returns the draining thread and why some or all cannot be had.
+fn start_kernel(
+    kernel: &KernelRequest,
+    kernel_path: &Path,
+) -> io::Result<(Option<KernelThread>, Option<String>)> {
+    if kernel.kinds.is_empty() {
+        return Ok((None, None));
+    }
+    Ok(match KernelRecorder::start(kernel) {
+        Ok(r) => {
+            let missing = r.unavailable();
+            let sink = KernelSink::create(kernel_path)?;
+            (Some(KernelThread::start(r, sink)?), missing)
         }
-        for (cpu, lost) in &summary.lost {
-            sink.lost(*cpu, lost)?;
-        }
-        kernel_events = sink.events;
-        kernel_lost = sink.lost;
-        sink.finish()?;
-        if unavailable.is_none() && !summary.unavailable.is_empty() {
-            unavailable = Some(summary.unavailable.clone());
-        }
-        kernel_meta = Some(Meta::Kernel {
-            requested: kernel.kinds.iter().map(|k| k.name()).collect(),
-            recorded: summary.recorded.iter().map(|k| k.name()).collect(),
-            unavailable: unavailable.clone().unwrap_or_default(),
-            events: kernel_events,
-            lost: kernel_lost,
-            method: summary.method.clone(),
-        });
-    } else if !kernel.kinds.is_empty() {
-        kernel_meta = Some(Meta::Kernel {
-            requested: kernel.kinds.iter().map(|k| k.name()).collect(),
+        Err(why) => (None, Some(why.to_string())),
+    })
+}
+
+/// What the kernel's recording came to.
+struct KernelOutcome {
+    /// The trace's kernel record, when kernel events were asked for.
+    meta: Option<Meta>,
+    events: u64,
+    lost: u64,
+    unavailable: Option<String>,
+}
+
+/// Stops the kernel's recording, writes what is left of it, and describes it.
+fn finish_kernel(
+    thread: Option<KernelThread>,
+    kernel: &KernelRequest,
+    mut unavailable: Option<String>,
+) -> io::Result<KernelOutcome> {
+    let requested = || kernel.kinds.iter().map(|k| k.name()).collect();
+    let Some(t) = thread else {
+        let meta = (!kernel.kinds.is_empty()).then(|| Meta::Kernel {
+            requested: requested(),
             recorded: vec![],
             unavailable: unavailable.clone().unwrap_or_default(),
             events: 0,
             lost: 0,
             method: String::new(),
         });
+        return Ok(KernelOutcome {
+            meta,
+            events: 0,
+            lost: 0,
+            unavailable,
+        });
+    };
+    let (recorder, mut sink) = t.finish()?;
+    let summary = recorder.stop()?;
+    for (cpu, events) in &summary.events {
+        sink.events(*cpu, events)?;
     }
+    for (cpu, lost) in &summary.lost {
+        sink.lost(*cpu, lost)?;
+    }
+    let (events, lost) = (sink.events, sink.lost);
+    sink.finish()?;
+    if unavailable.is_none() && !summary.unavailable.is_empty() {
+        unavailable = Some(summary.unavailable.clone());
+    }
+    let meta = Some(Meta::Kernel {
+        requested: requested(),
+        recorded: summary.recorded.iter().map(|k| k.name()).collect(),
+        unavailable: unavailable.clone().unwrap_or_default(),
+        events,
+        lost,
+        method: summary.method.clone(),
+    });
+    Ok(KernelOutcome {
+        meta,
+        events,
+        lost,
+        unavailable,
+    })
+}
 
+/// Writes the trace file: the header, the user chunks, the kernel chunks and the
+/// records, to a partial file renamed into place when whole (removed on error).
+/// Returns whether the user trace was truncated (None: the program wrote none).
+fn assemble(
+    output: &Path,
+    user_path: &Path,
+    kernel_path: &Path,
+    kernel_meta: &Option<Meta>,
+    command_meta: &Meta,
+) -> anyhow::Result<Option<bool>> {
     let partial = crate::report::partial_path(output);
     let assembled = (|| -> io::Result<Option<bool>> {
         let mut out = BufWriter::with_capacity(1 << 20, File::create(&partial)?);
         out.write_all(&format::file_header())?;
-        let user = copy_user_chunks(&user_path, &mut out)?;
+        let user = copy_user_chunks(user_path, &mut out)?;
         if kernel_path.exists() {
-            append_file(&kernel_path, &mut out)?;
+            append_file(kernel_path, &mut out)?;
         }
-        if let Some(m) = &kernel_meta {
+        if let Some(m) = kernel_meta {
             format::write_meta(&mut out, m)?;
         }
-        format::write_meta(
-            &mut out,
-            &Meta::Command {
-                argv: command
-                    .iter()
-                    .map(|a| a.to_string_lossy().into_owned())
-                    .collect(),
-                status: status.shell_code() as i32,
-            },
-        )?;
+        format::write_meta(&mut out, command_meta)?;
         out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
         std::fs::rename(&partial, output)?;
         Ok(user)
     })();
-    let user = match assembled {
-        Ok(u) => u,
-        Err(e) => {
-            let _ = std::fs::remove_file(&partial);
-            return Err(anyhow::anyhow!("cannot write {}: {e}", output.display()));
-        }
-    };
-    drop(dir);
-    Ok(Some(Recorded {
-        status,
-        user_trace: user.is_some(),
-        user_truncated: user == Some(true),
-        kernel_events,
-        kernel_lost,
-        kernel_unavailable: unavailable,
-    }))
+    assembled.map_err(|e| {
+        let _ = std::fs::remove_file(&partial);
+        anyhow::anyhow!("cannot write {}: {e}", output.display())
+    })
 }
