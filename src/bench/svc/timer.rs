@@ -12,7 +12,7 @@
 //! the time elapsed since prepare).
 
 use super::{expect, fail};
-use crate::bench::{Kind, ParamSpec, Params, Prepared, Simple};
+use crate::bench::{After, Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::{Body, Plan};
 use crate::os::svc::{self, PosixTimer};
@@ -315,15 +315,7 @@ fn prepare(p: &Params, mode: Mode) -> Result<Prepared, BenchError> {
         _signals: signals,
     };
     for _ in 0..count {
-        match PosixTimer::new(svc::timer_signal()) {
-            Ok(t) => timers.posix.push(t),
-            Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => {
-                return Err(BenchError::Skip(format!(
-                    "timer_create: no more POSIX timers ({e}); the pending-signal limit (`ulimit -i`) bounds them: use a smaller n"
-                )))
-            }
-            Err(e) => return Err(BenchError::os("timer_create", e)),
-        }
+        timers.posix.push(posix_timer()?);
     }
     // Each arm then re-arms an armed timer.
     if mode == Mode::Arm {
@@ -338,40 +330,73 @@ fn prepare(p: &Params, mode: Mode) -> Result<Prepared, BenchError> {
         Mode::Cancel => "disarm",
         Mode::CancelAll => "disarm all n",
     };
-    let n = count.max(1) as f64;
+    let shape = Shape {
+        api,
+        mode,
+        signals: signo.is_some(),
+        n: count.max(1) as f64,
+    };
     Ok(Prepared::new(Box::new(timers))
         .op(op)
         .plan(plan)
-        .after(Box::new(move |_, m| {
-            let r = report.get();
-            let mut facts = Vec::new();
-            if signo.is_some() {
-                facts.push(Fact::new(
-                    "fired",
-                    r.fired as f64,
-                    "count",
-                    "expiries of the benchmark's timers during the run (0 expected: each is re-armed or disarmed long before it is due)",
-                ));
-            }
-            if api == Api::Alarm && mode == Mode::Cancel {
-                facts.push(Fact::new(
-                    "found_disarmed",
-                    r.found_disarmed as f64,
-                    "count",
-                    "alarm(0) calls that found no alarm to cancel (0 expected)",
-                ));
-            }
-            if mode == Mode::CancelAll {
-                let med = m.analysis.figure();
-                facts.push(Fact::new(
-                    "per_timer_ns",
-                    med / n,
-                    "ns",
-                    "the round divided by n: one timer_settime that disarms",
-                ));
-            }
-            Ok(facts)
-        })))
+        .after(facts(shape, report)))
+}
+
+/// One POSIX timer signalling with the benchmark's signal; running out of them (the
+/// pending-signal limit) is a skip with the remedy.
+fn posix_timer() -> Result<PosixTimer, BenchError> {
+    match PosixTimer::new(svc::timer_signal()) {
+        Ok(t) => Ok(t),
+        Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => Err(BenchError::Skip(format!(
+            "timer_create: no more POSIX timers ({e}); the pending-signal limit (`ulimit -i`) bounds them: use a smaller n"
+        ))),
+        Err(e) => Err(BenchError::os("timer_create", e)),
+    }
+}
+
+/// What the after step needs to know of an instance.
+#[derive(Clone, Copy)]
+struct Shape {
+    api: Api,
+    mode: Mode,
+    /// Whether the timers signal (all but timerfd).
+    signals: bool,
+    /// Timers disarmed per operation.
+    n: f64,
+}
+
+/// The after step: expiries seen, alarms found already disarmed, and the cost per
+/// timer of a disarm-all round.
+fn facts(sh: Shape, report: Rc<Cell<Report>>) -> After {
+    Box::new(move |_, m| {
+        let r = report.get();
+        let mut facts = Vec::new();
+        if sh.signals {
+            facts.push(Fact::new(
+                "fired",
+                r.fired as f64,
+                "count",
+                "expiries of the benchmark's timers during the run (0 expected: each is re-armed or disarmed long before it is due)",
+            ));
+        }
+        if sh.api == Api::Alarm && sh.mode == Mode::Cancel {
+            facts.push(Fact::new(
+                "found_disarmed",
+                r.found_disarmed as f64,
+                "count",
+                "alarm(0) calls that found no alarm to cancel (0 expected)",
+            ));
+        }
+        if sh.mode == Mode::CancelAll {
+            facts.push(Fact::new(
+                "per_timer_ns",
+                m.analysis.figure() / sh.n,
+                "ns",
+                "the round divided by n: one timer_settime that disarms",
+            ));
+        }
+        Ok(facts)
+    })
 }
 
 #[cfg(test)]
