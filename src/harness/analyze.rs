@@ -260,18 +260,7 @@ fn analyze_with(
         .collect();
     let kept_vals: Vec<f64> = kept.iter().map(|&i| per_op_ns[i]).collect();
     let segs = segments(&kept_vals);
-    for g in &segs {
-        let part = &kept_vals[g.start..g.end];
-        // The MAD test assumes one mode; within a level holding several (two costs
-        // interleaved) it would label the minority, so it is not applied there.
-        if part.len() >= 8 && modes::modes(part, 0.05, 0.03).len() > 1 {
-            continue;
-        }
-        let mad = outliers::mad_outliers_floored(part, s.mad_threshold, s.mad_floor);
-        for (j, out) in mad.into_iter().enumerate() {
-            flags[kept[g.start + j]].mad = out;
-        }
-    }
+    flag_mad_outliers(&kept_vals, &kept, &segs, s, &mut flags);
     counts.window = flags.iter().filter(|f| f.window).count();
     counts.mad = flags.iter().filter(|f| f.mad).count();
     counts.perturbed = flags.iter().filter(|f| f.perturbed).count();
@@ -289,26 +278,8 @@ fn analyze_with(
         vec![]
     };
 
-    let mut total = Usage::default();
-    for x in samples {
-        total.add(&x.usage);
-    }
     let operations = k * samples.len() as u64;
-    let per = |v: u64| {
-        if operations == 0 {
-            0.0
-        } else {
-            v as f64 / operations as f64
-        }
-    };
-    let accounting = Accounting {
-        user_ns: per(total.user_ns),
-        sys_ns: per(total.sys_ns),
-        vol_switches: per(total.vol_switches),
-        invol_switches: per(total.invol_switches),
-        minor_faults: per(total.minor_faults),
-        major_faults: per(total.major_faults),
-    };
+    let accounting = accounting(samples, operations);
     let clean = stats::summarize(&clean_vals);
     let rounds = round_figures(samples, &per_op_ns, &flags);
     let figures: Vec<f64> = rounds.iter().filter_map(|r| r.median_ns).collect();
@@ -333,6 +304,52 @@ fn analyze_with(
         estimate,
         states,
         kernel: None,
+    }
+}
+
+/// Marks the MAD outliers among the kept samples (`kept_vals`, at sample indices
+/// `kept`), level by level (`segs`), leaving alone a level that holds several modes.
+fn flag_mad_outliers(
+    kept_vals: &[f64],
+    kept: &[usize],
+    segs: &[crate::stats::Segment],
+    s: &Settings,
+    flags: &mut [SampleFlags],
+) {
+    for g in segs {
+        let part = &kept_vals[g.start..g.end];
+        // The MAD test assumes one mode; within a level holding several (two costs
+        // interleaved) it would label the minority, so it is not applied there.
+        if part.len() >= 8 && modes::modes(part, 0.05, 0.03).len() > 1 {
+            continue;
+        }
+        let mad = outliers::mad_outliers_floored(part, s.mad_threshold, s.mad_floor);
+        for (j, out) in mad.into_iter().enumerate() {
+            flags[kept[g.start + j]].mad = out;
+        }
+    }
+}
+
+/// The resource usage of every sample, per operation (`operations` in all).
+fn accounting(samples: &[Sample], operations: u64) -> Accounting {
+    let mut total = Usage::default();
+    for x in samples {
+        total.add(&x.usage);
+    }
+    let per = |v: u64| {
+        if operations == 0 {
+            0.0
+        } else {
+            v as f64 / operations as f64
+        }
+    };
+    Accounting {
+        user_ns: per(total.user_ns),
+        sys_ns: per(total.sys_ns),
+        vol_switches: per(total.vol_switches),
+        invol_switches: per(total.invol_switches),
+        minor_faults: per(total.minor_faults),
+        major_faults: per(total.major_faults),
     }
 }
 
