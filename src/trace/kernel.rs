@@ -426,6 +426,126 @@ fn refusal(e: &io::Error, what: &str) -> Unavailable {
     Unavailable(format!("kernel events unavailable: {what}: {why}"))
 }
 
+/// A tracepoint this kernel has: its id and the fields of its record.
+type Known<'a> = (&'a Tracepoint, u64, BTreeMap<String, Field>);
+
+/// Reads the id and record format of each chosen tracepoint from tracefs; returns where
+/// tracefs was found, the tracepoints this kernel has, and the names of those it has
+/// not (`system:name`). None at all is a reason to record without kernel events.
+fn tracepoint_ids<'a>(
+    chosen: &[&'a Tracepoint],
+) -> Result<(String, Vec<Known<'a>>, Vec<String>), Unavailable> {
+    let files: Vec<String> = chosen
+        .iter()
+        .flat_map(|t| {
+            [
+                format!("events/{}/{}/id", t.system, t.name),
+                format!("events/{}/{}/format", t.system, t.name),
+            ]
+        })
+        .collect();
+    let (where_, texts) = perf::read_tracefs(&files).map_err(|e| {
+        refusal(
+            &e,
+            "tracefs is not mounted and could not be mounted privately",
+        )
+    })?;
+    let mut ids = Vec::new();
+    let mut missing = Vec::new();
+    for (i, t) in chosen.iter().enumerate() {
+        match (&texts[2 * i], &texts[2 * i + 1]) {
+            (Ok(id), Ok(format)) => match id.trim().parse::<u64>() {
+                Ok(id) => ids.push((*t, id, parse_format(format))),
+                Err(_) => missing.push(format!("{}:{}", t.system, t.name)),
+            },
+            _ => missing.push(format!("{}:{}", t.system, t.name)),
+        }
+    }
+    if ids.is_empty() {
+        return Err(Unavailable(format!(
+            "kernel events unavailable: this kernel has none of the tracepoints asked for ({})",
+            missing.join(", ")
+        )));
+    }
+    Ok((where_, ids, missing))
+}
+
+/// What opening the events of every CPU learns: how to decode each event, the kinds
+/// recorded, and the tracepoints missing.
+struct Opened<'a> {
+    decoders: &'a mut BTreeMap<u64, Decoder>,
+    recorded: &'a mut Vec<KernelKind>,
+    missing: &'a mut Vec<String>,
+}
+
+/// Opens every known tracepoint on `cpu`, all writing into one ring of `ring_pages`
+/// pages (None if the CPU has none of them).
+fn open_cpu(
+    cpu: u32,
+    ids: &[Known<'_>],
+    ring_pages: usize,
+    o: &mut Opened<'_>,
+) -> Result<Option<CpuRing>, Unavailable> {
+    let mut ring: Option<Ring> = None;
+    let mut others = Vec::new();
+    for (t, tp_id, fields) in ids {
+        let ev = match Event::tracepoint(*tp_id, cpu) {
+            Ok(ev) => ev,
+            Err(e)
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::ENOENT) | Some(libc::ENODEV)
+                ) =>
+            {
+                let name = format!("{}:{}", t.system, t.name);
+                if !o.missing.contains(&name) {
+                    o.missing.push(name);
+                }
+                continue;
+            }
+            Err(e) => {
+                return Err(refusal(
+                    &e,
+                    &format!("perf_event_open of {}:{}", t.system, t.name),
+                ))
+            }
+        };
+        let field = |n: Option<&str>| n.and_then(|n| fields.get(n).copied());
+        o.decoders.insert(
+            ev.id,
+            Decoder {
+                kind: t.kind,
+                a: field(t.a),
+                b: field(t.b),
+                tid: field(t.tid_field),
+            },
+        );
+        if !o.recorded.contains(&t.kind) {
+            o.recorded.push(t.kind);
+        }
+        match &ring {
+            None => {
+                ring = Some(Ring::map(ev, ring_pages).map_err(|e| {
+                    refusal(&e, &format!("mapping the ring of CPU {cpu}"))
+                })?)
+            }
+            Some(r) => {
+                ev.output_to(r).map_err(|e| {
+                    refusal(&e, "redirecting an event into its CPU's ring")
+                })?;
+                others.push(ev);
+            }
+        }
+    }
+    Ok(ring.map(|ring| CpuRing {
+        cpu,
+        ring,
+        others,
+        pending: Vec::new(),
+        last_emitted: 0,
+    }))
+}
+
 impl KernelRecorder {
     /// Opens the requested events and starts recording.
     pub fn start(req: &KernelRequest) -> Result<KernelRecorder, Unavailable> {
@@ -438,38 +558,7 @@ impl KernelRecorder {
         if chosen.is_empty() {
             return Err(Unavailable("no kernel events were asked for".into()));
         }
-        let files: Vec<String> = chosen
-            .iter()
-            .flat_map(|t| {
-                [
-                    format!("events/{}/{}/id", t.system, t.name),
-                    format!("events/{}/{}/format", t.system, t.name),
-                ]
-            })
-            .collect();
-        let (where_, texts) = perf::read_tracefs(&files).map_err(|e| {
-            refusal(
-                &e,
-                "tracefs is not mounted and could not be mounted privately",
-            )
-        })?;
-        let mut ids = Vec::new();
-        let mut missing = Vec::new();
-        for (i, t) in chosen.iter().enumerate() {
-            match (&texts[2 * i], &texts[2 * i + 1]) {
-                (Ok(id), Ok(format)) => match id.trim().parse::<u64>() {
-                    Ok(id) => ids.push((*t, id, parse_format(format))),
-                    Err(_) => missing.push(format!("{}:{}", t.system, t.name)),
-                },
-                _ => missing.push(format!("{}:{}", t.system, t.name)),
-            }
-        }
-        if ids.is_empty() {
-            return Err(Unavailable(format!(
-                "kernel events unavailable: this kernel has none of the tracepoints asked for ({})",
-                missing.join(", ")
-            )));
-        }
+        let (where_, ids, mut missing) = tracepoint_ids(&chosen)?;
         let cpus = if req.cpus.is_empty() {
             online_cpus()
         } else {
@@ -479,65 +568,13 @@ impl KernelRecorder {
         let mut decoders = BTreeMap::new();
         let mut recorded = Vec::new();
         for &cpu in &cpus {
-            let mut ring: Option<Ring> = None;
-            let mut others = Vec::new();
-            for (t, tp_id, fields) in &ids {
-                let ev = match Event::tracepoint(*tp_id, cpu) {
-                    Ok(ev) => ev,
-                    Err(e)
-                        if matches!(
-                            e.raw_os_error(),
-                            Some(libc::ENOENT) | Some(libc::ENODEV)
-                        ) =>
-                    {
-                        let name = format!("{}:{}", t.system, t.name);
-                        if !missing.contains(&name) {
-                            missing.push(name);
-                        }
-                        continue;
-                    }
-                    Err(e) => {
-                        return Err(refusal(
-                            &e,
-                            &format!("perf_event_open of {}:{}", t.system, t.name),
-                        ))
-                    }
-                };
-                let field = |n: Option<&str>| n.and_then(|n| fields.get(n).copied());
-                decoders.insert(
-                    ev.id,
-                    Decoder {
-                        kind: t.kind,
-                        a: field(t.a),
-                        b: field(t.b),
-                        tid: field(t.tid_field),
-                    },
-                );
-                if !recorded.contains(&t.kind) {
-                    recorded.push(t.kind);
-                }
-                match &ring {
-                    None => {
-                        ring = Some(Ring::map(ev, req.ring_pages).map_err(|e| {
-                            refusal(&e, &format!("mapping the ring of CPU {cpu}"))
-                        })?)
-                    }
-                    Some(r) => {
-                        ev.output_to(r).map_err(|e| {
-                            refusal(&e, "redirecting an event into its CPU's ring")
-                        })?;
-                        others.push(ev);
-                    }
-                }
-            }
-            if let Some(ring) = ring {
-                rings.push(CpuRing {
-                    cpu,
-                    ring,
-                    others,
-                    pending: Vec::new(),
-                    last_emitted: 0,
-                });
+            let mut opened = Opened {
+                decoders: &mut decoders,
+                recorded: &mut recorded,
+                missing: &mut missing,
+            };
+            if let Some(r) = open_cpu(cpu, &ids, req.ring_pages, &mut opened)? {
+                rings.push(r);
             }
         }
         for r in &rings {
