@@ -4,6 +4,7 @@
 
 use super::Exporter;
 use crate::harness::describe_states;
+use crate::results::Measured;
 use crate::results::{
     describe_levels, describe_modes, fmt_ns, unit_for, BenchResult, Run, Status,
 };
@@ -13,6 +14,88 @@ use crate::results::{
 pub struct Table;
 
 const NAME_W: usize = 40;
+
+/// The lines printed under a measured result, in order: failure, what one operation
+/// is, convergence or disagreeing rounds, the between-runs widening, the kernel's
+/// culling, the rounds' spread, levels or modes, the benchmark's facts, and a canary
+/// that changed.
+fn notes(r: &BenchResult, m: &Measured) -> Vec<String> {
+    let mut notes = Vec::new();
+    if r.status == Status::Failed {
+        notes.push(format!("FAILED {}", r.reason.as_deref().unwrap_or("")));
+    }
+    if r.op != "call" {
+        notes.push(format!("per {}", r.op));
+    }
+    if !m.converged {
+        notes.push(format!("not converged: {}", m.stop_reason));
+    } else if m.states.len() > 1 {
+        notes.push(format!("rounds disagree: {}", describe_states(&m.states)));
+    }
+    if let Some(b) = &m.between_runs {
+        let own = (b.run_ci_high_ns - b.run_ci_low_ns) / 2.0 / m.median_ns * 100.0;
+        notes.push(format!(
+            "interval widened for the spread between runs: sd {} ({:.1}%) over {} earlier \
+             runs here; this run alone ±{own:.2}%",
+            fmt_ns(b.sd_ns),
+            b.sd_ns / m.median_ns * 100.0,
+            b.runs
+        ));
+    }
+    if let Some(k) = &m.kernel {
+        notes.push(kernel_note(k));
+    }
+    notes.extend(round_spread_note(m));
+    if let Some(l) = describe_levels(&m.levels) {
+        notes.push(format!("{l} (the speed changed while sampling)"));
+    } else if let Some(d) = describe_modes(&m.modes) {
+        notes.push(d);
+    }
+    for f in &r.facts {
+        notes.push(format!(
+            "{}: {} {} ({})",
+            f.name,
+            fmt_value(f.value),
+            f.unit,
+            f.about
+        ));
+    }
+    if let Some(cn) = m.canary.as_ref().filter(|c| c.changed) {
+        let lo = cn.rounds_ns.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = cn
+            .rounds_ns
+            .iter()
+            .copied()
+            .fold(f64::NEG_INFINITY, f64::max);
+        notes.push(format!(
+            "canary getpid {}–{} over its rounds ({:.1}%): the machine changed speed between them",
+            fmt_ns(lo),
+            fmt_ns(hi),
+            cn.change * 100.0
+        ));
+    }
+    notes
+}
+
+/// The rounds' medians, when they spread by more than 2%.
+fn round_spread_note(m: &Measured) -> Option<String> {
+    if !(m.rounds.len() > 1 && m.round_spread > 0.02) {
+        return None;
+    }
+    let (lo, hi) = m
+        .rounds
+        .iter()
+        .filter_map(|r| r.median_ns)
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+            (a.min(v), b.max(v))
+        });
+    Some(format!(
+        "round medians {}–{} (spread {:.1}%)",
+        fmt_ns(lo),
+        fmt_ns(hi),
+        m.round_spread * 100.0
+    ))
+}
 
 impl Exporter for Table {
     fn header(&mut self, run: &Run) -> String {
@@ -78,75 +161,8 @@ impl Exporter for Table {
             c.perturbed,
             if m.converged { "yes" } else { "no" }
         );
-        let mut note = |text: String| out += &format!("    {text}\n");
-        if r.status == Status::Failed {
-            note(format!("FAILED {}", r.reason.as_deref().unwrap_or("")));
-        }
-        if r.op != "call" {
-            note(format!("per {}", r.op));
-        }
-        if !m.converged {
-            note(format!("not converged: {}", m.stop_reason));
-        } else if m.states.len() > 1 {
-            note(format!("rounds disagree: {}", describe_states(&m.states)));
-        }
-        if let Some(b) = &m.between_runs {
-            let own = (b.run_ci_high_ns - b.run_ci_low_ns) / 2.0 / m.median_ns * 100.0;
-            note(format!(
-                "interval widened for the spread between runs: sd {} ({:.1}%) over {} earlier \
-                 runs here; this run alone ±{own:.2}%",
-                fmt_ns(b.sd_ns),
-                b.sd_ns / m.median_ns * 100.0,
-                b.runs
-            ));
-        }
-        if let Some(k) = &m.kernel {
-            note(kernel_note(k));
-        }
-        if m.rounds.len() > 1 && m.round_spread > 0.0 {
-            let (lo, hi) = m
-                .rounds
-                .iter()
-                .filter_map(|r| r.median_ns)
-                .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
-                    (a.min(v), b.max(v))
-                });
-            if m.round_spread > 0.02 {
-                note(format!(
-                    "round medians {}–{} (spread {:.1}%)",
-                    fmt_ns(lo),
-                    fmt_ns(hi),
-                    m.round_spread * 100.0
-                ));
-            }
-        }
-        if let Some(l) = describe_levels(&m.levels) {
-            note(format!("{l} (the speed changed while sampling)"));
-        } else if let Some(d) = describe_modes(&m.modes) {
-            note(d);
-        }
-        for f in &r.facts {
-            note(format!(
-                "{}: {} {} ({})",
-                f.name,
-                fmt_value(f.value),
-                f.unit,
-                f.about
-            ));
-        }
-        if let Some(cn) = m.canary.as_ref().filter(|c| c.changed) {
-            let lo = cn.rounds_ns.iter().copied().fold(f64::INFINITY, f64::min);
-            let hi = cn
-                .rounds_ns
-                .iter()
-                .copied()
-                .fold(f64::NEG_INFINITY, f64::max);
-            note(format!(
-                "canary getpid {}–{} over its rounds ({:.1}%): the machine changed speed between them",
-                fmt_ns(lo),
-                fmt_ns(hi),
-                cn.change * 100.0
-            ));
+        for text in notes(r, m) {
+            out += &format!("    {text}\n");
         }
         out
     }
