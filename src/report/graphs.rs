@@ -137,21 +137,7 @@ pub fn samples(r: &BenchResult, run: &str, max_points: usize) -> Result<Svg, Usa
         .min(s.at_ns.len())
         .min(s.flags.len())
         .min(s.round.len());
-    // Each round's span, and where it starts on the compressed axis.
-    let mut spans: BTreeMap<u32, (f64, f64)> = BTreeMap::new();
-    for i in 0..n {
-        let e = spans.entry(s.round[i]).or_insert((s.at_ns[i], s.at_ns[i]));
-        e.0 = e.0.min(s.at_ns[i]);
-        e.1 = e.1.max(s.at_ns[i]);
-    }
-    let total: f64 = spans.values().map(|(a, b)| b - a).sum();
-    let gap = (total * 0.02).max(1.0);
-    let mut offset = BTreeMap::new();
-    let mut x = 0.0;
-    for (&round, &(a, b)) in &spans {
-        offset.insert(round, (x, a, b));
-        x += b - a + gap;
-    }
+    let (offset, x, gap) = round_offsets(&s.round[..n], &s.at_ns[..n]);
     let xpos = |i: usize| {
         let (o, a, _) = offset[&s.round[i]];
         o + s.at_ns[i] - a
@@ -215,27 +201,7 @@ pub fn samples(r: &BenchResult, run: &str, max_points: usize) -> Result<Svg, Usa
     } else {
         drawn_note
     });
-    // Round boundaries and medians.
-    let labelled = spans.len() <= 12;
-    for (k, (&round, &(o, a, b))) in offset.iter().enumerate() {
-        if k > 0 {
-            p.vrule(o - gap / 2.0, Style::dotted(GREY).width(1.0));
-        }
-        if labelled {
-            p.text(o, yhi, &format!("r{round}"), "start", GREY);
-        }
-        if let Some(med) = m
-            .rounds
-            .iter()
-            .find(|f| f.round == round)
-            .and_then(|f| f.median_ns)
-        {
-            p.line(
-                &[(o, med), (o + (b - a).max(gap / 4.0), med)],
-                Style::solid(INK).width(2.5),
-            );
-        }
-    }
+    draw_rounds(&mut p, &offset, gap, m, yhi);
     p.marks(&groups[0], Style::solid(CLEAN).opacity(0.6), Mark::Dot, 3.0);
     p.marks(&groups[2], Style::solid(PERTURBED), Mark::Cross, 5.0);
     p.marks(&groups[1], Style::solid(OUTLIER), Mark::Cross, 5.0);
@@ -266,6 +232,61 @@ pub fn samples(r: &BenchResult, run: &str, max_points: usize) -> Result<Svg, Usa
         add_canary(&mut p, &c.rounds_ns, &pts);
     }
     Ok(p.render())
+}
+
+/// Where each round's samples go on an axis that puts the rounds back to back: per
+/// round, (its start on the axis, its first and last sample's time); then the axis's
+/// end and the gap left between rounds.
+fn round_offsets(
+    round: &[u32],
+    at_ns: &[f64],
+) -> (BTreeMap<u32, (f64, f64, f64)>, f64, f64) {
+    let mut spans: BTreeMap<u32, (f64, f64)> = BTreeMap::new();
+    for (&r, &t) in round.iter().zip(at_ns) {
+        let e = spans.entry(r).or_insert((t, t));
+        e.0 = e.0.min(t);
+        e.1 = e.1.max(t);
+    }
+    let total: f64 = spans.values().map(|(a, b)| b - a).sum();
+    let gap = (total * 0.02).max(1.0);
+    let mut offset = BTreeMap::new();
+    let mut x = 0.0;
+    for (&round, &(a, b)) in &spans {
+        offset.insert(round, (x, a, b));
+        x += b - a + gap;
+    }
+    (offset, x, gap)
+}
+
+/// The rounds on a samples plot: a dotted rule between rounds, their labels when there
+/// are at most 12, and each round's median as a bar over the round.
+fn draw_rounds(
+    p: &mut Plot,
+    offset: &BTreeMap<u32, (f64, f64, f64)>,
+    gap: f64,
+    m: &Measured,
+    yhi: f64,
+) {
+    let labelled = offset.len() <= 12;
+    for (k, (&round, &(o, a, b))) in offset.iter().enumerate() {
+        if k > 0 {
+            p.vrule(o - gap / 2.0, Style::dotted(GREY).width(1.0));
+        }
+        if labelled {
+            p.text(o, yhi, &format!("r{round}"), "start", GREY);
+        }
+        if let Some(med) = m
+            .rounds
+            .iter()
+            .find(|f| f.round == round)
+            .and_then(|f| f.median_ns)
+        {
+            p.line(
+                &[(o, med), (o + (b - a).max(gap / 4.0), med)],
+                Style::solid(INK).width(2.5),
+            );
+        }
+    }
 }
 
 fn add_canary(p: &mut Plot, readings: &[f64], pts: &[(f64, f64)]) {
