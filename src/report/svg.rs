@@ -823,54 +823,8 @@ impl Plot {
                     .collect();
                 marks(out, &inside, style, *mark, *size);
             }
-            Layer::ErrY(bars, style) => {
-                let mut d = String::new();
-                for &(x, lo, hi) in bars {
-                    let (Some(fx), Some(a), Some(b)) =
-                        (self.x.frac(x), self.y.frac(lo), self.y.frac(hi.min(1e300)))
-                    else {
-                        continue;
-                    };
-                    if !(0.0..=1.0).contains(&fx) || a.max(b) < 0.0 || a.min(b) > 1.0 {
-                        continue;
-                    }
-                    let px_x = l.left + fx * l.w;
-                    let (y0, y1) = (l.y_px(a.clamp(0.0, 1.0)), l.y_px(b.clamp(0.0, 1.0)));
-                    let _ = write!(d, "M{} {}V{}", px(px_x), px(y0), px(y1));
-                    for (f, y) in [(a, y0), (b, y1)] {
-                        if (0.0..=1.0).contains(&f) {
-                            let _ = write!(d, "M{} {}h6", px(px_x - 3.0), px(y));
-                        }
-                    }
-                }
-                if !d.is_empty() {
-                    let _ = write!(out, r#"<path d="{d}" {}/>"#, style.stroke());
-                }
-            }
-            Layer::ErrX(bars, style) => {
-                let mut d = String::new();
-                for &(y, lo, hi) in bars {
-                    let (Some(fy), Some(a), Some(b)) =
-                        (self.y.frac(y), self.x.frac(lo), self.x.frac(hi.min(1e300)))
-                    else {
-                        continue;
-                    };
-                    if !(0.0..=1.0).contains(&fy) || a.max(b) < 0.0 || a.min(b) > 1.0 {
-                        continue;
-                    }
-                    let py = l.y_px(fy);
-                    let (x0, x1) = (l.x_px(a.clamp(0.0, 1.0)), l.x_px(b.clamp(0.0, 1.0)));
-                    let _ = write!(d, "M{} {}H{}", px(x0), px(py), px(x1));
-                    for (f, x) in [(a, x0), (b, x1)] {
-                        if (0.0..=1.0).contains(&f) {
-                            let _ = write!(d, "M{} {}v6", px(x), px(py - 3.0));
-                        }
-                    }
-                }
-                if !d.is_empty() {
-                    let _ = write!(out, r#"<path d="{d}" {}/>"#, style.stroke());
-                }
-            }
+            Layer::ErrY(bars, style) => self.draw_err_y(l, bars, style, out),
+            Layer::ErrX(bars, style) => self.draw_err_x(l, bars, style, out),
             Layer::HRule(v, style, side) => {
                 if let Some(f) = self
                     .y_axis(*side)
@@ -917,37 +871,7 @@ impl Plot {
                     px(l.h)
                 );
             }
-            Layer::Bars(bars, fill) => {
-                let mut d = String::new();
-                for &(x0, x1, h) in bars {
-                    let (Some(a), Some(b), Some(fh)) =
-                        (self.x.frac(x0), self.x.frac(x1), self.y.frac(h))
-                    else {
-                        continue;
-                    };
-                    let (a, b) = (a.clamp(0.0, 1.0), b.clamp(0.0, 1.0));
-                    let base = self.y.frac(0.0).unwrap_or(0.0).clamp(0.0, 1.0);
-                    let top = fh.clamp(0.0, 1.0);
-                    if b <= a || top <= base {
-                        continue;
-                    }
-                    let _ = write!(
-                        d,
-                        "M{} {}H{}V{}H{}Z",
-                        px(l.x_px(a)),
-                        px(l.y_px(base)),
-                        px(l.x_px(b)),
-                        px(l.y_px(top)),
-                        px(l.x_px(a))
-                    );
-                }
-                if !d.is_empty() {
-                    let _ = write!(
-                        out,
-                        r##"<path d="{d}" fill="{fill}" stroke="#fff" stroke-width="0.5"/>"##
-                    );
-                }
-            }
+            Layer::Bars(bars, fill) => self.draw_bars(l, bars, fill, out),
             Layer::Text(x, y, text, anchor, color) => {
                 if let Some((a, b)) = l.point(&self.x, &self.y, *x, *y) {
                     let a = a.clamp(l.left + 2.0, l.left + l.w - 2.0);
@@ -961,6 +885,109 @@ impl Plot {
                     );
                 }
             }
+        }
+    }
+
+    /// Vertical error bars (x, low, high), capped where the ends are on the plot.
+    fn draw_err_y(
+        &self,
+        l: &Layout,
+        bars: &[(f64, f64, f64)],
+        style: &Style,
+        out: &mut String,
+    ) {
+        let mut d = String::new();
+        for &(x, lo, hi) in bars {
+            let (Some(fx), Some(a), Some(b)) =
+                (self.x.frac(x), self.y.frac(lo), self.y.frac(hi.min(1e300)))
+            else {
+                continue;
+            };
+            if !(0.0..=1.0).contains(&fx) || a.max(b) < 0.0 || a.min(b) > 1.0 {
+                continue;
+            }
+            let px_x = l.left + fx * l.w;
+            let (y0, y1) = (l.y_px(a.clamp(0.0, 1.0)), l.y_px(b.clamp(0.0, 1.0)));
+            let _ = write!(d, "M{} {}V{}", px(px_x), px(y0), px(y1));
+            for (f, y) in [(a, y0), (b, y1)] {
+                if (0.0..=1.0).contains(&f) {
+                    let _ = write!(d, "M{} {}h6", px(px_x - 3.0), px(y));
+                }
+            }
+        }
+        if !d.is_empty() {
+            let _ = write!(out, r#"<path d="{d}" {}/>"#, style.stroke());
+        }
+    }
+
+    /// Horizontal error bars (y, low, high), capped where the ends are on the plot.
+    fn draw_err_x(
+        &self,
+        l: &Layout,
+        bars: &[(f64, f64, f64)],
+        style: &Style,
+        out: &mut String,
+    ) {
+        let mut d = String::new();
+        for &(y, lo, hi) in bars {
+            let (Some(fy), Some(a), Some(b)) =
+                (self.y.frac(y), self.x.frac(lo), self.x.frac(hi.min(1e300)))
+            else {
+                continue;
+            };
+            if !(0.0..=1.0).contains(&fy) || a.max(b) < 0.0 || a.min(b) > 1.0 {
+                continue;
+            }
+            let py = l.y_px(fy);
+            let (x0, x1) = (l.x_px(a.clamp(0.0, 1.0)), l.x_px(b.clamp(0.0, 1.0)));
+            let _ = write!(d, "M{} {}H{}", px(x0), px(py), px(x1));
+            for (f, x) in [(a, x0), (b, x1)] {
+                if (0.0..=1.0).contains(&f) {
+                    let _ = write!(d, "M{} {}v6", px(x), px(py - 3.0));
+                }
+            }
+        }
+        if !d.is_empty() {
+            let _ = write!(out, r#"<path d="{d}" {}/>"#, style.stroke());
+        }
+    }
+
+    /// Filled bars (x from, x to, height) standing on zero, clipped to the plot.
+    fn draw_bars(
+        &self,
+        l: &Layout,
+        bars: &[(f64, f64, f64)],
+        fill: &str,
+        out: &mut String,
+    ) {
+        let mut d = String::new();
+        for &(x0, x1, h) in bars {
+            let (Some(a), Some(b), Some(fh)) =
+                (self.x.frac(x0), self.x.frac(x1), self.y.frac(h))
+            else {
+                continue;
+            };
+            let (a, b) = (a.clamp(0.0, 1.0), b.clamp(0.0, 1.0));
+            let base = self.y.frac(0.0).unwrap_or(0.0).clamp(0.0, 1.0);
+            let top = fh.clamp(0.0, 1.0);
+            if b <= a || top <= base {
+                continue;
+            }
+            let _ = write!(
+                d,
+                "M{} {}H{}V{}H{}Z",
+                px(l.x_px(a)),
+                px(l.y_px(base)),
+                px(l.x_px(b)),
+                px(l.y_px(top)),
+                px(l.x_px(a))
+            );
+        }
+        if !d.is_empty() {
+            let _ = write!(
+                out,
+                r##"<path d="{d}" fill="{fill}" stroke="#fff" stroke-width="0.5"/>"##
+            );
         }
     }
 
