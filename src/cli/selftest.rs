@@ -401,30 +401,8 @@ fn subtraction(session: &Session) -> anyhow::Result<(Vec<Round>, Vec<Round>)> {
     Ok((subtracted, residual))
 }
 
-/// Runs `syscost selftest`.
-pub fn selftest() -> anyhow::Result<ExitCode> {
-    let facts = crate::host::collect(&[]);
-    let _guard = InterruptGuard::install()?;
-    let session = Session::start(SessionOptions {
-        profile: PROFILE,
-        clock: ClockChoice::Auto,
-        invariant_tsc: facts.invariant_tsc,
-        cpu: None,
-        load: 0,
-        keep_samples: false,
-        cull: Cull::Rusage,
-        files: Default::default(),
-    })?;
-    let mut out = crate::report::stdout();
-    let info = session.clock_info();
-    writeln!(out, "harness clock: {} ({})", info.name, info.why)?;
-    writeln!(
-        out,
-        "each check: rounds of plain loop, harness, plain loop until {STEADY_WANTED} \
-         rounds whose plain loops agree (or {MAX_ROUNDS} rounds); plain loops timed with \
-         CLOCK_MONOTONIC, their figure the median of {CHUNKS} chunks\n"
-    )?;
-
+/// The harness's figure against a plain loop's, for getpid and the vDSO clock read.
+fn check_operations(out: &mut dyn Write, session: &Session) -> anyhow::Result<Vec<Kind>> {
     let vdso = Params(vec![("via", "vdso".to_string())]);
     let find = |n: &str| bench::find(n).expect("the catalogue has it");
     let cases: [(&str, &dyn bench::Bench, Params, Op); 2] = [
@@ -443,7 +421,7 @@ pub fn selftest() -> anyhow::Result<ExitCode> {
     ];
     let mut kinds = Vec::new();
     for (label, bench, params, op) in cases {
-        let r = operation(&session, bench, &params, op)?;
+        let r = operation(session, bench, &params, op)?;
         let j = verdict(&r, TOLERANCE);
         writeln!(
             out,
@@ -455,8 +433,14 @@ pub fn selftest() -> anyhow::Result<ExitCode> {
         )?;
         kinds.push(j.kind);
     }
+    Ok(kinds)
+}
 
-    let (subtracted, residual) = subtraction(&session)?;
+/// The loop the harness subtracts against the benchmarks' loop timed plainly, and the
+/// residual left when the harness measures an empty body.
+fn check_loops(out: &mut dyn Write, session: &Session) -> anyhow::Result<Vec<Kind>> {
+    let mut kinds = Vec::new();
+    let (subtracted, residual) = subtraction(session)?;
     let j = verdict(&subtracted, LOOP_TOLERANCE);
     writeln!(
         out,
@@ -481,8 +465,13 @@ pub fn selftest() -> anyhow::Result<ExitCode> {
         j.line("overheads")
     )?;
     kinds.push(j.kind);
+    Ok(kinds)
+}
 
-    let (word, code) = if kinds.contains(&Kind::Off) {
+/// The verdict of every check: off if any is off, else unsteady if any is, else ok;
+/// with the exit code.
+fn conclusion(kinds: &[Kind]) -> (&'static str, u8) {
+    if kinds.contains(&Kind::Off) {
         ("OFF: the harness is wrong on this machine", 1)
     } else if kinds.contains(&Kind::Unsteady) {
         (
@@ -492,7 +481,36 @@ pub fn selftest() -> anyhow::Result<ExitCode> {
         )
     } else {
         ("ok", 0)
-    };
+    }
+}
+
+/// Runs `syscost selftest`.
+pub fn selftest() -> anyhow::Result<ExitCode> {
+    let facts = crate::host::collect(&[]);
+    let _guard = InterruptGuard::install()?;
+    let session = Session::start(SessionOptions {
+        profile: PROFILE,
+        clock: ClockChoice::Auto,
+        invariant_tsc: facts.invariant_tsc,
+        cpu: None,
+        load: 0,
+        keep_samples: false,
+        cull: Cull::Rusage,
+        files: Default::default(),
+    })?;
+    let mut out = crate::report::stdout();
+    let info = session.clock_info();
+    writeln!(out, "harness clock: {} ({})", info.name, info.why)?;
+    writeln!(
+        out,
+        "each check: rounds of plain loop, harness, plain loop until {STEADY_WANTED} \
+         rounds whose plain loops agree (or {MAX_ROUNDS} rounds); plain loops timed with \
+         CLOCK_MONOTONIC, their figure the median of {CHUNKS} chunks\n"
+    )?;
+
+    let mut kinds = check_operations(&mut out, &session)?;
+    kinds.extend(check_loops(&mut out, &session)?);
+    let (word, code) = conclusion(&kinds);
     writeln!(out, "selftest: {word}")?;
     Ok(ExitCode::from(code))
 }
