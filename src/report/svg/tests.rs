@@ -1,3 +1,4 @@
+use super::render::{clip, marks};
 use super::*;
 
 fn labels(a: &Axis) -> Vec<&str> {
