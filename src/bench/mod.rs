@@ -115,8 +115,9 @@ fn failed(what: &'static str) -> BenchError {
 }
 
 /// A catalogue entry described by data: most benchmarks need nothing more than a name,
-/// a description and a `prepare` function.
-pub struct Simple {
+/// a description and a `prepare` function. `P` is that function's type: see [`Simple`]
+/// and [`InRun`].
+pub struct Entry<P> {
     /// `family.name`.
     pub name: &'static str,
     /// One line: what is timed.
@@ -126,43 +127,35 @@ pub struct Simple {
     /// Its parameters.
     pub params: &'static [ParamSpec],
     /// Builds the operation.
-    pub prepare: fn(&Params) -> Result<Prepared, BenchError>,
+    pub prepare: P,
 }
 
-impl Bench for Simple {
-    fn name(&self) -> &'static str {
-        self.name
-    }
-    fn about(&self) -> &'static str {
-        self.about
-    }
-    fn origin(&self) -> &'static str {
-        self.origin
-    }
-    fn params(&self) -> &'static [ParamSpec] {
-        self.params
-    }
-    fn prepare(&self, p: &Params, _: &RunContext) -> Result<Prepared, BenchError> {
-        (self.prepare)(p)
+/// An entry whose `prepare` needs only the parameter values.
+pub type Simple = Entry<fn(&Params) -> Result<Prepared, BenchError>>;
+
+/// An entry whose `prepare` reads or adds to the run's shared state (its options, its
+/// scratch files, the limits it met).
+pub type InRun = Entry<fn(&Params, &RunContext) -> Result<Prepared, BenchError>>;
+
+/// A `prepare` function an [`Entry`] can hold.
+pub trait Prepare: Sync {
+    /// Builds the operation for `p` in the run whose shared state is `cx`.
+    fn call(&self, p: &Params, cx: &RunContext) -> Result<Prepared, BenchError>;
+}
+
+impl Prepare for fn(&Params) -> Result<Prepared, BenchError> {
+    fn call(&self, p: &Params, _: &RunContext) -> Result<Prepared, BenchError> {
+        self(p)
     }
 }
 
-/// A catalogue entry like [`Simple`] whose `prepare` reads or adds to the run's shared
-/// state (its options, its scratch files, the limits it met).
-pub struct InRun {
-    /// `family.name`.
-    pub name: &'static str,
-    /// One line: what is timed.
-    pub about: &'static str,
-    /// Where it comes from in the seeds.
-    pub origin: &'static str,
-    /// Its parameters.
-    pub params: &'static [ParamSpec],
-    /// Builds the operation.
-    pub prepare: fn(&Params, &RunContext) -> Result<Prepared, BenchError>,
+impl Prepare for fn(&Params, &RunContext) -> Result<Prepared, BenchError> {
+    fn call(&self, p: &Params, cx: &RunContext) -> Result<Prepared, BenchError> {
+        self(p, cx)
+    }
 }
 
-impl Bench for InRun {
+impl<P: Prepare> Bench for Entry<P> {
     fn name(&self) -> &'static str {
         self.name
     }
@@ -176,7 +169,7 @@ impl Bench for InRun {
         self.params
     }
     fn prepare(&self, p: &Params, cx: &RunContext) -> Result<Prepared, BenchError> {
-        (self.prepare)(p, cx)
+        self.prepare.call(p, cx)
     }
 }
 
