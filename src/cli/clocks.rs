@@ -4,11 +4,10 @@
 
 use crate::bench::clock::{ClockKind, ClockRead, CLOCKS};
 use crate::bench::Bench;
-use crate::harness::clock::ClockChoice;
 use crate::harness::Profile;
 use crate::os::interrupt::InterruptGuard;
 use crate::results::fmt_ns;
-use crate::session::{Cull, Session, SessionOptions};
+use crate::session::{Session, SessionOptions};
 use serde::Serialize;
 use std::io::Write;
 use std::process::ExitCode;
@@ -50,16 +49,8 @@ fn smallest_step(kind: ClockKind, budget: Duration) -> Option<u64> {
 pub fn clocks(json: bool) -> anyhow::Result<ExitCode> {
     let facts = crate::host::collect(&[]);
     let _guard = InterruptGuard::install()?;
-    let session = Session::start(SessionOptions {
-        profile: Profile::QUICK,
-        clock: ClockChoice::Auto,
-        invariant_tsc: facts.invariant_tsc,
-        cpu: None,
-        load: 0,
-        keep_samples: false,
-        cull: Cull::Rusage,
-        files: Default::default(),
-    })?;
+    let session =
+        Session::start(SessionOptions::new(Profile::QUICK, facts.invariant_tsc))?;
     // The session's clock is the calibrated TSC when the TSC is usable; otherwise rdtsc
     // ticks have no known length and their granularity is not converted.
     let info = session.clock_info().clone();

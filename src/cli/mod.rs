@@ -250,17 +250,9 @@ fn env(format: TextOrJson) -> anyhow::Result<ExitCode> {
 /// too unsteady for.
 fn steadiness(facts: &crate::host::HostFacts) -> anyhow::Result<String> {
     use crate::harness::Profile;
-    use crate::session::{Cull, Session, SessionOptions};
-    let session = Session::start(SessionOptions {
-        profile: Profile::STANDARD,
-        clock: crate::harness::clock::ClockChoice::Auto,
-        invariant_tsc: facts.invariant_tsc,
-        cpu: None,
-        load: 0,
-        keep_samples: false,
-        cull: Cull::Rusage,
-        files: Default::default(),
-    })?;
+    use crate::session::{Session, SessionOptions};
+    let session =
+        Session::start(SessionOptions::new(Profile::STANDARD, facts.invariant_tsc))?;
     let m = session.steadiness(1_000_000_000)?;
     let states = crate::harness::describe_states(&m.states);
     let too: Vec<String> = [Profile::THOROUGH, Profile::STANDARD, Profile::QUICK]

@@ -36,12 +36,11 @@
 
 use crate::bench::{self, Params};
 use crate::error::BenchError;
-use crate::harness::clock::ClockChoice;
 use crate::harness::{EmptyLoop, Harness, Plan, Profile, Settings};
 use crate::os::interrupt::InterruptGuard;
 use crate::os::sys;
 use crate::results::fmt_ns;
-use crate::session::{Cull, Session, SessionOptions};
+use crate::session::{Session, SessionOptions};
 use crate::stats;
 use std::hint::black_box;
 use std::io::Write;
@@ -488,16 +487,7 @@ fn conclusion(kinds: &[Kind]) -> (&'static str, u8) {
 pub fn selftest() -> anyhow::Result<ExitCode> {
     let facts = crate::host::collect(&[]);
     let _guard = InterruptGuard::install()?;
-    let session = Session::start(SessionOptions {
-        profile: PROFILE,
-        clock: ClockChoice::Auto,
-        invariant_tsc: facts.invariant_tsc,
-        cpu: None,
-        load: 0,
-        keep_samples: false,
-        cull: Cull::Rusage,
-        files: Default::default(),
-    })?;
+    let session = Session::start(SessionOptions::new(PROFILE, facts.invariant_tsc))?;
     let mut out = crate::report::stdout();
     let info = session.clock_info();
     writeln!(out, "harness clock: {} ({})", info.name, info.why)?;

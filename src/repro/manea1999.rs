@@ -6,10 +6,9 @@
 use super::manea1999_data::*;
 use super::median;
 use super::Options;
-use crate::harness::clock::ClockChoice;
 use crate::os::interrupt::{interrupted, InterruptGuard};
 use crate::results::fmt_ns;
-use crate::session::{Cull, Session, SessionOptions};
+use crate::session::{Session, SessionOptions};
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -40,14 +39,8 @@ pub fn run(args: &Options) -> anyhow::Result<ExitCode> {
     let _guard = InterruptGuard::install()?;
     let profile = args.profile;
     let session = Session::start(SessionOptions {
-        profile,
-        clock: ClockChoice::Auto,
-        invariant_tsc: facts.invariant_tsc,
         cpu: args.cpu,
-        load: 0,
-        keep_samples: false,
-        cull: Cull::Rusage,
-        files: Default::default(),
+        ..SessionOptions::new(profile, facts.invariant_tsc)
     })?
     .record_to(&args.journal);
     let mut out = crate::report::stdout();

@@ -8,10 +8,9 @@
 use super::median;
 use super::nagy_vms_data::*;
 use super::Options;
-use crate::harness::clock::ClockChoice;
 use crate::os::interrupt::{interrupted, InterruptGuard};
 use crate::results::fmt_ns;
-use crate::session::{Cull, Session, SessionOptions};
+use crate::session::{Session, SessionOptions};
 use crate::stats::fit::linear_fit;
 use std::io::Write;
 use std::process::ExitCode;
@@ -88,14 +87,9 @@ fn label(a: &Analog) -> String {
 fn open(args: &Options, load: usize) -> anyhow::Result<Session> {
     let facts = crate::host::collect(&[]);
     Ok(Session::start(SessionOptions {
-        profile: args.profile,
-        clock: ClockChoice::Auto,
-        invariant_tsc: facts.invariant_tsc,
         cpu: args.cpu,
         load,
-        keep_samples: false,
-        cull: Cull::Rusage,
-        files: Default::default(),
+        ..SessionOptions::new(args.profile, facts.invariant_tsc)
     })?
     .record_to(&args.journal))
 }

@@ -2,10 +2,9 @@
 
 use super::perez1976_data::{Row, FIG2_EVENT, FIG3, FIG4, FIG6, PER_ARG_US};
 use super::Options;
-use crate::harness::clock::ClockChoice;
 use crate::os::interrupt::{interrupted, InterruptGuard};
 use crate::results::fmt_ns;
-use crate::session::{Cull, Session, SessionOptions};
+use crate::session::{Session, SessionOptions};
 use crate::stats::fit::linear_fit;
 use std::io::Write;
 use std::process::ExitCode;
@@ -68,14 +67,9 @@ pub fn today(call: &str) -> Today {
 
 fn options(args: &Options, invariant_tsc: bool, load: usize) -> SessionOptions {
     SessionOptions {
-        profile: args.profile,
-        clock: ClockChoice::Auto,
-        invariant_tsc,
         cpu: args.cpu,
         load,
-        keep_samples: false,
-        cull: Cull::Rusage,
-        files: Default::default(),
+        ..SessionOptions::new(args.profile, invariant_tsc)
     }
 }
 

@@ -9,11 +9,10 @@ use super::sloan1992_data::{System, SYSTEMS};
 use super::Options;
 use crate::bench::{self, params, Params};
 use crate::error::BenchError;
-use crate::harness::clock::ClockChoice;
 use crate::os::interrupt::{interrupted, InterruptGuard};
 use crate::report::ring::{self, KNEE_THRESHOLD};
 use crate::results::{fmt_ns, RingTable};
-use crate::session::{Cull, Session, SessionOptions};
+use crate::session::{Session, SessionOptions};
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -116,14 +115,8 @@ pub fn run(args: &Options) -> anyhow::Result<ExitCode> {
     let facts = crate::host::collect(&[]);
     let _guard = InterruptGuard::install()?;
     let session = Session::start(SessionOptions {
-        profile: args.profile,
-        clock: ClockChoice::Auto,
-        invariant_tsc: facts.invariant_tsc,
         cpu: args.cpu,
-        load: 0,
-        keep_samples: false,
-        cull: Cull::Rusage,
-        files: Default::default(),
+        ..SessionOptions::new(args.profile, facts.invariant_tsc)
     })?
     .record_to(&args.journal);
     let mut out = crate::report::stdout();

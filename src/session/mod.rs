@@ -50,6 +50,24 @@ pub struct SessionOptions {
     pub files: crate::bench::file::Options,
 }
 
+impl SessionOptions {
+    /// The options of a plain session with `profile`: the clock chosen automatically, no
+    /// pinning, no load, no samples kept, culling by resource usage, scratch files in
+    /// the temporary directory. `invariant_tsc` comes from the host facts.
+    pub fn new(profile: Profile, invariant_tsc: bool) -> SessionOptions {
+        SessionOptions {
+            profile,
+            clock: ClockChoice::Auto,
+            invariant_tsc,
+            cpu: None,
+            load: 0,
+            keep_samples: false,
+            cull: Cull::Rusage,
+            files: Default::default(),
+        }
+    }
+}
+
 /// What marks a sample perturbed (`--cull`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum Cull {
@@ -559,14 +577,8 @@ mod tests {
     #[test]
     fn a_failure_after_the_measurement_keeps_the_measurement() {
         let opts = SessionOptions {
-            profile: Profile::SMOKE,
             clock: ClockChoice::Monotonic,
-            invariant_tsc: false,
-            cpu: None,
-            load: 0,
-            keep_samples: false,
-            cull: Cull::Rusage,
-            files: Default::default(),
+            ..SessionOptions::new(Profile::SMOKE, false)
         };
         let session = Session::start(opts).unwrap();
         let r = session
@@ -585,14 +597,8 @@ mod tests {
     #[test]
     fn asking_for_a_tsc_the_cpu_does_not_keep_steady_is_a_usage_error() {
         let opts = SessionOptions {
-            profile: Profile::SMOKE,
             clock: ClockChoice::Tsc,
-            invariant_tsc: false,
-            cpu: None,
-            load: 0,
-            keep_samples: false,
-            cull: Cull::Rusage,
-            files: Default::default(),
+            ..SessionOptions::new(Profile::SMOKE, false)
         };
         let e = Session::start(opts).err().expect("refused");
         let usage = e.downcast_ref::<crate::error::UsageError>();
