@@ -8,5 +8,15 @@ fn main() -> std::process::ExitCode {
     {
         return std::process::ExitCode::SUCCESS;
     }
+    // A worker measuring one benchmark for a run (see `session::worker`).
+    let args: Vec<String> = std::env::args_os()
+        .skip(1)
+        .take(3)
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    if args.first().is_some_and(|a| a == syscost::session::worker::WORKER_ARG) {
+        return syscost::session::worker::serve(&args[1..]);
+    }
+    syscost::session::worker::enable_self_exec();
     syscost::cli::main()
 }

@@ -29,7 +29,14 @@ pub struct RunContext {
     /// the benchmark's key, and why: larger sizes with the same key skip with that
     /// reason instead of trying again.
     limits: RefCell<Vec<Limit>>,
+    /// Where new scratch files come from when not made here: a worker process asks the
+    /// run's parent, which keeps the files for every instance.
+    source: Option<ScratchSource>,
 }
+
+/// Makes (or finds) the scratch file of a length, for a [`RunContext`] that does not
+/// make its own.
+pub type ScratchSource = Box<dyn Fn(u64) -> Result<Scratch, BenchError>>;
 
 /// A size a benchmark could not be prepared at.
 struct Limit {
@@ -47,6 +54,12 @@ impl RunContext {
             profile,
             ..RunContext::default()
         }
+    }
+
+    /// This context with its new scratch files made by `source` instead of here.
+    pub fn with_scratch_source(mut self, source: ScratchSource) -> RunContext {
+        self.source = Some(source);
+        self
     }
 
     /// The file options (`--dir`, `--drop-caches`).
@@ -78,7 +91,10 @@ impl RunContext {
         while kept.len() >= KEPT {
             kept.remove(0);
         }
-        let s = Arc::new(Scratch::create(dir, len)?);
+        let s = Arc::new(match &self.source {
+            Some(source) => source(len)?,
+            None => Scratch::create(dir, len)?,
+        });
         kept.push(s.clone());
         Ok(s)
     }

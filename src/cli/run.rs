@@ -125,6 +125,7 @@ fn start_session(
                 dir: args.dir.clone(),
                 drop_caches: args.drop_caches,
             },
+            workers: crate::session::Workers::default_for_this_process(),
         },
         args.batch,
         args.seed,

@@ -6,6 +6,7 @@
 //! releases them on drop; it prints nothing.
 
 use crate::bench::{body, After, Bench, Params};
+use crate::harness::Expect;
 use crate::error::BenchError;
 use crate::harness::clock::{self, characterize, Clock, ClockChoice, ClockInfo};
 use crate::harness::{
@@ -20,9 +21,14 @@ use crate::results::{
 };
 use crate::stats::{self, rounds};
 use anyhow::Context;
-use slot::Slot;
+use instance::Instance;
+use slot::{Env, Slot};
 
+mod instance;
 mod slot;
+pub mod worker;
+
+pub use worker::Workers;
 
 /// How big a change of the canary means the machine changed speed.
 pub const CANARY_THRESHOLD: f64 = 0.03;
@@ -48,6 +54,8 @@ pub struct SessionOptions {
     pub cull: Cull,
     /// Where file benchmarks make their scratch file and how they empty the cache.
     pub files: crate::bench::file::Options,
+    /// Where catalogue benchmarks are measured: each in a worker process, or here.
+    pub workers: Workers,
 }
 
 impl SessionOptions {
@@ -64,6 +72,7 @@ impl SessionOptions {
             keep_samples: false,
             cull: Cull::Rusage,
             files: Default::default(),
+            workers: Workers::default_for_this_process(),
         }
     }
 }
@@ -340,26 +349,54 @@ impl Session {
         self.rounds(instances, progress, true)
     }
 
-    /// [`Session::run_all`], with the span between rounds only when `spread`.
+    /// [`Session::run_all`], with the span between rounds only when `spread`. At most
+    /// [`MAX_LIVE`] instances are measured at once (each may hold a worker process):
+    /// a longer list is measured in consecutive groups.
     fn rounds(
         &self,
         instances: &[(&dyn Bench, Params)],
         progress: &mut dyn FnMut(Step<'_>),
         spread: bool,
     ) -> Result<Outcome, BenchError> {
-        let p = self.settings.profile;
-        let mut slots: Vec<Slot<'_>> = instances
-            .iter()
-            .map(|(b, params)| Slot::new(*b, params))
-            .collect();
+        let mut out = Outcome {
+            results: Vec::new(),
+            machine: MachineStates::default(),
+            interrupted: false,
+        };
         let mut machine: Vec<f64> = Vec::new();
         let mut rng = SplitMix(self.seed);
+        for group in instances.chunks(MAX_LIVE) {
+            let interrupted =
+                self.group(group, progress, spread, &mut rng, &mut machine, &mut out.results);
+            if interrupted {
+                out.interrupted = true;
+                break;
+            }
+        }
+        out.machine = machine_states(&machine, self.settings.profile.ci_target);
+        Ok(out)
+    }
+
+    /// Measures one group of instances; returns whether the run was interrupted.
+    fn group(
+        &self,
+        instances: &[(&dyn Bench, Params)],
+        progress: &mut dyn FnMut(Step<'_>),
+        spread: bool,
+        rng: &mut SplitMix,
+        machine: &mut Vec<f64>,
+        results: &mut Vec<BenchResult>,
+    ) -> bool {
+        let p = self.settings.profile;
+        let mut all: Vec<Instance<'_>> = instances
+            .iter()
+            .map(|(b, params)| Instance::new(*b, params, &self.opts.workers))
+            .collect();
         let c = self.clock.as_ref();
         let begin = c.now();
         let mut interrupted = false;
         'rounds: for round in 0..p.max_rounds as u32 {
-            let mut order: Vec<usize> =
-                (0..slots.len()).filter(|&i| slots[i].open()).collect();
+            let mut order: Vec<usize> = (0..all.len()).filter(|&i| all[i].open()).collect();
             if order.is_empty() {
                 break;
             }
@@ -369,23 +406,33 @@ impl Session {
                     round,
                     index: n,
                     of: order.len(),
-                    name: slots[i].bench.name(),
-                    params: &slots[i].params,
+                    name: all[i].bench().name(),
+                    params: all[i].params(),
                 });
-                match self.visit(&mut slots[i], round, begin, &mut machine) {
-                    Ok(()) => {}
-                    Err(BenchError::Interrupted) => {
+                let canary = match self.canary() {
+                    Ok(v) => v,
+                    Err(_) => {
                         interrupted = true;
                         break 'rounds;
                     }
-                    Err(e) => slots[i].end(e),
+                };
+                machine.push(canary);
+                if let Err(BenchError::Interrupted) =
+                    all[i].visit(self, round, begin, canary)
+                {
+                    interrupted = true;
+                    break 'rounds;
+                }
+                if interrupt::interrupted() {
+                    interrupted = true;
+                    break 'rounds;
                 }
             }
             // Spread the first rounds over the profile's span.
             if spread && (round as usize) < p.min_rounds {
                 let until = p.span_ns as f64 * (round + 1) as f64 / p.min_rounds as f64;
                 while c.to_ns(c.now().wrapping_sub(begin)) < until
-                    && slots.iter().any(Slot::open)
+                    && all.iter().any(Instance::open)
                 {
                     match self.canary() {
                         Ok(v) => machine.push(v),
@@ -402,79 +449,62 @@ impl Session {
             }
         }
         let h = self.harness();
-        let results = slots
-            .into_iter()
-            .filter_map(|s| s.finish(&h, self.opts.keep_samples, interrupted))
-            .collect();
-        Ok(Outcome {
-            results,
-            machine: machine_states(&machine, p.ci_target),
-            interrupted,
-        })
+        results.extend(
+            all.into_iter()
+                .filter_map(|s| s.finish(&h, self.opts.keep_samples, interrupted)),
+        );
+        interrupted
     }
 
-    /// One round of one instance.
-    fn visit(
+    /// What a worker for `bench` is told.
+    fn start_for(
         &self,
-        slot: &mut Slot<'_>,
-        round: u32,
+        bench: &dyn Bench,
+        params: &Params,
         begin: u64,
-        machine: &mut Vec<f64>,
+    ) -> worker::wire::Start {
+        worker::wire::Start {
+            bench: bench.name().to_string(),
+            params: params.0.iter().map(|(k, v)| (k.to_string(), v.clone())).collect(),
+            profile: (&self.settings.profile).into(),
+            clock: self.clock_info.name.clone(),
+            ns_per_tick: self.clock_info.ns_per_tick,
+            granularity_ns: self.settings.granularity_ns,
+            batch: self.settings.batch,
+            spans: self.settings.spans,
+            begin,
+            keep_samples: self.opts.keep_samples,
+            dir: self.opts.files.dir.clone(),
+            drop_caches: self.opts.files.drop_caches,
+            context_profile: self.context.profile().map(str::to_string),
+        }
+    }
+
+    /// The measuring environment of an instance measured in this process.
+    fn flag_here(&self, samples: &mut [Sample], expect: Expect) -> Result<(), BenchError> {
+        match &self.kernel {
+            Ok(w) => w.borrow_mut().flag(samples, expect),
+            Err(_) => Ok(()),
+        }
+    }
+
+    /// The kernel's verdict on a worker's samples.
+    fn flag_there(
+        &self,
+        tid: u32,
+        samples: &mut [Sample],
+        expect: Expect,
     ) -> Result<(), BenchError> {
-        let p = self.settings.profile;
-        let canary = self.canary()?;
-        slot.canaries.push(canary);
-        machine.push(canary);
-        let h = self.harness();
-        let c = self.clock.as_ref();
-        let t0 = c.now();
-        let prepared = slot.bench.prepare(&slot.params, &self.context)?;
-        let t_prepared = c.now();
-        slot.setup_ns += c.to_ns(t_prepared.wrapping_sub(t0));
-        slot.result.op = prepared.op.to_string();
-        let (mut body, plan) = (prepared.body, prepared.plan);
-        let (k, overhead) = match slot.setup.clone() {
-            Some(mut s) => {
-                // A warm-up shorter than one batch would only add a batch.
-                let last = slot.samples.last().map_or(0.0, |x| c.to_ns(x.ticks));
-                if last < p.round_warmup_ns as f64 {
-                    h.warm(body.as_mut(), s.0, p.round_warmup_ns)?;
-                }
-                h.remeasure(&mut EmptyLoop, s.0, plan, &mut s.1)?;
-                s
-            }
-            None => {
-                let k = h.calibrate(body.as_mut(), plan)?;
-                h.warm(body.as_mut(), k, p.warmup_ns)?;
-                let o = h.overhead(&mut EmptyLoop, k, plan)?;
-                (k, o)
-            }
-        };
-        slot.plan = plan;
-        slot.setup = Some((k, overhead.clone()));
-        let t1 = c.now();
-        slot.warmup_ns += c.to_ns(t1.wrapping_sub(t_prepared));
-        let first = slot.samples.len();
-        h.collect(body.as_mut(), k, round, begin, &mut slot.samples)?;
-        let t2 = c.now();
-        if let Ok(w) = &self.kernel {
-            w.borrow_mut()
-                .flag(&mut slot.samples[first..], plan.expect)?;
+        match &self.kernel {
+            Ok(w) => w.borrow_mut().flag_thread(tid, samples, expect),
+            Err(_) => Ok(()),
         }
-        slot.elapsed_ns += c.to_ns(t2.wrapping_sub(t1));
-        drop(body); // release descriptors, mappings and children now
-        slot.setup_ns += c.to_ns(c.now().wrapping_sub(t2));
-        slot.after = prepared.after;
-        slot.rounds += 1;
-        if slot.rounds as usize >= p.min_rounds {
-            let (a, ok, why) = h.conclude(&slot.samples, k, &overhead, plan);
-            if ok || slot.rounds as usize >= p.max_rounds {
-                slot.concluded = Some((a, ok, why));
-            }
-        }
-        Ok(())
     }
 }
+
+/// How many instances are measured at once at most (each may hold a worker process
+/// and its socket).
+pub const MAX_LIVE: usize = 256;
 
 /// What [`Session::run_all`] is about to measure.
 pub struct Step<'a> {

@@ -1,8 +1,22 @@
 //! One benchmark instance within a run (a [`Slot`]): prepared once per round,
 //! measured, its rounds gathered, and turned at the end into its result, with the
 //! canary readings around it and the samples kept if asked.
+//!
+//! A slot is what a worker process holds for its instance (see [`super::worker`]); a
+//! session measures in its own process only what the catalogue cannot name.
 
 use super::*;
+
+/// What a slot measures with: the clock and settings of the session, the instance's
+/// run context, and where the kernel's events come from (`--cull kernel`).
+pub(super) struct Env<'a> {
+    pub(super) clock: &'a dyn Clock,
+    pub(super) settings: Settings,
+    pub(super) context: &'a crate::bench::RunContext,
+    /// Marks a round's samples with what the kernel did during them.
+    pub(super) flag: Option<&'a mut dyn FnMut(&mut [Sample], Expect) -> Result<(), BenchError>>,
+}
+
 
 /// One instance in a run: its result so far and what the rounds have gathered.
 pub(super) struct Slot<'b> {
@@ -58,6 +72,68 @@ impl<'b> Slot<'b> {
             concluded: None,
             ended: false,
         }
+    }
+
+    /// One round: sets the benchmark up anew, warms it (calibrating the batch and the
+    /// empty loop's overhead in the first round), takes one round of samples, tears it
+    /// down, and concludes once the profile's minimum rounds are in. `canary` is the
+    /// reading taken just before; `begin` the run's start on the clock.
+    pub(super) fn visit(
+        &mut self,
+        env: &mut Env<'_>,
+        round: u32,
+        begin: u64,
+        canary: f64,
+    ) -> Result<(), BenchError> {
+        let p = env.settings.profile;
+        self.canaries.push(canary);
+        let h = Harness::new(env.clock, env.settings);
+        let c = env.clock;
+        let t0 = c.now();
+        let prepared = self.bench.prepare(&self.params, env.context)?;
+        let t_prepared = c.now();
+        self.setup_ns += c.to_ns(t_prepared.wrapping_sub(t0));
+        self.result.op = prepared.op.to_string();
+        let (mut body, plan) = (prepared.body, prepared.plan);
+        let (k, overhead) = match self.setup.clone() {
+            Some(mut s) => {
+                // A warm-up shorter than one batch would only add a batch.
+                let last = self.samples.last().map_or(0.0, |x| c.to_ns(x.ticks));
+                if last < p.round_warmup_ns as f64 {
+                    h.warm(body.as_mut(), s.0, p.round_warmup_ns)?;
+                }
+                h.remeasure(&mut EmptyLoop, s.0, plan, &mut s.1)?;
+                s
+            }
+            None => {
+                let k = h.calibrate(body.as_mut(), plan)?;
+                h.warm(body.as_mut(), k, p.warmup_ns)?;
+                let o = h.overhead(&mut EmptyLoop, k, plan)?;
+                (k, o)
+            }
+        };
+        self.plan = plan;
+        self.setup = Some((k, overhead.clone()));
+        let t1 = c.now();
+        self.warmup_ns += c.to_ns(t1.wrapping_sub(t_prepared));
+        let first = self.samples.len();
+        h.collect(body.as_mut(), k, round, begin, &mut self.samples)?;
+        let t2 = c.now();
+        drop(body); // release descriptors, mappings and children now
+        if let Some(flag) = env.flag.as_mut() {
+            flag(&mut self.samples[first..], plan.expect)?;
+        }
+        self.elapsed_ns += c.to_ns(t2.wrapping_sub(t1));
+        self.setup_ns += c.to_ns(c.now().wrapping_sub(t2));
+        self.after = prepared.after;
+        self.rounds += 1;
+        if self.rounds as usize >= p.min_rounds {
+            let (a, ok, why) = h.conclude(&self.samples, k, &overhead, plan);
+            if ok || self.rounds as usize >= p.max_rounds {
+                self.concluded = Some((a, ok, why));
+            }
+        }
+        Ok(())
     }
 
     pub(super) fn open(&self) -> bool {

@@ -48,6 +48,16 @@ impl Watch {
         samples: &mut [Sample],
         expect: Expect,
     ) -> Result<(), BenchError> {
+        self.flag_thread(self.tid, samples, expect)
+    }
+
+    /// [`Watch::flag`] for samples the thread `tid` took (a worker process's).
+    pub fn flag_thread(
+        &mut self,
+        tid: u32,
+        samples: &mut [Sample],
+        expect: Expect,
+    ) -> Result<(), BenchError> {
         let d = self.recorder.drain_all().map_err(|e| {
             BenchError::Failed(format!("reading the kernel's events: {e}"))
         })?;
@@ -80,7 +90,7 @@ impl Watch {
                 s.kernel = index.causes(&Query {
                     t0: span.start_ns,
                     t1: span.end_ns,
-                    tid: self.tid,
+                    tid,
                     c0: span.cpu0,
                     c1: span.cpu1,
                     // The partner of a blocking operation runs on another CPU, and an

@@ -118,6 +118,12 @@ impl Scratch {
 }
 
 impl Scratch {
+    /// A scratch file made elsewhere (by the run's parent process) and handed over
+    /// open: `file` holds `len` bytes and lives in `dir`.
+    pub fn adopt(file: File, len: u64, dir: PathBuf) -> Scratch {
+        Scratch { file, len, dir }
+    }
+
     /// Writes a new unnamed scratch file of `len` bytes of a pattern in `dir`, after
     /// checking that the file system keeps [`HEADROOM`] free beside it.
     pub(super) fn create(dir: PathBuf, len: u64) -> Result<Scratch, BenchError> {

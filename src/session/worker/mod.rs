@@ -1,0 +1,231 @@
+//! Each benchmark instance measured in a process of its own: the seam between the run
+//! (its parent) and the measuring.
+//!
+//! The parent keeps the orchestration: the rounds and their shuffled order, the canary,
+//! the pin and the background load, the kernel's events, the scratch files, the results.
+//! A worker is the `syscost` binary started again with a hidden argument, for one
+//! instance: it sets the benchmark up, measures one round when asked, keeps its
+//! samples, concludes, and sends back its result. Its address space is the binary's
+//! and its own instance's, the same whatever else the run selected, so a figure does
+//! not depend on its neighbours (fork copies the page tables of the process that
+//! forks; a process that has measured two hundred benchmarks is not the process a user
+//! forks from).
+//!
+//! The conversation ([`wire`]): `Start`, then `Visit` per round (answered `Visited`,
+//! possibly after the worker asked for a scratch file or for the kernel's verdict on its
+//! samples), then `Finish` (answered with the result).
+
+mod serve;
+pub mod wire;
+
+pub use serve::{serve, WORKER_ARG};
+
+use crate::bench::file::Scratch;
+use crate::error::BenchError;
+use crate::harness::{Expect, Sample, Span};
+use crate::os::spawn::{spawn_keeping, PreparedExec};
+use crate::os::task::{describe_status, Child};
+use crate::results::BenchResult;
+use std::os::fd::AsFd;
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use wire::{Reply, Request, Start};
+
+static SELF_EXEC: AtomicBool = AtomicBool::new(false);
+
+/// Declares that this process's executable is the `syscost` binary, which serves
+/// [`WORKER_ARG`]: sessions started from now on measure in worker processes. The
+/// binary's `main` calls it; a library caller (a test) measures in its own process.
+pub fn enable_self_exec() {
+    SELF_EXEC.store(true, Ordering::SeqCst);
+}
+
+/// Where a session measures: in worker processes of this program, or here.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Workers {
+    /// Each instance in a process of its own, started from this program.
+    Exec(PathBuf),
+    /// In the session's own process (a library caller, or `SYSCOST_WORKERS=inline` to
+    /// compare).
+    Inline,
+}
+
+impl Workers {
+    /// Worker processes when this process is the `syscost` binary (see
+    /// [`enable_self_exec`]) and `SYSCOST_WORKERS` is not `inline`; else inline.
+    pub fn default_for_this_process() -> Workers {
+        if !SELF_EXEC.load(Ordering::SeqCst)
+            || std::env::var_os("SYSCOST_WORKERS").is_some_and(|v| v == "inline")
+        {
+            return Workers::Inline;
+        }
+        match std::env::current_exe() {
+            Ok(p) => Workers::Exec(p),
+            Err(_) => Workers::Inline,
+        }
+    }
+}
+
+/// What the parent does for a worker in the middle of a round.
+pub(super) struct Services<'a> {
+    /// The scratch file of a length.
+    pub scratch: &'a dyn Fn(u64) -> Result<Arc<Scratch>, BenchError>,
+    /// The kernel's verdict on samples of a thread, when kernel events are recorded.
+    pub flag: Option<&'a mut dyn FnMut(u32, &mut [Sample], Expect) -> Result<(), BenchError>>,
+}
+
+/// A running worker, seen from the parent. Dropping it closes the socket (the worker
+/// then exits, releasing what it made) and reaps it, killing it after two seconds.
+pub(super) struct Remote {
+    stream: UnixStream,
+    child: Option<Child>,
+}
+
+/// How long a worker may take to exit once asked.
+const EXIT_GRACE: Duration = Duration::from_secs(2);
+
+impl Remote {
+    /// Starts `program` as a worker and sends it `start`.
+    pub(super) fn start(program: &Path, start: &Start) -> Result<Remote, BenchError> {
+        let failed = |what: &str, e: std::io::Error| {
+            BenchError::Failed(format!(
+                "starting the worker process ({}): {what}: {e}",
+                program.display()
+            ))
+        };
+        let (mine, theirs) = UnixStream::pair().map_err(|e| failed("socketpair", e))?;
+        let fd = std::os::fd::AsRawFd::as_raw_fd(&theirs);
+        let args = [
+            program.as_os_str().to_owned(),
+            WORKER_ARG.into(),
+            fd.to_string().into(),
+            std::process::id().to_string().into(),
+        ];
+        let exec = PreparedExec::new(program.as_os_str(), &args)
+            .map_err(|e| failed("its arguments", e))?;
+        let child = spawn_keeping(&exec, theirs.as_fd()).map_err(|e| failed("fork", e))?;
+        drop(theirs);
+        let mut r = Remote {
+            stream: mine,
+            child: Some(child),
+        };
+        let sent = wire::send(&mut r.stream, &Request::Start(Box::new(start.clone())));
+        if let Err(e) = sent {
+            return Err(r.died(&format!("sending it its benchmark: {e}")));
+        }
+        Ok(r)
+    }
+
+    /// One round: `Ok(open)`, whether the instance wants more rounds. A skip or a
+    /// failure is the instance's end (its result says so); an interruption is returned.
+    pub(super) fn visit(
+        &mut self,
+        round: u32,
+        canary_ns: f64,
+        services: &mut Services<'_>,
+    ) -> Result<bool, BenchError> {
+        self.send(&Request::Visit { round, canary_ns })?;
+        loop {
+            match self.recv()? {
+                Reply::Visited { open, error: None } => return Ok(open),
+                Reply::Visited {
+                    error: Some(e), ..
+                } => return Err(e.into()),
+                Reply::NeedScratch { len } => match (services.scratch)(len) {
+                    Ok(s) => {
+                        self.send(&Request::Scratch(Ok(())))?;
+                        wire::send_fd(&self.stream, s.file().as_fd())
+                            .map_err(|e| self.died(&format!("sending the file: {e}")))?;
+                    }
+                    Err(e) => self.send(&Request::Scratch(Err((&e).into())))?,
+                },
+                Reply::Spans { tid, spans, expect } => {
+                    let bits = flags(services, tid, &spans, expect)?;
+                    self.send(&Request::Flags(bits))?;
+                }
+                Reply::Result(_) => {
+                    return Err(self.died("it sent a result before it was asked"))
+                }
+            }
+        }
+    }
+
+    /// Whether the worker is still there (not reaped after it stopped answering).
+    pub(super) fn alive(&self) -> bool {
+        self.child.is_some()
+    }
+
+    /// Asks for the result and reaps the worker.
+    pub(super) fn finish(mut self, interrupted: bool) -> Result<Option<BenchResult>, BenchError> {
+        self.send(&Request::Finish { interrupted })?;
+        let result = match self.recv()? {
+            Reply::Result(r) => r.map(|b| *b),
+            other => return Err(self.died(&format!("it answered {other:?}"))),
+        };
+        if let Some(mut child) = self.child.take() {
+            let _ = child.reap_by(Instant::now() + EXIT_GRACE);
+        }
+        Ok(result)
+    }
+
+    fn send(&mut self, r: &Request) -> Result<(), BenchError> {
+        wire::send(&mut self.stream, r).map_err(|e| self.died(&e.to_string()))
+    }
+
+    fn recv(&mut self) -> Result<Reply, BenchError> {
+        match wire::recv::<Reply>(&mut self.stream) {
+            Ok(Some(r)) => Ok(r),
+            Ok(None) => Err(self.died("it closed its socket")),
+            Err(e) => Err(self.died(&e.to_string())),
+        }
+    }
+
+    /// The worker stopped answering: reaps it and says how it ended.
+    fn died(&mut self, what: &str) -> BenchError {
+        let how = match self.child.take() {
+            Some(mut c) => match c.reap_by(Instant::now() + EXIT_GRACE) {
+                Ok((st, false)) => describe_status(st),
+                Ok((_, true)) => "killed after it stopped answering".to_string(),
+                Err(e) => format!("not reaped: {e}"),
+            },
+            None => "already reaped".to_string(),
+        };
+        BenchError::Failed(format!("the worker process failed ({what}; {how})"))
+    }
+}
+
+impl Drop for Remote {
+    fn drop(&mut self) {
+        let _ = self.stream.shutdown(std::net::Shutdown::Both);
+        if let Some(mut c) = self.child.take() {
+            let _ = c.reap_by(Instant::now() + EXIT_GRACE);
+        }
+    }
+}
+
+/// The kernel's verdict on spans a worker sent.
+fn flags(
+    services: &mut Services<'_>,
+    tid: u32,
+    spans: &[Option<Span>],
+    expect: Expect,
+) -> Result<Vec<u16>, BenchError> {
+    let mut samples: Vec<Sample> = spans
+        .iter()
+        .map(|&span| Sample {
+            at_ns: 0.0,
+            ticks: 0,
+            usage: Default::default(),
+            round: 0,
+            span,
+            kernel: 0,
+        })
+        .collect();
+    if let Some(f) = services.flag.as_mut() {
+        f(tid, &mut samples, expect)?;
+    }
+    Ok(samples.iter().map(|s| s.kernel).collect())
+}

@@ -1,0 +1,178 @@
+//! The worker's side: `syscost __worker FD PARENT` reads a [`Start`], then measures its
+//! one instance round by round as the parent asks, and exits after sending the result.
+//! It dies with its parent (SIGTERM as the death signal, which stops a round at its
+//! next batch so that everything the benchmark made is released) and exits when the
+//! parent's end of the socket closes.
+
+use super::wire::{self, Reply, Request, Start, WireError, WireProfile};
+use crate::bench::{self, Params, RunContext};
+use crate::error::BenchError;
+use crate::harness::clock::{Clock, Monotonic};
+use crate::harness::{Expect, Sample, Settings};
+use crate::session::slot::{Env, Slot};
+use std::os::unix::net::UnixStream;
+use std::process::ExitCode;
+
+/// The hidden argument that makes the binary a worker.
+pub const WORKER_ARG: &str = "__worker";
+
+/// Runs the worker whose arguments (after [`WORKER_ARG`]) are `args`: the inherited
+/// socket's descriptor and the parent's pid. Prints only when the parent cannot be
+/// reached.
+pub fn serve(args: &[String]) -> ExitCode {
+    match serve_inner(args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("syscost worker: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn serve_inner(args: &[String]) -> anyhow::Result<()> {
+    use anyhow::Context;
+    let (fd, parent) = match args {
+        [fd, parent] => (fd.parse::<i32>()?, parent.parse::<i32>()?),
+        _ => anyhow::bail!("usage: syscost {WORKER_ARG} FD PARENT_PID (internal)"),
+    };
+    rustix::process::set_parent_process_death_signal(Some(
+        rustix::process::Signal::TERM,
+    ))?;
+    if rustix::process::getppid().map(|p| p.as_raw_nonzero().get()) != Some(parent) {
+        // The parent died before the death signal was set.
+        return Ok(());
+    }
+    let _guard = crate::os::interrupt::InterruptGuard::install()?;
+    let stream = UnixStream::from(
+        crate::os::spawn::take_inherited(fd).context("the worker's socket")?,
+    );
+    let mut link = stream.try_clone()?;
+    let Some(Request::Start(start)) = wire::recv::<Request>(&mut link)? else {
+        anyhow::bail!("the parent sent no start");
+    };
+    let bench = bench::find(&start.bench)
+        .ok_or_else(|| anyhow::anyhow!("no benchmark is named {}", start.bench))?;
+    let params = Params(
+        start
+            .params
+            .iter()
+            .map(|(n, v)| {
+                let spec = bench.params().iter().find(|s| s.name == n);
+                spec.map(|s| (s.name, v.clone()))
+                    .ok_or_else(|| anyhow::anyhow!("{} takes no {n}", start.bench))
+            })
+            .collect::<anyhow::Result<_>>()?,
+    );
+    let clock = clock_of(&start)?;
+    let mut settings =
+        Settings::new(start.profile.profile(), start.granularity_ns.max(1.0));
+    settings.batch = start.batch;
+    settings.spans = start.spans;
+    let context = context_of(&start, stream.try_clone()?);
+    let mut slot = Slot::new(bench, &params);
+    loop {
+        match wire::recv::<Request>(&mut link)? {
+            None => return Ok(()), // the parent is gone
+            Some(Request::Visit { round, canary_ns }) => {
+                let mut flagger = |s: &mut [Sample], e: Expect| flag(&stream, s, e);
+                let mut env = Env {
+                    clock: clock.as_ref(),
+                    settings,
+                    context: &context,
+                    flag: if start.spans {
+                        Some(&mut flagger)
+                    } else {
+                        None
+                    },
+                };
+                let error = match slot.visit(&mut env, round, start.begin, canary_ns) {
+                    Ok(()) => None,
+                    Err(BenchError::Interrupted) => Some(WireError::Interrupted),
+                    Err(e) => {
+                        let w = WireError::from(&e);
+                        slot.end(e);
+                        Some(w)
+                    }
+                };
+                let open = error.is_none() && slot.open();
+                wire::send(&mut link, &Reply::Visited { open, error })?;
+            }
+            Some(Request::Finish { interrupted }) => {
+                let h = crate::harness::Harness::new(clock.as_ref(), settings);
+                let result = slot.finish(&h, start.keep_samples, interrupted);
+                wire::send(&mut link, &Reply::Result(result.map(Box::new)))?;
+                return Ok(());
+            }
+            Some(other) => anyhow::bail!("unexpected request {other:?}"),
+        }
+    }
+}
+
+/// The parent's clock, as it calibrated it.
+fn clock_of(start: &Start) -> anyhow::Result<Box<dyn Clock>> {
+    match start.clock.as_str() {
+        "monotonic" => Ok(Box::new(Monotonic)),
+        #[cfg(target_arch = "x86_64")]
+        "tsc" => Ok(Box::new(crate::harness::clock::Tsc::with_rate(
+            start.ns_per_tick,
+        ))),
+        other => anyhow::bail!("no clock is named {other}"),
+    }
+}
+
+/// The instance's run context, whose scratch files come from the parent.
+fn context_of(start: &Start, stream: UnixStream) -> RunContext {
+    let files = bench::file::Options {
+        dir: start.dir.clone(),
+        drop_caches: start.drop_caches,
+    };
+    let profile = start
+        .context_profile
+        .as_deref()
+        .and_then(WireProfile::static_name);
+    let dir = files.dir.clone().unwrap_or_else(std::env::temp_dir);
+    let stream = std::cell::RefCell::new(stream);
+    RunContext::new(files, profile).with_scratch_source(Box::new(move |len| {
+        let mut s = stream.borrow_mut();
+        let lost = |e: std::io::Error| {
+            BenchError::Failed(format!("asking the parent for the scratch file: {e}"))
+        };
+        wire::send(&mut s, &Reply::NeedScratch { len }).map_err(lost)?;
+        match wire::recv::<Request>(&mut s).map_err(lost)? {
+            Some(Request::Scratch(Ok(()))) => {
+                let fd = wire::recv_fd(&s).map_err(lost)?;
+                Ok(bench::file::Scratch::adopt(fd.into(), len, dir.clone()))
+            }
+            Some(Request::Scratch(Err(e))) => Err(e.into()),
+            other => Err(BenchError::Failed(format!(
+                "the parent answered {other:?} for the scratch file"
+            ))),
+        }
+    }))
+}
+
+/// Asks the parent to flag a round's samples by the kernel's events.
+fn flag(
+    stream: &UnixStream,
+    samples: &mut [Sample],
+    expect: Expect,
+) -> Result<(), BenchError> {
+    let lost = |e: std::io::Error| {
+        BenchError::Failed(format!("asking the parent for the kernel's events: {e}"))
+    };
+    let mut s = stream.try_clone().map_err(lost)?;
+    let spans = samples.iter().map(|x| x.span).collect();
+    let tid = crate::os::task::gettid() as u32;
+    wire::send(&mut s, &Reply::Spans { tid, spans, expect }).map_err(lost)?;
+    match wire::recv::<Request>(&mut s).map_err(lost)? {
+        Some(Request::Flags(bits)) if bits.len() == samples.len() => {
+            for (x, b) in samples.iter_mut().zip(bits) {
+                x.kernel = b;
+            }
+            Ok(())
+        }
+        other => Err(BenchError::Failed(format!(
+            "the parent answered {other:?} for the kernel's events"
+        ))),
+    }
+}

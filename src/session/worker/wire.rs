@@ -1,0 +1,320 @@
+//! What the run's parent and a worker say to each other: the messages, serialised as
+//! JSON, each framed by its length (4 bytes, little-endian) on a Unix stream socket.
+//! A scratch file's descriptor travels beside its reply as `SCM_RIGHTS` on a one-byte
+//! message of its own.
+
+use crate::error::BenchError;
+use crate::harness::{Expect, Profile, Span};
+use crate::results::BenchResult;
+use serde::{Deserialize, Serialize};
+use std::io::{self, Read, Write};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::unix::net::UnixStream;
+use std::path::PathBuf;
+
+/// The largest message accepted (a result with every sample of a long run kept).
+const MAX_MESSAGE: usize = 1 << 30;
+
+/// The parent's requests.
+#[derive(Debug, Serialize, Deserialize)]
+pub enum Request {
+    /// The first message: what the worker measures, and how.
+    Start(Box<Start>),
+    /// Measure one round.
+    Visit {
+        /// The round (0 first).
+        round: u32,
+        /// The canary reading the parent took just before, ns per getpid.
+        canary_ns: f64,
+    },
+    /// The kernel's verdict on the round's samples, one bit set per sample, in order
+    /// (the answer to [`Reply::Spans`]).
+    Flags(Vec<u16>),
+    /// The scratch file asked for: on success its descriptor follows.
+    Scratch(Result<(), WireError>),
+    /// Conclude and send the result; the worker then exits.
+    Finish {
+        /// The run was interrupted: no after step, and the result says so.
+        interrupted: bool,
+    },
+}
+
+/// The worker's messages.
+#[derive(Debug, Serialize, Deserialize)]
+pub enum Reply {
+    /// The round ended: `open` while the instance wants more rounds.
+    Visited {
+        /// Wants more rounds (not converged, below its maximum, not skipped or failed).
+        open: bool,
+        /// Why it ended early, if it did (skipped, failed, interrupted).
+        error: Option<WireError>,
+    },
+    /// The round's samples' spans on the kernel's clock, for flagging by the kernel's
+    /// events (`--cull kernel`): answered by [`Request::Flags`].
+    Spans {
+        /// The measuring thread.
+        tid: u32,
+        /// One per sample of the round.
+        spans: Vec<Option<Span>>,
+        /// What the operation is expected to do.
+        expect: Expect,
+    },
+    /// A scratch file of `len` bytes is needed: answered by [`Request::Scratch`].
+    NeedScratch {
+        /// Its length.
+        len: u64,
+    },
+    /// The result (None when an interrupted run never measured a round of it).
+    Result(Option<Box<BenchResult>>),
+}
+
+/// What the worker needs to measure as the parent would.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Start {
+    /// The benchmark's catalogue name.
+    pub bench: String,
+    /// Its parameter values.
+    pub params: Vec<(String, String)>,
+    /// The profile.
+    pub profile: WireProfile,
+    /// The clock's name ("tsc" or "monotonic") and its calibrated tick.
+    pub clock: String,
+    /// Nanoseconds per tick.
+    pub ns_per_tick: f64,
+    /// The clock's granularity, ns.
+    pub granularity_ns: f64,
+    /// `--batch`.
+    pub batch: Option<u64>,
+    /// Record spans for the kernel's events.
+    pub spans: bool,
+    /// The run's start on the clock.
+    pub begin: u64,
+    /// Keep the samples in the result.
+    pub keep_samples: bool,
+    /// `--dir`.
+    pub dir: Option<PathBuf>,
+    /// `--drop-caches`.
+    pub drop_caches: bool,
+    /// The profile's name for the run context (sizes the default scratch file).
+    pub context_profile: Option<String>,
+}
+
+/// A [`Profile`] as it travels (its name is looked up again on arrival).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct WireProfile {
+    name: String,
+    numbers: [u64; 10],
+    ci_target: f64,
+}
+
+impl From<&Profile> for WireProfile {
+    fn from(p: &Profile) -> WireProfile {
+        WireProfile {
+            name: p.name.to_string(),
+            numbers: [
+                p.warmup_ns,
+                p.round_warmup_ns,
+                p.round_ns,
+                p.round_min_samples as u64,
+                p.round_max_samples as u64,
+                p.min_rounds as u64,
+                p.max_rounds as u64,
+                p.span_ns,
+                p.min_batch_ns,
+                p.overhead_samples as u64,
+            ],
+            ci_target: p.ci_target,
+        }
+    }
+}
+
+impl WireProfile {
+    /// The profile again: a named one's name, with the numbers as sent.
+    pub fn profile(&self) -> Profile {
+        let name = Profile::ALL
+            .iter()
+            .find(|p| p.name == self.name)
+            .map_or("custom", |p| p.name);
+        let n = &self.numbers;
+        Profile {
+            name,
+            warmup_ns: n[0],
+            round_warmup_ns: n[1],
+            round_ns: n[2],
+            round_min_samples: n[3] as usize,
+            round_max_samples: n[4] as usize,
+            min_rounds: n[5] as usize,
+            max_rounds: n[6] as usize,
+            span_ns: n[7],
+            min_batch_ns: n[8],
+            overhead_samples: n[9] as usize,
+            ci_target: self.ci_target,
+        }
+    }
+
+    /// The profile's name as the worker's run context wants it.
+    pub fn static_name(name: &str) -> Option<&'static str> {
+        Profile::ALL.iter().find(|p| p.name == name).map(|p| p.name)
+    }
+}
+
+/// A [`BenchError`] as it travels.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum WireError {
+    /// [`BenchError::Skip`].
+    Skip(String),
+    /// [`BenchError::Failed`].
+    Failed(String),
+    /// [`BenchError::Interrupted`].
+    Interrupted,
+}
+
+impl From<&BenchError> for WireError {
+    fn from(e: &BenchError) -> WireError {
+        match e {
+            BenchError::Skip(s) => WireError::Skip(s.clone()),
+            BenchError::Failed(s) => WireError::Failed(s.clone()),
+            BenchError::Interrupted => WireError::Interrupted,
+        }
+    }
+}
+
+impl From<WireError> for BenchError {
+    fn from(e: WireError) -> BenchError {
+        match e {
+            WireError::Skip(s) => BenchError::Skip(s),
+            WireError::Failed(s) => BenchError::Failed(s),
+            WireError::Interrupted => BenchError::Interrupted,
+        }
+    }
+}
+
+/// Writes one message.
+pub fn send<T: Serialize>(s: &mut UnixStream, msg: &T) -> io::Result<()> {
+    let body = serde_json::to_vec(msg)?;
+    let len = u32::try_from(body.len())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "message too long"))?;
+    let mut frame = Vec::with_capacity(4 + body.len());
+    frame.extend_from_slice(&len.to_le_bytes());
+    frame.extend_from_slice(&body);
+    s.write_all(&frame)
+}
+
+/// Reads one message; `Ok(None)` at the end of the stream before a message begins.
+pub fn recv<T: for<'de> Deserialize<'de>>(s: &mut UnixStream) -> io::Result<Option<T>> {
+    let mut len = [0u8; 4];
+    match s.read_exact(&mut len) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(None),
+        Err(e) => return Err(e),
+    }
+    let len = u32::from_le_bytes(len) as usize;
+    if len > MAX_MESSAGE {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("a message of {len} bytes"),
+        ));
+    }
+    let mut body = vec![0u8; len];
+    s.read_exact(&mut body)?;
+    serde_json::from_slice(&body)
+        .map(Some)
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+}
+
+/// Sends `fd` as one byte with `SCM_RIGHTS`.
+pub fn send_fd(s: &UnixStream, fd: BorrowedFd<'_>) -> io::Result<()> {
+    use rustix::net::{sendmsg, SendAncillaryBuffer, SendAncillaryMessage, SendFlags};
+    use std::mem::MaybeUninit;
+    let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
+    let mut control = SendAncillaryBuffer::new(&mut space);
+    let fds = [fd];
+    if !control.push(SendAncillaryMessage::ScmRights(&fds)) {
+        return Err(io::Error::other("no room for the descriptor"));
+    }
+    let byte = [0u8];
+    sendmsg(
+        s.as_fd(),
+        &[io::IoSlice::new(&byte)],
+        &mut control,
+        SendFlags::NOSIGNAL,
+    )?;
+    Ok(())
+}
+
+/// Receives the descriptor [`send_fd`] sent.
+pub fn recv_fd(s: &UnixStream) -> io::Result<OwnedFd> {
+    use rustix::net::{recvmsg, RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags};
+    use std::mem::MaybeUninit;
+    let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
+    let mut control = RecvAncillaryBuffer::new(&mut space);
+    let mut byte = [0u8];
+    let got = recvmsg(
+        s.as_fd(),
+        &mut [io::IoSliceMut::new(&mut byte)],
+        &mut control,
+        RecvFlags::CMSG_CLOEXEC,
+    )?;
+    if got.bytes != 1 {
+        return Err(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            "the descriptor did not arrive",
+        ));
+    }
+    for msg in control.drain() {
+        if let RecvAncillaryMessage::ScmRights(mut fds) = msg {
+            if let Some(fd) = fds.next() {
+                return Ok(fd);
+            }
+        }
+    }
+    Err(io::Error::new(
+        io::ErrorKind::InvalidData,
+        "a message without the descriptor",
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_and_descriptors_cross_a_socket_pair() {
+        let (mut a, mut b) = UnixStream::pair().unwrap();
+        send(&mut a, &Request::Visit { round: 3, canary_ns: 71.5 }).unwrap();
+        match recv::<Request>(&mut b).unwrap() {
+            Some(Request::Visit { round, canary_ns }) => {
+                assert_eq!((round, canary_ns), (3, 71.5))
+            }
+            other => panic!("{other:?}"),
+        }
+        let file = tempfile::tempfile().unwrap();
+        use std::io::Write as _;
+        (&file).write_all(b"scratch").unwrap();
+        send_fd(&a, file.as_fd()).unwrap();
+        let fd = recv_fd(&b).unwrap();
+        let mut got = String::new();
+        use std::io::{Seek, SeekFrom};
+        let mut f = std::fs::File::from(fd);
+        f.seek(SeekFrom::Start(0)).unwrap();
+        f.read_to_string(&mut got).unwrap();
+        assert_eq!(got, "scratch");
+        drop(a);
+        assert!(recv::<Reply>(&mut b).unwrap().is_none(), "end of stream");
+    }
+
+    #[test]
+    fn a_profile_travels_whole() {
+        for p in Profile::ALL {
+            assert_eq!(WireProfile::from(&p).profile(), p);
+        }
+    }
+
+    #[test]
+    fn an_oversized_frame_is_refused_not_allocated() {
+        let (mut a, mut b) = UnixStream::pair().unwrap();
+        a.write_all(&u32::MAX.to_le_bytes()).unwrap();
+        let e = recv::<Reply>(&mut b).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::InvalidData, "{e}");
+    }
+}
