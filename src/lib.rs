@@ -21,6 +21,7 @@ pub mod report;
 pub mod repro;
 pub mod results;
 pub mod session;
+pub mod spill;
 pub mod stats;
 pub mod store;
 pub mod trace;

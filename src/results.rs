@@ -68,6 +68,26 @@ impl Run {
             rings: Vec::new(),
         }
     }
+
+    /// A copy with no results (the rest of the document, for writing the results
+    /// apart).
+    pub fn clone_without_results(&self) -> Run {
+        Run {
+            schema_version: self.schema_version,
+            tool: self.tool.clone(),
+            version: self.version.clone(),
+            command_line: self.command_line.clone(),
+            started_unix_s: self.started_unix_s,
+            host: self.host.clone(),
+            clock: self.clock.clone(),
+            harness: self.harness.clone(),
+            complete: self.complete,
+            results: Vec::new(),
+            machine: self.machine.clone(),
+            sweeps: self.sweeps.clone(),
+            rings: self.rings.clone(),
+        }
+    }
 }
 
 /// The machine's states over a run: every canary reading (ns per getpid, timed before

@@ -456,8 +456,18 @@ pub fn open_for_saving(
 /// Saves a finished (or interrupted) run; a failure to save is a warning, never a lost
 /// run. Returns the id.
 pub fn save(history: Option<&mut History>, run: &Run, origin: Origin) -> Option<i64> {
+    save_with(history, run, origin, None)
+}
+
+/// [`save`] of a run whose samples are in `spill`.
+pub fn save_with(
+    history: Option<&mut History>,
+    run: &Run,
+    origin: Origin,
+    spill: Option<&crate::spill::Spill>,
+) -> Option<i64> {
     let h = history?;
-    match h.save(run, origin) {
+    match h.save_with(run, origin, spill) {
         Ok(id) => {
             eprintln!("saved as run {id} in {}", h.path().display());
             Some(id)

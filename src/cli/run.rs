@@ -9,6 +9,7 @@ use crate::os::interrupt::InterruptGuard;
 use crate::report::Output;
 use crate::results::{Run, Status};
 use crate::session::{Session, SessionOptions};
+use anyhow::Context;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::process::ExitCode;
@@ -174,7 +175,12 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     for w in host::warnings(&facts) {
         eprintln!("warning: {w}");
     }
-    let session = start_session(args, profile, facts.invariant_tsc)?;
+    let mut session = start_session(args, profile, facts.invariant_tsc)?;
+    if !args.no_samples {
+        session
+            .spill_samples()
+            .context("making the temporary file that keeps the samples")?;
+    }
     let mut run = new_run(facts, &session);
     if let Err(BenchError::Interrupted) = look_at_the_machine(&session, profile.ci_target)
     {
@@ -209,12 +215,18 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     }
     run.sweeps = crate::report::sweep::fits(&run.results);
     run.rings = crate::report::ring::tables(&run.results);
+    let spill = session.take_spill();
     drop(session); // stop the load before the last write
     for r in &run.results {
         output.result(r)?;
     }
-    output.finish(&run)?;
-    super::history::save(history.as_mut(), &run, crate::store::Origin::Run);
+    output.finish_with(&run, spill.as_ref())?;
+    super::history::save_with(
+        history.as_mut(),
+        &run,
+        crate::store::Origin::Run,
+        spill.as_ref(),
+    );
     if interrupted {
         eprintln!("syscost: interrupted; the rounds measured so far were written");
         return Ok(ExitCode::from(crate::os::interrupt::exit_code()));

@@ -224,15 +224,48 @@ impl Output {
 
     /// Writes the end of the run (the whole document, for JSON).
     pub fn finish(&mut self, run: &Run) -> std::io::Result<()> {
-        self.finish_inner(run).map_err(|e| self.named(e))
+        self.finish_inner(run, None).map_err(|e| self.named(e))
     }
 
-    fn finish_inner(&mut self, run: &Run) -> std::io::Result<()> {
+    /// [`Output::finish`] for a run whose samples are in `spill`: a JSON document is
+    /// streamed, each result's samples read back as it is written.
+    pub fn finish_with(
+        &mut self,
+        run: &Run,
+        spill: Option<&crate::spill::Spill>,
+    ) -> std::io::Result<()> {
+        self.finish_inner(run, spill).map_err(|e| self.named(e))
+    }
+
+    fn finish_inner(
+        &mut self,
+        run: &Run,
+        spill: Option<&crate::spill::Spill>,
+    ) -> std::io::Result<()> {
         match self.exporter.as_mut() {
             Some(e) => {
                 let s = e.footer(run);
                 self.sink.write_all(s.as_bytes())?;
             }
+            None if self.format == Format::Json => match &self.path {
+                Some(p) => {
+                    let tmp = partial_path(p);
+                    let streamed = std::fs::File::create(&tmp)
+                        .and_then(|mut f| {
+                            crate::spill::write_json(&mut f, run, spill, false)?;
+                            f.write_all(b"\n")
+                        })
+                        .and_then(|()| std::fs::rename(&tmp, p));
+                    if streamed.is_err() {
+                        let _ = std::fs::remove_file(&tmp);
+                    }
+                    streamed?
+                }
+                None => {
+                    crate::spill::write_json(&mut self.sink, run, spill, true)?;
+                    self.sink.write_all(b"\n")?;
+                }
+            },
             None => match &self.path {
                 Some(p) => write_atomically(p, &document(self.format, run, false)?)?,
                 None => self.sink.write_all(&document(self.format, run, true)?)?,

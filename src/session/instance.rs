@@ -142,6 +142,9 @@ impl Away<'_> {
             Ok(false) => {
                 // Done: its result now, and the worker gone.
                 self.finish(false);
+                if let Some(r) = self.result.as_mut() {
+                    session.keep(r);
+                }
                 Ok(())
             }
             Err(BenchError::Interrupted) => Err(BenchError::Interrupted),

@@ -144,6 +144,8 @@ pub struct Session {
     kernel: Result<std::cell::RefCell<crate::trace::watch::Watch>, String>,
     /// What the benchmarks of this session share (options, scratch files, limits met).
     context: crate::bench::RunContext,
+    /// Where finished results' samples go, when asked ([`Session::spill_samples`]).
+    spill: Option<std::cell::RefCell<crate::spill::Spill>>,
 }
 
 impl Session {
@@ -204,7 +206,31 @@ impl Session {
             load,
             journal: None,
             kernel,
+            spill: None,
         })
+    }
+
+    /// Moves each result's samples to a temporary file as the result finishes, so
+    /// that a long run's samples do not accumulate in memory; [`Session::take_spill`]
+    /// hands the file over to write the document and the history.
+    pub fn spill_samples(&mut self) -> std::io::Result<()> {
+        self.spill = Some(std::cell::RefCell::new(crate::spill::Spill::new()?));
+        Ok(())
+    }
+
+    /// The samples moved out of the results so far (see [`Session::spill_samples`]).
+    pub fn take_spill(&mut self) -> Option<crate::spill::Spill> {
+        self.spill.take().map(std::cell::RefCell::into_inner)
+    }
+
+    /// A finished result: its samples to the spill, when there is one (they stay in
+    /// the result if they cannot be written).
+    fn keep(&self, r: &mut BenchResult) {
+        if let Some(s) = &self.spill {
+            if let Err(e) = s.borrow_mut().put(r) {
+                eprintln!("warning: samples kept in memory: the spill file failed: {e}");
+            }
+        }
     }
 
     /// Why kernel events could not be had when `--cull kernel` asked for them (None
@@ -449,10 +475,12 @@ impl Session {
             }
         }
         let h = self.harness();
-        results.extend(
-            all.into_iter()
-                .filter_map(|s| s.finish(&h, self.opts.keep_samples, interrupted)),
-        );
+        for i in all {
+            if let Some(mut r) = i.finish(&h, self.opts.keep_samples, interrupted) {
+                self.keep(&mut r);
+                results.push(r);
+            }
+        }
         interrupted
     }
 

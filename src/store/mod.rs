@@ -283,15 +283,29 @@ impl History {
 
     /// Saves a run in one transaction; returns its id.
     pub fn save(&mut self, run: &Run, origin: Origin) -> anyhow::Result<i64> {
+        self.save_with(run, origin, None)
+    }
+
+    /// [`History::save`] of a run whose samples are in `spill` (read back one result
+    /// at a time, so the run's samples are never all in memory).
+    pub fn save_with(
+        &mut self,
+        run: &Run,
+        origin: Origin,
+        spill: Option<&crate::spill::Spill>,
+    ) -> anyhow::Result<i64> {
         // The samples go apart, so that reading a run's figures never reads them.
+        let mut z =
+            flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::fast());
+        crate::spill::write_samples(&mut z, run, spill)?;
+        let samples = z.finish()?;
         let mut lite = run.clone();
-        let samples: Vec<Option<crate::results::Samples>> = lite
-            .results
-            .iter_mut()
-            .map(|r| r.measured.as_mut().and_then(|m| m.samples.take()))
-            .collect();
+        for r in &mut lite.results {
+            if let Some(m) = r.measured.as_mut() {
+                m.samples = None;
+            }
+        }
         let body = deflate(&serde_json::to_vec(&lite)?)?;
-        let samples = deflate(&serde_json::to_vec(&samples)?)?;
         let count =
             |s: Status| run.results.iter().filter(|r| r.status == s).count() as i64;
         let tx = self
