@@ -14,7 +14,10 @@ fn main() -> std::process::ExitCode {
         .take(3)
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
-    if args.first().is_some_and(|a| a == syscost::session::worker::WORKER_ARG) {
+    if args
+        .first()
+        .is_some_and(|a| a == syscost::session::worker::WORKER_ARG)
+    {
         return syscost::session::worker::serve(&args[1..]);
     }
     syscost::session::worker::enable_self_exec();

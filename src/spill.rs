@@ -68,7 +68,9 @@ impl Spill {
         f.seek(SeekFrom::Start(off))?;
         let mut bytes = Vec::with_capacity(len as usize);
         f.take(len).read_to_end(&mut bytes)?;
-        serde_json::from_slice(&bytes).map(Some).map_err(io::Error::other)
+        serde_json::from_slice(&bytes)
+            .map(Some)
+            .map_err(io::Error::other)
     }
 
     /// `r` with its samples back.
@@ -125,7 +127,11 @@ pub fn write_json(
     };
     let at = match (text.find(marker), text.rfind(marker)) {
         (Some(a), Some(b)) if a == b => a,
-        _ => return Err(io::Error::other("the document's results could not be placed")),
+        _ => {
+            return Err(io::Error::other(
+                "the document's results could not be placed",
+            ))
+        }
     };
     w.write_all(text[..at].as_bytes())?;
     w.write_all(b"\"results\":[")?;
@@ -179,7 +185,11 @@ mod tests {
         let with: usize = run
             .results
             .iter()
-            .filter(|r| r.measured.as_ref().is_some_and(|m: &Measured| m.samples.is_some()))
+            .filter(|r| {
+                r.measured
+                    .as_ref()
+                    .is_some_and(|m: &Measured| m.samples.is_some())
+            })
             .count();
         assert!(with > 0, "the fixture keeps samples");
         let mut whole = Vec::new();

@@ -26,7 +26,11 @@ pub(super) struct Away<'b> {
 }
 
 impl<'b> Instance<'b> {
-    pub(super) fn new(bench: &'b dyn Bench, params: &Params, workers: &Workers) -> Instance<'b> {
+    pub(super) fn new(
+        bench: &'b dyn Bench,
+        params: &Params,
+        workers: &Workers,
+    ) -> Instance<'b> {
         match workers {
             Workers::Exec(program) if in_catalogue(bench) => Instance::Away(Away {
                 bench,
@@ -132,7 +136,8 @@ impl Away<'_> {
         }
         let remote = self.remote.as_mut().expect("started above");
         let scratch = |len: u64| session.context.scratch(len);
-        let mut flag = |tid: u32, s: &mut [Sample], e: Expect| session.flag_there(tid, s, e);
+        let mut flag =
+            |tid: u32, s: &mut [Sample], e: Expect| session.flag_there(tid, s, e);
         let mut services = Services {
             scratch: &scratch,
             flag: Some(&mut flag),
@@ -183,6 +188,7 @@ impl Away<'_> {
 
 /// Whether `bench` is the catalogue's entry of its name (a worker finds it by name).
 fn in_catalogue(bench: &dyn Bench) -> bool {
-    crate::bench::find(bench.name())
-        .is_some_and(|b| std::ptr::addr_eq(b as *const dyn Bench, bench as *const dyn Bench))
+    crate::bench::find(bench.name()).is_some_and(|b| {
+        std::ptr::addr_eq(b as *const dyn Bench, bench as *const dyn Bench)
+    })
 }

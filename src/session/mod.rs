@@ -6,9 +6,9 @@
 //! releases them on drop; it prints nothing.
 
 use crate::bench::{body, After, Bench, Params};
-use crate::harness::Expect;
 use crate::error::BenchError;
 use crate::harness::clock::{self, characterize, Clock, ClockChoice, ClockInfo};
+use crate::harness::Expect;
 use crate::harness::{
     Analysis, EmptyLoop, Harness, Measurement, Overhead, Plan, Profile, Sample, Settings,
 };
@@ -392,8 +392,14 @@ impl Session {
         let mut machine: Vec<f64> = Vec::new();
         let mut rng = SplitMix(self.seed);
         for group in instances.chunks(MAX_LIVE) {
-            let interrupted =
-                self.group(group, progress, spread, &mut rng, &mut machine, &mut out.results);
+            let interrupted = self.group(
+                group,
+                progress,
+                spread,
+                &mut rng,
+                &mut machine,
+                &mut out.results,
+            );
             if interrupted {
                 out.interrupted = true;
                 break;
@@ -422,7 +428,8 @@ impl Session {
         let begin = c.now();
         let mut interrupted = false;
         'rounds: for round in 0..p.max_rounds as u32 {
-            let mut order: Vec<usize> = (0..all.len()).filter(|&i| all[i].open()).collect();
+            let mut order: Vec<usize> =
+                (0..all.len()).filter(|&i| all[i].open()).collect();
             if order.is_empty() {
                 break;
             }
@@ -493,7 +500,11 @@ impl Session {
     ) -> worker::wire::Start {
         worker::wire::Start {
             bench: bench.name().to_string(),
-            params: params.0.iter().map(|(k, v)| (k.to_string(), v.clone())).collect(),
+            params: params
+                .0
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect(),
             profile: (&self.settings.profile).into(),
             clock: self.clock_info.name.clone(),
             ns_per_tick: self.clock_info.ns_per_tick,
@@ -509,7 +520,11 @@ impl Session {
     }
 
     /// The measuring environment of an instance measured in this process.
-    fn flag_here(&self, samples: &mut [Sample], expect: Expect) -> Result<(), BenchError> {
+    fn flag_here(
+        &self,
+        samples: &mut [Sample],
+        expect: Expect,
+    ) -> Result<(), BenchError> {
         match &self.kernel {
             Ok(w) => w.borrow_mut().flag(samples, expect),
             Err(_) => Ok(()),

@@ -6,6 +6,8 @@
 //! session measures in its own process only what the catalogue cannot name.
 
 use super::*;
+use crate::os::placement::{self, TaskPlace};
+use crate::results::Fact;
 
 /// What a slot measures with: the clock and settings of the session, the instance's
 /// run context, and where the kernel's events come from (`--cull kernel`).
@@ -14,9 +16,9 @@ pub(super) struct Env<'a> {
     pub(super) settings: Settings,
     pub(super) context: &'a crate::bench::RunContext,
     /// Marks a round's samples with what the kernel did during them.
-    pub(super) flag: Option<&'a mut dyn FnMut(&mut [Sample], Expect) -> Result<(), BenchError>>,
+    pub(super) flag:
+        Option<&'a mut dyn FnMut(&mut [Sample], Expect) -> Result<(), BenchError>>,
 }
-
 
 /// One instance in a run: its result so far and what the rounds have gathered.
 pub(super) struct Slot<'b> {
@@ -38,6 +40,41 @@ pub(super) struct Slot<'b> {
     pub(super) concluded: Option<(Analysis, bool, String)>,
     /// Skipped or failed.
     pub(super) ended: bool,
+    /// The scheduler places the tasks (`placement=free`): where they ran is recorded
+    /// per round.
+    pub(super) free: bool,
+    /// Where the tasks ran in each round, when `free`.
+    pub(super) places: Vec<RoundPlace>,
+}
+
+/// Where an instance's tasks ran during one round.
+#[derive(Debug, Clone)]
+pub(super) struct RoundPlace {
+    pub(super) round: u32,
+    /// The distinct CPUs its tasks last ran on, at the round's end.
+    pub(super) cpus: Vec<u32>,
+    /// Migrations of its tasks during the round.
+    pub(super) migrations: u64,
+}
+
+impl RoundPlace {
+    fn between(round: u32, before: &[TaskPlace], after: &[TaskPlace]) -> RoundPlace {
+        let mut cpus: Vec<u32> = after.iter().map(|t| t.cpu).collect();
+        cpus.sort_unstable();
+        cpus.dedup();
+        let migrations = after
+            .iter()
+            .filter_map(|a| {
+                let b = before.iter().find(|b| b.tid == a.tid)?;
+                Some(a.migrations?.saturating_sub(b.migrations?))
+            })
+            .sum();
+        RoundPlace {
+            round,
+            cpus,
+            migrations,
+        }
+    }
 }
 
 impl<'b> Slot<'b> {
@@ -71,6 +108,11 @@ impl<'b> Slot<'b> {
             after_ns: 0.0,
             concluded: None,
             ended: false,
+            free: params
+                .0
+                .iter()
+                .any(|(n, v)| *n == "placement" && v == "free"),
+            places: Vec::new(),
         }
     }
 
@@ -117,8 +159,18 @@ impl<'b> Slot<'b> {
         let t1 = c.now();
         self.warmup_ns += c.to_ns(t1.wrapping_sub(t_prepared));
         let first = self.samples.len();
+        let before = if self.free {
+            placement::tasks()
+        } else {
+            Vec::new()
+        };
         h.collect(body.as_mut(), k, round, begin, &mut self.samples)?;
         let t2 = c.now();
+        if self.free {
+            let after = placement::tasks();
+            self.places
+                .push(RoundPlace::between(round, &before, &after));
+        }
         drop(body); // release descriptors, mappings and children now
         if let Some(flag) = env.flag.as_mut() {
             flag(&mut self.samples[first..], plan.expect)?;
@@ -184,6 +236,16 @@ impl<'b> Slot<'b> {
                 (a, false, why)
             }
         };
+        let (converged, stop_reason) = match placed(&self.places, &analysis) {
+            Some((facts, split)) => {
+                self.result.facts.extend(facts);
+                match split {
+                    Some(why) => (false, format!("{stop_reason}; {why}")),
+                    None => (converged, stop_reason),
+                }
+            }
+            None => (converged, stop_reason),
+        };
         let m = Measurement {
             batch: k,
             overhead,
@@ -201,7 +263,7 @@ impl<'b> Slot<'b> {
             let facts = then(h, &m);
             self.after_ns = t0.elapsed().as_nanos() as f64;
             match facts {
-                Ok(facts) => self.result.facts = facts,
+                Ok(facts) => self.result.facts.extend(facts),
                 Err(BenchError::Skip(why)) | Err(BenchError::Failed(why)) => {
                     after_failed = Some(format!("after the measurement: {why}"));
                 }
@@ -300,4 +362,75 @@ pub(super) fn measured(
         between_runs: None,
         kernel: a.kernel,
     })
+}
+
+/// Where the scheduler put a free placement's tasks: a fact per kind of placement (all
+/// tasks on one CPU, or on several) with the mean of its rounds' figures, and when the
+/// rounds saw both kinds, why one mean of them is no figure. None when nothing was
+/// recorded.
+fn placed(places: &[RoundPlace], a: &Analysis) -> Option<(Vec<Fact>, Option<String>)> {
+    if places.is_empty() {
+        return None;
+    }
+    let mut kinds: Vec<(bool, Vec<f64>, usize, u64, Vec<u32>)> = Vec::new();
+    for p in places {
+        let one = p.cpus.len() <= 1;
+        let figure = a
+            .rounds
+            .iter()
+            .find(|r| r.round == p.round)
+            .and_then(|r| r.median_ns);
+        let i = match kinds.iter().position(|k| k.0 == one) {
+            Some(i) => i,
+            None => {
+                kinds.push((one, Vec::new(), 0, 0, Vec::new()));
+                kinds.len() - 1
+            }
+        };
+        let k = &mut kinds[i];
+        k.1.extend(figure);
+        k.2 += 1;
+        k.3 += p.migrations;
+        k.4.extend(&p.cpus);
+        k.4.sort_unstable();
+        k.4.dedup();
+    }
+    kinds.sort_by_key(|k| !k.0);
+    let total = places.len();
+    let mut facts = Vec::new();
+    let mut words = Vec::new();
+    for (one, figures, rounds, migrations, cpus) in &kinds {
+        if figures.is_empty() {
+            continue;
+        }
+        let mean = figures.iter().sum::<f64>() / figures.len() as f64;
+        let (name, what) = if *one {
+            ("placed_one_cpu", "one CPU")
+        } else {
+            ("placed_several_cpus", "several CPUs")
+        };
+        let cpus: Vec<String> = cpus.iter().map(u32::to_string).collect();
+        facts.push(Fact::new(
+            name,
+            mean,
+            "ns",
+            &format!(
+                "mean figure of the {rounds} of {total} rounds at whose end every task had \
+                 last run on {what} (CPUs seen: {}; {migrations} migrations in them)",
+                cpus.join(",")
+            ),
+        ));
+        words.push(format!(
+            "{what} {} in {rounds} of {total} rounds",
+            crate::results::fmt_ns(mean)
+        ));
+    }
+    let split = (kinds.len() > 1).then(|| {
+        format!(
+            "the scheduler placed the tasks differently between rounds ({}): compare \
+             placement=same-cpu and placement=cross-cpu",
+            words.join(", ")
+        )
+    });
+    Some((facts, split))
 }

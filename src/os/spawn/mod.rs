@@ -610,7 +610,9 @@ pub fn take_inherited(fd: i32) -> io::Result<std::os::fd::OwnedFd> {
         return Err(io::Error::last_os_error());
     }
     if TAKEN.swap(true, Ordering::SeqCst) {
-        return Err(io::Error::other("the inherited descriptor was taken already"));
+        return Err(io::Error::other(
+            "the inherited descriptor was taken already",
+        ));
     }
     // SAFETY: F_SETFD sets the flags of an open descriptor.
     if unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) } == -1 {

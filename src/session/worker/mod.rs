@@ -74,7 +74,8 @@ pub(super) struct Services<'a> {
     /// The scratch file of a length.
     pub scratch: &'a dyn Fn(u64) -> Result<Arc<Scratch>, BenchError>,
     /// The kernel's verdict on samples of a thread, when kernel events are recorded.
-    pub flag: Option<&'a mut dyn FnMut(u32, &mut [Sample], Expect) -> Result<(), BenchError>>,
+    pub flag:
+        Option<&'a mut dyn FnMut(u32, &mut [Sample], Expect) -> Result<(), BenchError>>,
 }
 
 /// A running worker, seen from the parent. Dropping it closes the socket (the worker
@@ -106,7 +107,8 @@ impl Remote {
         ];
         let exec = PreparedExec::new(program.as_os_str(), &args)
             .map_err(|e| failed("its arguments", e))?;
-        let child = spawn_keeping(&exec, theirs.as_fd()).map_err(|e| failed("fork", e))?;
+        let child =
+            spawn_keeping(&exec, theirs.as_fd()).map_err(|e| failed("fork", e))?;
         drop(theirs);
         let mut r = Remote {
             stream: mine,
@@ -131,9 +133,7 @@ impl Remote {
         loop {
             match self.recv()? {
                 Reply::Visited { open, error: None } => return Ok(open),
-                Reply::Visited {
-                    error: Some(e), ..
-                } => return Err(e.into()),
+                Reply::Visited { error: Some(e), .. } => return Err(e.into()),
                 Reply::NeedScratch { len } => match (services.scratch)(len) {
                     Ok(s) => {
                         self.send(&Request::Scratch(Ok(())))?;
@@ -159,7 +159,10 @@ impl Remote {
     }
 
     /// Asks for the result and reaps the worker.
-    pub(super) fn finish(mut self, interrupted: bool) -> Result<Option<BenchResult>, BenchError> {
+    pub(super) fn finish(
+        mut self,
+        interrupted: bool,
+    ) -> Result<Option<BenchResult>, BenchError> {
         self.send(&Request::Finish { interrupted })?;
         let result = match self.recv()? {
             Reply::Result(r) => r.map(|b| *b),

@@ -1,5 +1,6 @@
 //! What the run's parent and a worker say to each other: the messages, serialised as
-//! JSON, each framed by its length (4 bytes, little-endian) on a Unix stream socket.
+//! CBOR (which, unlike JSON, carries a NaN or an infinity as it is), each framed by its
+//! length (4 bytes, little-endian) on a Unix stream socket.
 //! A scratch file's descriptor travels beside its reply as `SCM_RIGHTS` on a one-byte
 //! message of its own.
 
@@ -191,7 +192,9 @@ impl From<WireError> for BenchError {
 
 /// Writes one message.
 pub fn send<T: Serialize>(s: &mut UnixStream, msg: &T) -> io::Result<()> {
-    let body = serde_json::to_vec(msg)?;
+    let mut body = Vec::new();
+    ciborium::into_writer(msg, &mut body)
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))?;
     let len = u32::try_from(body.len())
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "message too long"))?;
     let mut frame = Vec::with_capacity(4 + body.len());
@@ -217,9 +220,9 @@ pub fn recv<T: for<'de> Deserialize<'de>>(s: &mut UnixStream) -> io::Result<Opti
     }
     let mut body = vec![0u8; len];
     s.read_exact(&mut body)?;
-    serde_json::from_slice(&body)
+    ciborium::from_reader(body.as_slice())
         .map(Some)
-        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))
 }
 
 /// Sends `fd` as one byte with `SCM_RIGHTS`.
@@ -281,7 +284,14 @@ mod tests {
     #[test]
     fn messages_and_descriptors_cross_a_socket_pair() {
         let (mut a, mut b) = UnixStream::pair().unwrap();
-        send(&mut a, &Request::Visit { round: 3, canary_ns: 71.5 }).unwrap();
+        send(
+            &mut a,
+            &Request::Visit {
+                round: 3,
+                canary_ns: 71.5,
+            },
+        )
+        .unwrap();
         match recv::<Request>(&mut b).unwrap() {
             Some(Request::Visit { round, canary_ns }) => {
                 assert_eq!((round, canary_ns), (3, 71.5))
@@ -301,6 +311,31 @@ mod tests {
         assert_eq!(got, "scratch");
         drop(a);
         assert!(recv::<Reply>(&mut b).unwrap().is_none(), "end of stream");
+    }
+
+    #[test]
+    fn a_result_with_a_nan_travels_as_it_is() {
+        let doc = include_str!("../../../tests/fixtures/report-smoke.json");
+        let run: crate::results::Run = serde_json::from_str(doc).unwrap();
+        let mut r = run
+            .results
+            .into_iter()
+            .find(|r| r.measured.is_some())
+            .unwrap();
+        r.facts.push(crate::results::Fact::new(
+            "odd",
+            f64::NAN,
+            "ns",
+            "not a number",
+        ));
+        let (mut a, mut b) = UnixStream::pair().unwrap();
+        send(&mut a, &Reply::Result(Some(Box::new(r.clone())))).unwrap();
+        let Some(Reply::Result(Some(got))) = recv::<Reply>(&mut b).unwrap() else {
+            panic!("no result");
+        };
+        assert!(got.facts.last().unwrap().value.is_nan());
+        let json = |r: &BenchResult| serde_json::to_string(r).unwrap();
+        assert_eq!(json(&got), json(&r));
     }
 
     #[test]
