@@ -227,6 +227,10 @@ pub struct HarnessInfo {
     /// "unavailable: why" when they could not be (absent without the flag).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel_events: Option<String>,
+    /// Where the benchmarks were measured: "process" when each in a worker process of
+    /// its own; absent when in the run's own process.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workers: Option<String>,
 }
 
 /// What happened to one benchmark instance.

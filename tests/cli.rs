@@ -84,10 +84,35 @@ impl Running {
     }
 
     /// The pids of its children now.
+    /// Its descendants now: its children (the worker processes, the load) and
+    /// theirs (a benchmark's partners, a ring's members).
     fn children(&self) -> Vec<u32> {
+        let all = processes();
+        let mut out: Vec<u32> = vec![self.pid()];
+        let mut i = 0;
+        while i < out.len() {
+            let parent = out[i];
+            out.extend(all.iter().filter(|p| p.ppid == parent).map(|p| p.pid));
+            i += 1;
+        }
+        out.remove(0);
+        out
+    }
+
+    /// Its children that are worker processes.
+    fn workers(&self) -> Vec<u32> {
         processes()
             .into_iter()
-            .filter(|p| p.ppid == self.pid())
+            .filter(|p| p.ppid == self.pid() && is_worker(p.pid))
+            .map(|p| p.pid)
+            .collect()
+    }
+
+    /// Its children other than worker processes (the load's spinners).
+    fn non_workers(&self) -> Vec<u32> {
+        processes()
+            .into_iter()
+            .filter(|p| p.ppid == self.pid() && !is_worker(p.pid))
             .map(|p| p.pid)
             .collect()
     }
@@ -254,6 +279,16 @@ struct Proc {
     ppid: u32,
     state: char,
     comm: String,
+}
+
+/// Whether `pid` is a syscost worker: named so from its fork on, and started as
+/// `syscost __worker FD PARENT`.
+fn is_worker(pid: u32) -> bool {
+    let named = std::fs::read_to_string(format!("/proc/{pid}/comm"))
+        .is_ok_and(|c| c.trim() == "syscost-worker");
+    let started = std::fs::read(format!("/proc/{pid}/cmdline"))
+        .is_ok_and(|c| c.split(|&b| b == 0).nth(1) == Some(b"__worker"));
+    named || started
 }
 
 /// Every process now.
@@ -777,15 +812,110 @@ fn load_leaves_no_process_behind() {
     let child = Running::start(&[&args[..], &["--format", "json"]].concat());
     let pid = child.pid();
     let mut seen = BTreeSet::new();
-    let out = child.finish_watching(|c| seen.extend(c.children()));
+    let mut load = BTreeSet::new();
+    let out = child.finish_watching(|c| {
+        seen.extend(c.children());
+        load.extend(c.non_workers());
+    });
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     let run: Run = parse_strict(&out.stdout);
     assert_eq!(run.harness.load, 2);
     assert!(
-        seen.len() <= 2,
-        "more children than --load 2 asked for: {seen:?}"
+        load.len() <= 2,
+        "more children than --load 2 asked for (besides the workers): {load:?}"
     );
     assert_nothing_left(pid, &seen);
+}
+
+#[test]
+fn each_benchmark_is_measured_in_a_worker_process_of_its_own() {
+    let _alone = exclusive();
+    let args = [
+        "run",
+        "--profile",
+        "smoke",
+        "syscall.getpid",
+        "proc.fork",
+        "--format",
+        "json",
+    ];
+    let child = Running::start(&args);
+    let pid = child.pid();
+    let mut seen = BTreeSet::new();
+    let mut workers = BTreeSet::new();
+    let out = child.finish_watching(|c| {
+        workers.extend(c.workers());
+        seen.extend(c.children());
+    });
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let run: Run = parse_strict(&out.stdout);
+    assert_eq!(run.harness.workers.as_deref(), Some("process"));
+    assert!(run.results.len() >= 2, "{} results", run.results.len());
+    for r in &run.results {
+        assert_eq!(r.status, Status::Ok, "{}: {:?}", r.name, r.reason);
+        let m = r.measured.as_ref().expect("figures");
+        assert!(
+            m.median_ns > 0.0 && m.median_ns < 1e8,
+            "{}: {}",
+            r.name,
+            m.median_ns
+        );
+    }
+    // A worker per instance at most (a short run may end one before it is seen).
+    assert!(
+        !workers.is_empty() && workers.len() <= run.results.len(),
+        "workers seen: {workers:?}"
+    );
+    assert_nothing_left(pid, &seen);
+}
+
+#[test]
+fn a_worker_that_dies_fails_its_benchmark_and_the_run_goes_on() {
+    let _alone = exclusive();
+    let args = [
+        "run",
+        "--profile",
+        "quick",
+        "syscall.getppid",
+        "--format",
+        "json",
+    ];
+    let child = Running::start(&args);
+    let pid = child.pid();
+    let started = Instant::now();
+    let mut seen = BTreeSet::new();
+    let victim = loop {
+        assert!(started.elapsed() < TIMEOUT, "no worker was ever started");
+        if let Some(&w) = child.workers().first() {
+            break w;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    };
+    seen.insert(victim);
+    // Our grandchild, killed as a crash would.
+    let r = kill_9(victim);
+    assert!(r, "the worker {victim} could not be signalled");
+    let out = child.finish_watching(|c| seen.extend(c.children()));
+    assert_eq!(out.code, Some(1), "stderr:\n{}", out.stderr);
+    assert_no_panic(&args, &out.stderr);
+    let run: Run = parse_strict(&out.stdout);
+    assert!(run.complete, "the run went on to its end");
+    let r = &run.results[0];
+    assert_eq!(r.status, Status::Failed, "{:?}", r.reason);
+    let why = r.reason.as_deref().unwrap_or("");
+    assert!(
+        why.contains("worker process") && why.contains("signal 9"),
+        "{why}"
+    );
+    assert_nothing_left(pid, &seen);
+}
+
+/// Sends SIGKILL to `pid` with the `kill` command (this test crate has no unsafe).
+fn kill_9(pid: u32) -> bool {
+    Command::new("kill")
+        .args(["-KILL", &pid.to_string()])
+        .status()
+        .is_ok_and(|s| s.success())
 }
 
 #[test]

@@ -17,7 +17,9 @@
 //!                "round_min_samples", "round_max_samples", "min_rounds", "max_rounds",
 //!                "span_ns", "batch": null | k, "seed", "ci_target", "min_batch_ns",
 //!                "window_below", "window_above", "mad_threshold", "mad_floor", "cpu",
-//!                "load" },
+//!                "load", "kernel_events"?: how, "workers"?: "process" },
+//!                // "workers": each benchmark measured in a worker process of its own
+//!                // (absent: in the run's own process, as before this field existed)
 //!   "complete": true,              // false if interrupted (or still running)
 //!   "results": [ {
 //!     "name": "syscall.getpid", "params": {"via": "vdso"}, "op": "call", "unit": "ns",

@@ -288,6 +288,10 @@ impl Session {
                 (Cull::Kernel, Ok(w)) => Some(w.borrow().method()),
                 (Cull::Kernel, Err(why)) => Some(format!("unavailable: {why}")),
             },
+            workers: match self.opts.workers {
+                Workers::Exec(_) => Some("process".to_string()),
+                Workers::Inline => None,
+            },
         }
     }
 

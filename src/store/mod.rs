@@ -605,8 +605,14 @@ pub fn conditions(run: &Run) -> String {
         Some(_) => " cull=kernel",
         None => "",
     };
+    // Measuring in a worker process changed what the process around a benchmark is:
+    // runs measured in the run's own process keep their key and stay apart.
+    let workers = match &hs.workers {
+        Some(w) => format!(" workers={w}"),
+        None => String::new(),
+    };
     format!(
-        "{:016x} profile={} load={} cpu={} batch={}{cull}",
+        "{:016x} profile={} load={} cpu={} batch={}{cull}{workers}",
         fnv1a(facts.join("\n").as_bytes()),
         hs.profile,
         hs.load,

@@ -210,6 +210,8 @@ pub struct Harness {
     pub mad_floor: f64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel_events: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workers: Option<String>,
     pub cpu: Option<usize>,
     pub load: usize,
 }

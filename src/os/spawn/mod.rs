@@ -569,23 +569,28 @@ mod tests {
     }
 }
 
-/// Starts the prepared program as a child that keeps `keep` open across the exec (every
-/// other descriptor of this process is close-on-exec), with the death signal and
-/// ignored SIGINT of [`super::task::fork`]'s children. The child `_exit(127)`s if the
-/// exec fails. The returned [`super::task::Child`] kills and reaps it when dropped.
+/// Starts the prepared program as a child named `name` (its `comm`, from the fork on)
+/// that keeps `keep` open across the exec (every other descriptor of this process is
+/// close-on-exec), with the death signal and ignored SIGINT of
+/// [`super::task::fork`]'s children. The child `_exit(127)`s if the exec fails. The
+/// returned [`super::task::Child`] kills and reaps it when dropped.
 pub fn spawn_keeping(
     p: &PreparedExec,
     keep: std::os::fd::BorrowedFd<'_>,
+    name: &std::ffi::CStr,
 ) -> io::Result<super::task::Child> {
     use std::os::fd::AsRawFd;
     let (path, argv, envp) = (p.path.as_ptr(), p.argv.as_ptr(), p.envp.as_ptr());
     let fd = keep.as_raw_fd();
-    // SAFETY: the child makes only `fcntl`, `execve` and `_exit`, all async-signal-safe,
-    // with pointers into `p`, built before the fork and alive in the child's copy of
-    // memory; both arrays end with a null pointer. It never returns into Rust code, so
-    // it uses none of this process's owning objects.
+    let name = name.as_ptr();
+    // SAFETY: the child makes only `prctl`, `fcntl`, `execve` and `_exit`, all
+    // async-signal-safe system calls, with pointers into `p` and `name`, built before
+    // the fork and alive in the child's copy of memory; both arrays end with a null
+    // pointer. It never returns into Rust code, so it uses none of this process's
+    // owning objects.
     unsafe {
         super::task::fork(|| {
+            libc::prctl(libc::PR_SET_NAME, name as libc::c_ulong, 0, 0, 0);
             if libc::fcntl(fd, libc::F_SETFD, 0) == -1 {
                 return 126;
             }

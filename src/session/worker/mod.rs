@@ -34,6 +34,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use wire::{Reply, Request, Start};
 
+/// A worker's name (`comm`, as `ps` shows it).
+pub const WORKER_NAME: &std::ffi::CStr = c"syscost-worker";
+
 static SELF_EXEC: AtomicBool = AtomicBool::new(false);
 
 /// Declares that this process's executable is the `syscost` binary, which serves
@@ -107,8 +110,8 @@ impl Remote {
         ];
         let exec = PreparedExec::new(program.as_os_str(), &args)
             .map_err(|e| failed("its arguments", e))?;
-        let child =
-            spawn_keeping(&exec, theirs.as_fd()).map_err(|e| failed("fork", e))?;
+        let child = spawn_keeping(&exec, theirs.as_fd(), WORKER_NAME)
+            .map_err(|e| failed("fork", e))?;
         drop(theirs);
         let mut r = Remote {
             stream: mine,

@@ -35,6 +35,8 @@ fn serve_inner(args: &[String]) -> anyhow::Result<()> {
         [fd, parent] => (fd.parse::<i32>()?, parent.parse::<i32>()?),
         _ => anyhow::bail!("usage: syscost {WORKER_ARG} FD PARENT_PID (internal)"),
     };
+    // The exec named it after the binary again.
+    let _ = rustix::thread::set_name(super::WORKER_NAME);
     rustix::process::set_parent_process_death_signal(Some(
         rustix::process::Signal::TERM,
     ))?;
