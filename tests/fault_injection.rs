@@ -470,10 +470,15 @@ fn a_child_killed_from_outside_fails_its_benchmark_and_the_run_goes_on() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    // Wait for the echoing slave to appear, then kill it from outside.
+    // Wait for the echoing slave to appear (a child of ipc.rtt's worker process; the
+    // getpid worker has none), then kill it from outside.
     let deadline = Instant::now() + Duration::from_secs(60);
     let victim = loop {
-        if let Some(&c) = children_of(child.id()).first() {
+        let grandchildren: Vec<u32> = children_of(child.id())
+            .into_iter()
+            .flat_map(children_of)
+            .collect();
+        if let Some(&c) = grandchildren.first() {
             break c;
         }
         assert!(
