@@ -63,6 +63,17 @@ class Outcome:
         self.doc = None
         self.stderr_tail = ""
 
+    def why(self):
+        """Its failed results with their reasons, else the last line of its standard
+        error that names a failure, else that error's last line."""
+        failed = [f"{r['name']} failed: {r.get('reason')}"
+                  for r in (self.doc or {}).get("results", []) if r.get("status") == "failed"]
+        if failed:
+            return "; ".join(failed)[:300]
+        lines = self.stderr_tail.splitlines()
+        named = [x for x in lines if "FAILED" in x or "error" in x.lower()]
+        return (named or lines or [""])[-1].strip()[:200]
+
 
 def vm_hwm_kib(pid):
     try:
@@ -128,7 +139,7 @@ def invoke(binary, args, workdir, tag, json_out=True, env=None):
             out.tree_kib = int(lines[-1])
         except (OSError, ValueError, IndexError):
             pass
-    out.stderr_tail = open(err_path, errors="replace").read().strip()[-300:]
+    out.stderr_tail = open(err_path, errors="replace").read().strip()[-4000:]
     if json_out:
         try:
             with open(doc_path) as f:
@@ -147,7 +158,8 @@ def measured(doc):
     """name+params -> the result, for every result measured (status ok)."""
     got = {}
     for r in (doc or {}).get("results", []):
-        if r.get("status") == "ok" and r.get("measured") and r["measured"].get("median_ns"):
+        m = r.get("measured") or {}
+        if r.get("status") == "ok" and m.get("median_ns") is not None:
             got[key(r)] = r
     return got
 
@@ -163,7 +175,7 @@ def within(whole_r, alone_r):
     a = m["median_ns"]
     lo = min(x for x in (m.get("ci_low_ns"), a * (1 - WIDEN)) if x is not None)
     hi = max(x for x in (m.get("ci_high_ns"), a * (1 + WIDEN)) if x is not None)
-    return w / a, lo <= w <= hi, (lo, hi)
+    return (w / a if a else math.inf), lo <= w <= hi, (lo, hi)
 
 
 def strict(r):
@@ -283,7 +295,10 @@ def main():
             f"whole/alone: median {mid:.3f}, {len(misses)} misses")
     else:
         say("FAIL isolation: no row measured in both runs")
-    for k, wr, ar, ratio, lo, hi in sorted(misses, key=lambda m: -abs(math.log(m[3]))):
+    def distance(ratio):
+        return abs(math.log(ratio)) if 0 < ratio < math.inf else math.inf
+
+    for k, wr, ar, ratio, lo, hi in sorted(misses, key=lambda m: -distance(m[3])):
         say(f"  miss {k}: whole {ns(wr['measured']['median_ns'])}, alone "
             f"{ns(ar['measured']['median_ns'])} [{ns(lo)}–{ns(hi)}], ratio {ratio:.3f}")
     for u in unmatched:
@@ -304,7 +319,7 @@ def main():
     forks = [k for k in ps if k.split(" ")[0] == "proc.fork" and k in pw]
     if forks:
         for k in forks:
-            r = pw[k]["measured"]["median_ns"] / ps[k]["measured"]["median_ns"]
+            r = pw[k]["measured"]["median_ns"] / (ps[k]["measured"]["median_ns"] or math.nan)
             say(f"{verdict(abs(r - 1) <= PAIR_TOLERANCE)} {k} in `run proc.fork svc` "
                 f"{ns(pw[k]['measured']['median_ns'])}, alone "
                 f"{ns(ps[k]['measured']['median_ns'])}: ratio {r:.3f} (target within "
@@ -358,9 +373,9 @@ def main():
     finally:
         shutil.rmtree(db_dir, ignore_errors=True)
     ok_exits = sum(e == 0 for e in exits)
-    say(f"{verdict(ok_exits == len(exits))} exit: {ok_exits}/{len(exits)} whole runs exited 0 "
-        f"({', '.join(map(str, exits))}); `run trace.event --load 1` exit {tr.exit}"
-        + ("" if tr.exit == 0 else f": {tr.stderr_tail[-160:]}"))
+    say(f"{verdict(ok_exits == len(exits) and tr.exit == 0)} exit: {ok_exits}/{len(exits)} "
+        f"whole runs exited 0 ({', '.join(map(str, exits))}); `run trace.event --load 1` "
+        f"exit {tr.exit}" + ("" if tr.exit == 0 else f": {tr.why()}"))
     say(f"(every figure a time on this machine; load {os.getloadavg()[0]:.2f} at the end; "
         f"documents in {workdir}" + (")" if a.keep else ", deleted)"))
     if not a.keep:
