@@ -18,7 +18,10 @@ BINARY defaults to ./target/release/syscost. In order, in the same minutes:
    whole/alone, and whether the whole run's median lies within the alone run's 95%
    interval widened to at least +-10% of the alone median. Target: at least 97% of the
    rows, and every row of proc.*, mem.*, syscall.* and ctx.* whose placement is not
-   `free` (each listed with its verdict). Then `syscost run proc.fork svc` and
+   `free` (each listed with its verdict). Beside each miss, the ratio of the getpid
+   canary read before the result's rounds, whole/alone: a miss whose canary moved as
+   much is the machine changing speed, not the run's neighbours. Then
+   `syscost run proc.fork svc` and
    `syscost run proc.fork`: proc.fork within 15%.
 4. Unless --skip-speed: the whole catalogue's wall time with --profile quick (<= 20 s)
    and standard (<= 120 s; the run of step 1 when P is standard). Unless --skip-memory:
@@ -26,7 +29,8 @@ BINARY defaults to ./target/release/syscost. In order, in the same minutes:
    must exit 0, and with --repeat-exit N the README's main command (`syscost run`, saved
    to a fresh history in a temporary directory) N more times, each must exit 0.
 
---quick tests the script itself: quick profile, families syscall,proc, no speed runs,
+--reanalyse DIR measures nothing and prints step 3 again from the documents that
+--keep DIR kept. --quick tests the script itself: quick profile, families syscall,proc, no speed runs,
 the svc memory run on svc.ef only; its verdicts are marked as a subset. Runs are never
 saved to the user's history. The machine should be quiet: every figure here is a time.
 """
@@ -178,6 +182,14 @@ def within(whole_r, alone_r):
     return (w / a if a else math.inf), lo <= w <= hi, (lo, hi)
 
 
+def canary_ns(r):
+    """The mean of the getpid canary read before each of the result's rounds: the
+    machine's speed while it was measured, averaged as the headline averages rounds."""
+    rounds = ((r.get("measured") or {}).get("canary") or {}).get("rounds_ns") or []
+    rounds = [x for x in rounds if x]
+    return sum(rounds) / len(rounds) if rounds else None
+
+
 def strict(r):
     family = r["name"].split(".", 1)[0]
     return family in STRICT_FAMILIES and (r.get("params") or {}).get("placement") != "free"
@@ -198,6 +210,76 @@ def verdict(ok):
     return "PASS" if ok else "FAIL"
 
 
+def compare_rows(whole_doc, alone, alone_status, say):
+    """Step 3: every row of the whole run against the same row alone, printed."""
+    w_ok = measured(whole_doc)
+    w_status = statuses(whole_doc)
+    rows, misses, unmatched = [], [], []
+    for k, wr in w_ok.items():
+        ar = alone.get(k)
+        if ar is None:
+            st = alone_status.get(k, ("absent", None))
+            unmatched.append(f"{k}: whole ok, alone {st[0]}")
+            continue
+        ratio, ok, (lo, hi) = within(wr, ar)
+        rows.append((k, wr, ar, ratio, ok, lo, hi))
+        if not ok:
+            misses.append((k, wr, ar, ratio, lo, hi))
+    for k, st in w_status.items():
+        if k not in w_ok:
+            unmatched.append(f"{k}: whole {st[0]}" + (f" ({st[1][:80]})" if st[1] else ""))
+    drifted = [r for r in rows if canary_ns(r[1]) and canary_ns(r[2])
+               and abs(canary_ns(r[1]) / canary_ns(r[2]) - 1) > 0.05]
+    n_in = sum(r[4] for r in rows)
+    share = n_in / len(rows) if rows else 0.0
+    say()
+    if rows:
+        mid = sorted(r[3] for r in rows)[len(rows) // 2]
+        say(f"{verdict(share >= ISOLATION_SHARE)} isolation: {n_in}/{len(rows)} rows within "
+            f"({100 * share:.1f}%; target >= {100 * ISOLATION_SHARE:.0f}%); ratio "
+            f"whole/alone: median {mid:.3f}, {len(misses)} misses")
+        say(f"  the machine: in {len(drifted)} of {len(rows)} rows the getpid canary (mean "
+            "over the result's rounds) differed by more than 5% between the two runs; "
+            "'canary ×' beside a miss is that ratio, whole/alone")
+    else:
+        say("FAIL isolation: no row measured in both runs")
+
+    def distance(ratio):
+        return abs(math.log(ratio)) if 0 < ratio < math.inf else math.inf
+
+    for k, wr, ar, ratio, lo, hi in sorted(misses, key=lambda m: -distance(m[3])):
+        cw, ca = canary_ns(wr), canary_ns(ar)
+        machine = f" (canary ×{cw / ca:.2f})" if cw and ca else ""
+        say(f"  miss {k}: whole {ns(wr['measured']['median_ns'])}, alone "
+            f"{ns(ar['measured']['median_ns'])} [{ns(lo)}–{ns(hi)}], ratio {ratio:.3f}"
+            + machine)
+    for u in unmatched:
+        say(f"  not compared: {u}")
+    strict_rows = [r for r in rows if strict(r[1])]
+    strict_in = sum(r[4] for r in strict_rows)
+    say(f"{verdict(strict_rows and strict_in == len(strict_rows))} fixed placement "
+        f"({', '.join(f + '.*' for f in STRICT_FAMILIES)}): {strict_in}/{len(strict_rows)} "
+        "within (target: all)")
+    for k, wr, ar, ratio, ok, lo, hi in strict_rows:
+        say(f"  {'ok  ' if ok else 'MISS'} {k}: ratio {ratio:.3f}")
+
+
+def reanalyse(workdir):
+    """Step 3 again, on whole.json and alone-*.json kept in `workdir`."""
+    with open(os.path.join(workdir, "whole.json")) as f:
+        whole_doc = json.load(f)
+    alone, alone_status = {}, {}
+    for name in sorted(os.listdir(workdir)):
+        if name.startswith("alone-") and name.endswith(".json"):
+            with open(os.path.join(workdir, name)) as f:
+                doc = json.load(f)
+            alone.update(measured(doc))
+            alone_status.update(statuses(doc))
+    print(f"rows of the documents in {workdir} (nothing measured now)")
+    compare_rows(whole_doc, alone, alone_status, print)
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("binary", nargs="?", default="./target/release/syscost")
@@ -210,7 +292,11 @@ def main():
     ap.add_argument("--keep", metavar="DIR", help="keep every document in DIR")
     ap.add_argument("--quick", action="store_true",
                     help="test the script: quick profile, syscall,proc, no speed runs")
+    ap.add_argument("--reanalyse", metavar="DIR",
+                    help="measure nothing: compare the rows of documents kept by --keep")
     a = ap.parse_args()
+    if a.reanalyse:
+        return reanalyse(a.reanalyse)
     if a.quick:
         a.profile = a.profile or "quick"
         a.families = a.families or "syscall,proc"
@@ -269,47 +355,7 @@ def main():
     say(f"alone: {', '.join(walls)}; {sum(float(w.split()[1]) for w in walls):.1f} s in all")
 
     # 3. Rows.
-    w_ok = measured(whole.doc)
-    w_status = statuses(whole.doc)
-    rows, misses, unmatched = [], [], []
-    for k, wr in w_ok.items():
-        ar = alone.get(k)
-        if ar is None:
-            st = alone_status.get(k, ("absent", None))
-            unmatched.append(f"{k}: whole ok, alone {st[0]}")
-            continue
-        ratio, ok, (lo, hi) = within(wr, ar)
-        rows.append((k, wr, ar, ratio, ok, lo, hi))
-        if not ok:
-            misses.append((k, wr, ar, ratio, lo, hi))
-    for k, st in w_status.items():
-        if k not in w_ok:
-            unmatched.append(f"{k}: whole {st[0]}" + (f" ({st[1][:80]})" if st[1] else ""))
-    n_in = sum(r[4] for r in rows)
-    share = n_in / len(rows) if rows else 0.0
-    say()
-    if rows:
-        mid = sorted(r[3] for r in rows)[len(rows) // 2]
-        say(f"{verdict(share >= ISOLATION_SHARE)} isolation: {n_in}/{len(rows)} rows within "
-            f"({100 * share:.1f}%; target >= {100 * ISOLATION_SHARE:.0f}%); ratio "
-            f"whole/alone: median {mid:.3f}, {len(misses)} misses")
-    else:
-        say("FAIL isolation: no row measured in both runs")
-    def distance(ratio):
-        return abs(math.log(ratio)) if 0 < ratio < math.inf else math.inf
-
-    for k, wr, ar, ratio, lo, hi in sorted(misses, key=lambda m: -distance(m[3])):
-        say(f"  miss {k}: whole {ns(wr['measured']['median_ns'])}, alone "
-            f"{ns(ar['measured']['median_ns'])} [{ns(lo)}–{ns(hi)}], ratio {ratio:.3f}")
-    for u in unmatched:
-        say(f"  not compared: {u}")
-    strict_rows = [r for r in rows if strict(r[1])]
-    strict_in = sum(r[4] for r in strict_rows)
-    say(f"{verdict(strict_rows and strict_in == len(strict_rows))} fixed placement "
-        f"({', '.join(f + '.*' for f in STRICT_FAMILIES)}): {strict_in}/{len(strict_rows)} "
-        "within (target: all)")
-    for k, wr, ar, ratio, ok, lo, hi in strict_rows:
-        say(f"  {'ok  ' if ok else 'MISS'} {k}: ratio {ratio:.3f}")
+    compare_rows(whole.doc, alone, alone_status, say)
 
     # proc.fork beside svc, and alone.
     progress("proc.fork svc / proc.fork")
@@ -384,4 +430,8 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except BrokenPipeError:  # `| head`: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(0)
