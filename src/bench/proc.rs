@@ -15,13 +15,22 @@
 //! with [`spawn::HELPER_ARG`], which makes it exit at once. Its path is the current
 //! executable, or `SYSCOST_HELPER` when set; when the current executable is not
 //! `syscost` (a `cargo test` harness) and `SYSCOST_HELPER` is unset, the two are skipped.
+//!
+//! What these cost depends on the size of the creating process: a fork copies its page
+//! tables and marks its private pages copy-on-write. Each takes the parameter
+//! [`rss::RSS`]: resident anonymous memory added to the process in `prepare` (see
+//! [`rss`]); the default, 0, measures the process as it is. Each result reports the
+//! process's resident size and page tables while it was measured.
 
-use crate::bench::{body, Bench, Prepared, Simple};
+pub mod rss;
+
+use crate::bench::{body, Bench, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::{Expect, Harness, Measurement, Plan};
 use crate::os::spawn::{self, ExitStatus, PreparedExec};
 use crate::results::Fact;
 use crate::stats::percentile_sorted;
+use rss::{Ballast, Footprint, RSS};
 use std::ffi::OsStr;
 use std::io;
 use std::path::PathBuf;
@@ -52,13 +61,17 @@ pub const FORK: Simple = Simple {
     name: "proc.fork",
     about: "fork(); the child _exit(0)s at once; waitpid reaps it (grows with the parent's memory)",
     origin: "sloan1992 (the ring is built by fork), mcvoy1996 lat_proc fork",
-    params: &[],
-    prepare: |_| {
+    params: &[RSS],
+    prepare: |p| {
+        let (held, size) = ballast(p)?;
         check_once(spawn::fork_exit_wait(), "fork")?;
-        Ok(Prepared::new(body(|| reaped(spawn::fork_exit_wait(), "fork")))
-            .op("fork+exit+wait")
-            .plan(ONE_BY_ONE)
-            .after(Box::new(|h, m| distribution(h, m, true))))
+        Ok(Prepared::new(body(move || {
+            held.keep();
+            reaped(spawn::fork_exit_wait(), "fork")
+        }))
+        .op("fork+exit+wait")
+        .plan(ONE_BY_ONE)
+        .after(Box::new(move |h, m| distribution(h, m, size))))
     },
 };
 
@@ -68,20 +81,22 @@ pub const VFORK: Simple = Simple {
     about:
         "vfork(); the child exit_group(0)s at once, sharing our memory; waitpid reaps it",
     origin: "sloan1992, DESIGN process creation",
-    params: &[],
-    prepare: |_| {
+    params: &[RSS],
+    prepare: |p| {
         match spawn::vfork_exit_wait() {
             Err(e) if e.kind() == io::ErrorKind::Unsupported => {
                 return Err(BenchError::Skip(e.to_string()))
             }
             r => check_once(r, "vfork")?,
         }
-        Ok(
-            Prepared::new(body(|| reaped(spawn::vfork_exit_wait(), "vfork")))
-                .op("vfork+exit+wait")
-                .plan(ONE_BY_ONE)
-                .after(Box::new(|h, m| distribution(h, m, false))),
-        )
+        let (held, size) = ballast(p)?;
+        Ok(Prepared::new(body(move || {
+            held.keep();
+            reaped(spawn::vfork_exit_wait(), "vfork")
+        }))
+        .op("vfork+exit+wait")
+        .plan(ONE_BY_ONE)
+        .after(Box::new(move |h, m| distribution(h, m, size))))
     },
 };
 
@@ -90,16 +105,18 @@ pub const EXEC: Simple = Simple {
     name: "proc.exec",
     about: "fork(), then execve of a helper that exits at once (syscost itself); waitpid reaps it",
     origin: "sloan1992, mcvoy1996 lat_proc exec",
-    params: &[],
-    prepare: |_| {
+    params: &[RSS],
+    prepare: |p| {
         let prep = helper()?;
+        let (held, size) = ballast(p)?;
         check_helper(spawn::fork_exec_wait(&prep), &prep)?;
         Ok(Prepared::new(body(move || {
+            held.keep();
             reaped(spawn::fork_exec_wait(&prep), "fork+exec of the helper")
         }))
         .op("fork+exec+exit+wait")
         .plan(ONE_BY_ONE)
-        .after(Box::new(|h, m| distribution(h, m, true))))
+        .after(Box::new(move |h, m| distribution(h, m, size))))
     },
 };
 
@@ -109,16 +126,18 @@ pub const SPAWN: Simple = Simple {
     about:
         "posix_spawn of a helper that exits at once (syscost itself); waitpid reaps it",
     origin: "sloan1992, DESIGN process creation",
-    params: &[],
-    prepare: |_| {
+    params: &[RSS],
+    prepare: |p| {
         let prep = helper()?;
+        let (held, size) = ballast(p)?;
         check_helper(spawn::spawn_wait(&prep), &prep)?;
         Ok(Prepared::new(body(move || {
+            held.keep();
             reaped(spawn::spawn_wait(&prep), "posix_spawn of the helper")
         }))
         .op("spawn+exit+wait")
         .plan(ONE_BY_ONE)
-        .after(Box::new(|h, m| distribution(h, m, false))))
+        .after(Box::new(move |h, m| distribution(h, m, size))))
     },
 };
 
@@ -127,16 +146,18 @@ pub const THREAD: Simple = Simple {
     name: "proc.thread",
     about: "pthread_create of a thread that returns at once, default attributes, then pthread_join",
     origin: "DESIGN process creation",
-    params: &[],
-    prepare: |_| {
+    params: &[RSS],
+    prepare: |p| {
+        let (held, size) = ballast(p)?;
         spawn::thread_create_join().map_err(|e| BenchError::os("pthread_create", e))?;
-        Ok(Prepared::new(body(|| {
+        Ok(Prepared::new(body(move || {
+            held.keep();
             spawn::thread_create_join()
                 .map_err(|e| BenchError::os("pthread_create/join", e))
         }))
         .op("create+join")
         .plan(ONE_BY_ONE)
-        .after(Box::new(|h, m| distribution(h, m, false))))
+        .after(Box::new(move |h, m| distribution(h, m, size))))
     },
 };
 
@@ -207,12 +228,19 @@ fn check_helper(
     }
 }
 
-/// p50, p90, p99 and max of every operation timed, in µs, and (for the benchmarks
-/// that copy the parent's page tables) the parent's resident size.
+/// The memory `p`'s `rss` asks for, made resident, and the process's footprint with
+/// it, read once here: the facts report it after the body (and the memory) is gone.
+fn ballast(p: &Params) -> Result<(Ballast, Option<Footprint>), BenchError> {
+    let held = Ballast::from_params(p)?;
+    Ok((held, Footprint::now()))
+}
+
+/// p50, p90, p99 and max of every operation timed, in µs, and the creating process's
+/// resident size and page tables while it was measured.
 fn distribution(
     _h: &Harness<'_>,
     m: &Measurement,
-    parent_size: bool,
+    size: Option<Footprint>,
 ) -> Result<Vec<Fact>, BenchError> {
     let mut all = m.analysis.per_op_ns.clone();
     all.retain(|x| x.is_finite());
@@ -237,26 +265,22 @@ fn distribution(
         ),
         Fact::new("max_us", us(100.0), "us", "slowest operation timed"),
     ];
-    if parent_size {
-        if let Some(kib) = resident_kib() {
-            facts.push(Fact::new(
-                "parent_rss_kib",
-                kib as f64,
-                "KiB",
-                "the parent's resident size (fork copies its page tables)",
-            ));
-        }
+    if let Some(f) = size {
+        facts.push(Fact::new(
+            "parent_rss_kib",
+            f.rss_kib as f64,
+            "KiB",
+            "the creating process's resident size, rss= included (fork shares every \
+             private page copy-on-write)",
+        ));
+        facts.push(Fact::new(
+            "parent_pte_kib",
+            f.pte_kib as f64,
+            "KiB",
+            "the creating process's page tables (what fork copies)",
+        ));
     }
     Ok(facts)
-}
-
-/// `VmRSS` of this process, from /proc/self/status.
-fn resident_kib() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.split_whitespace().next()?.parse().ok())
 }
 
 #[cfg(test)]
@@ -266,9 +290,14 @@ mod tests {
     use crate::harness::{EmptyLoop, Profile, Settings};
 
     fn run(b: &dyn Bench) -> Option<Vec<Fact>> {
+        run_with(b, &[])
+    }
+
+    fn run_with(b: &dyn Bench, args: &[&str]) -> Option<Vec<Fact>> {
         let clock = Monotonic;
         let h = Harness::new(&clock, Settings::new(Profile::SMOKE, 25.0));
-        let p = crate::bench::params::expand(b.name(), b.params(), &[])
+        let args: Vec<_> = args.iter().map(|a| a.parse().unwrap()).collect();
+        let p = crate::bench::params::expand(b.name(), b.params(), &args)
             .unwrap()
             .remove(0);
         let mut prep = match b.prepare(&p, &crate::bench::RunContext::default()) {
@@ -307,6 +336,37 @@ mod tests {
                 "{}",
                 b.name
             );
+        }
+    }
+
+    /// With `rss=48m`, the prepared benchmark holds the memory resident until it is
+    /// dropped, and its facts report it. Other tests run in threads of this process,
+    /// so the bounds leave them 16 MiB.
+    #[test]
+    fn rss_is_resident_while_prepared_and_released_on_drop() {
+        const KIB: i64 = 48 << 10;
+        let near = |grew: i64| (grew - KIB).abs() < 16 << 10;
+        let rss = || Footprint::now().unwrap().rss_kib as i64;
+        let args = ["rss=48m".parse().unwrap()];
+        for b in [&FORK, &VFORK, &THREAD] {
+            let p = crate::bench::params::expand(b.name, b.params, &args)
+                .unwrap()
+                .remove(0);
+            assert_eq!(p.label(), "rss=50331648");
+            let before = rss();
+            let prep = b.prepare(&p, &crate::bench::RunContext::default()).unwrap();
+            let held = rss();
+            drop(prep);
+            let after = rss();
+            assert!(
+                near(held - before) && near(held - after),
+                "{}: VmRSS {before} KiB, {held} KiB prepared, {after} KiB dropped",
+                b.name
+            );
+            let facts = run_with(b, &["rss=48m"]).expect("runs anywhere with 48 MiB");
+            assert!(value(&facts, "parent_rss_kib") >= (KIB - 4096) as f64);
+            // One 8-byte page-table entry per 4 KiB page.
+            assert!(value(&facts, "parent_pte_kib") >= (KIB / 512) as f64);
         }
     }
 
@@ -359,6 +419,6 @@ mod tests {
 
     #[test]
     fn resident_size_is_read() {
-        assert!(resident_kib().is_some_and(|k| k > 0));
+        assert!(Footprint::now().is_some_and(|f| f.rss_kib > 0 && f.pte_kib > 0));
     }
 }

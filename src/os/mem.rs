@@ -78,6 +78,35 @@ impl Mapping {
         Ok(Mapping { ptr, len })
     }
 
+    /// A private anonymous read-write mapping of `len` bytes charged against the
+    /// system's commit limit (no `MAP_NORESERVE`), in base pages (`MADV_NOHUGEPAGE`
+    /// where the kernel has huge pages), every page allocated and written before
+    /// returning: memory that stays resident and that a `fork` must share
+    /// copy-on-write, one page-table entry per page. Where overcommit is strict, or a
+    /// limit (RLIMIT_AS, RLIMIT_DATA) is in the way, the mapping is refused with an
+    /// error; `MADV_POPULATE_WRITE` (Linux 5.14) then allocates every page, failing
+    /// with an error rather than a signal when the memory cannot be had.
+    pub fn anon_resident(len: usize) -> io::Result<Mapping> {
+        let flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS;
+        let ptr = mmap_raw(
+            ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            flags,
+            -1,
+        )?;
+        let m = Mapping { ptr, len };
+        // A kernel without transparent huge pages refuses the advice: base pages then.
+        let _ = m.advise(libc::MADV_NOHUGEPAGE);
+        match m.advise(libc::MADV_POPULATE_WRITE) {
+            // A kernel older than 5.14: the touches below allocate the pages.
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {}
+            r => r?,
+        }
+        m.touch_write(page_size());
+        Ok(m)
+    }
+
     /// A private anonymous read-write mapping of `len` bytes starting on an `align`
     /// boundary (a power of two, e.g. 2 MiB for huge pages).
     pub fn anon_aligned(len: usize, align: usize) -> io::Result<Mapping> {
@@ -454,6 +483,14 @@ mod tests {
         let a = Mapping::anon_aligned(4 * page, 64 * page).unwrap();
         assert_eq!(a.addr() % (64 * page), 0);
         a.touch_write(page);
+    }
+
+    #[test]
+    fn a_resident_mapping_has_every_page_written() {
+        let page = page_size();
+        let m = Mapping::anon_resident(64 * page).unwrap();
+        assert_eq!(m.resident_pages().unwrap(), 64);
+        assert_eq!(m.touch_read(page), 64);
     }
 
     #[test]
