@@ -121,6 +121,20 @@ impl Remote {
         if let Err(e) = sent {
             return Err(r.died(&format!("sending it its benchmark: {e}")));
         }
+        match r.recv()? {
+            Reply::Ready { protocol, version }
+                if protocol == wire::PROTOCOL && version == env!("CARGO_PKG_VERSION") => {}
+            Reply::Ready { protocol, version } => {
+                return Err(r.died(&format!(
+                    "{} is syscost {version} (worker protocol {protocol}), not the \
+                     {} (protocol {}) that started the run: was it rebuilt meanwhile?",
+                    program.display(),
+                    env!("CARGO_PKG_VERSION"),
+                    wire::PROTOCOL
+                )))
+            }
+            other => return Err(r.died(&format!("it answered {other:?} to its start"))),
+        }
         Ok(r)
     }
 
@@ -149,8 +163,8 @@ impl Remote {
                     let bits = flags(services, tid, &spans, expect)?;
                     self.send(&Request::Flags(bits))?;
                 }
-                Reply::Result(_) => {
-                    return Err(self.died("it sent a result before it was asked"))
+                Reply::Result(_) | Reply::Ready { .. } => {
+                    return Err(self.died("it answered out of turn"))
                 }
             }
         }

@@ -65,6 +65,13 @@ fn serve_inner(args: &[String]) -> anyhow::Result<()> {
             })
             .collect::<anyhow::Result<_>>()?,
     );
+    wire::send(
+        &mut link,
+        &Reply::Ready {
+            protocol: wire::PROTOCOL,
+            version: env!("CARGO_PKG_VERSION").to_string(),
+        },
+    )?;
     let clock = clock_of(&start)?;
     let mut settings =
         Settings::new(start.profile.profile(), start.granularity_ns.max(1.0));

@@ -40,9 +40,20 @@ pub enum Request {
     },
 }
 
+/// The version of this conversation: a worker started from a binary rebuilt since the
+/// run began (another protocol) is refused at once.
+pub const PROTOCOL: u32 = 1;
+
 /// The worker's messages.
 #[derive(Debug, Serialize, Deserialize)]
 pub enum Reply {
+    /// The answer to [`Request::Start`]: the worker found its benchmark and is ready.
+    Ready {
+        /// [`PROTOCOL`] as the worker knows it.
+        protocol: u32,
+        /// The worker's crate version.
+        version: String,
+    },
     /// The round ended: `open` while the instance wants more rounds.
     Visited {
         /// Wants more rounds (not converged, below its maximum, not skipped or failed).
