@@ -133,7 +133,7 @@ pub fn write_json(
             ))
         }
     };
-    w.write_all(text[..at].as_bytes())?;
+    w.write_all(&text.as_bytes()[..at])?;
     w.write_all(b"\"results\":[")?;
     for (i, r) in run.results.iter().enumerate() {
         if i > 0 {
@@ -142,7 +142,7 @@ pub fn write_json(
         serde_json::to_writer(&mut w, &spill.whole(r)?)?;
     }
     w.write_all(b"]")?;
-    w.write_all(text[at + marker.len()..].as_bytes())?;
+    w.write_all(&text.as_bytes()[at + marker.len()..])?;
     w.flush()
 }
 

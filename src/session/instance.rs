@@ -8,9 +8,9 @@ use super::*;
 
 pub(super) enum Instance<'b> {
     /// Measured in this process.
-    Here(Slot<'b>),
+    Here(Box<Slot<'b>>),
     /// Measured in a worker process.
-    Away(Away<'b>),
+    Away(Box<Away<'b>>),
 }
 
 pub(super) struct Away<'b> {
@@ -32,15 +32,17 @@ impl<'b> Instance<'b> {
         workers: &Workers,
     ) -> Instance<'b> {
         match workers {
-            Workers::Exec(program) if in_catalogue(bench) => Instance::Away(Away {
-                bench,
-                params: params.clone(),
-                program: program.clone(),
-                remote: None,
-                open: true,
-                result: None,
-            }),
-            _ => Instance::Here(Slot::new(bench, params)),
+            Workers::Exec(program) if in_catalogue(bench) => {
+                Instance::Away(Box::new(Away {
+                    bench,
+                    params: params.clone(),
+                    program: program.clone(),
+                    remote: None,
+                    open: true,
+                    result: None,
+                }))
+            }
+            _ => Instance::Here(Box::new(Slot::new(bench, params))),
         }
     }
 

@@ -9,6 +9,10 @@ use super::*;
 use crate::os::placement::{self, TaskPlace};
 use crate::results::Fact;
 
+/// Marks a round's samples with what the kernel did during them.
+pub(super) type FlagFn<'a> =
+    dyn FnMut(&mut [Sample], Expect) -> Result<(), BenchError> + 'a;
+
 /// What a slot measures with: the clock and settings of the session, the instance's
 /// run context, and where the kernel's events come from (`--cull kernel`).
 pub(super) struct Env<'a> {
@@ -16,8 +20,7 @@ pub(super) struct Env<'a> {
     pub(super) settings: Settings,
     pub(super) context: &'a crate::bench::RunContext,
     /// Marks a round's samples with what the kernel did during them.
-    pub(super) flag:
-        Option<&'a mut dyn FnMut(&mut [Sample], Expect) -> Result<(), BenchError>>,
+    pub(super) flag: Option<&'a mut FlagFn<'a>>,
 }
 
 /// One instance in a run: its result so far and what the rounds have gathered.
@@ -364,6 +367,17 @@ pub(super) fn measured(
     })
 }
 
+/// The rounds of one kind of placement.
+#[derive(Default)]
+struct Kind {
+    /// All tasks on one CPU.
+    one: bool,
+    figures: Vec<f64>,
+    rounds: usize,
+    migrations: u64,
+    cpus: Vec<u32>,
+}
+
 /// Where the scheduler put a free placement's tasks: a fact per kind of placement (all
 /// tasks on one CPU, or on several) with the mean of its rounds' figures, and when the
 /// rounds saw both kinds, why one mean of them is no figure. None when nothing was
@@ -372,7 +386,7 @@ fn placed(places: &[RoundPlace], a: &Analysis) -> Option<(Vec<Fact>, Option<Stri
     if places.is_empty() {
         return None;
     }
-    let mut kinds: Vec<(bool, Vec<f64>, usize, u64, Vec<u32>)> = Vec::new();
+    let mut kinds: Vec<Kind> = Vec::new();
     for p in places {
         let one = p.cpus.len() <= 1;
         let figure = a
@@ -380,26 +394,36 @@ fn placed(places: &[RoundPlace], a: &Analysis) -> Option<(Vec<Fact>, Option<Stri
             .iter()
             .find(|r| r.round == p.round)
             .and_then(|r| r.median_ns);
-        let i = match kinds.iter().position(|k| k.0 == one) {
+        let i = match kinds.iter().position(|k| k.one == one) {
             Some(i) => i,
             None => {
-                kinds.push((one, Vec::new(), 0, 0, Vec::new()));
+                kinds.push(Kind {
+                    one,
+                    ..Kind::default()
+                });
                 kinds.len() - 1
             }
         };
         let k = &mut kinds[i];
-        k.1.extend(figure);
-        k.2 += 1;
-        k.3 += p.migrations;
-        k.4.extend(&p.cpus);
-        k.4.sort_unstable();
-        k.4.dedup();
+        k.figures.extend(figure);
+        k.rounds += 1;
+        k.migrations += p.migrations;
+        k.cpus.extend(&p.cpus);
+        k.cpus.sort_unstable();
+        k.cpus.dedup();
     }
-    kinds.sort_by_key(|k| !k.0);
+    kinds.sort_by_key(|k| !k.one);
     let total = places.len();
     let mut facts = Vec::new();
     let mut words = Vec::new();
-    for (one, figures, rounds, migrations, cpus) in &kinds {
+    for Kind {
+        one,
+        figures,
+        rounds,
+        migrations,
+        cpus,
+    } in &kinds
+    {
         if figures.is_empty() {
             continue;
         }

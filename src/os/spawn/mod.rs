@@ -422,6 +422,65 @@ impl Drop for IgnoredSignals {
     }
 }
 
+/// Starts the prepared program as a child named `name` (its `comm`, from the fork on)
+/// that keeps `keep` open across the exec (every other descriptor of this process is
+/// close-on-exec), with the death signal and ignored SIGINT of
+/// [`super::task::fork`]'s children. The child `_exit(127)`s if the exec fails. The
+/// returned [`super::task::Child`] kills and reaps it when dropped.
+pub fn spawn_keeping(
+    p: &PreparedExec,
+    keep: std::os::fd::BorrowedFd<'_>,
+    name: &std::ffi::CStr,
+) -> io::Result<super::task::Child> {
+    use std::os::fd::AsRawFd;
+    let (path, argv, envp) = (p.path.as_ptr(), p.argv.as_ptr(), p.envp.as_ptr());
+    let fd = keep.as_raw_fd();
+    let name = name.as_ptr();
+    // SAFETY: the child makes only `prctl`, `fcntl`, `execve` and `_exit`, all
+    // async-signal-safe system calls, with pointers into `p` and `name`, built before
+    // the fork and alive in the child's copy of memory; both arrays end with a null
+    // pointer. It never returns into Rust code, so it uses none of this process's
+    // owning objects.
+    unsafe {
+        super::task::fork(|| {
+            libc::prctl(libc::PR_SET_NAME, name as libc::c_ulong, 0, 0, 0);
+            if libc::fcntl(fd, libc::F_SETFD, 0) == -1 {
+                return 126;
+            }
+            libc::execve(path, argv, envp);
+            127
+        })
+    }
+}
+
+/// Takes ownership of the descriptor `fd` that this process was started with (the
+/// worker's end of its socket, see [`spawn_keeping`]), marking it close-on-exec. Only
+/// the first call succeeds, so no descriptor is owned twice.
+pub fn take_inherited(fd: i32) -> io::Result<std::os::fd::OwnedFd> {
+    use std::os::fd::FromRawFd;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    static TAKEN: AtomicBool = AtomicBool::new(false);
+    if fd < 3 {
+        return Err(einval("an inherited descriptor is 3 or above"));
+    }
+    // SAFETY: F_GETFD only reads the descriptor's flags.
+    if unsafe { libc::fcntl(fd, libc::F_GETFD) } == -1 {
+        return Err(io::Error::last_os_error());
+    }
+    if TAKEN.swap(true, Ordering::SeqCst) {
+        return Err(io::Error::other(
+            "the inherited descriptor was taken already",
+        ));
+    }
+    // SAFETY: F_SETFD sets the flags of an open descriptor.
+    if unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) } == -1 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: the descriptor is open (checked above), it was left open across the exec
+    // for this process to own, and the flag above makes this the only owner made.
+    Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -567,63 +626,4 @@ mod tests {
         let after = super::super::sys::sigaction_get(libc::SIGQUIT).unwrap();
         assert_eq!(after.handler(), before.handler());
     }
-}
-
-/// Starts the prepared program as a child named `name` (its `comm`, from the fork on)
-/// that keeps `keep` open across the exec (every other descriptor of this process is
-/// close-on-exec), with the death signal and ignored SIGINT of
-/// [`super::task::fork`]'s children. The child `_exit(127)`s if the exec fails. The
-/// returned [`super::task::Child`] kills and reaps it when dropped.
-pub fn spawn_keeping(
-    p: &PreparedExec,
-    keep: std::os::fd::BorrowedFd<'_>,
-    name: &std::ffi::CStr,
-) -> io::Result<super::task::Child> {
-    use std::os::fd::AsRawFd;
-    let (path, argv, envp) = (p.path.as_ptr(), p.argv.as_ptr(), p.envp.as_ptr());
-    let fd = keep.as_raw_fd();
-    let name = name.as_ptr();
-    // SAFETY: the child makes only `prctl`, `fcntl`, `execve` and `_exit`, all
-    // async-signal-safe system calls, with pointers into `p` and `name`, built before
-    // the fork and alive in the child's copy of memory; both arrays end with a null
-    // pointer. It never returns into Rust code, so it uses none of this process's
-    // owning objects.
-    unsafe {
-        super::task::fork(|| {
-            libc::prctl(libc::PR_SET_NAME, name as libc::c_ulong, 0, 0, 0);
-            if libc::fcntl(fd, libc::F_SETFD, 0) == -1 {
-                return 126;
-            }
-            libc::execve(path, argv, envp);
-            127
-        })
-    }
-}
-
-/// Takes ownership of the descriptor `fd` that this process was started with (the
-/// worker's end of its socket, see [`spawn_keeping`]), marking it close-on-exec. Only
-/// the first call succeeds, so no descriptor is owned twice.
-pub fn take_inherited(fd: i32) -> io::Result<std::os::fd::OwnedFd> {
-    use std::os::fd::FromRawFd;
-    use std::sync::atomic::{AtomicBool, Ordering};
-    static TAKEN: AtomicBool = AtomicBool::new(false);
-    if fd < 3 {
-        return Err(einval("an inherited descriptor is 3 or above"));
-    }
-    // SAFETY: F_GETFD only reads the descriptor's flags.
-    if unsafe { libc::fcntl(fd, libc::F_GETFD) } == -1 {
-        return Err(io::Error::last_os_error());
-    }
-    if TAKEN.swap(true, Ordering::SeqCst) {
-        return Err(io::Error::other(
-            "the inherited descriptor was taken already",
-        ));
-    }
-    // SAFETY: F_SETFD sets the flags of an open descriptor.
-    if unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) } == -1 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: the descriptor is open (checked above), it was left open across the exec
-    // for this process to own, and the flag above makes this the only owner made.
-    Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) })
 }

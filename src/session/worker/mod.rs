@@ -72,13 +72,16 @@ impl Workers {
     }
 }
 
+/// The kernel's verdict on samples of a thread.
+pub(super) type ThreadFlagFn<'a> =
+    dyn FnMut(u32, &mut [Sample], Expect) -> Result<(), BenchError> + 'a;
+
 /// What the parent does for a worker in the middle of a round.
 pub(super) struct Services<'a> {
     /// The scratch file of a length.
     pub scratch: &'a dyn Fn(u64) -> Result<Arc<Scratch>, BenchError>,
     /// The kernel's verdict on samples of a thread, when kernel events are recorded.
-    pub flag:
-        Option<&'a mut dyn FnMut(u32, &mut [Sample], Expect) -> Result<(), BenchError>>,
+    pub flag: Option<&'a mut ThreadFlagFn<'a>>,
 }
 
 /// A running worker, seen from the parent. Dropping it closes the socket (the worker
@@ -123,7 +126,8 @@ impl Remote {
         }
         match r.recv()? {
             Reply::Ready { protocol, version }
-                if protocol == wire::PROTOCOL && version == env!("CARGO_PKG_VERSION") => {}
+                if protocol == wire::PROTOCOL && version == env!("CARGO_PKG_VERSION") => {
+            }
             Reply::Ready { protocol, version } => {
                 return Err(r.died(&format!(
                     "{} is syscost {version} (worker protocol {protocol}), not the \
