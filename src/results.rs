@@ -231,6 +231,13 @@ pub struct HarnessInfo {
     /// its own; absent when in the run's own process.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workers: Option<String>,
+    /// The run's time budget, ns: past `min_rounds`, rounds beyond `max_rounds` (up to
+    /// `budget_max_rounds`) go to unconverged benchmarks while the run is within it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_ns: Option<u64>,
+    /// The most rounds within the budget.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_max_rounds: Option<usize>,
 }
 
 /// What happened to one benchmark instance.

@@ -38,6 +38,12 @@ pub struct Profile {
     pub min_batch_ns: u64,
     /// Empty-loop batches timed for the overhead.
     pub overhead_samples: usize,
+    /// The time budget of a whole run (`syscost run`), in ns: past its minimum rounds,
+    /// a benchmark that has not converged gets more rounds only while the run is within
+    /// it, the ones nearest their target first (0: no rounds past `max_rounds`).
+    pub budget_ns: u64,
+    /// Rounds at most within the budget (at least `max_rounds`).
+    pub budget_max_rounds: usize,
 }
 
 const MS: u64 = 1_000_000;
@@ -57,6 +63,8 @@ impl Profile {
         ci_target: 0.05,
         min_batch_ns: 2_000,
         overhead_samples: 5,
+        budget_ns: 0,
+        budget_max_rounds: 2,
     };
     /// A fast look: three or four short rounds.
     pub const QUICK: Profile = Profile {
@@ -72,6 +80,8 @@ impl Profile {
         ci_target: 0.02,
         min_batch_ns: 30_000,
         overhead_samples: 21,
+        budget_ns: 17_000 * MS,
+        budget_max_rounds: 8,
     };
     /// The default: five to eight rounds spread over at least six seconds.
     pub const STANDARD: Profile = Profile {
@@ -87,6 +97,8 @@ impl Profile {
         ci_target: 0.01,
         min_batch_ns: 50_000,
         overhead_samples: 51,
+        budget_ns: 110_000 * MS,
+        budget_max_rounds: 18,
     };
     /// Long runs: ten to thirty rounds over at least twenty seconds, tighter CI.
     pub const THOROUGH: Profile = Profile {
@@ -102,7 +114,35 @@ impl Profile {
         ci_target: 0.005,
         min_batch_ns: 100_000,
         overhead_samples: 101,
+        budget_ns: 900_000 * MS,
+        budget_max_rounds: 45,
     };
+
+    /// Whether the interval is looked at after `rounds` rounds, whose cap is `cap`:
+    /// at the minimum, then each time the count has grown by half (5, 8, 12, 18 for
+    /// the standard profile), and at the cap. So a run that keeps giving rounds to a
+    /// benchmark looks a few times, not after every round (each look is a chance to
+    /// stop on an interval that happens to be narrow).
+    pub fn looks_at(&self, rounds: usize, cap: usize) -> bool {
+        if rounds < self.min_rounds {
+            return false;
+        }
+        if rounds >= cap {
+            return true;
+        }
+        let mut look = self.min_rounds.max(1);
+        while look < rounds {
+            look = (look * 3).div_ceil(2).max(look + 1);
+        }
+        look == rounds
+    }
+
+    /// The first look at or after `rounds` rounds (see [`Profile::looks_at`]).
+    pub fn next_look(&self, rounds: usize, cap: usize) -> usize {
+        (rounds..=cap)
+            .find(|&r| self.looks_at(r, cap))
+            .unwrap_or(cap)
+    }
 
     /// Every profile, for `--profile`.
     pub const ALL: [Profile; 4] = [

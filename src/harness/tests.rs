@@ -20,6 +20,8 @@ const PROFILE: Profile = Profile {
     ci_target: 0.01,
     min_batch_ns: 2_000,
     overhead_samples: 5,
+    budget_ns: 0,
+    budget_max_rounds: 4,
 };
 
 /// `n` samples in one round, one round only.

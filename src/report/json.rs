@@ -17,7 +17,10 @@
 //!                "round_min_samples", "round_max_samples", "min_rounds", "max_rounds",
 //!                "span_ns", "batch": null | k, "seed", "ci_target", "min_batch_ns",
 //!                "window_below", "window_above", "mad_threshold", "mad_floor", "cpu",
-//!                "load", "kernel_events"?: how, "workers"?: "process" },
+//!                "load", "kernel_events"?: how, "workers"?: "process",
+//!                "budget_ns"?, "budget_max_rounds"? },
+//!                // "budget_ns": `syscost run`'s time budget: past min_rounds, rounds
+//!                // beyond max_rounds (up to budget_max_rounds) go to unconverged results
 //!                // "workers": each benchmark measured in a worker process of its own
 //!                // (absent: in the run's own process, as before this field existed)
 //!   "complete": true,              // false if interrupted (or still running)

@@ -23,6 +23,14 @@ pub(super) struct Away<'b> {
     open: bool,
     /// The result, once finished.
     result: Option<BenchResult>,
+    /// Rounds measured.
+    rounds: usize,
+    /// The interval's relative half-width at the last look.
+    ci: f64,
+    /// Wall time of its visits so far, ns.
+    visits_ns: f64,
+    /// The most rounds it gets (0: the profile's).
+    max_rounds: usize,
 }
 
 impl<'b> Instance<'b> {
@@ -40,6 +48,10 @@ impl<'b> Instance<'b> {
                     remote: None,
                     open: true,
                     result: None,
+                    rounds: 0,
+                    ci: f64::INFINITY,
+                    visits_ns: 0.0,
+                    max_rounds: 0,
                 }))
             }
             _ => Instance::Here(Box::new(Slot::new(bench, params))),
@@ -64,6 +76,40 @@ impl<'b> Instance<'b> {
         match self {
             Instance::Here(s) => s.open(),
             Instance::Away(a) => a.open,
+        }
+    }
+
+    /// Gives it at most `n` rounds.
+    pub(super) fn set_max_rounds(&mut self, n: usize) {
+        match self {
+            Instance::Here(s) => s.max_rounds = n,
+            Instance::Away(a) => a.max_rounds = n,
+        }
+    }
+
+    /// Rounds measured, the interval's relative half-width at the last look, and the
+    /// mean wall time of a visit (ns): what deciding who gets more rounds needs.
+    pub(super) fn progress(&self) -> (usize, f64, f64) {
+        match self {
+            Instance::Here(s) => {
+                let ns =
+                    (s.setup_ns + s.warmup_ns + s.elapsed_ns) / s.rounds.max(1) as f64;
+                (s.rounds as usize, s.last_ci, ns)
+            }
+            Instance::Away(a) => (a.rounds, a.ci, a.visits_ns / a.rounds.max(1) as f64),
+        }
+    }
+
+    /// Gives it no more rounds, saying why; it is concluded as it stands.
+    pub(super) fn stop(&mut self, session: &Session, why: String) {
+        match self {
+            Instance::Here(s) => s.stopped = Some(why),
+            Instance::Away(a) => {
+                a.finish(false, Some(why));
+                if let Some(r) = a.result.as_mut() {
+                    session.keep(r);
+                }
+            }
         }
     }
 
@@ -110,7 +156,7 @@ impl<'b> Instance<'b> {
             Instance::Here(slot) => slot.finish(h, keep_samples, interrupted),
             Instance::Away(mut a) => {
                 if a.remote.is_some() {
-                    a.finish(interrupted);
+                    a.finish(interrupted, None);
                 }
                 a.result
             }
@@ -127,7 +173,8 @@ impl Away<'_> {
         canary: f64,
     ) -> Result<(), BenchError> {
         if self.remote.is_none() {
-            let start = session.start_for(self.bench, &self.params, begin);
+            let mut start = session.start_for(self.bench, &self.params, begin);
+            start.max_rounds = self.max_rounds;
             match Remote::start(&self.program, &start) {
                 Ok(r) => self.remote = Some(r),
                 Err(e) => {
@@ -144,11 +191,18 @@ impl Away<'_> {
             scratch: &scratch,
             flag: Some(&mut flag),
         };
-        match remote.visit(round, canary, &mut services) {
-            Ok(true) => Ok(()),
-            Ok(false) => {
+        let t0 = std::time::Instant::now();
+        let visited = remote.visit(round, canary, &mut services);
+        self.visits_ns += t0.elapsed().as_nanos() as f64;
+        self.rounds += 1;
+        match visited {
+            Ok((true, ci)) => {
+                self.ci = ci;
+                Ok(())
+            }
+            Ok((false, _)) => {
                 // Done: its result now, and the worker gone.
-                self.finish(false);
+                self.finish(false, None);
                 if let Some(r) = self.result.as_mut() {
                     session.keep(r);
                 }
@@ -162,17 +216,17 @@ impl Away<'_> {
             }
             Err(_) => {
                 // Skipped or failed in the worker: its result says so.
-                self.finish(false);
+                self.finish(false, None);
                 Ok(())
             }
         }
     }
 
     /// Asks the worker for the result; a worker that cannot answer fails the instance.
-    fn finish(&mut self, interrupted: bool) {
+    fn finish(&mut self, interrupted: bool, stopped: Option<String>) {
         self.open = false;
         if let Some(r) = self.remote.take() {
-            match r.finish(interrupted) {
+            match r.finish(interrupted, stopped) {
                 Ok(result) => self.result = result,
                 Err(e) => self.fail(e),
             }

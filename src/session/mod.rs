@@ -288,6 +288,8 @@ impl Session {
                 (Cull::Kernel, Ok(w)) => Some(w.borrow().method()),
                 (Cull::Kernel, Err(why)) => Some(format!("unavailable: {why}")),
             },
+            budget_ns: (p.budget_ns > 0).then_some(p.budget_ns),
+            budget_max_rounds: (p.budget_ns > 0).then_some(p.budget_max_rounds),
             workers: match self.opts.workers {
                 Workers::Exec(_) => Some("process".to_string()),
                 Workers::Inline => None,
@@ -395,11 +397,12 @@ impl Session {
         };
         let mut machine: Vec<f64> = Vec::new();
         let mut rng = SplitMix(self.seed);
+        let budget = Budget::new(self.settings.profile, spread);
         for group in instances.chunks(MAX_LIVE) {
             let interrupted = self.group(
                 group,
                 progress,
-                spread,
+                &budget,
                 &mut rng,
                 &mut machine,
                 &mut out.results,
@@ -418,27 +421,40 @@ impl Session {
         &self,
         instances: &[(&dyn Bench, Params)],
         progress: &mut dyn FnMut(Step<'_>),
-        spread: bool,
+        budget: &Budget,
         rng: &mut SplitMix,
         machine: &mut Vec<f64>,
         results: &mut Vec<BenchResult>,
     ) -> bool {
         let p = self.settings.profile;
+        let spread = budget.spread;
         let mut all: Vec<Instance<'_>> = instances
             .iter()
             .map(|(b, params)| Instance::new(*b, params, &self.opts.workers))
             .collect();
+        for i in &mut all {
+            i.set_max_rounds(budget.cap);
+        }
         let c = self.clock.as_ref();
         let begin = c.now();
         let mut interrupted = false;
-        'rounds: for round in 0..p.max_rounds as u32 {
+        'rounds: for round in 0..budget.cap as u32 {
             let mut order: Vec<usize> =
                 (0..all.len()).filter(|&i| all[i].open()).collect();
             if order.is_empty() {
                 break;
             }
             rng.shuffle(&mut order);
+            if round as usize >= p.min_rounds {
+                order = budget.choose(&all, order);
+            }
             for (n, &i) in order.iter().enumerate() {
+                if round as usize >= p.min_rounds {
+                    if let Some(why) = budget.spent(&all[i]) {
+                        all[i].stop(self, why);
+                        continue;
+                    }
+                }
                 progress(Step {
                     round,
                     index: n,
@@ -517,6 +533,7 @@ impl Session {
             spans: self.settings.spans,
             begin,
             keep_samples: self.opts.keep_samples,
+            max_rounds: 0,
             dir: self.opts.files.dir.clone(),
             drop_caches: self.opts.files.drop_caches,
             context_profile: self.context.profile().map(str::to_string),
@@ -547,6 +564,123 @@ impl Session {
             Err(_) => Ok(()),
         }
     }
+}
+
+/// How a run spends its time past the minimum rounds: within the profile's budget
+/// (`syscost run`), more rounds go to the benchmarks that have not converged, those
+/// that need the least time to reach their target first, up to `budget_max_rounds`;
+/// without a budget (one benchmark at a time, as `repro` measures), up to `max_rounds`.
+struct Budget {
+    profile: Profile,
+    /// Spread the first rounds over the profile's span (a whole run).
+    spread: bool,
+    /// The most rounds an instance gets.
+    cap: usize,
+    /// The run's start, when a budget applies.
+    start: Option<std::time::Instant>,
+}
+
+impl Budget {
+    fn new(profile: Profile, spread: bool) -> Budget {
+        let budgeted = spread
+            && profile.budget_ns > 0
+            && profile.budget_max_rounds > profile.max_rounds;
+        Budget {
+            profile,
+            spread,
+            cap: if budgeted {
+                profile.budget_max_rounds
+            } else {
+                profile.max_rounds
+            },
+            start: budgeted.then(std::time::Instant::now),
+        }
+    }
+
+    /// The time left, ns (None without a budget).
+    fn left_ns(&self) -> Option<f64> {
+        let start = self.start?;
+        Some(self.profile.budget_ns as f64 - start.elapsed().as_nanos() as f64)
+    }
+
+    /// Once the budget is spent, why `inst` gets no more rounds.
+    fn spent(&self, inst: &Instance<'_>) -> Option<String> {
+        match self.left_ns() {
+            Some(left) if left <= 0.0 => Some(format!(
+                "the run's time budget ({:.0} s for the {} profile) ended; {}",
+                self.profile.budget_ns as f64 / 1e9,
+                self.profile.name,
+                self.outlook(inst).2
+            )),
+            _ => None,
+        }
+    }
+
+    /// Whether `inst` can converge within the cap, what more rounds would cost it (ns:
+    /// to its target, or else to the cap), and that in words.
+    fn outlook(&self, inst: &Instance<'_>) -> (bool, f64, String) {
+        let (rounds, ci, visit_ns) = inst.progress();
+        let to_cap = self.cap.saturating_sub(rounds) as f64 * visit_ns;
+        let Some(need) = rounds_needed(rounds, ci, self.profile.ci_target) else {
+            return (
+                false,
+                to_cap,
+                "no round has a clean sample, so the interval cannot narrow".into(),
+            );
+        };
+        if need > self.cap {
+            return (
+                false,
+                to_cap,
+                format!(
+                    "its rounds spread so that the interval would reach the target after \
+                     about {need} rounds, more than the cap of {}",
+                    self.cap
+                ),
+            );
+        }
+        let look = self.profile.next_look(need, self.cap);
+        let more = look.saturating_sub(rounds);
+        (
+            true,
+            more as f64 * visit_ns,
+            format!(
+                "it would need about {more} more rounds ({:.1} s) to reach the target",
+                more as f64 * visit_ns / 1e9
+            ),
+        )
+    }
+
+    /// The order in which the instances of `order` (past their minimum rounds) get
+    /// their next round: those that need the least time to reach their target first,
+    /// those that cannot within the cap last (they still get rounds while the budget
+    /// lasts: the run's time goes where the uncertainty is).
+    fn choose(&self, all: &[Instance<'_>], order: Vec<usize>) -> Vec<usize> {
+        if self.start.is_none() {
+            return order;
+        }
+        let mut keyed: Vec<(bool, f64, usize)> = order
+            .into_iter()
+            .map(|i| {
+                let (feasible, cost, _) = self.outlook(&all[i]);
+                (feasible, cost, i)
+            })
+            .collect();
+        keyed.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.total_cmp(&b.1)));
+        keyed.into_iter().map(|(_, _, i)| i).collect()
+    }
+}
+
+/// About how many rounds an interval of relative half-width `ci` after `rounds` rounds
+/// needs to reach `target`: the half-width shrinks as one over the square root of the
+/// rounds (the t quantile's shrinking is left out, so the estimate errs long).
+/// None when the interval is not known.
+fn rounds_needed(rounds: usize, ci: f64, target: f64) -> Option<usize> {
+    if !ci.is_finite() || target <= 0.0 {
+        return None;
+    }
+    let r = rounds.max(1) as f64 * (ci / target).powi(2);
+    Some((r.min(1e6).ceil() as usize).max(rounds + 1))
 }
 
 /// How many instances are measured at once at most (each may hold a worker process
@@ -633,6 +767,34 @@ fn check_interrupt() -> Result<(), BenchError> {
 mod tests {
     use super::*;
     use crate::harness::Profile;
+
+    #[test]
+    fn the_rounds_a_benchmark_needs_grow_with_the_square_of_its_interval() {
+        assert_eq!(rounds_needed(5, 0.02, 0.01), Some(20));
+        assert_eq!(rounds_needed(5, 0.011, 0.01), Some(7));
+        assert_eq!(rounds_needed(8, 0.005, 0.01), Some(9), "at least one more");
+        assert_eq!(rounds_needed(5, f64::INFINITY, 0.01), None);
+    }
+
+    #[test]
+    fn a_run_looks_at_its_interval_a_few_times_not_after_every_round() {
+        let p = Profile::STANDARD;
+        let looks: Vec<usize> = (1..=p.budget_max_rounds)
+            .filter(|&r| p.looks_at(r, p.budget_max_rounds))
+            .collect();
+        assert_eq!(looks, [5, 8, 12, 18]);
+        let plain: Vec<usize> = (1..=p.max_rounds)
+            .filter(|&r| p.looks_at(r, p.max_rounds))
+            .collect();
+        assert_eq!(plain, [5, 8]);
+        assert_eq!(p.next_look(6, 18), 8);
+        assert_eq!(p.next_look(13, 18), 18);
+        let q = Profile::QUICK;
+        let quick: Vec<usize> = (1..=q.budget_max_rounds)
+            .filter(|&r| q.looks_at(r, q.budget_max_rounds))
+            .collect();
+        assert_eq!(quick, [3, 5, 8]);
+    }
 
     /// Takes a few microseconds per operation; its after step fails.
     const FAILS_AFTER: crate::bench::Simple = crate::bench::Simple {

@@ -48,6 +48,12 @@ pub(super) struct Slot<'b> {
     pub(super) free: bool,
     /// Where the tasks ran in each round, when `free`.
     pub(super) places: Vec<RoundPlace>,
+    /// The most rounds it gets (0: the profile's `max_rounds`).
+    pub(super) max_rounds: usize,
+    /// The interval's relative half-width at the last look (infinite before one).
+    pub(super) last_ci: f64,
+    /// Why the run gave it no more rounds before it converged or reached its cap.
+    pub(super) stopped: Option<String>,
 }
 
 /// Where an instance's tasks ran during one round.
@@ -116,6 +122,9 @@ impl<'b> Slot<'b> {
                 .iter()
                 .any(|(n, v)| *n == "placement" && v == "free"),
             places: Vec::new(),
+            max_rounds: 0,
+            last_ci: f64::INFINITY,
+            stopped: None,
         }
     }
 
@@ -182,9 +191,11 @@ impl<'b> Slot<'b> {
         self.setup_ns += c.to_ns(c.now().wrapping_sub(t2));
         self.after = prepared.after;
         self.rounds += 1;
-        if self.rounds as usize >= p.min_rounds {
+        let (rounds, cap) = (self.rounds as usize, self.cap(p));
+        if p.looks_at(rounds, cap) {
             let (a, ok, why) = h.conclude(&self.samples, k, &overhead, plan);
-            if ok || self.rounds as usize >= p.max_rounds {
+            self.last_ci = a.relative_ci();
+            if ok || rounds >= cap {
                 self.concluded = Some((a, ok, why));
             }
         }
@@ -192,7 +203,15 @@ impl<'b> Slot<'b> {
     }
 
     pub(super) fn open(&self) -> bool {
-        !self.ended && self.concluded.is_none()
+        !self.ended && self.concluded.is_none() && self.stopped.is_none()
+    }
+
+    /// The most rounds this instance gets: [`Slot::max_rounds`], else the profile's.
+    pub(super) fn cap(&self, p: Profile) -> usize {
+        match self.max_rounds {
+            0 => p.max_rounds,
+            n => n,
+        }
     }
 
     /// Ends the instance as skipped or failed (a failure in any round fails it).
@@ -231,10 +250,10 @@ impl<'b> Slot<'b> {
             Some(c) => c,
             None => {
                 let (a, _, why) = h.conclude(&self.samples, k, &overhead, self.plan);
-                let why = if interrupted {
-                    format!("interrupted: {why}")
-                } else {
-                    why
+                let why = match (interrupted, self.stopped.take()) {
+                    (true, _) => format!("interrupted: {why}"),
+                    (false, Some(stop)) => format!("{why}; {stop}"),
+                    (false, None) => why,
                 };
                 (a, false, why)
             }

@@ -212,6 +212,10 @@ pub struct Harness {
     pub kernel_events: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workers: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_ns: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_max_rounds: Option<usize>,
     pub cpu: Option<usize>,
     pub load: usize,
 }

@@ -142,18 +142,23 @@ impl Remote {
         Ok(r)
     }
 
-    /// One round: `Ok(open)`, whether the instance wants more rounds. A skip or a
-    /// failure is the instance's end (its result says so); an interruption is returned.
+    /// One round: `Ok((open, ci))`, whether the instance wants more rounds and its
+    /// interval's relative half-width at the last look. A skip or a failure is the
+    /// instance's end (its result says so); an interruption is returned.
     pub(super) fn visit(
         &mut self,
         round: u32,
         canary_ns: f64,
         services: &mut Services<'_>,
-    ) -> Result<bool, BenchError> {
+    ) -> Result<(bool, f64), BenchError> {
         self.send(&Request::Visit { round, canary_ns })?;
         loop {
             match self.recv()? {
-                Reply::Visited { open, error: None } => return Ok(open),
+                Reply::Visited {
+                    open,
+                    ci,
+                    error: None,
+                } => return Ok((open, ci)),
                 Reply::Visited { error: Some(e), .. } => return Err(e.into()),
                 Reply::NeedScratch { len } => match (services.scratch)(len) {
                     Ok(s) => {
@@ -183,8 +188,12 @@ impl Remote {
     pub(super) fn finish(
         mut self,
         interrupted: bool,
+        stopped: Option<String>,
     ) -> Result<Option<BenchResult>, BenchError> {
-        self.send(&Request::Finish { interrupted })?;
+        self.send(&Request::Finish {
+            interrupted,
+            stopped,
+        })?;
         let result = match self.recv()? {
             Reply::Result(r) => r.map(|b| *b),
             other => return Err(self.died(&format!("it answered {other:?}"))),

@@ -79,6 +79,7 @@ fn serve_inner(args: &[String]) -> anyhow::Result<()> {
     settings.spans = start.spans;
     let context = context_of(&start, stream.try_clone()?);
     let mut slot = Slot::new(bench, &params);
+    slot.max_rounds = start.max_rounds;
     loop {
         match wire::recv::<Request>(&mut link)? {
             None => return Ok(()), // the parent is gone
@@ -104,9 +105,14 @@ fn serve_inner(args: &[String]) -> anyhow::Result<()> {
                     }
                 };
                 let open = error.is_none() && slot.open();
-                wire::send(&mut link, &Reply::Visited { open, error })?;
+                let ci = slot.last_ci;
+                wire::send(&mut link, &Reply::Visited { open, ci, error })?;
             }
-            Some(Request::Finish { interrupted }) => {
+            Some(Request::Finish {
+                interrupted,
+                stopped,
+            }) => {
+                slot.stopped = stopped;
                 let h = crate::harness::Harness::new(clock.as_ref(), settings);
                 let result = slot.finish(&h, start.keep_samples, interrupted);
                 wire::send(&mut link, &Reply::Result(result.map(Box::new)))?;

@@ -37,6 +37,8 @@ pub enum Request {
     Finish {
         /// The run was interrupted: no after step, and the result says so.
         interrupted: bool,
+        /// Why the run gives it no more rounds, when it stops it early.
+        stopped: Option<String>,
     },
 }
 
@@ -58,6 +60,8 @@ pub enum Reply {
     Visited {
         /// Wants more rounds (not converged, below its maximum, not skipped or failed).
         open: bool,
+        /// The interval's relative half-width at the last look (infinite before one).
+        ci: f64,
         /// Why it ended early, if it did (skipped, failed, interrupted).
         error: Option<WireError>,
     },
@@ -103,6 +107,8 @@ pub struct Start {
     pub begin: u64,
     /// Keep the samples in the result.
     pub keep_samples: bool,
+    /// The most rounds it gets.
+    pub max_rounds: usize,
     /// `--dir`.
     pub dir: Option<PathBuf>,
     /// `--drop-caches`.
@@ -115,7 +121,7 @@ pub struct Start {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct WireProfile {
     name: String,
-    numbers: [u64; 10],
+    numbers: [u64; 12],
     ci_target: f64,
 }
 
@@ -134,6 +140,8 @@ impl From<&Profile> for WireProfile {
                 p.span_ns,
                 p.min_batch_ns,
                 p.overhead_samples as u64,
+                p.budget_ns,
+                p.budget_max_rounds as u64,
             ],
             ci_target: p.ci_target,
         }
@@ -160,6 +168,8 @@ impl WireProfile {
             span_ns: n[7],
             min_batch_ns: n[8],
             overhead_samples: n[9] as usize,
+            budget_ns: n[10],
+            budget_max_rounds: n[11] as usize,
             ci_target: self.ci_target,
         }
     }
