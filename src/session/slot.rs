@@ -223,5 +223,6 @@ pub(super) fn measured(
         samples,
         between_runs: None,
         kernel: a.kernel,
+        basis: a.basis,
     })
 }
