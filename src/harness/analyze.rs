@@ -263,6 +263,7 @@ pub(super) fn perturbation(u: &Usage, expect: Expect) -> PerturbedBy {
 }
 
 /// Whether a sample's usage shows a counter the operation is not expected to move.
+#[cfg(test)]
 pub(super) fn perturbed(u: &Usage, expect: Expect) -> bool {
     perturbation(u, expect) != PerturbedBy::default()
 }
@@ -624,7 +625,12 @@ pub(crate) mod tests {
 
     /// `total` samples of 1 op each, about 54.75 µs (1 ns ticks), in `rounds` rounds:
     /// `clean` of them untouched and spread evenly, the rest with `usage`.
-    pub(crate) fn samples(total: usize, clean: usize, rounds: u32, usage: Usage) -> Vec<Sample> {
+    pub(crate) fn samples(
+        total: usize,
+        clean: usize,
+        rounds: u32,
+        usage: Usage,
+    ) -> Vec<Sample> {
         (0..total)
             .map(|i| Sample {
                 at_ns: i as f64 * 1e3,
@@ -672,12 +678,18 @@ pub(crate) mod tests {
     fn a_result_on_too_few_clean_samples_is_never_converged_nor_narrow() {
         // The reported cases: 1 clean of 4028 over 8 rounds, 1 of 8, none of 8; and
         // the edges: 29 of 29, and 40 clean of 500 (fewer than a tenth).
-        for (total, clean) in [(4028, 1), (8, 1), (8, 0), (29, 29), (500, 40), (4028, 0)] {
-            let (a, ok, why) = conclude(&samples(total, clean, 8, switched()), Expect::default());
+        for (total, clean) in [(4028, 1), (8, 1), (8, 0), (29, 29), (500, 40), (4028, 0)]
+        {
+            let (a, ok, why) =
+                conclude(&samples(total, clean, 8, switched()), Expect::default());
             let case = format!("{clean} clean of {total}: {why}");
             assert_eq!(a.basis, Basis::All, "{case}");
             assert!(!ok, "{case}");
-            assert!(a.relative_ci() >= FEW_FLOOR - 1e-12, "{case}: ±{}", a.relative_ci());
+            assert!(
+                a.relative_ci() >= FEW_FLOOR - 1e-12,
+                "{case}: ±{}",
+                a.relative_ci()
+            );
             assert!(a.relative_ci().is_finite(), "{case}");
             assert_eq!(a.counts.clean, clean, "{case}");
             assert_eq!(a.counts.perturbed_by.vol_switches, total - clean, "{case}");
@@ -685,7 +697,10 @@ pub(crate) mod tests {
             let median = a.raw.as_ref().unwrap().median;
             assert_eq!(a.figure(), median, "{case}");
             assert!((54_750.0..54_757.0).contains(&a.figure()), "{case}");
-            assert!(why.contains(&format!("{clean} of {total} samples clean")), "{case}");
+            assert!(
+                why.contains(&format!("{clean} of {total} samples clean")),
+                "{case}"
+            );
             assert!(why.contains("median of all"), "{case}");
             assert!(why.contains("after") || why.contains("±"), "{case}");
             assert!(!why.contains("inf"), "{case}");
@@ -698,7 +713,8 @@ pub(crate) mod tests {
     #[test]
     fn enough_clean_samples_carry_the_headline_and_may_converge() {
         for (total, clean) in [(30, 30), (300, 30), (4028, 4000)] {
-            let (a, ok, why) = conclude(&samples(total, clean, 8, switched()), Expect::default());
+            let (a, ok, why) =
+                conclude(&samples(total, clean, 8, switched()), Expect::default());
             assert_eq!(a.basis, Basis::Clean, "{clean} of {total}: {why}");
             assert!(ok, "{clean} of {total}: {why}");
             assert!(why.contains("after 8 rounds"), "{why}");
@@ -714,7 +730,10 @@ pub(crate) mod tests {
         }
         let (a, _, why) = conclude(&xs, Expect::default());
         assert_eq!(a.basis, Basis::Clean);
-        assert!(why.contains("after 8 rounds (7 with a clean sample)"), "{why}");
+        assert!(
+            why.contains("after 8 rounds (7 with a clean sample)"),
+            "{why}"
+        );
     }
 
     #[test]

@@ -27,6 +27,8 @@ const IORING_OFF_SQES: i64 = 0x1000_0000;
 const IORING_OP_WRITE: u8 = 23;
 /// `io_uring_enter` flag: wait for `min_complete` completions.
 pub const IORING_ENTER_GETEVENTS: u32 = 1;
+/// Submission flag: do not try the request inline, hand it to an io-wq worker thread.
+pub const IOSQE_ASYNC: u8 = 1 << 4;
 
 #[repr(C)]
 #[derive(Debug, Default, Clone, Copy)]
@@ -165,6 +167,8 @@ pub enum SetupError {
 pub struct Ring {
     source: Box<[u8]>,
     in_flight: u32,
+    /// Flags set on every submission entry (e.g. [`IOSQE_ASYNC`]).
+    sqe_flags: u8,
     sq_ring: Map,
     cq_ring: Map,
     sqes: Map,
@@ -240,6 +244,7 @@ impl Ring {
         Ok(Ring {
             source,
             in_flight: 0,
+            sqe_flags: 0,
             sq_head: sq_ring.word(p.sq_off.head),
             sq_tail: sq_ring.word(p.sq_off.tail),
             sq_mask,
@@ -274,6 +279,7 @@ impl Ring {
         let idx = tail & self.sq_mask;
         let sqe = Sqe {
             opcode: IORING_OP_WRITE,
+            flags: self.sqe_flags,
             fd,
             addr: self.source.as_ptr() as u64,
             len: len.min(self.source.len()) as u32,
@@ -289,6 +295,12 @@ impl Ring {
         }
         self.in_flight += 1;
         true
+    }
+
+    /// Sets the flags of every later submission entry ([`IOSQE_ASYNC`]: each write is
+    /// handed to a kernel worker instead of being tried inline).
+    pub fn set_sqe_flags(&mut self, flags: u8) {
+        self.sqe_flags = flags;
     }
 
     /// The buffer writes come from, to fill between writes.

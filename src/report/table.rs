@@ -366,7 +366,10 @@ mod tests {
         }
         // Enough clean samples: the ordinary row, converged.
         let text = row(4028, 4000);
-        assert!(text.lines().next().unwrap().trim_end().ends_with("yes"), "{text}");
+        assert!(
+            text.lines().next().unwrap().trim_end().ends_with("yes"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -1,14 +1,24 @@
 //! I/O to the null device: VMS's `$QIOW` to NLA0: is a synchronous write(2) to
 //! /dev/null; its `$QIO` (queue, then collect the completion) is an io_uring write,
 //! submitted and reaped through the raw system calls.
+//!
+//! An io_uring write is one of two different things, and `issue` names which:
+//! `inline`, the kernel tries the write within `io_uring_enter` and posts its
+//! completion before returning (a /dev/null write supports non-blocking issue, so it
+//! never leaves the thread); `worker`, `IOSQE_ASYNC` hands it to an io-wq kernel
+//! thread, which the submitter waits for, so each write includes waking a worker and
+//! being woken by it, and costs what those wake-ups cost where they land (an idle CPU
+//! in a VM wakes slowly). A kernel that cannot issue the write inline punts it to a
+//! worker too; `inline` then says so (`blocked_per_write` near 1).
 
 use super::{expect, fail};
 use crate::bench::{body, Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::Body;
+use crate::harness::{Expect, Plan};
 use crate::os::interrupt;
 use crate::os::task;
-use crate::os::uring::{Ring, SetupError, IORING_ENTER_GETEVENTS};
+use crate::os::uring::{Ring, SetupError, IORING_ENTER_GETEVENTS, IOSQE_ASYNC};
 use crate::results::Fact;
 use std::cell::Cell;
 use std::fs::File;
@@ -42,12 +52,20 @@ pub const NULL_WRITE: Simple = Simple {
     },
 };
 
-static URING_PARAMS: &[ParamSpec] = &[ParamSpec {
-    name: "wait",
-    default: "reap,wait",
-    about: "reap: io_uring_enter(1, 0) then take the completion from the ring (entering again with GETEVENTS only if it is not there); wait: io_uring_enter(1, 1, GETEVENTS)",
-    kind: Kind::Choice(&["reap", "wait"]),
-}];
+static URING_PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "wait",
+        default: "reap,wait",
+        about: "reap: io_uring_enter(1, 0) then take the completion from the ring (entering again with GETEVENTS only if it is not there); wait: io_uring_enter(1, 1, GETEVENTS)",
+        kind: Kind::Choice(&["reap", "wait"]),
+    },
+    ParamSpec {
+        name: "issue",
+        default: "inline,worker",
+        about: "inline: the kernel issues the write within io_uring_enter; worker: IOSQE_ASYNC hands it to an io-wq kernel thread and the submitter waits for it (wake-ups both ways)",
+        kind: Kind::Choice(&["inline", "worker"]),
+    },
+];
 
 /// `svc.uring.write`.
 pub const URING_WRITE: Simple = Simple {
@@ -133,6 +151,11 @@ fn prepare_uring(p: &Params) -> Result<Prepared, BenchError> {
         Err(SetupError::Unavailable(why)) => return Err(BenchError::Skip(why)),
         Err(SetupError::Failed(e)) => return Err(BenchError::os("io_uring_setup", e)),
     };
+    let mut ring = ring;
+    let worker = p.get("issue") == "worker";
+    if worker {
+        ring.set_sqe_flags(IOSQE_ASYNC);
+    }
     let wait = p.get("wait") == "wait";
     let report = Rc::new(Cell::new((0, 0)));
     let body = UringWrite {
@@ -143,18 +166,42 @@ fn prepare_uring(p: &Params) -> Result<Prepared, BenchError> {
         ops: 0,
         report: report.clone(),
     };
-    let prep = Prepared::new(Box::new(body)).op("write submitted and reaped");
-    if wait {
-        return Ok(prep);
-    }
-    Ok(prep.after(Box::new(move |_, _| {
+    // Handed to a worker, the write waits for it: the switches are the operation's.
+    let plan = Plan {
+        expect: Expect {
+            switches: worker,
+            ..Expect::default()
+        },
+        ..Plan::default()
+    };
+    let prep = Prepared::new(Box::new(body))
+        .op(if worker {
+            "write handed to a kernel worker and reaped"
+        } else {
+            "write submitted and reaped"
+        })
+        .plan(plan);
+    Ok(prep.after(Box::new(move |_, m| {
         let (late, ops) = report.get();
-        Ok(vec![Fact::new(
-            "inline_fraction",
-            1.0 - late as f64 / ops.max(1) as f64,
-            "ratio",
-            "writes whose completion was already in the ring when io_uring_enter returned (the rest needed an enter with GETEVENTS)",
-        )])
+        let mut facts = vec![Fact::new(
+            "blocked_per_write",
+            m.analysis.accounting.vol_switches,
+            "count",
+            if worker {
+                "voluntary switches per write: the submitter sleeping until the worker's completion (below 1 when the worker finished first)"
+            } else {
+                "voluntary switches per write: 0 when the kernel completed the write inline; near 1 means it punted the writes to a worker (this row then measures a worker)"
+            },
+        )];
+        if !wait {
+            facts.push(Fact::new(
+                "inline_fraction",
+                1.0 - late as f64 / ops.max(1) as f64,
+                "ratio",
+                "writes whose completion was already in the ring when io_uring_enter returned (the rest needed an enter with GETEVENTS)",
+            ));
+        }
+        Ok(facts)
     })))
 }
 
@@ -172,14 +219,19 @@ mod tests {
     fn uring_writes_complete_or_skip_with_a_reason() {
         // A skip is allowed only where the kernel refuses io_uring.
         let allowed = crate::os::uring::disabled_setting() == Some(0);
-        for wait in ["reap", "wait"] {
-            match sane(&URING_WRITE, &[("wait", wait)], 1e6) {
-                Some(facts) if wait == "reap" => {
-                    let f = fact(&facts, "inline_fraction");
-                    assert!((0.0..=1.0).contains(&f), "{f}");
+        for issue in ["inline", "worker"] {
+            for wait in ["reap", "wait"] {
+                match sane(&URING_WRITE, &[("wait", wait), ("issue", issue)], 1e7) {
+                    Some(facts) => {
+                        if wait == "reap" {
+                            let f = fact(&facts, "inline_fraction");
+                            assert!((0.0..=1.0).contains(&f), "{f}");
+                        }
+                        let b = fact(&facts, "blocked_per_write");
+                        assert!((0.0..=2.0).contains(&b), "{issue} {wait}: {b}");
+                    }
+                    None => assert!(!allowed, "io_uring is enabled here but was skipped"),
                 }
-                Some(_) => {}
-                None => assert!(!allowed, "io_uring is enabled here but was skipped"),
             }
         }
     }
