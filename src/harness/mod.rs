@@ -594,20 +594,29 @@ pub fn verdict(a: &Analysis, p: &Profile) -> (bool, String) {
     let c = &a.counts;
     if a.basis == analyze::Basis::All {
         let by = c.perturbed_by.describe();
+        let few = if c.clean < analyze::MIN_CLEAN {
+            format!("fewer than {}", analyze::MIN_CLEAN)
+        } else {
+            "fewer than a tenth".to_string()
+        };
+        let what = if c.clean == c.total {
+            format!("only {} samples, all clean ({few})", c.total)
+        } else {
+            format!(
+                "{} of {} samples clean ({few}); {} perturbed{}, {} outliers",
+                c.clean,
+                c.total,
+                c.perturbed,
+                if by.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({by})")
+                },
+                c.window + c.mad,
+            )
+        };
         let why = format!(
-            "{} of {} samples clean, too few to rest on (fewer than {} or than a tenth); \
-             {} perturbed{}, {} outliers; the figure is the median of all {} samples, \
-             ±{:.2}% over them{states}",
-            c.clean,
-            c.total,
-            analyze::MIN_CLEAN,
-            c.perturbed,
-            if by.is_empty() {
-                String::new()
-            } else {
-                format!(" ({by})")
-            },
-            c.window + c.mad,
+            "{what}: the figure is the median of all {} samples, ±{:.2}% over them{states}",
             c.total,
             ci * 100.0,
         );
