@@ -303,6 +303,33 @@ impl Ring {
         self.sqe_flags = flags;
     }
 
+    /// Confines this thread's io-wq workers (the kernel threads that run requests handed
+    /// off with [`IOSQE_ASYNC`]) to `cpus`: `IORING_REGISTER_IOWQ_AFF`.
+    pub fn set_worker_cpus(&self, cpus: &[usize]) -> io::Result<()> {
+        const IORING_REGISTER_IOWQ_AFF: libc::c_long = 17;
+        // SAFETY: an all-zero cpu_set_t is a valid empty set.
+        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        let max = 8 * std::mem::size_of::<libc::cpu_set_t>();
+        for &c in cpus.iter().filter(|&&c| c < max) {
+            // SAFETY: CPU_SET writes one bit of `set`, and `c` lies inside it.
+            unsafe { libc::CPU_SET(c, &mut set) };
+        }
+        // SAFETY: `set` is a valid cpu_set_t of the size passed, read by the kernel.
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_io_uring_register,
+                self.fd.as_raw_fd(),
+                IORING_REGISTER_IOWQ_AFF,
+                &set as *const libc::cpu_set_t,
+                std::mem::size_of::<libc::cpu_set_t>(),
+            )
+        };
+        if r < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
     /// The buffer writes come from, to fill between writes.
     pub fn source_mut(&mut self) -> &mut [u8] {
         &mut self.source

@@ -65,6 +65,11 @@ static URING_PARAMS: &[ParamSpec] = &[
         about: "inline: the kernel issues the write within io_uring_enter; worker: IOSQE_ASYNC hands it to an io-wq kernel thread and the submitter waits for it (wake-ups both ways)",
         kind: Kind::Choice(&["inline", "worker"]),
     },
+    crate::bench::ctx::placement_among(
+        "same-cpu,cross-cpu",
+        "issue=worker: the measuring thread pinned, the io-wq workers confined to its CPU or to another (IORING_REGISTER_IOWQ_AFF); inline takes same-cpu only",
+        &["same-cpu", "cross-cpu"],
+    ),
 ];
 
 /// `svc.uring.write`.
@@ -78,6 +83,8 @@ pub const URING_WRITE: Simple = Simple {
 
 struct UringWrite {
     ring: Ring,
+    /// The measuring thread's pin (worker rows), undone when dropped.
+    _pin: Option<crate::os::affinity::Pin>,
     null: File,
     wait: bool,
     /// Completions that were not in the ring right after a `reap` submission.
@@ -153,13 +160,28 @@ fn prepare_uring(p: &Params) -> Result<Prepared, BenchError> {
     };
     let mut ring = ring;
     let worker = p.get("issue") == "worker";
+    let placement = p.get("placement");
+    let mut pin = None;
     if worker {
         ring.set_sqe_flags(IOSQE_ASYNC);
+        // Where the worker runs decides the cost: two wake-ups on one CPU, or two
+        // cross-CPU wake-ups (to a CPU that may have gone idle meanwhile). Left free,
+        // the scheduler picks one or the other from run to run.
+        let (mine, workers) = crate::bench::ctx::place_pinned(placement)?;
+        ring.set_worker_cpus(&workers)
+            .map_err(|e| BenchError::os("io_uring_register(IOWQ_AFF)", e))?;
+        pin = mine;
+    } else if placement != "same-cpu" {
+        return Err(BenchError::Skip(
+            "an inline write involves no other task: placement applies to issue=worker"
+                .into(),
+        ));
     }
     let wait = p.get("wait") == "wait";
     let report = Rc::new(Cell::new((0, 0)));
     let body = UringWrite {
         ring,
+        _pin: pin,
         null: open_null()?,
         wait,
         late: 0,
@@ -219,9 +241,19 @@ mod tests {
     fn uring_writes_complete_or_skip_with_a_reason() {
         // A skip is allowed only where the kernel refuses io_uring.
         let allowed = crate::os::uring::disabled_setting() == Some(0);
-        for issue in ["inline", "worker"] {
+        for (issue, placement) in [
+            ("inline", "same-cpu"),
+            ("worker", "same-cpu"),
+            ("worker", "cross-cpu"),
+        ] {
             for wait in ["reap", "wait"] {
-                match sane(&URING_WRITE, &[("wait", wait), ("issue", issue)], 1e7) {
+                let set = [("wait", wait), ("issue", issue), ("placement", placement)];
+                if placement == "cross-cpu"
+                    && crate::os::affinity::process_cpus().len() < 2
+                {
+                    continue;
+                }
+                match sane(&URING_WRITE, &set, 1e7) {
                     Some(facts) => {
                         if wait == "reap" {
                             let f = fact(&facts, "inline_fraction");
