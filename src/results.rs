@@ -367,6 +367,10 @@ pub struct Measured {
     /// What culling by the kernel's events did (`--cull kernel`; absent otherwise).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel: Option<crate::harness::analyze::KernelCull>,
+    /// Which samples the headline rests on: `clean`, or `all` when the clean ones were
+    /// too few (then the headline is the median of all samples and never converged).
+    #[serde(default)]
+    pub basis: crate::harness::analyze::Basis,
 }
 
 /// The spread between separate runs of one benchmark under the same conditions, from
@@ -579,6 +583,7 @@ pub(crate) mod tests {
             samples: None,
             between_runs: None,
             kernel: None,
+            basis: Default::default(),
         }
     }
 

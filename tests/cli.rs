@@ -425,10 +425,28 @@ fn check_measured(r: &BenchResult) {
     assert!(m.counts.clean <= m.counts.total, "{what}: {:?}", m.counts);
     assert!(m.counts.total >= 1, "{what}: {:?}", m.counts);
     assert!(!m.stop_reason.is_empty(), "{what}: no stop reason");
-    // The headline is the mean of the round medians, inside its own interval.
+    // The headline is the mean of the round medians, inside its own interval; or,
+    // resting on too few clean samples, the median of all samples, never converged and
+    // never narrower than ±1%.
     let figures: Vec<f64> = m.rounds.iter().filter_map(|r| r.median_ns).collect();
     assert!(!m.rounds.is_empty(), "{what}: no rounds");
-    if !figures.is_empty() {
+    let few = m.counts.clean < 30 || m.counts.clean * 10 < m.counts.total;
+    assert_eq!(
+        m.basis == "all",
+        few,
+        "{what}: basis {} with {:?}",
+        m.basis,
+        m.counts
+    );
+    if few {
+        assert!(!m.converged, "{what}: converged on {:?}", m.counts);
+        assert_eq!(
+            m.median_ns, m.raw.median,
+            "{what}: not the median of all samples"
+        );
+        let half = (m.ci_high_ns - m.ci_low_ns) / 2.0 / m.median_ns.abs();
+        assert!(half >= 0.01 - 1e-9, "{what}: ±{half} on {:?}", m.counts);
+    } else if !figures.is_empty() {
         let mean = figures.iter().sum::<f64>() / figures.len() as f64;
         assert!(
             (mean - m.median_ns).abs() <= 1e-9 * mean.abs().max(1.0),

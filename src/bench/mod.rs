@@ -291,6 +291,10 @@ mod tests {
             "ctx.pingpong" if label.contains("mechanism=yield") => {
                 label.contains("placement=cross-cpu")
             }
+            // Inherent: an inline io_uring write involves no other task to place.
+            "svc.uring.write" if label.contains("issue=inline") => {
+                label.contains("placement=cross-cpu")
+            }
             // The system's message-size limits, read here.
             "ipc.rtt" if label.contains("transport=posix_mq") => {
                 matches!((size, read("/proc/sys/fs/mqueue/msgsize_max")),

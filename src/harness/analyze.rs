@@ -41,6 +41,68 @@ pub struct Level {
     pub samples: usize,
 }
 
+/// What perturbed the perturbed samples: how many samples showed each cause the
+/// operation does not bring about itself (a sample with two causes counts under both).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PerturbedBy {
+    /// Samples with a voluntary switch the operation does not make (it does not block).
+    pub vol_switches: usize,
+    /// Samples with an involuntary switch (preempted) the operation does not explain.
+    pub invol_switches: usize,
+    /// Samples with a page fault the operation does not take.
+    pub faults: usize,
+    /// Samples during which the kernel's events showed something the operation does
+    /// not do (`--cull kernel`).
+    pub kernel: usize,
+}
+
+impl PerturbedBy {
+    /// "4026 voluntary switches, 3 faults": the causes that occurred, in a fixed order.
+    pub fn describe(&self) -> String {
+        [
+            (self.vol_switches, "with a voluntary switch"),
+            (self.invol_switches, "preempted"),
+            (self.faults, "with a page fault"),
+            (self.kernel, "with a kernel event"),
+        ]
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, what)| format!("{n} {what}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+    }
+}
+
+/// Which samples the headline and its interval rest on.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Basis {
+    /// The clean samples: the mean of each round's clean median, Student's t over the
+    /// rounds.
+    #[default]
+    Clean,
+    /// Every sample, perturbed and outliers included, because the clean ones were too
+    /// few to rest on ([`too_few_clean`]): the median of all samples, with their
+    /// order-statistic interval, never narrower than [`FEW_FLOOR`] (or the profile's
+    /// target, if wider). Such a result is never converged.
+    All,
+}
+
+/// The fewest clean samples a headline may rest on; a result with fewer (or with
+/// fewer than a tenth of its samples clean) rests on all its samples instead.
+pub const MIN_CLEAN: usize = 30;
+
+/// The narrowest relative half-width a result resting on all its samples may show:
+/// its samples hold time that is not the operation's, in amounts the counters do not
+/// say, so it claims no more precision than this (or the profile's target if wider).
+pub const FEW_FLOOR: f64 = 0.01;
+
+/// Whether `clean` clean samples of `total` are too few to carry a headline: fewer
+/// than [`MIN_CLEAN`], or fewer than a tenth of all.
+pub fn too_few_clean(clean: usize, total: usize) -> bool {
+    clean < MIN_CLEAN || clean * 10 < total
+}
+
 /// Counts of labelled samples.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Counts {
@@ -56,6 +118,9 @@ pub struct Counts {
     pub clean: usize,
     /// Samples whose subtracted value fell below zero and were floored at 0.
     pub floored: usize,
+    /// What perturbed the perturbed samples, by cause.
+    #[serde(default)]
+    pub perturbed_by: PerturbedBy,
 }
 
 /// Per-operation resource usage over all samples.
@@ -82,7 +147,8 @@ pub struct RoundFigure {
     pub round: u32,
     /// When its first sample started, ns since the measurement began.
     pub start_ns: f64,
-    /// The median of its clean samples (None when it has none), ns per operation.
+    /// The median of its clean samples (None when it has none), ns per operation; of
+    /// all its samples when the result rests on all ([`Basis::All`]).
     pub median_ns: Option<f64>,
     /// Its clean samples.
     pub clean: usize,
@@ -115,8 +181,13 @@ pub struct Analysis {
     pub operations: u64,
     /// Each round's figure, in round order.
     pub rounds: Vec<RoundFigure>,
-    /// The round-level estimate: the headline and its interval.
+    /// The round-level estimate: the headline and its interval. When the result rests
+    /// on all samples ([`Basis::All`]), `mean` is the median of all samples and the
+    /// interval their order-statistic interval, widened to at least [`FEW_FLOOR`] and
+    /// to the round figures' own t interval.
     pub estimate: Option<RoundEstimate>,
+    /// Which samples the headline rests on.
+    pub basis: Basis,
     /// Groups of round figures more than [`STATE_GAP`] apart; more than one means the
     /// figure depended on when it was measured.
     pub states: Vec<State>,
@@ -146,9 +217,13 @@ pub struct KernelCull {
 }
 
 impl Analysis {
-    /// The distribution of the samples: clean if any sample is clean, else raw.
+    /// The distribution the headline rests on: the clean samples, or every sample
+    /// when the clean ones are too few ([`Basis::All`]) or none.
     pub fn headline(&self) -> Option<&Summary> {
-        self.clean.as_ref().or(self.raw.as_ref())
+        match self.basis {
+            Basis::Clean => self.clean.as_ref().or(self.raw.as_ref()),
+            Basis::All => self.raw.as_ref(),
+        }
     }
 
     /// The headline figure: the round-level estimate (mean of the round medians),
@@ -169,11 +244,28 @@ impl Analysis {
     }
 }
 
+/// The counters a sample's usage moved that the operation is not expected to move.
+///
+/// A blocking operation (`expect.switches`) excuses involuntary switches too, as
+/// culling by kernel events does: once it has slept, whether the switch that puts it
+/// back counts as voluntary or as a preemption depends on where the wake-up landed
+/// (a disk completion's worker, the partner it woke), and a sample that waited for a
+/// device cannot be told apart from one preempted meanwhile. Time a preemption added
+/// shows in the outlier labels instead.
+pub(super) fn perturbation(u: &Usage, expect: Expect) -> PerturbedBy {
+    let blocks = expect.switches;
+    PerturbedBy {
+        vol_switches: (!blocks && u.vol_switches > 0) as usize,
+        invol_switches: (!(expect.preemption || blocks) && u.invol_switches > 0) as usize,
+        faults: (!expect.faults && (u.minor_faults > 0 || u.major_faults > 0)) as usize,
+        kernel: 0,
+    }
+}
+
 /// Whether a sample's usage shows a counter the operation is not expected to move.
+#[cfg(test)]
 pub(super) fn perturbed(u: &Usage, expect: Expect) -> bool {
-    (!expect.preemption && u.invol_switches > 0)
-        || (!expect.switches && u.vol_switches > 0)
-        || (!expect.faults && (u.minor_faults > 0 || u.major_faults > 0))
+    perturbation(u, expect) != PerturbedBy::default()
 }
 
 /// Analyses samples of `k` operations each, subtracting the overhead of each sample's
@@ -245,10 +337,19 @@ fn analyze_with(
     let mut flags: Vec<SampleFlags> = samples
         .iter()
         .enumerate()
-        .map(|(i, x)| SampleFlags {
-            window: window[i],
-            mad: false,
-            perturbed: perturbed(&x.usage, expect) || (kernel && x.kernel != 0),
+        .map(|(i, x)| {
+            let mut by = perturbation(&x.usage, expect);
+            by.kernel = (kernel && x.kernel != 0) as usize;
+            let b = &mut counts.perturbed_by;
+            b.vol_switches += by.vol_switches;
+            b.invol_switches += by.invol_switches;
+            b.faults += by.faults;
+            b.kernel += by.kernel;
+            SampleFlags {
+                window: window[i],
+                mad: false,
+                perturbed: by != PerturbedBy::default(),
+            }
         })
         .collect();
 
@@ -281,16 +382,29 @@ fn analyze_with(
     let operations = k * samples.len() as u64;
     let accounting = accounting(samples, operations);
     let clean = stats::summarize(&clean_vals);
-    let rounds = round_figures(samples, &per_op_ns, &flags);
+    let raw = stats::summarize(&per_op_ns);
+    let basis = if too_few_clean(counts.clean, counts.total) {
+        Basis::All
+    } else {
+        Basis::Clean
+    };
+    let rounds = round_figures(samples, &per_op_ns, &flags, basis);
     let figures: Vec<f64> = rounds.iter().filter_map(|r| r.median_ns).collect();
     // The interval is never narrower than half a clock step per operation, nor than
     // the pooled samples' own interval of the median.
     let step = 0.5 * s.granularity_ns / k.max(1) as f64;
-    let pooled = clean.as_ref().map_or(0.0, |c| (c.ci_high - c.ci_low) / 2.0);
-    let estimate = rounds::estimate(&figures, step.max(pooled));
+    let estimate = match basis {
+        Basis::Clean => {
+            let pooled = clean.as_ref().map_or(0.0, |c| (c.ci_high - c.ci_low) / 2.0);
+            rounds::estimate(&figures, step.max(pooled))
+        }
+        Basis::All => raw
+            .as_ref()
+            .and_then(|r| all_samples_estimate(r, &figures, step, s.profile.ci_target)),
+    };
     let states = rounds::states(&figures, STATE_GAP);
     Analysis {
-        raw: stats::summarize(&per_op_ns),
+        raw,
         clean,
         per_op_ns,
         flags,
@@ -302,9 +416,40 @@ fn analyze_with(
         operations,
         rounds,
         estimate,
+        basis,
         states,
         kernel: None,
     }
+}
+
+/// The estimate of a result resting on all its samples (`raw`): their median, with
+/// their order-statistic interval widened to the round figures' t interval, to half a
+/// clock step per operation (`step`), and to at least [`FEW_FLOOR`] or `target` of the
+/// median. `None` when the round figures give none.
+fn all_samples_estimate(
+    raw: &Summary,
+    figures: &[f64],
+    step: f64,
+    target: f64,
+) -> Option<RoundEstimate> {
+    let by_rounds = rounds::estimate(figures, step)?;
+    let m = raw.median;
+    let half = [
+        m - raw.ci_low,
+        raw.ci_high - m,
+        by_rounds.ci_high - by_rounds.mean,
+        step,
+        FEW_FLOOR.max(target) * m.abs(),
+    ]
+    .into_iter()
+    .filter(|h| h.is_finite())
+    .fold(0.0, f64::max);
+    Some(RoundEstimate {
+        mean: m,
+        ci_low: m - half,
+        ci_high: m + half,
+        ..by_rounds
+    })
 }
 
 /// Marks the MAD outliers among the kept samples (`kept_vals`, at sample indices
@@ -357,11 +502,13 @@ fn accounting(samples: &[Sample], operations: u64) -> Accounting {
 /// machine states: the canary's threshold.
 pub const STATE_GAP: f64 = 0.03;
 
-/// Each round's median over its clean samples.
+/// Each round's median over its clean samples, or over all its samples when the
+/// result rests on all.
 fn round_figures(
     samples: &[Sample],
     per_op_ns: &[f64],
     flags: &[SampleFlags],
+    basis: Basis,
 ) -> Vec<RoundFigure> {
     let mut out: Vec<RoundFigure> = Vec::new();
     let mut vals: Vec<Vec<f64>> = Vec::new();
@@ -383,6 +530,8 @@ fn round_figures(
         out[j].total += 1;
         if flags[i].clean() {
             out[j].clean += 1;
+        }
+        if flags[i].clean() || basis == Basis::All {
             vals[j].push(per_op_ns[i]);
         }
     }
@@ -469,9 +618,155 @@ fn levels(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+    use crate::harness::{verdict, Overhead, Profile};
     use changepoint::Segment;
+
+    /// `total` samples of 1 op each, about 54.75 µs (1 ns ticks), in `rounds` rounds:
+    /// `clean` of them untouched and spread evenly, the rest with `usage`.
+    pub(crate) fn samples(
+        total: usize,
+        clean: usize,
+        rounds: u32,
+        usage: Usage,
+    ) -> Vec<Sample> {
+        (0..total)
+            .map(|i| Sample {
+                at_ns: i as f64 * 1e3,
+                // A little spread, so that the order statistics are not all equal.
+                ticks: 54_750 + (i % 7) as u64,
+                usage: if i * clean % total < clean {
+                    Usage::default()
+                } else {
+                    usage
+                },
+                round: (i * rounds as usize / total) as u32,
+                span: None,
+                kernel: 0,
+            })
+            .collect()
+    }
+
+    fn zero() -> Overhead {
+        Overhead {
+            per_batch_ns: 0.0,
+            per_op_ns: 0.0,
+            samples: 0,
+            subtracted: true,
+            ticks: 0,
+            later: vec![],
+        }
+    }
+
+    /// The analysis and verdict of `samples` under the standard profile.
+    pub(crate) fn conclude(xs: &[Sample], expect: Expect) -> (Analysis, bool, String) {
+        let s = Settings::new(Profile::STANDARD, 20.0);
+        let a = analyze(xs, 1, &zero(), 1.0, expect, &s);
+        let (ok, why) = verdict(&a, &s.profile);
+        (a, ok, why)
+    }
+
+    fn switched() -> Usage {
+        Usage {
+            vol_switches: 1,
+            ..Usage::default()
+        }
+    }
+
+    #[test]
+    fn a_result_on_too_few_clean_samples_is_never_converged_nor_narrow() {
+        // The reported cases: 1 clean of 4028 over 8 rounds, 1 of 8, none of 8; and
+        // the edges: 29 of 29, and 40 clean of 500 (fewer than a tenth).
+        for (total, clean) in [(4028, 1), (8, 1), (8, 0), (29, 29), (500, 40), (4028, 0)]
+        {
+            let (a, ok, why) =
+                conclude(&samples(total, clean, 8, switched()), Expect::default());
+            let case = format!("{clean} clean of {total}: {why}");
+            assert_eq!(a.basis, Basis::All, "{case}");
+            assert!(!ok, "{case}");
+            assert!(
+                a.relative_ci() >= FEW_FLOOR - 1e-12,
+                "{case}: ±{}",
+                a.relative_ci()
+            );
+            assert!(a.relative_ci().is_finite(), "{case}");
+            assert_eq!(a.counts.clean, clean, "{case}");
+            assert_eq!(a.counts.perturbed_by.vol_switches, total - clean, "{case}");
+            // The figure is the median of every sample.
+            let median = a.raw.as_ref().unwrap().median;
+            assert_eq!(a.figure(), median, "{case}");
+            assert!((54_750.0..54_757.0).contains(&a.figure()), "{case}");
+            let counted = if clean < total {
+                format!("{clean} of {total} samples clean")
+            } else {
+                format!("only {total} samples, all clean")
+            };
+            assert!(why.contains(&counted), "{case}");
+            assert!(why.contains("median of all"), "{case}");
+            assert!(why.contains("after") || why.contains("±"), "{case}");
+            assert!(!why.contains("inf"), "{case}");
+            if clean < total {
+                assert!(why.contains("voluntary switch"), "{case}");
+            }
+        }
+    }
+
+    #[test]
+    fn enough_clean_samples_carry_the_headline_and_may_converge() {
+        for (total, clean) in [(30, 30), (300, 30), (4028, 4000)] {
+            let (a, ok, why) =
+                conclude(&samples(total, clean, 8, switched()), Expect::default());
+            assert_eq!(a.basis, Basis::Clean, "{clean} of {total}: {why}");
+            assert!(ok, "{clean} of {total}: {why}");
+            assert!(why.contains("after 8 rounds"), "{why}");
+        }
+    }
+
+    #[test]
+    fn rounds_without_a_clean_sample_are_named_beside_the_measured_rounds() {
+        // 800 samples over 8 rounds; the last round's 100 all perturbed.
+        let mut xs = samples(800, 800, 8, switched());
+        for x in xs.iter_mut().filter(|x| x.round == 7) {
+            x.usage = switched();
+        }
+        let (a, _, why) = conclude(&xs, Expect::default());
+        assert_eq!(a.basis, Basis::Clean);
+        assert!(
+            why.contains("after 8 rounds (7 with a clean sample)"),
+            "{why}"
+        );
+    }
+
+    #[test]
+    fn a_blocking_operation_excuses_the_switches_it_causes_not_its_faults() {
+        let blocking = Expect {
+            switches: true,
+            ..Expect::default()
+        };
+        let woken = Usage {
+            vol_switches: 3,
+            invol_switches: 2,
+            ..Usage::default()
+        };
+        assert_eq!(perturbation(&woken, blocking), PerturbedBy::default());
+        let p = perturbation(&woken, Expect::default());
+        assert_eq!((p.vol_switches, p.invol_switches), (1, 1));
+        let faulted = Usage {
+            minor_faults: 1,
+            ..woken
+        };
+        assert_eq!(perturbation(&faulted, blocking).faults, 1);
+        assert_eq!(
+            PerturbedBy {
+                vol_switches: 4026,
+                faults: 3,
+                ..PerturbedBy::default()
+            }
+            .describe(),
+            "4026 with a voluntary switch, 3 with a page fault"
+        );
+    }
 
     #[test]
     fn close_neighbouring_levels_are_merged() {

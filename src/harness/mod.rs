@@ -476,7 +476,9 @@ impl<'a> Harness<'a> {
     }
 
     /// Analyses the samples so far and decides whether the figure is known: the
-    /// round-level interval within the target after the profile's minimum rounds.
+    /// round-level interval within the target after the profile's minimum rounds,
+    /// resting on enough clean samples (a result resting on all its samples, because
+    /// the clean ones were too few, is never known: see [`analyze::Basis::All`]).
     pub fn conclude(
         &self,
         samples: &[Sample],
@@ -484,25 +486,9 @@ impl<'a> Harness<'a> {
         overhead: &Overhead,
         plan: Plan,
     ) -> (Analysis, bool, String) {
-        let p = self.settings.profile;
         let a = self.analyze(samples, k * plan.per_iter.max(1), overhead, plan.expect);
-        let rounds = a.estimate.as_ref().map_or(0, |e| e.rounds);
-        let ci = a.relative_ci();
-        let states = if a.states.len() > 1 {
-            format!("; the rounds disagree ({})", describe_states(&a.states))
-        } else {
-            String::new()
-        };
-        if ci <= p.ci_target && rounds >= p.min_rounds {
-            let why = format!("CI ±{:.2}% after {rounds} rounds{states}", ci * 100.0);
-            return (a, true, why);
-        }
-        let why = format!(
-            "CI ±{:.2}% after {rounds} rounds (target ±{:.2}%){states}",
-            ci * 100.0,
-            p.ci_target * 100.0
-        );
-        (a, false, why)
+        let (ok, why) = verdict(&a, &self.settings.profile);
+        (a, ok, why)
     }
 
     /// Measures `body` alone: calibration, warm-up, the overhead of `baseline` (normally
@@ -585,6 +571,71 @@ impl<'a> Harness<'a> {
         v.sort_by(f64::total_cmp);
         Ok(v.get(v.len() / 2).copied().unwrap_or(f64::NAN))
     }
+}
+
+/// Whether an analysis is converged under `p`, and the reason in words: the
+/// interval within the target after the minimum rounds, on the clean samples. The
+/// rounds named are those measured (the table's column); when some of them had no
+/// clean sample, the reason says how many did.
+pub fn verdict(a: &Analysis, p: &Profile) -> (bool, String) {
+    let measured = a.rounds.len();
+    let with_clean = a.rounds.iter().filter(|r| r.clean > 0).count();
+    let rounds = if with_clean < measured && a.basis == analyze::Basis::Clean {
+        format!("{measured} rounds ({with_clean} with a clean sample)")
+    } else {
+        format!("{measured} rounds")
+    };
+    let ci = a.relative_ci();
+    let states = if a.states.len() > 1 {
+        format!("; the rounds disagree ({})", describe_states(&a.states))
+    } else {
+        String::new()
+    };
+    let c = &a.counts;
+    if a.basis == analyze::Basis::All {
+        let by = c.perturbed_by.describe();
+        let few = if c.clean < analyze::MIN_CLEAN {
+            format!("fewer than {}", analyze::MIN_CLEAN)
+        } else {
+            "fewer than a tenth".to_string()
+        };
+        let what = if c.clean == c.total {
+            format!("only {} samples, all clean ({few})", c.total)
+        } else {
+            format!(
+                "{} of {} samples clean ({few}); {} perturbed{}, {} outliers",
+                c.clean,
+                c.total,
+                c.perturbed,
+                if by.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({by})")
+                },
+                c.window + c.mad,
+            )
+        };
+        let why = format!(
+            "{what}: the figure is the median of all {} samples, ±{:.2}% over them{states}",
+            c.total,
+            ci * 100.0,
+        );
+        return (false, why);
+    }
+    let ci_text = if ci.is_finite() {
+        format!("CI ±{:.2}%", ci * 100.0)
+    } else {
+        "no interval".to_string()
+    };
+    let settled = a.estimate.as_ref().map_or(0, |e| e.rounds);
+    if ci <= p.ci_target && settled >= p.min_rounds {
+        return (true, format!("{ci_text} after {rounds}{states}"));
+    }
+    let why = format!(
+        "{ci_text} after {rounds} (target ±{:.2}%){states}",
+        p.ci_target * 100.0
+    );
+    (false, why)
 }
 
 /// States as text: "85.1 ns 60%, 93.0 ns 40%".

@@ -125,12 +125,17 @@ fn overhead_is_measured_at_the_same_batch_size_and_subtracted() {
 #[test]
 fn constant_samples_converge_at_the_minimum_rounds() {
     let clock = FakeClock::new(5);
-    let m = measure(&clock, &mut FakeBody::new(&clock, |_| 100), PROFILE);
+    // Two rounds of 15: the 30 clean samples a converged result needs at least.
+    let profile = Profile {
+        round_min_samples: 15,
+        ..PROFILE
+    };
+    let m = measure(&clock, &mut FakeBody::new(&clock, |_| 100), profile);
     assert!(m.converged, "{}", m.stop_reason);
-    assert_eq!(m.samples.len(), 20);
+    assert_eq!(m.samples.len(), 30);
     assert_eq!(m.analysis.rounds.len(), 2);
-    assert!(m.samples[..10].iter().all(|s| s.round == 0));
-    assert!(m.samples[10..].iter().all(|s| s.round == 1));
+    assert!(m.samples[..15].iter().all(|s| s.round == 0));
+    assert!(m.samples[15..].iter().all(|s| s.round == 1));
     assert!(
         m.stop_reason.contains("after 2 rounds"),
         "{}",
@@ -141,6 +146,20 @@ fn constant_samples_converge_at_the_minimum_rounds() {
     // Identical rounds: the interval is the floor, half a clock step per operation
     // (10 ns granularity / 100 operations / 2) or the pooled interval, whichever is wider.
     assert!(e.ci_high - e.mean >= 0.05 - 1e-12, "{e:?}");
+}
+
+#[test]
+fn twenty_clean_samples_never_converge_however_steady() {
+    let clock = FakeClock::new(5);
+    let profile = Profile {
+        max_rounds: 2,
+        ..PROFILE
+    };
+    let m = measure(&clock, &mut FakeBody::new(&clock, |_| 100), profile);
+    assert_eq!(m.samples.len(), 20);
+    assert!(!m.converged, "{}", m.stop_reason);
+    assert_eq!(m.analysis.basis, analyze::Basis::All);
+    assert!(m.analysis.relative_ci() >= analyze::FEW_FLOOR - 1e-12);
 }
 
 #[test]

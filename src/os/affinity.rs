@@ -34,6 +34,20 @@ pub fn set_cpus(cpus: &[usize]) -> io::Result<()> {
     Ok(sched_setaffinity(None, &set)?)
 }
 
+/// Restricts thread `tid` of this process to `cpus`.
+pub fn set_thread_cpus(tid: i32, cpus: &[usize]) -> io::Result<()> {
+    let mut set = CpuSet::new();
+    for &c in cpus {
+        if c >= CpuSet::MAX_CPU {
+            return Err(io::Error::from_raw_os_error(libc::EINVAL));
+        }
+        set.set(c);
+    }
+    let pid = rustix::process::Pid::from_raw(tid)
+        .ok_or_else(|| io::Error::from_raw_os_error(libc::ESRCH))?;
+    Ok(sched_setaffinity(Some(pid), &set)?)
+}
+
 /// Pins the calling thread to `cpu` and restores its previous CPU set when dropped.
 pub struct Pin {
     previous: Vec<usize>,

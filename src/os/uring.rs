@@ -27,6 +27,8 @@ const IORING_OFF_SQES: i64 = 0x1000_0000;
 const IORING_OP_WRITE: u8 = 23;
 /// `io_uring_enter` flag: wait for `min_complete` completions.
 pub const IORING_ENTER_GETEVENTS: u32 = 1;
+/// Submission flag: do not try the request inline, hand it to an io-wq worker thread.
+pub const IOSQE_ASYNC: u8 = 1 << 4;
 
 #[repr(C)]
 #[derive(Debug, Default, Clone, Copy)]
@@ -165,6 +167,8 @@ pub enum SetupError {
 pub struct Ring {
     source: Box<[u8]>,
     in_flight: u32,
+    /// Flags set on every submission entry (e.g. [`IOSQE_ASYNC`]).
+    sqe_flags: u8,
     sq_ring: Map,
     cq_ring: Map,
     sqes: Map,
@@ -240,6 +244,7 @@ impl Ring {
         Ok(Ring {
             source,
             in_flight: 0,
+            sqe_flags: 0,
             sq_head: sq_ring.word(p.sq_off.head),
             sq_tail: sq_ring.word(p.sq_off.tail),
             sq_mask,
@@ -274,6 +279,7 @@ impl Ring {
         let idx = tail & self.sq_mask;
         let sqe = Sqe {
             opcode: IORING_OP_WRITE,
+            flags: self.sqe_flags,
             fd,
             addr: self.source.as_ptr() as u64,
             len: len.min(self.source.len()) as u32,
@@ -289,6 +295,61 @@ impl Ring {
         }
         self.in_flight += 1;
         true
+    }
+
+    /// Sets the flags of every later submission entry ([`IOSQE_ASYNC`]: each write is
+    /// handed to a kernel worker instead of being tried inline).
+    pub fn set_sqe_flags(&mut self, flags: u8) {
+        self.sqe_flags = flags;
+    }
+
+    /// Confines this thread's io-wq workers (the kernel threads that run requests handed
+    /// off with [`IOSQE_ASYNC`]) to `cpus`: `IORING_REGISTER_IOWQ_AFF` for the workers
+    /// to come, and the workers that already exist (named `iou-wrk-<this thread's id>`,
+    /// kept by the kernel across rings until they idle out) moved there too, since the
+    /// registration alone does not move them. Returns how many existing workers moved.
+    pub fn set_worker_cpus(&self, cpus: &[usize]) -> io::Result<usize> {
+        self.register_worker_cpus(cpus)?;
+        let own = format!("iou-wrk-{}", rustix::thread::gettid().as_raw_nonzero());
+        let mut moved = 0;
+        for e in std::fs::read_dir("/proc/self/task")?.flatten() {
+            let comm = std::fs::read_to_string(e.path().join("comm")).unwrap_or_default();
+            let tid = e.file_name().to_str().and_then(|t| t.parse::<i32>().ok());
+            if let (true, Some(tid)) = (comm.trim_end() == own, tid) {
+                match super::affinity::set_thread_cpus(tid, cpus) {
+                    Ok(()) => moved += 1,
+                    // It exited meanwhile.
+                    Err(e) if e.raw_os_error() == Some(libc::ESRCH) => {}
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+        Ok(moved)
+    }
+
+    fn register_worker_cpus(&self, cpus: &[usize]) -> io::Result<()> {
+        const IORING_REGISTER_IOWQ_AFF: libc::c_long = 17;
+        // SAFETY: an all-zero cpu_set_t is a valid empty set.
+        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        let max = 8 * std::mem::size_of::<libc::cpu_set_t>();
+        for &c in cpus.iter().filter(|&&c| c < max) {
+            // SAFETY: CPU_SET writes one bit of `set`, and `c` lies inside it.
+            unsafe { libc::CPU_SET(c, &mut set) };
+        }
+        // SAFETY: `set` is a valid cpu_set_t of the size passed, read by the kernel.
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_io_uring_register,
+                self.fd.as_raw_fd(),
+                IORING_REGISTER_IOWQ_AFF,
+                &set as *const libc::cpu_set_t,
+                std::mem::size_of::<libc::cpu_set_t>(),
+            )
+        };
+        if r < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
     }
 
     /// The buffer writes come from, to fill between writes.
@@ -409,6 +470,42 @@ mod tests {
         assert!(ring.queue_write(null.as_raw_fd(), 100, 43));
         assert_eq!(ring.enter(1, 1, IORING_ENTER_GETEVENTS), 1);
         assert_eq!(ring.reap(), Some((43, 3)));
+    }
+
+    #[test]
+    fn existing_workers_are_moved_where_they_are_confined() {
+        let mut ring = match Ring::new(4, Box::new([1u8])) {
+            Ok(r) => r,
+            Err(SetupError::Unavailable(why)) => {
+                println!("SKIPPED: {why}");
+                return;
+            }
+            Err(SetupError::Failed(e)) => panic!("{e}"),
+        };
+        let null = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/null")
+            .unwrap();
+        // A write handed off makes this thread's first io-wq worker.
+        ring.set_sqe_flags(IOSQE_ASYNC);
+        assert!(ring.queue_write(null.as_raw_fd(), 1, 1));
+        assert_eq!(ring.enter(1, 1, IORING_ENTER_GETEVENTS), 1);
+        assert_eq!(ring.reap(), Some((1, 1)));
+        let cpu = *crate::os::affinity::allowed_cpus().unwrap().last().unwrap();
+        let moved = ring.set_worker_cpus(&[cpu]).unwrap();
+        assert!(moved >= 1, "no worker found to move");
+        let own = format!("iou-wrk-{}", rustix::thread::gettid().as_raw_nonzero());
+        for e in std::fs::read_dir("/proc/self/task").unwrap().flatten() {
+            let comm = std::fs::read_to_string(e.path().join("comm")).unwrap_or_default();
+            if comm.trim_end() == own {
+                let status = std::fs::read_to_string(e.path().join("status")).unwrap();
+                let line = status
+                    .lines()
+                    .find(|l| l.starts_with("Cpus_allowed_list:"))
+                    .unwrap();
+                assert_eq!(line.split_whitespace().nth(1), Some(&*cpu.to_string()));
+            }
+        }
     }
 
     #[test]

@@ -34,7 +34,10 @@
 //!       "round_sd_ns", "round_spread",   // sd of the round medians; (max − min) / headline
 //!       "states": [{ "median_ns", "share", "count" }],   // round medians > 3% apart
 //!       "clean": Summary | null, "raw": Summary,         // pooled over rounds; batch means
-//!       "counts": { "total", "window", "mad", "perturbed", "clean", "floored" },
+//!       "counts": { "total", "window", "mad", "perturbed", "clean", "floored",
+//!                   "perturbed_by": { "vol_switches", "invol_switches", "faults",
+//!                                     "kernel" } },   // samples per unexpected cause
+//!       "basis": "clean" | "all",        // which samples the headline rests on
 //!       "center_ns", "batch", "operations",
 //!       "overhead": { "per_batch_ns", "per_op_ns", "samples", "subtracted" },
 //!       "accounting": { "user_ns", "sys_ns", "vol_switches", "invol_switches",
@@ -78,7 +81,15 @@
 //! their own intervals leave unexplained (see [`crate::stats::rounds::between_runs`]):
 //! the interval then covers where the next run will land, not only this one's rounds.
 //! `converged` is true when its half-width is within
-//! `ci_target` after at least `min_rounds` rounds. A sample is one batch of `batch`
+//! `ci_target` after at least `min_rounds` rounds, on at least 30 clean samples that are
+//! at least a tenth of all. With fewer clean samples `basis` is `"all"`: `median_ns` is
+//! then the median of every sample (perturbed and outliers included), `ci_low_ns`..
+//! `ci_high_ns` their order-statistic interval, widened to the round medians' t interval
+//! and to at least ±1% (or `ci_target`, if wider), each round's `median_ns` is the
+//! median of all its samples, and `converged` is false. `counts.perturbed_by` counts the
+//! perturbed samples by what the operation does not do itself: a voluntary switch (it
+//! does not block), an involuntary one (neither blocks nor shares its CPU), a page
+//! fault, a kernel event (`--cull kernel`); a sample may count under several. A sample is one batch of `batch`
 //! operations, so the `Summary` percentiles, `levels` and `modes` describe batch means,
 //! not single operations (run with `--batch 1` for those). `center_ns` is the median of
 //! every sample, the centre of the −25%/+50% outlier window. `machine.spread` is the

@@ -123,6 +123,7 @@ proc.fork                                FAILED: fork: Resource temporarily unav
 median: per operation, empty-loop overhead subtracted: the mean over rounds of each round's median of its clean samples (no outlier, no switch or fault); a sample is one batch's mean.
 95% CI: Student's t over the round medians, so it covers the machine's drift between rounds.
 outl: samples outside the window around the median, or MAD outliers; pert: samples with a switch or fault.
+A result with fewer than 30 clean samples (or fewer than a tenth clean) is never converged: its median is that of all its samples, perturbed included, as its note says.
 --cull kernel: pert also counts samples during which the kernel's events (a clock or other interrupt, a switch, a fault, a migration) show it did something the operation does not do.
 "#;
 const MARKDOWN: &str = r#"clock: tsc (9.5 ns granularity) · profile: quick

@@ -3,6 +3,7 @@
 //! how to read it.
 
 use super::Exporter;
+use crate::harness::analyze::Basis;
 use crate::harness::describe_states;
 use crate::results::Measured;
 use crate::results::{
@@ -147,7 +148,11 @@ impl Exporter for Table {
                 r.reason.as_deref().unwrap_or("")
             );
         };
-        let s = m.clean.as_ref().unwrap_or(&m.raw);
+        // The fastest sample of those the headline rests on.
+        let s = match m.basis {
+            Basis::Clean => m.clean.as_ref().unwrap_or(&m.raw),
+            Basis::All => &m.raw,
+        };
         let ci = ci_text(m.ci_low_ns, m.ci_high_ns, m.median_ns);
         let c = &m.counts;
         let mut out = format!(
@@ -240,7 +245,9 @@ impl Exporter for Table {
               round's median of its clean samples (no outlier, no switch or fault); a sample is \
               one batch's mean.\n\
               95% CI: Student's t over the round medians, so it covers the machine's drift between rounds.\n\
-              outl: samples outside the window around the median, or MAD outliers; pert: samples with a switch or fault.\n";
+              outl: samples outside the window around the median, or MAD outliers; pert: samples with a switch or fault.\n\
+              A result with fewer than 30 clean samples (or fewer than a tenth clean) is never converged: \
+              its median is that of all its samples, perturbed included, as its note says.\n";
         if run.harness.kernel_events.is_some() {
             s += "--cull kernel: pert also counts samples during which the kernel's events \
                   (a clock or other interrupt, a switch, a fault, a migration) show it did \
@@ -306,6 +313,65 @@ fn kernel_note(k: &crate::harness::analyze::KernelCull) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use crate::harness::analyze::tests::{conclude, samples};
+    use crate::harness::Expect;
+    use crate::os::usage::Usage;
+
+    /// A row rendered from the analysis of `total` samples, `clean` of them clean and
+    /// the rest with a voluntary switch, over 8 rounds.
+    fn row(total: usize, clean: usize) -> String {
+        let usage = Usage {
+            vol_switches: 1,
+            ..Usage::default()
+        };
+        let (a, ok, why) = conclude(&samples(total, clean, 8, usage), Expect::default());
+        let e = a.estimate.clone().unwrap();
+        let mut m = crate::results::tests::measured_with_median(a.figure());
+        m.ci_low_ns = e.ci_low;
+        m.ci_high_ns = e.ci_high;
+        m.rounds = a.rounds.clone();
+        m.counts = a.counts;
+        m.clean = a.clean.clone();
+        m.raw = a.raw.clone().unwrap();
+        m.converged = ok;
+        m.stop_reason = why;
+        m.basis = a.basis;
+        let mut r = crate::results::tests::run_with_medians(&[("svc.uring.write", 1.0)])
+            .results
+            .remove(0);
+        r.measured = Some(m);
+        Table.result(&r)
+    }
+
+    /// The half-width in percent printed in a row's CI column.
+    fn half_width(row: &str) -> f64 {
+        let pct = row.split('±').nth(1).unwrap();
+        pct.split('%').next().unwrap().parse().unwrap()
+    }
+
+    #[test]
+    fn a_row_on_too_few_clean_samples_says_so_and_is_not_narrow() {
+        for (total, clean) in [(4028, 1), (8, 1), (8, 0), (29, 29), (500, 40)] {
+            let text = row(total, clean);
+            let first = text.lines().next().unwrap();
+            assert!(first.trim_end().ends_with("no"), "{text}");
+            assert!(half_width(first) >= 1.0, "{text}");
+            assert!(first.contains(&format!("{clean}/{total}")), "{text}");
+            assert!(first.contains(" 8 "), "the rounds column: {text}");
+            assert!(text.contains("not converged"), "{text}");
+            assert!(text.contains("median of all"), "{text}");
+            assert!(!text.contains("inf"), "{text}");
+            assert!(!text.contains("after 0 rounds"), "{text}");
+        }
+        // Enough clean samples: the ordinary row, converged.
+        let text = row(4028, 4000);
+        assert!(
+            text.lines().next().unwrap().trim_end().ends_with("yes"),
+            "{text}"
+        );
+    }
+
     #[test]
     fn ci_is_shown_in_the_medians_unit() {
         assert_eq!(super::ci_text(85.26, 85.31, 85.3), "85.26–85.31 ±0.03%");

@@ -383,6 +383,7 @@ pub(super) fn measured(
         samples,
         between_runs: None,
         kernel: a.kernel,
+        basis: a.basis,
     })
 }
 

@@ -285,6 +285,8 @@ pub struct Measured {
     pub between_runs: Option<BetweenRuns>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel: Option<KernelCull>,
+    /// "clean", or "all" when the clean samples were too few to rest on.
+    pub basis: String,
 }
 
 /// What culling by kernel events did (`--cull kernel`).
@@ -341,6 +343,17 @@ pub struct Counts {
     pub perturbed: usize,
     pub clean: usize,
     pub floored: usize,
+    pub perturbed_by: PerturbedBy,
+}
+
+/// Perturbed samples by cause.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PerturbedBy {
+    pub vol_switches: usize,
+    pub invol_switches: usize,
+    pub faults: usize,
+    pub kernel: usize,
 }
 
 /// The subtracted empty-loop overhead.

@@ -412,6 +412,39 @@ fn record_with(
     });
 }
 
+/// How many events the calling thread can record before its ring is full: the rest
+/// of its current chunk and the chunks after it that the writer has freed. `None` when
+/// no trace is open or this thread has not recorded into it yet (its first event makes
+/// its ring). A caller that must lose nothing (the harness timing [`record`]) waits,
+/// outside its timed region, until the room covers what it is about to record.
+pub fn room() -> Option<u64> {
+    if !ENABLED.load(Ordering::Relaxed) {
+        return None;
+    }
+    let generation = GENERATION.load(Ordering::Relaxed);
+    LOCAL.with(|p| {
+        // SAFETY: this thread's own slot, read between its records (`record` does not
+        // run meanwhile on this thread).
+        let p = unsafe { &*p.get() };
+        let ring = p.ring.as_ref().filter(|_| p.generation == generation)?;
+        let n = ring.chunks.len();
+        let i = ring.current.load(Ordering::Relaxed);
+        let mut room = if p.stalled {
+            0
+        } else {
+            u64::from(p.cap - p.pos)
+        };
+        for step in 1..n {
+            let c = &ring.chunks[(i + step) % n];
+            if c.full.load(Ordering::Acquire) {
+                break;
+            }
+            room += u64::from(c.len_capacity());
+        }
+        Some(room)
+    })
+}
+
 /// How a trace is opened.
 #[derive(Debug, Clone)]
 pub struct Config {

@@ -130,6 +130,44 @@ fn a_full_ring_counts_every_event_it_loses_and_never_waits() {
 }
 
 #[test]
+fn recording_within_the_room_loses_nothing_however_busy_the_writer() {
+    let _t = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    assert_eq!(recorder::room(), None, "no trace open");
+    let dir = Dir::new("room");
+    recorder::open(&Config {
+        path: dir.0.join("t.sct"),
+        buffer_bytes: MIN_BUFFER,
+    })
+    .unwrap();
+    assert_eq!(
+        recorder::room(),
+        None,
+        "no ring before this thread's first event"
+    );
+    syscost_trace::record(1, 0);
+    let whole = recorder::room().unwrap();
+    assert!(whole > 0 && whole < MIN_BUFFER, "{whole}");
+    // Fill exactly the room, many times over, each time after waiting for it: never a
+    // loss, whatever the writer was doing.
+    let mut n = 1;
+    for _ in 0..50 {
+        let room = loop {
+            match recorder::room().unwrap() {
+                0 => std::thread::sleep(recorder::POLL),
+                r => break r,
+            }
+        };
+        for i in 0..room {
+            syscost_trace::record(1, i);
+        }
+        n += room;
+    }
+    let stats = recorder::close().unwrap();
+    assert_eq!(stats.lost, 0, "{stats:?}");
+    assert_eq!(stats.recorded, n, "{stats:?}");
+}
+
+#[test]
 fn nothing_is_recorded_without_a_trace_or_while_off() {
     let _t = TURN.lock().unwrap_or_else(|e| e.into_inner());
     syscost_trace::record(1, 1); // no trace: ignored

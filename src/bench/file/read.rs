@@ -273,13 +273,15 @@ fn prepare(p: &Params, cx: &RunContext) -> Result<Prepared, BenchError> {
     let span = len.min(COLD_SPAN) / size as u64 * size as u64;
     let calls = span / size as u64;
     let page = crate::os::mem::page_size();
-    let buf = Mapping::anon(size.next_multiple_of(page), false)
+    // Populated: a cold round's first sample is not warmed up (it lasts longer than
+    // the warm-up), and faulting the buffer in there was set-up inside the clock.
+    let buf = Mapping::anon(size.next_multiple_of(page), true)
         .map_err(|e| BenchError::os("mmap of the read buffer", e))?;
     let tally = Rc::new(RefCell::new(Tally {
         io: IoTally::new(),
         ..Tally::default()
     }));
-    let reader = Reader {
+    let mut reader = Reader {
         method,
         size,
         len,
@@ -296,6 +298,11 @@ fn prepare(p: &Params, cx: &RunContext) -> Result<Prepared, BenchError> {
         calls,
         tally: tally.clone(),
     };
+    if cold {
+        // One untimed read brings in what the method allocates on first use (C stdio's
+        // and BufReader's buffers); every batch's reset rewinds and evicts again.
+        reader.one()?;
+    }
     let plan = Plan {
         // A cold read waits for storage (voluntary switches) and a mapping faults.
         expect: Expect {

@@ -1,14 +1,24 @@
 //! I/O to the null device: VMS's `$QIOW` to NLA0: is a synchronous write(2) to
 //! /dev/null; its `$QIO` (queue, then collect the completion) is an io_uring write,
 //! submitted and reaped through the raw system calls.
+//!
+//! An io_uring write is one of two different things, and `issue` names which:
+//! `inline`, the kernel tries the write within `io_uring_enter` and posts its
+//! completion before returning (a /dev/null write supports non-blocking issue, so it
+//! never leaves the thread); `worker`, `IOSQE_ASYNC` hands it to an io-wq kernel
+//! thread, which the submitter waits for, so each write includes waking a worker and
+//! being woken by it, and costs what those wake-ups cost where they land (an idle CPU
+//! in a VM wakes slowly). A kernel that cannot issue the write inline punts it to a
+//! worker too; `inline` then says so (`blocked_per_write` near 1).
 
 use super::{expect, fail};
 use crate::bench::{body, Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::Body;
+use crate::harness::{Expect, Plan};
 use crate::os::interrupt;
 use crate::os::task;
-use crate::os::uring::{Ring, SetupError, IORING_ENTER_GETEVENTS};
+use crate::os::uring::{Ring, SetupError, IORING_ENTER_GETEVENTS, IOSQE_ASYNC};
 use crate::results::Fact;
 use std::cell::Cell;
 use std::fs::File;
@@ -42,12 +52,25 @@ pub const NULL_WRITE: Simple = Simple {
     },
 };
 
-static URING_PARAMS: &[ParamSpec] = &[ParamSpec {
-    name: "wait",
-    default: "reap,wait",
-    about: "reap: io_uring_enter(1, 0) then take the completion from the ring (entering again with GETEVENTS only if it is not there); wait: io_uring_enter(1, 1, GETEVENTS)",
-    kind: Kind::Choice(&["reap", "wait"]),
-}];
+static URING_PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "wait",
+        default: "reap,wait",
+        about: "reap: io_uring_enter(1, 0) then take the completion from the ring (entering again with GETEVENTS only if it is not there); wait: io_uring_enter(1, 1, GETEVENTS)",
+        kind: Kind::Choice(&["reap", "wait"]),
+    },
+    ParamSpec {
+        name: "issue",
+        default: "inline,worker",
+        about: "inline: the kernel issues the write within io_uring_enter; worker: IOSQE_ASYNC hands it to an io-wq kernel thread and the submitter waits for it (wake-ups both ways)",
+        kind: Kind::Choice(&["inline", "worker"]),
+    },
+    crate::bench::ctx::placement_among(
+        "same-cpu,cross-cpu",
+        "issue=worker: the measuring thread pinned, the io-wq workers confined to its CPU or to another (IORING_REGISTER_IOWQ_AFF); inline takes same-cpu only",
+        &["same-cpu", "cross-cpu"],
+    ),
+];
 
 /// `svc.uring.write`.
 pub const URING_WRITE: Simple = Simple {
@@ -60,6 +83,8 @@ pub const URING_WRITE: Simple = Simple {
 
 struct UringWrite {
     ring: Ring,
+    /// The measuring thread's pin (worker rows), undone when dropped.
+    _pin: Option<crate::os::affinity::Pin>,
     null: File,
     wait: bool,
     /// Completions that were not in the ring right after a `reap` submission.
@@ -133,28 +158,72 @@ fn prepare_uring(p: &Params) -> Result<Prepared, BenchError> {
         Err(SetupError::Unavailable(why)) => return Err(BenchError::Skip(why)),
         Err(SetupError::Failed(e)) => return Err(BenchError::os("io_uring_setup", e)),
     };
+    let mut ring = ring;
+    let worker = p.get("issue") == "worker";
+    let placement = p.get("placement");
+    let mut pin = None;
+    if worker {
+        ring.set_sqe_flags(IOSQE_ASYNC);
+        // Where the worker runs decides the cost: two wake-ups on one CPU, or two
+        // cross-CPU wake-ups (to a CPU that may have gone idle meanwhile). Left free,
+        // the scheduler picks one or the other from run to run.
+        let (mine, workers) = crate::bench::ctx::place_pinned(placement)?;
+        ring.set_worker_cpus(&workers)
+            .map_err(|e| BenchError::os("io_uring_register(IOWQ_AFF)", e))?;
+        pin = mine;
+    } else if placement != "same-cpu" {
+        return Err(BenchError::Skip(
+            "an inline write involves no other task: placement applies to issue=worker"
+                .into(),
+        ));
+    }
     let wait = p.get("wait") == "wait";
     let report = Rc::new(Cell::new((0, 0)));
     let body = UringWrite {
         ring,
+        _pin: pin,
         null: open_null()?,
         wait,
         late: 0,
         ops: 0,
         report: report.clone(),
     };
-    let prep = Prepared::new(Box::new(body)).op("write submitted and reaped");
-    if wait {
-        return Ok(prep);
-    }
-    Ok(prep.after(Box::new(move |_, _| {
+    // Handed to a worker, the write waits for it: the switches are the operation's.
+    let plan = Plan {
+        expect: Expect {
+            switches: worker,
+            ..Expect::default()
+        },
+        ..Plan::default()
+    };
+    let prep = Prepared::new(Box::new(body))
+        .op(if worker {
+            "write handed to a kernel worker and reaped"
+        } else {
+            "write submitted and reaped"
+        })
+        .plan(plan);
+    Ok(prep.after(Box::new(move |_, m| {
         let (late, ops) = report.get();
-        Ok(vec![Fact::new(
-            "inline_fraction",
-            1.0 - late as f64 / ops.max(1) as f64,
-            "ratio",
-            "writes whose completion was already in the ring when io_uring_enter returned (the rest needed an enter with GETEVENTS)",
-        )])
+        let mut facts = vec![Fact::new(
+            "blocked_per_write",
+            m.analysis.accounting.vol_switches,
+            "count",
+            if worker {
+                "voluntary switches per write: the submitter sleeping until the worker's completion (below 1 when the worker finished first)"
+            } else {
+                "voluntary switches per write: 0 when the kernel completed the write inline; near 1 means it punted the writes to a worker (this row then measures a worker)"
+            },
+        )];
+        if !wait {
+            facts.push(Fact::new(
+                "inline_fraction",
+                1.0 - late as f64 / ops.max(1) as f64,
+                "ratio",
+                "writes whose completion was already in the ring when io_uring_enter returned (the rest needed an enter with GETEVENTS)",
+            ));
+        }
+        Ok(facts)
     })))
 }
 
@@ -172,14 +241,29 @@ mod tests {
     fn uring_writes_complete_or_skip_with_a_reason() {
         // A skip is allowed only where the kernel refuses io_uring.
         let allowed = crate::os::uring::disabled_setting() == Some(0);
-        for wait in ["reap", "wait"] {
-            match sane(&URING_WRITE, &[("wait", wait)], 1e6) {
-                Some(facts) if wait == "reap" => {
-                    let f = fact(&facts, "inline_fraction");
-                    assert!((0.0..=1.0).contains(&f), "{f}");
+        for (issue, placement) in [
+            ("inline", "same-cpu"),
+            ("worker", "same-cpu"),
+            ("worker", "cross-cpu"),
+        ] {
+            for wait in ["reap", "wait"] {
+                let set = [("wait", wait), ("issue", issue), ("placement", placement)];
+                if placement == "cross-cpu"
+                    && crate::os::affinity::process_cpus().len() < 2
+                {
+                    continue;
                 }
-                Some(_) => {}
-                None => assert!(!allowed, "io_uring is enabled here but was skipped"),
+                match sane(&URING_WRITE, &set, 1e7) {
+                    Some(facts) => {
+                        if wait == "reap" {
+                            let f = fact(&facts, "inline_fraction");
+                            assert!((0.0..=1.0).contains(&f), "{f}");
+                        }
+                        let b = fact(&facts, "blocked_per_write");
+                        assert!((0.0..=2.0).contains(&b), "{issue} {wait}: {b}");
+                    }
+                    None => assert!(!allowed, "io_uring is enabled here but was skipped"),
+                }
             }
         }
     }
