@@ -444,9 +444,11 @@ fn all_samples_estimate(
     .into_iter()
     .filter(|h| h.is_finite())
     .fold(0.0, f64::max);
+    // A cost is not negative: an interval wider than its figure stops at zero.
+    let low = if m >= 0.0 { (m - half).max(0.0) } else { m - half };
     Some(RoundEstimate {
         mean: m,
-        ci_low: m - half,
+        ci_low: low,
         ci_high: m + half,
         ..by_rounds
     })
