@@ -445,7 +445,11 @@ fn all_samples_estimate(
     .filter(|h| h.is_finite())
     .fold(0.0, f64::max);
     // A cost is not negative: an interval wider than its figure stops at zero.
-    let low = if m >= 0.0 { (m - half).max(0.0) } else { m - half };
+    let low = if m >= 0.0 {
+        (m - half).max(0.0)
+    } else {
+        m - half
+    };
     Some(RoundEstimate {
         mean: m,
         ci_low: low,

@@ -9,6 +9,9 @@
 use super::task::Child;
 use std::io;
 
+/// A spinner's name (`comm`, as `ps` shows it).
+pub const LOAD_NAME: &std::ffi::CStr = c"syscost-load";
+
 /// A set of spinning child processes, each killed and reaped when dropped.
 #[derive(Debug)]
 pub struct Load {
@@ -28,9 +31,21 @@ impl Load {
                 // `load` drops and reaps the ones already started.
                 return Err(io::Error::new(io::ErrorKind::Interrupted, "interrupted"));
             }
-            // SAFETY: the child only spins on a register; it allocates, locks and
-            // touches nothing (fork gives it the parent-death signal).
-            let child = unsafe { super::task::fork(spin) }?; // `load` reaps the others
+            // SAFETY: the child names itself (prctl, a system call on a static
+            // string) and then only spins on a register; it allocates, locks and
+            // touches nothing else (fork gives it the parent-death signal).
+            let child = unsafe {
+                super::task::fork(|| {
+                    libc::prctl(
+                        libc::PR_SET_NAME,
+                        LOAD_NAME.as_ptr() as libc::c_ulong,
+                        0,
+                        0,
+                        0,
+                    );
+                    spin()
+                })
+            }?; // `load` reaps the others
             load.pids.push(child.pid());
             load.children.push(child);
         }
