@@ -278,7 +278,7 @@ fn placeholder(
 /// Whether a word still looks like a placeholder (an upper-case word).
 fn looks_like_placeholder(w: &str) -> bool {
     let stem = w.split('.').next().unwrap_or("");
-    stem.len() > 0 && stem.chars().all(|c| c.is_ascii_uppercase() || c == '_')
+    !stem.is_empty() && stem.chars().all(|c| c.is_ascii_uppercase() || c == '_')
 }
 
 /// The argument vectors (without `syscost`) to run for one quoted line, and whether its
