@@ -70,15 +70,20 @@ enum Command {
     /// Runs a command and reports its resource usage (wait4's rusage; times(2) with
     /// --times), to standard error.
     Exec(exec::ExecArgs),
-    /// Writes a shell completion script to standard output (e.g. syscost completions
-    /// bash > ~/.local/share/bash-completion/completions/syscost).
+    /// Writes a shell completion script to standard output.
+    ///
+    /// Install it where the shell looks for completions, e.g. syscost completions bash
+    /// > ~/.local/share/bash-completion/completions/syscost
     Completions {
         /// The shell.
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
-    /// Writes the man page (roff) to standard output (e.g. syscost man >
-    /// ~/.local/share/man/man1/syscost.1), or with --dir one page per command.
+    /// Writes the man page (roff) to standard output, or one page per command.
+    ///
+    /// Install it on the manual path, e.g. syscost man >
+    /// ~/.local/share/man/man1/syscost.1 (or syscost man --dir
+    /// ~/.local/share/man/man1 for a page per command: man syscost-run).
     Man {
         /// Write syscost.1 and one page per subcommand (syscost-run.1,
         /// syscost-history-list.1, ...) into DIR instead.
