@@ -2159,3 +2159,41 @@ fn a_full_standard_output_is_named_in_one_line() {
         );
     }
 }
+
+/// `syscost history` alone is `history list`, with its options (as README shows it);
+/// a list option before another subcommand is refused in one line.
+#[test]
+fn history_alone_lists_with_the_list_options() {
+    let dir = TempDir::new("history-alone");
+    let db = dir.0.join("history.db");
+    let db = db.to_str().expect("UTF-8 path");
+    for _ in 0..3 {
+        run_smoke(&["syscall.getpid"], &["--db", db]);
+    }
+    let alone = success(&["history", "--db", db, "--limit", "2", "--format", "json"]);
+    let list = success(&[
+        "history", "list", "--db", db, "--limit", "2", "--format", "json",
+    ]);
+    let entries: Value = serde_json::from_str(&alone.stdout).expect("history JSON");
+    assert_eq!(
+        entries.as_array().map(Vec::len),
+        Some(2),
+        "{}",
+        alone.stdout
+    );
+    assert_eq!(alone.stdout, list.stdout);
+    let text = success(&["history", "--limit", "1", "--db", db]).stdout;
+    assert_eq!(text.lines().count(), 2, "a header and one run:\n{text}");
+    assert_eq!(
+        text,
+        success(&["history", "list", "--limit=1", "--db", db]).stdout
+    );
+    let args = ["history", "--limit", "1", "show", "last", "--db", db];
+    let e = refused(&args);
+    assert!(
+        one_line(&args, &e).contains("--limit before a subcommand"),
+        "{e}"
+    );
+    // The history file still comes before or after a subcommand.
+    success(&["history", "--db", db, "show", "last"]);
+}

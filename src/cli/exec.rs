@@ -80,7 +80,7 @@ pub struct ExecArgs {
     /// Write the report to FILE instead of standard error.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// The command and its arguments (looked up in PATH), after `--`.
+    /// The command and its arguments (looked up in PATH), after '--'.
     #[arg(required = true, trailing_var_arg = true, value_name = "CMD")]
     pub command: Vec<OsString>,
 }
@@ -88,9 +88,9 @@ pub struct ExecArgs {
 /// How `syscost exec` prints its report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ExecFormat {
-    /// A two-column table (a statistics table with `-n` above 1).
+    /// A two-column table (a statistics table with -n above 1).
     Table,
-    /// The JSON document described in `src/cli/exec.rs`.
+    /// A JSON document (its fields are described in src/cli/exec.rs).
     Json,
 }
 

@@ -12,21 +12,14 @@ use std::process::ExitCode;
 /// `syscost history`'s subcommands.
 #[derive(Debug, clap::Subcommand)]
 pub enum HistoryCommand {
-    /// Lists the saved runs, newest first.
-    List {
-        /// Show at most N runs.
-        #[arg(long, value_name = "N")]
-        limit: Option<usize>,
-        /// Output format.
-        #[arg(long, value_enum, default_value = "text")]
-        format: super::TextOrJson,
-    },
+    /// Lists the saved runs, newest first (what 'syscost history' alone does).
+    List(ListArgs),
     /// Shows one run's results (an id, last, last~N).
     Show {
         /// The run.
         run: String,
         /// Output format.
-        #[arg(long, value_enum, default_value = "table")]
+        #[arg(long, default_value = "table", value_parser = super::help::PlainEnum::<Format>::new())]
         format: Format,
     },
     /// Removes runs by id.
@@ -35,7 +28,7 @@ pub enum HistoryCommand {
         #[arg(required = true)]
         ids: Vec<String>,
     },
-    /// Saves results documents made elsewhere (`syscost run --format json -o FILE`).
+    /// Saves results documents made elsewhere ('syscost run --format json -o FILE').
     Import {
         /// The JSON files.
         #[arg(required = true)]
@@ -46,7 +39,7 @@ pub enum HistoryCommand {
         /// The run.
         run: String,
         /// Output format.
-        #[arg(long, value_enum, default_value = "json")]
+        #[arg(long, default_value = "json", value_parser = super::help::PlainEnum::<Format>::new())]
         format: Format,
         /// Write to FILE instead of standard output.
         #[arg(short, long, value_name = "FILE")]
@@ -54,11 +47,30 @@ pub enum HistoryCommand {
     },
 }
 
-/// Options of `syscost history`.
+/// Options of `syscost history list`, which `syscost history` takes too.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ListArgs {
+    /// Show at most N runs.
+    #[arg(long, value_name = "N")]
+    limit: Option<usize>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    format: super::TextOrJson,
+}
+
+/// Options of `syscost history`: with no subcommand it lists the runs, and takes the
+/// options of `history list`.
 #[derive(Debug, clap::Args)]
 pub struct HistoryArgs {
     #[command(subcommand)]
     command: Option<HistoryCommand>,
+    /// Show at most N runs (with no subcommand: as 'history list').
+    #[arg(long, value_name = "N")]
+    limit: Option<usize>,
+    /// Output format of the list, text (the default) or json (with no subcommand: as
+    /// 'history list').
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    format: Option<super::TextOrJson>,
     /// The history file (default: $SYSCOST_DB, else $XDG_DATA_HOME/syscost/history.db).
     #[arg(long, value_name = "PATH", global = true)]
     db: Option<PathBuf>,
@@ -67,12 +79,28 @@ pub struct HistoryArgs {
 /// Runs `syscost history`.
 pub fn history(args: &HistoryArgs) -> anyhow::Result<ExitCode> {
     let path = store::path_or_default(args.db.as_deref())?;
-    let list = HistoryCommand::List {
-        limit: None,
-        format: super::TextOrJson::Text,
-    };
+    if let (Some(_), Some(opt)) = (
+        &args.command,
+        [
+            (args.limit.is_some(), "--limit"),
+            (args.format.is_some(), "--format"),
+        ]
+        .iter()
+        .find(|(given, _)| *given),
+    ) {
+        return Err(UsageError::new(format!(
+            "history: {} before a subcommand is an option of the list; write it after \
+             the subcommand, or leave the subcommand out to list the runs",
+            opt.1
+        ))
+        .into());
+    }
+    let list = HistoryCommand::List(ListArgs {
+        limit: args.limit,
+        format: args.format.unwrap_or(super::TextOrJson::Text),
+    });
     match args.command.as_ref().unwrap_or(&list) {
-        HistoryCommand::List { limit, format } => {
+        HistoryCommand::List(ListArgs { limit, format }) => {
             if !path.exists() {
                 eprintln!(
                     "no runs saved yet (the history would be at {})",
@@ -330,7 +358,7 @@ pub struct PlotArgs {
     /// The runs: ids, last, last~N or JSON files (two for the forest plot: A, then B).
     #[arg(required = true, value_name = "RUN")]
     pub runs: Vec<String>,
-    /// The benchmark to draw (a name, or `name key=value...`), for samples,
+    /// The benchmark to draw (a name, or 'name key=value...'), for samples,
     /// distribution and sweep.
     #[arg(long, value_name = "NAME")]
     pub bench: Option<String>,

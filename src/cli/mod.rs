@@ -5,6 +5,7 @@
 
 mod clocks;
 mod exec;
+pub mod help;
 mod history;
 mod list;
 mod report;
@@ -18,7 +19,7 @@ pub use run::check_load;
 use crate::error::UsageError;
 use crate::harness::clock::ClockChoice;
 use crate::report::Format;
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -69,6 +70,26 @@ enum Command {
     /// Runs a command and reports its resource usage (wait4's rusage; times(2) with
     /// --times), to standard error.
     Exec(exec::ExecArgs),
+    /// Writes a shell completion script to standard output.
+    ///
+    /// Install it where the shell looks for completions, e.g. syscost completions bash
+    /// > ~/.local/share/bash-completion/completions/syscost
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Writes the man page (roff) to standard output, or one page per command.
+    ///
+    /// Install it on the manual path, e.g. syscost man >
+    /// ~/.local/share/man/man1/syscost.1 (or syscost man --dir
+    /// ~/.local/share/man/man1 for a page per command: man syscost-run).
+    Man {
+        /// Write syscost.1 and one page per subcommand (syscost-run.1,
+        /// syscost-history-list.1, ...) into DIR instead.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
 }
 
 /// Options of `syscost run`.
@@ -90,7 +111,7 @@ pub struct RunArgs {
     #[arg(long, default_value_t = 0)]
     pub load: usize,
     /// Output format.
-    #[arg(long, value_enum, default_value = "table")]
+    #[arg(long, default_value = "table", value_parser = help::PlainEnum::<Format>::new())]
     pub format: Format,
     /// Write results to FILE instead of standard output.
     #[arg(short, long, value_name = "FILE")]
@@ -124,9 +145,9 @@ pub struct RunArgs {
     /// Do not save the run in the history.
     #[arg(long)]
     pub no_save: bool,
-    /// What else marks a sample perturbed: `kernel` records the kernel's events while
+    /// What else marks a sample perturbed: 'kernel' records the kernel's events while
     /// sampling (clock and other interrupts, switches, faults, migrations; root or
-    /// CAP_PERFMON) and leaves out every batch one fell in; `rusage` only the resource
+    /// CAP_PERFMON) and leaves out every batch one fell in; 'rusage' only the resource
     /// counters.
     #[arg(long, value_enum, default_value = "rusage")]
     pub cull: crate::session::Cull,
@@ -226,6 +247,24 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Compare(args) => history::compare_cmd(&args),
         Command::Report(args) => history::report_cmd(&args),
         Command::Plot(args) => history::plot_cmd(&args),
+        Command::Completions { shell } => {
+            help::completions(shell, Cli::command(), &mut crate::report::stdout())?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Man { dir: None } => {
+            help::man(Cli::command(), &mut crate::report::stdout())?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Man { dir: Some(dir) } => {
+            let written = help::man_pages(Cli::command(), &dir).map_err(|e| {
+                anyhow::anyhow!(
+                    "man --dir {}: {e} (give an existing directory)",
+                    dir.display()
+                )
+            })?;
+            eprintln!("wrote {} man pages in {}", written.len(), dir.display());
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }
 

@@ -98,7 +98,9 @@ struct ShowArgs {
 struct ReduceArgs {
     /// The trace file.
     file: PathBuf,
-    /// The intervals, e.g. 'interval call = begin -> end' (see the README).
+    /// The intervals, e.g. 'interval call = begin -> end' or 'interval call = begin ->
+    /// end any thread' (after END: same thread, the default, or any thread; see the
+    /// README).
     #[arg(long, value_name = "SPEC", conflicts_with = "spec_file")]
     spec: Option<String>,
     /// A file holding the spec.

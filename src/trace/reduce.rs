@@ -8,8 +8,13 @@
 //! comment. Each statement names one kind of interval:
 //!
 //! ```text
-//! interval NAME = START -> END [same thread | any thread]
+//! interval NAME = START -> END
+//! interval NAME = START -> END same thread
+//! interval NAME = START -> END any thread
 //! ```
+//!
+//! The scope after END is `same thread` (the default) or `any thread`; it may also be
+//! written in brackets, `[any thread]`.
 //!
 //! `START` and `END` are event names (as the program named them with `sct_name`) or
 //! numeric ids, optionally with an argument condition: `begin(arg=3)` matches only
@@ -132,6 +137,11 @@ pub fn parse_spec(
         let (start, end) = body
             .split_once("->")
             .ok_or_else(|| bad("write START -> END"))?;
+        let (end, same_thread) = match (scope, unbracketed_scope(end, &by_name)) {
+            (None, Some((end, same))) => (end, same),
+            (Some(_), Some(_)) => return Err(bad("the scope is given twice")),
+            (_, None) => (end, same_thread),
+        };
         let start = endpoint(start.trim(), &by_name, false).map_err(|w| bad(&w))?;
         let end = endpoint(end.trim(), &by_name, true).map_err(|w| bad(&w))?;
         out.push(IntervalSpec {
@@ -147,6 +157,30 @@ pub fn parse_spec(
         );
     }
     Ok(out)
+}
+
+/// An END followed by its scope without brackets, `end any thread`: the END and
+/// whether it is `same thread`. None when the text does not end with a scope, or when
+/// the whole text is an event's name.
+fn unbracketed_scope<'a>(
+    end: &'a str,
+    names: &BTreeMap<&str, u32>,
+) -> Option<(&'a str, bool)> {
+    let end = end.trim();
+    if names.contains_key(end) {
+        return None;
+    }
+    let before = end.strip_suffix("thread")?.trim_end();
+    for (word, same) in [("same", true), ("any", false)] {
+        if let Some(ev) = before.strip_suffix(word) {
+            if ev.ends_with(|c: char| c.is_whitespace() || c == ')')
+                && !ev.trim().is_empty()
+            {
+                return Some((ev, same));
+            }
+        }
+    }
+    None
 }
 
 fn endpoint(
@@ -168,6 +202,17 @@ fn endpoint(
     };
     if event.is_empty() {
         return Err("an event is missing".into());
+    }
+    if is_end && !names.contains_key(event) {
+        if let Some((first, rest)) = event.split_once(char::is_whitespace) {
+            if first.parse::<u32>().is_ok() || names.contains_key(first) {
+                return Err(format!(
+                    "'{}' after the END '{first}' is not a scope: write same thread \
+                     (the default) or any thread, with or without brackets",
+                    rest.trim()
+                ));
+            }
+        }
     }
     let id = match event.parse::<u32>() {
         Ok(id) => id,
@@ -683,6 +728,31 @@ mod tests {
     }
 
     #[test]
+    fn the_scope_reads_with_or_without_brackets() {
+        for (text, same) in [
+            ("interval a = begin -> end", true),
+            ("interval a = begin -> end same thread", true),
+            ("interval a = begin -> end [same thread]", true),
+            ("interval a = begin -> end any thread", false),
+            ("interval a = begin -> end  any   thread ", false),
+            ("interval a = begin -> end [any thread]", false),
+            ("interval a = begin -> end(arg=start) any thread", false),
+            ("interval a = 1 -> 2 any thread; interval b = 1 -> 2", false),
+        ] {
+            let s = parse_spec(text, &names()).unwrap_or_else(|e| panic!("{text}: {e}"));
+            assert_eq!(s[0].same_thread, same, "{text}");
+            assert_eq!(s[0].end.id, 2, "{text}");
+        }
+        // An event whose name ends like a scope is the event.
+        let odd =
+            BTreeMap::from([(1, "begin".to_string()), (2, "end any thread".to_string())]);
+        let s = parse_spec("interval a = begin -> end any thread", &odd).unwrap();
+        assert!(s[0].same_thread && s[0].end.id == 2);
+        let e = parse_spec("interval a = 1 -> 2 any thread [same thread]", &names());
+        assert!(e.unwrap_err().contains("twice"));
+    }
+
+    #[test]
     fn specs_parse_and_bad_ones_say_what_is_wrong() {
         let s = parse_spec(
             "# two kinds\ninterval call = begin -> end\ninterval tagged = 1(arg=3) -> 2(arg=start) [any thread]",
@@ -708,6 +778,11 @@ mod tests {
             ("interval a = nope -> 2", "no event is named 'nope'"),
             ("interval a = 1(arg=start) -> 2", "belongs on the END"),
             ("interval a = 1 -> 2 [sideways]", "unknown option"),
+            (
+                "interval a = 1 -> end sideways",
+                "'sideways' after the END 'end'",
+            ),
+            ("interval a = 1 -> end any threads", "is not a scope"),
             ("interval a = 1 -> 2; interval a = 1 -> 2", "used twice"),
             ("interval a = 1(arg=x) -> 2", "not an argument"),
         ] {

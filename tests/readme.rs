@@ -1,0 +1,538 @@
+//! Every `syscost` command line that README.md quotes is accepted as shown.
+//!
+//! The command lines are taken from README's code blocks (fenced, or indented four
+//! spaces) and from its inline code spans that begin with `syscost` or with one of its
+//! commands (`history show RUN`). Each is made quick and harmless, then run:
+//!
+//! - synopsis syntax is expanded: `[...]` groups give two forms, without any group and
+//!   with every group; `a|b` gives one form per alternative; `…` is dropped;
+//! - placeholders (RUN, FILE, N, ...) become real values ([`placeholder`]): runs saved a
+//!   moment before in a temporary history (`SYSCOST_DB`), a synthetic trace file, a
+//!   results document, files in a temporary directory for every `-o`;
+//! - `run` and `repro` get `--profile smoke` (they save into the temporary history);
+//!   a `> FILE` redirection is dropped and the output checked to be non-empty;
+//! - a line listed in [`SKIPPED`] is not run, for the reason given there.
+//!
+//! A command line is accepted when syscost neither refuses it as a usage error (exit
+//! code 2) nor panics nor dies of a signal. A measuring command may still exit 1 or 3
+//! (selftest on a noisy machine, kernel events without the privilege): that is about
+//! the machine, not about the command line.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const SYSCOST: &str = env!("CARGO_BIN_EXE_syscost");
+
+/// Quoted command lines that are not run, with the reason: a reviewer sees here what
+/// this test does not cover.
+const SKIPPED: &[(&str, &str)] = &[(
+    "man syscost-run",
+    "the man program reading an installed page, not a syscost command",
+)];
+
+/// The spans and lines README quotes, whitespace collapsed: (where, text).
+fn quoted_commands(readme: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut prose = String::new();
+    let (mut fenced, mut indented, mut previous_blank) = (false, false, true);
+    for (i, line) in readme.lines().enumerate() {
+        let where_ = format!("README.md:{}", i + 1);
+        if line.starts_with("```") {
+            fenced = !fenced;
+            prose.push('\n');
+            previous_blank = false;
+            continue;
+        }
+        let code = fenced || (line.starts_with("    ") && (previous_blank || indented));
+        indented = !fenced && code;
+        previous_blank = line.trim().is_empty();
+        if code {
+            let text = line.split(" #").next().unwrap_or("").trim();
+            if text.starts_with("syscost ") {
+                out.push((where_, collapse(text)));
+            }
+            prose.push('\n');
+        } else {
+            // Line numbers of spans: marked, so that a span over two lines keeps its
+            // first line's.
+            prose.push_str(&format!("\u{1}{}\u{1}{line}\n", i + 1));
+        }
+    }
+    let mut line_no = 0;
+    let mut in_span = false;
+    let mut span = String::new();
+    let mut chars = prose.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\u{1}' => {
+                let n: String = chars.by_ref().take_while(|c| *c != '\u{1}').collect();
+                if !in_span {
+                    line_no = n.parse().unwrap_or(0);
+                }
+            }
+            '`' if in_span => {
+                in_span = false;
+                let text = collapse(&span);
+                let first = text.split(' ').next().unwrap_or("");
+                let command = first == "syscost" || COMMANDS.contains(&first);
+                if command && text.contains(' ') {
+                    let text = if first == "syscost" {
+                        text
+                    } else {
+                        format!("syscost {text}")
+                    };
+                    out.push((format!("README.md:{line_no}"), text));
+                }
+            }
+            '`' => {
+                in_span = true;
+                span.clear();
+            }
+            c if in_span => span.push(c),
+            _ => {}
+        }
+    }
+    let mut seen = BTreeSet::new();
+    out.retain(|(_, t)| seen.insert(t.clone()));
+    out
+}
+
+/// Whether `args` only names a command (`trace`, `history export`), with nothing
+/// for it to work on.
+fn is_command_path(args: &[String]) -> bool {
+    const SUBCOMMANDS: &[&str] =
+        &["list", "show", "rm", "import", "export", "record", "reduce"];
+    args.iter().enumerate().all(|(i, a)| {
+        (i == 0 && COMMANDS.contains(&a.as_str()))
+            || (i > 0 && SUBCOMMANDS.contains(&a.as_str()))
+    })
+}
+
+/// syscost's commands, as a span may begin (`history show RUN`).
+const COMMANDS: &[&str] = &[
+    "list",
+    "run",
+    "env",
+    "clocks",
+    "selftest",
+    "repro",
+    "history",
+    "compare",
+    "report",
+    "plot",
+    "trace",
+    "exec",
+    "completions",
+    "man",
+];
+
+fn collapse(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// A command line's words, shell quotes removed; `[` and `]` that open or close a
+/// synopsis group are words of their own.
+fn words(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut word = String::new();
+    let mut quoted = false;
+    let mut started = false;
+    for c in line.chars() {
+        match c {
+            '\'' => {
+                quoted = !quoted;
+                started = true;
+            }
+            c if c.is_whitespace() && !quoted => {
+                if started {
+                    out.push(std::mem::take(&mut word));
+                }
+                started = false;
+            }
+            '[' if !quoted && !started => out.push("[".into()),
+            c => {
+                word.push(c);
+                started = true;
+            }
+        }
+        if !quoted && started && word.ends_with(']') && word.len() > 1 {
+            word.pop();
+            out.push(std::mem::take(&mut word));
+            out.push("]".into());
+            started = false;
+        }
+    }
+    if started {
+        out.push(word);
+    }
+    out
+}
+
+/// The forms of a synopsis: without its optional groups and with all of them, each
+/// `a|b` word as every alternative; `…`, `...` and a redirection dropped.
+fn forms(words: &[String]) -> Vec<Vec<String>> {
+    let mut out: Vec<Vec<String>> = Vec::new();
+    for with_groups in [false, true] {
+        let mut depth = 0;
+        let mut chosen: Vec<String> = Vec::new();
+        let mut iter = words.iter();
+        while let Some(w) = iter.next() {
+            match w.as_str() {
+                "[" => depth += 1,
+                "]" => depth -= 1,
+                ">" => {
+                    iter.next();
+                }
+                _ if depth > 0 && !with_groups => {}
+                // An option's value shown as "…" stays, for placeholder() to fill.
+                "…" | "..." if !chosen.last().is_some_and(|p| p.starts_with("--")) => {}
+                "…" | "..." => chosen.push(w.into()),
+                w => chosen.push(w.trim_end_matches('…').trim_end_matches("...").into()),
+            }
+        }
+        // Alternatives: one form per choice at each word that offers some.
+        let mut expanded: Vec<Vec<String>> = vec![Vec::new()];
+        for w in &chosen {
+            let choices: Vec<&str> = if w.contains('|') && !w.contains(' ') {
+                w.split('|').collect()
+            } else {
+                vec![w.as_str()]
+            };
+            expanded = expanded
+                .iter()
+                .flat_map(|f| {
+                    choices.iter().map(move |c| {
+                        let mut f = f.clone();
+                        f.push(c.to_string());
+                        f
+                    })
+                })
+                .collect();
+        }
+        for f in expanded {
+            if !out.contains(&f) {
+                out.push(f);
+            }
+        }
+    }
+    out
+}
+
+/// What the test made for the command lines to work on.
+struct Fixtures {
+    dir: PathBuf,
+    db: PathBuf,
+    trace: PathBuf,
+    document: PathBuf,
+    /// The ids of three runs of syscall.getpid, oldest first.
+    ids: Vec<String>,
+    /// The id of a run with data for every graph of `plot`.
+    plots: String,
+}
+
+/// The real value of placeholder `word` after `previous` in command `command`; None
+/// when `word` is no placeholder.
+fn placeholder(
+    f: &Fixtures,
+    command: &str,
+    previous: &str,
+    word: &str,
+) -> Option<String> {
+    let out = |name: &str| f.dir.join("out").join(name).display().to_string();
+    Some(match (previous, word) {
+        ("-o" | "--output", w) => out(w),
+        ("--dir", "DIR") => f.dir.join("dir").display().to_string(),
+        ("--kernel", "LIST") => "all".into(),
+        ("--buffer", "BYTES") => "4m".into(),
+        ("--thread", "TID") => "7".into(),
+        ("--cpu", "N") => "0".into(),
+        ("--limit", "N") => "3".into(),
+        ("--from", "T") => "10ns".into(),
+        ("--to", "T") => "1ms".into(),
+        ("--spec", "SPEC") => "interval call = begin -> end".into(),
+        ("--bench", "NAME") => "syscall.args args=0".into(),
+        ("--format", "…") => "json".into(),
+        ("-n", "RUNS") => "2".into(),
+        (_, "NAME") => "begin".into(),
+        (_, "ID") if command.starts_with("syscost history rm") => f.ids[0].clone(),
+        (_, "ID") => "1".into(),
+        (_, "CMD") => "true".into(),
+        (_, "ARGS") => "an-argument".into(),
+        (_, "FILE") if command.starts_with("syscost trace") => {
+            f.trace.display().to_string()
+        }
+        (_, "FILE.json") => f.document.display().to_string(),
+        (_, "RUN") if command.starts_with("syscost plot") => f.plots.clone(),
+        (_, "RUN") => f.ids[2].clone(),
+        (_, "A") => f.ids[1].clone(),
+        (_, "B") => f.ids[2].clone(),
+        (_, "C") => f.ids[0].clone(),
+        (_, "FILTER") => "syscall".into(),
+        (_, "SHELL") => "bash".into(),
+        (_, "DIR") => f.dir.join("dir").display().to_string(),
+        _ => return None,
+    })
+}
+
+/// Whether a word still looks like a placeholder (an upper-case word).
+fn looks_like_placeholder(w: &str) -> bool {
+    let stem = w.split('.').next().unwrap_or("");
+    !stem.is_empty() && stem.chars().all(|c| c.is_ascii_uppercase() || c == '_')
+}
+
+/// The argument vectors (without `syscost`) to run for one quoted line, and whether its
+/// output was redirected (and so must not be empty).
+fn invocations(f: &Fixtures, line: &str) -> (Vec<Vec<String>>, bool) {
+    let ws = words(line);
+    let redirected = ws.iter().any(|w| w == ">");
+    let mut out = Vec::new();
+    for form in forms(&ws) {
+        let mut args: Vec<String> = Vec::new();
+        for (i, w) in form.iter().enumerate().skip(1) {
+            let previous = if i > 0 { form[i - 1].as_str() } else { "" };
+            match placeholder(f, line, previous, w) {
+                Some(v) => args.push(v),
+                None => {
+                    assert!(
+                        !looks_like_placeholder(w),
+                        "{line}: the test does not know the placeholder {w}: add it to \
+                         placeholder() in tests/readme.rs"
+                    );
+                    args.push(w.clone());
+                }
+            }
+        }
+        if matches!(args.first().map(String::as_str), Some("run" | "repro"))
+            && !args.iter().any(|a| a == "--profile")
+        {
+            args.extend(["--profile".into(), "smoke".into()]);
+        }
+        out.push(args);
+    }
+    (out, redirected)
+}
+
+struct Outcome {
+    code: Option<i32>,
+    stdout: Vec<u8>,
+    stderr: String,
+}
+
+fn syscost(f: &Fixtures, args: &[String]) -> Outcome {
+    let o = Command::new(SYSCOST)
+        .args(args)
+        .env("SYSCOST_DB", &f.db)
+        .env("TMPDIR", &f.dir)
+        .current_dir(&f.dir)
+        .output()
+        .expect("syscost starts");
+    Outcome {
+        code: o.status.code(),
+        stdout: o.stdout,
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+    }
+}
+
+/// A trace with events named `begin` (1) and `end` (2) on thread 7, CPU 0.
+fn synthetic_trace(path: &Path) {
+    use syscost::trace::format::{file_header, write_chunk, write_meta, ChunkKind};
+    use syscost::trace::format::{Meta, UserEvent};
+    let mut out = Vec::new();
+    out.extend_from_slice(&file_header());
+    let names = vec![(1, "begin".into()), (2, "end".into())];
+    write_meta(&mut out, &Meta::Names { names }).unwrap();
+    let mut p = Vec::new();
+    for i in 1..=50u64 {
+        for (ts, id) in [(i * 1000, 1), (i * 1000 + 100, 2)] {
+            UserEvent {
+                ts,
+                arg: 0,
+                id,
+                cpu: 0,
+            }
+            .put(&mut p);
+        }
+    }
+    write_chunk(&mut out, ChunkKind::User, 7, 100, &p).unwrap();
+    std::fs::write(path, out).unwrap();
+}
+
+/// Three runs saved in a temporary history, a results document and a trace.
+fn fixtures() -> Fixtures {
+    let dir = std::env::temp_dir().join(format!("syscost-readme-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    for d in ["out", "dir"] {
+        std::fs::create_dir_all(dir.join(d)).unwrap();
+    }
+    let mut f = Fixtures {
+        db: dir.join("history.db"),
+        trace: dir.join("events.trace"),
+        document: dir.join("run.json"),
+        dir,
+        ids: Vec::new(),
+        plots: String::new(),
+    };
+    synthetic_trace(&f.trace);
+    for _ in 0..3 {
+        let args = ["run", "syscall.getpid", "--profile", "smoke"].map(String::from);
+        let o = syscost(&f, &args);
+        assert_eq!(o.code, Some(0), "a run to compare: {}", o.stderr);
+    }
+    let doc = f.document.display().to_string();
+    let args = ["run", "syscall.getpid", "--profile", "smoke", "--no-save"];
+    let mut args: Vec<String> = args.map(String::from).to_vec();
+    args.extend(["--format".into(), "json".into(), "-o".into(), doc]);
+    assert_eq!(syscost(&f, &args).code, Some(0));
+    let plots = "run syscall.args ctx.ring file.read ipc.rtt -p args=0,2 -p n=2,4 \
+                 -p size=8,4k -p transport=pipe --profile smoke";
+    let plots: Vec<String> = plots.split_whitespace().map(String::from).collect();
+    let o = syscost(&f, &plots);
+    assert_eq!(o.code, Some(0), "a run to plot: {}", o.stderr);
+    let list = syscost(&f, &["history", "--format", "json"].map(String::from));
+    let list: serde_json::Value = serde_json::from_slice(&list.stdout).unwrap();
+    let mut ids: Vec<String> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["id"].to_string())
+        .collect();
+    ids.reverse();
+    assert_eq!(ids.len(), 4, "{list}");
+    f.plots = ids.pop().unwrap();
+    f.ids = ids;
+    f
+}
+
+#[test]
+fn every_command_line_in_the_readme_is_accepted() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
+            .unwrap();
+    let quoted = quoted_commands(&readme);
+    let f = fixtures();
+    // `history rm` last: it removes a run the others may name.
+    let (mut lines, rm): (Vec<_>, Vec<_>) = quoted
+        .into_iter()
+        .partition(|(_, l)| !l.starts_with("syscost history rm"));
+    lines.extend(rm);
+    let mut failures = Vec::new();
+    let (mut covered, mut skipped) = (Vec::new(), Vec::new());
+    for (where_, line) in &lines {
+        let bare = line.trim_start_matches("syscost ");
+        if let Some((_, why)) = SKIPPED.iter().find(|(l, _)| *l == line || *l == bare) {
+            skipped.push(format!("{where_}: {line}  ({why})"));
+            continue;
+        }
+        let (runs, redirected) = invocations(&f, line);
+        for mut args in runs {
+            let mut o = syscost(&f, &args);
+            if o.code == Some(2) && is_command_path(&args) {
+                // A command named in prose (`syscost trace`, `history export`): it
+                // needs arguments README gives elsewhere; it must exist.
+                args.push("--help".into());
+                o = syscost(&f, &args);
+            }
+            let shown = format!("{where_}: {line}\n    as: syscost {}", args.join(" "));
+            let wrong = if o.code == Some(2) {
+                Some("refused as a usage error (exit 2)")
+            } else if o.code.is_none() {
+                Some("killed by a signal")
+            } else if o.stderr.contains("panicked") {
+                Some("panicked")
+            } else if redirected && o.stdout.is_empty() {
+                Some("printed nothing to redirect")
+            } else {
+                None
+            };
+            match wrong {
+                Some(w) => {
+                    failures.push(format!("{shown}\n    {w}: {}", o.stderr.trim()))
+                }
+                None => covered.push(format!("{shown}  (exit {})", o.code.unwrap_or(-1))),
+            }
+        }
+    }
+    println!("covered:\n  {}", covered.join("\n  "));
+    println!("skipped:\n  {}", skipped.join("\n  "));
+    let _ = std::fs::remove_dir_all(&f.dir);
+    assert!(
+        failures.is_empty(),
+        "README shows:\n{}",
+        failures.join("\n")
+    );
+    // Every entry of SKIPPED is still quoted (else it is stale and should go).
+    for (l, _) in SKIPPED {
+        assert!(
+            skipped.iter().any(|s| s.contains(l)),
+            "SKIPPED names '{l}', which README no longer quotes"
+        );
+    }
+}
+
+#[test]
+fn the_extraction_finds_blocks_spans_and_synopses() {
+    let readme = "Intro `syscost run mem.brk n=1,64` and `history show RUN`, `run`.\n\
+                  A span over two lines: `syscost history [--limit N]\n  [--format json]`.\n\
+                  \n    syscost exec [-n RUNS] -- CMD [ARGS...]\n    \
+                  syscost man > ~/x.1   # a comment\n\n```c\nnot syscost\n```\n";
+    let found: Vec<String> = quoted_commands(readme)
+        .into_iter()
+        .map(|(_, l)| l)
+        .collect();
+    assert_eq!(
+        found,
+        [
+            "syscost exec [-n RUNS] -- CMD [ARGS...]",
+            "syscost man > ~/x.1",
+            "syscost run mem.brk n=1,64",
+            "syscost history show RUN",
+            "syscost history [--limit N] [--format json]",
+        ]
+    );
+    let ws =
+        words("syscost trace export FILE --format perfetto|chrome-json [-o OUT] 'a b*'");
+    let fs = forms(&ws);
+    assert_eq!(fs.len(), 4, "{ws:?} {fs:?}");
+    assert_eq!(
+        fs[3],
+        [
+            "syscost",
+            "trace",
+            "export",
+            "FILE",
+            "--format",
+            "chrome-json",
+            "-o",
+            "OUT",
+            "a b*"
+        ]
+    );
+    assert_eq!(fs[0].len(), 7);
+    assert!(looks_like_placeholder("FILE.json") && !looks_like_placeholder("last~1"));
+}
+
+#[test]
+fn the_real_readme_quotes_the_commands_this_test_relies_on() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
+            .unwrap();
+    let found: Vec<String> = quoted_commands(&readme)
+        .into_iter()
+        .map(|(_, l)| l)
+        .collect();
+    for must in [
+        "syscost history [--limit N] [--format json]",
+        "syscost completions bash > ~/.local/share/bash-completion/completions/syscost",
+        "syscost man > ~/.local/share/man/man1/syscost.1",
+        "syscost trace reduce FILE --spec SPEC [--guard 1us] [--format json]",
+        "syscost repro sloan1992",
+        "syscost plot forest A B [-o FILE.svg]",
+    ] {
+        assert!(
+            found.iter().any(|l| l == must),
+            "{must} not found in {found:#?}"
+        );
+    }
+    assert!(found.len() >= 30, "{found:#?}");
+}
