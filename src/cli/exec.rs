@@ -198,12 +198,14 @@ const FIGURES: &[(&str, &str, Unit, Getter)] = &[
 
 /// Runs `syscost exec`.
 pub fn exec(args: &ExecArgs) -> anyhow::Result<ExitCode> {
-    let mut out: Box<dyn Write> = match &args.output {
-        Some(path) => Box::new(std::fs::File::create(path).map_err(|e| {
-            UsageError::new(format!("cannot write {}: {e}", path.display()))
-        })?),
-        None => Box::new(io::stderr()),
-    };
+    // Checked now, written (as the path's kind asks) when the command has ended.
+    if let Some(path) = &args.output {
+        crate::report::target::Target::of(path)
+            .and_then(|t| t.check())
+            .map_err(|e| {
+                UsageError::new(format!("cannot write {}: {e}", path.display()))
+            })?;
+    }
     let name = args.command[0].clone();
     let prep = PreparedExec::new(&name, &args.command)
         .map_err(|e| UsageError::new(format!("the command: {e}")))?;
@@ -270,8 +272,15 @@ pub fn exec(args: &ExecArgs) -> anyhow::Result<ExitCode> {
         }
         ExecFormat::Table => table(&command, &runs, &summary, args.times.then_some(tck)),
     };
-    out.write_all(text.as_bytes())?;
-    out.flush()?;
+    match &args.output {
+        Some(path) => crate::report::target::write(path, text.as_bytes())
+            .map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?,
+        None => {
+            let mut err = io::stderr();
+            err.write_all(text.as_bytes())?;
+            err.flush()?;
+        }
+    }
     Ok(ExitCode::from(code))
 }
 

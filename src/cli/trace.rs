@@ -211,17 +211,10 @@ fn record_cmd(a: &RecordArgs) -> anyhow::Result<ExitCode> {
                 })?,
         ),
     };
-    if a.output.is_dir() {
-        return Err(usage(format!(
-            "-o {}: it is a directory",
-            a.output.display()
-        )));
-    }
-    // Can the file be written? A trial beside it, removed at once.
-    let trial = crate::report::partial_path(&a.output);
-    std::fs::File::create(&trial)
+    // Can the file be written? Checked as its kind asks, leaving nothing behind.
+    crate::report::target::Target::of(&a.output)
+        .and_then(|t| t.check())
         .map_err(|e| usage(format!("cannot write -o {}: {e}", a.output.display())))?;
-    let _ = std::fs::remove_file(&trial);
     let request = KernelRequest {
         kinds,
         ..KernelRequest::all()
@@ -257,16 +250,29 @@ fn record_cmd(a: &RecordArgs) -> anyhow::Result<ExitCode> {
             "warning: the command's trace was cut short (it was killed while writing)"
         );
     }
-    let (file, index) = open(&a.output)?;
-    drop(file);
-    eprintln!(
-        "syscost: wrote {}: {} events from the command ({} lost), {} from the kernel ({} lost)",
-        a.output.display(),
-        index.user_events,
-        index.user_lost_total(),
-        r.kernel_events,
-        r.kernel_lost
-    );
+    // A file is read back for its counts; a device or FIFO cannot be.
+    let readable =
+        crate::report::target::Target::of(&a.output).is_ok_and(|t| t.replaced_whole());
+    if readable {
+        let (file, index) = open(&a.output)?;
+        drop(file);
+        eprintln!(
+            "syscost: wrote {}: {} events from the command ({} lost), {} from the kernel \
+             ({} lost)",
+            a.output.display(),
+            index.user_events,
+            index.user_lost_total(),
+            r.kernel_events,
+            r.kernel_lost
+        );
+    } else {
+        eprintln!(
+            "syscost: wrote {}: {} events from the kernel ({} lost)",
+            a.output.display(),
+            r.kernel_events,
+            r.kernel_lost
+        );
+    }
     Ok(ExitCode::from(r.status.shell_code()))
 }
 
@@ -352,28 +358,19 @@ fn export_cmd(a: &ExportArgs) -> anyhow::Result<ExitCode> {
         None => vec![],
     };
     let guard = duration("--guard", &a.guard)?;
-    if a.output.is_dir() {
-        return Err(usage(format!(
-            "-o {}: it is a directory",
-            a.output.display()
-        )));
-    }
-    let partial = crate::report::partial_path(&a.output);
+    crate::report::target::Target::of(&a.output)
+        .and_then(|t| t.check())
+        .map_err(|e| usage(format!("cannot write -o {}: {e}", a.output.display())))?;
     let written = (|| -> anyhow::Result<export::Exported> {
-        let mut out =
-            std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&partial)?);
+        let mut out = std::io::BufWriter::with_capacity(
+            1 << 20,
+            crate::report::target::create(&a.output)?,
+        );
         let n = export::export(&file, &index, &spec, guard, a.format, &mut out)?;
-        out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
-        std::fs::rename(&partial, &a.output)?;
+        out.into_inner().map_err(|e| e.into_error())?.commit()?;
         Ok(n)
     })();
-    let n = match written {
-        Ok(n) => n,
-        Err(e) => {
-            let _ = std::fs::remove_file(&partial);
-            return Err(e.context(format!("writing {}", a.output.display())));
-        }
-    };
+    let n = written.map_err(|e| e.context(format!("writing {}", a.output.display())))?;
     eprintln!(
         "syscost: wrote {}: {} user events, {} kernel events, {} intervals",
         a.output.display(),

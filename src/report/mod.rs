@@ -19,6 +19,7 @@ pub mod ring;
 pub mod svg;
 pub mod sweep;
 pub mod table;
+pub mod target;
 
 /// A writer whose errors name what they were writing to ("writing standard output:
 /// No space left on device").
@@ -110,42 +111,35 @@ fn document(format: Format, run: &Run, pretty: bool) -> std::io::Result<Vec<u8>>
     Ok(text)
 }
 
-/// The temporary file beside `path` that a whole document is written to first.
-pub(crate) fn partial_path(path: &Path) -> std::path::PathBuf {
-    let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(".partial");
-    path.with_file_name(name)
-}
-
-/// Writes `bytes` to `path` through a temporary file beside it and a rename, so a
-/// reader (or an interruption) never sees half a document.
+/// Writes `bytes` to `path` as [`target`] says: a regular file (or a new one, or one a
+/// symbolic link leads to) through a temporary file beside it and a rename, so a reader
+/// (or an interruption) never sees half a document; a device, FIFO or socket in place;
+/// `-` to standard output.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let tmp = partial_path(path);
-    std::fs::write(&tmp, bytes)
-        .and_then(|()| std::fs::rename(&tmp, path))
-        .inspect_err(|_| {
-            let _ = std::fs::remove_file(&tmp);
-        })
+    target::write(path, bytes)
 }
 
 /// Where results go, in which format.
 pub struct Output {
     format: Format,
     exporter: Option<Box<dyn Exporter>>,
-    path: Option<PathBuf>,
-    sink: Box<dyn Write>,
+    /// The `-o` path and what it names (None: standard output).
+    path: Option<(PathBuf, target::Target)>,
+    /// The streaming formats' file, from [`Output::begin`] to [`Output::finish`].
+    file: Option<target::OutFile>,
 }
 
 impl Output {
-    /// Opens the destination: a file or standard output. Whether the file can be
-    /// written is checked now, so an unwritable path fails before anything is measured,
-    /// with a trial temporary file beside it that is removed at once; the file itself is
-    /// created only when the run begins ([`Output::begin`]), so a run that fails to
-    /// start leaves no empty file.
+    /// Opens the destination: a file (as [`target`] says what the path is) or standard
+    /// output (`-o -` too). Whether the file can be written is checked now, so an
+    /// unwritable path fails before anything is measured, leaving nothing behind; the
+    /// file itself is written only when the run begins ([`Output::begin`]), so a run
+    /// that fails to start leaves no empty file.
     ///
-    /// A whole-document format never truncates an existing file at all: the file is
-    /// replaced by a rename when the document is ready (a textfile collector keeps
-    /// serving the previous run meanwhile).
+    /// A regular file is never truncated: it is replaced by a rename when the document
+    /// is ready (a textfile collector keeps serving the previous run meanwhile). A
+    /// device, FIFO or socket is written in place, and a JSON document only once, at
+    /// the end (a reader such as `jq` then gets one whole document).
     pub fn open(format: Format, path: Option<&Path>) -> Result<Output, UsageError> {
         let refuse = |p: &Path, e: std::io::Error| {
             UsageError::new(format!(
@@ -153,33 +147,44 @@ impl Output {
                 p.display()
             ))
         };
-        let sink: Box<dyn Write> = match path {
+        let path = match path {
             Some(p) => {
-                if p.is_dir() {
-                    return Err(refuse(p, std::io::Error::other("it is a directory")));
+                let t = target::Target::of(p).map_err(|e| refuse(p, e))?;
+                t.check().map_err(|e| refuse(p, e))?;
+                match t {
+                    target::Target::Stdout => None,
+                    t => Some((p.to_path_buf(), t)),
                 }
-                let trial = partial_path(p);
-                std::fs::File::create(&trial).map_err(|e| refuse(p, e))?;
-                let _ = std::fs::remove_file(&trial);
-                Box::new(std::io::sink())
             }
-            None => Box::new(Named::new(std::io::stdout(), "standard output")),
+            None => None,
         };
         Ok(Output {
             format,
             exporter: exporter(format),
-            path: path.map(Path::to_path_buf),
-            sink,
+            path,
+            file: None,
         })
     }
 
     /// An error writing the -o file, with the file's name.
     fn named(&self, e: std::io::Error) -> std::io::Error {
         match &self.path {
-            Some(p) => {
+            Some((p, _)) => {
                 std::io::Error::new(e.kind(), format!("writing {}: {e}", p.display()))
             }
             None => e,
+        }
+    }
+
+    /// Writes `bytes` where the streaming formats go.
+    fn emit(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        match self.file.as_mut() {
+            Some(f) => f.write_all(bytes).and_then(|()| f.flush()),
+            None if self.path.is_none() => {
+                let mut out = stdout();
+                out.write_all(bytes).and_then(|()| out.flush())
+            }
+            None => Ok(()),
         }
     }
 
@@ -191,16 +196,19 @@ impl Output {
     fn begin_inner(&mut self, run: &Run) -> std::io::Result<()> {
         match self.exporter.as_mut() {
             Some(e) => {
-                if let Some(p) = &self.path {
-                    self.sink = Box::new(std::fs::File::create(p)?);
-                }
                 let s = e.header(run);
-                self.sink.write_all(s.as_bytes())?;
-                self.sink.flush()?;
+                if let Some((p, _)) = &self.path {
+                    self.file = Some(target::create(p)?);
+                }
+                self.emit(s.as_bytes())?;
             }
             None => {
-                if let (Some(p), Format::Json) = (&self.path, self.format) {
-                    write_atomically(p, &document(Format::Json, run, false)?)?;
+                // An empty document marked incomplete, replaced at the end: only where
+                // the end replaces it whole.
+                if let (Some((p, t)), Format::Json) = (&self.path, self.format) {
+                    if t.replaced_whole() {
+                        target::write(p, &document(Format::Json, run, false)?)?;
+                    }
                 }
             }
         }
@@ -212,11 +220,7 @@ impl Output {
         match self.exporter.as_mut() {
             Some(e) => {
                 let s = e.result(r);
-                let written = self
-                    .sink
-                    .write_all(s.as_bytes())
-                    .and_then(|()| self.sink.flush());
-                written.map_err(|e| self.named(e))
+                self.emit(s.as_bytes()).map_err(|e| self.named(e))
             }
             None => Ok(()),
         }
@@ -245,38 +249,54 @@ impl Output {
         match self.exporter.as_mut() {
             Some(e) => {
                 let s = e.footer(run);
-                self.sink.write_all(s.as_bytes())?;
+                self.emit(s.as_bytes())?;
+                if let Some(f) = self.file.take() {
+                    f.commit()?;
+                }
+                Ok(())
             }
-            None if self.format == Format::Json => match &self.path {
-                Some(p) => {
-                    let tmp = partial_path(p);
-                    let streamed = std::fs::File::create(&tmp)
-                        .and_then(|mut f| {
-                            crate::spill::write_json(&mut f, run, spill, false)?;
-                            f.write_all(b"\n")
-                        })
-                        .and_then(|()| std::fs::rename(&tmp, p));
-                    if streamed.is_err() {
-                        let _ = std::fs::remove_file(&tmp);
+            None => {
+                let pretty = self.path.is_none();
+                let mut out: Box<dyn WriteCommit> = match &self.path {
+                    Some((p, _)) => Box::new(target::create(p)?),
+                    None => Box::new(stdout()),
+                };
+                match self.format {
+                    Format::Json => {
+                        crate::spill::write_json(&mut out, run, spill, pretty)?
                     }
-                    streamed?
+                    _ => {
+                        let bytes = document(self.format, run, pretty)?;
+                        out.write_all(&bytes[..bytes.len() - 1])?;
+                    }
                 }
-                None => {
-                    crate::spill::write_json(&mut self.sink, run, spill, true)?;
-                    self.sink.write_all(b"\n")?;
-                }
-            },
-            None => match &self.path {
-                Some(p) => write_atomically(p, &document(self.format, run, false)?)?,
-                None => self.sink.write_all(&document(self.format, run, true)?)?,
-            },
+                out.write_all(b"\n")?;
+                out.done()
+            }
         }
-        self.sink.flush()
     }
 
     /// The format in use.
     pub fn format(&self) -> Format {
         self.format
+    }
+}
+
+/// A writer that is finished explicitly (a file renamed into place, standard output
+/// flushed).
+trait WriteCommit: Write {
+    fn done(self: Box<Self>) -> std::io::Result<()>;
+}
+
+impl WriteCommit for target::OutFile {
+    fn done(self: Box<Self>) -> std::io::Result<()> {
+        self.commit()
+    }
+}
+
+impl WriteCommit for Named<std::io::StdoutLock<'static>> {
+    fn done(mut self: Box<Self>) -> std::io::Result<()> {
+        self.flush()
     }
 }
 

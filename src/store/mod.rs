@@ -186,6 +186,14 @@ impl History {
     /// true; refuses a file that is not a syscost history or is from a newer syscost.
     pub fn open(path: &Path, create: bool) -> anyhow::Result<History> {
         let shown = path.display();
+        if let Some(scheme) = url_scheme(path) {
+            return Err(UsageError::new(format!(
+                "{shown} is a URL, not a file: this syscost keeps its history in an \
+                 SQLite file only and knows no '{scheme}://' store (give a file path, or \
+                 set SYSCOST_DB to one)"
+            ))
+            .into());
+        }
         if !create && !path.exists() {
             return Err(UsageError::new(format!(
                 "no history at {shown}: nothing has been saved there yet (`syscost run` saves \
@@ -206,32 +214,42 @@ impl History {
             conn,
             path: path.to_path_buf(),
         };
-        history
-            .prepare()
-            .map_err(|e| match e.downcast::<UsageError>() {
-                Ok(u) => anyhow::Error::new(u),
-                Err(e) => e.context(format!("{shown}: not a usable syscost history")),
-            })?;
+        // Several processes making the same new history at once: the ones that find it
+        // locked (SQLite does not wait on every lock, switching to WAL for one) try
+        // again for a while.
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        let mut prepared = history.prepare();
+        while prepared.as_ref().is_err_and(is_busy)
+            && std::time::Instant::now() < deadline
+        {
+            std::thread::sleep(Duration::from_millis(20));
+            prepared = history.prepare();
+        }
+        prepared.map_err(|e| match e.downcast::<UsageError>() {
+            Ok(u) => anyhow::Error::new(u),
+            Err(e) => e.context(format!("{shown}: not a usable syscost history")),
+        })?;
         Ok(history)
     }
 
     /// Checks the file's identity and schema, migrating an older one.
     fn prepare(&self) -> anyhow::Result<()> {
         let shown = self.path.display();
-        let app: i32 = self
+        // One statement, so one snapshot: another process creating the history at the
+        // same time is seen either before its transaction or after it, never half way
+        // (its tables without its application id).
+        let (app, version, tables): (i32, i32, i64) = self
             .conn
-            .query_row("PRAGMA application_id", [], |r| r.get(0))
+            .query_row(
+                "SELECT (SELECT application_id FROM pragma_application_id),
+                        (SELECT user_version FROM pragma_user_version),
+                        (SELECT count(*) FROM sqlite_master WHERE type = 'table')",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
             .map_err(|e| {
                 UsageError::new(format!("{shown} is not an SQLite database ({e})"))
             })?;
-        let version: i32 = self
-            .conn
-            .query_row("PRAGMA user_version", [], |r| r.get(0))?;
-        let tables: i64 = self.conn.query_row(
-            "SELECT count(*) FROM sqlite_master WHERE type = 'table'",
-            [],
-            |r| r.get(0),
-        )?;
         if app != APPLICATION_ID && (tables > 0 || version != 0) {
             return Err(UsageError::new(format!(
                 "{shown} is an SQLite database but not a syscost history; choose another \
@@ -587,6 +605,28 @@ impl History {
         }
         Ok(widened)
     }
+}
+
+/// Whether `e` is SQLite saying the file is busy or locked by another connection.
+fn is_busy(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        matches!(
+            c.downcast_ref::<rusqlite::Error>(),
+            Some(rusqlite::Error::SqliteFailure(f, _))
+                if matches!(f.code, rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+        )
+    })
+}
+
+/// The scheme of a `--db` value written as a URL (`scheme://…`), which is never taken
+/// as a file name.
+fn url_scheme(path: &Path) -> Option<&str> {
+    let s = path.to_str()?;
+    let (scheme, _) = s.split_once("://")?;
+    let mut chars = scheme.chars();
+    let ok = chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c));
+    ok.then_some(scheme)
 }
 
 /// What must be equal for two runs' figures to be repetitions of one another: the

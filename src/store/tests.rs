@@ -247,3 +247,29 @@ fn damaged_documents_never_panic() {
         assert!(s.parse::<RunRef>().is_err(), "{s:?}");
     }
 }
+
+#[test]
+fn a_url_is_never_a_file_name() {
+    use std::path::Path;
+    assert_eq!(
+        super::url_scheme(Path::new("postgres://u@h:5432/db")),
+        Some("postgres")
+    );
+    assert_eq!(
+        super::url_scheme(Path::new("sqlite+x://f")),
+        Some("sqlite+x")
+    );
+    assert_eq!(super::url_scheme(Path::new("/tmp/a://b")), None);
+    assert_eq!(super::url_scheme(Path::new("history.db")), None);
+    let d = tempfile::tempdir().unwrap();
+    let url = d.path().join("x").join("postgres://h/db");
+    assert!(
+        super::url_scheme(&url).is_none(),
+        "a path with a directory before it"
+    );
+    let e = super::History::open(Path::new("postgres://h/db"), true)
+        .err()
+        .unwrap();
+    assert!(e.to_string().contains("postgres://"), "{e}");
+    assert!(!Path::new("postgres:").exists(), "nothing was created");
+}

@@ -356,7 +356,8 @@ fn finish_kernel(
 }
 
 /// Writes the trace file: the header, the user chunks, the kernel chunks and the
-/// records, to a partial file renamed into place when whole (removed on error).
+/// records (to a regular file through a temporary one renamed into place when whole,
+/// removed on error; to a device or FIFO in place: see [`crate::report::target`]).
 /// Returns whether the user trace was truncated (None: the program wrote none).
 fn assemble(
     output: &Path,
@@ -365,9 +366,9 @@ fn assemble(
     kernel_meta: &Option<Meta>,
     command_meta: &Meta,
 ) -> anyhow::Result<Option<bool>> {
-    let partial = crate::report::partial_path(output);
     let assembled = (|| -> io::Result<Option<bool>> {
-        let mut out = BufWriter::with_capacity(1 << 20, File::create(&partial)?);
+        let mut out =
+            BufWriter::with_capacity(1 << 20, crate::report::target::create(output)?);
         out.write_all(&format::file_header())?;
         let user = copy_user_chunks(user_path, &mut out)?;
         if kernel_path.exists() {
@@ -377,12 +378,8 @@ fn assemble(
             format::write_meta(&mut out, m)?;
         }
         format::write_meta(&mut out, command_meta)?;
-        out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
-        std::fs::rename(&partial, output)?;
+        out.into_inner().map_err(|e| e.into_error())?.commit()?;
         Ok(user)
     })();
-    assembled.map_err(|e| {
-        let _ = std::fs::remove_file(&partial);
-        anyhow::anyhow!("cannot write {}: {e}", output.display())
-    })
+    assembled.map_err(|e| anyhow::anyhow!("cannot write {}: {e}", output.display()))
 }
