@@ -1,6 +1,7 @@
 //! Every command that writes a file, against every kind of target: a regular file, a new
 //! path, a symbolic link to a file, a dangling link, a character device made with
-//! mknod, a FIFO with a reader, a directory, a read-only directory and a full device.
+//! mknod, a FIFO with a reader, a directory, a read-only directory (a read-only tmpfs
+//! for root), a full device (/dev/full) and a full file system (a small tmpfs, filled).
 //! After each, the target is the kind of object it was and the content is where it
 //! should be. The table of results is printed (`--nocapture` shows it).
 
@@ -70,6 +71,27 @@ fn mknod_null(p: &Path) -> bool {
         .args(["c", "1", "3"])
         .status()
         .is_ok_and(|s| s.success())
+}
+
+/// A tmpfs mounted on a directory for one case, unmounted when dropped.
+struct Mount(std::path::PathBuf);
+
+impl Mount {
+    fn tmpfs(dir: &Path, options: &str) -> Option<Mount> {
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", options, "tmpfs"])
+            .arg(dir)
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        ok.then(|| Mount(dir.to_path_buf()))
+    }
+}
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
 }
 
 fn mkfifo(p: &Path) -> bool {
@@ -235,21 +257,57 @@ fn case(w: &Writer, target: &str, scratch: &Path) -> Result<String, String> {
             Ok(format!("refused (exit {})", code(&out)))
         }
         "read-only dir" => {
-            if is_root() {
-                return Ok("skipped: root writes into a read-only directory".into());
-            }
-            std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o555))
-                .unwrap();
+            // Root writes through permission bits: a read-only file system, where one
+            // can be mounted, else the bits (which bind everyone else).
+            let _mount = if is_root() {
+                match Mount::tmpfs(&dir, "ro,size=64k") {
+                    Some(m) => Some(m),
+                    None => {
+                        return Ok("skipped: root, and no tmpfs could be mounted".into())
+                    }
+                }
+            } else {
+                std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o555))
+                    .unwrap();
+                None
+            };
             let path = dir.join("out");
             let out = syscost(&(w.args)(&path));
-            std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755))
-                .unwrap();
+            let left = std::fs::read_dir(&dir).unwrap().count();
+            if !is_root() {
+                std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755))
+                    .unwrap();
+            }
             if code(&out) == 0 {
                 return Err("a read-only directory was written".into());
             }
             one_line_naming(&out, &path)?;
-            if std::fs::read_dir(&dir).unwrap().count() != 0 {
+            if left != 0 {
                 return Err("something was left in the directory".into());
+            }
+            Ok(format!("refused (exit {})", code(&out)))
+        }
+        "full fs" => {
+            let Some(_mount) = Mount::tmpfs(&dir, "size=64k") else {
+                return Ok("skipped: no tmpfs could be mounted (needs root)".into());
+            };
+            let fill = dir.join("fill");
+            let mut f = std::fs::File::create(&fill).unwrap();
+            let block = [0u8; 4096];
+            while std::io::Write::write_all(&mut f, &block).is_ok() {}
+            drop(f);
+            let path = dir.join("out");
+            let out = syscost(&(w.args)(&path));
+            let left: Vec<_> = std::fs::read_dir(&dir)
+                .unwrap()
+                .map(|e| e.unwrap().file_name())
+                .collect();
+            if code(&out) == 0 {
+                return Err("a full file system was written without an error".into());
+            }
+            one_line_naming(&out, &path)?;
+            if left.len() != 1 {
+                return Err(format!("left in the full file system: {left:?}"));
             }
             Ok(format!("refused (exit {})", code(&out)))
         }
@@ -406,6 +464,7 @@ fn every_writer_keeps_every_kind_of_target_what_it_is() {
         "directory",
         "read-only dir",
         "full",
+        "full fs",
     ];
     let mut failures = Vec::new();
     let mut table = String::from("command          target          result\n");
