@@ -355,7 +355,11 @@ impl Session {
             let mut e = journal.entries();
             if e.clock.is_none() {
                 e.clock = Some(self.clock_info.clone());
-                e.harness = Some(self.harness_info());
+                // One instance at a time (`Session::run`) has no time budget.
+                let mut h = self.harness_info();
+                h.budget_ns = None;
+                h.budget_max_rounds = None;
+                e.harness = Some(h);
             }
         }
         self.journal = Some(journal.clone());
