@@ -97,7 +97,7 @@ impl Profile {
         ci_target: 0.01,
         min_batch_ns: 50_000,
         overhead_samples: 51,
-        budget_ns: 100_000 * MS,
+        budget_ns: 95_000 * MS,
         budget_max_rounds: 18,
     };
     /// Long runs: ten to thirty rounds over at least twenty seconds, tighter CI.
