@@ -273,6 +273,10 @@ pub struct BenchResult {
     /// Figures the benchmark derives beyond the per-operation time (a ring's CPU
     /// accounting, a ping-pong's one-way estimate), in the order it gives them.
     pub facts: Vec<Fact>,
+    /// Where the time went, when the run was asked to explain it (`syscost explain`,
+    /// `run --explain`); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explain: Option<crate::explain::Explanation>,
 }
 
 /// A named figure a benchmark reports beside its per-operation time.
@@ -427,6 +431,16 @@ pub struct Samples {
 }
 
 impl BenchResult {
+    /// The name and its parameters, as tables show them (`ctx.pingpong mechanism=pipe`).
+    pub fn label(&self) -> String {
+        let p = self.param_label();
+        if p.is_empty() {
+            self.name.clone()
+        } else {
+            format!("{} {p}", self.name)
+        }
+    }
+
     /// The fact called `name`.
     pub fn fact(&self, name: &str) -> Option<f64> {
         self.facts.iter().find(|f| f.name == name).map(|f| f.value)
@@ -632,6 +646,7 @@ pub(crate) mod tests {
                         reason: None,
                         measured: Some(measured),
                         facts: vec![],
+                        explain: None,
                     }
                 })
                 .collect(),

@@ -41,6 +41,14 @@ enum Command {
     },
     /// Measures benchmarks and prints a table (or JSON, CSV, Markdown).
     Run(RunArgs),
+    /// Measures a benchmark and shows where its time goes: each kernel and user
+    /// function's ns per operation, grouped (entry and exit, mitigations, the call's
+    /// body, scheduler, interrupts), from samples taken during the timed batches.
+    ///
+    /// E.g. syscost explain syscall.getpid; syscost explain ctx.pingpong mechanism=pipe
+    /// placement=same-cpu --format folded > pingpong.folded. Kernel frames need root,
+    /// CAP_PERFMON or kernel.perf_event_paranoid ≤ 1; without them user frames only.
+    Explain(ExplainArgs),
     /// Shows the facts about this machine that decide these costs.
     Env {
         /// Output format.
@@ -151,6 +159,23 @@ pub struct RunArgs {
     /// counters.
     #[arg(long, value_enum, default_value = "rusage")]
     pub cull: crate::session::Cull,
+    /// Also sample where each benchmark's time goes, as `syscost explain` does (each
+    /// round then lasts at least 100 ms, so the samples bound every share).
+    #[arg(long)]
+    pub explain: bool,
+}
+
+/// Options of `syscost explain`: those of `run`, and the sampling's bias check.
+#[derive(Debug, clap::Args)]
+pub struct ExplainArgs {
+    /// What to measure, and how (the options of `syscost run`).
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// Instead of a benchmark, measure the sampling's bias on a known answer: a
+    /// user-space spin of known length beside a getpid, whose split the samples
+    /// should reproduce.
+    #[arg(long)]
+    pub skid: bool,
 }
 
 /// Options of `syscost repro`.
@@ -237,6 +262,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::List { filters } => list::list(&filters),
         Command::Run(args) => run::run(&args),
+        Command::Explain(args) => run::explain(args),
         Command::Env { format } => env(format),
         Command::Clocks { format } => clocks::clocks(format == TextOrJson::Json),
         Command::Selftest => selftest::selftest(),

@@ -167,7 +167,10 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     super::check_cpu(args.cpu)?;
     check_load(args.load)?;
     check_file_options(args)?;
-    let profile = super::profile(&args.profile);
+    let mut profile = super::profile(&args.profile);
+    if args.explain {
+        profile.round_ns = profile.round_ns.max(EXPLAIN_ROUND_NS);
+    }
     let mut output = Output::open(args.format, args.output.as_deref())?;
     let mut history = super::history::open_for_saving(args.db.as_deref(), args.no_save)?;
 
@@ -181,6 +184,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             .spill_samples()
             .context("making the temporary file that keeps the samples")?;
     }
+    session.explain(args.explain);
     let mut run = new_run(facts, &session);
     if let Err(BenchError::Interrupted) = look_at_the_machine(&session, profile.ci_target)
     {
@@ -237,6 +241,32 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The shortest round when explaining: five rounds then hold about 10,000 samples at
+/// [`crate::explain::HZ`], so every share is known within about ±1% of the median.
+const EXPLAIN_ROUND_NS: u64 = 100_000_000;
+
+/// Runs `syscost explain`: `run --explain` of the benchmarks named, or the bias check.
+pub fn explain(mut args: super::ExplainArgs) -> anyhow::Result<ExitCode> {
+    if args.skid {
+        return crate::explain::skid::command(&args.run);
+    }
+    if args.run.filters.iter().all(|f| f.contains('=')) {
+        return Err(UsageError::new(
+            "explain: name the benchmark to explain, e.g. syscost explain syscall.getpid \
+             (see syscost list)",
+        )
+        .into());
+    }
+    args.run.explain = true;
+    if crate::session::Workers::default_for_this_process() == crate::session::Workers::Inline {
+        eprintln!(
+            "warning: explain samples in worker processes; with SYSCOST_WORKERS=inline \
+             nothing is explained"
+        );
+    }
+    run(&args.run)
 }
 
 /// A progress bar on standard error, drawn only on a terminal and only once the run has

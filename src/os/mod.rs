@@ -12,6 +12,7 @@ pub mod ipc;
 pub mod load;
 pub mod mem;
 pub mod perf;
+pub mod sampler;
 pub mod placement;
 pub mod signal;
 pub mod spawn;

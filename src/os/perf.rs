@@ -17,9 +17,9 @@ use std::sync::atomic::{fence, AtomicU64, Ordering};
 const TYPE_TRACEPOINT: u32 = 2;
 /// `PERF_SAMPLE_TID | TIME | CPU | RAW | IDENTIFIER`.
 pub const SAMPLE_TYPE: u64 = (1 << 1) | (1 << 2) | (1 << 7) | (1 << 10) | (1 << 16);
-const FLAG_SAMPLE_ID_ALL: u64 = 1 << 18;
-const FLAG_USE_CLOCKID: u64 = 1 << 25;
-const FLAG_DISABLED: u64 = 1;
+pub(crate) const FLAG_SAMPLE_ID_ALL: u64 = 1 << 18;
+pub(crate) const FLAG_USE_CLOCKID: u64 = 1 << 25;
+pub(crate) const FLAG_DISABLED: u64 = 1;
 /// `PERF_FLAG_FD_CLOEXEC`.
 const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 8;
 const IOC_ENABLE: libc::c_ulong = 0x2400;
@@ -35,30 +35,30 @@ pub const RECORD_SAMPLE: u32 = 9;
 /// kernels accept it when the fields they do not know are zero.
 #[repr(C)]
 #[derive(Default)]
-struct Attr {
-    kind: u32,
-    size: u32,
-    config: u64,
-    sample_period: u64,
-    sample_type: u64,
-    read_format: u64,
-    flags: u64,
-    wakeup_events: u32,
-    bp_type: u32,
-    config1: u64,
-    config2: u64,
-    branch_sample_type: u64,
-    sample_regs_user: u64,
-    sample_stack_user: u32,
-    clockid: i32,
-    sample_regs_intr: u64,
-    aux_watermark: u32,
-    sample_max_stack: u16,
-    reserved_2: u16,
-    aux_sample_size: u32,
-    reserved_3: u32,
-    sig_data: u64,
-    config3: u64,
+pub(crate) struct Attr {
+    pub(crate) kind: u32,
+    pub(crate) size: u32,
+    pub(crate) config: u64,
+    pub(crate) sample_period: u64,
+    pub(crate) sample_type: u64,
+    pub(crate) read_format: u64,
+    pub(crate) flags: u64,
+    pub(crate) wakeup_events: u32,
+    pub(crate) bp_type: u32,
+    pub(crate) config1: u64,
+    pub(crate) config2: u64,
+    pub(crate) branch_sample_type: u64,
+    pub(crate) sample_regs_user: u64,
+    pub(crate) sample_stack_user: u32,
+    pub(crate) clockid: i32,
+    pub(crate) sample_regs_intr: u64,
+    pub(crate) aux_watermark: u32,
+    pub(crate) sample_max_stack: u16,
+    pub(crate) reserved_2: u16,
+    pub(crate) aux_sample_size: u32,
+    pub(crate) reserved_3: u32,
+    pub(crate) sig_data: u64,
+    pub(crate) config3: u64,
 }
 
 const _: () = assert!(std::mem::size_of::<Attr>() == 136);
@@ -87,13 +87,19 @@ impl Event {
             clockid: libc::CLOCK_MONOTONIC_RAW,
             ..Attr::default()
         };
-        // SAFETY: `attr` is a valid perf_event_attr of the size it declares; pid -1
-        // with a CPU means every task on that CPU; no group; close-on-exec.
+        Event::open(&attr, -1, cpu as i32)
+    }
+
+    /// Opens the event `attr` describes for task `pid` (-1: every task) on `cpu` (-1:
+    /// wherever the task runs), close-on-exec, with no group.
+    pub(crate) fn open(attr: &Attr, pid: libc::pid_t, cpu: i32) -> io::Result<Event> {
+        // SAFETY: `attr` is a valid perf_event_attr of the size it declares; the
+        // kernel checks pid and cpu; no group; close-on-exec.
         let fd = unsafe {
             libc::syscall(
                 libc::SYS_perf_event_open,
-                &attr as *const Attr,
-                -1 as libc::pid_t,
+                attr as *const Attr,
+                pid,
                 cpu as libc::c_int,
                 -1 as libc::c_int,
                 PERF_FLAG_FD_CLOEXEC,

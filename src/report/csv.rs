@@ -141,6 +141,7 @@ mod tests {
             reason: Some("no, really".into()),
             measured: None,
             facts: vec![],
+            explain: None,
         };
         let row = Csv.result(&r);
         let fields = csv::ReaderBuilder::new()

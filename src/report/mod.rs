@@ -78,6 +78,9 @@ pub enum Format {
     /// The Prometheus text exposition format, for node_exporter's textfile collector
     /// (see [`prometheus`]).
     Prometheus,
+    /// Folded stacks of explained results (`syscost explain`), one line per stack,
+    /// for flame-graph tools (see [`crate::explain::folded`]).
+    Folded,
 }
 
 /// A streaming exporter: text for the start, each result, and the end of a run.
@@ -95,6 +98,7 @@ fn exporter(format: Format) -> Option<Box<dyn Exporter>> {
         Format::Table => Some(Box::new(table::Table)),
         Format::Csv => Some(Box::new(csv::Csv)),
         Format::Markdown => Some(Box::new(markdown::Markdown)),
+        Format::Folded => Some(Box::new(crate::explain::folded::Folded)),
         Format::Json | Format::Gbench | Format::Prometheus => None,
     }
 }

@@ -50,6 +50,7 @@ fn run() -> Run {
             reason: Some(reason.into()),
             measured: None,
             facts: vec![],
+            explain: None,
         });
     }
     run

@@ -60,6 +60,7 @@ mod tests {
     fn result(name: &str, params: &[(&str, &str)], median: Option<f64>) -> BenchResult {
         let mut r = BenchResult {
             facts: vec![],
+            explain: None,
             name: name.into(),
             params: params
                 .iter()

@@ -253,6 +253,11 @@ impl Exporter for Table {
                   (a clock or other interrupt, a switch, a fault, a migration) show it did \
                   something the operation does not do.\n";
         }
+        for r in &run.results {
+            if let Some(e) = &r.explain {
+                s += &crate::explain::render::text(&r.label(), &r.op, e);
+            }
+        }
         s
     }
 }

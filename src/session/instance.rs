@@ -130,6 +130,7 @@ impl<'b> Instance<'b> {
                     settings: session.settings,
                     context: &session.context,
                     flag: Some(&mut flag),
+                    explain: None,
                 };
                 match slot.visit(&mut env, round, begin, canary) {
                     Ok(()) => Ok(()),

@@ -146,6 +146,8 @@ pub struct Session {
     context: crate::bench::RunContext,
     /// Where finished results' samples go, when asked ([`Session::spill_samples`]).
     spill: Option<std::cell::RefCell<crate::spill::Spill>>,
+    /// Workers sample where the time goes ([`Session::explain`]).
+    explain: bool,
 }
 
 impl Session {
@@ -207,7 +209,15 @@ impl Session {
             journal: None,
             kernel,
             spill: None,
+            explain: false,
         })
+    }
+
+    /// Asks every worker to sample where its benchmark's time goes during the timed
+    /// batches (`syscost explain`, `run --explain`; see [`crate::explain`]). An
+    /// instance measured in this process (no worker) is not explained.
+    pub fn explain(&mut self, on: bool) {
+        self.explain = on;
     }
 
     /// Moves each result's samples to a temporary file as the result finishes, so
@@ -541,6 +551,7 @@ impl Session {
             dir: self.opts.files.dir.clone(),
             drop_caches: self.opts.files.drop_caches,
             context_profile: self.context.profile().map(str::to_string),
+            explain: self.explain,
         }
     }
 

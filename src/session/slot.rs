@@ -21,6 +21,8 @@ pub(super) struct Env<'a> {
     pub(super) context: &'a crate::bench::RunContext,
     /// Marks a round's samples with what the kernel did during them.
     pub(super) flag: Option<&'a mut FlagFn<'a>>,
+    /// Samples where the time goes during the timed batches (`syscost explain`).
+    pub(super) explain: Option<&'a mut crate::explain::Recorder>,
 }
 
 /// One instance in a run: its result so far and what the rounds have gathered.
@@ -104,6 +106,7 @@ impl<'b> Slot<'b> {
                 reason: None,
                 measured: None,
                 facts: Vec::new(),
+                explain: None,
             },
             setup: None,
             plan: Plan::default(),
@@ -144,6 +147,8 @@ impl<'b> Slot<'b> {
         let h = Harness::new(env.clock, env.settings);
         let c = env.clock;
         let t0 = c.now();
+        // Opened before the setup, so the tasks it starts inherit the events.
+        let sampler = env.explain.as_mut().and_then(|x| x.open());
         let prepared = self.bench.prepare(&self.params, env.context)?;
         let t_prepared = c.now();
         self.setup_ns += c.to_ns(t_prepared.wrapping_sub(t0));
@@ -176,8 +181,15 @@ impl<'b> Slot<'b> {
         } else {
             Vec::new()
         };
+        if let Some(s) = &sampler {
+            let _ = s.enable(); // a failure shows as no samples
+        }
         h.collect(body.as_mut(), k, round, begin, &mut self.samples)?;
         let t2 = c.now();
+        if let (Some(x), Some(s)) = (env.explain.as_mut(), sampler) {
+            let spans: Vec<_> = self.samples[first..].iter().map(|s| s.span).collect();
+            x.take(s, &spans, k * plan.per_iter.max(1));
+        }
         if self.free {
             let after = placement::tasks();
             self.places

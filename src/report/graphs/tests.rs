@@ -81,6 +81,7 @@ pub(crate) mod fixture {
             reason: None,
             measured: Some(m),
             facts: vec![],
+            explain: None,
         }
     }
 

@@ -76,7 +76,9 @@ fn serve_inner(args: &[String]) -> anyhow::Result<()> {
     let mut settings =
         Settings::new(start.profile.profile(), start.granularity_ns.max(1.0));
     settings.batch = start.batch;
-    settings.spans = start.spans;
+    // Explaining keeps the batches' spans: a sample counts when it falls in one.
+    settings.spans = start.spans || start.explain;
+    let mut recorder = start.explain.then(crate::explain::Recorder::new);
     let context = context_of(&start, stream.try_clone()?);
     let mut slot = Slot::new(bench, &params);
     slot.max_rounds = start.max_rounds;
@@ -94,6 +96,7 @@ fn serve_inner(args: &[String]) -> anyhow::Result<()> {
                     } else {
                         None
                     },
+                    explain: recorder.as_mut(),
                 };
                 let error = match slot.visit(&mut env, round, start.begin, canary_ns) {
                     Ok(()) => None,
@@ -114,7 +117,11 @@ fn serve_inner(args: &[String]) -> anyhow::Result<()> {
             }) => {
                 slot.stopped = stopped;
                 let h = crate::harness::Harness::new(clock.as_ref(), settings);
-                let result = slot.finish(&h, start.keep_samples, interrupted);
+                let mut result = slot.finish(&h, start.keep_samples, interrupted);
+                if let (Some(r), Some(x)) = (result.as_mut(), recorder.take()) {
+                    let median = r.measured.as_ref().map(|m| m.median_ns);
+                    r.explain = median.and_then(|m| x.conclude(m));
+                }
                 wire::send(&mut link, &Reply::Result(result.map(Box::new)))?;
                 return Ok(());
             }

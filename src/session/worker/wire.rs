@@ -115,6 +115,9 @@ pub struct Start {
     pub drop_caches: bool,
     /// The profile's name for the run context (sizes the default scratch file).
     pub context_profile: Option<String>,
+    /// Sample where the time goes during the timed batches (`syscost explain`).
+    #[serde(default)]
+    pub explain: bool,
 }
 
 /// A [`Profile`] as it travels (its name is looked up again on arrival).

@@ -1,0 +1,184 @@
+//! The explanation as text for a terminal: what was sampled and how well it covers the
+//! operation, the groups, the top functions with self and inclusive ns per operation,
+//! the bias, and what is missing.
+
+use super::{Explanation, Share};
+use std::fmt::Write;
+
+/// How many functions the table shows.
+pub const TOP: usize = 25;
+
+fn interval(s: &Share) -> String {
+    format!("{:.1}–{:.1}", s.self_low_ns, s.self_high_ns)
+}
+
+/// The text block for the explanation of `label` (a benchmark and its parameters)
+/// whose operation is `op`.
+pub fn text(label: &str, op: &str, e: &Explanation) -> String {
+    let mut o = String::new();
+    let frames = if e.kernel { "kernel and user" } else { "user" };
+    let period = if e.period_ns > 0 {
+        format!(" (one per {} ns)", e.period_ns)
+    } else {
+        String::new()
+    };
+    let _ = writeln!(
+        o,
+        "\nexplain {label}: {:.1} ns per {op} (median); {} at {} Hz{period}, {frames} frames",
+        e.median_ns, e.event, e.hz
+    );
+    let _ = writeln!(
+        o,
+        "  samples: {} in the timed batches ({} in tasks it started), {} outside them \
+         left out, {} lost; {:.1}% with a named function",
+        e.samples,
+        e.samples_other_tasks,
+        e.samples_outside,
+        e.lost,
+        e.named * 100.0
+    );
+    if let Some(s) = e.sampled_ns_per_op {
+        let _ = writeln!(
+            o,
+            "  sampled running time {s:.1} ns per {op}: {:.1}% of the median; the batches' \
+             wall time {:.1} ns per {op}",
+            100.0 * s / e.median_ns,
+            e.wall_ns_per_op
+        );
+    }
+    let _ = writeln!(
+        o,
+        "  every share within ±{:.2} ns per {op} (95%, binomial over {} samples)",
+        e.bound_ns, e.samples
+    );
+    let _ = writeln!(o, "  covers: {}", e.covers);
+    let _ = writeln!(
+        o,
+        "\n  {:<28} {:>10} {:>16} {:>7}",
+        "group", "ns/op", "95% interval", "share"
+    );
+    for g in &e.groups {
+        let _ = writeln!(
+            o,
+            "  {:<28} {:>10.2} {:>16} {:>6.1}%",
+            g.name,
+            g.self_ns,
+            interval(g),
+            g.self_share * 100.0
+        );
+    }
+    let _ = writeln!(
+        o,
+        "\n  {:<48} {:>9} {:>14} {:>9}  group",
+        format!("function (top {TOP} by self time)"),
+        "self ns",
+        "95% interval",
+        "incl ns"
+    );
+    for f in e.functions.iter().take(TOP) {
+        let name = if f.kernel {
+            format!("{} [k]", f.name)
+        } else {
+            f.name.clone()
+        };
+        let _ = writeln!(
+            o,
+            "  {:<48} {:>9.2} {:>14} {:>9.2}  {}",
+            shorten(&name, 48),
+            f.self_ns,
+            interval(f),
+            f.total_ns,
+            f.group.map_or("", |g| g.label())
+        );
+    }
+    if e.groups.iter().any(|g| g.group == Some(super::Group::Scheduler) && g.self_samples > 0) {
+        let _ = writeln!(o, "\n  the switch path (inclusive ns per {op}):");
+        o += &landmarks(e);
+    }
+    let _ = writeln!(o, "\n  bias: {}", e.bias);
+    for n in &e.notes {
+        let _ = writeln!(o, "  note: {n}");
+    }
+    o
+}
+
+/// The functions of a context switch and a wake-up a kernel developer looks for, by
+/// the start of their names (current kernels' names first).
+pub const LANDMARKS: &[(&str, &str)] = &[
+    ("__schedule", "the scheduler's core"),
+    ("switch_mm_irqs_off", "switching the address space"),
+    ("__switch_to_asm", "switching stacks and registers"),
+    ("__switch_to", "switching the task's state"),
+    ("finish_task_switch", "after the switch, interrupts back on"),
+    ("try_to_wake_up", "waking the other task"),
+    ("__wake_up", "a wait queue's wake-up"),
+    ("anon_pipe_read", "the pipe's read"),
+    ("pipe_read", "the pipe's read"),
+    ("anon_pipe_write", "the pipe's write"),
+    ("pipe_write", "the pipe's write"),
+];
+
+/// One line per landmark: its inclusive ns per operation with the interval, or why it
+/// has no sample.
+fn landmarks(e: &Explanation) -> String {
+    let mut o = String::new();
+    let mut seen: Vec<&str> = Vec::new();
+    for (prefix, what) in LANDMARKS {
+        let found: Vec<&Share> = e
+            .functions
+            .iter()
+            .filter(|f| f.kernel && f.name.starts_with(prefix) && !seen.contains(&f.name.as_str()))
+            .collect();
+        if found.is_empty() {
+            if !prefix.starts_with("pipe_") {
+                let _ = writeln!(
+                    o,
+                    "    {prefix:<32} no sample ({what}): it runs with interrupts off, so \
+                     its time is counted where they come back on"
+                );
+            }
+            continue;
+        }
+        for f in found {
+            seen.push(&f.name);
+            let _ = writeln!(
+                o,
+                "    {:<32} {:>9.1} ns ({:.1}–{:.1}) {what}",
+                f.name, f.total_ns, f.total_low_ns, f.total_high_ns
+            );
+        }
+    }
+    o
+}
+
+/// `s` cut to `n` characters, with an ellipsis where it was cut.
+pub fn shorten(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        return s.to_string();
+    }
+    let keep: String = s.chars().take(n.saturating_sub(1)).collect();
+    format!("{keep}…")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_text_names_groups_functions_bias_and_notes() {
+        let e = crate::explain::tests::example();
+        let t = text("syscall.getpid", "call", &e);
+        for want in [
+            "explain syscall.getpid",
+            "mitigations",
+            "its_return_thunk [k]",
+            "do_syscall_64 [k]",
+            "bias:",
+            "note: kernel",
+            "of the median",
+        ] {
+            assert!(t.contains(want), "{want} missing from\n{t}");
+        }
+        assert_eq!(shorten("abcdef", 4), "abc…");
+    }
+}
