@@ -102,20 +102,19 @@ pub fn text(label: &str, op: &str, e: &Explanation) -> String {
     o
 }
 
-/// The functions of a context switch and a wake-up a kernel developer looks for, by
-/// the start of their names (current kernels' names first).
-pub const LANDMARKS: &[(&str, &str)] = &[
-    ("__schedule", "the scheduler's core"),
-    ("switch_mm_irqs_off", "switching the address space"),
-    ("__switch_to_asm", "switching stacks and registers"),
-    ("__switch_to", "switching the task's state"),
-    ("finish_task_switch", "after the switch, interrupts back on"),
-    ("try_to_wake_up", "waking the other task"),
-    ("__wake_up", "a wait queue's wake-up"),
-    ("anon_pipe_read", "the pipe's read"),
-    ("pipe_read", "the pipe's read"),
-    ("anon_pipe_write", "the pipe's write"),
-    ("pipe_write", "the pipe's write"),
+/// The functions of a context switch and a wake-up a kernel developer looks for: the
+/// starts of their names (current and older kernels'), what they do, and whether they
+/// run with interrupts off (so a cpu-clock sample cannot land in them).
+pub const LANDMARKS: &[(&[&str], &str, bool)] = &[
+    (&["__schedule"], "the scheduler's core", false),
+    (&["switch_mm_irqs_off", "switch_mm"], "switching the address space", true),
+    (&["__switch_to_asm"], "switching stacks", true),
+    (&["__switch_to"], "switching the task's registers", true),
+    (&["finish_task_switch"], "after the switch, interrupts back on", false),
+    (&["try_to_wake_up"], "waking the other task", true),
+    (&["__wake_up"], "the wait queue's wake-up", false),
+    (&["anon_pipe_read", "pipe_read"], "the pipe's read", false),
+    (&["anon_pipe_write", "pipe_write"], "the pipe's write", false),
 ];
 
 /// One line per landmark: its inclusive ns per operation with the interval, or why it
@@ -123,20 +122,24 @@ pub const LANDMARKS: &[(&str, &str)] = &[
 fn landmarks(e: &Explanation) -> String {
     let mut o = String::new();
     let mut seen: Vec<&str> = Vec::new();
-    for (prefix, what) in LANDMARKS {
+    for (prefixes, what, irqs_off) in LANDMARKS {
         let found: Vec<&Share> = e
             .functions
             .iter()
-            .filter(|f| f.kernel && f.name.starts_with(prefix) && !seen.contains(&f.name.as_str()))
+            .filter(|f| {
+                f.kernel
+                    && prefixes.iter().any(|p| f.name.starts_with(p))
+                    && !seen.contains(&f.name.as_str())
+            })
             .collect();
         if found.is_empty() {
-            if !prefix.starts_with("pipe_") {
-                let _ = writeln!(
-                    o,
-                    "    {prefix:<32} no sample ({what}): it runs with interrupts off, so \
-                     its time is counted where they come back on"
-                );
-            }
+            let why = if *irqs_off {
+                ": it runs with interrupts off, so its time is counted where they come \
+                 back on (finish_task_switch, _raw_spin_unlock_irqrestore)"
+            } else {
+                ""
+            };
+            let _ = writeln!(o, "    {:<32} no sample ({what}){why}", prefixes[0]);
             continue;
         }
         for f in found {

@@ -440,10 +440,33 @@ fn benchmarks_section(out: &mut String, runs: &[(RunLabel, Run)]) {
                     );
                     graph_or_why(o, "distribution", graphs::distribution(r, &name), "");
                     o.push_str("</div>\n");
+                    if let Some(e) = &r.explain {
+                        figure(o, &graphs::flame(r, e), &explained(e, &r.op));
+                    }
                 }
             }
         },
     );
+}
+
+/// A flame graph's caption: the groups' ns per operation and the sampling's notes.
+fn explained(e: &crate::explain::Explanation, op: &str) -> String {
+    let groups: Vec<String> = e
+        .groups
+        .iter()
+        .map(|g| format!("{} {:.1} ns", g.name, g.self_ns))
+        .collect();
+    let mut s = format!(
+        "Where the time goes, per {op} ({} samples of {}, each share ±{:.1} ns at most): {}.",
+        e.samples,
+        e.event,
+        e.bound_ns,
+        groups.join(", ")
+    );
+    for n in &e.notes {
+        s += &format!(" {n}.");
+    }
+    s
 }
 
 #[cfg(test)]

@@ -53,7 +53,26 @@
 //!       "kernel": { "samples", "culled", "by_cause": { "timer": n, .. },   // --cull kernel
 //!                   "culled_median_ns", "rusage_median_ns", "clean_median_ns" }
 //!     },
-//!     "facts": [{ "name", "value", "unit", "about" }]  // figures derived beyond the time
+//!     "facts": [{ "name", "value", "unit", "about" }], // figures derived beyond the time
+//!     "explain"?: {                  // syscost explain / run --explain (absent otherwise)
+//!       "event": "cycles" | "cpu-clock", "hz", "period_ns",   // period_ns 0 for cycles
+//!       "kernel": bool,              // kernel frames sampled and named
+//!       "notes": ["..."],            // what is missing and why, one line each
+//!       "covers": "...",             // which tasks the samples cover
+//!       "samples", "samples_other_tasks", "samples_outside", "lost", "operations",
+//!       "wall_ns_per_op", "sampled_ns_per_op": null | ns,  // samples × period / ops
+//!       "median_ns",                 // the scale: a share × median_ns is ns per op
+//!       "named",                     // fraction of samples whose leaf has a name
+//!       "bound_ns",                  // the widest 95% half-width of any self share
+//!       "bias": "...",
+//!       "groups": [Share],           // user, entry, mitigations, body, scheduler,
+//!                                    // interrupts, in that order
+//!       "functions": [Share],        // most self time first
+//!       "stacks": [{ "user", "kernel": [outermost first], "count", "measuring" }]
+//!     }  // Share: { "name", "kernel", "group": null | "user" | "entry" | "mitigations"
+//!        //   | "body" | "scheduler" | "interrupts", "self_samples", "total_samples",
+//!        //   "self_share", "self_ns", "self_low_ns", "self_high_ns", "total_ns",
+//!        //   "total_low_ns", "total_high_ns" }   (intervals: Wilson, 95%)
 //!   } ],
 //!   "machine": { "readings", "spread", "states": [{ "median_ns", "share", "count" }],
 //!                "unsteady" },      // every canary reading of the run, grouped

@@ -241,6 +241,74 @@ pub struct BenchResult {
     pub reason: Option<String>,
     pub measured: Option<Measured>,
     pub facts: Vec<Fact>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explain: Option<Explain>,
+}
+
+/// Where the time went (`syscost explain`).
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Explain {
+    pub event: String,
+    pub hz: u64,
+    pub period_ns: u64,
+    pub kernel: bool,
+    pub notes: Vec<String>,
+    pub covers: String,
+    pub samples: u64,
+    pub samples_other_tasks: u64,
+    pub samples_outside: u64,
+    pub lost: u64,
+    pub operations: u64,
+    pub wall_ns_per_op: f64,
+    pub sampled_ns_per_op: Option<f64>,
+    pub median_ns: f64,
+    pub named: f64,
+    pub bound_ns: f64,
+    pub bias: String,
+    pub groups: Vec<Share>,
+    pub functions: Vec<Share>,
+    pub stacks: Vec<Stack>,
+}
+
+/// A function's or a group's share as ns per operation.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Share {
+    pub name: String,
+    pub kernel: bool,
+    pub group: Option<ExplainGroup>,
+    pub self_samples: u64,
+    pub total_samples: u64,
+    pub self_share: f64,
+    pub self_ns: f64,
+    pub self_low_ns: f64,
+    pub self_high_ns: f64,
+    pub total_ns: f64,
+    pub total_low_ns: f64,
+    pub total_high_ns: f64,
+}
+
+/// The groups of an explanation.
+#[derive(Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ExplainGroup {
+    User,
+    Entry,
+    Mitigations,
+    Body,
+    Scheduler,
+    Interrupts,
+}
+
+/// One folded stack.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Stack {
+    pub user: String,
+    pub kernel: Vec<String>,
+    pub count: u64,
+    pub measuring: bool,
 }
 
 /// A named figure beside the per-operation time.

@@ -43,6 +43,9 @@ pub enum Graph {
     Mailbox,
     /// A comparison's ratios with their intervals, one row per benchmark.
     Forest,
+    /// Where an explained benchmark's time goes (`syscost explain`): a flame graph,
+    /// width = ns per operation.
+    Flame,
 }
 
 /// The most sample points a samples graph draws by default; longer series are thinned
@@ -181,6 +184,29 @@ pub fn forest(c: &Comparison) -> Result<Svg, UsageError> {
     Ok(p.render())
 }
 
+/// The flame graphs of the explained results `filter` names (every explained one when
+/// it names none).
+fn flames(runs: &[(RunLabel, Run)], filter: Option<&str>) -> Result<Vec<Svg>, UsageError> {
+    let picked: Vec<Svg> = runs
+        .iter()
+        .flat_map(|(_, r)| r.results.iter())
+        .filter(|r| filter.is_none_or(|f| key(r) == f || r.name == f))
+        .filter_map(|r| Some(flame(r, r.explain.as_ref()?)))
+        .collect();
+    if picked.is_empty() {
+        return Err(UsageError::new(
+            "the flame graph needs an explained result: run syscost explain BENCH (or run \
+             --explain) and plot that run",
+        ));
+    }
+    Ok(picked)
+}
+
+/// One result's flame graph.
+pub fn flame(r: &BenchResult, e: &crate::explain::Explanation) -> Svg {
+    crate::explain::flame::svg(&r.label(), &r.op, e)
+}
+
 /// Finds the one benchmark instance `filter` names (its key, or a name or glob that
 /// matches one instance), in every run that measured it.
 fn pick<'a>(
@@ -264,6 +290,7 @@ pub fn plot(
             one_or_stack(name, panels)
         }
         Graph::Sweep => one_or_stack("sweeps", sweeps(runs, bench_filter)?),
+        Graph::Flame => one_or_stack("flame", flames(runs, bench_filter)?),
         Graph::Ring => ring(runs)?,
         Graph::FileRead => file_read(runs)?,
         Graph::Mailbox => mailbox(runs)?,

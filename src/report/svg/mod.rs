@@ -366,6 +366,16 @@ impl Svg {
         )
     }
 
+    /// A graph drawn elsewhere (the flame graph): its size, title and SVG elements.
+    pub fn raw(width: f64, height: f64, title: &str, body: String) -> Svg {
+        Svg {
+            width,
+            height,
+            title: title.to_string(),
+            body,
+        }
+    }
+
     /// The `<svg>` element for an HTML page (no namespace declaration, which HTML
     /// does not need).
     pub fn inline(&self) -> String {
