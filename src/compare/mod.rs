@@ -163,6 +163,10 @@ pub struct Comparison {
     pub only_in_base: Vec<String>,
     /// Benchmarks measured only in the other run.
     pub only_in_other: Vec<String>,
+    /// Where the time of each benchmark explained in both runs changed (`syscost
+    /// explain`); absent when none was.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub explains: Vec<crate::explain::diff::Diff>,
 }
 
 impl Comparison {
@@ -300,7 +304,17 @@ pub fn compare(a: (&RunLabel, &Run), b: (&RunLabel, &Run), threshold: f64) -> Co
         ratio: y / x,
         differs: (y / x - 1.0).abs() > threshold,
     });
+    let explains = ra
+        .results
+        .iter()
+        .filter_map(|x| {
+            let y = rb.results.iter().find(|y| key(y) == key(x))?;
+            let d = crate::explain::diff::diff(&x.label(), x.explain.as_ref()?, y.explain.as_ref()?);
+            Some(d)
+        })
+        .collect();
     Comparison {
+        explains,
         base: la.clone(),
         other: lb.clone(),
         threshold,

@@ -87,6 +87,9 @@ pub fn text(c: &Comparison) -> String {
         );
     }
     s += &footer(c);
+    for d in &c.explains {
+        s += &crate::explain::diff::text(d, 15);
+    }
     s
 }
 

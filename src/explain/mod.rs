@@ -13,6 +13,7 @@
 //! measured on a case with a known answer ([`skid`]).
 
 pub mod analysis;
+pub mod diff;
 pub mod flame;
 pub mod folded;
 pub mod render;

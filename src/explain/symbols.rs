@@ -71,7 +71,15 @@ pub fn parse_kallsyms(text: &str) -> Table {
             Some(module) => format!("{name} {module}"),
             None => name.to_string(),
         };
-        starts.push((addr, kind.starts_with(char::is_lowercase), name));
+        // Of aliases at one address: global before local, x86-64 before ia32.
+        let rank = if kind.starts_with(char::is_lowercase) {
+            2
+        } else if name.starts_with("__ia32_") {
+            1
+        } else {
+            0
+        };
+        starts.push((addr, rank, name));
     }
     // Of aliases at one address, the global name (`__x64_sys_getpid` rather than
     // `__do_sys_getpid`).
