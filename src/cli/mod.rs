@@ -163,6 +163,11 @@ pub struct RunArgs {
     /// round then lasts at least 100 ms, so the samples bound every share).
     #[arg(long)]
     pub explain: bool,
+    /// Samples per second of running time when explaining: more bound the shares
+    /// closer, and perturb the operation more (each sample is an interrupt).
+    #[arg(long, value_name = "HZ", default_value_t = crate::explain::HZ,
+          value_parser = clap::value_parser!(u64).range(100..=100_000))]
+    pub explain_hz: u64,
 }
 
 /// Options of `syscost explain`: those of `run`, and the sampling's bias check.

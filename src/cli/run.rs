@@ -184,7 +184,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             .spill_samples()
             .context("making the temporary file that keeps the samples")?;
     }
-    session.explain(args.explain);
+    session.explain(if args.explain { args.explain_hz } else { 0 });
     let mut run = new_run(facts, &session);
     if let Err(BenchError::Interrupted) = look_at_the_machine(&session, profile.ci_target)
     {
@@ -243,9 +243,10 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// The shortest round when explaining: five rounds then hold about 10,000 samples at
-/// [`crate::explain::HZ`], so every share is known within about ±1% of the median.
-const EXPLAIN_ROUND_NS: u64 = 100_000_000;
+/// The shortest round when explaining: the two sampled rounds of five then hold about
+/// 5,000 samples at [`crate::explain::HZ`], so every share is known within about ±1.4%
+/// of the median.
+const EXPLAIN_ROUND_NS: u64 = 500_000_000;
 
 /// Runs `syscost explain`: `run --explain` of the benchmarks named, or the bias check.
 pub fn explain(mut args: super::ExplainArgs) -> anyhow::Result<ExitCode> {

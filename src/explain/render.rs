@@ -46,6 +46,15 @@ pub fn text(label: &str, op: &str, e: &Explanation) -> String {
             e.wall_ns_per_op
         );
     }
+    if let Some(u) = e.unsampled_median_ns {
+        let _ = writeln!(
+            o,
+            "  sampling's own cost: the sampled rounds' median {:.1} ns, the others' {u:.1} ns \
+             ({:+.1}%); shares are of the sampled rounds",
+            e.median_ns,
+            100.0 * (e.median_ns / u - 1.0)
+        );
+    }
     let _ = writeln!(
         o,
         "  every share within ±{:.2} ns per {op} (95%, binomial over {} samples)",

@@ -23,6 +23,8 @@ pub struct Skid {
     pub spin_ns: f64,
     /// getpid timed alone.
     pub getpid_ns: f64,
+    /// One iteration, not sampled.
+    pub unsampled_iter_ns: f64,
     /// One iteration while sampled.
     pub iter_ns: f64,
     /// Samples inside the sampled loop.
@@ -87,6 +89,10 @@ pub fn check(seconds: f64, ratio: f64) -> std::io::Result<Skid> {
     let s = per_call(Duration::from_millis(200), || {
         black_box(spin(n));
     });
+    let m = per_call(Duration::from_millis(300), || {
+        black_box(spin(n));
+        black_box(getpid());
+    });
     let mut sampler = Sampler::open(&Options {
         hz: super::HZ,
         pages: if crate::os::file::is_root() { 1024 } else { 16 },
@@ -127,6 +133,7 @@ pub fn check(seconds: f64, ratio: f64) -> std::io::Result<Skid> {
         event: sampler.kind.name(),
         spin_ns: s,
         getpid_ns: g,
+        unsampled_iter_ns: m,
         iter_ns,
         samples: spin_k + user_k + kernel_k,
         spin_attributed_ns: share(spin_k),
@@ -139,18 +146,19 @@ pub fn check(seconds: f64, ratio: f64) -> std::io::Result<Skid> {
 pub fn text(k: &Skid) -> String {
     format!(
         "skid check ({} at {} Hz): a user-space spin of {} (timed alone) and getpid ({} \
-         alone); one iteration {} while sampled, {} samples\n\
+         alone); one iteration {} unsampled, {} while sampled, {} samples\n\
          \x20 spin: {} per iteration attributed, {} known: error {:+.1} ns ({:+.1}%)\n\
          \x20 user code after the syscall instruction (the wrapper and loop, a few ns of \
          work): {} attributed\n\
          \x20 kernel: {} attributed (getpid alone took {}, user side included)\n\
-         \x20 reading: a share of plain user code is right within the spin's error; time \
-         the kernel spends with interrupts off lands on the next place they are on, \
-         here the user instructions after the syscall\n",
+         \x20 reading: the spin's error is how far a share of plain user code may be off \
+         here; user code after the syscall beyond a few ns is the kernel's exit path (run \
+         with interrupts off), moved there by the deferred samples\n",
         k.event,
         super::HZ,
         fmt_ns(k.spin_ns),
         fmt_ns(k.getpid_ns),
+        fmt_ns(k.unsampled_iter_ns),
         fmt_ns(k.iter_ns),
         k.samples,
         fmt_ns(k.spin_attributed_ns),

@@ -62,6 +62,8 @@
 //!       "samples", "samples_other_tasks", "samples_outside", "lost", "operations",
 //!       "wall_ns_per_op", "sampled_ns_per_op": null | ns,  // samples × period / ops
 //!       "median_ns",                 // the scale: a share × median_ns is ns per op
+//!                                    // (mean of the sampled rounds' medians: odd rounds)
+//!       "unsampled_median_ns": null | ns,  // the even rounds': the sampling's cost
 //!       "named",                     // fraction of samples whose leaf has a name
 //!       "bound_ns",                  // the widest 95% half-width of any self share
 //!       "bias": "...",

@@ -146,8 +146,8 @@ pub struct Session {
     context: crate::bench::RunContext,
     /// Where finished results' samples go, when asked ([`Session::spill_samples`]).
     spill: Option<std::cell::RefCell<crate::spill::Spill>>,
-    /// Workers sample where the time goes ([`Session::explain`]).
-    explain: bool,
+    /// Workers sample where the time goes at this rate ([`Session::explain`]); 0: no.
+    explain: u64,
 }
 
 impl Session {
@@ -209,15 +209,16 @@ impl Session {
             journal: None,
             kernel,
             spill: None,
-            explain: false,
+            explain: 0,
         })
     }
 
     /// Asks every worker to sample where its benchmark's time goes during the timed
-    /// batches (`syscost explain`, `run --explain`; see [`crate::explain`]). An
-    /// instance measured in this process (no worker) is not explained.
-    pub fn explain(&mut self, on: bool) {
-        self.explain = on;
+    /// batches (`syscost explain`, `run --explain`; see [`crate::explain`]), `hz`
+    /// samples per second of running time (0: not). An instance measured in this
+    /// process (no worker) is not explained.
+    pub fn explain(&mut self, hz: u64) {
+        self.explain = hz;
     }
 
     /// Moves each result's samples to a temporary file as the result finishes, so

@@ -148,7 +148,10 @@ impl<'b> Slot<'b> {
         let c = env.clock;
         let t0 = c.now();
         // Opened before the setup, so the tasks it starts inherit the events.
-        let sampler = env.explain.as_mut().and_then(|x| x.open());
+        let sampler = match env.explain.as_mut() {
+            Some(x) if crate::explain::sampled_round(round) => x.open(),
+            _ => None,
+        };
         let prepared = self.bench.prepare(&self.params, env.context)?;
         let t_prepared = c.now();
         self.setup_ns += c.to_ns(t_prepared.wrapping_sub(t0));

@@ -263,6 +263,7 @@ pub struct Explain {
     pub wall_ns_per_op: f64,
     pub sampled_ns_per_op: Option<f64>,
     pub median_ns: f64,
+    pub unsampled_median_ns: Option<f64>,
     pub named: f64,
     pub bound_ns: f64,
     pub bias: String,

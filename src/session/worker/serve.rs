@@ -77,8 +77,9 @@ fn serve_inner(args: &[String]) -> anyhow::Result<()> {
         Settings::new(start.profile.profile(), start.granularity_ns.max(1.0));
     settings.batch = start.batch;
     // Explaining keeps the batches' spans: a sample counts when it falls in one.
-    settings.spans = start.spans || start.explain;
-    let mut recorder = start.explain.then(crate::explain::Recorder::new);
+    settings.spans = start.spans || start.explain > 0;
+    let mut recorder =
+        (start.explain > 0).then(|| crate::explain::Recorder::new(start.explain));
     let context = context_of(&start, stream.try_clone()?);
     let mut slot = Slot::new(bench, &params);
     slot.max_rounds = start.max_rounds;
@@ -119,8 +120,13 @@ fn serve_inner(args: &[String]) -> anyhow::Result<()> {
                 let h = crate::harness::Harness::new(clock.as_ref(), settings);
                 let mut result = slot.finish(&h, start.keep_samples, interrupted);
                 if let (Some(r), Some(x)) = (result.as_mut(), recorder.take()) {
-                    let median = r.measured.as_ref().map(|m| m.median_ns);
-                    r.explain = median.and_then(|m| x.conclude(m));
+                    let rounds: Vec<(u32, f64)> = r
+                        .measured
+                        .iter()
+                        .flat_map(|m| &m.rounds)
+                        .filter_map(|f| Some((f.round, f.median_ns?)))
+                        .collect();
+                    r.explain = x.conclude(&rounds);
                 }
                 wire::send(&mut link, &Reply::Result(result.map(Box::new)))?;
                 return Ok(());

@@ -115,9 +115,10 @@ pub struct Start {
     pub drop_caches: bool,
     /// The profile's name for the run context (sizes the default scratch file).
     pub context_profile: Option<String>,
-    /// Sample where the time goes during the timed batches (`syscost explain`).
+    /// Sample where the time goes during the timed batches at this rate, per second
+    /// of running time (`syscost explain`); 0: do not.
     #[serde(default)]
-    pub explain: bool,
+    pub explain: u64,
 }
 
 /// A [`Profile`] as it travels (its name is looked up again on arrival).
