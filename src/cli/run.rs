@@ -170,6 +170,10 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let mut profile = super::profile(&args.profile);
     if args.explain {
         profile.round_ns = profile.round_ns.max(EXPLAIN_ROUND_NS);
+        profile.round_max_samples = profile.round_max_samples.max(50_000);
+        // Every other round is sampled: at least one of each.
+        profile.min_rounds = profile.min_rounds.max(2);
+        profile.max_rounds = profile.max_rounds.max(profile.min_rounds);
     }
     let mut output = Output::open(args.format, args.output.as_deref())?;
     let mut history = super::history::open_for_saving(args.db.as_deref(), args.no_save)?;

@@ -23,7 +23,9 @@ pub fn wilson(k: u64, n: u64) -> (f64, f64) {
     let d = 1.0 + z * z / n;
     let centre = (p + z * z / (2.0 * n)) / d;
     let half = z * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt() / d;
-    ((centre - half).max(0.0), (centre + half).min(1.0))
+    let low = if k == 0.0 { 0.0 } else { (centre - half).max(0.0) };
+    let high = if k == n { 1.0 } else { (centre + half).min(1.0) };
+    (low, high)
 }
 
 /// Whether a frame's name is a name (not `[unknown]`, `[vdso]`, `[libc.so.6]`).

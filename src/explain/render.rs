@@ -45,6 +45,15 @@ pub fn text(label: &str, op: &str, e: &Explanation) -> String {
             100.0 * s / e.median_ns,
             e.wall_ns_per_op
         );
+        if s > e.median_ns && e.samples > 0 {
+            let per_sample = (s - e.median_ns) * e.operations as f64 / e.samples as f64;
+            let _ = writeln!(
+                o,
+                "  (the running time counts the samples' own interrupts and the slower \
+                 batches the median leaves out: {:.1} µs per sample)",
+                per_sample / 1000.0
+            );
+        }
     }
     if let Some(u) = e.unsampled_median_ns {
         let _ = writeln!(
