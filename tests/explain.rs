@@ -58,7 +58,8 @@ fn ok(args: &[&str]) -> String {
 }
 
 fn scratch(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("syscost-explain-{name}"));
+    let d =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("syscost-explain-{name}"));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).expect("a scratch directory");
     d
@@ -86,8 +87,13 @@ fn getpid_is_explained_with_named_functions_that_add_up_to_the_median() {
     assert!(e.samples > 0 && e.operations > 0);
     assert!(e.named >= 0.9, "named {}", e.named);
     let sum: f64 = e.functions.iter().map(|f| f.self_ns).sum();
-    assert!((sum / e.median_ns - 1.0).abs() < 1e-6, "{sum} vs {}", e.median_ns);
-    let groups: Vec<&ExplainGroup> = e.groups.iter().filter_map(|g| g.group.as_ref()).collect();
+    assert!(
+        (sum / e.median_ns - 1.0).abs() < 1e-6,
+        "{sum} vs {}",
+        e.median_ns
+    );
+    let groups: Vec<&ExplainGroup> =
+        e.groups.iter().filter_map(|g| g.group.as_ref()).collect();
     assert_eq!(
         groups,
         [
@@ -100,14 +106,22 @@ fn getpid_is_explained_with_named_functions_that_add_up_to_the_median() {
         ]
     );
     assert!(
-        e.functions.iter().any(|f| f.kernel && f.name.contains("getpid")),
+        e.functions
+            .iter()
+            .any(|f| f.kernel && f.name.contains("getpid")),
         "the call's own function is named"
     );
     for f in &e.functions {
-        assert!(f.self_low_ns <= f.self_ns && f.self_ns <= f.self_high_ns, "{f:?}");
+        assert!(
+            f.self_low_ns <= f.self_ns && f.self_ns <= f.self_high_ns,
+            "{f:?}"
+        );
         assert!(f.total_ns + 1e-9 >= f.self_ns, "{f:?}");
     }
-    assert!(e.unsampled_median_ns.is_some(), "the unsampled round is kept");
+    assert!(
+        e.unsampled_median_ns.is_some(),
+        "the unsampled round is kept"
+    );
     assert!(e.sampled_ns_per_op.is_some_and(|s| s > 0.0));
 }
 
@@ -132,22 +146,46 @@ fn folded_stacks_are_read_by_a_flame_graph_tool() {
     let dir = scratch("folded");
     let folded = dir.join("getpid.folded");
     let f = folded.to_str().unwrap();
-    ok(&["explain", "syscall.getpid.raw", "--profile", "smoke", "--no-save", "--format", "folded", "-o", f]);
+    ok(&[
+        "explain",
+        "syscall.getpid.raw",
+        "--profile",
+        "smoke",
+        "--no-save",
+        "--format",
+        "folded",
+        "-o",
+        f,
+    ]);
     let text = std::fs::read_to_string(&folded).unwrap();
     assert!(check_folded(&text) > 0);
     assert!(text.lines().all(|l| l.starts_with("syscall.getpid.raw;")));
     assert!(text.contains("_[k]"), "kernel frames are marked");
     let inferno = ["inferno-flamegraph", "/root/.cargo/bin/inferno-flamegraph"]
         .into_iter()
-        .find(|p| Command::new(p).arg("--help").output().is_ok_and(|o| o.status.success()));
+        .find(|p| {
+            Command::new(p)
+                .arg("--help")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        });
     match inferno {
         Some(tool) => {
             let out = Command::new(tool).arg(&folded).output().unwrap();
-            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
             let svg = String::from_utf8_lossy(&out.stdout);
-            assert!(svg.contains("<svg") && svg.contains("do_syscall_64"), "inferno drew it");
+            assert!(
+                svg.contains("<svg") && svg.contains("do_syscall_64"),
+                "inferno drew it"
+            );
         }
-        None => eprintln!("inferno-flamegraph is not installed: the format was parsed here only"),
+        None => eprintln!(
+            "inferno-flamegraph is not installed: the format was parsed here only"
+        ),
     }
 }
 
@@ -157,18 +195,28 @@ fn a_pingpong_partner_is_sampled_and_the_switch_is_named() {
         eprintln!("skipped: {why}");
         return;
     }
-    let (_, run) =
-        explain_json(&["ctx.pingpong", "mechanism=pipe", "placement=same-cpu", "kind=process"]);
+    let (_, run) = explain_json(&[
+        "ctx.pingpong",
+        "mechanism=pipe",
+        "placement=same-cpu",
+        "kind=process",
+    ]);
     let e = run.results[0].explain.as_ref().expect("an explanation");
     assert!(e.samples_other_tasks > 0, "the partner process is covered");
     assert!(e.stacks.iter().any(|s| !s.measuring));
     for want in ["__schedule", "pipe_read", "pipe_write"] {
         assert!(
-            e.functions.iter().any(|f| f.kernel && f.name.contains(want)),
+            e.functions
+                .iter()
+                .any(|f| f.kernel && f.name.contains(want)),
             "{want} missing"
         );
     }
-    let sched = e.groups.iter().find(|g| g.group == Some(ExplainGroup::Scheduler)).unwrap();
+    let sched = e
+        .groups
+        .iter()
+        .find(|g| g.group == Some(ExplainGroup::Scheduler))
+        .unwrap();
     assert!(sched.self_samples > 0);
 }
 
@@ -189,14 +237,28 @@ fn two_explained_runs_compare_by_function_and_plot_as_flame_graphs() {
     assert!(text.contains("where syscall.getpid.raw changed"), "{text}");
     assert!(text.contains("mitigations"), "{text}");
     let svg = ok(&["plot", "flame", a]);
-    assert!(svg.starts_with("<svg") && svg.contains("ns per call"), "{svg}");
+    assert!(
+        svg.starts_with("<svg") && svg.contains("ns per call"),
+        "{svg}"
+    );
     let html = dir.join("r.html");
     ok(&["report", a, "-o", html.to_str().unwrap()]);
     let html = std::fs::read_to_string(html).unwrap();
-    assert!(html.contains("where syscall.getpid.raw&#39;s time goes") || html.contains("where syscall.getpid.raw"));
+    assert!(
+        html.contains("where syscall.getpid.raw&#39;s time goes")
+            || html.contains("where syscall.getpid.raw")
+    );
     // A run never explained has no flame graph, and says what to do.
     let plain = dir.join("plain.json");
-    let text = ok(&["run", "call.empty", "--profile", "smoke", "--no-save", "--format", "json"]);
+    let text = ok(&[
+        "run",
+        "call.empty",
+        "--profile",
+        "smoke",
+        "--no-save",
+        "--format",
+        "json",
+    ]);
     std::fs::write(&plain, text).unwrap();
     let out = syscost(&["plot", "flame", plain.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
@@ -216,23 +278,43 @@ fn without_the_right_to_sample_the_kernel_one_line_says_what_is_needed() {
     let out = Command::new(setpriv)
         .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
         .arg(BIN)
-        .args(["explain", "syscall.getpid.raw", "--profile", "smoke", "--no-save", "--format", "json"])
+        .args([
+            "explain",
+            "syscall.getpid.raw",
+            "--profile",
+            "smoke",
+            "--no-save",
+            "--format",
+            "json",
+        ])
         .env("SYSCOST_DB", "/nonexistent/never-written.db")
         .env("TMPDIR", "/tmp")
         .output()
         .unwrap();
-    if out.status.code() == Some(126) || String::from_utf8_lossy(&out.stderr).contains("Permission denied") {
+    if out.status.code() == Some(126)
+        || String::from_utf8_lossy(&out.stderr).contains("Permission denied")
+    {
         eprintln!("skipped: nobody cannot run {BIN}");
         return;
     }
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let run: Run = parse_strict(&String::from_utf8_lossy(&out.stdout));
-    let e = run.results[0].explain.as_ref().expect("an explanation of user space");
+    let e = run.results[0]
+        .explain
+        .as_ref()
+        .expect("an explanation of user space");
     assert!(!e.kernel);
     assert_eq!(e.notes.len(), 1, "{:?}", e.notes);
     for word in ["root", "CAP_PERFMON", "perf_event_paranoid"] {
         assert!(e.notes[0].contains(word), "{}", e.notes[0]);
     }
-    assert!(e.stacks.iter().all(|s| s.kernel.is_empty()), "user frames only");
+    assert!(
+        e.stacks.iter().all(|s| s.kernel.is_empty()),
+        "user frames only"
+    );
     assert!(e.samples > 0, "the user side is still sampled");
 }

@@ -17,6 +17,14 @@ fn fixture() -> Run {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/report-smoke.json");
     let text = std::fs::read_to_string(&path).expect("the fixture run");
     let mut run: Run = serde_json::from_str(&text).expect("a valid run document");
+    // An explanation recorded by `syscost explain syscall.getpid --profile smoke`, so
+    // the report draws its flame graph.
+    let explain =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/explain-getpid.json");
+    let explain = std::fs::read_to_string(explain).expect("the explanation fixture");
+    if let Some(r) = run.results.iter_mut().find(|r| r.name == "syscall.getpid") {
+        r.explain = Some(serde_json::from_str(&explain).expect("a valid explanation"));
+    }
     run.sweeps = syscost::report::sweep::fits(&run.results);
     run.rings = syscost::report::ring::tables(&run.results);
     run
@@ -142,6 +150,11 @@ fn report_renders_in_chromium_or_says_it_skipped() {
     assert!(dump.ok, "--dump-dom failed: {}", dump.stderr);
     let (dom, log) = (&dump.stdout, &dump.stderr);
     let want = html.matches("<svg").count();
+    assert!(
+        dom.contains("syscall.getpid's time goes")
+            || dom.contains("syscall.getpid&#39;s time goes"),
+        "the flame graph is drawn"
+    );
     assert!(want > 10, "the report holds only {want} graphs");
     assert_eq!(dom.matches("<svg").count(), want, "graphs lost in the DOM");
     for bad in ["Uncaught", "ERROR:CONSOLE"] {

@@ -265,7 +265,9 @@ pub fn explain(mut args: super::ExplainArgs) -> anyhow::Result<ExitCode> {
         .into());
     }
     args.run.explain = true;
-    if crate::session::Workers::default_for_this_process() == crate::session::Workers::Inline {
+    if crate::session::Workers::default_for_this_process()
+        == crate::session::Workers::Inline
+    {
         eprintln!(
             "warning: explain samples in worker processes; with SYSCOST_WORKERS=inline \
              nothing is explained"

@@ -309,7 +309,11 @@ pub fn compare(a: (&RunLabel, &Run), b: (&RunLabel, &Run), threshold: f64) -> Co
         .iter()
         .filter_map(|x| {
             let y = rb.results.iter().find(|y| key(y) == key(x))?;
-            let d = crate::explain::diff::diff(&x.label(), x.explain.as_ref()?, y.explain.as_ref()?);
+            let d = crate::explain::diff::diff(
+                &x.label(),
+                x.explain.as_ref()?,
+                y.explain.as_ref()?,
+            );
             Some(d)
         })
         .collect();

@@ -23,8 +23,16 @@ pub fn wilson(k: u64, n: u64) -> (f64, f64) {
     let d = 1.0 + z * z / n;
     let centre = (p + z * z / (2.0 * n)) / d;
     let half = z * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt() / d;
-    let low = if k == 0.0 { 0.0 } else { (centre - half).max(0.0) };
-    let high = if k == n { 1.0 } else { (centre + half).min(1.0) };
+    let low = if k == 0.0 {
+        0.0
+    } else {
+        (centre - half).max(0.0)
+    };
+    let high = if k == n {
+        1.0
+    } else {
+        (centre + half).min(1.0)
+    };
     (low, high)
 }
 
@@ -34,7 +42,15 @@ pub fn is_named(frame: &str) -> bool {
 }
 
 /// The share `k` of `n` samples as ns per operation of a `median_ns` operation.
-fn share(name: &str, kernel: bool, group: Option<Group>, k: u64, t: u64, n: u64, m: f64) -> Share {
+fn share(
+    name: &str,
+    kernel: bool,
+    group: Option<Group>,
+    k: u64,
+    t: u64,
+    n: u64,
+    m: f64,
+) -> Share {
     let (lo, hi) = wilson(k, n);
     let (tlo, thi) = wilson(t, n);
     let f = |c: u64| if n == 0 { 0.0 } else { c as f64 / n as f64 };
@@ -112,7 +128,11 @@ pub fn groups(stacks: &[Stack], median_ns: f64) -> Vec<Share> {
     Group::ALL
         .iter()
         .map(|&g| {
-            let k = stacks.iter().filter(|s| group_of(s) == g).map(|s| s.count).sum();
+            let k = stacks
+                .iter()
+                .filter(|s| group_of(s) == g)
+                .map(|s| s.count)
+                .sum();
             share(g.label(), false, Some(g), k, k, n, median_ns)
         })
         .collect()
@@ -290,7 +310,11 @@ mod tests {
         let stacks = [
             stack("bench::run", &[], 40),
             stack("bench::run", &entry, 45),
-            stack("bench::run", &[entry[0], entry[1], "x64_sys_call", "__x64_sys_getpid"], 10),
+            stack(
+                "bench::run",
+                &[entry[0], entry[1], "x64_sys_call", "__x64_sys_getpid"],
+                10,
+            ),
             stack("bench::run", &[entry[0], entry[1], "its_return_thunk"], 5),
             // recursion: inclusive counts a function once per sample
             stack("bench::run", &["f", "f"], 0),
@@ -316,16 +340,40 @@ mod tests {
     #[test]
     fn groups_are_recognised_by_symbol() {
         assert_eq!(classify("its_return_thunk", true), Group::Mitigations);
-        assert_eq!(classify("__x86_indirect_thunk_rax", true), Group::Mitigations);
+        assert_eq!(
+            classify("__x86_indirect_thunk_rax", true),
+            Group::Mitigations
+        );
         assert_eq!(classify("clear_bhb_loop", true), Group::Mitigations);
         assert_eq!(classify("switch_mm_irqs_off", true), Group::Scheduler);
         assert_eq!(classify("pipe_read", true), Group::Body);
         assert_eq!(classify("main", false), Group::User);
-        let woken = stack("w", &["entry_SYSCALL_64", "pipe_write", "__wake_up_sync_key", "_raw_spin_unlock_irqrestore"], 1);
+        let woken = stack(
+            "w",
+            &[
+                "entry_SYSCALL_64",
+                "pipe_write",
+                "__wake_up_sync_key",
+                "_raw_spin_unlock_irqrestore",
+            ],
+            1,
+        );
         assert_eq!(group_of(&woken), Group::Scheduler);
-        let tick = stack("w", &["asm_sysvec_apic_timer_interrupt", "sysvec_apic_timer_interrupt", "tick_sched_handle"], 1);
+        let tick = stack(
+            "w",
+            &[
+                "asm_sysvec_apic_timer_interrupt",
+                "sysvec_apic_timer_interrupt",
+                "tick_sched_handle",
+            ],
+            1,
+        );
         assert_eq!(group_of(&tick), Group::Interrupts);
-        let unnamed = [stack("[unknown]", &[], 1), stack("u", &["[unknown]"], 1), stack("u", &[], 2)];
+        let unnamed = [
+            stack("[unknown]", &[], 1),
+            stack("u", &["[unknown]"], 1),
+            stack("u", &[], 2),
+        ];
         assert!((named_fraction(&unnamed) - 0.5).abs() < 1e-9);
     }
 }

@@ -56,7 +56,11 @@ type Side<'a> = (Option<&'a Share>, &'a Explanation);
 fn change(name: &str, kernel: bool, a: Side<'_>, b: Side<'_>) -> Change {
     let side = |(s, e): Side<'_>| match s {
         Some(s) => (s.self_ns, s.self_low_ns, s.self_high_ns),
-        None => (0.0, 0.0, super::analysis::wilson(0, e.samples).1 * e.median_ns),
+        None => (
+            0.0,
+            0.0,
+            super::analysis::wilson(0, e.samples).1 * e.median_ns,
+        ),
     };
     let (pa, la, ua) = side(a);
     let (pb, lb, ub) = side(b);
@@ -82,6 +86,9 @@ fn change(name: &str, kernel: bool, a: Side<'_>, b: Side<'_>) -> Change {
     }
 }
 
+/// A function's share in A and in B.
+type Pair<'a> = (Option<&'a Share>, Option<&'a Share>);
+
 /// The changes from `a` to `b`, explanations of the benchmark `label`.
 pub fn diff(label: &str, a: &Explanation, b: &Explanation) -> Diff {
     let groups = a
@@ -92,7 +99,7 @@ pub fn diff(label: &str, a: &Explanation, b: &Explanation) -> Diff {
             change(&g.name, false, (Some(g), a), (other, b))
         })
         .collect();
-    let mut both: BTreeMap<(String, bool), (Option<&Share>, Option<&Share>)> = BTreeMap::new();
+    let mut both: BTreeMap<(String, bool), Pair<'_>> = BTreeMap::new();
     for f in &a.functions {
         both.entry((f.name.clone(), f.kernel)).or_default().0 = Some(f);
     }
@@ -122,7 +129,11 @@ pub fn text(d: &Diff, top: usize) -> String {
         d.label, d.base_median_ns, d.other_median_ns
     );
     let row = |o: &mut String, c: &Change| {
-        let name = if c.kernel { format!("{} [k]", c.name) } else { c.name.clone() };
+        let name = if c.kernel {
+            format!("{} [k]", c.name)
+        } else {
+            c.name.clone()
+        };
         let _ = writeln!(
             o,
             "  {:<44} {:>9.2} {:>9.2} {:>+9.2} ({:+.2} to {:+.2})  {}",
@@ -135,9 +146,17 @@ pub fn text(d: &Diff, top: usize) -> String {
             c.verdict
         );
     };
-    let _ = writeln!(o, "  {:<44} {:>9} {:>9} {:>9} {:>20}", "group", "A", "B", "B − A", "95% interval");
+    let _ = writeln!(
+        o,
+        "  {:<44} {:>9} {:>9} {:>9} {:>20}",
+        "group", "A", "B", "B − A", "95% interval"
+    );
     d.groups.iter().for_each(|c| row(&mut o, c));
-    let changed: Vec<&Change> = d.functions.iter().filter(|c| c.verdict != "no change").collect();
+    let changed: Vec<&Change> = d
+        .functions
+        .iter()
+        .filter(|c| c.verdict != "no change")
+        .collect();
     let _ = writeln!(
         o,
         "  {} of {} functions changed beyond their interval; the largest:",
@@ -168,11 +187,25 @@ mod tests {
         b.groups = crate::explain::analysis::groups(&stacks, median);
         b.median_ns = median;
         let d = diff("syscall.getpid", &a, &b);
-        let thunk = d.functions.iter().find(|c| c.name == "its_return_thunk").unwrap();
+        let thunk = d
+            .functions
+            .iter()
+            .find(|c| c.name == "its_return_thunk")
+            .unwrap();
         assert_eq!(thunk.verdict, "grew");
-        assert!(thunk.delta_low_ns > 0.0 && thunk.delta_ns > 4.0, "{thunk:?}");
-        assert_eq!(d.functions[0].name, "its_return_thunk", "the largest change first");
-        let same = d.functions.iter().find(|c| c.name == "x64_sys_call").unwrap();
+        assert!(
+            thunk.delta_low_ns > 0.0 && thunk.delta_ns > 4.0,
+            "{thunk:?}"
+        );
+        assert_eq!(
+            d.functions[0].name, "its_return_thunk",
+            "the largest change first"
+        );
+        let same = d
+            .functions
+            .iter()
+            .find(|c| c.name == "x64_sys_call")
+            .unwrap();
         assert_eq!(same.verdict, "no change");
         let same = diff("x", &a, &a);
         assert!(same.functions.iter().all(|c| c.verdict == "no change"));

@@ -65,8 +65,16 @@ impl Draw<'_> {
         }
         let y = TOP + (self.rows - 1 - level) as f64 * ROW;
         let ns = self.ns * n.count as f64 / self.total as f64;
-        let label = if n.kernel { format!("{name} [k]") } else { name.to_string() };
-        let color = if level == 0 { "#dddddd" } else { fill(name, n.kernel) };
+        let label = if n.kernel {
+            format!("{name} [k]")
+        } else {
+            name.to_string()
+        };
+        let color = if level == 0 {
+            "#dddddd"
+        } else {
+            fill(name, n.kernel)
+        };
         let _ = write!(
             self.out,
             r##"<g><title>{} — {:.1} ns per {} ({:.1}%)</title><rect x="{:.2}" y="{:.1}" width="{:.2}" height="{:.1}" fill="{color}" stroke="#fff" stroke-width="0.5"/>"##,
@@ -143,7 +151,15 @@ mod tests {
         assert!(s.contains("#e34a33"), "the mitigation is coloured as one");
         // Every tooltip's figure is at most the median.
         for t in s.split("<title>").skip(2) {
-            let ns: f64 = t.split(" — ").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
+            let ns: f64 = t
+                .split(" — ")
+                .nth(1)
+                .unwrap()
+                .split(' ')
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap();
             assert!(ns <= 60.0 + 1e-9, "{t}");
         }
     }

@@ -95,7 +95,14 @@ mod tests {
             assert_eq!(frames[0], "syscall.getpid");
         }
         let last = parsed.last().unwrap();
-        assert_eq!(last.0, ["syscall.getpid", "<a as b>::run: odd", "entry_SYSCALL_64_[k]"]);
+        assert_eq!(
+            last.0,
+            [
+                "syscall.getpid",
+                "<a as b>::run: odd",
+                "entry_SYSCALL_64_[k]"
+            ]
+        );
         assert!(parse("a;b x").is_err());
         assert!(parse("a;;b 3").is_err());
     }

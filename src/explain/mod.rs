@@ -280,7 +280,10 @@ impl Recorder {
         }
         let spans: Vec<Span> = spans.iter().flatten().copied().collect();
         self.operations += ops * spans.len() as u64;
-        self.wall_ns += spans.iter().map(|s| s.end_ns.saturating_sub(s.start_ns)).sum::<u64>();
+        self.wall_ns += spans
+            .iter()
+            .map(|s| s.end_ns.saturating_sub(s.start_ns))
+            .sum::<u64>();
         let mut got = Vec::new();
         s.drain(|r| match r {
             Record::Sample(x) => {
@@ -318,10 +321,9 @@ impl Recorder {
             (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
         };
         let unsampled = mean(false);
-        let Some(median_ns) = mean(true).or(unsampled) else {
-            return None;
-        };
-        let (kind, period_ns, kernel) = self.event.unwrap_or((sampler::Kind::CpuClock, 0, false));
+        let median_ns = mean(true).or(unsampled)?;
+        let (kind, period_ns, kernel) =
+            self.event.unwrap_or((sampler::Kind::CpuClock, 0, false));
         let (ktab, hidden) = if kernel {
             symbols::kernel()
         } else {
@@ -356,7 +358,8 @@ impl Recorder {
                 measuring,
             })
             .collect();
-        stacks.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.kernel.cmp(&b.kernel)));
+        stacks
+            .sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.kernel.cmp(&b.kernel)));
         let mut e = self.explanation(kind, period_ns, kernel, stacks, median_ns);
         e.unsampled_median_ns = unsampled;
         Some(e)
@@ -371,7 +374,11 @@ impl Recorder {
         median_ns: f64,
     ) -> Explanation {
         let samples: u64 = stacks.iter().map(|s| s.count).sum();
-        let other: u64 = stacks.iter().filter(|s| !s.measuring).map(|s| s.count).sum();
+        let other: u64 = stacks
+            .iter()
+            .filter(|s| !s.measuring)
+            .map(|s| s.count)
+            .sum();
         let ops = self.operations.max(1) as f64;
         let functions = analysis::functions(&stacks, median_ns);
         let bound_ns = functions
@@ -423,9 +430,27 @@ pub(crate) mod tests {
         let stacks = vec![
             st("bench::run", k(&["entry_SYSCALL_64", "do_syscall_64"]), 466),
             st("bench::run", vec![], 414),
-            st("bench::run", k(&["entry_SYSCALL_64", "do_syscall_64", "x64_sys_call", "__x64_sys_getpid", "__task_pid_nr_ns"]), 77),
-            st("bench::run", k(&["entry_SYSCALL_64", "do_syscall_64", "x64_sys_call"]), 17),
-            st("bench::run", k(&["entry_SYSCALL_64", "do_syscall_64", "its_return_thunk"]), 8),
+            st(
+                "bench::run",
+                k(&[
+                    "entry_SYSCALL_64",
+                    "do_syscall_64",
+                    "x64_sys_call",
+                    "__x64_sys_getpid",
+                    "__task_pid_nr_ns",
+                ]),
+                77,
+            ),
+            st(
+                "bench::run",
+                k(&["entry_SYSCALL_64", "do_syscall_64", "x64_sys_call"]),
+                17,
+            ),
+            st(
+                "bench::run",
+                k(&["entry_SYSCALL_64", "do_syscall_64", "its_return_thunk"]),
+                8,
+            ),
             st("[unknown]", vec![], 18),
         ];
         let mut r = Recorder::new(HZ);
@@ -443,7 +468,11 @@ pub(crate) mod tests {
         assert!((e.self_sum_ns() - 60.0).abs() < 1e-9);
         assert!((e.named - 0.982).abs() < 1e-9);
         assert_eq!(e.sampled_ns_per_op, Some(5000.0));
-        let m = e.groups.iter().find(|g| g.group == Some(Group::Mitigations)).unwrap();
+        let m = e
+            .groups
+            .iter()
+            .find(|g| g.group == Some(Group::Mitigations))
+            .unwrap();
         assert_eq!(m.self_samples, 8);
         assert!(e.bound_ns > 0.0 && e.bound_ns < 3.0, "{}", e.bound_ns);
     }

@@ -109,7 +109,10 @@ pub fn text(label: &str, op: &str, e: &Explanation) -> String {
             f.group.map_or("", |g| g.label())
         );
     }
-    if e.groups.iter().any(|g| g.group == Some(super::Group::Scheduler) && g.self_samples > 0) {
+    if e.groups
+        .iter()
+        .any(|g| g.group == Some(super::Group::Scheduler) && g.self_samples > 0)
+    {
         let _ = writeln!(o, "\n  the switch path (inclusive ns per {op}):");
         o += &landmarks(e);
     }
@@ -125,14 +128,26 @@ pub fn text(label: &str, op: &str, e: &Explanation) -> String {
 /// run with interrupts off (so a cpu-clock sample cannot land in them).
 pub const LANDMARKS: &[(&[&str], &str, bool)] = &[
     (&["__schedule"], "the scheduler's core", false),
-    (&["switch_mm_irqs_off", "switch_mm"], "switching the address space", true),
+    (
+        &["switch_mm_irqs_off", "switch_mm"],
+        "switching the address space",
+        true,
+    ),
     (&["__switch_to_asm"], "switching stacks", true),
     (&["__switch_to"], "switching the task's registers", true),
-    (&["finish_task_switch"], "after the switch, interrupts back on", false),
+    (
+        &["finish_task_switch"],
+        "after the switch, interrupts back on",
+        false,
+    ),
     (&["try_to_wake_up"], "waking the other task", true),
     (&["__wake_up"], "the wait queue's wake-up", false),
     (&["anon_pipe_read", "pipe_read"], "the pipe's read", false),
-    (&["anon_pipe_write", "pipe_write"], "the pipe's write", false),
+    (
+        &["anon_pipe_write", "pipe_write"],
+        "the pipe's write",
+        false,
+    ),
 ];
 
 /// One line per landmark: its inclusive ns per operation with the interval, or why it

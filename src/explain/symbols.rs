@@ -102,7 +102,10 @@ pub fn kernel() -> (Table, Option<String>) {
                 (t, None)
             }
         }
-        Err(e) => (Table::default(), Some(format!("/proc/kallsyms unreadable ({e})"))),
+        Err(e) => (
+            Table::default(),
+            Some(format!("/proc/kallsyms unreadable ({e})")),
+        ),
     }
 }
 
@@ -215,7 +218,11 @@ impl User {
     }
 
     fn lookup(&mut self, addr: u64) -> Option<String> {
-        let m = self.maps.iter().find(|m| m.start <= addr && addr < m.end)?.clone();
+        let m = self
+            .maps
+            .iter()
+            .find(|m| m.start <= addr && addr < m.end)?
+            .clone();
         if m.path.starts_with('[') {
             return Some(m.path);
         }
@@ -256,7 +263,11 @@ mod tests {
                     ffffffffc0001000 t mod_fn\t[kvm]\n";
         let t = parse_kallsyms(text);
         assert_eq!(t.name(0xffffffff81000090), Some("entry_SYSCALL_64"));
-        assert_eq!(t.name(0xffffffff81002010), Some("__x64_helper"), "the global alias");
+        assert_eq!(
+            t.name(0xffffffff81002010),
+            Some("__x64_helper"),
+            "the global alias"
+        );
         assert_eq!(t.name(0xffffffffc0001004), Some("mod_fn [kvm]"));
         assert_eq!(t.name(0xffffffff81000000), None);
         let hidden = "0000000000000000 T entry_SYSCALL_64\n0000000000000000 t helper\n";
@@ -280,7 +291,10 @@ mod tests {
         let mut u = User::of_self();
         let here = this_test_binary_names_its_own_functions as fn() as usize as u64;
         let name = u.name(here).expect("mapped");
-        assert!(name.contains("this_test_binary_names_its_own_functions"), "{name}");
+        assert!(
+            name.contains("this_test_binary_names_its_own_functions"),
+            "{name}"
+        );
         assert_eq!(demangle("_ZN3foo3bar17h0123456789abcdefE"), "foo::bar");
     }
 }

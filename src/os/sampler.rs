@@ -125,7 +125,8 @@ fn attr(kind: Kind, o: &Options, kernel: bool) -> Attr {
 
 /// The online CPUs.
 pub fn online_cpus() -> Vec<i32> {
-    let text = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap_or_default();
+    let text =
+        std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap_or_default();
     let cpus = crate::host::parse::parse_cpu_list(text.trim());
     if cpus.is_empty() {
         (0..std::thread::available_parallelism().map_or(1, |n| n.get()) as i32).collect()
@@ -166,7 +167,8 @@ impl Sampler {
                         return Ok(s);
                     }
                     Err(e) => {
-                        let denied = matches!(e.raw_os_error(), Some(libc::EACCES | libc::EPERM));
+                        let denied =
+                            matches!(e.raw_os_error(), Some(libc::EACCES | libc::EPERM));
                         if kernel && denied {
                             refused = Some(why_no_kernel(&e));
                             last = e;
@@ -192,7 +194,11 @@ impl Sampler {
         Ok(Sampler {
             rings,
             kind,
-            period_ns: if kind == Kind::CpuClock { a.sample_period } else { 0 },
+            period_ns: if kind == Kind::CpuClock {
+                a.sample_period
+            } else {
+                0
+            },
             kernel,
             refused: None,
             scratch: Vec::new(),
@@ -317,7 +323,13 @@ mod tests {
     use super::*;
 
     /// A sample record as the kernel writes one.
-    pub(crate) fn record(ip: u64, tid: u32, time: u64, chain: &[u64], user: Option<u64>) -> Vec<u8> {
+    pub(crate) fn record(
+        ip: u64,
+        tid: u32,
+        time: u64,
+        chain: &[u64],
+        user: Option<u64>,
+    ) -> Vec<u8> {
         let mut b = Vec::new();
         b.extend_from_slice(&perf::RECORD_SAMPLE.to_le_bytes());
         b.extend_from_slice(&[0, 0, 0, 0]);
@@ -347,15 +359,30 @@ mod tests {
     #[test]
     fn a_sample_with_a_kernel_chain_and_a_user_ip_decodes() {
         let marker = (-128i64) as u64; // PERF_CONTEXT_KERNEL
-        let rec = record(0xffff_1000, 42, 9, &[marker, 0xffff_1000, 0xffff_2000], Some(0x5000));
+        let rec = record(
+            0xffff_1000,
+            42,
+            9,
+            &[marker, 0xffff_1000, 0xffff_2000],
+            Some(0x5000),
+        );
         let Some(Record::Sample(s)) = parse(&rec) else {
             panic!("not a sample")
         };
-        assert_eq!((s.ip, s.tid, s.time, s.cpu, s.period), (0xffff_1000, 42, 9, 1, 50_000));
-        assert_eq!(s.kernel_frames().collect::<Vec<_>>(), [0xffff_1000, 0xffff_2000]);
+        assert_eq!(
+            (s.ip, s.tid, s.time, s.cpu, s.period),
+            (0xffff_1000, 42, 9, 1, 50_000)
+        );
+        assert_eq!(
+            s.kernel_frames().collect::<Vec<_>>(),
+            [0xffff_1000, 0xffff_2000]
+        );
         assert_eq!(s.user_ip, Some(0x5000));
         for cut in 0..rec.len() {
-            assert!(!matches!(parse(&rec[..cut]), Some(Record::Sample(_))), "cut {cut}");
+            assert!(
+                !matches!(parse(&rec[..cut]), Some(Record::Sample(_))),
+                "cut {cut}"
+            );
         }
         let kthread = record(0xffff_1000, 7, 9, &[], None);
         let Some(Record::Sample(s)) = parse(&kthread) else {

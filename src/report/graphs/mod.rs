@@ -186,7 +186,10 @@ pub fn forest(c: &Comparison) -> Result<Svg, UsageError> {
 
 /// The flame graphs of the explained results `filter` names (every explained one when
 /// it names none).
-fn flames(runs: &[(RunLabel, Run)], filter: Option<&str>) -> Result<Vec<Svg>, UsageError> {
+fn flames(
+    runs: &[(RunLabel, Run)],
+    filter: Option<&str>,
+) -> Result<Vec<Svg>, UsageError> {
     let picked: Vec<Svg> = runs
         .iter()
         .flat_map(|(_, r)| r.results.iter())
