@@ -9,7 +9,7 @@
 //! - placeholders (RUN, FILE, N, ...) become real values ([`placeholder`]): runs saved a
 //!   moment before in a temporary history (`SYSCOST_DB`), a synthetic trace file, a
 //!   results document, files in a temporary directory for every `-o`;
-//! - `run` and `repro` get `--profile smoke` (they save into the temporary history);
+//! - `run`, `repro` and `explain` get `--profile smoke` (they save into the temporary history);
 //!   a `> FILE` redirection is dropped and the output checked to be non-empty;
 //! - a line listed in [`SKIPPED`] is not run, for the reason given there.
 //!
@@ -26,10 +26,17 @@ const SYSCOST: &str = env!("CARGO_BIN_EXE_syscost");
 
 /// Quoted command lines that are not run, with the reason: a reviewer sees here what
 /// this test does not cover.
-const SKIPPED: &[(&str, &str)] = &[(
-    "man syscost-run",
-    "the man program reading an installed page, not a syscost command",
-)];
+const SKIPPED: &[(&str, &str)] = &[
+    (
+        "man syscost-run",
+        "the man program reading an installed page, not a syscost command",
+    ),
+    (
+        "syscost plot flame RUN [--bench NAME] [-o FILE.svg]",
+        "needs an explained run, which the temporary history lacks: tests/explain.rs \
+         plots one",
+    ),
+];
 
 /// The spans and lines README quotes, whitespace collapsed: (where, text).
 fn quoted_commands(readme: &str) -> Vec<(String, String)> {
@@ -113,6 +120,7 @@ fn is_command_path(args: &[String]) -> bool {
 const COMMANDS: &[&str] = &[
     "list",
     "run",
+    "explain",
     "env",
     "clocks",
     "selftest",
@@ -303,7 +311,7 @@ fn invocations(f: &Fixtures, line: &str) -> (Vec<Vec<String>>, bool) {
                 }
             }
         }
-        if matches!(args.first().map(String::as_str), Some("run" | "repro"))
+        if matches!(args.first().map(String::as_str), Some("run" | "repro" | "explain"))
             && !args.iter().any(|a| a == "--profile")
         {
             args.extend(["--profile".into(), "smoke".into()]);
