@@ -47,7 +47,7 @@ enum Command {
     ///
     /// E.g. syscost explain syscall.getpid; syscost explain ctx.pingpong mechanism=pipe
     /// placement=same-cpu --format folded > pingpong.folded. Kernel frames need root,
-    /// CAP_PERFMON or kernel.perf_event_paranoid ≤ 1; without them user frames only.
+    /// CAP_PERFMON or kernel.perf_event_paranoid <= 1; without them user frames only.
     Explain(ExplainArgs),
     /// Shows the facts about this machine that decide these costs.
     Env {
@@ -159,8 +159,8 @@ pub struct RunArgs {
     /// counters.
     #[arg(long, value_enum, default_value = "rusage")]
     pub cull: crate::session::Cull,
-    /// Also sample where each benchmark's time goes, as `syscost explain` does (each
-    /// round then lasts at least 100 ms, so the samples bound every share).
+    /// Also sample where each benchmark's time goes, as syscost explain does (each
+    /// round then lasts at least 500 ms, so the samples bound every share).
     #[arg(long)]
     pub explain: bool,
     /// Samples per second of running time when explaining: more bound the shares
@@ -173,7 +173,7 @@ pub struct RunArgs {
 /// Options of `syscost explain`: those of `run`, and the sampling's bias check.
 #[derive(Debug, clap::Args)]
 pub struct ExplainArgs {
-    /// What to measure, and how (the options of `syscost run`).
+    /// What to measure, and how (the options of syscost run).
     #[command(flatten)]
     pub run: RunArgs,
     /// Instead of a benchmark, measure the sampling's bias on a known answer: a

@@ -43,7 +43,7 @@ pub enum Graph {
     Mailbox,
     /// A comparison's ratios with their intervals, one row per benchmark.
     Forest,
-    /// Where an explained benchmark's time goes (`syscost explain`): a flame graph,
+    /// Where an explained benchmark's time goes (syscost explain): a flame graph,
     /// width = ns per operation.
     Flame,
 }
