@@ -371,6 +371,11 @@ pub struct Measured {
     /// too few (then the headline is the median of all samples and never converged).
     #[serde(default)]
     pub basis: crate::harness::analyze::Basis,
+    /// The peak resident size (VmHWM) of the worker process that measured it, KiB, read
+    /// when it concluded: the worker's own memory and the benchmark's buffers, not its
+    /// children's. Absent when it was measured in the run's own process.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker_peak_kib: Option<u64>,
 }
 
 /// The spread between separate runs of one benchmark under the same conditions, from
@@ -584,6 +589,7 @@ pub(crate) mod tests {
             between_runs: None,
             kernel: None,
             basis: Default::default(),
+            worker_peak_kib: None,
         }
     }
 

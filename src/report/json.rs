@@ -38,6 +38,7 @@
 //!                   "perturbed_by": { "vol_switches", "invol_switches", "faults",
 //!                                     "kernel" } },   // samples per unexpected cause
 //!       "basis": "clean" | "all",        // which samples the headline rests on
+//!       "worker_peak_kib"?,              // the measuring worker's peak resident KiB
 //!       "center_ns", "batch", "operations",
 //!       "overhead": { "per_batch_ns", "per_op_ns", "samples", "subtracted" },
 //!       "accounting": { "user_ns", "sys_ns", "vol_switches", "invol_switches",

@@ -384,6 +384,7 @@ pub(super) fn measured(
         between_runs: None,
         kernel: a.kernel,
         basis: a.basis,
+        worker_peak_kib: None,
     })
 }
 

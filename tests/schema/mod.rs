@@ -287,6 +287,8 @@ pub struct Measured {
     pub kernel: Option<KernelCull>,
     /// "clean", or "all" when the clean samples were too few to rest on.
     pub basis: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker_peak_kib: Option<u64>,
 }
 
 /// What culling by kernel events did (`--cull kernel`).

@@ -114,7 +114,10 @@ fn serve_inner(args: &[String]) -> anyhow::Result<()> {
             }) => {
                 slot.stopped = stopped;
                 let h = crate::harness::Harness::new(clock.as_ref(), settings);
-                let result = slot.finish(&h, start.keep_samples, interrupted);
+                let mut result = slot.finish(&h, start.keep_samples, interrupted);
+                if let Some(m) = result.as_mut().and_then(|r| r.measured.as_mut()) {
+                    m.worker_peak_kib = crate::os::usage::peak_resident_kib();
+                }
                 wire::send(&mut link, &Reply::Result(result.map(Box::new)))?;
                 return Ok(());
             }
