@@ -371,6 +371,73 @@ pub struct Measured {
     /// too few (then the headline is the median of all samples and never converged).
     #[serde(default)]
     pub basis: crate::harness::analyze::Basis,
+    /// The per-copy figures of an instance run as copies (`copies=N`; absent
+    /// otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copies: Option<CopiesFigures>,
+}
+
+/// What an instance run as N concurrent copies measured (`copies=N`): each copy timed
+/// its own batches over the same window. The headline above is the median of every
+/// copy's batches pooled, with the round-level interval; these are the copies apart.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CopiesFigures {
+    /// How many copies ran at once.
+    pub n: usize,
+    /// "process" or "thread".
+    pub mode: String,
+    /// The CPU each copy was pinned to (empty for a single copy, measured as any
+    /// instance is, unpinned unless `--cpu`).
+    pub cpus: Vec<usize>,
+    /// The CPUs the measuring process could use.
+    pub online: usize,
+    /// More copies than those CPUs: some shared one (such a point is left out of
+    /// the scalability fit).
+    pub oversubscribed: bool,
+    /// Each copy's figure (its own samples analysed alone), ns per operation.
+    pub copy_ns: Vec<f64>,
+    /// The per-copy cost: the median of `copy_ns`, ns per operation.
+    pub per_copy_ns: f64,
+    /// The slowest copy's figure, ns per operation: what a workload waits for.
+    pub slowest_ns: f64,
+    /// (slowest − fastest) / per-copy cost.
+    pub spread: f64,
+    /// Operations per second of all copies together: the sum of 1e9 / `copy_ns`.
+    pub throughput_ops_s: f64,
+}
+
+impl CopiesFigures {
+    /// The figures of `copies` whose copies measured `copy_ns`, pinned to `cpus` (and
+    /// `oversubscribed`), with `online` CPUs to use.
+    pub fn new(
+        copies: crate::bench::copies::Copies,
+        copy_ns: Vec<f64>,
+        (cpus, oversubscribed): (Vec<usize>, bool),
+        online: usize,
+    ) -> CopiesFigures {
+        let finite: Vec<f64> = copy_ns.iter().copied().filter(|x| x.is_finite()).collect();
+        let per_copy_ns = crate::stats::median(&finite).unwrap_or(f64::NAN);
+        let slowest_ns = finite.iter().copied().fold(f64::NAN, f64::max);
+        let fastest = finite.iter().copied().fold(f64::NAN, f64::min);
+        let throughput_ops_s = if finite.len() == copy_ns.len() {
+            finite.iter().map(|x| 1e9 / x.max(1e-3)).sum()
+        } else {
+            f64::NAN
+        };
+        CopiesFigures {
+            n: copies.n,
+            mode: copies.mode.word().to_string(),
+            cpus,
+            online,
+            oversubscribed,
+            per_copy_ns,
+            slowest_ns,
+            spread: (slowest_ns - fastest) / per_copy_ns,
+            throughput_ops_s,
+            copy_ns,
+        }
+    }
 }
 
 /// The spread between separate runs of one benchmark under the same conditions, from
@@ -582,6 +649,7 @@ pub(crate) mod tests {
             after_ns: 0.0,
             samples: None,
             between_runs: None,
+            copies: None,
             kernel: None,
             basis: Default::default(),
         }

@@ -32,6 +32,8 @@ pub struct RunContext {
     /// Where new scratch files come from when not made here: a worker process asks the
     /// run's parent, which keeps the files for every instance.
     source: Option<ScratchSource>,
+    /// Which copy of how many this context prepares for (`copies=N`), if any.
+    copy: Option<(usize, usize)>,
 }
 
 /// Makes (or finds) the scratch file of a length, for a [`RunContext`] that does not
@@ -60,6 +62,26 @@ impl RunContext {
     pub fn with_scratch_source(mut self, source: ScratchSource) -> RunContext {
         self.source = Some(source);
         self
+    }
+
+    /// A context for copy `i` of `n` (`copies=N`) with these options: its scratch
+    /// files made here (a file per copy), and [`RunContext::copy`] set.
+    pub fn for_copy(
+        files: Options,
+        profile: Option<&'static str>,
+        i: usize,
+        n: usize,
+    ) -> RunContext {
+        RunContext {
+            copy: Some((i, n)),
+            ..RunContext::new(files, profile)
+        }
+    }
+
+    /// Which copy of how many this context prepares for, when the instance runs as
+    /// copies: a benchmark with a private variant names its resource by the copy.
+    pub fn copy(&self) -> Option<(usize, usize)> {
+        self.copy
     }
 
     /// The file options (`--dir`, `--drop-caches`).

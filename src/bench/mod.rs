@@ -10,6 +10,7 @@
 pub mod call;
 pub mod clock;
 pub mod context;
+pub mod copies;
 pub mod ctx;
 pub mod file;
 pub mod ipc;

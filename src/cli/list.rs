@@ -36,6 +36,14 @@ pub fn list(filters: &[String]) -> anyhow::Result<ExitCode> {
                 p.about
             )?;
         }
+        match bench::copies::serial(b) {
+            None => writeln!(
+                out,
+                "  {:<28}   copies=1 (copies_as=process|thread): runs as N concurrent copies",
+                ""
+            )?,
+            Some(why) => writeln!(out, "  {:<28}   copies: no ({why})", "")?,
+        }
         if !b.origin().is_empty() {
             writeln!(out, "  {:<28}   from: {}", "", b.origin())?;
         }

@@ -39,10 +39,15 @@ pub fn plan(
         }
     }
     let selected = bench::select(filters);
+    if params.iter().any(|p| bench::copies::is_copies_param(&p.name)) {
+        for b in &selected {
+            bench::copies::check(*b)?;
+        }
+    }
     for p in &params {
         if !selected
             .iter()
-            .any(|b| b.params().iter().any(|s| s.name == p.name))
+            .any(|b| bench::copies::spec(*b, &p.name).is_some())
         {
             return Err(UsageError::new(format!(
                 "parameter {}: no selected benchmark takes a parameter '{}' (given with --param or as name=value); see `syscost list` for each benchmark's parameters",
@@ -54,10 +59,10 @@ pub fn plan(
     for b in selected {
         let mine: Vec<ParamArg> = params
             .iter()
-            .filter(|p| b.params().iter().any(|s| s.name == p.name))
+            .filter(|p| bench::copies::spec(b, &p.name).is_some())
             .cloned()
             .collect();
-        for p in bench::params::expand(b.name(), b.params(), &mine)? {
+        for p in bench::copies::expand(b, &mine)? {
             out.push((b, p));
         }
     }

@@ -1,0 +1,463 @@
+//! One round of an instance run as N copies (`copies=N`, N > 1): each copy a thread of
+//! the measuring process or a process forked from it, pinned one per CPU while N fits
+//! the CPUs it may use, sets the benchmark up for itself (untimed), warms up, and waits
+//! behind a barrier; released together, every copy times its own batches on the same
+//! clock from one start to one deadline, so all of them cover the same window. The
+//! copies' samples come back to the slot, copy by copy.
+//!
+//! It owns the copies' lives: every thread is joined and every process reaped, on
+//! success, on a copy's failure and on an interruption (a forked copy dies with the
+//! measuring process). It does not analyse samples.
+
+use crate::bench::copies::{Copies, CopiesAs};
+use crate::bench::{Bench, Params, RunContext};
+use crate::error::BenchError;
+use crate::harness::clock::{self, Clock};
+use crate::harness::{EmptyLoop, Harness, Measurement, Sample, Settings, Window};
+use crate::results::CopiesFigures;
+use crate::session::slot::{Env, Slot};
+use crate::os::task::{self, Child, SharedMem};
+use crate::session::worker::wire::{self, WireError};
+use std::os::unix::net::UnixStream;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+/// How long the copies may take to set themselves up and warm before the barrier.
+const READY_WITHIN: Duration = Duration::from_secs(60);
+/// How far ahead of the release the common start lies: time for every copy to wake.
+const START_AHEAD_NS: f64 = 2e6;
+
+/// The barrier's words in the shared page.
+const READY: usize = 0;
+const GO: usize = 1;
+const ABORT: usize = 2;
+/// The start and the deadline, 64-bit slots (words 4..8).
+const START: usize = 2;
+const DEADLINE: usize = 3;
+
+/// What every copy of one round needs.
+pub(super) struct Job<'a> {
+    pub(super) bench: &'a dyn Bench,
+    pub(super) params: &'a Params,
+    pub(super) files: crate::bench::file::Options,
+    pub(super) profile: Option<&'static str>,
+    /// The session's clock, as every copy may read it.
+    pub(super) clock: Box<dyn Clock + Send + Sync>,
+    pub(super) settings: Settings,
+    pub(super) copies: Copies,
+    /// The batch size (calibrated alone in the first round).
+    pub(super) k: u64,
+    pub(super) round: u32,
+    /// The run's start on the clock.
+    pub(super) begin: u64,
+    /// Each copy's warm-up before the barrier, ns.
+    pub(super) warm_ns: u64,
+    /// The window every copy times, ns.
+    pub(super) window_ns: f64,
+}
+
+/// What one round of copies measured.
+pub(super) struct CopyRound {
+    /// Each copy's samples, copy by copy.
+    pub(super) samples: Vec<Vec<Sample>>,
+    /// The CPU each copy was pinned to.
+    pub(super) cpus: Vec<usize>,
+    /// More copies than CPUs: some share one.
+    pub(super) oversubscribed: bool,
+}
+
+/// The CPU of each of `n` copies among `allowed`: one each while they fit, else in
+/// turn (oversubscribed).
+pub(super) fn placement(n: usize, allowed: &[usize]) -> (Vec<usize>, bool) {
+    let allowed = if allowed.is_empty() { &[0][..] } else { allowed };
+    let cpus = (0..n).map(|i| allowed[i % allowed.len()]).collect();
+    (cpus, n > allowed.len())
+}
+
+/// Runs one round of `job`'s copies and returns their samples.
+pub(super) fn round(job: &Job<'_>) -> Result<CopyRound, BenchError> {
+    let allowed = crate::os::affinity::allowed_cpus()
+        .map_err(|e| BenchError::os("reading the CPUs this process may use", e))?;
+    let (cpus, oversubscribed) = placement(job.copies.n, &allowed);
+    let bar = SharedMem::new(64).map_err(|e| BenchError::os("mmap (the barrier)", e))?;
+    let samples = match job.copies.mode {
+        CopiesAs::Thread => threads(job, &cpus, &bar)?,
+        CopiesAs::Process => processes(job, &cpus, &bar)?,
+    };
+    Ok(CopyRound {
+        samples,
+        cpus,
+        oversubscribed,
+    })
+}
+
+/// The copies as threads of this process.
+fn threads(
+    job: &Job<'_>,
+    cpus: &[usize],
+    bar: &SharedMem,
+) -> Result<Vec<Vec<Sample>>, BenchError> {
+    std::thread::scope(|s| {
+        let handles: Vec<_> = cpus
+            .iter()
+            .enumerate()
+            .map(|(i, &cpu)| {
+                std::thread::Builder::new()
+                    .name(format!("syscost-copy{i}"))
+                    .spawn_scoped(s, move || copy(job, i, cpu, bar))
+            })
+            .collect();
+        let released = if handles.iter().any(Result::is_err) {
+            abort(bar);
+            Ok(())
+        } else {
+            release(job, bar, &mut || Ok(()))
+        };
+        let mut out = Vec::new();
+        let mut first_error = released.err();
+        for h in handles {
+            let got = match h {
+                Ok(h) => h.join().unwrap_or_else(|_| {
+                    Err(BenchError::Failed("a copy's thread panicked".into()))
+                }),
+                Err(e) => Err(BenchError::os("starting a copy's thread", e)),
+            };
+            match got {
+                Ok(v) => out.push(v),
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        match first_error {
+            Some(e) => Err(e),
+            None => Ok(out),
+        }
+    })
+}
+
+/// The copies as processes forked from this one (which must be single-threaded).
+fn processes(
+    job: &Job<'_>,
+    cpus: &[usize],
+    bar: &SharedMem,
+) -> Result<Vec<Vec<Sample>>, BenchError> {
+    let mut kids: Vec<(Child, UnixStream)> = Vec::new();
+    for (i, &cpu) in cpus.iter().enumerate() {
+        let (mine, theirs) =
+            UnixStream::pair().map_err(|e| BenchError::os("socketpair (a copy)", e))?;
+        let forked = task::fork_alone(|| {
+            let got = copy(job, i, cpu, bar).map_err(|e| WireError::from(&e));
+            let mut s = theirs.try_clone().expect("a descriptor of this process");
+            match wire::send(&mut s, &got) {
+                Ok(()) => 0,
+                Err(_) => 3,
+            }
+        });
+        drop(theirs);
+        match forked {
+            Ok(c) => kids.push((c, mine)),
+            Err(e) => {
+                abort(bar);
+                return Err(BenchError::Failed(format!(
+                    "forking copy {i} (copies_as=process): {e}; copies_as=thread runs \
+                     the copies as threads instead"
+                )));
+            }
+        }
+    }
+    let mut dead = || {
+        for (i, (c, _)) in kids.iter_mut().enumerate() {
+            if let Ok(Some(st)) = c.try_wait() {
+                return Err(BenchError::Failed(format!(
+                    "copy {i} ended before the barrier ({})",
+                    task::describe_status(st)
+                )));
+            }
+        }
+        Ok(())
+    };
+    release(job, bar, &mut dead)?;
+    let wait = Duration::from_secs_f64(job.window_ns / 1e9) + READY_WITHIN;
+    let mut out = Vec::new();
+    for (i, (mut child, mut s)) in kids.into_iter().enumerate() {
+        let _ = s.set_read_timeout(Some(wait));
+        let got = wire::recv::<Result<Vec<Sample>, WireError>>(&mut s);
+        let status = child.reap_by(Instant::now() + Duration::from_secs(2));
+        match got {
+            Ok(Some(Ok(v))) => out.push(v),
+            Ok(Some(Err(e))) => return Err(e.into()),
+            Ok(None) | Err(_) => {
+                let how = match status {
+                    Ok((st, false)) => task::describe_status(st),
+                    Ok((_, true)) => "killed after it stopped answering".into(),
+                    Err(e) => e.to_string(),
+                };
+                return Err(BenchError::Failed(format!(
+                    "copy {i} sent no samples ({how})"
+                )));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Waits until every copy is ready (or one failed), then sets the common start and
+/// deadline and releases them. `dead` says whether a copy ended early.
+fn release(
+    job: &Job<'_>,
+    bar: &SharedMem,
+    dead: &mut dyn FnMut() -> Result<(), BenchError>,
+) -> Result<(), BenchError> {
+    let n = job.copies.n as u32;
+    let until = Instant::now() + READY_WITHIN;
+    let check = |dead: &mut dyn FnMut() -> Result<(), BenchError>| {
+        if crate::os::interrupt::interrupted() {
+            return Err(BenchError::Interrupted);
+        }
+        dead()?;
+        if Instant::now() > until {
+            return Err(BenchError::Failed(format!(
+                "the copies were not ready within {} s",
+                READY_WITHIN.as_secs()
+            )));
+        }
+        Ok(())
+    };
+    while bar.word(READY).load(Ordering::Acquire) < n {
+        if let Err(e) = check(dead) {
+            abort(bar);
+            return Err(e);
+        }
+        std::thread::sleep(Duration::from_micros(200));
+    }
+    if bar.word(ABORT).load(Ordering::Acquire) != 0 {
+        abort(bar);
+        return Ok(()); // the failing copy says why
+    }
+    let c = job.clock.as_ref();
+    let ticks = |ns: f64| (ns / c.ns_per_tick()) as u64;
+    let start = c.now() + ticks(START_AHEAD_NS);
+    bar.slot(START).store(start, Ordering::Release);
+    bar.slot(DEADLINE)
+        .store(start + ticks(job.window_ns), Ordering::Release);
+    bar.word(GO).store(1, Ordering::Release);
+    task::futex_wake(bar.word(GO), i32::MAX);
+    Ok(())
+}
+
+/// Releases every copy with the abort flag set.
+fn abort(bar: &SharedMem) {
+    bar.word(ABORT).store(1, Ordering::Release);
+    bar.word(GO).store(1, Ordering::Release);
+    task::futex_wake(bar.word(GO), i32::MAX);
+}
+
+/// One copy: pin, set up, warm, wait at the barrier, time its batches until the
+/// deadline. A failure before the barrier aborts the others.
+fn copy(
+    job: &Job<'_>,
+    i: usize,
+    cpu: usize,
+    bar: &SharedMem,
+) -> Result<Vec<Sample>, BenchError> {
+    let ready = || {
+        bar.word(READY).fetch_add(1, Ordering::AcqRel);
+    };
+    let before = (|| {
+        crate::os::affinity::set_cpus(&[cpu])
+            .map_err(|e| BenchError::os("pinning a copy", e))?;
+        let cx = RunContext::for_copy(job.files.clone(), job.profile, i, job.copies.n);
+        let prepared = job.bench.prepare(job.params, &cx)?;
+        let mut body = prepared.body;
+        Harness::new(job.clock.as_ref(), job.settings).warm(
+            body.as_mut(),
+            job.k,
+            job.warm_ns,
+        )?;
+        Ok::<_, BenchError>((cx, body))
+    })();
+    let clock = job.clock.as_ref();
+    let (_cx, mut body) = match before {
+        Ok(x) => x,
+        Err(e) => {
+            bar.word(ABORT).store(1, Ordering::Release);
+            ready();
+            return Err(e);
+        }
+    };
+    ready();
+    while bar.word(GO).load(Ordering::Acquire) == 0 {
+        let t = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 50_000_000,
+        };
+        task::futex_wait(bar.word(GO), 0, Some(&t));
+    }
+    if bar.word(ABORT).load(Ordering::Acquire) != 0 {
+        return Err(BenchError::Failed("another copy failed".into()));
+    }
+    let start = bar.slot(START).load(Ordering::Acquire);
+    let deadline = bar.slot(DEADLINE).load(Ordering::Acquire);
+    while clock.now() < start {
+        std::hint::spin_loop();
+    }
+    let h = Harness::new(clock, job.settings);
+    let mut out = Vec::new();
+    let window = Window {
+        round: job.round,
+        begin: job.begin,
+        deadline,
+        cap: job.settings.profile.round_max_samples.max(1),
+    };
+    h.collect_until(body.as_mut(), job.k, window, &mut out)?;
+    drop(body);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn copies_go_one_per_cpu_then_in_turn() {
+        assert_eq!(placement(2, &[0, 1]), (vec![0, 1], false));
+        assert_eq!(placement(3, &[2, 5]), (vec![2, 5, 2], true));
+        assert_eq!(placement(1, &[]), (vec![0], false));
+    }
+}
+
+impl Slot<'_> {
+    /// One round of an instance run as `copies` (N > 1): the batch size and the
+    /// empty loop's overhead found alone in the first round (one setup, calibrated and
+    /// timed once, then dropped), then every copy sets up, warms, and times its batches
+    /// over one window. The copies' samples are pooled for the round-level interval,
+    /// each marked with its copy; kernel-event culling does not apply to copies.
+    pub(super) fn visit_copies(
+        &mut self,
+        env: &mut Env<'_>,
+        round: u32,
+        begin: u64,
+        canary: f64,
+        copies: Copies,
+    ) -> Result<(), BenchError> {
+        let p = env.settings.profile;
+        self.canaries.push(canary);
+        let mut settings = env.settings;
+        settings.spans = false;
+        let h = Harness::new(env.clock, settings);
+        let c = env.clock;
+        let t0 = c.now();
+        let (k, overhead) = match self.setup.clone() {
+            Some(mut s) => {
+                h.remeasure(&mut EmptyLoop, s.0, self.plan, &mut s.1)?;
+                s
+            }
+            None => {
+                let prepared = self.bench.prepare(&self.params, env.context)?;
+                self.result.op = prepared.op.to_string();
+                let (plan, mut body) = (prepared.plan, prepared.body);
+                let k = h.calibrate(body.as_mut(), plan)?;
+                h.warm(body.as_mut(), k, p.round_warmup_ns)?;
+                body.reset(k)?;
+                let b0 = c.now();
+                body.run(k)?;
+                self.batch_ns = c.to_ns(c.now().wrapping_sub(b0));
+                drop(body);
+                self.plan = plan;
+                let o = h.overhead(&mut EmptyLoop, k, plan)?;
+                (k, o)
+            }
+        };
+        self.setup = Some((k, overhead));
+        let round_ns = p.round_ns as f64;
+        let window_ns = (p.round_min_samples as f64 * self.batch_ns * 1.2)
+            .clamp(round_ns, (4.0 * round_ns).max(round_ns + 1.0));
+        let job = Job {
+            bench: self.bench,
+            params: &self.params,
+            files: env.context.files().clone(),
+            profile: env.context.profile(),
+            clock: clock::same_as(env.clock).ok_or_else(|| {
+                BenchError::Failed(format!(
+                    "copies need a clock every copy can read (not the {} clock)",
+                    env.clock.name()
+                ))
+            })?,
+            settings,
+            copies,
+            k,
+            round,
+            begin,
+            warm_ns: if round == 0 {
+                p.warmup_ns
+            } else {
+                p.round_warmup_ns
+            },
+            window_ns,
+        };
+        let t1 = c.now();
+        let got = self::round(&job)?;
+        let t2 = c.now();
+        self.warmup_ns += c.to_ns(t1.wrapping_sub(t0));
+        let spent = c.to_ns(t2.wrapping_sub(t1));
+        self.elapsed_ns += window_ns.min(spent);
+        self.setup_ns += (spent - window_ns).max(0.0);
+        let mut marked: Vec<(u16, Sample)> = got
+            .samples
+            .into_iter()
+            .enumerate()
+            .flat_map(|(i, v)| v.into_iter().map(move |x| (i as u16, x)))
+            .collect();
+        // In time order, as a round's samples are.
+        marked.sort_by(|a, b| a.1.at_ns.total_cmp(&b.1.at_ns));
+        for (i, x) in marked {
+            self.copy_of.push(i);
+            self.samples.push(x);
+        }
+        self.copy_cpus = (got.cpus, got.oversubscribed);
+        self.rounds += 1;
+        let (rounds, cap) = (self.rounds as usize, self.cap(p));
+        if p.looks_at(rounds, cap) {
+            let (k, overhead) = self.setup.clone().expect("set above");
+            let (a, ok, why) = h.conclude(&self.samples, k, &overhead, self.plan);
+            self.last_ci = a.relative_ci();
+            if ok || rounds >= cap {
+                self.concluded = Some((a, ok, why));
+            }
+        }
+        Ok(())
+    }
+
+    /// The figures of an instance run as copies: each copy's own figure (its samples
+    /// analysed alone), their median (the per-copy cost), the slowest, and the
+    /// throughput of all copies together. A single copy is the instance's own figure.
+    pub(super) fn copy_figures(
+        &self,
+        h: &Harness<'_>,
+        m: &Measurement,
+        copies: Copies,
+    ) -> CopiesFigures {
+        let copy_ns: Vec<f64> = if copies.n <= 1 || self.copy_of.len() != m.samples.len() {
+            vec![m.analysis.figure()]
+        } else {
+            (0..copies.n)
+                .map(|i| {
+                    let mine: Vec<Sample> = m
+                        .samples
+                        .iter()
+                        .zip(&self.copy_of)
+                        .filter(|(_, &c)| c as usize == i)
+                        .map(|(x, _)| *x)
+                        .collect();
+                    if mine.is_empty() {
+                        return f64::NAN;
+                    }
+                    h.conclude(&mine, m.batch, &m.overhead, self.plan).0.figure()
+                })
+                .collect()
+        };
+        let online = crate::os::affinity::allowed_cpus().map_or(0, |c| c.len());
+        CopiesFigures::new(copies, copy_ns, self.copy_cpus.clone(), online)
+    }
+}
