@@ -43,6 +43,48 @@ pub struct Run {
     pub sweeps: Vec<SweepFit>,
     /// Sloan's table for each sweep of `ctx.ring` over n.
     pub rings: Vec<RingTable>,
+    /// For each benchmark run as copies, its points against N and the scalability
+    /// fit (absent when nothing ran as copies).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scaling: Vec<ScalingTable>,
+}
+
+/// One benchmark's copies points (`copies=1,2,...` with its other parameters fixed):
+/// throughput and efficiency against N, and the Universal Scalability Law fitted when
+/// enough points allow.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScalingTable {
+    /// The benchmark.
+    pub name: String,
+    /// Its other parameters (`copies_as` among them).
+    pub fixed: BTreeMap<String, String>,
+    /// One per measured copies point, by N.
+    pub points: Vec<ScalingPoint>,
+    /// The fit over the points that are not oversubscribed (absent when too few).
+    pub fit: Option<crate::stats::usl::UslFit>,
+    /// Why there is no fit, when there is none.
+    pub no_fit: Option<String>,
+}
+
+/// One copies point of a [`ScalingTable`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScalingPoint {
+    /// Copies at once.
+    pub n: usize,
+    /// The per-copy cost (the median over copies), ns per operation.
+    pub per_copy_ns: f64,
+    /// The slowest copy, ns per operation.
+    pub slowest_ns: f64,
+    /// Operations per second of all copies.
+    pub throughput_ops_s: f64,
+    /// Throughput / (N × one copy's throughput); absent without a `copies=1` point.
+    pub efficiency: Option<f64>,
+    /// More copies than CPUs.
+    pub oversubscribed: bool,
+    /// The CPUs the copies were pinned to.
+    pub cpus: Vec<usize>,
 }
 
 impl Run {
@@ -66,6 +108,7 @@ impl Run {
             machine: MachineStates::default(),
             sweeps: Vec::new(),
             rings: Vec::new(),
+            scaling: Vec::new(),
         }
     }
 
@@ -86,6 +129,7 @@ impl Run {
             machine: self.machine.clone(),
             sweeps: self.sweeps.clone(),
             rings: self.rings.clone(),
+            scaling: self.scaling.clone(),
         }
     }
 }
@@ -706,6 +750,7 @@ pub(crate) mod tests {
             machine: MachineStates::default(),
             sweeps: vec![],
             rings: vec![],
+            scaling: vec![],
         }
     }
 

@@ -220,6 +220,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     }
     run.sweeps = crate::report::sweep::fits(&run.results);
     run.rings = crate::report::ring::tables(&run.results);
+    run.scaling = crate::report::scaling::tables(&run.results);
     let spill = session.take_spill();
     drop(session); // stop the load before the last write
     for r in &run.results {

@@ -126,6 +126,7 @@ pub(crate) mod fixture {
             complete: true,
             sweeps: crate::report::sweep::fits(&results),
             rings: crate::report::ring::tables(&results),
+            scaling: Vec::new(),
             results,
             machine: Default::default(),
         }
