@@ -447,16 +447,21 @@ pub struct CopiesFigures {
     pub slowest_ns: f64,
     /// (slowest − fastest) / per-copy cost.
     pub spread: f64,
-    /// Operations per second of all copies together: the sum of 1e9 / `copy_ns`.
+    /// Operations per second of all copies together: the sum over copies of the
+    /// operations each did over the time its batches took (every batch, perturbed
+    /// ones too, the empty loop subtracted), so a copy that waited for its CPU counts
+    /// fewer.
     pub throughput_ops_s: f64,
 }
 
 impl CopiesFigures {
-    /// The figures of `copies` whose copies measured `copy_ns`, pinned to `cpus` (and
-    /// `oversubscribed`), with `online` CPUs to use.
+    /// The figures of `copies` whose copies measured `copy_ns` and did `copy_ops_s`
+    /// operations per second, pinned to `cpus` (and `oversubscribed`), with `online`
+    /// CPUs to use.
     pub fn new(
         copies: crate::bench::copies::Copies,
         copy_ns: Vec<f64>,
+        copy_ops_s: &[f64],
         (cpus, oversubscribed): (Vec<usize>, bool),
         online: usize,
     ) -> CopiesFigures {
@@ -464,11 +469,7 @@ impl CopiesFigures {
         let per_copy_ns = crate::stats::median(&finite).unwrap_or(f64::NAN);
         let slowest_ns = finite.iter().copied().fold(f64::NAN, f64::max);
         let fastest = finite.iter().copied().fold(f64::NAN, f64::min);
-        let throughput_ops_s = if finite.len() == copy_ns.len() {
-            finite.iter().map(|x| 1e9 / x.max(1e-3)).sum()
-        } else {
-            f64::NAN
-        };
+        let throughput_ops_s = copy_ops_s.iter().sum();
         CopiesFigures {
             n: copies.n,
             mode: copies.mode.word().to_string(),

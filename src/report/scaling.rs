@@ -6,7 +6,7 @@
 //! A pure function of the results.
 
 use crate::bench::copies::COPIES;
-use crate::results::{BenchResult, ScalingPoint, ScalingTable};
+use crate::results::{fmt_ns, BenchResult, CopiesFigures, ScalingPoint, ScalingTable};
 use crate::stats::usl;
 use std::collections::BTreeMap;
 
@@ -98,11 +98,109 @@ fn fit_of(points: &[ScalingPoint]) -> (Option<usl::UslFit>, Option<String>) {
     }
 }
 
+/// The note under a result run as copies: where they ran, each copy's figure, the
+/// slowest, the spread and the throughput.
+pub fn copies_note(c: &CopiesFigures) -> String {
+    let each: Vec<String> = c.copy_ns.iter().map(|&x| fmt_ns(x)).collect();
+    let place = if c.cpus.is_empty() {
+        "measured as a single instance".to_string()
+    } else {
+        let cpus: Vec<String> = c.cpus.iter().map(usize::to_string).collect();
+        format!(
+            "pinned to CPUs {}{}",
+            cpus.join(","),
+            if c.oversubscribed {
+                format!(", oversubscribed ({} copies on {} CPUs)", c.n, c.online)
+            } else {
+                String::new()
+            }
+        )
+    };
+    let what = match (c.mode.as_str(), c.n) {
+        ("process", 1) => "copy (process)",
+        ("process", _) => "copies (processes)",
+        (_, 1) => "copy (thread)",
+        _ => "copies (threads)",
+    };
+    format!(
+        "{} {what} {place}: per copy {} (copies {}), slowest {}, spread {:.1}%, {} in all",
+        c.n,
+        fmt_ns(c.per_copy_ns),
+        each.join(", "),
+        fmt_ns(c.slowest_ns),
+        c.spread * 100.0,
+        fmt_rate(c.throughput_ops_s)
+    )
+}
+
+/// Operations per second, in k/M/G.
+pub fn fmt_rate(x: f64) -> String {
+    if !x.is_finite() {
+        return "–".into();
+    }
+    let (v, u) = if x >= 1e9 {
+        (x / 1e9, "G")
+    } else if x >= 1e6 {
+        (x / 1e6, "M")
+    } else if x >= 1e3 {
+        (x / 1e3, "k")
+    } else {
+        (x, "")
+    };
+    format!("{v:.3} {u}op/s")
+}
+
+/// A scaling table as text: the points, then the fit or why there is none.
+pub fn render(t: &ScalingTable) -> String {
+    let fixed: Vec<String> = t.fixed.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let mut s = format!("scaling {} ({})\n", t.name, fixed.join(" "));
+    s += &format!(
+        "  {:>6}  {:>11}  {:>11}  {:>14}  {:>10}  cpus\n",
+        "copies", "per copy", "slowest", "throughput", "efficiency"
+    );
+    for p in &t.points {
+        let cpus: Vec<String> = p.cpus.iter().map(usize::to_string).collect();
+        s += &format!(
+            "  {:>6}  {:>11}  {:>11}  {:>14}  {:>10}  {}{}\n",
+            p.n,
+            fmt_ns(p.per_copy_ns),
+            fmt_ns(p.slowest_ns),
+            fmt_rate(p.throughput_ops_s),
+            p.efficiency
+                .map_or("–".to_string(), |e| format!("{:.1}%", e * 100.0)),
+            if cpus.is_empty() { "-".into() } else { cpus.join(",") },
+            if p.oversubscribed { " (oversubscribed)" } else { "" }
+        );
+    }
+    match (&t.fit, &t.no_fit) {
+        (Some(f), _) => {
+            let se = |x: Option<f64>| x.map_or(" (exact: 3 points)".into(), |e| format!(" ± {e:.2e}"));
+            s += &format!(
+                "  USL fit over {} points: σ (contention) {:.4}{}, κ (coherency) {:.2e}{}, \
+                 λ {}, R² {:.4}, {}\n",
+                f.points,
+                f.sigma,
+                se(f.sigma_se),
+                f.kappa,
+                se(f.kappa_se),
+                fmt_rate(f.lambda),
+                f.r2,
+                match f.peak_n {
+                    Some(n) => format!("peak throughput at N ≈ {n:.1}"),
+                    None => "no peak (κ ≤ 0)".into(),
+                }
+            );
+        }
+        (None, Some(why)) => s += &format!("  {why}\n"),
+        (None, None) => {}
+    }
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::bench::copies::{Copies, CopiesAs};
-    use crate::results::CopiesFigures;
 
     fn result(n: usize, copy_ns: Vec<f64>, over: bool) -> BenchResult {
         let doc = include_str!("../../tests/fixtures/report-smoke.json");
@@ -123,8 +221,9 @@ mod tests {
             mode: CopiesAs::Process,
         };
         let cpus = ((0..n).collect(), over);
+        let rates: Vec<f64> = copy_ns.iter().map(|x| 1e9 / x).collect();
         r.measured.as_mut().unwrap().copies =
-            Some(CopiesFigures::new(copies, copy_ns, cpus, 2));
+            Some(CopiesFigures::new(copies, copy_ns, &rates, cpus, 2));
         r
     }
 

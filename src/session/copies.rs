@@ -308,7 +308,7 @@ fn copy(
         round: job.round,
         begin: job.begin,
         deadline,
-        cap: job.settings.profile.round_max_samples.max(1),
+        cap: job.settings.profile.round_max_samples.max(1) * 4,
     };
     h.collect_until(body.as_mut(), job.k, window, &mut out)?;
     drop(body);
@@ -431,33 +431,55 @@ impl Slot<'_> {
 
     /// The figures of an instance run as copies: each copy's own figure (its samples
     /// analysed alone), their median (the per-copy cost), the slowest, and the
-    /// throughput of all copies together. A single copy is the instance's own figure.
+    /// throughput of all copies together: each copy's operations over the time its
+    /// batches took (overhead subtracted), every batch counted, so a copy that waited
+    /// for its CPU (oversubscribed) counts fewer. A single copy is the instance's own.
     pub(super) fn copy_figures(
         &self,
         h: &Harness<'_>,
         m: &Measurement,
         copies: Copies,
     ) -> CopiesFigures {
-        let copy_ns: Vec<f64> = if copies.n <= 1 || self.copy_of.len() != m.samples.len() {
-            vec![m.analysis.figure()]
-        } else {
-            (0..copies.n)
-                .map(|i| {
-                    let mine: Vec<Sample> = m
-                        .samples
-                        .iter()
-                        .zip(&self.copy_of)
-                        .filter(|(_, &c)| c as usize == i)
-                        .map(|(x, _)| *x)
-                        .collect();
-                    if mine.is_empty() {
-                        return f64::NAN;
-                    }
-                    h.conclude(&mine, m.batch, &m.overhead, self.plan).0.figure()
-                })
-                .collect()
+        let n = copies.n.max(1);
+        let solo = copies.n <= 1 || self.copy_of.len() != m.samples.len();
+        let of = |i: usize| -> Vec<Sample> {
+            match solo {
+                true => m.samples.clone(),
+                false => m
+                    .samples
+                    .iter()
+                    .zip(&self.copy_of)
+                    .filter(|(_, &c)| c as usize == i)
+                    .map(|(x, _)| *x)
+                    .collect(),
+            }
         };
+        let per_batch = (m.batch * self.plan.per_iter.max(1)) as f64;
+        let (mut copy_ns, mut rate) = (Vec::new(), Vec::new());
+        for i in 0..n {
+            let mine = of(i);
+            if mine.is_empty() {
+                copy_ns.push(f64::NAN);
+                rate.push(f64::NAN);
+                continue;
+            }
+            let figure = match solo {
+                true => m.analysis.figure(),
+                false => h.conclude(&mine, m.batch, &m.overhead, self.plan).0.figure(),
+            };
+            // Every batch, perturbed ones too: a copy that waited for its CPU did
+            // fewer operations in the window.
+            let busy_ns: f64 = mine
+                .iter()
+                .map(|x| {
+                    let o = m.overhead.ticks_for(x.round);
+                    h.clock().to_ns(x.ticks.saturating_sub(o))
+                })
+                .sum();
+            copy_ns.push(figure);
+            rate.push(mine.len() as f64 * per_batch / busy_ns * 1e9);
+        }
         let online = crate::os::affinity::allowed_cpus().map_or(0, |c| c.len());
-        CopiesFigures::new(copies, copy_ns, self.copy_cpus.clone(), online)
+        CopiesFigures::new(copies, copy_ns, &rate, self.copy_cpus.clone(), online)
     }
 }
