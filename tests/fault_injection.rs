@@ -25,7 +25,7 @@ static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 const HANG: Duration = Duration::from_secs(60);
 
 /// What each trial may run: every family, ctx.ring up to 1024 tasks, ipc.rtt on
-/// every transport, and a reproduction.
+/// every transport, a reproduction, and benchmarks run as copies.
 const WORKLOADS: &[&[&str]] = &[
     &["run", "ctx.ring", "-p", "n=2,64", "-p", "placement=free"],
     &[
@@ -60,6 +60,16 @@ const WORKLOADS: &[&[&str]] = &[
     &["run", "svc.*"],
     &["run", "signal.*"],
     &["repro", "perez1976"],
+    // Copies: threads of a worker and processes forked from it, oversubscribed too.
+    &[
+        "run",
+        "syscall.getppid",
+        "mem.fault.zero",
+        "-p",
+        "copies=2,3",
+        "-p",
+        "copies_as=process,thread",
+    ],
 ];
 
 const SIGNALS: &[(libc::c_int, &str)] = &[
