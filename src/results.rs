@@ -465,7 +465,8 @@ impl CopiesFigures {
         (cpus, oversubscribed): (Vec<usize>, bool),
         online: usize,
     ) -> CopiesFigures {
-        let finite: Vec<f64> = copy_ns.iter().copied().filter(|x| x.is_finite()).collect();
+        let finite: Vec<f64> =
+            copy_ns.iter().copied().filter(|x| x.is_finite()).collect();
         let per_copy_ns = crate::stats::median(&finite).unwrap_or(f64::NAN);
         let slowest_ns = finite.iter().copied().fold(f64::NAN, f64::max);
         let fastest = finite.iter().copied().fold(f64::NAN, f64::min);

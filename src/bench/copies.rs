@@ -85,17 +85,51 @@ impl Copies {
 /// Benchmarks that cannot run as copies, by the start of their names, and why.
 const SERIAL: &[(&str, &str)] = &[
     ("ctx.", "it already uses two CPUs or a ring of tasks"),
-    ("ipc.", "it already uses two CPUs (a partner at the other end)"),
-    ("signal.queue", "it already uses two CPUs (a partner process)"),
-    ("signal.stop", "it already uses two CPUs (a partner process)"),
-    ("signal.cont", "it already uses two CPUs (a partner process)"),
-    ("svc.wake.other", "it already uses two CPUs (a forked sleeper)"),
-    ("svc.wake.latency", "it already uses two CPUs (a forked sleeper)"),
+    (
+        "ipc.rtt",
+        "it already uses two CPUs (a partner at the other end)",
+    ),
+    (
+        "ipc.bw",
+        "it already uses two CPUs (a partner at the other end)",
+    ),
+    (
+        "signal.queue",
+        "it already uses two CPUs (a partner process)",
+    ),
+    (
+        "signal.stop",
+        "it already uses two CPUs (a partner process)",
+    ),
+    (
+        "signal.cont",
+        "it already uses two CPUs (a partner process)",
+    ),
+    (
+        "svc.wake.other",
+        "it already uses two CPUs (a forked sleeper)",
+    ),
+    (
+        "svc.wake.latency",
+        "it already uses two CPUs (a forked sleeper)",
+    ),
     ("svc.canwak", "it already uses two CPUs (a forked sleeper)"),
-    ("svc.uring.write", "its io-wq workers already use other CPUs"),
-    ("trace.", "it records the kernel's events for the whole machine"),
-    ("proc.exec", "it needs the syscost binary as a single-threaded process"),
-    ("proc.spawn", "it needs the syscost binary as a single-threaded process"),
+    (
+        "svc.uring.write",
+        "its io-wq workers already use other CPUs",
+    ),
+    (
+        "trace.",
+        "it records the kernel's events for the whole machine",
+    ),
+    (
+        "proc.exec",
+        "it needs the syscost binary as a single-threaded process",
+    ),
+    (
+        "proc.spawn",
+        "it needs the syscost binary as a single-threaded process",
+    ),
 ];
 
 /// Why `b` cannot run as copies, or None when it can.
@@ -180,13 +214,22 @@ mod tests {
     fn copies_sweep_and_refusal() {
         let getppid = crate::bench::find("syscall.getppid").unwrap();
         let args: Vec<ParamArg> = vec!["copies=1,2".parse().unwrap()];
-        let labels: Vec<String> =
-            expand(getppid, &args).unwrap().iter().map(Params::label).collect();
-        assert_eq!(labels, ["copies=1 copies_as=process", "copies=2 copies_as=process"]);
+        let labels: Vec<String> = expand(getppid, &args)
+            .unwrap()
+            .iter()
+            .map(Params::label)
+            .collect();
+        assert_eq!(
+            labels,
+            ["copies=1 copies_as=process", "copies=2 copies_as=process"]
+        );
         assert_eq!(expand(getppid, &[]).unwrap()[0].label(), "");
         let ring = crate::bench::find("ctx.ring").unwrap();
         let e = expand(ring, &args).unwrap_err().to_string();
-        assert!(e.contains("cannot run as copies") && !e.contains('\n'), "{e}");
+        assert!(
+            e.contains("cannot run as copies") && !e.contains('\n'),
+            "{e}"
+        );
         let only_as: Vec<ParamArg> = vec!["copies_as=thread".parse().unwrap()];
         assert!(expand(getppid, &only_as).is_err());
         let p = &expand(getppid, &["copies=3".parse().unwrap(), only_as[0].clone()])
@@ -202,7 +245,8 @@ mod tests {
 
     #[test]
     fn serial_names_exist() {
-        let names: Vec<&str> = crate::bench::catalogue().iter().map(|b| b.name()).collect();
+        let names: Vec<&str> =
+            crate::bench::catalogue().iter().map(|b| b.name()).collect();
         for (pat, _) in SERIAL {
             assert!(
                 names.iter().any(|n| n.starts_with(pat)),

@@ -17,6 +17,7 @@ pub mod ipc;
 pub mod mem;
 pub mod params;
 pub mod proc;
+pub mod shared;
 pub mod signal;
 pub mod svc;
 pub mod syscall;

@@ -39,7 +39,10 @@ pub fn plan(
         }
     }
     let selected = bench::select(filters);
-    if params.iter().any(|p| bench::copies::is_copies_param(&p.name)) {
+    if params
+        .iter()
+        .any(|p| bench::copies::is_copies_param(&p.name))
+    {
         for b in &selected {
             bench::copies::check(*b)?;
         }

@@ -212,8 +212,16 @@ pub fn exposition(run: &Run) -> String {
         }
         if let Some(f) = &t.fit {
             for (name, help, v) in [
-                ("syscost_usl_sigma", "Universal Scalability Law: contention σ.", f.sigma),
-                ("syscost_usl_kappa", "Universal Scalability Law: coherency κ.", f.kappa),
+                (
+                    "syscost_usl_sigma",
+                    "Universal Scalability Law: contention σ.",
+                    f.sigma,
+                ),
+                (
+                    "syscost_usl_kappa",
+                    "Universal Scalability Law: coherency κ.",
+                    f.kappa,
+                ),
             ] {
                 add(name, help, labels(&pairs), v);
             }

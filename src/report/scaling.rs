@@ -40,10 +40,7 @@ pub fn tables(results: &[BenchResult]) -> Vec<ScalingTable> {
         .into_iter()
         .map(|((name, fixed), mut points)| {
             points.sort_by_key(|p| p.n);
-            let one = points
-                .iter()
-                .find(|p| p.n == 1)
-                .map(|p| p.throughput_ops_s);
+            let one = points.iter().find(|p| p.n == 1).map(|p| p.throughput_ops_s);
             for p in &mut points {
                 p.efficiency = one.map(|x1| p.throughput_ops_s / (p.n as f64 * x1));
             }
@@ -75,7 +72,11 @@ fn fit_of(points: &[ScalingPoint]) -> (Option<usl::UslFit>, Option<String>) {
              there {} {} (N = {})",
             if usable.len() == 1 { "is" } else { "are" },
             usable.len(),
-            if ns.is_empty() { "none".into() } else { ns.join(", ") }
+            if ns.is_empty() {
+                "none".into()
+            } else {
+                ns.join(", ")
+            }
         );
         if over > 0 {
             why.push_str(&format!("; {over} oversubscribed left out"));
@@ -168,13 +169,23 @@ pub fn render(t: &ScalingTable) -> String {
             fmt_rate(p.throughput_ops_s),
             p.efficiency
                 .map_or("–".to_string(), |e| format!("{:.1}%", e * 100.0)),
-            if cpus.is_empty() { "-".into() } else { cpus.join(",") },
-            if p.oversubscribed { " (oversubscribed)" } else { "" }
+            if cpus.is_empty() {
+                "-".into()
+            } else {
+                cpus.join(",")
+            },
+            if p.oversubscribed {
+                " (oversubscribed)"
+            } else {
+                ""
+            }
         );
     }
     match (&t.fit, &t.no_fit) {
         (Some(f), _) => {
-            let se = |x: Option<f64>| x.map_or(" (exact: 3 points)".into(), |e| format!(" ± {e:.2e}"));
+            let se = |x: Option<f64>| {
+                x.map_or(" (exact: 3 points)".into(), |e| format!(" ± {e:.2e}"))
+            };
             s += &format!(
                 "  USL fit over {} points: σ (contention) {:.4}{}, κ (coherency) {:.2e}{}, \
                  λ {}, R² {:.4}, {}\n",
@@ -229,7 +240,10 @@ mod tests {
 
     #[test]
     fn efficiency_against_one_copy_and_no_fit_below_three_points() {
-        let rs = [result(1, vec![100.0], false), result(2, vec![100.0, 125.0], false)];
+        let rs = [
+            result(1, vec![100.0], false),
+            result(2, vec![100.0, 125.0], false),
+        ];
         let t = tables(&rs);
         assert_eq!(t.len(), 1);
         let p = &t[0].points;
@@ -238,7 +252,10 @@ mod tests {
         assert!((p[1].efficiency.unwrap() - 0.9).abs() < 1e-9);
         assert!(t[0].fit.is_none());
         assert!(t[0].no_fit.as_deref().unwrap().contains("needs 3 points"));
-        assert_eq!(t[0].fixed.get("copies_as").map(String::as_str), Some("process"));
+        assert_eq!(
+            t[0].fixed.get("copies_as").map(String::as_str),
+            Some("process")
+        );
     }
 
     #[test]

@@ -14,9 +14,9 @@ use crate::bench::{Bench, Params, RunContext};
 use crate::error::BenchError;
 use crate::harness::clock::{self, Clock};
 use crate::harness::{EmptyLoop, Harness, Measurement, Sample, Settings, Window};
+use crate::os::task::{self, Child, SharedMem};
 use crate::results::CopiesFigures;
 use crate::session::slot::{Env, Slot};
-use crate::os::task::{self, Child, SharedMem};
 use crate::session::worker::wire::{self, WireError};
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::Ordering;
@@ -54,6 +54,8 @@ pub(super) struct Job<'a> {
     pub(super) warm_ns: u64,
     /// The window every copy times, ns.
     pub(super) window_ns: f64,
+    /// The directory the copies share, removed when the round is over.
+    pub(super) dir: tempfile::TempDir,
 }
 
 /// What one round of copies measured.
@@ -69,9 +71,33 @@ pub(super) struct CopyRound {
 /// The CPU of each of `n` copies among `allowed`: one each while they fit, else in
 /// turn (oversubscribed).
 pub(super) fn placement(n: usize, allowed: &[usize]) -> (Vec<usize>, bool) {
-    let allowed = if allowed.is_empty() { &[0][..] } else { allowed };
+    let allowed = if allowed.is_empty() {
+        &[0][..]
+    } else {
+        allowed
+    };
     let cpus = (0..n).map(|i| allowed[i % allowed.len()]).collect();
     (cpus, n > allowed.len())
+}
+
+/// A directory for the copies of one round to share: on tmpfs (`/dev/shm`) where
+/// there is one, so what they make there costs no storage, else where scratch files go.
+fn shared_dir(cx: &RunContext) -> Result<tempfile::TempDir, BenchError> {
+    let shm = std::path::Path::new("/dev/shm");
+    let dir = if shm.is_dir() {
+        shm.to_path_buf()
+    } else {
+        cx.scratch_dir()
+    };
+    tempfile::Builder::new()
+        .prefix("syscost-copies-")
+        .tempdir_in(&dir)
+        .map_err(|e| {
+            BenchError::os(
+                &format!("making the copies' directory in {}", dir.display()),
+                e,
+            )
+        })
 }
 
 /// Runs one round of `job`'s copies and returns their samples.
@@ -267,7 +293,12 @@ fn copy(
     let before = (|| {
         crate::os::affinity::set_cpus(&[cpu])
             .map_err(|e| BenchError::os("pinning a copy", e))?;
-        let cx = RunContext::for_copy(job.files.clone(), job.profile, i, job.copies.n);
+        let cx = RunContext::for_copy(
+            job.files.clone(),
+            job.profile,
+            (i, job.copies.n),
+            job.dir.path().to_path_buf(),
+        );
         let prepared = job.bench.prepare(job.params, &cx)?;
         let mut body = prepared.body;
         Harness::new(job.clock.as_ref(), job.settings).warm(
@@ -395,6 +426,7 @@ impl Slot<'_> {
                 p.round_warmup_ns
             },
             window_ns,
+            dir: shared_dir(env.context)?,
         };
         let t1 = c.now();
         let got = self::round(&job)?;
@@ -465,7 +497,10 @@ impl Slot<'_> {
             }
             let figure = match solo {
                 true => m.analysis.figure(),
-                false => h.conclude(&mine, m.batch, &m.overhead, self.plan).0.figure(),
+                false => h
+                    .conclude(&mine, m.batch, &m.overhead, self.plan)
+                    .0
+                    .figure(),
             };
             // Every batch, perturbed ones too: a copy that waited for its CPU did
             // fewer operations in the window.

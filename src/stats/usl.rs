@@ -116,8 +116,15 @@ pub fn fit(points: &[(f64, f64)]) -> Option<UslFit> {
     };
     let mean = pts.iter().map(|p| p.1).sum::<f64>() / pts.len() as f64;
     let ss_tot: f64 = pts.iter().map(|p| (p.1 - mean).powi(2)).sum();
-    let ss_res: f64 = pts.iter().map(|&(n, x)| (x - f.throughput(n)).powi(2)).sum();
-    f.r2 = if ss_tot > 0.0 { 1.0 - ss_res / ss_tot } else { 1.0 };
+    let ss_res: f64 = pts
+        .iter()
+        .map(|&(n, x)| (x - f.throughput(n)).powi(2))
+        .sum();
+    f.r2 = if ss_tot > 0.0 {
+        1.0 - ss_res / ss_tot
+    } else {
+        1.0
+    };
     Some(f)
 }
 
