@@ -13,8 +13,9 @@ use std::collections::BTreeMap;
 /// The scaling table of every benchmark among `results` run as copies, in the order
 /// they first appear.
 pub fn tables(results: &[BenchResult]) -> Vec<ScalingTable> {
-    let mut groups: Vec<((String, BTreeMap<String, String>), Vec<ScalingPoint>)> =
-        Vec::new();
+    type Key = (String, BTreeMap<String, String>);
+    // (benchmark, other parameters) -> points, and the CPUs the copies could use
+    let mut groups: Vec<(Key, Vec<ScalingPoint>, usize)> = Vec::new();
     for r in results {
         let Some(c) = r.measured.as_ref().and_then(|m| m.copies.as_ref()) else {
             continue;
@@ -31,20 +32,23 @@ pub fn tables(results: &[BenchResult]) -> Vec<ScalingTable> {
             oversubscribed: c.oversubscribed,
             cpus: c.cpus.clone(),
         };
-        match groups.iter_mut().find(|(k, _)| *k == key) {
-            Some((_, pts)) => pts.push(point),
-            None => groups.push((key, vec![point])),
+        match groups.iter_mut().find(|(k, _, _)| *k == key) {
+            Some((_, pts, online)) => {
+                pts.push(point);
+                *online = (*online).max(c.online);
+            }
+            None => groups.push((key, vec![point], c.online)),
         }
     }
     groups
         .into_iter()
-        .map(|((name, fixed), mut points)| {
+        .map(|((name, fixed), mut points, online)| {
             points.sort_by_key(|p| p.n);
             let one = points.iter().find(|p| p.n == 1).map(|p| p.throughput_ops_s);
             for p in &mut points {
                 p.efficiency = one.map(|x1| p.throughput_ops_s / (p.n as f64 * x1));
             }
-            let (fit, no_fit) = fit_of(&points);
+            let (fit, no_fit) = fit_of(&points, online);
             ScalingTable {
                 name,
                 fixed,
@@ -57,7 +61,10 @@ pub fn tables(results: &[BenchResult]) -> Vec<ScalingTable> {
 }
 
 /// The fit over the points that are not oversubscribed, or why there is none.
-fn fit_of(points: &[ScalingPoint]) -> (Option<usl::UslFit>, Option<String>) {
+fn fit_of(
+    points: &[ScalingPoint],
+    online: usize,
+) -> (Option<usl::UslFit>, Option<String>) {
     let usable: Vec<(f64, f64)> = points
         .iter()
         .filter(|p| !p.oversubscribed && p.throughput_ops_s.is_finite())
@@ -66,7 +73,6 @@ fn fit_of(points: &[ScalingPoint]) -> (Option<usl::UslFit>, Option<String>) {
     let over = points.iter().filter(|p| p.oversubscribed).count();
     if usable.len() < 3 {
         let ns: Vec<String> = usable.iter().map(|p| p.0.to_string()).collect();
-        let online = crate::os::affinity::process_cpus().len();
         let mut why = format!(
             "no scalability fit: it needs 3 points that are not oversubscribed, and \
              there {} {} (N = {})",
@@ -83,8 +89,8 @@ fn fit_of(points: &[ScalingPoint]) -> (Option<usl::UslFit>, Option<String>) {
         }
         if online < 3 {
             why.push_str(&format!(
-                "; this machine gives syscost {online} CPU{}, so only the efficiency \
-                 is reported",
+                "; the run had {online} CPU{} to use, so only the efficiency is \
+                 reported",
                 if online == 1 { "" } else { "s" }
             ));
         }
