@@ -139,6 +139,7 @@ fn a_benchmark_that_cannot_run_as_copies_refuses_in_one_line() {
         &["run", "ctx.ring", "copies=2"][..],
         &["run", "ipc.rtt", "-p", "copies=1,2"],
         &["run", "syscall.getppid", "copies_as=thread"],
+        &["run", "ctx", "copies=2"],
     ] {
         let out = syscost(args);
         assert_eq!(out.code, Some(2), "{args:?}: {}", out.stderr);
@@ -146,9 +147,27 @@ fn a_benchmark_that_cannot_run_as_copies_refuses_in_one_line() {
         assert_eq!(lines.len(), 1, "{args:?}: {}", out.stderr);
         assert!(out.stdout.is_empty());
     }
+    // In a selection where some can, copies apply to those (as any parameter applies
+    // to the benchmarks that take it), and the others run as they are.
+    let out = smoke(
+        &["syscall.getppid", "ctx.pingpong", "copies=2"],
+        &[
+            "-p",
+            "mechanism=pipe",
+            "-p",
+            "placement=same-cpu",
+            "--format",
+            "json",
+        ],
+    );
+    let run: Run = parse_strict(&out.stdout);
+    for r in &run.results {
+        let copies = r.measured.as_ref().and_then(|m| m.copies.as_ref());
+        assert_eq!(copies.is_some(), r.name == "syscall.getppid", "{}", r.name);
+    }
     let list = success(&["list", "ctx.ring", "syscall.getppid"]).stdout;
     assert!(list.contains("copies: no"), "{list}");
-    assert!(list.contains("runs as N concurrent copies"), "{list}");
+    assert!(list.contains("copies=1  (1..256; run N copies"), "{list}");
 }
 
 #[test]
@@ -183,7 +202,8 @@ fn shared_and_private_variants_run_as_copies() {
     for r in &run.results {
         assert!(r.measured.is_some(), "{} {:?}", r.name, r.reason);
     }
-    // The copies' directory is gone.
+    // The copies' directory is gone (looked at in this test's turn).
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let left: Vec<_> = std::fs::read_dir("/dev/shm")
         .map(|d| {
             d.flatten()

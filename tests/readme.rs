@@ -385,7 +385,7 @@ fn fixtures() -> Fixtures {
     args.extend(["--format".into(), "json".into(), "-o".into(), doc]);
     assert_eq!(syscost(&f, &args).code, Some(0));
     let plots = "run syscall.args ctx.ring file.read ipc.rtt -p args=0,2 -p n=2,4 \
-                 -p size=8,4k -p transport=pipe --profile smoke";
+                 -p size=8,4k -p transport=pipe -p copies=1,2 --profile smoke";
     let plots: Vec<String> = plots.split_whitespace().map(String::from).collect();
     let o = syscost(&f, &plots);
     assert_eq!(o.code, Some(0), "a run to plot: {}", o.stderr);

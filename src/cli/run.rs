@@ -39,15 +39,16 @@ pub fn plan(
         }
     }
     let selected = bench::select(filters);
-    if params
-        .iter()
-        .any(|p| bench::copies::is_copies_param(&p.name))
-    {
-        for b in &selected {
-            bench::copies::check(*b)?;
-        }
-    }
     for p in &params {
+        // Copies apply to the selected benchmarks that can run as copies, as any
+        // parameter applies to those that take it; when none can, say why.
+        if bench::copies::is_copies_param(&p.name)
+            && !selected.iter().any(|b| bench::copies::serial(*b).is_none())
+        {
+            if let Some(b) = selected.first() {
+                bench::copies::check(*b)?;
+            }
+        }
         if !selected
             .iter()
             .any(|b| bench::copies::spec(*b, &p.name).is_some())
