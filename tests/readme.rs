@@ -251,7 +251,7 @@ fn placeholder(
         ("--from", "T") => "10ns".into(),
         ("--to", "T") => "1ms".into(),
         ("--spec", "SPEC") => "interval call = begin -> end".into(),
-        ("--bench", "NAME") => "syscall.args args=0".into(),
+        ("--bench", "NAME") => "syscall.args args=0 copies=1 copies_as=process".into(),
         ("--format", "…") => "json".into(),
         ("-n", "RUNS") => "2".into(),
         (_, "NAME") => "begin".into(),
