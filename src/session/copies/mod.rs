@@ -27,6 +27,16 @@ const READY_WITHIN: Duration = Duration::from_secs(60);
 /// How far ahead of the release the common start lies: time for every copy to wake.
 const START_AHEAD_NS: f64 = 2e6;
 
+/// Why a copy stopped when another one failed (the other's reason is the round's).
+const ANOTHER: &str = "another copy failed";
+
+/// The error that says most: a copy's own failure before "another copy failed".
+fn worst(errors: Vec<BenchError>) -> Option<BenchError> {
+    let own = |e: &BenchError| !matches!(e, BenchError::Failed(w) if w == ANOTHER);
+    let i = errors.iter().position(own).unwrap_or(0);
+    errors.into_iter().nth(i)
+}
+
 /// The barrier's words in the shared page.
 const READY: usize = 0;
 const GO: usize = 1;
@@ -140,7 +150,7 @@ fn threads(
             release(job, bar, &mut || Ok(()))
         };
         let mut out = Vec::new();
-        let mut first_error = released.err();
+        let mut errors: Vec<BenchError> = released.err().into_iter().collect();
         for h in handles {
             let got = match h {
                 Ok(h) => h.join().unwrap_or_else(|_| {
@@ -150,12 +160,10 @@ fn threads(
             };
             match got {
                 Ok(v) => out.push(v),
-                Err(e) => {
-                    first_error.get_or_insert(e);
-                }
+                Err(e) => errors.push(e),
             }
         }
-        match first_error {
+        match worst(errors) {
             Some(e) => Err(e),
             None => Ok(out),
         }
@@ -205,27 +213,30 @@ fn processes(
     };
     release(job, bar, &mut dead)?;
     let wait = Duration::from_secs_f64(job.window_ns / 1e9) + READY_WITHIN;
-    let mut out = Vec::new();
+    let (mut out, mut errors) = (Vec::new(), Vec::new());
     for (i, (mut child, mut s)) in kids.into_iter().enumerate() {
         let _ = s.set_read_timeout(Some(wait));
         let got = wire::recv::<Result<Vec<Sample>, WireError>>(&mut s);
         let status = child.reap_by(Instant::now() + Duration::from_secs(2));
         match got {
             Ok(Some(Ok(v))) => out.push(v),
-            Ok(Some(Err(e))) => return Err(e.into()),
+            Ok(Some(Err(e))) => errors.push(e.into()),
             Ok(None) | Err(_) => {
                 let how = match status {
                     Ok((st, false)) => task::describe_status(st),
                     Ok((_, true)) => "killed after it stopped answering".into(),
                     Err(e) => e.to_string(),
                 };
-                return Err(BenchError::Failed(format!(
+                errors.push(BenchError::Failed(format!(
                     "copy {i} sent no samples ({how})"
                 )));
             }
         }
     }
-    Ok(out)
+    match worst(errors) {
+        Some(e) => Err(e),
+        None => Ok(out),
+    }
 }
 
 /// Waits until every copy is ready (or one failed), then sets the common start and
@@ -326,7 +337,7 @@ fn copy(
         task::futex_wait(bar.word(GO), 0, Some(&t));
     }
     if bar.word(ABORT).load(Ordering::Acquire) != 0 {
-        return Err(BenchError::Failed("another copy failed".into()));
+        return Err(BenchError::Failed(ANOTHER.into()));
     }
     let start = bar.slot(START).load(Ordering::Acquire);
     let deadline = bar.slot(DEADLINE).load(Ordering::Acquire);
@@ -355,5 +366,84 @@ mod tests {
         assert_eq!(placement(2, &[0, 1]), (vec![0, 1], false));
         assert_eq!(placement(3, &[2, 5]), (vec![2, 5, 2], true));
         assert_eq!(placement(1, &[]), (vec![0], false));
+    }
+
+    /// A benchmark whose copy `fail` cannot be set up (None: every copy can).
+    struct Test {
+        fail: Option<usize>,
+    }
+
+    impl Bench for Test {
+        fn name(&self) -> &'static str {
+            "test.copies"
+        }
+        fn about(&self) -> &'static str {
+            "a getppid, or a failure in one copy's setup"
+        }
+        fn prepare(
+            &self,
+            _: &Params,
+            cx: &RunContext,
+        ) -> Result<crate::bench::Prepared, BenchError> {
+            if cx.copy().map(|c| c.0) == self.fail {
+                return Err(BenchError::Failed("this copy cannot be set up".into()));
+            }
+            Ok(crate::bench::Prepared::new(crate::bench::body(|| {
+                std::hint::black_box(rustix::process::getppid());
+                Ok(())
+            })))
+        }
+    }
+
+    fn run(bench: &Test, mode: CopiesAs) -> Result<CopyRound, BenchError> {
+        let params = Params::default();
+        let dir = tempfile::tempdir().unwrap();
+        let job = Job {
+            bench,
+            params: &params,
+            files: Default::default(),
+            profile: None,
+            clock: Box::new(crate::harness::clock::Monotonic),
+            settings: Settings::new(crate::harness::Profile::SMOKE, 25.0),
+            copies: Copies { n: 2, mode },
+            k: 100,
+            round: 0,
+            begin: 0,
+            warm_ns: 1_000_000,
+            window_ns: 20e6,
+            dir: tempfile::Builder::new().tempdir_in(dir.path()).unwrap(),
+        };
+        round(&job)
+    }
+
+    /// Two thread copies time their batches over one window: each has samples, and
+    /// every copy's first batch starts within a millisecond of the others'.
+    #[test]
+    fn thread_copies_share_one_window() {
+        let got = run(&Test { fail: None }, CopiesAs::Thread).unwrap();
+        assert_eq!(got.samples.len(), 2);
+        let starts: Vec<f64> = got.samples.iter().map(|v| v[0].at_ns).collect();
+        assert!(got.samples.iter().all(|v| v.len() > 1));
+        assert!((starts[0] - starts[1]).abs() < 1e6, "{starts:?}");
+    }
+
+    /// A copy that cannot be set up fails the round with its own reason, and the
+    /// other copy is released and joined (the call returns).
+    #[test]
+    fn a_copy_that_cannot_be_set_up_fails_the_round() {
+        let e = run(&Test { fail: Some(1) }, CopiesAs::Thread)
+            .err()
+            .unwrap();
+        assert!(e.to_string().contains("cannot be set up"), "{e}");
+    }
+
+    /// Process copies fork from a single-threaded process only: in this (threaded)
+    /// test process they are refused with the way out; alone, they run.
+    #[test]
+    fn process_copies_run_or_say_to_use_threads() {
+        match run(&Test { fail: None }, CopiesAs::Process) {
+            Ok(got) => assert!(got.samples.iter().all(|v| !v.is_empty())),
+            Err(e) => assert!(e.to_string().contains("copies_as=thread"), "{e}"),
+        }
     }
 }
