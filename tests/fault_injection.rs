@@ -60,11 +60,13 @@ const WORKLOADS: &[&[&str]] = &[
     &["run", "svc.*"],
     &["run", "signal.*"],
     &["repro", "perez1976"],
-    // Copies: threads of a worker and processes forked from it, oversubscribed too.
+    // Copies: threads of a worker and processes forked from it, oversubscribed too,
+    // with the directory the copies share.
     &[
         "run",
         "syscall.getppid",
         "mem.fault.zero",
+        "ipc.pipe.self",
         "-p",
         "copies=2,3",
         "-p",
@@ -84,6 +86,21 @@ fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
+}
+
+/// The directories that benchmarks run as copies share (`/dev/shm/syscost-copies-*`,
+/// `syscost-share-*`), which the run removes.
+fn copies_dirs() -> Vec<String> {
+    std::fs::read_dir("/dev/shm")
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| {
+                    n.starts_with("syscost-copies-") || n.starts_with("syscost-share-")
+                })
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// System V objects: the ids in /proc/sysvipc/{msg,shm,sem}.
@@ -414,6 +431,12 @@ fn random_signals_leave_nothing_behind() {
         }
         if mounts() != mounts_before {
             t.problems.push(format!("trial {n}: the mounts changed"));
+        }
+        let shm = copies_dirs();
+        if !shm.is_empty() {
+            t.problems.push(format!(
+                "trial {n}: copies' directories left in /dev/shm: {shm:?}"
+            ));
         }
     }
     println!(
