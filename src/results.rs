@@ -447,10 +447,11 @@ pub struct CopiesFigures {
     pub slowest_ns: f64,
     /// (slowest − fastest) / per-copy cost.
     pub spread: f64,
-    /// Operations per second of all copies together: the sum over copies of the
-    /// operations each did over the time its batches took (every batch, perturbed
-    /// ones too, the empty loop subtracted), so a copy that waited for its CPU counts
-    /// fewer.
+    /// Operations per second of all copies together: the sum over copies of 1e9 /
+    /// `copy_ns` (each copy's rate while it runs, culled of other work's
+    /// perturbation); when oversubscribed, the sum of the operations each copy did
+    /// over the time all its batches took (perturbed ones too, the empty loop
+    /// subtracted), so a copy that waited for its CPU counts fewer.
     pub throughput_ops_s: f64,
 }
 

@@ -112,8 +112,9 @@
 //! every copy's batches pooled (rounds and interval as for any result); `copy_ns` is
 //! each copy's samples analysed alone, `per_copy_ns` their median, `slowest_ns` the
 //! largest, `spread` (slowest − fastest) / `per_copy_ns`, and `throughput_ops_s` the
-//! sum over copies of their operations over the time their batches took (every batch,
-//! the empty loop subtracted). In `scaling`, `efficiency` is `throughput_ops_s` / (N ×
+//! sum over copies of 1e9 / `copy_ns`, or, when `oversubscribed`, of each copy's
+//! operations over the time all its batches took (perturbed ones too: a copy that
+//! waited for its CPU did fewer). In `scaling`, `efficiency` is `throughput_ops_s` / (N ×
 //! that of the `copies=1` point), and `fit` the Universal Scalability Law
 //! X(N) = λN / (1 + σ(N−1) + κN(N−1)) over the points that are not oversubscribed
 //! (at least three; `sigma_se`/`kappa_se` null with exactly three), `peak_n`

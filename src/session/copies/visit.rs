@@ -115,9 +115,10 @@ impl Slot<'_> {
 
     /// The figures of an instance run as copies: each copy's own figure (its samples
     /// analysed alone), their median (the per-copy cost), the slowest, and the
-    /// throughput of all copies together: each copy's operations over the time its
-    /// batches took (overhead subtracted), every batch counted, so a copy that waited
-    /// for its CPU (oversubscribed) counts fewer. A single copy is the instance's own.
+    /// throughput of all copies together: the sum of 1e9 / each copy's figure, or,
+    /// oversubscribed, each copy's operations over the time all its batches took
+    /// (overhead subtracted), so a copy that waited for its CPU counts fewer. A single
+    /// copy is the instance's own.
     pub(in crate::session) fn copy_figures(
         &self,
         h: &Harness<'_>,
@@ -154,17 +155,23 @@ impl Slot<'_> {
                     .0
                     .figure(),
             };
-            // Every batch, perturbed ones too: a copy that waited for its CPU did
-            // fewer operations in the window.
-            let busy_ns: f64 = mine
-                .iter()
-                .map(|x| {
-                    let o = m.overhead.ticks_for(x.round);
-                    h.clock().to_ns(x.ticks.saturating_sub(o))
-                })
-                .sum();
             copy_ns.push(figure);
-            rate.push(mine.len() as f64 * per_batch / busy_ns * 1e9);
+            rate.push(if self.copy_cpus.1 {
+                // Oversubscribed: every batch, perturbed ones too, since a copy that
+                // waited for its CPU did fewer operations; that is what is measured.
+                let busy_ns: f64 = mine
+                    .iter()
+                    .map(|x| {
+                        let o = m.overhead.ticks_for(x.round);
+                        h.clock().to_ns(x.ticks.saturating_sub(o))
+                    })
+                    .sum();
+                mine.len() as f64 * per_batch / busy_ns * 1e9
+            } else {
+                // One CPU each: the copy's own figure, culled of what other work on
+                // the machine did to it, as every figure is.
+                1e9 / figure
+            });
         }
         let online = crate::os::affinity::allowed_cpus().map_or(0, |c| c.len());
         CopiesFigures::new(copies, copy_ns, &rate, self.copy_cpus.clone(), online)
