@@ -231,7 +231,10 @@ def main():
                   f"(canary {can(p):.1f} ns); copies=1: {q['median_ns']:.2f} ns "
                   f"[{q['ci_low_ns']:.2f}, {q['ci_high_ns']:.2f}] (canary {can(q):.1f} ns): "
                   f"{'inside' if inside else 'outside'} today's interval, intervals "
-                  f"{'overlap' if overlap else 'apart'}")
+                  f"{'overlap' if overlap else 'apart'}; per canary "
+                  f"{p['median_ns'] / can(p):.4f} and {q['median_ns'] / can(q):.4f} "
+                  f"({(q['median_ns'] / can(q)) / (p['median_ns'] / can(p)) * 100 - 100:+.1f}%: "
+                  f"what is left once the machine's speed, read by the canary, is divided out)")
         if not met:
             failures.append("copies=1 outside today's interval in both pairs")
         print("\n4. shared against private at 2 copies")
