@@ -427,6 +427,7 @@ fn refit(runs: &mut [(RunLabel, Run)]) {
     for (_, run) in runs.iter_mut() {
         run.sweeps = crate::report::sweep::fits(&run.results);
         run.rings = crate::report::ring::tables(&run.results);
+        run.scaling = crate::report::scaling::tables(&run.results);
     }
 }
 

@@ -40,9 +40,18 @@ pub fn plan(
     }
     let selected = bench::select(filters);
     for p in &params {
+        // Copies apply to the selected benchmarks that can run as copies, as any
+        // parameter applies to those that take it; when none can, say why.
+        if bench::copies::is_copies_param(&p.name)
+            && !selected.iter().any(|b| bench::copies::serial(*b).is_none())
+        {
+            if let Some(b) = selected.first() {
+                bench::copies::check(*b)?;
+            }
+        }
         if !selected
             .iter()
-            .any(|b| b.params().iter().any(|s| s.name == p.name))
+            .any(|b| bench::copies::spec(*b, &p.name).is_some())
         {
             return Err(UsageError::new(format!(
                 "parameter {}: no selected benchmark takes a parameter '{}' (given with --param or as name=value); see `syscost list` for each benchmark's parameters",
@@ -54,10 +63,10 @@ pub fn plan(
     for b in selected {
         let mine: Vec<ParamArg> = params
             .iter()
-            .filter(|p| b.params().iter().any(|s| s.name == p.name))
+            .filter(|p| bench::copies::spec(b, &p.name).is_some())
             .cloned()
             .collect();
-        for p in bench::params::expand(b.name(), b.params(), &mine)? {
+        for p in bench::copies::expand(b, &mine)? {
             out.push((b, p));
         }
     }
@@ -215,6 +224,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     }
     run.sweeps = crate::report::sweep::fits(&run.results);
     run.rings = crate::report::ring::tables(&run.results);
+    run.scaling = crate::report::scaling::tables(&run.results);
     let spill = session.take_spill();
     drop(session); // stop the load before the last write
     for r in &run.results {

@@ -59,7 +59,8 @@ pub fn html(runs: &[(RunLabel, Run)], comparisons: &[Comparison]) -> String {
     out += "<nav><a href=\"#runs\">Runs</a><a href=\"#summary\">Summary</a>\
             <a href=\"#comparisons\">Comparisons</a><a href=\"#sweeps\">Sweeps</a>\
             <a href=\"#ring\">Ring</a><a href=\"#file-read\">File read</a>\
-            <a href=\"#mailbox\">Mailbox echo</a><a href=\"#benchmarks\">Benchmarks</a></nav>\n";
+            <a href=\"#mailbox\">Mailbox echo</a><a href=\"#scaling\">Scaling</a>\
+            <a href=\"#benchmarks\">Benchmarks</a></nav>\n";
     runs_section(&mut out, runs);
     summary_section(&mut out, runs);
     comparisons_section(&mut out, comparisons);
@@ -93,6 +94,9 @@ pub fn html(runs: &[(RunLabel, Run)], comparisons: &[Comparison]) -> String {
         "Mailbox echo (Nagy, VAX/VMS Table III)",
         |o| graph_or_why(o, "mailbox echo", graphs::mailbox(runs), ""),
     );
+    section(&mut out, "scaling", "Scaling across CPUs (copies)", |o| {
+        graph_or_why(o, "scaling graph", graphs::scaling(runs, None), "")
+    });
     benchmarks_section(&mut out, runs);
     out += "</body></html>\n";
     out

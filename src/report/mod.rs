@@ -16,6 +16,7 @@ pub mod json;
 pub mod markdown;
 pub mod prometheus;
 pub mod ring;
+pub mod scaling;
 pub mod svg;
 pub mod sweep;
 pub mod table;

@@ -46,6 +46,9 @@ fn notes(r: &BenchResult, m: &Measured) -> Vec<String> {
     if let Some(k) = &m.kernel {
         notes.push(kernel_note(k));
     }
+    if let Some(c) = &m.copies {
+        notes.push(super::scaling::copies_note(c));
+    }
     notes.extend(round_spread_note(m));
     if let Some(l) = describe_levels(&m.levels) {
         notes.push(format!("{l} (the speed changed while sampling)"));
@@ -232,6 +235,10 @@ impl Exporter for Table {
         for t in &run.rings {
             s += "\n";
             s += &super::ring::render(t);
+        }
+        for t in &run.scaling {
+            s += "\n";
+            s += &super::scaling::render(t);
         }
         let contrasts = super::ring::pingpong_contrasts(&run.results);
         if !contrasts.is_empty() {

@@ -59,7 +59,7 @@ fn serve_inner(args: &[String]) -> anyhow::Result<()> {
             .params
             .iter()
             .map(|(n, v)| {
-                let spec = bench.params().iter().find(|s| s.name == n);
+                let spec = bench::copies::spec(bench, n);
                 spec.map(|s| (s.name, v.clone()))
                     .ok_or_else(|| anyhow::anyhow!("{} takes no {n}", start.bench))
             })
