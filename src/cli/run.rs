@@ -6,6 +6,7 @@ use crate::bench::{self, Bench, ParamArg, Params};
 use crate::error::{BenchError, UsageError};
 use crate::host::{self, HostFacts};
 use crate::os::interrupt::InterruptGuard;
+use crate::report::layout::{self, RowKey};
 use crate::report::Output;
 use crate::results::{Run, Status};
 use crate::session::{Session, SessionOptions};
@@ -182,6 +183,11 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             .context("making the temporary file that keeps the samples")?;
     }
     let mut run = new_run(facts, &session);
+    let rows: Vec<RowKey> = instances
+        .iter()
+        .map(|(b, p)| RowKey::planned(*b, p))
+        .collect();
+    output.plan(&rows);
     if let Err(BenchError::Interrupted) = look_at_the_machine(&session, profile.ci_target)
     {
         drop(session);
@@ -240,7 +246,8 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// A progress bar on standard error, drawn only on a terminal and only once the run has
-/// lasted two seconds.
+/// lasted two seconds. Its message (the benchmark, parameters away from their
+/// defaults) is cut to the terminal's width, so the line never wraps.
 struct Progress {
     bar: ProgressBar,
     start: Instant,
@@ -251,7 +258,7 @@ impl Progress {
     fn new(len: u64) -> Progress {
         let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::hidden());
         if let Ok(style) =
-            ProgressStyle::with_template("{bar:30} {pos}/{len} {elapsed} {msg}")
+            ProgressStyle::with_template("{bar:30} {pos}/{len} {elapsed} {wide_msg}")
         {
             bar.set_style(style);
         }
@@ -269,8 +276,12 @@ impl Progress {
         {
             self.bar.set_draw_target(ProgressDrawTarget::stderr());
         }
-        self.bar
-            .set_message(format!("round {} · {name} {}", round + 1, p.label()));
+        let pairs: Vec<(&str, &str)> = p.0.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        self.bar.set_message(format!(
+            "round {} · {}",
+            round + 1,
+            layout::short_name(name, &pairs)
+        ));
     }
 }
 
