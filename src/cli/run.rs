@@ -133,10 +133,10 @@ fn start_session(
         args.seed,
     )?;
     if let Some(why) = session.kernel_unavailable() {
-        eprintln!(
-            "warning: --cull kernel: the kernel's events cannot be recorded here ({why}); \
+        warn(&format!(
+            "--cull kernel: the kernel's events cannot be recorded here ({why}); \
              samples are culled by their resource usage only"
-        );
+        ));
     }
     Ok(session)
 }
@@ -146,18 +146,28 @@ fn start_session(
 /// interruption is returned as an error; a canary that cannot be read is a warning.
 fn look_at_the_machine(session: &Session, ci_target: f64) -> Result<(), BenchError> {
     match session.steadiness(150_000_000) {
-        Ok(m) if m.unsteady => eprintln!(
-            "warning: the machine is unsteady: the getpid canary spread {:.1}% (p10–p90) \
+        Ok(m) if m.unsteady => warn(&format!(
+            "the machine is unsteady: the getpid canary spread {:.1}% (p10–p90) \
              over 0.15 s, more than the ±{}% target; expect wide intervals, named states \
              and unconverged results",
             m.spread * 100.0,
             ci_target * 100.0
-        ),
+        )),
         Ok(_) => {}
         Err(BenchError::Interrupted) => return Err(BenchError::Interrupted),
-        Err(e) => eprintln!("warning: the canary could not be read: {e}"),
+        Err(e) => warn(&format!("the canary could not be read: {e}")),
     }
     Ok(())
+}
+
+/// Writes `warning: {text}` to standard error, wrapped at the terminal's width when
+/// standard error is one (a script reading a pipe gets one line).
+fn warn(text: &str) {
+    let line = format!("warning: {text}");
+    match crate::os::term::columns_of(std::io::stderr()) {
+        Some(w) => eprint!("{}", layout::wrap(&line, w, 0, 2)),
+        None => eprintln!("{line}"),
+    }
 }
 
 /// Runs `syscost run`.
@@ -174,7 +184,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
 
     let facts = host::collect(&[]);
     for w in host::warnings(&facts) {
-        eprintln!("warning: {w}");
+        warn(&w);
     }
     let mut session = start_session(args, profile, facts.invariant_tsc)?;
     if !args.no_samples {
@@ -216,7 +226,9 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     run.machine = outcome.machine;
     if let Some(h) = history.as_ref() {
         if let Err(e) = h.widen_by_past_runs(&mut run, None) {
-            eprintln!("warning: the history could not be read for the spread between runs: {e:#}");
+            warn(&format!(
+                "the history could not be read for the spread between runs: {e:#}"
+            ));
         }
     }
     run.sweeps = crate::report::sweep::fits(&run.results);

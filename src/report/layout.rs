@@ -91,7 +91,13 @@ struct Group {
     varying: Vec<(String, usize)>,
     /// The parameters every row shares, in the specification's order.
     fixed: Vec<(String, String)>,
+    /// Whether rows write `key=value` (short enough) or the values alone under the
+    /// keys named in the group's header.
+    keyed: bool,
 }
+
+/// A group's rows write `key=value` when their labels stay this short.
+pub const KEYED_MAX: usize = 24;
 
 impl Group {
     fn of(name: &str, rows: &[&RowKey]) -> Group {
@@ -114,6 +120,8 @@ impl Group {
                 g.fixed.push((k, values[0].to_string()));
             }
         }
+        let keyed_w = 2 + g.varying.iter().map(|(k, w)| k.len() + 2 + w).sum::<usize>();
+        g.keyed = keyed_w <= KEYED_MAX + 1;
         g
     }
 }
@@ -260,7 +268,12 @@ impl Layout {
                 let mut s = String::from(" ");
                 for (k, w) in &g.varying {
                     let v = r.params.get(k).map_or("-", String::as_str);
-                    s += &format!(" {v:<w$}");
+                    if g.keyed {
+                        let w = w + k.len() + 1;
+                        s += &format!(" {:<w$}", format!("{k}={v}"));
+                    } else {
+                        s += &format!(" {v:<w$}");
+                    }
                 }
                 // A parameter the plan did not know (a result from elsewhere).
                 for (k, v) in &r.params {
@@ -289,12 +302,16 @@ impl Layout {
     }
 
     /// The line that opens a group of rows of `r`'s benchmark, if it has one:
-    /// the name, the varying parameters (the columns of the labels beneath) and the
-    /// shared ones.
+    /// the name, the varying parameters when the labels beneath show their values
+    /// alone, and the shared ones.
     pub fn group_header(&self, r: &RowKey) -> Option<String> {
         let g = self.groups.get(&r.name).filter(|g| !g.varying.is_empty())?;
         let keys: Vec<&str> = g.varying.iter().map(|(k, _)| k.as_str()).collect();
-        let mut s = format!("{}: {}", r.name, keys.join(" "));
+        let mut s = if g.keyed {
+            r.name.clone()
+        } else {
+            format!("{}: {}", r.name, keys.join(" "))
+        };
         if !g.fixed.is_empty() {
             let fixed: Vec<String> = g.fixed.iter().map(|(k, v)| format!("{k}={v}")).collect();
             s += &format!(" · {}", fixed.join(" "));
@@ -422,6 +439,10 @@ mod tests {
             "ctx.pingpong: mechanism placement · kind=process fpu=clean"
         );
         assert_eq!(l.group_header(&rows[0]), None);
+        let args = [key("syscall.args", &[("args", "0")]), key("syscall.args", &[("args", "6")])];
+        let la = Layout::plan(100, &args);
+        assert_eq!(la.label(&args[0]), "  args=0");
+        assert_eq!(la.group_header(&args[0]).unwrap(), "syscall.args");
         assert_eq!(l.columns, Columns::ALL);
         assert_eq!(l.name_w, "  eventfd cross-cpu".len());
     }

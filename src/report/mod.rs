@@ -57,6 +57,8 @@ pub fn stdout() -> Named<std::io::StdoutLock<'static>> {
 
 #[cfg(test)]
 mod snapshot_tests;
+#[cfg(test)]
+mod table_width_tests;
 
 use crate::error::UsageError;
 use crate::results::{BenchResult, Run};

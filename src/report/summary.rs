@@ -76,7 +76,7 @@ pub const FIGURES: &[Figure] = &[
         from: &[Source {
             bench: "syscall.clock_gettime",
             params: &[("via", "vdso")],
-            what: "clock_gettime(MONOTONIC)",
+            what: "clock_gettime",
             show: Show::Time,
         }],
     },
@@ -143,13 +143,13 @@ pub const FIGURES: &[Figure] = &[
                     ("kind", "process"),
                     ("fpu", "clean"),
                 ],
-                what: "SIGUSR1/SIGUSR2, same CPU",
+                what: "signal ping-pong, same CPU",
                 show: Show::Time,
             },
             Source {
                 bench: "signal.queue_rtt",
                 params: &[("placement", "same-cpu")],
-                what: "sigqueue both ways, same CPU",
+                what: "sigqueue echo, same CPU",
                 show: Show::Time,
             },
         ],
@@ -334,26 +334,70 @@ pub fn text(run: &Run, width: usize) -> String {
         return String::new();
     }
     let picked = pick(&run.results);
-    let mut s = String::from("\nSummary: the figures people quote (median, 95% CI)\n");
-    let rows: Vec<[String; 4]> = picked
-        .iter()
-        .map(|(f, src, r)| {
-            let (v, ci) = shown(src, r);
-            let conv = if r.measured.as_ref().is_some_and(|m| m.converged) {
-                ""
-            } else {
-                " (not converged)"
-            };
-            [f.label.to_string(), v, ci, format!("{}{conv}", src.what)]
-        })
-        .collect();
+    let mut rows: Vec<[String; 5]> = vec![[
+        "Summary".into(),
+        "median".into(),
+        "95% CI".into(),
+        "conv".into(),
+        "from".into(),
+    ]];
+    for (f, src, r) in picked {
+        let (v, ci) = shown(src, r);
+        let conv = r.measured.as_ref().is_some_and(|m| m.converged);
+        rows.push([
+            f.label.to_string(),
+            v,
+            ci,
+            if conv { "yes" } else { "no" }.into(),
+            src.what.to_string(),
+        ]);
+    }
+    let line = converged_line(run);
+    if rows.len() == 1 {
+        return "\n".to_string() + &super::layout::wrap(&format!("Summary: {line}"), width, 0, 2);
+    }
     let w = |i: usize| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0);
-    let (w0, w1, w2) = (w(0), w(1), w(2));
+    let (w0, w1, w2, w3) = (w(0), w(1), w(2), w(3));
+    let mut s = String::from("\n");
     for r in &rows {
-        let line = format!("  {:<w0$}  {:>w1$}  {:<w2$}  {}", r[0], r[1], r[2], r[3]);
+        let line = format!(
+            "{:<w0$}  {:>w1$}  {:>w2$}  {:>w3$}  {}",
+            r[0], r[1], r[2], r[3], r[4]
+        );
         s += &super::layout::clip(line.trim_end(), width);
         s.push('\n');
     }
+    s += &super::layout::wrap(&line, width, 0, 2);
+    s
+}
+
+/// The summary as a Markdown table (and the converged count), or nothing for a run of
+/// a handful of results or fewer.
+pub fn markdown(run: &Run) -> String {
+    if run.results.len() <= HANDFUL {
+        return String::new();
+    }
+    let esc = |s: &str| s.replace('|', "\\|");
+    let mut s = String::from(
+        "\n**Summary**: the figures people quote\n\n\
+         | figure | median | 95% CI | from |\n|---|--:|--:|---|\n",
+    );
+    for (f, src, r) in pick(&run.results) {
+        let (v, ci) = shown(src, r);
+        s += &format!(
+            "| {} | {v} | {ci} | {} `{}` |\n",
+            f.label,
+            esc(src.what),
+            esc(&format!("{} {}", r.name, r.param_label()).trim_end().to_string())
+        );
+    }
+    s += &format!("\n{}\n", converged_line(run));
+    s
+}
+
+/// How many rows converged, why the others did not, and how many were skipped or
+/// failed.
+fn converged_line(run: &Run) -> String {
     let measured = run.results.iter().filter(|r| r.measured.is_some()).count();
     let converged = run
         .results
@@ -371,8 +415,7 @@ pub fn text(run: &Run, width: usize) -> String {
     if sk + fa > 0 {
         line += &format!("; {sk} skipped, {fa} failed");
     }
-    s += &super::layout::wrap(&line, width, 2, 4);
-    s
+    line
 }
 
 #[cfg(test)]
@@ -420,7 +463,7 @@ mod tests {
             picked,
             [
                 ("null system call", "getpid", "80.0 ns".to_string()),
-                ("vDSO clock read", "clock_gettime(MONOTONIC)", "20.0 ns".into()),
+                ("vDSO clock read", "clock_gettime", "20.0 ns".into()),
                 ("context switch, same CPU", "half a pipe ping-pong", "2.00 µs".into()),
                 ("context switch, cross CPU", "half a pipe ping-pong", "4.50 µs".into()),
                 ("pipe round trip", "pipe ping-pong, same CPU", "4.00 µs".into()),
@@ -469,5 +512,8 @@ mod tests {
         assert!(text.contains("null system call"), "{text}");
         assert!(text.contains("2 of 6 measured rows converged"), "{text}");
         assert!(text.contains("2 interval wider than the target"), "{text}");
+        let md = markdown(&run);
+        assert!(md.contains("| null system call | 80.0 ns |"), "{md}");
+        assert!(md.contains("2 of 6 measured rows converged"), "{md}");
     }
 }

@@ -364,8 +364,12 @@ fn ci_parts(lo: f64, hi: f64, median: f64) -> (String, String) {
         String::new()
     } else if rel < 0.1 {
         format!("±{rel:.2}%")
-    } else {
+    } else if rel < 100.0 {
         format!("±{rel:.1}%")
+    } else if rel < 1000.0 {
+        format!("±{rel:.0}%")
+    } else {
+        "±>999%".into()
     };
     let mut range = format!("{:.2}–{:.2}", lo / scale, hi / scale);
     if range.chars().count() > RANGE_W {
@@ -475,5 +479,10 @@ mod tests {
     fn ci_is_shown_in_the_medians_unit() {
         assert_eq!(super::ci_text(85.26, 85.31, 85.3), "85.26–85.31 ±0.03%");
         assert_eq!(super::ci_text(1650.0, 1670.0, 1660.0), "1.65–1.67 ±0.6%");
+        // However wide, the bounds and the percentage keep to their columns.
+        let (range, rel) = super::ci_parts(-548_000.0, 41_111_000.0, 45_680.0);
+        assert!(range.chars().count() <= RANGE_W, "{range}");
+        assert_eq!(rel, "±>999%");
+        assert_eq!(super::ci_parts(1.0, 3.0, 1.0).1, "±100%");
     }
 }
