@@ -330,14 +330,33 @@ pub fn clip(s: &str, w: usize) -> String {
     out
 }
 
+/// The words of `text`, a number kept with the unit after it (`10.8 µs` is one word).
+fn words(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for w in text.split(' ').filter(|w| !w.is_empty()) {
+        let unit = ["ns", "µs", "ms", "s", "s,", "s)", "%"]
+            .iter()
+            .any(|u| w.starts_with(u) && w.len() <= u.len() + 2);
+        match out.last_mut() {
+            Some(prev) if unit && prev.ends_with(|c: char| c.is_ascii_digit()) => {
+                prev.push(' ');
+                prev.push_str(w);
+            }
+            _ => out.push(w.to_string()),
+        }
+    }
+    out
+}
+
 /// `text` wrapped at spaces to lines of at most `width` characters: the first line
-/// indented by `first`, the rest by `rest` spaces. A word longer than a line is cut.
+/// indented by `first`, the rest by `rest` spaces. A number stays with its unit; a
+/// word longer than a line is cut.
 pub fn wrap(text: &str, width: usize, first: usize, rest: usize) -> String {
     let mut out = String::new();
     let mut line = " ".repeat(first);
     let mut len = first;
     let mut empty = true;
-    for word in text.split(' ').filter(|w| !w.is_empty()) {
+    for word in words(text) {
         let n = word.chars().count();
         if !empty && len + 1 + n > width {
             out += &line;
@@ -347,7 +366,7 @@ pub fn wrap(text: &str, width: usize, first: usize, rest: usize) -> String {
             empty = true;
         }
         let room = width.saturating_sub(len + usize::from(!empty)).max(1);
-        let word = clip(word, room);
+        let word = clip(&word, room);
         if !empty {
             line.push(' ');
             len += 1;
@@ -472,5 +491,7 @@ mod tests {
         assert!(out.starts_with("    not converged"), "{out}");
         assert!(out.lines().nth(1).unwrap().starts_with("      "), "{out}");
         assert_eq!(wrap_lines("a\n\n  b c", 10), "a\n\n  b c\n");
+        // A number and its unit stay on one line.
+        assert_eq!(wrap("states (8.41 µs 75%, 10.8 µs 25%)", 22, 0, 2), "states (8.41 µs 75%,\n  10.8 µs 25%)\n");
     }
 }

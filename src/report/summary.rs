@@ -397,7 +397,7 @@ pub fn markdown(run: &Run) -> String {
 
 /// How many rows converged, why the others did not, and how many were skipped or
 /// failed.
-fn converged_line(run: &Run) -> String {
+pub fn converged_line(run: &Run) -> String {
     let measured = run.results.iter().filter(|r| r.measured.is_some()).count();
     let converged = run
         .results
