@@ -288,7 +288,8 @@ impl Progress {
         {
             self.bar.set_draw_target(ProgressDrawTarget::stderr());
         }
-        let pairs: Vec<(&str, &str)> = p.0.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let pairs: Vec<(&str, &str)> =
+            p.0.iter().map(|(k, v)| (*k, v.as_str())).collect();
         self.bar.set_message(format!(
             "round {} · {}",
             round + 1,

@@ -262,11 +262,8 @@ fn quoted_section(out: &mut String, runs: &[(RunLabel, Run)]) {
                 );
             }
             o.push_str("</table>\n");
-            let _ = writeln!(
-                o,
-                "<p>{}</p>",
-                escape(&super::summary::converged_line(run))
-            );
+            let _ =
+                writeln!(o, "<p>{}</p>", escape(&super::summary::converged_line(run)));
         }
     });
 }

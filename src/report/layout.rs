@@ -29,7 +29,11 @@ impl RowKey {
     pub fn planned(b: &dyn Bench, p: &Params) -> RowKey {
         RowKey {
             name: b.name().to_string(),
-            params: p.0.iter().map(|(k, v)| (k.to_string(), v.clone())).collect(),
+            params: p
+                .0
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect(),
         }
     }
 
@@ -120,7 +124,11 @@ impl Group {
                 g.fixed.push((k, values[0].to_string()));
             }
         }
-        let keyed_w = 2 + g.varying.iter().map(|(k, w)| k.len() + 2 + w).sum::<usize>();
+        let keyed_w = 2 + g
+            .varying
+            .iter()
+            .map(|(k, w)| k.len() + 2 + w)
+            .sum::<usize>();
         g.keyed = keyed_w <= KEYED_MAX + 1;
         g
     }
@@ -313,7 +321,8 @@ impl Layout {
             format!("{}: {}", r.name, keys.join(" "))
         };
         if !g.fixed.is_empty() {
-            let fixed: Vec<String> = g.fixed.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            let fixed: Vec<String> =
+                g.fixed.iter().map(|(k, v)| format!("{k}={v}")).collect();
             s += &format!(" · {}", fixed.join(" "));
         }
         Some(clip(&s, self.width))
@@ -458,7 +467,10 @@ mod tests {
             "ctx.pingpong: mechanism placement · kind=process fpu=clean"
         );
         assert_eq!(l.group_header(&rows[0]), None);
-        let args = [key("syscall.args", &[("args", "0")]), key("syscall.args", &[("args", "6")])];
+        let args = [
+            key("syscall.args", &[("args", "0")]),
+            key("syscall.args", &[("args", "6")]),
+        ];
         let la = Layout::plan(100, &args);
         assert_eq!(la.label(&args[0]), "  args=0");
         assert_eq!(la.group_header(&args[0]).unwrap(), "syscall.args");
@@ -492,6 +504,9 @@ mod tests {
         assert!(out.lines().nth(1).unwrap().starts_with("      "), "{out}");
         assert_eq!(wrap_lines("a\n\n  b c", 10), "a\n\n  b c\n");
         // A number and its unit stay on one line.
-        assert_eq!(wrap("states (8.41 µs 75%, 10.8 µs 25%)", 22, 0, 2), "states (8.41 µs 75%,\n  10.8 µs 25%)\n");
+        assert_eq!(
+            wrap("states (8.41 µs 75%, 10.8 µs 25%)", 22, 0, 2),
+            "states (8.41 µs 75%,\n  10.8 µs 25%)\n"
+        );
     }
 }

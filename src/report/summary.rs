@@ -237,23 +237,21 @@ pub const HANDFUL: usize = 5;
 fn matches(s: &Source, r: &BenchResult) -> bool {
     r.name == s.bench
         && r.measured.is_some()
-        && s
-            .params
+        && s.params
             .iter()
             .all(|(k, v)| r.params.get(*k).map(String::as_str) == Some(*v))
 }
 
 /// Each figure whose benchmark was measured, with the row and source it is read from.
-pub fn pick(results: &[BenchResult]) -> Vec<(&'static Figure, &'static Source, &BenchResult)> {
+pub fn pick(
+    results: &[BenchResult],
+) -> Vec<(&'static Figure, &'static Source, &BenchResult)> {
     FIGURES
         .iter()
         .filter_map(|f| {
-            f.from.iter().find_map(|s| {
-                results
-                    .iter()
-                    .find(|r| matches(s, r))
-                    .map(|r| (f, s, r))
-            })
+            f.from
+                .iter()
+                .find_map(|s| results.iter().find(|r| matches(s, r)).map(|r| (f, s, r)))
         })
         .collect()
 }
@@ -268,7 +266,11 @@ pub fn shown(s: &Source, r: &BenchResult) -> (String, String) {
         ),
         Show::Half => (
             fmt_ns(m.median_ns / 2.0),
-            format!("{}–{}", fmt_ns(m.ci_low_ns / 2.0), fmt_ns(m.ci_high_ns / 2.0)),
+            format!(
+                "{}–{}",
+                fmt_ns(m.ci_low_ns / 2.0),
+                fmt_ns(m.ci_high_ns / 2.0)
+            ),
         ),
         Show::Bandwidth { bytes } => (
             fmt_bw(bytes / m.median_ns),
@@ -306,7 +308,7 @@ pub fn reasons(results: &[BenchResult]) -> Vec<(&'static str, usize)> {
             None => counts.push((why, 1)),
         }
     }
-    counts.sort_by(|a, b| b.1.cmp(&a.1));
+    counts.sort_by_key(|c| std::cmp::Reverse(c.1));
     counts
 }
 
@@ -316,7 +318,10 @@ fn reason_of(stop: &str) -> &'static str {
         ("time budget", "the time budget ended"),
         ("median of all", "too few clean samples"),
         ("no round has a clean sample", "too few clean samples"),
-        ("would reach the target", "rounds spread too much for the target"),
+        (
+            "would reach the target",
+            "rounds spread too much for the target",
+        ),
         ("disagree", "rounds disagree (the machine changed state)"),
         ("target", "interval wider than the target"),
         ("placed", "tasks not placed as asked"),
@@ -354,7 +359,8 @@ pub fn text(run: &Run, width: usize) -> String {
     }
     let line = converged_line(run);
     if rows.len() == 1 {
-        return "\n".to_string() + &super::layout::wrap(&format!("Summary: {line}"), width, 0, 2);
+        return "\n".to_string()
+            + &super::layout::wrap(&format!("Summary: {line}"), width, 0, 2);
     }
     let w = |i: usize| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0);
     let (w0, w1, w2, w3) = (w(0), w(1), w(2), w(3));
@@ -388,7 +394,7 @@ pub fn markdown(run: &Run) -> String {
             "| {} | {v} | {ci} | {} `{}` |\n",
             f.label,
             esc(src.what),
-            esc(&format!("{} {}", r.name, r.param_label()).trim_end().to_string())
+            esc(format!("{} {}", r.name, r.param_label()).trim_end())
         );
     }
     s += &format!("\n{}\n", converged_line(run));
@@ -423,8 +429,11 @@ mod tests {
     use super::*;
     use crate::results::tests::run_with_medians;
 
-    /// A run of `rows` (name, params, median), every one measured and converged.
-    fn run_of(rows: &[(&str, &[(&str, &str)], f64)]) -> Run {
+    /// A row: a name, its parameters and its median.
+    type Row<'a> = (&'a str, &'a [(&'a str, &'a str)], f64);
+
+    /// A run of `rows`, every one measured and converged.
+    fn run_of(rows: &[Row<'_>]) -> Run {
         let names: Vec<(&str, f64)> = rows.iter().map(|(n, _, m)| (*n, *m)).collect();
         let mut run = run_with_medians(&names);
         for (r, (_, params, _)) in run.results.iter_mut().zip(rows) {
@@ -453,7 +462,11 @@ mod tests {
             ("syscall.clock_gettime", &[("via", "vdso")], 20.0),
             ("ctx.pingpong", PIPE_SAME, 4000.0),
             ("ctx.pingpong", PIPE_CROSS, 9000.0),
-            ("file.read", &[("method", "read"), ("size", "65536"), ("cache", "warm")], 6553.6),
+            (
+                "file.read",
+                &[("method", "read"), ("size", "65536"), ("cache", "warm")],
+                6553.6,
+            ),
         ]);
         let picked: Vec<(&str, &str, String)> = pick(&run.results)
             .into_iter()
@@ -464,10 +477,26 @@ mod tests {
             [
                 ("null system call", "getpid", "80.0 ns".to_string()),
                 ("vDSO clock read", "clock_gettime", "20.0 ns".into()),
-                ("context switch, same CPU", "half a pipe ping-pong", "2.00 µs".into()),
-                ("context switch, cross CPU", "half a pipe ping-pong", "4.50 µs".into()),
-                ("pipe round trip", "pipe ping-pong, same CPU", "4.00 µs".into()),
-                ("file read bandwidth, warm", "read(2) of 64 KiB", "10.00 GB/s".into()),
+                (
+                    "context switch, same CPU",
+                    "half a pipe ping-pong",
+                    "2.00 µs".into()
+                ),
+                (
+                    "context switch, cross CPU",
+                    "half a pipe ping-pong",
+                    "4.50 µs".into()
+                ),
+                (
+                    "pipe round trip",
+                    "pipe ping-pong, same CPU",
+                    "4.00 µs".into()
+                ),
+                (
+                    "file read bandwidth, warm",
+                    "read(2) of 64 KiB",
+                    "10.00 GB/s".into()
+                ),
             ]
         );
         let text = text(&run, 100);

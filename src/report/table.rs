@@ -54,7 +54,14 @@ impl Table {
 use layout::{CONV_W, COUNT_W, MEDIAN_W, MIN_W, RANGE_W, REL_W, ROUNDS_W, SAMPLES_W};
 
 /// Appends the optional columns the layout shows.
-fn optional(s: &mut String, l: &Layout, min: &str, samples: &str, outl: &str, pert: &str) {
+fn optional(
+    s: &mut String,
+    l: &Layout,
+    min: &str,
+    samples: &str,
+    outl: &str,
+    pert: &str,
+) {
     let c = l.columns;
     if c.min {
         *s += &format!(" {min:>MIN_W$}");
@@ -200,7 +207,12 @@ impl Exporter for Table {
             };
             let prefix = format!("{name:<nw$} {what}: ");
             return out
-                + &layout::wrap_after(&prefix, r.reason.as_deref().unwrap_or(""), l.width, 4);
+                + &layout::wrap_after(
+                    &prefix,
+                    r.reason.as_deref().unwrap_or(""),
+                    l.width,
+                    4,
+                );
         };
         // The fastest sample of those the headline rests on.
         let s = match m.basis {
