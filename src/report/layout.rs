@@ -393,13 +393,14 @@ pub fn wrap(text: &str, width: usize, first: usize, rest: usize) -> String {
 /// continuation lines indented by `rest` spaces.
 pub fn wrap_after(prefix: &str, text: &str, width: usize, rest: usize) -> String {
     let n = prefix.chars().count();
-    let wrapped = wrap(text, width, n, rest);
-    let body: String = wrapped.chars().skip(n).collect();
-    let mut out = prefix.trim_end().to_string();
-    if !body.trim().is_empty() && !body.starts_with('\n') {
-        out.push(' ');
+    // The first line's indentation is the prefix's room.
+    let body: String = wrap(text, width, n, rest).chars().skip(n).collect();
+    let mut out = String::new();
+    for line in format!("{prefix}{body}").lines() {
+        out += line.trim_end();
+        out.push('\n');
     }
-    out + body.trim_start_matches(' ')
+    out
 }
 
 /// Every line of `text` wrapped by [`wrap`] (continuations indented by two more spaces
@@ -503,6 +504,11 @@ mod tests {
         assert!(out.starts_with("    not converged"), "{out}");
         assert!(out.lines().nth(1).unwrap().starts_with("      "), "{out}");
         assert_eq!(wrap_lines("a\n\n  b c", 10), "a\n\n  b c\n");
+        assert_eq!(wrap_after("x    skipped: ", "", 20, 4), "x    skipped:\n");
+        assert_eq!(
+            wrap_after("x    skipped: ", "no such file here", 20, 4),
+            "x    skipped: no\n    such file here\n"
+        );
         // A number and its unit stay on one line.
         assert_eq!(
             wrap("states (8.41 µs 75%, 10.8 µs 25%)", 22, 0, 2),
