@@ -183,6 +183,12 @@ fn one(reference: &str, path: &Path) -> anyhow::Result<(RunLabel, Run)> {
 /// Renders a saved run in any of `run`'s formats.
 fn render_run(doc: &Run, format: Format, output: Option<&Path>) -> anyhow::Result<()> {
     let mut out = Output::open(format, output)?;
+    let rows: Vec<_> = doc
+        .results
+        .iter()
+        .map(crate::report::layout::RowKey::of)
+        .collect();
+    out.plan(&rows);
     let mut header = doc.clone();
     header.results.clear();
     out.begin(&header)?;

@@ -6,6 +6,7 @@ use crate::bench::{self, Bench, ParamArg, Params};
 use crate::error::{BenchError, UsageError};
 use crate::host::{self, HostFacts};
 use crate::os::interrupt::InterruptGuard;
+use crate::report::layout::{self, RowKey};
 use crate::report::Output;
 use crate::results::{Run, Status};
 use crate::session::{Session, SessionOptions};
@@ -141,10 +142,10 @@ fn start_session(
         args.seed,
     )?;
     if let Some(why) = session.kernel_unavailable() {
-        eprintln!(
-            "warning: --cull kernel: the kernel's events cannot be recorded here ({why}); \
+        warn(&format!(
+            "--cull kernel: the kernel's events cannot be recorded here ({why}); \
              samples are culled by their resource usage only"
-        );
+        ));
     }
     Ok(session)
 }
@@ -154,18 +155,28 @@ fn start_session(
 /// interruption is returned as an error; a canary that cannot be read is a warning.
 fn look_at_the_machine(session: &Session, ci_target: f64) -> Result<(), BenchError> {
     match session.steadiness(150_000_000) {
-        Ok(m) if m.unsteady => eprintln!(
-            "warning: the machine is unsteady: the getpid canary spread {:.1}% (p10–p90) \
+        Ok(m) if m.unsteady => warn(&format!(
+            "the machine is unsteady: the getpid canary spread {:.1}% (p10–p90) \
              over 0.15 s, more than the ±{}% target; expect wide intervals, named states \
              and unconverged results",
             m.spread * 100.0,
             ci_target * 100.0
-        ),
+        )),
         Ok(_) => {}
         Err(BenchError::Interrupted) => return Err(BenchError::Interrupted),
-        Err(e) => eprintln!("warning: the canary could not be read: {e}"),
+        Err(e) => warn(&format!("the canary could not be read: {e}")),
     }
     Ok(())
+}
+
+/// Writes `warning: {text}` to standard error, wrapped at the terminal's width when
+/// standard error is one (a script reading a pipe gets one line).
+fn warn(text: &str) {
+    let line = format!("warning: {text}");
+    match crate::os::term::columns_of(std::io::stderr()) {
+        Some(w) => eprint!("{}", layout::wrap(&line, w, 0, 2)),
+        None => eprintln!("{line}"),
+    }
 }
 
 /// Runs `syscost run`.
@@ -182,7 +193,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
 
     let facts = host::collect(&[]);
     for w in host::warnings(&facts) {
-        eprintln!("warning: {w}");
+        warn(&w);
     }
     let mut session = start_session(args, profile, facts.invariant_tsc)?;
     if !args.no_samples {
@@ -191,6 +202,11 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             .context("making the temporary file that keeps the samples")?;
     }
     let mut run = new_run(facts, &session);
+    let rows: Vec<RowKey> = instances
+        .iter()
+        .map(|(b, p)| RowKey::planned(*b, p))
+        .collect();
+    output.plan(&rows);
     if let Err(BenchError::Interrupted) = look_at_the_machine(&session, profile.ci_target)
     {
         drop(session);
@@ -219,7 +235,9 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     run.machine = outcome.machine;
     if let Some(h) = history.as_ref() {
         if let Err(e) = h.widen_by_past_runs(&mut run, None) {
-            eprintln!("warning: the history could not be read for the spread between runs: {e:#}");
+            warn(&format!(
+                "the history could not be read for the spread between runs: {e:#}"
+            ));
         }
     }
     run.sweeps = crate::report::sweep::fits(&run.results);
@@ -250,7 +268,8 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// A progress bar on standard error, drawn only on a terminal and only once the run has
-/// lasted two seconds.
+/// lasted two seconds. Its message (the benchmark, parameters away from their
+/// defaults) is cut to the terminal's width, so the line never wraps.
 struct Progress {
     bar: ProgressBar,
     start: Instant,
@@ -261,7 +280,7 @@ impl Progress {
     fn new(len: u64) -> Progress {
         let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::hidden());
         if let Ok(style) =
-            ProgressStyle::with_template("{bar:30} {pos}/{len} {elapsed} {msg}")
+            ProgressStyle::with_template("{bar:30} {pos}/{len} {elapsed} {wide_msg}")
         {
             bar.set_style(style);
         }
@@ -279,8 +298,13 @@ impl Progress {
         {
             self.bar.set_draw_target(ProgressDrawTarget::stderr());
         }
-        self.bar
-            .set_message(format!("round {} · {name} {}", round + 1, p.label()));
+        let pairs: Vec<(&str, &str)> =
+            p.0.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        self.bar.set_message(format!(
+            "round {} · {}",
+            round + 1,
+            layout::short_name(name, &pairs)
+        ));
     }
 }
 
