@@ -53,6 +53,9 @@ pub struct ListArgs {
     /// Show at most N runs.
     #[arg(long, value_name = "N")]
     limit: Option<usize>,
+    /// Show only the runs of this host (as the host column shows it).
+    #[arg(long, value_name = "NAME")]
+    host: Option<String>,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     format: super::TextOrJson,
@@ -67,11 +70,15 @@ pub struct HistoryArgs {
     /// Show at most N runs (with no subcommand: as 'history list').
     #[arg(long, value_name = "N")]
     limit: Option<usize>,
+    /// Show only the runs of this host (with no subcommand: as 'history list').
+    #[arg(long, value_name = "NAME")]
+    host: Option<String>,
     /// Output format of the list, text (the default) or json (with no subcommand: as
     /// 'history list').
     #[arg(long, value_enum, value_name = "FORMAT")]
     format: Option<super::TextOrJson>,
-    /// The history file (default: $SYSCOST_DB, else $XDG_DATA_HOME/syscost/history.db).
+    /// The history: a file, or a postgres://USER:PASSWORD@HOST:PORT/DATABASE URL
+    /// (default: $SYSCOST_DB, else $XDG_DATA_HOME/syscost/history.db).
     #[arg(long, value_name = "PATH", global = true)]
     db: Option<PathBuf>,
 }
@@ -83,6 +90,7 @@ pub fn history(args: &HistoryArgs) -> anyhow::Result<ExitCode> {
         &args.command,
         [
             (args.limit.is_some(), "--limit"),
+            (args.host.is_some(), "--host"),
             (args.format.is_some(), "--format"),
         ]
         .iter()
@@ -97,11 +105,16 @@ pub fn history(args: &HistoryArgs) -> anyhow::Result<ExitCode> {
     }
     let list = HistoryCommand::List(ListArgs {
         limit: args.limit,
+        host: args.host.clone(),
         format: args.format.unwrap_or(super::TextOrJson::Text),
     });
     match args.command.as_ref().unwrap_or(&list) {
-        HistoryCommand::List(ListArgs { limit, format }) => {
-            if !path.exists() {
+        HistoryCommand::List(ListArgs {
+            limit,
+            host,
+            format,
+        }) => {
+            if !History::is_url(&path) && !path.exists() {
                 eprintln!(
                     "no runs saved yet (the history would be at {})",
                     path.display()
@@ -109,7 +122,10 @@ pub fn history(args: &HistoryArgs) -> anyhow::Result<ExitCode> {
                 return Ok(ExitCode::SUCCESS);
             }
             let h = History::open(&path, false)?;
-            let entries = h.list(*limit)?;
+            let entries = match host {
+                Some(host) => h.list_host(*limit, host)?,
+                None => h.list(*limit)?,
+            };
             let mut out = crate::report::stdout();
             if *format == super::TextOrJson::Json {
                 serde_json::to_writer_pretty(&mut out, &entries)?;
@@ -154,7 +170,7 @@ pub fn history(args: &HistoryArgs) -> anyhow::Result<ExitCode> {
                 return Err(UsageError::new(format!(
                     "no run {} in {}",
                     missing.join(", "),
-                    path.display()
+                    h.place()
                 ))
                 .into());
             }
@@ -437,7 +453,7 @@ fn widen_from_history(runs: &mut [(RunLabel, Run)], db: Option<&Path>) {
     let Ok(path) = store::path_or_default(db) else {
         return;
     };
-    if !path.exists() {
+    if !History::is_url(&path) && !path.exists() {
         return;
     }
     let Ok(h) = History::open(&path, false) else {
@@ -497,7 +513,7 @@ pub fn save_with(
     let h = history?;
     match h.save_with(run, origin, spill) {
         Ok(id) => {
-            eprintln!("saved as run {id} in {}", h.path().display());
+            eprintln!("saved as run {id} in {}", h.place());
             Some(id)
         }
         Err(e) => {
