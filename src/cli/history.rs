@@ -14,7 +14,7 @@ use std::process::ExitCode;
 pub enum HistoryCommand {
     /// Lists the saved runs, newest first (what 'syscost history' alone does).
     List(ListArgs),
-    /// Shows one run's results (an id, last, last~N).
+    /// Shows one run's results (an id, last, last~N, host:NAME:last~N).
     Show {
         /// The run.
         run: String,
@@ -260,7 +260,7 @@ pub enum CompareFormat {
 #[derive(Debug, clap::Args)]
 pub struct CompareArgs {
     /// Two runs (A, the base, then B), or more for the cross-run table: ids, last,
-    /// last~N or JSON files.
+    /// last~N, host:NAME:last~N or JSON files.
     #[arg(required = true, num_args = 2.., value_name = "RUN")]
     pub runs: Vec<String>,
     /// Changes smaller than PCT percent count as no change.
@@ -273,12 +273,13 @@ pub struct CompareArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     pub format: CompareFormat,
-    /// The history file.
+    /// The history: a file or a postgres:// URL.
     #[arg(long, value_name = "PATH")]
     pub db: Option<PathBuf>,
 }
 
-fn percent(s: &str) -> Result<f64, String> {
+/// Parses a percentage option.
+pub(crate) fn percent(s: &str) -> Result<f64, String> {
     match s.trim_end_matches('%').parse::<f64>() {
         Ok(x) if x.is_finite() && (0.0..=1000.0).contains(&x) => Ok(x),
         _ => Err(format!("'{s}' is not a percentage between 0 and 1000")),
@@ -350,7 +351,7 @@ pub fn compare_cmd(args: &CompareArgs) -> anyhow::Result<ExitCode> {
 /// Options of `syscost report`.
 #[derive(Debug, clap::Args)]
 pub struct ReportArgs {
-    /// The runs: ids, last, last~N or JSON files; with several, each is compared with
+    /// The runs: ids, last, last~N, host:NAME:last~N or JSON files; with several, each is compared with
     /// the first.
     #[arg(required = true, value_name = "RUN")]
     pub runs: Vec<String>,
@@ -360,7 +361,7 @@ pub struct ReportArgs {
     /// The comparisons' noise threshold, in percent.
     #[arg(long, value_name = "PCT", default_value_t = 5.0, value_parser = percent)]
     pub threshold: f64,
-    /// The history file.
+    /// The history: a file or a postgres:// URL.
     #[arg(long, value_name = "PATH")]
     pub db: Option<PathBuf>,
 }
@@ -371,7 +372,7 @@ pub struct PlotArgs {
     /// The graph.
     #[arg(value_enum)]
     pub graph: crate::report::graphs::Graph,
-    /// The runs: ids, last, last~N or JSON files (two for the forest plot: A, then B).
+    /// The runs: ids, last, last~N, host:NAME:last or JSON files (two for the forest plot: A, then B).
     #[arg(required = true, value_name = "RUN")]
     pub runs: Vec<String>,
     /// The benchmark to draw (a name, or 'name key=value...'), for samples,
@@ -384,7 +385,7 @@ pub struct PlotArgs {
     /// The forest plot's noise threshold, in percent.
     #[arg(long, value_name = "PCT", default_value_t = 5.0, value_parser = percent)]
     pub threshold: f64,
-    /// The history file.
+    /// The history: a file or a postgres:// URL.
     #[arg(long, value_name = "PATH")]
     pub db: Option<PathBuf>,
 }
