@@ -88,14 +88,14 @@ fn connect(url: &str, shown: &str) -> anyhow::Result<Client> {
     if config.get_application_name().is_none() {
         config.application_name("syscost");
     }
+    // Not a usage error (exit code 1, not 2): the URL may be right and the server down.
     config.connect(NoTls).map_err(|e| {
-        UsageError::new(format!(
+        anyhow::anyhow!(
             "cannot connect to the PostgreSQL history at {shown} ({}): check that the \
              server runs and listens at that host and port, and that the URL's user, \
              password and database are right (pg_hba.conf must admit this host)",
             chain(&e)
-        ))
-        .into()
+        )
     })
 }
 
