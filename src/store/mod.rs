@@ -2,8 +2,8 @@
 //! the binary, nothing to install) or, for a fleet, a PostgreSQL database; and the
 //! references by which commands name runs. This module owns what a saved run is (its
 //! rows, its compressed document) and the between-run widening; the two stores
-//! ([`sqlite`], [`postgres`] behind the [`Backend`] trait) own only their SQL, so no
-//! caller ever asks which store it has. It must not measure or render.
+//! (modules `sqlite` and `postgres`, behind one private `Backend` trait) own only their
+//! SQL, so no caller ever asks which store it has. It must not measure or render.
 //!
 //! # Where it lives
 //! `--db PATH` or `--db postgres://USER:PASSWORD@HOST:PORT/DATABASE`, else `$SYSCOST_DB`

@@ -11,6 +11,9 @@ fn temp() -> tempfile::TempDir {
 /// runs against SQLite here and against PostgreSQL in [`on_postgres`].
 type Opener<'a> = &'a (dyn Fn() -> History + Sync);
 
+/// A history test that runs on any store.
+type StoreTest = fn(Opener<'_>);
+
 #[test]
 fn saves_lists_loads_and_removes() {
     let dir = temp();
@@ -286,7 +289,7 @@ fn on_postgres() {
             return;
         }
     };
-    let tests: &[(&str, fn(Opener<'_>))] = &[
+    let tests: &[(&str, StoreTest)] = &[
         ("saves", saves_lists_loads_and_removes_on),
         ("concurrent", concurrent_writers_all_land_on),
         (
