@@ -280,6 +280,7 @@ pub struct PastFigure {
 pub struct History {
     db: RefCell<Box<dyn Backend>>,
     place: String,
+    last_transaction: Option<std::time::Duration>,
 }
 
 /// The default place of the history file, from the environment.
@@ -331,6 +332,7 @@ impl History {
                 return Ok(History {
                     db: RefCell::new(Box::new(postgres::Postgres::open(url, create)?)),
                     place,
+                    last_transaction: None,
                 });
             }
             Some(scheme) => {
@@ -351,6 +353,7 @@ impl History {
         Ok(History {
             db: RefCell::new(db),
             place: shown.to_string(),
+            last_transaction: None,
         })
     }
 
@@ -439,10 +442,20 @@ impl History {
                 }
             })
             .collect();
-        self.db
+        let t0 = std::time::Instant::now();
+        let id = self
+            .db
             .get_mut()
             .insert(&row, &body, &samples, &results)
-            .with_context(|| format!("saving the run in {}", self.place))
+            .with_context(|| format!("saving the run in {}", self.place))?;
+        self.last_transaction = Some(t0.elapsed());
+        Ok(id)
+    }
+
+    /// How long the last save's transaction took (its rows written and committed; the
+    /// compressing before it left out), if this history has saved a run.
+    pub fn last_transaction(&self) -> Option<std::time::Duration> {
+        self.last_transaction
     }
 
     /// The saved runs, newest first, at most `limit` of them.
