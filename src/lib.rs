@@ -14,6 +14,7 @@ pub mod bench;
 pub mod cli;
 pub mod compare;
 pub mod error;
+pub mod fleet;
 pub mod harness;
 pub mod host;
 pub mod os;

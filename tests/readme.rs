@@ -121,6 +121,7 @@ const COMMANDS: &[&str] = &[
     "compare",
     "report",
     "plot",
+    "fleet",
     "trace",
     "exec",
     "completions",
