@@ -379,6 +379,33 @@ def main():
         f"whole run (target <= {PARENT_MB:.0f} MB); largest process of the tree "
         f"{mb(whole.tree_kib)}"
         + (" (a descendant: a worker or a child)" if (whole.tree_kib or 0) > (whole.parent_kib or 0) * 1.05 else ""))
+    workers = sorted(((r["measured"].get("worker_peak_kib"), k, r)
+                      for k, r in measured(whole.doc).items()
+                      if r["measured"].get("worker_peak_kib")), key=lambda x: -x[0])
+    if workers:
+        base = sorted(w[0] for w in workers)[len(workers) // 2]
+
+        def own_buffers_kib(r):
+            # The buffers a benchmark is asked for: its size and rss parameters, bytes.
+            p = r.get("params") or {}
+            total = 0
+            for name in ("size", "rss"):
+                try:
+                    total += int(p.get(name, "0"))
+                except ValueError:
+                    pass
+            return total / 1024
+
+        over = [(kib - base - own_buffers_kib(r), kib, k) for kib, k, r in workers]
+        worst = max(over)
+        say(f"{verdict(worst[0] <= 30 * 1024)} memory: workers' peak resident size "
+            f"(VmHWM): median {mb(base)}, largest {mb(workers[0][0])} ({workers[0][1]}); "
+            f"most beyond the median and the benchmark's own size/rss buffers: "
+            f"{mb(worst[0])} ({worst[2]}) (target <= 30 MB)")
+        for kib, k, _ in workers[:5]:
+            say(f"     {mb(kib):>9}  {k}")
+    else:
+        say("FAIL memory: no worker peak in the whole run's document (worker_peak_kib)")
     if not a.skip_memory:
         svc_filter = "svc.ef" if a.quick else "svc"
         progress(f"{svc_filter} under time")

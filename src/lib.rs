@@ -15,6 +15,7 @@ pub mod cli;
 pub mod compare;
 pub mod error;
 pub mod explain;
+pub mod fleet;
 pub mod harness;
 pub mod host;
 pub mod os;

@@ -43,6 +43,48 @@ pub struct Run {
     pub sweeps: Vec<SweepFit>,
     /// Sloan's table for each sweep of `ctx.ring` over n.
     pub rings: Vec<RingTable>,
+    /// For each benchmark run as copies, its points against N and the scalability
+    /// fit (absent when nothing ran as copies).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scaling: Vec<ScalingTable>,
+}
+
+/// One benchmark's copies points (`copies=1,2,...` with its other parameters fixed):
+/// throughput and efficiency against N, and the Universal Scalability Law fitted when
+/// enough points allow.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScalingTable {
+    /// The benchmark.
+    pub name: String,
+    /// Its other parameters (`copies_as` among them).
+    pub fixed: BTreeMap<String, String>,
+    /// One per measured copies point, by N.
+    pub points: Vec<ScalingPoint>,
+    /// The fit over the points that are not oversubscribed (absent when too few).
+    pub fit: Option<crate::stats::usl::UslFit>,
+    /// Why there is no fit, when there is none.
+    pub no_fit: Option<String>,
+}
+
+/// One copies point of a [`ScalingTable`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScalingPoint {
+    /// Copies at once.
+    pub n: usize,
+    /// The per-copy cost (the median over copies), ns per operation.
+    pub per_copy_ns: f64,
+    /// The slowest copy, ns per operation.
+    pub slowest_ns: f64,
+    /// Operations per second of all copies.
+    pub throughput_ops_s: f64,
+    /// Throughput / (N × one copy's throughput); absent without a `copies=1` point.
+    pub efficiency: Option<f64>,
+    /// More copies than CPUs.
+    pub oversubscribed: bool,
+    /// The CPUs the copies were pinned to.
+    pub cpus: Vec<usize>,
 }
 
 impl Run {
@@ -66,6 +108,7 @@ impl Run {
             machine: MachineStates::default(),
             sweeps: Vec::new(),
             rings: Vec::new(),
+            scaling: Vec::new(),
         }
     }
 
@@ -86,6 +129,7 @@ impl Run {
             machine: self.machine.clone(),
             sweeps: self.sweeps.clone(),
             rings: self.rings.clone(),
+            scaling: self.scaling.clone(),
         }
     }
 }
@@ -375,6 +419,81 @@ pub struct Measured {
     /// too few (then the headline is the median of all samples and never converged).
     #[serde(default)]
     pub basis: crate::harness::analyze::Basis,
+    /// The peak resident size (VmHWM) of the worker process that measured it, KiB, read
+    /// when it concluded: the worker's own memory and the benchmark's buffers, not its
+    /// children's. Absent when it was measured in the run's own process.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker_peak_kib: Option<u64>,
+    /// The per-copy figures of an instance run as copies (`copies=N`; absent
+    /// otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copies: Option<CopiesFigures>,
+}
+
+/// What an instance run as N concurrent copies measured (`copies=N`): each copy timed
+/// its own batches over the same window. The headline above is the median of every
+/// copy's batches pooled, with the round-level interval; these are the copies apart.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CopiesFigures {
+    /// How many copies ran at once.
+    pub n: usize,
+    /// "process" or "thread".
+    pub mode: String,
+    /// The CPU each copy was pinned to (empty for a single copy, measured as any
+    /// instance is, unpinned unless `--cpu`).
+    pub cpus: Vec<usize>,
+    /// The CPUs the measuring process could use.
+    pub online: usize,
+    /// More copies than those CPUs: some shared one (such a point is left out of
+    /// the scalability fit).
+    pub oversubscribed: bool,
+    /// Each copy's figure (its own samples analysed alone), ns per operation.
+    pub copy_ns: Vec<f64>,
+    /// The per-copy cost: the median of `copy_ns`, ns per operation.
+    pub per_copy_ns: f64,
+    /// The slowest copy's figure, ns per operation: what a workload waits for.
+    pub slowest_ns: f64,
+    /// (slowest − fastest) / per-copy cost.
+    pub spread: f64,
+    /// Operations per second of all copies together: the sum over copies of 1e9 /
+    /// `copy_ns` (each copy's rate while it runs, culled of other work's
+    /// perturbation); when oversubscribed, the sum of the operations each copy did
+    /// over the time all its batches took (perturbed ones too, the empty loop
+    /// subtracted), so a copy that waited for its CPU counts fewer.
+    pub throughput_ops_s: f64,
+}
+
+impl CopiesFigures {
+    /// The figures of `copies` whose copies measured `copy_ns` and did `copy_ops_s`
+    /// operations per second, pinned to `cpus` (and `oversubscribed`), with `online`
+    /// CPUs to use.
+    pub fn new(
+        copies: crate::bench::copies::Copies,
+        copy_ns: Vec<f64>,
+        copy_ops_s: &[f64],
+        (cpus, oversubscribed): (Vec<usize>, bool),
+        online: usize,
+    ) -> CopiesFigures {
+        let finite: Vec<f64> =
+            copy_ns.iter().copied().filter(|x| x.is_finite()).collect();
+        let per_copy_ns = crate::stats::median(&finite).unwrap_or(f64::NAN);
+        let slowest_ns = finite.iter().copied().fold(f64::NAN, f64::max);
+        let fastest = finite.iter().copied().fold(f64::NAN, f64::min);
+        let throughput_ops_s = copy_ops_s.iter().sum();
+        CopiesFigures {
+            n: copies.n,
+            mode: copies.mode.word().to_string(),
+            cpus,
+            online,
+            oversubscribed,
+            per_copy_ns,
+            slowest_ns,
+            spread: (slowest_ns - fastest) / per_copy_ns,
+            throughput_ops_s,
+            copy_ns,
+        }
+    }
 }
 
 /// The spread between separate runs of one benchmark under the same conditions, from
@@ -596,8 +715,10 @@ pub(crate) mod tests {
             after_ns: 0.0,
             samples: None,
             between_runs: None,
+            copies: None,
             kernel: None,
             basis: Default::default(),
+            worker_peak_kib: None,
         }
     }
 
@@ -653,6 +774,7 @@ pub(crate) mod tests {
             machine: MachineStates::default(),
             sweeps: vec![],
             rings: vec![],
+            scaling: vec![],
         }
     }
 

@@ -251,10 +251,22 @@ fn two_explained_runs_compare_by_function_and_plot_as_flame_graphs() {
     // The history keeps the explanation: exported, drawn and folded again.
     let db = dir.join("history.db");
     let db = db.to_str().unwrap();
-    ok(&["explain", "syscall.getpid.raw", "--profile", "smoke", "--db", db, "-o", "/dev/null"]);
+    ok(&[
+        "explain",
+        "syscall.getpid.raw",
+        "--profile",
+        "smoke",
+        "--db",
+        db,
+        "-o",
+        "/dev/null",
+    ]);
     let doc = ok(&["history", "export", "last", "--db", db]);
     let saved: Run = parse_strict(&doc);
-    assert!(saved.results[0].explain.as_ref().is_some_and(|e| e.samples > 0));
+    assert!(saved.results[0]
+        .explain
+        .as_ref()
+        .is_some_and(|e| e.samples > 0));
     assert!(ok(&["plot", "flame", "last", "--db", db]).starts_with("<svg"));
     let folded = ok(&["history", "show", "last", "--db", db, "--format", "folded"]);
     assert!(check_folded(&folded) > 0);

@@ -25,7 +25,7 @@ static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 const HANG: Duration = Duration::from_secs(60);
 
 /// What each trial may run: every family, ctx.ring up to 1024 tasks, ipc.rtt on
-/// every transport, and a reproduction.
+/// every transport, a reproduction, and benchmarks run as copies.
 const WORKLOADS: &[&[&str]] = &[
     &["run", "ctx.ring", "-p", "n=2,64", "-p", "placement=free"],
     &[
@@ -60,6 +60,18 @@ const WORKLOADS: &[&[&str]] = &[
     &["run", "svc.*"],
     &["run", "signal.*"],
     &["repro", "perez1976"],
+    // Copies: threads of a worker and processes forked from it, oversubscribed too,
+    // with the directory the copies share.
+    &[
+        "run",
+        "syscall.getppid",
+        "mem.fault.zero",
+        "ipc.pipe.self",
+        "-p",
+        "copies=2,3",
+        "-p",
+        "copies_as=process,thread",
+    ],
 ];
 
 const SIGNALS: &[(libc::c_int, &str)] = &[
@@ -74,6 +86,21 @@ fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
+}
+
+/// The directories that benchmarks run as copies share (`/dev/shm/syscost-copies-*`,
+/// `syscost-share-*`), which the run removes.
+fn copies_dirs() -> Vec<String> {
+    std::fs::read_dir("/dev/shm")
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| {
+                    n.starts_with("syscost-copies-") || n.starts_with("syscost-share-")
+                })
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// System V objects: the ids in /proc/sysvipc/{msg,shm,sem}.
@@ -404,6 +431,12 @@ fn random_signals_leave_nothing_behind() {
         }
         if mounts() != mounts_before {
             t.problems.push(format!("trial {n}: the mounts changed"));
+        }
+        let shm = copies_dirs();
+        if !shm.is_empty() {
+            t.problems.push(format!(
+                "trial {n}: copies' directories left in /dev/shm: {shm:?}"
+            ));
         }
     }
     println!(

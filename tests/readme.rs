@@ -129,6 +129,7 @@ const COMMANDS: &[&str] = &[
     "compare",
     "report",
     "plot",
+    "fleet",
     "trace",
     "exec",
     "completions",
@@ -259,7 +260,7 @@ fn placeholder(
         ("--from", "T") => "10ns".into(),
         ("--to", "T") => "1ms".into(),
         ("--spec", "SPEC") => "interval call = begin -> end".into(),
-        ("--bench", "NAME") => "syscall.args args=0".into(),
+        ("--bench", "NAME") => "syscall.args args=0 copies=1 copies_as=process".into(),
         ("--format", "…") => "json".into(),
         ("-n", "RUNS") => "2".into(),
         (_, "NAME") => "begin".into(),
@@ -311,8 +312,10 @@ fn invocations(f: &Fixtures, line: &str) -> (Vec<Vec<String>>, bool) {
                 }
             }
         }
-        if matches!(args.first().map(String::as_str), Some("run" | "repro" | "explain"))
-            && !args.iter().any(|a| a == "--profile")
+        if matches!(
+            args.first().map(String::as_str),
+            Some("run" | "repro" | "explain")
+        ) && !args.iter().any(|a| a == "--profile")
         {
             args.extend(["--profile".into(), "smoke".into()]);
         }
@@ -393,7 +396,7 @@ fn fixtures() -> Fixtures {
     args.extend(["--format".into(), "json".into(), "-o".into(), doc]);
     assert_eq!(syscost(&f, &args).code, Some(0));
     let plots = "run syscall.args ctx.ring file.read ipc.rtt -p args=0,2 -p n=2,4 \
-                 -p size=8,4k -p transport=pipe --profile smoke";
+                 -p size=8,4k -p transport=pipe -p copies=1,2 --profile smoke";
     let plots: Vec<String> = plots.split_whitespace().map(String::from).collect();
     let o = syscost(&f, &plots);
     assert_eq!(o.code, Some(0), "a run to plot: {}", o.stderr);

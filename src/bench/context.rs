@@ -32,6 +32,10 @@ pub struct RunContext {
     /// Where new scratch files come from when not made here: a worker process asks the
     /// run's parent, which keeps the files for every instance.
     source: Option<ScratchSource>,
+    /// Which copy of how many this context prepares for (`copies=N`), if any.
+    copy: Option<(usize, usize)>,
+    /// The directory the copies of one round share (see [`RunContext::copies_dir`]).
+    copies_dir: Option<PathBuf>,
 }
 
 /// Makes (or finds) the scratch file of a length, for a [`RunContext`] that does not
@@ -60,6 +64,36 @@ impl RunContext {
     pub fn with_scratch_source(mut self, source: ScratchSource) -> RunContext {
         self.source = Some(source);
         self
+    }
+
+    /// A context for copy `i` of `n` (`copies=N`) with these options: its scratch
+    /// files made here (a file per copy), [`RunContext::copy`] set, and the round's
+    /// shared directory `dir`.
+    pub fn for_copy(
+        files: Options,
+        profile: Option<&'static str>,
+        (i, n): (usize, usize),
+        dir: PathBuf,
+    ) -> RunContext {
+        RunContext {
+            copy: Some((i, n)),
+            copies_dir: Some(dir),
+            ..RunContext::new(files, profile)
+        }
+    }
+
+    /// The directory every copy of this round shares (on tmpfs where there is one),
+    /// made and removed by the session around the round: where a benchmark's
+    /// "one for all copies" resource gets a name each copy can open. None when the
+    /// instance does not run as copies.
+    pub fn copies_dir(&self) -> Option<&std::path::Path> {
+        self.copies_dir.as_deref()
+    }
+
+    /// Which copy of how many this context prepares for, when the instance runs as
+    /// copies: a benchmark with a private variant names its resource by the copy.
+    pub fn copy(&self) -> Option<(usize, usize)> {
+        self.copy
     }
 
     /// The file options (`--dir`, `--drop-caches`).

@@ -10,12 +10,14 @@
 pub mod call;
 pub mod clock;
 pub mod context;
+pub mod copies;
 pub mod ctx;
 pub mod file;
 pub mod ipc;
 pub mod mem;
 pub mod params;
 pub mod proc;
+pub mod shared;
 pub mod signal;
 pub mod svc;
 pub mod syscall;

@@ -14,7 +14,7 @@ use std::process::ExitCode;
 pub enum HistoryCommand {
     /// Lists the saved runs, newest first (what 'syscost history' alone does).
     List(ListArgs),
-    /// Shows one run's results (an id, last, last~N).
+    /// Shows one run's results (an id, last, last~N, host:NAME:last~N).
     Show {
         /// The run.
         run: String,
@@ -53,6 +53,9 @@ pub struct ListArgs {
     /// Show at most N runs.
     #[arg(long, value_name = "N")]
     limit: Option<usize>,
+    /// Show only the runs of this host (as the host column shows it).
+    #[arg(long, value_name = "NAME")]
+    host: Option<String>,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     format: super::TextOrJson,
@@ -67,11 +70,15 @@ pub struct HistoryArgs {
     /// Show at most N runs (with no subcommand: as 'history list').
     #[arg(long, value_name = "N")]
     limit: Option<usize>,
+    /// Show only the runs of this host (with no subcommand: as 'history list').
+    #[arg(long, value_name = "NAME")]
+    host: Option<String>,
     /// Output format of the list, text (the default) or json (with no subcommand: as
     /// 'history list').
     #[arg(long, value_enum, value_name = "FORMAT")]
     format: Option<super::TextOrJson>,
-    /// The history file (default: $SYSCOST_DB, else $XDG_DATA_HOME/syscost/history.db).
+    /// The history: a file, or a postgres://USER:PASSWORD@HOST:PORT/DATABASE URL
+    /// (default: $SYSCOST_DB, else $XDG_DATA_HOME/syscost/history.db).
     #[arg(long, value_name = "PATH", global = true)]
     db: Option<PathBuf>,
 }
@@ -83,6 +90,7 @@ pub fn history(args: &HistoryArgs) -> anyhow::Result<ExitCode> {
         &args.command,
         [
             (args.limit.is_some(), "--limit"),
+            (args.host.is_some(), "--host"),
             (args.format.is_some(), "--format"),
         ]
         .iter()
@@ -97,11 +105,16 @@ pub fn history(args: &HistoryArgs) -> anyhow::Result<ExitCode> {
     }
     let list = HistoryCommand::List(ListArgs {
         limit: args.limit,
+        host: args.host.clone(),
         format: args.format.unwrap_or(super::TextOrJson::Text),
     });
     match args.command.as_ref().unwrap_or(&list) {
-        HistoryCommand::List(ListArgs { limit, format }) => {
-            if !path.exists() {
+        HistoryCommand::List(ListArgs {
+            limit,
+            host,
+            format,
+        }) => {
+            if !History::is_url(&path) && !path.exists() {
                 eprintln!(
                     "no runs saved yet (the history would be at {})",
                     path.display()
@@ -109,7 +122,10 @@ pub fn history(args: &HistoryArgs) -> anyhow::Result<ExitCode> {
                 return Ok(ExitCode::SUCCESS);
             }
             let h = History::open(&path, false)?;
-            let entries = h.list(*limit)?;
+            let entries = match host {
+                Some(host) => h.list_host(*limit, host)?,
+                None => h.list(*limit)?,
+            };
             let mut out = crate::report::stdout();
             if *format == super::TextOrJson::Json {
                 serde_json::to_writer_pretty(&mut out, &entries)?;
@@ -154,7 +170,7 @@ pub fn history(args: &HistoryArgs) -> anyhow::Result<ExitCode> {
                 return Err(UsageError::new(format!(
                     "no run {} in {}",
                     missing.join(", "),
-                    path.display()
+                    h.place()
                 ))
                 .into());
             }
@@ -167,8 +183,18 @@ pub fn history(args: &HistoryArgs) -> anyhow::Result<ExitCode> {
                 .collect::<anyhow::Result<_>>()?;
             let mut h = History::open(&path, true)?;
             for (f, doc) in files.iter().zip(&docs) {
+                let t0 = std::time::Instant::now();
                 let id = h.save(doc, Origin::Import)?;
-                println!("imported {} as run {id}", f.display());
+                // The save alone (compressing, one transaction), not the reading of the
+                // file: what a host's run waits for at its end.
+                let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+                println!(
+                    "imported {} as run {id} (saved in {:.0} ms, {:.0} ms of it the \
+                     transaction)",
+                    f.display(),
+                    ms(t0.elapsed()),
+                    h.last_transaction().map_or(0.0, ms)
+                );
             }
         }
     }
@@ -183,6 +209,12 @@ fn one(reference: &str, path: &Path) -> anyhow::Result<(RunLabel, Run)> {
 /// Renders a saved run in any of `run`'s formats.
 fn render_run(doc: &Run, format: Format, output: Option<&Path>) -> anyhow::Result<()> {
     let mut out = Output::open(format, output)?;
+    let rows: Vec<_> = doc
+        .results
+        .iter()
+        .map(crate::report::layout::RowKey::of)
+        .collect();
+    out.plan(&rows);
     let mut header = doc.clone();
     header.results.clear();
     out.begin(&header)?;
@@ -244,7 +276,7 @@ pub enum CompareFormat {
 #[derive(Debug, clap::Args)]
 pub struct CompareArgs {
     /// Two runs (A, the base, then B), or more for the cross-run table: ids, last,
-    /// last~N or JSON files.
+    /// last~N, host:NAME:last~N or JSON files.
     #[arg(required = true, num_args = 2.., value_name = "RUN")]
     pub runs: Vec<String>,
     /// Changes smaller than PCT percent count as no change.
@@ -257,12 +289,13 @@ pub struct CompareArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     pub format: CompareFormat,
-    /// The history file.
+    /// The history: a file or a postgres:// URL.
     #[arg(long, value_name = "PATH")]
     pub db: Option<PathBuf>,
 }
 
-fn percent(s: &str) -> Result<f64, String> {
+/// Parses a percentage option.
+pub(crate) fn percent(s: &str) -> Result<f64, String> {
     match s.trim_end_matches('%').parse::<f64>() {
         Ok(x) if x.is_finite() && (0.0..=1000.0).contains(&x) => Ok(x),
         _ => Err(format!("'{s}' is not a percentage between 0 and 1000")),
@@ -334,7 +367,7 @@ pub fn compare_cmd(args: &CompareArgs) -> anyhow::Result<ExitCode> {
 /// Options of `syscost report`.
 #[derive(Debug, clap::Args)]
 pub struct ReportArgs {
-    /// The runs: ids, last, last~N or JSON files; with several, each is compared with
+    /// The runs: ids, last, last~N, host:NAME:last~N or JSON files; with several, each is compared with
     /// the first.
     #[arg(required = true, value_name = "RUN")]
     pub runs: Vec<String>,
@@ -344,7 +377,7 @@ pub struct ReportArgs {
     /// The comparisons' noise threshold, in percent.
     #[arg(long, value_name = "PCT", default_value_t = 5.0, value_parser = percent)]
     pub threshold: f64,
-    /// The history file.
+    /// The history: a file or a postgres:// URL.
     #[arg(long, value_name = "PATH")]
     pub db: Option<PathBuf>,
 }
@@ -355,7 +388,7 @@ pub struct PlotArgs {
     /// The graph.
     #[arg(value_enum)]
     pub graph: crate::report::graphs::Graph,
-    /// The runs: ids, last, last~N or JSON files (two for the forest plot: A, then B).
+    /// The runs: ids, last, last~N, host:NAME:last or JSON files (two for the forest plot: A, then B).
     #[arg(required = true, value_name = "RUN")]
     pub runs: Vec<String>,
     /// The benchmark to draw (a name, or 'name key=value...'), for samples,
@@ -368,7 +401,7 @@ pub struct PlotArgs {
     /// The forest plot's noise threshold, in percent.
     #[arg(long, value_name = "PCT", default_value_t = 5.0, value_parser = percent)]
     pub threshold: f64,
-    /// The history file.
+    /// The history: a file or a postgres:// URL.
     #[arg(long, value_name = "PATH")]
     pub db: Option<PathBuf>,
 }
@@ -427,6 +460,7 @@ fn refit(runs: &mut [(RunLabel, Run)]) {
     for (_, run) in runs.iter_mut() {
         run.sweeps = crate::report::sweep::fits(&run.results);
         run.rings = crate::report::ring::tables(&run.results);
+        run.scaling = crate::report::scaling::tables(&run.results);
     }
 }
 
@@ -437,7 +471,7 @@ fn widen_from_history(runs: &mut [(RunLabel, Run)], db: Option<&Path>) {
     let Ok(path) = store::path_or_default(db) else {
         return;
     };
-    if !path.exists() {
+    if !History::is_url(&path) && !path.exists() {
         return;
     }
     let Ok(h) = History::open(&path, false) else {
@@ -497,7 +531,7 @@ pub fn save_with(
     let h = history?;
     match h.save_with(run, origin, spill) {
         Ok(id) => {
-            eprintln!("saved as run {id} in {}", h.path().display());
+            eprintln!("saved as run {id} in {}", h.place());
             Some(id)
         }
         Err(e) => {

@@ -36,9 +36,25 @@ pub fn list(filters: &[String]) -> anyhow::Result<ExitCode> {
                 p.about
             )?;
         }
+        if let Some(why) = bench::copies::serial(b) {
+            writeln!(out, "  {:<28}   copies: no ({why})", "")?;
+        }
         if !b.origin().is_empty() {
             writeln!(out, "  {:<28}   from: {}", "", b.origin())?;
         }
     }
+    let [n, mode] = &bench::copies::SPECS;
+    writeln!(
+        out,
+        "\nEvery benchmark without 'copies: no' also takes:\n  {}={}  ({}; {})\n  {}={}  ({}; {})",
+        n.name,
+        n.default,
+        n.values(),
+        n.about,
+        mode.name,
+        mode.default,
+        mode.values(),
+        mode.about
+    )?;
     Ok(ExitCode::SUCCESS)
 }

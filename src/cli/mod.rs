@@ -5,6 +5,7 @@
 
 mod clocks;
 mod exec;
+mod fleet;
 pub mod help;
 mod history;
 mod list;
@@ -73,6 +74,9 @@ enum Command {
     Report(history::ReportArgs),
     /// Writes one graph of runs as an SVG file.
     Plot(history::PlotArgs),
+    /// Shows many hosts' latest figures side by side, grouped by the facts that decide
+    /// costs, and flags the hosts that stand out in their group.
+    Fleet(fleet::FleetArgs),
     /// Records, shows, reduces and exports event traces (the 1976 memo's trace and fsm).
     Trace(trace::TraceArgs),
     /// Runs a command and reports its resource usage (wait4's rusage; times(2) with
@@ -146,8 +150,8 @@ pub struct RunArgs {
     /// Seed of the shuffled round order (default: from the clock; the run records it).
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
-    /// The history file to save the run in (default: $SYSCOST_DB, else
-    /// $XDG_DATA_HOME/syscost/history.db).
+    /// The history to save the run in: a file or a postgres:// URL (default:
+    /// $SYSCOST_DB, else $XDG_DATA_HOME/syscost/history.db).
     #[arg(long, value_name = "PATH")]
     pub db: Option<PathBuf>,
     /// Do not save the run in the history.
@@ -278,6 +282,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Compare(args) => history::compare_cmd(&args),
         Command::Report(args) => history::report_cmd(&args),
         Command::Plot(args) => history::plot_cmd(&args),
+        Command::Fleet(args) => fleet::fleet_cmd(&args),
         Command::Completions { shell } => {
             help::completions(shell, Cli::command(), &mut crate::report::stdout())?;
             Ok(ExitCode::SUCCESS)

@@ -6,6 +6,7 @@ use crate::bench::{self, Bench, ParamArg, Params};
 use crate::error::{BenchError, UsageError};
 use crate::host::{self, HostFacts};
 use crate::os::interrupt::InterruptGuard;
+use crate::report::layout::{self, RowKey};
 use crate::report::Output;
 use crate::results::{Run, Status};
 use crate::session::{Session, SessionOptions};
@@ -40,9 +41,18 @@ pub fn plan(
     }
     let selected = bench::select(filters);
     for p in &params {
+        // Copies apply to the selected benchmarks that can run as copies, as any
+        // parameter applies to those that take it; when none can, say why.
+        if bench::copies::is_copies_param(&p.name)
+            && !selected.iter().any(|b| bench::copies::serial(*b).is_none())
+        {
+            if let Some(b) = selected.first() {
+                bench::copies::check(*b)?;
+            }
+        }
         if !selected
             .iter()
-            .any(|b| b.params().iter().any(|s| s.name == p.name))
+            .any(|b| bench::copies::spec(*b, &p.name).is_some())
         {
             return Err(UsageError::new(format!(
                 "parameter {}: no selected benchmark takes a parameter '{}' (given with --param or as name=value); see `syscost list` for each benchmark's parameters",
@@ -54,10 +64,10 @@ pub fn plan(
     for b in selected {
         let mine: Vec<ParamArg> = params
             .iter()
-            .filter(|p| b.params().iter().any(|s| s.name == p.name))
+            .filter(|p| bench::copies::spec(b, &p.name).is_some())
             .cloned()
             .collect();
-        for p in bench::params::expand(b.name(), b.params(), &mine)? {
+        for p in bench::copies::expand(b, &mine)? {
             out.push((b, p));
         }
     }
@@ -132,10 +142,10 @@ fn start_session(
         args.seed,
     )?;
     if let Some(why) = session.kernel_unavailable() {
-        eprintln!(
-            "warning: --cull kernel: the kernel's events cannot be recorded here ({why}); \
+        warn(&format!(
+            "--cull kernel: the kernel's events cannot be recorded here ({why}); \
              samples are culled by their resource usage only"
-        );
+        ));
     }
     Ok(session)
 }
@@ -145,18 +155,28 @@ fn start_session(
 /// interruption is returned as an error; a canary that cannot be read is a warning.
 fn look_at_the_machine(session: &Session, ci_target: f64) -> Result<(), BenchError> {
     match session.steadiness(150_000_000) {
-        Ok(m) if m.unsteady => eprintln!(
-            "warning: the machine is unsteady: the getpid canary spread {:.1}% (p10–p90) \
+        Ok(m) if m.unsteady => warn(&format!(
+            "the machine is unsteady: the getpid canary spread {:.1}% (p10–p90) \
              over 0.15 s, more than the ±{}% target; expect wide intervals, named states \
              and unconverged results",
             m.spread * 100.0,
             ci_target * 100.0
-        ),
+        )),
         Ok(_) => {}
         Err(BenchError::Interrupted) => return Err(BenchError::Interrupted),
-        Err(e) => eprintln!("warning: the canary could not be read: {e}"),
+        Err(e) => warn(&format!("the canary could not be read: {e}")),
     }
     Ok(())
+}
+
+/// Writes `warning: {text}` to standard error, wrapped at the terminal's width when
+/// standard error is one (a script reading a pipe gets one line).
+fn warn(text: &str) {
+    let line = format!("warning: {text}");
+    match crate::os::term::columns_of(std::io::stderr()) {
+        Some(w) => eprint!("{}", layout::wrap(&line, w, 0, 2)),
+        None => eprintln!("{line}"),
+    }
 }
 
 /// Runs `syscost run`.
@@ -180,7 +200,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
 
     let facts = host::collect(&[]);
     for w in host::warnings(&facts) {
-        eprintln!("warning: {w}");
+        warn(&w);
     }
     let mut session = start_session(args, profile, facts.invariant_tsc)?;
     if !args.no_samples {
@@ -190,6 +210,11 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     }
     session.explain(if args.explain { args.explain_hz } else { 0 });
     let mut run = new_run(facts, &session);
+    let rows: Vec<RowKey> = instances
+        .iter()
+        .map(|(b, p)| RowKey::planned(*b, p))
+        .collect();
+    output.plan(&rows);
     if let Err(BenchError::Interrupted) = look_at_the_machine(&session, profile.ci_target)
     {
         drop(session);
@@ -218,11 +243,14 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     run.machine = outcome.machine;
     if let Some(h) = history.as_ref() {
         if let Err(e) = h.widen_by_past_runs(&mut run, None) {
-            eprintln!("warning: the history could not be read for the spread between runs: {e:#}");
+            warn(&format!(
+                "the history could not be read for the spread between runs: {e:#}"
+            ));
         }
     }
     run.sweeps = crate::report::sweep::fits(&run.results);
     run.rings = crate::report::ring::tables(&run.results);
+    run.scaling = crate::report::scaling::tables(&run.results);
     let spill = session.take_spill();
     drop(session); // stop the load before the last write
     for r in &run.results {
@@ -277,7 +305,8 @@ pub fn explain(mut args: super::ExplainArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// A progress bar on standard error, drawn only on a terminal and only once the run has
-/// lasted two seconds.
+/// lasted two seconds. Its message (the benchmark, parameters away from their
+/// defaults) is cut to the terminal's width, so the line never wraps.
 struct Progress {
     bar: ProgressBar,
     start: Instant,
@@ -288,7 +317,7 @@ impl Progress {
     fn new(len: u64) -> Progress {
         let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::hidden());
         if let Ok(style) =
-            ProgressStyle::with_template("{bar:30} {pos}/{len} {elapsed} {msg}")
+            ProgressStyle::with_template("{bar:30} {pos}/{len} {elapsed} {wide_msg}")
         {
             bar.set_style(style);
         }
@@ -306,8 +335,13 @@ impl Progress {
         {
             self.bar.set_draw_target(ProgressDrawTarget::stderr());
         }
-        self.bar
-            .set_message(format!("round {} · {name} {}", round + 1, p.label()));
+        let pairs: Vec<(&str, &str)> =
+            p.0.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        self.bar.set_message(format!(
+            "round {} · {}",
+            round + 1,
+            layout::short_name(name, &pairs)
+        ));
     }
 }
 

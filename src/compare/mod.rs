@@ -167,6 +167,49 @@ pub struct Comparison {
     /// explain`); absent when none was.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub explains: Vec<crate::explain::diff::Diff>,
+    /// Each copies point (`copies=N`) measured in both: its throughput and efficiency
+    /// in A and in B (empty when nothing ran as copies).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scaling: Vec<ScalingChange>,
+}
+
+/// One copies point of a benchmark in both runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScalingChange {
+    /// `family.name`.
+    pub name: String,
+    /// Its other parameters (`copies_as` among them).
+    pub fixed: BTreeMap<String, String>,
+    /// Copies at once.
+    pub n: usize,
+    /// Operations per second of all copies, in A and in B.
+    pub throughput_ops_s: (f64, f64),
+    /// Efficiency against one copy, in A and in B (absent without a copies=1 point).
+    pub efficiency: (Option<f64>, Option<f64>),
+}
+
+/// The copies points measured in both runs, in A's order.
+fn scaling_changes(ra: &Run, rb: &Run) -> Vec<ScalingChange> {
+    let ta = crate::report::scaling::tables(&ra.results);
+    let tb = crate::report::scaling::tables(&rb.results);
+    let mut out = Vec::new();
+    for a in &ta {
+        let Some(b) = tb.iter().find(|b| b.name == a.name && b.fixed == a.fixed) else {
+            continue;
+        };
+        for pa in &a.points {
+            if let Some(pb) = b.points.iter().find(|p| p.n == pa.n) {
+                out.push(ScalingChange {
+                    name: a.name.clone(),
+                    fixed: a.fixed.clone(),
+                    n: pa.n,
+                    throughput_ops_s: (pa.throughput_ops_s, pb.throughput_ops_s),
+                    efficiency: (pa.efficiency, pb.efficiency),
+                });
+            }
+        }
+    }
+    out
 }
 
 impl Comparison {
@@ -327,6 +370,7 @@ pub fn compare(a: (&RunLabel, &Run), b: (&RunLabel, &Run), threshold: f64) -> Co
         rows,
         only_in_base,
         only_in_other,
+        scaling: scaling_changes(ra, rb),
     }
 }
 

@@ -107,6 +107,27 @@ fn footer(c: &Comparison) -> String {
     if !c.only_in_other.is_empty() {
         s += &format!("only in B: {}\n", c.only_in_other.join(", "));
     }
+    if !c.scaling.is_empty() {
+        s += "\ncopies points (throughput of all copies; efficiency against one copy):\n";
+        for x in &c.scaling {
+            let fixed: Vec<String> =
+                x.fixed.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            let eff = |e: Option<f64>| {
+                e.map_or("–".to_string(), |e| format!("{:.1}%", e * 100.0))
+            };
+            s += &format!(
+                "  {} {} copies={}: {} → {} ({}), efficiency {} → {}\n",
+                x.name,
+                fixed.join(" "),
+                x.n,
+                crate::report::scaling::fmt_rate(x.throughput_ops_s.0),
+                crate::report::scaling::fmt_rate(x.throughput_ops_s.1),
+                change_text(x.throughput_ops_s.1 / x.throughput_ops_s.0),
+                eff(x.efficiency.0),
+                eff(x.efficiency.1)
+            );
+        }
+    }
     s
 }
 

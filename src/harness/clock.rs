@@ -40,6 +40,17 @@ impl Clock for Monotonic {
     }
 }
 
+/// A clock of the same kind and calibration as `c` that another thread may own (a
+/// copy's, see `copies=N`); None for a clock that cannot be made again (a fake one).
+pub fn same_as(c: &dyn Clock) -> Option<Box<dyn Clock + Send + Sync>> {
+    match c.name() {
+        "monotonic" => Some(Box::new(Monotonic)),
+        #[cfg(target_arch = "x86_64")]
+        "tsc" => Some(Box::new(Tsc::with_rate(c.ns_per_tick()))),
+        _ => None,
+    }
+}
+
 /// The time-stamp counter read with fenced `rdtsc`, calibrated against
 /// CLOCK_MONOTONIC_RAW.
 #[derive(Debug, Clone, Copy)]

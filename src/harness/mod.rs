@@ -207,6 +207,19 @@ pub struct Measurement {
     pub elapsed_ns: f64,
 }
 
+/// The window a copy's round covers (see [`Harness::collect_until`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Window {
+    /// The round (0 first).
+    pub round: u32,
+    /// The run's start on the clock, ticks.
+    pub begin: u64,
+    /// The window's end on the clock, ticks: the last batch is the one that passes it.
+    pub deadline: u64,
+    /// The most samples kept.
+    pub cap: usize,
+}
+
 /// The harness settings that are not the profile.
 #[derive(Debug, Clone, Copy)]
 pub struct Settings {
@@ -470,6 +483,42 @@ impl<'a> Harness<'a> {
                 || (n >= p.round_min_samples && took >= p.round_ns as f64)
                 || (p.round_ns > 0 && took >= 4.0 * p.round_ns as f64)
             {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Takes samples of `body` at `k` until the clock passes `deadline` (ticks): a
+    /// copy's round, which must cover the same window as the other copies', so it ends
+    /// by the common deadline and not by its own count. At most `cap` samples are kept
+    /// (the batches go on to the deadline, so the other copies keep their company).
+    pub fn collect_until(
+        &self,
+        body: &mut dyn Body,
+        k: u64,
+        w: Window,
+        out: &mut Vec<Sample>,
+    ) -> Result<(), BenchError> {
+        let Window {
+            round,
+            begin,
+            deadline,
+            cap,
+        } = w;
+        loop {
+            let (t0, ticks, usage) = self.batch(body, k)?;
+            if out.len() < cap {
+                out.push(Sample {
+                    at_ns: self.clock.to_ns(t0.wrapping_sub(begin)),
+                    ticks,
+                    usage,
+                    round,
+                    span: None,
+                    kernel: 0,
+                });
+            }
+            check_interrupt()?;
+            if t0.wrapping_add(ticks) >= deadline {
                 return Ok(());
             }
         }

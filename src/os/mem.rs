@@ -152,6 +152,34 @@ impl Mapping {
         Ok(Mapping { ptr, len })
     }
 
+    /// A writable shared mapping of `len` bytes of a file from `offset` (a multiple
+    /// of the page size): a write to a page dirties the file's own page.
+    pub fn file_shared_rw(
+        fd: BorrowedFd<'_>,
+        len: usize,
+        offset: u64,
+    ) -> io::Result<Mapping> {
+        // SAFETY: no MAP_FIXED, so the kernel picks an unused range; the mapping is
+        // owned by the returned value and unmapped once, on drop.
+        let p = unsafe {
+            libc::mmap(
+                ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                fd.as_raw_fd(),
+                offset as libc::off_t,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(Mapping {
+            ptr: p as *mut u8,
+            len,
+        })
+    }
+
     /// Its length in bytes.
     pub fn len(&self) -> usize {
         self.len

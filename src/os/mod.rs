@@ -19,5 +19,6 @@ pub mod spawn;
 pub mod svc;
 pub mod sys;
 pub mod task;
+pub mod term;
 pub mod uring;
 pub mod usage;

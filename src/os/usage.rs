@@ -112,9 +112,26 @@ impl Usage {
     }
 }
 
+/// This process's peak resident size (`VmHWM` in /proc/self/status), KiB: the high-water
+/// mark of its current address space only (unlike `ru_maxrss`, which keeps the largest
+/// address space the process ever had, a vforked child's parent's included).
+pub fn peak_resident_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn peak_resident_size_is_read() {
+        let kib = peak_resident_kib().expect("VmHWM in /proc/self/status");
+        assert!(kib > 100 && kib < 64 << 20, "{kib} KiB");
+    }
 
     #[test]
     fn since_subtracts_counters_and_keeps_maxrss() {

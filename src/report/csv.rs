@@ -8,7 +8,7 @@ use crate::results::{BenchResult, Run, Status};
 /// The CSV exporter.
 pub struct Csv;
 
-const COLUMNS: [&str; 30] = [
+const COLUMNS: [&str; 34] = [
     "name",
     "params",
     "status",
@@ -38,6 +38,10 @@ const COLUMNS: [&str; 30] = [
     "overhead_ns_per_op",
     "canary_change",
     "levels",
+    "copies",
+    "per_copy_ns",
+    "slowest_copy_ns",
+    "throughput_ops_s",
     "reason",
 ];
 
@@ -106,8 +110,17 @@ impl Exporter for Csv {
                     .map(|l| format!("{:.2}", l.median_ns))
                     .collect();
                 cols.push(levels.join(";"));
+                match &m.copies {
+                    Some(c) => {
+                        cols.push(c.n.to_string());
+                        for v in [c.per_copy_ns, c.slowest_ns, c.throughput_ops_s] {
+                            cols.push(format!("{v:.4}"));
+                        }
+                    }
+                    None => cols.extend(std::iter::repeat_n(String::new(), 4)),
+                }
             }
-            None => cols.extend(std::iter::repeat_n(String::new(), 25)),
+            None => cols.extend(std::iter::repeat_n(String::new(), 29)),
         }
         cols.push(reason);
         record(&cols)

@@ -19,6 +19,8 @@
 //!   `stddev` and `cv` (`aggregate_unit` "percentage", as a fraction).
 //! - `cpu_time` equals `real_time`: syscost times wall-clock on a pinned, otherwise idle
 //!   thread; its CPU accounting is per operation in the syscost JSON, not here.
+//! - A benchmark run as copies (`copies=N`) has `threads` N (1 otherwise), and its
+//!   `mean` aggregate the copies' total throughput as `items_per_second`.
 //! - A skipped or failed benchmark is one entry with `error_occurred: true` and its
 //!   reason as `error_message`.
 
@@ -64,13 +66,15 @@ pub fn document(run: &Run) -> Value {
     let mut benchmarks = Vec::new();
     for (family, r) in run.results.iter().enumerate() {
         let name = name(r);
+        let copies = r.measured.as_ref().and_then(|m| m.copies.as_ref());
+        let threads = copies.map_or(1, |c| c.n);
         let base = |run_name: &str| {
             json!({
                 "name": run_name,
                 "family_index": family,
                 "per_family_instance_index": 0,
                 "run_name": name,
-                "threads": 1,
+                "threads": threads,
                 "time_unit": "ns",
             })
         };
@@ -137,6 +141,9 @@ pub fn document(run: &Run) -> Value {
             e["iterations"] = n.into();
             e["real_time"] = finite(v);
             e["cpu_time"] = finite(v);
+            if let (Some(c), "mean") = (copies, agg) {
+                e["items_per_second"] = finite(c.throughput_ops_s);
+            }
             benchmarks.push(e);
         }
     }

@@ -56,11 +56,14 @@ pub fn html(runs: &[(RunLabel, Run)], comparisons: &[Comparison]) -> String {
         escape(&title),
         escape(&title)
     );
-    out += "<nav><a href=\"#runs\">Runs</a><a href=\"#summary\">Summary</a>\
+    out += "<nav><a href=\"#runs\">Runs</a><a href=\"#quoted\">Quoted figures</a>\
+            <a href=\"#summary\">Summary</a>\
             <a href=\"#comparisons\">Comparisons</a><a href=\"#sweeps\">Sweeps</a>\
             <a href=\"#ring\">Ring</a><a href=\"#file-read\">File read</a>\
-            <a href=\"#mailbox\">Mailbox echo</a><a href=\"#benchmarks\">Benchmarks</a></nav>\n";
+            <a href=\"#mailbox\">Mailbox echo</a><a href=\"#scaling\">Scaling</a>\
+            <a href=\"#benchmarks\">Benchmarks</a></nav>\n";
     runs_section(&mut out, runs);
+    quoted_section(&mut out, runs);
     summary_section(&mut out, runs);
     comparisons_section(&mut out, comparisons);
     section(&mut out, "sweeps", "Sweeps", |o| {
@@ -93,6 +96,9 @@ pub fn html(runs: &[(RunLabel, Run)], comparisons: &[Comparison]) -> String {
         "Mailbox echo (Nagy, VAX/VMS Table III)",
         |o| graph_or_why(o, "mailbox echo", graphs::mailbox(runs), ""),
     );
+    section(&mut out, "scaling", "Scaling across CPUs (copies)", |o| {
+        graph_or_why(o, "scaling graph", graphs::scaling(runs, None), "")
+    });
     benchmarks_section(&mut out, runs);
     out += "</body></html>\n";
     out
@@ -225,6 +231,45 @@ fn status_row(r: &BenchResult) -> (&'static str, String) {
             format!("FAILED: {}", r.reason.as_deref().unwrap_or("")),
         ),
     }
+}
+
+/// The figures people quote ([`super::summary`]), per run, with how many rows converged.
+fn quoted_section(out: &mut String, runs: &[(RunLabel, Run)]) {
+    section(out, "quoted", "The figures people quote", |o| {
+        for (l, run) in runs {
+            if runs.len() > 1 {
+                let _ = writeln!(o, "<h3>{}</h3>", escape(&run_name(l)));
+            }
+            let picked = super::summary::pick(&run.results);
+            if picked.is_empty() {
+                o.push_str("<p>None of their benchmarks was measured in this run.</p>\n");
+                continue;
+            }
+            o.push_str(
+                "<table><tr><th>figure</th><th>median</th><th>95% CI</th>\
+                 <th>converged</th><th>from</th></tr>\n",
+            );
+            for (f, src, r) in picked {
+                let (v, ci) = super::summary::shown(src, r);
+                let conv = r.measured.as_ref().is_some_and(|m| m.converged);
+                let _ = writeln!(
+                    o,
+                    "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>\
+                     <td>{}</td><td>{} ({} {})</td></tr>",
+                    escape(f.label),
+                    escape(&v),
+                    escape(&ci),
+                    if conv { "yes" } else { "no" },
+                    escape(src.what),
+                    escape(&r.name),
+                    escape(&r.param_label())
+                );
+            }
+            o.push_str("</table>\n");
+            let _ =
+                writeln!(o, "<p>{}</p>", escape(&super::summary::converged_line(run)));
+        }
+    });
 }
 
 fn summary_section(out: &mut String, runs: &[(RunLabel, Run)]) {
@@ -485,6 +530,7 @@ mod tests {
         }
         for id in [
             "runs",
+            "quoted",
             "summary",
             "comparisons",
             "sweeps",

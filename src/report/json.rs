@@ -38,6 +38,7 @@
 //!                   "perturbed_by": { "vol_switches", "invol_switches", "faults",
 //!                                     "kernel" } },   // samples per unexpected cause
 //!       "basis": "clean" | "all",        // which samples the headline rests on
+//!       "worker_peak_kib"?,              // the measuring worker's peak resident KiB
 //!       "center_ns", "batch", "operations",
 //!       "overhead": { "per_batch_ns", "per_op_ns", "samples", "subtracted" },
 //!       "accounting": { "user_ns", "sys_ns", "vol_switches", "invol_switches",
@@ -51,7 +52,10 @@
 //!                           "invol_switches": [..], "vol_switches": [..], "faults": [..] },
 //!       "between_runs": null | { "runs", "sd_ns", "run_ci_low_ns", "run_ci_high_ns" },
 //!       "kernel": { "samples", "culled", "by_cause": { "timer": n, .. },   // --cull kernel
-//!                   "culled_median_ns", "rusage_median_ns", "clean_median_ns" }
+//!                   "culled_median_ns", "rusage_median_ns", "clean_median_ns" },
+//!       "copies"?: { "n", "mode": "process" | "thread", "cpus": [..], "online",
+//!                    "oversubscribed", "copy_ns": [..], "per_copy_ns", "slowest_ns",
+//!                    "spread", "throughput_ops_s" }   // run as copies (copies=N) only
 //!     },
 //!     "facts": [{ "name", "value", "unit", "about" }], // figures derived beyond the time
 //!     "explain"?: {                  // syscost explain / run --explain (absent otherwise)
@@ -86,7 +90,14 @@
 //!                           "real_us_per_pass", "cpu_us_per_pass", "user_us_per_pass",
 //!                           "sys_us_per_pass", "projected_us_per_pass",
 //!                           "cpu_over_projected", "vol_per_hop", "invol_per_hop",
-//!                           "switch_ns" }] } ]   // Sloan's table per ctx.ring sweep
+//!                           "switch_ns" }] } ],  // Sloan's table per ctx.ring sweep
+//!   "scaling"?: [ { "name", "fixed": {..},          // each benchmark run as copies
+//!                   "points": [{ "n", "per_copy_ns", "slowest_ns", "throughput_ops_s",
+//!                                "efficiency": null | x, "oversubscribed", "cpus": [..] }],
+//!                   "fit": null | { "lambda", "sigma", "kappa", "sigma_se": null | x,
+//!                                   "kappa_se": null | x, "r2", "points",
+//!                                   "peak_n": null | n },
+//!                   "no_fit": null | "why" } ]
 //! }
 //! ```
 //!
@@ -116,6 +127,20 @@
 //! every sample, the centre of the −25%/+50% outlier window. `machine.spread` is the
 //! canary readings' (p90 − p10) / median, and `unsteady` says it exceeded `ci_target`.
 //! `at_ns` counts from the start of the run's first round.
+//!
+//! Copies (`copies=N`): the N copies time their own batches over one window, each
+//! pinned to a CPU of its own while N fits (`cpus`, one per copy; empty for a single
+//! copy, measured as any instance is). The headline of such a result is the median of
+//! every copy's batches pooled (rounds and interval as for any result); `copy_ns` is
+//! each copy's samples analysed alone, `per_copy_ns` their median, `slowest_ns` the
+//! largest, `spread` (slowest − fastest) / `per_copy_ns`, and `throughput_ops_s` the
+//! sum over copies of 1e9 / `copy_ns`, or, when `oversubscribed`, of each copy's
+//! operations over the time all its batches took (perturbed ones too: a copy that
+//! waited for its CPU did fewer). In `scaling`, `efficiency` is `throughput_ops_s` / (N ×
+//! that of the `copies=1` point), and `fit` the Universal Scalability Law
+//! X(N) = λN / (1 + σ(N−1) + κN(N−1)) over the points that are not oversubscribed
+//! (at least three; `sigma_se`/`kappa_se` null with exactly three), `peak_n`
+//! √((1−σ)/κ) (null when κ ≤ 0); see [`crate::stats::usl`].
 //!
 //! A `Summary` is `{ n, mean, sd, min, max, median, p1, p5, p25, p75, p95, p99, mad, cv,
 //! ci_low, ci_high }`, all in ns except `n` and `cv`; `ci_low`/`ci_high` bound the 95%

@@ -51,7 +51,7 @@ impl Exporter for Markdown {
         )
     }
 
-    fn footer(&mut self, _: &Run) -> String {
-        String::new()
+    fn footer(&mut self, run: &Run) -> String {
+        super::summary::markdown(run)
     }
 }

@@ -13,9 +13,12 @@ pub mod gbench;
 pub mod graphs;
 pub mod html;
 pub mod json;
+pub mod layout;
 pub mod markdown;
 pub mod prometheus;
 pub mod ring;
+pub mod scaling;
+pub mod summary;
 pub mod svg;
 pub mod sweep;
 pub mod table;
@@ -55,6 +58,8 @@ pub fn stdout() -> Named<std::io::StdoutLock<'static>> {
 
 #[cfg(test)]
 mod snapshot_tests;
+#[cfg(test)]
+mod table_width_tests;
 
 use crate::error::UsageError;
 use crate::results::{BenchResult, Run};
@@ -85,6 +90,12 @@ pub enum Format {
 
 /// A streaming exporter: text for the start, each result, and the end of a run.
 pub trait Exporter {
+    /// The rows about to be written (every one selected), before [`Exporter::header`]:
+    /// a format whose columns depend on them lays itself out now, so rows written as
+    /// they finish line up.
+    fn plan(&mut self, rows: &[layout::RowKey]) {
+        let _ = rows;
+    }
     /// Text before the first result.
     fn header(&mut self, run: &Run) -> String;
     /// Text for one result.
@@ -93,9 +104,10 @@ pub trait Exporter {
     fn footer(&mut self, run: &Run) -> String;
 }
 
-fn exporter(format: Format) -> Option<Box<dyn Exporter>> {
+/// The exporter of `format`; a table keeps within `width` columns.
+fn exporter(format: Format, width: usize) -> Option<Box<dyn Exporter>> {
     match format {
-        Format::Table => Some(Box::new(table::Table)),
+        Format::Table => Some(Box::new(table::Table::new(width))),
         Format::Csv => Some(Box::new(csv::Csv)),
         Format::Markdown => Some(Box::new(markdown::Markdown)),
         Format::Folded => Some(Box::new(crate::explain::folded::Folded)),
@@ -162,9 +174,15 @@ impl Output {
             }
             None => None,
         };
+        // Standard output's terminal sets the table's width; a file's is COLUMNS or
+        // the default.
+        let width = match path {
+            None => crate::os::term::stdout_width(),
+            Some(_) => crate::os::term::file_width(),
+        };
         Ok(Output {
             format,
-            exporter: exporter(format),
+            exporter: exporter(format, width),
             path,
             file: None,
         })
@@ -189,6 +207,14 @@ impl Output {
                 out.write_all(bytes).and_then(|()| out.flush())
             }
             None => Ok(()),
+        }
+    }
+
+    /// Names every row the run will write, before [`Output::begin`], so the table
+    /// lays its columns out for all of them.
+    pub fn plan(&mut self, rows: &[layout::RowKey]) {
+        if let Some(e) = self.exporter.as_mut() {
+            e.plan(rows);
         }
     }
 

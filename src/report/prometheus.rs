@@ -15,6 +15,11 @@
 //! | `syscost_op_ci_high_seconds` | gauge | its 95% interval, high end |
 //! | `syscost_op_rounds` | gauge | rounds measured |
 //! | `syscost_op_converged` | gauge | 1 when the interval met the target |
+//! | `syscost_copies_per_copy_seconds` | gauge | run as copies (label `copies`): the median over copies |
+//! | `syscost_copies_slowest_seconds` | gauge | the slowest copy |
+//! | `syscost_copies_throughput_ops_per_second` | gauge | operations per second of all copies |
+//! | `syscost_copies_efficiency` | gauge | throughput / (N × one copy's), per `copies` point |
+//! | `syscost_usl_sigma`, `syscost_usl_kappa` | gauge | the scalability fit, where one was made |
 //! | `syscost_result_status` | gauge | 1 for the result's status, label `status` (ok, skipped, failed) |
 //! | `syscost_run_timestamp_seconds` | gauge | when the run began (Unix time) |
 //! | `syscost_run_complete` | gauge | 1 when the run finished |
@@ -164,9 +169,63 @@ pub fn exposition(run: &Run) -> String {
         add(
             "syscost_op_converged",
             "1 when the interval reached the profile's target.",
-            base,
+            base.clone(),
             if m.converged { 1.0 } else { 0.0 },
         );
+        if let Some(c) = &m.copies {
+            add(
+                "syscost_copies_per_copy_seconds",
+                "Run as copies: the median over copies of each copy's cost per operation.",
+                base.clone(),
+                c.per_copy_ns * 1e-9,
+            );
+            add(
+                "syscost_copies_slowest_seconds",
+                "Run as copies: the slowest copy's cost per operation.",
+                base.clone(),
+                c.slowest_ns * 1e-9,
+            );
+            add(
+                "syscost_copies_throughput_ops_per_second",
+                "Run as copies: operations per second of all copies together.",
+                base.clone(),
+                c.throughput_ops_s,
+            );
+        }
+    }
+    for t in &run.scaling {
+        let mut pairs = vec![("benchmark".to_string(), t.name.clone())];
+        for (k, v) in &t.fixed {
+            pairs.push((label_name(k), v.clone()));
+        }
+        for p in &t.points {
+            let mut with_n = pairs.clone();
+            with_n.push(("copies".into(), p.n.to_string()));
+            if let Some(e) = p.efficiency {
+                add(
+                    "syscost_copies_efficiency",
+                    "Run as copies: throughput / (copies × one copy's throughput).",
+                    labels(&with_n),
+                    e,
+                );
+            }
+        }
+        if let Some(f) = &t.fit {
+            for (name, help, v) in [
+                (
+                    "syscost_usl_sigma",
+                    "Universal Scalability Law: contention σ.",
+                    f.sigma,
+                ),
+                (
+                    "syscost_usl_kappa",
+                    "Universal Scalability Law: coherency κ.",
+                    f.kappa,
+                ),
+            ] {
+                add(name, help, labels(&pairs), v);
+            }
+        }
     }
     let mut out = String::new();
     for (name, f) in &families {

@@ -78,7 +78,7 @@ fn assert_same(got: &str, want: &str) {
 
 #[test]
 fn the_table_of_a_small_run() {
-    let got = render(&mut Table, &run());
+    let got = render(&mut Table::new(100), &run());
     assert_same(&got, TABLE);
 }
 
@@ -114,18 +114,24 @@ fn the_csv_of_a_small_run_has_a_row_per_result_with_every_field() {
 
 const TABLE: &str = r#"clock tsc (9.5 ns granularity, 20.0 ns per read) · profile quick · CI target ±1%
 
-benchmark                                    median     95% CI (over rounds) rounds        min     samples  outl  pert  conv
-syscall.getpid via=libc                     85.2 ns        84.40–86.10 ±1.0%      5    85.2 ns     380/400    12     8   yes
-    kernel events culled 6 of 400 samples (1 switch, 5 timer); clean median 85.2 ns (by rusage alone 85.4 ns), culled samples' median 97.0 ns
-svc.mq.send                              skipped: no /dev/mqueue here
-proc.fork                                FAILED: fork: Resource temporarily unavailable
+benchmark                   median        95% CI ±%      rnds       min     samples outl pert conv
+syscall.getpid via=libc    85.2 ns   84.40–86.10 ±1.0%      5   85.2 ns     380/400   12    8  yes
+    kernel events culled 6 of 400 samples (1 switch, 5 timer); clean median 85.2 ns (by rusage alone
+      85.4 ns), culled samples' median 97.0 ns
+svc.mq.send              skipped: no /dev/mqueue here
+proc.fork                FAILED: fork: Resource temporarily unavailable
 
 3 results: 1 measured (0 not converged), 1 skipped, 1 failed
-median: per operation, empty-loop overhead subtracted: the mean over rounds of each round's median of its clean samples (no outlier, no switch or fault); a sample is one batch's mean.
-95% CI: Student's t over the round medians, so it covers the machine's drift between rounds.
-outl: samples outside the window around the median, or MAD outliers; pert: samples with a switch or fault.
-A result with fewer than 30 clean samples (or fewer than a tenth clean) is never converged: its median is that of all its samples, perturbed included, as its note says.
---cull kernel: pert also counts samples during which the kernel's events (a clock or other interrupt, a switch, a fault, a migration) show it did something the operation does not do.
+median: per operation, empty-loop overhead subtracted: the mean over rounds of each round's median
+  of its clean samples (no outlier, no switch or fault); a sample is one batch's mean.
+95% CI: Student's t over the round medians, so it covers the machine's drift between rounds; ±%: its
+  half-width in percent of the median.
+outl: samples outside the window around the median, or MAD outliers; pert: samples with a switch or
+  fault; rnds: rounds; conv: converged.
+A result with fewer than 30 clean samples (or fewer than a tenth clean) is never converged: its
+  median is that of all its samples, perturbed included, as its note says.
+--cull kernel: pert also counts samples during which the kernel's events (a clock or other
+  interrupt, a switch, a fault, a migration) show it did something the operation does not do.
 "#;
 const MARKDOWN: &str = r#"clock: tsc (9.5 ns granularity) · profile: quick
 

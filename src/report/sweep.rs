@@ -20,9 +20,13 @@ pub fn fits(results: &[BenchResult]) -> Vec<SweepFit> {
             continue;
         };
         for (param, value) in &r.params {
+            // Copies are no cost parameter: their sweep is the scaling table.
             let Ok(x) = value.parse::<f64>() else {
                 continue;
             };
+            if param == crate::bench::copies::COPIES {
+                continue;
+            }
             let mut fixed = r.params.clone();
             fixed.remove(param);
             let key = (r.name.clone(), param.clone(), fixed);

@@ -1,7 +1,13 @@
 //! The terminal table: a header naming the clock and profile, one line per result with
 //! notes beneath it (levels, modes, a canary that moved, skips), and a footer that says
-//! how to read it.
+//! how to read it, then the [`summary`](super::summary) of the figures people quote.
+//!
+//! Its columns are laid out before measuring starts ([`Layout`]), from the names
+//! selected and the terminal's width, so every row streams into the same columns: the
+//! `±` of every interval stands at one position, and no line is wider than the terminal
+//! (notes beneath a row are wrapped).
 
+use super::layout::{self, Layout, RowKey};
 use super::Exporter;
 use crate::harness::analyze::Basis;
 use crate::harness::describe_states;
@@ -11,10 +17,65 @@ use crate::results::{
 };
 
 /// The table exporter.
-#[derive(Default)]
-pub struct Table;
+pub struct Table {
+    layout: Layout,
+    /// The benchmark of the row written last, so a group's header is written once.
+    last: Option<String>,
+}
 
-const NAME_W: usize = 40;
+impl Table {
+    /// A table no wider than `width` columns, laid out for unknown rows until
+    /// [`Exporter::plan`] names them.
+    pub fn new(width: usize) -> Table {
+        Table {
+            layout: Layout::unplanned(width),
+            last: None,
+        }
+    }
+
+    /// The header line of the columns.
+    fn column_header(&self) -> String {
+        let l = &self.layout;
+        let mut s = format!(
+            "{:<nw$} {:>MEDIAN_W$} {:>RANGE_W$} {:<REL_W$} {:>ROUNDS_W$}",
+            "benchmark",
+            "median",
+            "95% CI",
+            "±%",
+            "rnds",
+            nw = l.name_w,
+        );
+        optional(&mut s, l, "min", "samples", "outl", "pert");
+        s += &format!(" {:>CONV_W$}", "conv");
+        s.trim_end().to_string() + "\n"
+    }
+}
+
+use layout::{CONV_W, COUNT_W, MEDIAN_W, MIN_W, RANGE_W, REL_W, ROUNDS_W, SAMPLES_W};
+
+/// Appends the optional columns the layout shows.
+fn optional(
+    s: &mut String,
+    l: &Layout,
+    min: &str,
+    samples: &str,
+    outl: &str,
+    pert: &str,
+) {
+    let c = l.columns;
+    if c.min {
+        *s += &format!(" {min:>MIN_W$}");
+    }
+    if c.samples {
+        *s += &format!(" {samples:>SAMPLES_W$}");
+    }
+    if c.outl {
+        *s += &format!(" {outl:>COUNT_W$}");
+    }
+    if c.pert {
+        *s += &format!(" {pert:>COUNT_W$}");
+    }
+}
 
 /// The lines printed under a measured result, in order: failure, what one operation
 /// is, convergence or disagreeing rounds, the between-runs widening, the kernel's
@@ -45,6 +106,9 @@ fn notes(r: &BenchResult, m: &Measured) -> Vec<String> {
     }
     if let Some(k) = &m.kernel {
         notes.push(kernel_note(k));
+    }
+    if let Some(c) = &m.copies {
+        notes.push(super::scaling::copies_note(c));
     }
     notes.extend(round_spread_note(m));
     if let Some(l) = describe_levels(&m.levels) {
@@ -99,6 +163,10 @@ fn round_spread_note(m: &Measured) -> Option<String> {
 }
 
 impl Exporter for Table {
+    fn plan(&mut self, rows: &[RowKey]) {
+        self.layout = Layout::plan(self.layout.width, rows);
+    }
+
     fn header(&mut self, run: &Run) -> String {
         let h = &run.harness;
         let mut s = format!(
@@ -115,59 +183,65 @@ impl Exporter for Table {
         if h.load > 0 {
             s += &format!(" · load {}", h.load);
         }
-        s += "\n\n";
-        s += &format!(
-            "{:<NAME_W$} {:>10} {:>24} {:>6} {:>10} {:>11} {:>5} {:>5} {:>5}\n",
-            "benchmark",
-            "median",
-            "95% CI (over rounds)",
-            "rounds",
-            "min",
-            "samples",
-            "outl",
-            "pert",
-            "conv"
-        );
+        let mut s = layout::wrap(&s, self.layout.width, 0, 2);
+        s += "\n";
+        s += &self.column_header();
         s
     }
 
     fn result(&mut self, r: &BenchResult) -> String {
-        let mut name = r.name.clone();
-        let params = r.param_label();
-        if !params.is_empty() {
-            name = format!("{name} {params}");
+        let l = &self.layout;
+        let key = RowKey::of(r);
+        let mut out = String::new();
+        if self.last.as_deref() != Some(r.name.as_str()) {
+            if let Some(h) = l.group_header(&key) {
+                out += &h;
+                out.push('\n');
+            }
+            self.last = Some(r.name.clone());
         }
+        let name = l.label(&key);
+        let nw = l.name_w;
         let Some(m) = &r.measured else {
             let what = if r.status == Status::Skipped {
                 "skipped"
             } else {
                 "FAILED"
             };
-            return format!(
-                "{name:<NAME_W$} {what}: {}\n",
-                r.reason.as_deref().unwrap_or("")
-            );
+            let prefix = format!("{name:<nw$} {what}: ");
+            return out
+                + &layout::wrap_after(
+                    &prefix,
+                    r.reason.as_deref().unwrap_or(""),
+                    l.width,
+                    4,
+                );
         };
         // The fastest sample of those the headline rests on.
         let s = match m.basis {
             Basis::Clean => m.clean.as_ref().unwrap_or(&m.raw),
             Basis::All => &m.raw,
         };
-        let ci = ci_text(m.ci_low_ns, m.ci_high_ns, m.median_ns);
+        let (range, rel) = ci_parts(m.ci_low_ns, m.ci_high_ns, m.median_ns);
         let c = &m.counts;
-        let mut out = format!(
-            "{name:<NAME_W$} {:>10} {:>24} {:>6} {:>10} {:>11} {:>5} {:>5} {:>5}\n",
+        let mut line = format!(
+            "{name:<nw$} {:>MEDIAN_W$} {range:>RANGE_W$} {rel:<REL_W$} {:>ROUNDS_W$}",
             fmt_ns(m.median_ns),
-            ci,
             m.rounds.len(),
-            fmt_ns(s.min),
-            format!("{}/{}", c.clean, c.total),
-            c.window + c.mad,
-            c.perturbed,
-            if m.converged { "yes" } else { "no" }
         );
+        optional(
+            &mut line,
+            l,
+            &fmt_ns(s.min),
+            &format!("{}/{}", c.clean, c.total),
+            &(c.window + c.mad).to_string(),
+            &c.perturbed.to_string(),
+        );
+        line += &format!(" {:>CONV_W$}", if m.converged { "yes" } else { "no" });
+        out += line.trim_end();
+        out.push('\n');
         for text in notes(r, m) {
-            out += &format!("    {text}\n");
+            out += &layout::wrap(&text, l.width, 4, 6);
         }
         out
     }
@@ -229,30 +303,59 @@ impl Exporter for Table {
                 }
             );
         }
+        let w = self.layout.width;
+        let mut s = layout::wrap_lines(&s, w);
+        // The ring tables are tables: written as they are.
         for t in &run.rings {
             s += "\n";
             s += &super::ring::render(t);
         }
+        for t in &run.scaling {
+            s += "\n";
+            s += &super::scaling::render(t);
+        }
+        let mut rest = String::new();
         let contrasts = super::ring::pingpong_contrasts(&run.results);
         if !contrasts.is_empty() {
-            s += "\n";
+            rest += "\n";
             for c in contrasts {
-                s += &c;
-                s += "\n";
+                rest += &c;
+                rest += "\n";
             }
         }
-        s += "median: per operation, empty-loop overhead subtracted: the mean over rounds of each \
+        rest += "median: per operation, empty-loop overhead subtracted: the mean over rounds of each \
               round's median of its clean samples (no outlier, no switch or fault); a sample is \
               one batch's mean.\n\
-              95% CI: Student's t over the round medians, so it covers the machine's drift between rounds.\n\
-              outl: samples outside the window around the median, or MAD outliers; pert: samples with a switch or fault.\n\
+              95% CI: Student's t over the round medians, so it covers the machine's drift between rounds; \
+              ±%: its half-width in percent of the median.\n\
+              outl: samples outside the window around the median, or MAD outliers; pert: samples with a switch or fault; \
+              rnds: rounds; conv: converged.\n\
               A result with fewer than 30 clean samples (or fewer than a tenth clean) is never converged: \
               its median is that of all its samples, perturbed included, as its note says.\n";
         if run.harness.kernel_events.is_some() {
-            s += "--cull kernel: pert also counts samples during which the kernel's events \
+            rest += "--cull kernel: pert also counts samples during which the kernel's events \
                   (a clock or other interrupt, a switch, a fault, a migration) show it did \
                   something the operation does not do.\n";
         }
+        let c = self.layout.columns;
+        let hidden: Vec<&str> = [
+            (c.min, "min"),
+            (c.samples, "samples"),
+            (c.outl, "outl"),
+            (c.pert, "pert"),
+        ]
+        .into_iter()
+        .filter_map(|(on, name)| (!on).then_some(name))
+        .collect();
+        if !hidden.is_empty() {
+            rest += &format!(
+                "Left out to fit {w} columns: {} (in a wider terminal, and in every other format).\n",
+                hidden.join(", ")
+            );
+        }
+        s += &layout::wrap_lines(&rest, w);
+        s += &super::summary::text(run, w);
+        // The explanations' tables are tables too: written as they are.
         for r in &run.results {
             if let Some(e) = &r.explain {
                 s += &crate::explain::render::text(&r.label(), &r.op, e);
@@ -262,7 +365,6 @@ impl Exporter for Table {
     }
 }
 
-/// The CI column: both bounds in the median's unit, and the half-width in percent.
 /// A fact's value with precision suited to its size.
 fn fmt_value(v: f64) -> String {
     let a = v.abs();
@@ -277,17 +379,38 @@ fn fmt_value(v: f64) -> String {
     }
 }
 
-fn ci_text(lo: f64, hi: f64, median: f64) -> String {
+/// The interval's two halves: the bounds in the median's unit (at most
+/// [`RANGE_W`] characters, so the `±` after them stands at one column) and the
+/// half-width in percent.
+fn ci_parts(lo: f64, hi: f64, median: f64) -> (String, String) {
     let (scale, _) = unit_for(median);
     let rel = (hi - lo) / 2.0 / median * 100.0;
     let rel = if !rel.is_finite() {
         String::new()
     } else if rel < 0.1 {
         format!("±{rel:.2}%")
-    } else {
+    } else if rel < 100.0 {
         format!("±{rel:.1}%")
+    } else if rel < 1000.0 {
+        format!("±{rel:.0}%")
+    } else {
+        "±>999%".into()
     };
-    format!("{:.2}–{:.2} {rel}", lo / scale, hi / scale)
+    let mut range = format!("{:.2}–{:.2}", lo / scale, hi / scale);
+    if range.chars().count() > RANGE_W {
+        range = format!("{:.0}–{:.0}", lo / scale, hi / scale);
+    }
+    if range.chars().count() > RANGE_W {
+        range = "(wide)".into();
+    }
+    (range, rel)
+}
+
+/// The CI column as one string: the bounds and the half-width.
+#[cfg(test)]
+fn ci_text(lo: f64, hi: f64, median: f64) -> String {
+    let (range, rel) = ci_parts(lo, hi, median);
+    format!("{range} {rel}")
 }
 
 /// One line on what culling by kernel events did.
@@ -346,7 +469,7 @@ mod tests {
             .results
             .remove(0);
         r.measured = Some(m);
-        Table.result(&r)
+        Table::new(100).result(&r)
     }
 
     /// The half-width in percent printed in a row's CI column.
@@ -381,5 +504,10 @@ mod tests {
     fn ci_is_shown_in_the_medians_unit() {
         assert_eq!(super::ci_text(85.26, 85.31, 85.3), "85.26–85.31 ±0.03%");
         assert_eq!(super::ci_text(1650.0, 1670.0, 1660.0), "1.65–1.67 ±0.6%");
+        // However wide, the bounds and the percentage keep to their columns.
+        let (range, rel) = super::ci_parts(-548_000.0, 41_111_000.0, 45_680.0);
+        assert!(range.chars().count() <= RANGE_W, "{range}");
+        assert_eq!(rel, "±>999%");
+        assert_eq!(super::ci_parts(1.0, 3.0, 1.0).1, "±100%");
     }
 }

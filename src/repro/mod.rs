@@ -52,6 +52,7 @@ pub fn run(args: &Options) -> anyhow::Result<(ExitCode, Option<Run>)> {
             run.results = taken.results;
             run.sweeps = crate::report::sweep::fits(&run.results);
             run.rings = crate::report::ring::tables(&run.results);
+            run.scaling = crate::report::scaling::tables(&run.results);
             Some(run)
         }
         _ => None,

@@ -24,6 +24,7 @@ use anyhow::Context;
 use instance::Instance;
 use slot::{Env, Slot};
 
+mod copies;
 mod instance;
 mod slot;
 pub mod worker;

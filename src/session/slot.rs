@@ -6,6 +6,7 @@
 //! session measures in its own process only what the catalogue cannot name.
 
 use super::*;
+use crate::bench::copies::Copies;
 use crate::os::placement::{self, TaskPlace};
 use crate::results::Fact;
 
@@ -56,6 +57,14 @@ pub(super) struct Slot<'b> {
     pub(super) last_ci: f64,
     /// Why the run gave it no more rounds before it converged or reached its cap.
     pub(super) stopped: Option<String>,
+    /// The copies it runs as (`copies=N`), when asked.
+    pub(super) copies: Option<Copies>,
+    /// The copy each sample came from, beside `samples`, when N > 1.
+    pub(super) copy_of: Vec<u16>,
+    /// The CPU each copy was pinned to, and whether some shared one.
+    pub(super) copy_cpus: (Vec<usize>, bool),
+    /// One batch's time alone, ns (what a copies window is sized by).
+    pub(super) batch_ns: f64,
 }
 
 /// Where an instance's tasks ran during one round.
@@ -128,6 +137,10 @@ impl<'b> Slot<'b> {
             max_rounds: 0,
             last_ci: f64::INFINITY,
             stopped: None,
+            copies: Copies::of(params),
+            copy_of: Vec::new(),
+            copy_cpus: (Vec::new(), false),
+            batch_ns: 0.0,
         }
     }
 
@@ -142,6 +155,9 @@ impl<'b> Slot<'b> {
         begin: u64,
         canary: f64,
     ) -> Result<(), BenchError> {
+        if let Some(copies) = self.copies.filter(|c| c.n > 1) {
+            return self.visit_copies(env, round, begin, canary, copies);
+        }
         let p = env.settings.profile;
         self.canaries.push(canary);
         let h = Harness::new(env.clock, env.settings);
@@ -308,10 +324,12 @@ impl<'b> Slot<'b> {
             }
         }
         let canary = canary(&self.canaries);
+        let copies = self.copies.map(|c| self.copy_figures(h, &m, c));
         match measured(m, canary, keep_samples) {
             Ok(mut x) => {
                 x.setup_ns = self.setup_ns;
                 x.after_ns = self.after_ns;
+                x.copies = copies;
                 self.result.measured = Some(x);
             }
             Err(e) => {
@@ -397,8 +415,10 @@ pub(super) fn measured(
         after_ns: 0.0,
         samples,
         between_runs: None,
+        copies: None,
         kernel: a.kernel,
         basis: a.basis,
+        worker_peak_kib: None,
     })
 }
 

@@ -12,6 +12,7 @@ pub mod fit;
 pub mod modes;
 pub mod outliers;
 pub mod rounds;
+pub mod usl;
 
 pub use changepoint::{pettitt, segments, Pettitt, Segment};
 pub use fit::{linear_fit, power_law, LinearFit};

@@ -1,8 +1,13 @@
 //! The history of runs: every `run` and `repro` saved in an SQLite database (bundled into
-//! the binary, nothing to install), and the references by which commands name runs.
+//! the binary, nothing to install) or, for a fleet, a PostgreSQL database; and the
+//! references by which commands name runs. This module owns what a saved run is (its
+//! rows, its compressed document) and the between-run widening; the two stores
+//! (modules `sqlite` and `postgres`, behind one private `Backend` trait) own only their
+//! SQL, so no caller ever asks which store it has. It must not measure or render.
 //!
 //! # Where it lives
-//! `--db PATH`, else `$SYSCOST_DB`, else `$XDG_DATA_HOME/syscost/history.db`, else
+//! `--db PATH` or `--db postgres://USER:PASSWORD@HOST:PORT/DATABASE`, else `$SYSCOST_DB`
+//! (either kind), else `$XDG_DATA_HOME/syscost/history.db`, else
 //! `$HOME/.local/share/syscost/history.db`.
 //!
 //! # What it holds
@@ -18,28 +23,30 @@
 //! transaction, so an interrupted save leaves nothing half-written. The file carries an
 //! application id and a schema version: a file that is not a syscost history, or one
 //! written by a newer syscost, is refused with one line; an older schema is migrated
-//! forward inside a transaction.
+//! forward inside a transaction. A PostgreSQL history has the same three tables and a
+//! fourth, `syscost_meta`, that holds its identity and schema version; a database with
+//! other tables and no such identity is refused in one line, and the migrations run in
+//! one transaction under an advisory lock. Many hosts save into one server at once.
 
+#[cfg(feature = "postgres")]
+mod postgres;
 pub mod refs;
+mod sqlite;
 
 use crate::error::UsageError;
 use crate::results::{Run, Status, SCHEMA_VERSION};
 use anyhow::Context;
-use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
+use std::cell::RefCell;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 pub use refs::{resolve, RunRef};
-
-/// "SYCH" (syscost history): the SQLite application id of a history file.
-const APPLICATION_ID: i32 = 0x5359_4348;
 
 /// The database schema this build reads and writes.
 pub const DB_SCHEMA: i32 = 1;
 
-/// The statements that bring a database from schema `i` to `i + 1`, in order.
-const MIGRATIONS: &[&str] = &[
+/// The statements that bring an SQLite history from schema `i` to `i + 1`, in order.
+const MIGRATIONS_SQLITE: &[&str] = &[
     // 0 → 1: the first schema.
     "CREATE TABLE runs (
         id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -76,6 +83,134 @@ const MIGRATIONS: &[&str] = &[
      );
      CREATE INDEX results_by_key ON results(key, run_id);",
 ];
+
+/// The statements that bring a PostgreSQL history from schema `i` to `i + 1`: the same
+/// tables and columns as [`MIGRATIONS_SQLITE`], in PostgreSQL's types, and its identity.
+#[cfg(feature = "postgres")]
+const MIGRATIONS_POSTGRES: &[&str] = &[
+    // 0 → 1: the first schema.
+    "CREATE TABLE syscost_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+     CREATE TABLE runs (
+        id BIGSERIAL PRIMARY KEY,
+        started_unix_s DOUBLE PRECISION NOT NULL,
+        saved_unix_s DOUBLE PRECISION NOT NULL,
+        origin TEXT NOT NULL,
+        hostname TEXT NOT NULL,
+        kernel TEXT NOT NULL,
+        command TEXT NOT NULL,
+        profile TEXT NOT NULL,
+        complete BOOLEAN NOT NULL,
+        n_ok BIGINT NOT NULL,
+        n_skipped BIGINT NOT NULL,
+        n_failed BIGINT NOT NULL,
+        doc_schema BIGINT NOT NULL,
+        conditions TEXT NOT NULL
+     );
+     CREATE INDEX runs_by_host ON runs(hostname, id);
+     CREATE TABLE documents (
+        run_id BIGINT PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
+        encoding TEXT NOT NULL,
+        body BYTEA NOT NULL,
+        samples BYTEA NOT NULL
+     );
+     CREATE TABLE results (
+        run_id BIGINT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        idx BIGINT NOT NULL,
+        key TEXT NOT NULL,
+        status TEXT NOT NULL,
+        median_ns DOUBLE PRECISION,
+        ci_low_ns DOUBLE PRECISION,
+        ci_high_ns DOUBLE PRECISION,
+        rounds BIGINT,
+        PRIMARY KEY (run_id, idx)
+     );
+     CREATE INDEX results_by_key ON results(key, run_id);",
+];
+
+/// A saved document as stored: its encoding, its body, and its samples when asked for.
+type Stored = (String, Vec<u8>, Option<Vec<u8>>);
+
+/// The row of table `runs` that a save writes.
+struct NewRun<'a> {
+    started_unix_s: f64,
+    saved_unix_s: f64,
+    origin: &'a str,
+    hostname: &'a str,
+    kernel: &'a str,
+    command: String,
+    profile: &'a str,
+    complete: bool,
+    n_ok: i64,
+    n_skipped: i64,
+    n_failed: i64,
+    doc_schema: i64,
+    conditions: String,
+}
+
+/// A row of table `results` that a save writes.
+struct NewResult {
+    idx: i64,
+    key: String,
+    status: &'static str,
+    median_ns: Option<f64>,
+    ci_low_ns: Option<f64>,
+    ci_high_ns: Option<f64>,
+    rounds: Option<i64>,
+}
+
+/// What a store does: its SQL, nothing more. [`History`] holds one and does the rest
+/// (documents, compression, widening), so the same code runs on either store.
+trait Backend: Send {
+    /// Saves one run's rows in one transaction; returns its id.
+    fn insert(
+        &mut self,
+        run: &NewRun<'_>,
+        body: &[u8],
+        samples: &[u8],
+        results: &[NewResult],
+    ) -> anyhow::Result<i64>;
+    /// The runs, newest first, at most `limit`, of one host if given.
+    fn list(
+        &mut self,
+        limit: Option<usize>,
+        host: Option<&str>,
+    ) -> anyhow::Result<Vec<Entry>>;
+    /// How many runs are saved.
+    fn count(&mut self) -> anyhow::Result<i64>;
+    /// The id of the newest run (of one host if given) but `back`.
+    fn nth_latest(
+        &mut self,
+        back: usize,
+        host: Option<&str>,
+    ) -> anyhow::Result<Option<i64>>;
+    /// A run's stored document.
+    fn document(&mut self, id: i64, with_samples: bool)
+        -> anyhow::Result<Option<Stored>>;
+    /// Removes a run in one transaction; false if there was none.
+    fn remove(&mut self, id: i64) -> anyhow::Result<bool>;
+    /// See [`History::past_figures`].
+    fn past_figures(
+        &mut self,
+        key: &str,
+        conditions: &str,
+        limit: usize,
+    ) -> anyhow::Result<Vec<PastFigure>>;
+    /// Each host name with the id of its newest run, by host name.
+    fn latest_per_host(&mut self) -> anyhow::Result<Vec<(String, i64)>>;
+    /// The bytes the history takes, where the store can tell.
+    fn size_bytes(&mut self) -> anyhow::Result<Option<i64>>;
+}
+
+/// Refuses a history written by a newer syscost.
+fn check_not_newer(shown: &str, version: i32) -> Result<(), UsageError> {
+    if version > DB_SCHEMA {
+        return Err(UsageError::new(format!(
+            "{shown} was written by a newer syscost (history schema {version}; this one \
+             reads up to {DB_SCHEMA}); upgrade syscost or choose another history with --db"
+        )));
+    }
+    Ok(())
+}
 
 /// Where a run came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -140,10 +275,12 @@ pub struct PastFigure {
     pub rounds: i64,
 }
 
-/// The history database, open.
+/// The history, open: an SQLite file or a PostgreSQL database, the same to every
+/// caller.
 pub struct History {
-    conn: Connection,
-    path: PathBuf,
+    db: RefCell<Box<dyn Backend>>,
+    place: String,
+    last_transaction: Option<std::time::Duration>,
 }
 
 /// The default place of the history file, from the environment.
@@ -182,121 +319,62 @@ fn now_s() -> f64 {
 }
 
 impl History {
-    /// Opens the history at `path`, creating it (and its directory) when `create` is
-    /// true; refuses a file that is not a syscost history or is from a newer syscost.
+    /// Opens the history at `path` (a file, or a `postgres://` URL), creating it (and its
+    /// directory, or its tables) when `create` is true; refuses a file or database that
+    /// is not a syscost history or is from a newer syscost.
     pub fn open(path: &Path, create: bool) -> anyhow::Result<History> {
         let shown = path.display();
-        if let Some(scheme) = url_scheme(path) {
-            return Err(UsageError::new(format!(
-                "{shown} is a URL, not a file: this syscost keeps its history in an \
-                 SQLite file only and knows no '{scheme}://' store (give a file path, or \
-                 set SYSCOST_DB to one)"
-            ))
-            .into());
-        }
-        if !create && !path.exists() {
-            return Err(UsageError::new(format!(
-                "no history at {shown}: nothing has been saved there yet (`syscost run` saves \
-                 every run; --db chooses another file)"
-            ))
-            .into());
-        }
-        if create {
-            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-                std::fs::create_dir_all(dir)
-                    .with_context(|| format!("cannot create {}", dir.display()))?;
+        let db: Box<dyn Backend> = match url_scheme(path) {
+            #[cfg(feature = "postgres")]
+            Some("postgres" | "postgresql") => {
+                let url = path.to_str().expect("a URL is text");
+                let place = postgres::redact(url);
+                return Ok(History {
+                    db: RefCell::new(Box::new(postgres::Postgres::open(url, create)?)),
+                    place,
+                    last_transaction: None,
+                });
             }
-        }
-        let conn =
-            Connection::open(path).with_context(|| format!("cannot open {shown}"))?;
-        conn.busy_timeout(Duration::from_secs(10))?;
-        let history = History {
-            conn,
-            path: path.to_path_buf(),
+            Some(scheme) => {
+                return Err(UsageError::new(format!(
+                    "{shown} is a URL, not a file: this syscost keeps its history in an \
+                     SQLite file{} and knows no '{scheme}://' store (give a file path, or \
+                     set SYSCOST_DB to one)",
+                    if cfg!(feature = "postgres") {
+                        " or a postgres:// database"
+                    } else {
+                        " only (it was built without the postgres feature)"
+                    }
+                ))
+                .into());
+            }
+            None => Box::new(sqlite::Sqlite::open(path, create)?),
         };
-        // Several processes making the same new history at once: the ones that find it
-        // locked (SQLite does not wait on every lock, switching to WAL for one) try
-        // again for a while.
-        let deadline = std::time::Instant::now() + Duration::from_secs(10);
-        let mut prepared = history.prepare();
-        while prepared.as_ref().is_err_and(is_busy)
-            && std::time::Instant::now() < deadline
-        {
-            std::thread::sleep(Duration::from_millis(20));
-            prepared = history.prepare();
-        }
-        prepared.map_err(|e| match e.downcast::<UsageError>() {
-            Ok(u) => anyhow::Error::new(u),
-            Err(e) => e.context(format!("{shown}: not a usable syscost history")),
-        })?;
-        Ok(history)
+        Ok(History {
+            db: RefCell::new(db),
+            place: shown.to_string(),
+            last_transaction: None,
+        })
     }
 
-    /// Checks the file's identity and schema, migrating an older one.
-    fn prepare(&self) -> anyhow::Result<()> {
-        let shown = self.path.display();
-        // One statement, so one snapshot: another process creating the history at the
-        // same time is seen either before its transaction or after it, never half way
-        // (its tables without its application id).
-        let (app, version, tables): (i32, i32, i64) = self
-            .conn
-            .query_row(
-                "SELECT (SELECT application_id FROM pragma_application_id),
-                        (SELECT user_version FROM pragma_user_version),
-                        (SELECT count(*) FROM sqlite_master WHERE type = 'table')",
-                [],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-            )
-            .map_err(|e| {
-                UsageError::new(format!("{shown} is not an SQLite database ({e})"))
-            })?;
-        if app != APPLICATION_ID && (tables > 0 || version != 0) {
-            return Err(UsageError::new(format!(
-                "{shown} is an SQLite database but not a syscost history; choose another \
-                 file with --db"
-            ))
-            .into());
-        }
-        if version > DB_SCHEMA {
-            return Err(UsageError::new(format!(
-                "{shown} was written by a newer syscost (history schema {version}; this one \
-                 reads up to {DB_SCHEMA}); upgrade syscost or choose another file with --db"
-            ))
-            .into());
-        }
-        // WAL lets readers and one writer go on at once; it is a property of the file.
-        let _: String = self
-            .conn
-            .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
-        self.conn.execute_batch("PRAGMA foreign_keys = ON")?;
-        if version < DB_SCHEMA {
-            self.migrate()?;
-        }
-        Ok(())
+    /// Whether `path` names a database server rather than a file.
+    pub fn is_url(path: &Path) -> bool {
+        url_scheme(path).is_some()
     }
 
-    /// Applies the migrations from the file's version up, in one transaction that
-    /// re-reads the version (another process may have migrated meanwhile).
-    fn migrate(&self) -> anyhow::Result<()> {
-        let tx = rusqlite::Transaction::new_unchecked(
-            &self.conn,
-            TransactionBehavior::Immediate,
-        )?;
-        let version: i32 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
-        for (i, step) in MIGRATIONS.iter().enumerate().skip(version.max(0) as usize) {
-            tx.execute_batch(step)
-                .with_context(|| format!("migrating the history to schema {}", i + 1))?;
-        }
-        tx.execute_batch(&format!(
-            "PRAGMA user_version = {DB_SCHEMA}; PRAGMA application_id = {APPLICATION_ID};"
-        ))?;
-        tx.commit()?;
-        Ok(())
+    /// Where the history is, for messages: the file, or the URL without its password.
+    pub fn place(&self) -> &str {
+        &self.place
     }
 
-    /// The file.
-    pub fn path(&self) -> &Path {
-        &self.path
+    /// The bytes the history takes (tables and indexes), where the store can tell.
+    pub fn size_bytes(&self) -> anyhow::Result<Option<i64>> {
+        self.db.borrow_mut().size_bytes()
+    }
+
+    /// Each host name with the id of its newest run, ordered by host name.
+    pub fn latest_per_host(&self) -> anyhow::Result<Vec<(String, i64)>> {
+        self.db.borrow_mut().latest_per_host()
     }
 
     /// Saves a run in one transaction; returns its id.
@@ -326,111 +404,87 @@ impl History {
         let body = deflate(&serde_json::to_vec(&lite)?)?;
         let count =
             |s: Status| run.results.iter().filter(|r| r.status == s).count() as i64;
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)?;
-        tx.execute(
-            "INSERT INTO runs (started_unix_s, saved_unix_s, origin, hostname, kernel, command,
-                               profile, complete, n_ok, n_skipped, n_failed, doc_schema,
-                               conditions)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
-            params![
-                run.started_unix_s,
-                now_s(),
-                origin.word(),
-                run.host.hostname.as_deref().unwrap_or("unknown"),
-                run.host.kernel.as_deref().unwrap_or("unknown"),
-                command_text(&run.command_line),
-                run.harness.profile,
-                run.complete,
-                count(Status::Ok),
-                count(Status::Skipped),
-                count(Status::Failed),
-                run.schema_version,
-                conditions(run),
-            ],
-        )?;
-        let id = tx.last_insert_rowid();
-        tx.execute(
-            "INSERT INTO documents (run_id, encoding, body, samples)
-             VALUES (?1, 'json+deflate', ?2, ?3)",
-            params![id, body, samples],
-        )?;
-        {
-            let mut insert = tx.prepare(
-                "INSERT INTO results (run_id, idx, key, status, median_ns, ci_low_ns,
-                                      ci_high_ns, rounds)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            )?;
-            for (i, r) in run.results.iter().enumerate() {
+        let row = NewRun {
+            started_unix_s: run.started_unix_s,
+            saved_unix_s: now_s(),
+            origin: origin.word(),
+            hostname: run.host.hostname.as_deref().unwrap_or("unknown"),
+            kernel: run.host.kernel.as_deref().unwrap_or("unknown"),
+            command: command_text(&run.command_line),
+            profile: &run.harness.profile,
+            complete: run.complete,
+            n_ok: count(Status::Ok),
+            n_skipped: count(Status::Skipped),
+            n_failed: count(Status::Failed),
+            doc_schema: i64::from(run.schema_version),
+            conditions: conditions(run),
+        };
+        let results: Vec<NewResult> = run
+            .results
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
                 let m = r.measured.as_ref();
-                let status = match r.status {
-                    Status::Ok => "ok",
-                    Status::Skipped => "skipped",
-                    Status::Failed => "failed",
-                };
-                insert.execute(params![
-                    id,
-                    i as i64,
-                    crate::compare::key(r),
-                    status,
-                    m.map(|m| m.median_ns),
-                    m.map(|m| m.ci_low_ns),
-                    m.map(|m| m.ci_high_ns),
-                    m.map(
-                        |m| m.rounds.iter().filter(|x| x.median_ns.is_some()).count()
-                            as i64
-                    ),
-                ])?;
-            }
-        }
-        tx.commit()?;
+                NewResult {
+                    idx: i as i64,
+                    key: crate::compare::key(r),
+                    status: match r.status {
+                        Status::Ok => "ok",
+                        Status::Skipped => "skipped",
+                        Status::Failed => "failed",
+                    },
+                    median_ns: m.map(|m| m.median_ns),
+                    ci_low_ns: m.map(|m| m.ci_low_ns),
+                    ci_high_ns: m.map(|m| m.ci_high_ns),
+                    rounds: m.map(|m| {
+                        m.rounds.iter().filter(|x| x.median_ns.is_some()).count() as i64
+                    }),
+                }
+            })
+            .collect();
+        let t0 = std::time::Instant::now();
+        let id = self
+            .db
+            .get_mut()
+            .insert(&row, &body, &samples, &results)
+            .with_context(|| format!("saving the run in {}", self.place))?;
+        self.last_transaction = Some(t0.elapsed());
         Ok(id)
+    }
+
+    /// How long the last save's transaction took (its rows written and committed; the
+    /// compressing before it left out), if this history has saved a run.
+    pub fn last_transaction(&self) -> Option<std::time::Duration> {
+        self.last_transaction
     }
 
     /// The saved runs, newest first, at most `limit` of them.
     pub fn list(&self, limit: Option<usize>) -> anyhow::Result<Vec<Entry>> {
-        let mut q = self.conn.prepare(
-            "SELECT id, started_unix_s, origin, hostname, kernel, command, profile, complete,
-                    n_ok, n_skipped, n_failed
-             FROM runs ORDER BY id DESC LIMIT ?1",
-        )?;
-        let limit = limit.map(|l| l as i64).unwrap_or(-1);
-        let rows = q.query_map([limit], |r| {
-            Ok(Entry {
-                id: r.get(0)?,
-                started_unix_s: r.get(1)?,
-                origin: r.get(2)?,
-                hostname: r.get(3)?,
-                kernel: r.get(4)?,
-                command: r.get(5)?,
-                profile: r.get(6)?,
-                complete: r.get(7)?,
-                ok: r.get(8)?,
-                skipped: r.get(9)?,
-                failed: r.get(10)?,
-            })
-        })?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        self.db.borrow_mut().list(limit, None)
+    }
+
+    /// The saved runs of host `host`, newest first, at most `limit` of them.
+    pub fn list_host(
+        &self,
+        limit: Option<usize>,
+        host: &str,
+    ) -> anyhow::Result<Vec<Entry>> {
+        self.db.borrow_mut().list(limit, Some(host))
     }
 
     /// How many runs are saved.
     pub fn count(&self) -> anyhow::Result<i64> {
-        Ok(self
-            .conn
-            .query_row("SELECT count(*) FROM runs", [], |r| r.get(0))?)
+        self.db.borrow_mut().count()
     }
 
     /// The id of the newest run but `back` (0 is the newest).
     pub fn nth_latest(&self, back: usize) -> anyhow::Result<Option<i64>> {
-        Ok(self
-            .conn
-            .query_row(
-                "SELECT id FROM runs ORDER BY id DESC LIMIT 1 OFFSET ?1",
-                [back as i64],
-                |r| r.get(0),
-            )
-            .optional()?)
+        self.db.borrow_mut().nth_latest(back, None)
+    }
+
+    /// The id of host `host`'s newest run but `back` (0 is the newest).
+    pub fn nth_latest_of(&self, back: usize, host: &str) -> anyhow::Result<Option<i64>> {
+        self.db.borrow_mut().nth_latest(back, Some(host))
     }
 
     /// The document of run `id`, with its samples.
@@ -441,21 +495,11 @@ impl History {
     /// The document of run `id`, with or without its samples (reading a full run's
     /// samples takes a second; its figures alone, milliseconds).
     pub fn load_with(&self, id: i64, with_samples: bool) -> anyhow::Result<Run> {
-        let column = if with_samples { "samples" } else { "NULL" };
-        let row: Option<(String, Vec<u8>, Option<Vec<u8>>)> = self
-            .conn
-            .query_row(
-                &format!(
-                    "SELECT encoding, body, {column} FROM documents WHERE run_id = ?1"
-                ),
-                [id],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-            )
-            .optional()?;
+        let row = self.db.borrow_mut().document(id, with_samples)?;
         let Some((encoding, body, samples)) = row else {
             return Err(UsageError::new(format!(
                 "no run {id} in {}; `syscost history` lists the saved runs",
-                self.path.display()
+                self.place
             ))
             .into());
         };
@@ -465,15 +509,11 @@ impl History {
             ))
             .into());
         }
-        let damaged = || {
-            format!(
-                "run {id} in {}: its saved document is damaged",
-                self.path.display()
-            )
-        };
+        let damaged =
+            || format!("run {id} in {}: its saved document is damaged", self.place);
         let json = inflate(&body).with_context(damaged)?;
         let mut run = parse_document(&json)
-            .with_context(|| format!("run {id} in {}", self.path.display()))?;
+            .with_context(|| format!("run {id} in {}", self.place))?;
         if let Some(s) = samples {
             let columns: Vec<Option<crate::results::Samples>> =
                 serde_json::from_slice(&inflate(&s).with_context(damaged)?)
@@ -492,14 +532,7 @@ impl History {
 
     /// Removes run `id`; false if there was none.
     pub fn remove(&mut self, id: i64) -> anyhow::Result<bool> {
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)?;
-        tx.execute("DELETE FROM results WHERE run_id = ?1", [id])?;
-        tx.execute("DELETE FROM documents WHERE run_id = ?1", [id])?;
-        let n = tx.execute("DELETE FROM runs WHERE id = ?1", [id])?;
-        tx.commit()?;
-        Ok(n > 0)
+        self.db.get_mut().remove(id)
     }
 
     /// A benchmark's figures in earlier runs under the same `conditions` (see
@@ -511,23 +544,7 @@ impl History {
         conditions: &str,
         limit: usize,
     ) -> anyhow::Result<Vec<PastFigure>> {
-        let mut q = self.conn.prepare_cached(
-            "SELECT r.run_id, r.median_ns, r.ci_low_ns, r.ci_high_ns, r.rounds
-             FROM results r JOIN runs u ON u.id = r.run_id
-             WHERE r.key = ?1 AND u.conditions = ?2 AND u.origin != 'import'
-               AND r.status = 'ok' AND r.median_ns IS NOT NULL
-             ORDER BY r.run_id DESC LIMIT ?3",
-        )?;
-        let rows = q.query_map(params![key, conditions, limit as i64], |r| {
-            Ok(PastFigure {
-                run_id: r.get(0)?,
-                median_ns: r.get(1)?,
-                ci_low_ns: r.get(2)?,
-                ci_high_ns: r.get(3)?,
-                rounds: r.get(4)?,
-            })
-        })?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        self.db.borrow_mut().past_figures(key, conditions, limit)
     }
 }
 
@@ -605,17 +622,6 @@ impl History {
         }
         Ok(widened)
     }
-}
-
-/// Whether `e` is SQLite saying the file is busy or locked by another connection.
-fn is_busy(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| {
-        matches!(
-            c.downcast_ref::<rusqlite::Error>(),
-            Some(rusqlite::Error::SqliteFailure(f, _))
-                if matches!(f.code, rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
-        )
-    })
 }
 
 /// The scheme of a `--db` value written as a URL (`scheme://…`), which is never taken

@@ -1,5 +1,7 @@
 //! Run references: how a command names a run. `12` (a history id), `last` (the newest
-//! saved run), `last~2` (two before it), or the path of a JSON results file.
+//! saved run), `last~2` (two before it), `host:web-17:last` or `host:web-17:last~2`
+//! (the newest runs of one host, in a history many hosts save into), or the path of a
+//! JSON results file. It parses and resolves; it must not change the history.
 
 use super::{read_json, History};
 use crate::compare::RunLabel;
@@ -14,6 +16,8 @@ pub enum RunRef {
     Id(i64),
     /// The newest saved run but N (0 is the newest).
     Latest(usize),
+    /// The newest saved run of one host but N: `host:NAME:last~N`.
+    HostLatest(String, usize),
     /// A results file.
     File(PathBuf),
 }
@@ -28,18 +32,24 @@ impl std::str::FromStr for RunRef {
                 "an empty run reference; use an id, last, last~N or a JSON file",
             ));
         }
-        if let Some(rest) = t.strip_prefix("last") {
-            if rest.is_empty() {
-                return Ok(RunRef::Latest(0));
+        if let Some(back) = latest(s, t)? {
+            return Ok(RunRef::Latest(back));
+        }
+        if let Some(rest) = t.strip_prefix("host:") {
+            let bad = || {
+                UsageError::new(format!(
+                    "run reference '{s}': write host:NAME:last or host:NAME:last~N, NAME \
+                     as `syscost history` shows it"
+                ))
+            };
+            let (host, which) = rest.rsplit_once(':').ok_or_else(bad)?;
+            if host.is_empty() {
+                return Err(bad());
             }
-            if let Some(n) = rest.strip_prefix('~') {
-                return match n.parse::<usize>() {
-                    Ok(n) if n <= 1_000_000 => Ok(RunRef::Latest(n)),
-                    _ => Err(UsageError::new(format!(
-                        "run reference '{s}': after last~ comes a count of runs back, e.g. last~1"
-                    ))),
-                };
-            }
+            return match latest(s, which)? {
+                Some(back) => Ok(RunRef::HostLatest(host.to_string(), back)),
+                None => Err(bad()),
+            };
         }
         if t.bytes().all(|b| b.is_ascii_digit()) {
             return match t.parse::<i64>() {
@@ -55,6 +65,25 @@ impl std::str::FromStr for RunRef {
         Err(UsageError::new(format!(
             "run reference '{s}': not an id, last, last~N, or an existing JSON file"
         )))
+    }
+}
+
+/// `last` or `last~N` as a count back; `None` for anything else.
+fn latest(s: &str, t: &str) -> Result<Option<usize>, UsageError> {
+    let Some(rest) = t.strip_prefix("last") else {
+        return Ok(None);
+    };
+    if rest.is_empty() {
+        return Ok(Some(0));
+    }
+    let Some(n) = rest.strip_prefix('~') else {
+        return Ok(None);
+    };
+    match n.parse::<usize>() {
+        Ok(n) if n <= 1_000_000 => Ok(Some(n)),
+        _ => Err(UsageError::new(format!(
+            "run reference '{s}': after last~ comes a count of runs back, e.g. last~1"
+        ))),
     }
 }
 
@@ -93,8 +122,20 @@ pub fn resolve(
                 let id = h.nth_latest(back)?.ok_or_else(|| {
                     UsageError::new(format!(
                         "run reference '{s}': the history at {} holds {} run(s)",
-                        h.path().display(),
+                        h.place(),
                         h.count().unwrap_or(0)
+                    ))
+                })?;
+                (Some(id), h.load_with(id, with_samples)?)
+            }
+            RunRef::HostLatest(host, back) => {
+                let h = lazy.get()?;
+                let id = h.nth_latest_of(back, &host)?.ok_or_else(|| {
+                    UsageError::new(format!(
+                        "run reference '{s}': the history at {} holds {} run(s) of host \
+                         '{host}' (`syscost history --host NAME` lists them)",
+                        h.place(),
+                        h.list_host(None, &host).map_or(0, |l| l.len())
                     ))
                 })?;
                 (Some(id), h.load_with(id, with_samples)?)

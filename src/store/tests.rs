@@ -1,15 +1,28 @@
 use super::*;
 use crate::results::tests::run_with_medians;
+use rusqlite::Connection;
+use std::path::Path;
 
 fn temp() -> tempfile::TempDir {
     tempfile::tempdir().expect("temp dir")
 }
 
+/// Opens one history (a new one the first time), whichever the store: each test below
+/// runs against SQLite here and against PostgreSQL in [`on_postgres`].
+type Opener<'a> = &'a (dyn Fn() -> History + Sync);
+
+/// A history test that runs on any store.
+type StoreTest = fn(Opener<'_>);
+
 #[test]
 fn saves_lists_loads_and_removes() {
     let dir = temp();
     let path = dir.path().join("sub/history.db");
-    let mut h = History::open(&path, true).expect("create");
+    saves_lists_loads_and_removes_on(&|| History::open(&path, true).expect("create"));
+}
+
+fn saves_lists_loads_and_removes_on(open: Opener<'_>) {
+    let mut h = open();
     let run = run_with_medians(&[("syscall.getpid", 80.0), ("ctx.pingpong", 2800.0)]);
     let a = h.save(&run, Origin::Run).expect("save");
     let b = h.save(&run, Origin::Import).expect("save");
@@ -90,31 +103,42 @@ fn refuses_a_foreign_database_and_a_newer_schema() {
 fn concurrent_writers_all_land() {
     let dir = temp();
     let path = dir.path().join("h.db");
-    drop(History::open(&path, true).unwrap());
-    let run = run_with_medians(&[("syscall.getpid", 80.0)]);
-    let threads: Vec<_> = (0..4)
-        .map(|_| {
-            let path = path.clone();
-            let run = run.clone();
-            std::thread::spawn(move || {
-                let mut h = History::open(&path, true).unwrap();
-                for _ in 0..10 {
-                    h.save(&run, Origin::Run).unwrap();
-                }
-            })
-        })
-        .collect();
-    for t in threads {
-        t.join().unwrap();
-    }
-    let h = History::open(&path, false).unwrap();
-    assert_eq!(h.count().unwrap(), 40);
-    let ok: i64 = h
-        .conn
+    concurrent_writers_all_land_on(&|| History::open(&path, true).unwrap());
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let ok: i64 = conn
         .query_row("PRAGMA integrity_check", [], |r| r.get::<_, String>(0))
         .map(|s| i64::from(s == "ok"))
         .unwrap();
     assert_eq!(ok, 1);
+}
+
+fn concurrent_writers_all_land_on(open: Opener<'_>) {
+    drop(open());
+    let run = run_with_medians(&[("syscall.getpid", 80.0)]);
+    std::thread::scope(|s| {
+        for w in 0..4 {
+            let mut run = run.clone();
+            run.host.hostname = Some(format!("host-{w}"));
+            s.spawn(move || {
+                let mut h = open();
+                for _ in 0..10 {
+                    h.save(&run, Origin::Run).unwrap();
+                }
+            });
+        }
+    });
+    let h = open();
+    assert_eq!(h.count().unwrap(), 40);
+    let latest = h.latest_per_host().unwrap();
+    assert_eq!(latest.len(), 4, "{latest:?}");
+    for (host, id) in latest {
+        let runs = h.list_host(None, &host).unwrap();
+        assert_eq!(runs.len(), 10);
+        assert_eq!(runs[0].id, id);
+        assert_eq!(h.nth_latest_of(0, &host).unwrap(), Some(id));
+        assert_eq!(h.nth_latest_of(9, &host).unwrap(), Some(runs[9].id));
+        assert_eq!(h.nth_latest_of(10, &host).unwrap(), None);
+    }
 }
 
 #[test]
@@ -180,7 +204,14 @@ fn command_lines_are_quoted_only_where_needed() {
 #[test]
 fn past_runs_widen_the_interval_only_under_the_same_conditions() {
     let dir = temp();
-    let mut h = History::open(&dir.path().join("h.db"), true).unwrap();
+    let path = dir.path().join("h.db");
+    past_runs_widen_only_under_the_same_conditions_on(&|| {
+        History::open(&path, true).unwrap()
+    });
+}
+
+fn past_runs_widen_only_under_the_same_conditions_on(open: Opener<'_>) {
+    let mut h = open();
     // Earlier runs at 80 and 100 ns, each with a ±1% interval.
     for m in [80.0, 100.0, 80.0, 100.0] {
         h.save(&run_with_medians(&[("syscall.getpid", m)]), Origin::Run)
@@ -208,7 +239,116 @@ fn past_runs_widen_the_interval_only_under_the_same_conditions() {
     let mut loaded = run_with_medians(&[("syscall.getpid", 90.0)]);
     loaded.harness.load = 1;
     assert_eq!(h.widen_by_past_runs(&mut loaded, None).unwrap(), 0);
+
+    // Another host's runs never widen this host's interval, however many there are.
+    for m in [50.0, 150.0, 50.0, 150.0] {
+        let mut far = run_with_medians(&[("syscall.getpid", m)]);
+        far.host.hostname = Some("elsewhere".into());
+        h.save(&far, Origin::Run).unwrap();
+    }
+    let mut again = run_with_medians(&[("syscall.getpid", 90.0)]);
+    assert_eq!(h.widen_by_past_runs(&mut again, None).unwrap(), 1);
+    let b = again.results[0].measured.as_ref().unwrap();
+    assert_eq!(
+        b.between_runs.as_ref().unwrap().runs,
+        4,
+        "only testhost's runs"
+    );
+    assert!(b.ci_low_ns > 60.0 && b.ci_high_ns < 120.0, "{b:?}");
 }
+
+#[test]
+fn host_references_parse() {
+    assert_eq!(
+        "host:web-17:last".parse::<RunRef>().unwrap(),
+        RunRef::HostLatest("web-17".into(), 0)
+    );
+    assert_eq!(
+        "host:a:b:last~2".parse::<RunRef>().unwrap(),
+        RunRef::HostLatest("a:b".into(), 2)
+    );
+    for bad in [
+        "host:",
+        "host:web",
+        "host::last",
+        "host:web:first",
+        "host:w:last~x",
+    ] {
+        assert!(bad.parse::<RunRef>().is_err(), "{bad:?} accepted");
+    }
+}
+
+/// The same history tests against a real PostgreSQL server (a cluster of the test's
+/// own), one database each; skipped with the reason where no server can be had.
+#[test]
+fn on_postgres() {
+    let cluster = match pg::Cluster::start() {
+        Ok(c) => c,
+        Err(why) => {
+            eprintln!("skipped: no PostgreSQL server: {why}");
+            return;
+        }
+    };
+    let tests: &[(&str, StoreTest)] = &[
+        ("saves", saves_lists_loads_and_removes_on),
+        ("concurrent", concurrent_writers_all_land_on),
+        (
+            "widening",
+            past_runs_widen_only_under_the_same_conditions_on,
+        ),
+    ];
+    for (name, test) in tests {
+        cluster.create_db(name);
+        let url = cluster.tcp_url(name);
+        test(&|| {
+            History::open(Path::new(&url), true).expect("open the postgres history")
+        });
+    }
+    // Reading a database nothing was saved in is refused, and creates nothing.
+    cluster.create_db("empty");
+    let e = History::open(Path::new(&cluster.socket_url("empty")), false)
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(e.contains("no history"), "{e}");
+    // A database of another application is refused in one line.
+    cluster.create_db("other_app");
+    cluster.sql("other_app", "CREATE TABLE accounts (id int)");
+    let e = History::open(Path::new(&cluster.socket_url("other_app")), true)
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(
+        e.contains("not a syscost history") && !e.contains('\n'),
+        "{e}"
+    );
+    // A newer syscost's history is refused.
+    cluster.sql(
+        "saves",
+        "UPDATE syscost_meta SET value = '99' WHERE key = 'schema'",
+    );
+    let e = History::open(Path::new(&cluster.tcp_url("saves")), false)
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(e.contains("newer syscost"), "{e}");
+    // A wrong password: one line naming the server, never the password.
+    let wrong = cluster.tcp_url("saves").replace("syscost-test", "hunter2");
+    let e = format!(
+        "{:#}",
+        History::open(Path::new(&wrong), false)
+            .err()
+            .expect("refused")
+    );
+    assert!(
+        e.contains("cannot connect") && e.contains("127.0.0.1"),
+        "{e}"
+    );
+    assert!(!e.contains("hunter2"), "{e}");
+}
+
+#[path = "../../tests/support/pg.rs"]
+mod pg;
 
 #[test]
 fn damaged_documents_never_panic() {
@@ -267,9 +407,9 @@ fn a_url_is_never_a_file_name() {
         super::url_scheme(&url).is_none(),
         "a path with a directory before it"
     );
-    let e = super::History::open(Path::new("postgres://h/db"), true)
+    let e = super::History::open(Path::new("mysql://h/db"), true)
         .err()
         .unwrap();
-    assert!(e.to_string().contains("postgres://"), "{e}");
-    assert!(!Path::new("postgres:").exists(), "nothing was created");
+    assert!(e.to_string().contains("mysql://"), "{e}");
+    assert!(!Path::new("mysql:").exists(), "nothing was created");
 }

@@ -75,6 +75,9 @@ pub struct Run {
     pub machine: MachineStates,
     pub sweeps: Vec<SweepFit>,
     pub rings: Vec<RingTable>,
+    /// Present when something ran as copies.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scaling: Vec<Scaling>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -356,6 +359,65 @@ pub struct Measured {
     pub kernel: Option<KernelCull>,
     /// "clean", or "all" when the clean samples were too few to rest on.
     pub basis: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker_peak_kib: Option<u64>,
+    /// Run as copies (`copies=N`) only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copies: Option<Copies>,
+}
+
+/// An instance run as N copies.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Copies {
+    pub n: u64,
+    /// "process" or "thread".
+    pub mode: String,
+    pub cpus: Vec<u64>,
+    pub online: u64,
+    pub oversubscribed: bool,
+    pub copy_ns: Vec<f64>,
+    pub per_copy_ns: f64,
+    pub slowest_ns: f64,
+    pub spread: f64,
+    pub throughput_ops_s: f64,
+}
+
+/// One benchmark's copies points and its scalability fit.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scaling {
+    pub name: String,
+    pub fixed: BTreeMap<String, String>,
+    pub points: Vec<ScalingPoint>,
+    pub fit: Option<UslFit>,
+    pub no_fit: Option<String>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScalingPoint {
+    pub n: u64,
+    pub per_copy_ns: f64,
+    pub slowest_ns: f64,
+    pub throughput_ops_s: f64,
+    pub efficiency: Option<f64>,
+    pub oversubscribed: bool,
+    pub cpus: Vec<u64>,
+}
+
+/// The Universal Scalability Law fitted.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UslFit {
+    pub lambda: f64,
+    pub sigma: f64,
+    pub kappa: f64,
+    pub sigma_se: Option<f64>,
+    pub kappa_se: Option<f64>,
+    pub r2: f64,
+    pub points: u64,
+    pub peak_n: Option<f64>,
 }
 
 /// What culling by kernel events did (`--cull kernel`).

@@ -26,7 +26,7 @@ use std::os::fd::AsFd;
 use std::path::PathBuf;
 
 /// The family's benchmarks.
-pub const BENCHES: &[&dyn Bench] = &[&read::READ];
+pub const BENCHES: &[&dyn Bench] = &[&read::READ, &super::shared::OPEN_CLOSE];
 
 /// The run's options for file benchmarks.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -17,7 +17,7 @@ pub mod rtt;
 use crate::bench::Bench;
 
 /// The family.
-pub const BENCHES: &[&dyn Bench] = &[&rtt::RTT, &bw::BW];
+pub const BENCHES: &[&dyn Bench] = &[&rtt::RTT, &bw::BW, &super::shared::PIPE_SELF];
 
 /// Megabytes (10^6 bytes) per second for `bytes` moved in `ns` nanoseconds.
 pub(crate) fn mb_per_s(bytes: f64, ns: f64) -> f64 {

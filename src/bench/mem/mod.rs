@@ -23,4 +23,5 @@ pub const BENCHES: &[&dyn Bench] = &[
     &vms::MPROTECT,
     &vms::MAP_SHARED,
     &vms::MREMAP,
+    &super::shared::FAULT_SHM,
 ];

@@ -12,6 +12,16 @@
 //!
 //! On one CPU the woken child may preempt the waker inside the timed call: that switch
 //! is part of what a same-CPU wake costs, so preemption is expected there.
+//!
+//! On two CPUs the cost depends on what the sleeper's CPU is doing when the wake comes:
+//! an idle CPU must be sent an interrupt to run the child (on a VM whose idle vCPU is
+//! halted, an exit to the hypervisor on the waker's side), while a CPU still on its
+//! way into idle, or polling, or running something else, is only told to reschedule.
+//! So the waker lets the sleeper's CPU settle (untimed, [`SETTLE`] after the child is
+//! seen asleep) and every cross-CPU wake is a wake of a child whose CPU has gone idle;
+//! the `target_idle_exits` fact counts, from the kernel's cpuidle counters, how often
+//! that CPU left an idle state per wake (about 1 when every wake found it idle, 0 when
+//! something else kept it busy).
 
 use super::{fail, percentile};
 use crate::bench::ctx::place_pinned;
@@ -85,6 +95,9 @@ fn sleeper(mem: &SharedMem) -> i32 {
 #[derive(Debug, Default, Clone)]
 struct Report {
     wakes: u64,
+    /// Idle-state exits of the sleeper's CPU over the body's life (cross-CPU, where
+    /// the kernel counts them).
+    idle_exits: Option<u64>,
     woken: u64,
     latencies_ns: Vec<f64>,
 }
@@ -105,7 +118,33 @@ struct Wake {
     woken: u64,
     latencies: Vec<f64>,
     report: Rc<Cell<Option<Report>>>,
+    /// The sleeper's CPU (cross-CPU) and its idle-exit count when the body was made.
+    target: Option<(usize, u64)>,
     _pin: Option<Pin>,
+}
+
+/// How long the waker lets the sleeper's CPU settle into idle after the child is seen
+/// asleep (cross-CPU): /proc shows the child sleeping as soon as its state is set,
+/// before its CPU has switched away and entered an idle state.
+pub const SETTLE: Duration = Duration::from_micros(30);
+
+/// How many times `cpu` has left an idle state, summed over its cpuidle states (None
+/// where the kernel has no cpuidle driver for it).
+fn idle_exits(cpu: usize) -> Option<u64> {
+    let dir = format!("/sys/devices/system/cpu/cpu{cpu}/cpuidle");
+    let mut total = None;
+    for e in std::fs::read_dir(dir).ok()?.flatten() {
+        if !e.file_name().to_string_lossy().starts_with("state") {
+            continue;
+        }
+        let n: u64 = std::fs::read_to_string(e.path().join("usage"))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()?;
+        total = Some(total.unwrap_or(0) + n);
+    }
+    total
 }
 
 impl Wake {
@@ -229,6 +268,12 @@ impl Body for Wake {
     fn reset(&mut self, _iters: u64) -> Result<(), BenchError> {
         self.collect();
         self.wait_for_sleeper()?;
+        if !self.same_cpu {
+            let asleep = Instant::now();
+            while asleep.elapsed() < SETTLE {
+                std::hint::spin_loop();
+            }
+        }
         // The change the wake announces: the child, once woken, sees the new value
         // and records it plus 1.
         let new = self
@@ -244,8 +289,12 @@ impl Body for Wake {
 impl Drop for Wake {
     fn drop(&mut self) {
         self.collect();
+        let idle_exits = self
+            .target
+            .and_then(|(cpu, at)| Some(idle_exits(cpu)?.saturating_sub(at)));
         self.report.set(Some(Report {
             wakes: self.wakes,
+            idle_exits,
             woken: self.woken,
             latencies_ns: std::mem::take(&mut self.latencies),
         }));
@@ -273,7 +322,12 @@ fn prepare(p: &Params, latency: bool) -> Result<Prepared, BenchError> {
     let stat = File::open(format!("/proc/{}/stat", child.pid()))
         .map_err(os("open /proc/<child>/stat"))?;
     let report = Rc::new(Cell::new(None));
+    let target = match (same_cpu, child_cpus.as_slice()) {
+        (false, &[cpu]) => idle_exits(cpu).map(|n| (cpu, n)),
+        _ => None,
+    };
     let body = Wake {
+        target,
         mem,
         child: Some(child),
         stat,
@@ -314,6 +368,14 @@ fn prepare(p: &Params, latency: bool) -> Result<Prepared, BenchError> {
                 "ratio",
                 "wakes that found the child asleep and woke it (FUTEX_WAKE returned 1); warm-up included",
             )];
+            if let Some(exits) = r.idle_exits {
+                facts.push(Fact::new(
+                    "target_idle_exits",
+                    exits as f64 / r.wakes.max(1) as f64,
+                    "ratio",
+                    "times the sleeper's CPU left an idle state, per wake (cpuidle counters; about 1: every wake found it idle; warm-up included)",
+                ));
+            }
             if latency {
                 let mut l = r.latencies_ns;
                 l.sort_unstable_by(f64::total_cmp);
@@ -360,6 +422,12 @@ mod tests {
             };
             let woken = fact(&facts, "woken_fraction");
             assert!(woken > 0.9, "{placement}: woken fraction {woken}");
+            if placement == "cross-cpu" && idle_exits(0).is_some() {
+                // About 1 on a quiet machine; 0 while other work (parallel tests)
+                // keeps the sleeper's CPU busy.
+                let exits = fact(&facts, "target_idle_exits");
+                assert!((0.0..1e4).contains(&exits), "idle exits per wake {exits}");
+            }
             let facts = sane(&LATENCY, &[("placement", placement)], 1e6).unwrap();
             let (p50, p99, max) = (
                 fact(&facts, "latency_p50_ns"),

@@ -45,6 +45,23 @@ pub unsafe fn fork(child: impl FnOnce() -> i32) -> io::Result<Child> {
     unsafe { fork_with(child, true) }
 }
 
+/// Forks a child of a single-threaded process that runs `child` and exits with its
+/// return value, as [`fork`] does; the child may allocate and take locks, since no
+/// other thread of this process can hold one. Fails (without forking) when this
+/// process has more than one thread: a copy of a benchmark runs whole benchmark code.
+pub fn fork_alone(child: impl FnOnce() -> i32) -> io::Result<Child> {
+    let threads = crate::os::mem::thread_count()?;
+    if threads != 1 {
+        return Err(io::Error::other(format!(
+            "this process has {threads} threads; a forked copy needs it single-threaded"
+        )));
+    }
+    // SAFETY: with one thread in this process no lock is held by another thread, so
+    // the child may run ordinary code; it ends with _exit and never drops the
+    // parent's owning objects it inherited.
+    unsafe { fork_with(child, true) }
+}
+
 /// The exit status of a [`fork_partner`] child that could not move to its CPUs.
 pub const PARTNER_CPUS_FAILED: i32 = 4;
 

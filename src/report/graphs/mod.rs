@@ -1,12 +1,13 @@
 //! The report's graphs, each a pure function from result data to an [`Svg`]: a
 //! benchmark's samples over time and its distribution, sweeps with their fitted lines,
-//! Sloan's ring (NCAR) graph, the 1999 file-read figure, Nagy's mailbox echo, and the
-//! forest plot of a comparison; and [`plot`], which picks one for `syscost plot`.
+//! Sloan's ring (NCAR) graph, the 1999 file-read figure, Nagy's mailbox echo, the
+//! scaling of copies, and the forest plot of a comparison; and [`plot`], which picks one for `syscost plot`.
 //!
 //! Drawing belongs to [`super::svg`]; this module chooses what to draw and says, as a
 //! [`UsageError`], what a graph needs when the runs do not hold it. It measures nothing.
 
 mod samples;
+mod scaling;
 mod seeds;
 mod sweeps;
 
@@ -14,6 +15,7 @@ use samples::min_max;
 #[cfg(test)]
 use samples::ordinal;
 pub use samples::{distribution, samples, thin};
+pub use scaling::scaling;
 use seeds::one_or_stack;
 pub use seeds::{file_read, mailbox, ring};
 use sweeps::{distinguishing, fit_curve, label_of, Point, PAD};
@@ -46,6 +48,9 @@ pub enum Graph {
     /// Where an explained benchmark's time goes (syscost explain): a flame graph,
     /// width = ns per operation.
     Flame,
+    /// Throughput and efficiency against N copies, with the linear line and the
+    /// fitted scalability law (copies=1,2,4).
+    Scaling,
 }
 
 /// The most sample points a samples graph draws by default; longer series are thinned
@@ -297,6 +302,7 @@ pub fn plot(
         Graph::Ring => ring(runs)?,
         Graph::FileRead => file_read(runs)?,
         Graph::Mailbox => mailbox(runs)?,
+        Graph::Scaling => scaling(runs, bench_filter)?,
         Graph::Forest => forest(comparison.ok_or_else(|| {
             UsageError::new(
                 "the forest plot needs a comparison: give two runs to compare",

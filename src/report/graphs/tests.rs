@@ -127,6 +127,7 @@ pub(crate) mod fixture {
             complete: true,
             sweeps: crate::report::sweep::fits(&results),
             rings: crate::report::ring::tables(&results),
+            scaling: crate::report::scaling::tables(&results),
             results,
             machine: Default::default(),
         }
@@ -373,4 +374,54 @@ fn plot_draws_every_graph_deterministically() {
         assert_clean(&a);
         assert!(a.contains("xmlns=\"http://www.w3.org/2000/svg\""));
     }
+}
+
+/// A copies sweep of four points (the last oversubscribed): the scaling graph draws
+/// throughput with the linear line and the fitted law, then efficiency.
+#[test]
+fn scaling_graph_draws_throughput_efficiency_and_the_fit() {
+    use crate::bench::copies::{Copies, CopiesAs};
+    use crate::results::CopiesFigures;
+    let rs: Vec<BenchResult> = [
+        (1, 100.0, false),
+        (2, 105.0, false),
+        (4, 125.0, false),
+        (8, 300.0, true),
+    ]
+    .iter()
+    .map(|&(n, ns, over)| {
+        let mut r = fixture::result(
+            "syscall.getppid",
+            &[("copies", &n.to_string()), ("copies_as", "thread")],
+            ns,
+            0,
+        );
+        let copy_ns = vec![ns; n];
+        let rates: Vec<f64> = copy_ns.iter().map(|x| 1e9 / x).collect();
+        let copies = Copies {
+            n,
+            mode: CopiesAs::Thread,
+        };
+        r.measured.as_mut().unwrap().copies = Some(CopiesFigures::new(
+            copies,
+            copy_ns,
+            &rates,
+            ((0..n).map(|i| i % 4).collect(), over),
+            4,
+        ));
+        r
+    })
+    .collect();
+    let run = fixture::run(rs);
+    assert_eq!(run.scaling.len(), 1);
+    assert!(run.scaling[0].fit.is_some(), "{:?}", run.scaling[0]);
+    let runs = vec![(RunLabel::of("a.json", None, &run), run)];
+    let svg = scaling(&runs, None).unwrap().to_string();
+    for want in ["Throughput of N copies", "Efficiency", "σ ", "linear"] {
+        assert!(svg.contains(want), "{want}");
+    }
+    let empty = fixture::run(vec![]);
+    let none = vec![(RunLabel::of("b.json", None, &empty), empty)];
+    let e = scaling(&none, None).unwrap_err().to_string();
+    assert!(e.contains("copies=1,2,4"), "{e}");
 }

@@ -59,7 +59,7 @@ fn serve_inner(args: &[String]) -> anyhow::Result<()> {
             .params
             .iter()
             .map(|(n, v)| {
-                let spec = bench.params().iter().find(|s| s.name == n);
+                let spec = bench::copies::spec(bench, n);
                 spec.map(|s| (s.name, v.clone()))
                     .ok_or_else(|| anyhow::anyhow!("{} takes no {n}", start.bench))
             })
@@ -127,6 +127,9 @@ fn serve_inner(args: &[String]) -> anyhow::Result<()> {
                         .filter_map(|f| Some((f.round, f.median_ns?)))
                         .collect();
                     r.explain = x.conclude(&rounds);
+                }
+                if let Some(m) = result.as_mut().and_then(|r| r.measured.as_mut()) {
+                    m.worker_peak_kib = crate::os::usage::peak_resident_kib();
                 }
                 wire::send(&mut link, &Reply::Result(result.map(Box::new)))?;
                 return Ok(());

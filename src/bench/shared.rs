@@ -1,0 +1,327 @@
+//! Shared against private: benchmarks whose copies (`copies=N`) either all use one
+//! kernel object or each use their own, so that the cost of sharing shows as the
+//! difference between two rows. The parameter `share` names what is shared:
+//! `one-file` (every copy the same file) or `file-per-copy`, `one-fifo` or
+//! `pipe-per-copy`. What the address space shares is `copies_as=thread` against
+//! `copies_as=process` on any benchmark (`mem.mmap`: one address space's lock, or one
+//! each).
+//!
+//! The objects every copy shares get their names in the round's directory
+//! ([`RunContext::copies_dir`]); a run without copies has one copy, and `share` then
+//! makes no difference (its objects go to a directory of its own). Names are made in
+//! `prepare`; the timed loops hold only the operation.
+
+use super::{InRun, Kind, ParamSpec, Params, Prepared, RunContext};
+use crate::error::BenchError;
+use crate::harness::{Body, Expect, Plan};
+use crate::os::mem::{page_size, Mapping};
+use rustix::fs::{Mode, OFlags};
+use std::ffi::CString;
+use std::os::fd::{AsFd, OwnedFd};
+use std::path::PathBuf;
+
+/// Where one copy's object lives: the shared name or its own, in the round's
+/// directory (or a directory of its own, kept alive by the body).
+struct Place {
+    path: PathBuf,
+    /// This copy's index and the copies in all.
+    copy: (usize, usize),
+    shared: bool,
+    _own: Option<tempfile::TempDir>,
+}
+
+/// The place of the object `stem` for the copy `cx` prepares, shared by all copies
+/// when `shared`.
+fn place(cx: &RunContext, stem: &str, shared: bool) -> Result<Place, BenchError> {
+    let copy = cx.copy().unwrap_or((0, 1));
+    let (dir, own) = match cx.copies_dir() {
+        Some(d) => (d.to_path_buf(), None),
+        None => {
+            let shm = std::path::Path::new("/dev/shm");
+            let base = if shm.is_dir() {
+                shm.to_path_buf()
+            } else {
+                cx.scratch_dir()
+            };
+            let t = tempfile::Builder::new()
+                .prefix("syscost-share-")
+                .tempdir_in(&base)
+                .map_err(|e| {
+                    BenchError::os(&format!("a directory in {}", base.display()), e)
+                })?;
+            (t.path().to_path_buf(), Some(t))
+        }
+    };
+    let name = if shared {
+        format!("{stem}-shared")
+    } else {
+        format!("{stem}-copy{}", copy.0)
+    };
+    Ok(Place {
+        path: dir.join(name),
+        copy,
+        shared,
+        _own: own,
+    })
+}
+
+/// A failed call inside a timed loop (built off the hot path).
+#[cold]
+#[inline(never)]
+fn failed(what: &str, e: rustix::io::Errno) -> BenchError {
+    BenchError::os(what, e.into())
+}
+
+/// Opens (creating) a regular file of the round's directory for reading and writing.
+fn open_file(path: &std::path::Path) -> Result<OwnedFd, BenchError> {
+    rustix::fs::open(
+        path,
+        OFlags::RDWR | OFlags::CREATE | OFlags::CLOEXEC,
+        Mode::from_raw_mode(0o600),
+    )
+    .map_err(|e| BenchError::os(&format!("open {}", path.display()), e.into()))
+}
+
+const FILE_SHARE: &[&str] = &["one-file", "file-per-copy"];
+
+/// `file.open_close`.
+pub const OPEN_CLOSE: InRun = InRun {
+    name: "file.open_close",
+    about:
+        "open(2) of a file on tmpfs by its path, read-only, then close(2): with copies, \
+                share=one-file has every copy open the same file (one dentry and inode, \
+                their reference counts bouncing between CPUs), file-per-copy a file each",
+    origin: "",
+    params: &[ParamSpec {
+        name: "share",
+        default: "one-file,file-per-copy",
+        about: "one-file: every copy opens the same path · file-per-copy: each its own",
+        kind: Kind::Choice(FILE_SHARE),
+    }],
+    prepare: prepare_open_close,
+};
+
+fn prepare_open_close(p: &Params, cx: &RunContext) -> Result<Prepared, BenchError> {
+    let place = place(cx, "open", p.get("share") == "one-file")?;
+    drop(open_file(&place.path)?);
+    let path = CString::new(place.path.as_os_str().as_encoded_bytes())
+        .map_err(|_| BenchError::Failed("a path with a NUL byte".into()))?;
+    let body = super::body(move || {
+        let _keep = &place;
+        let fd = rustix::fs::open(
+            path.as_c_str(),
+            OFlags::RDONLY | OFlags::CLOEXEC,
+            Mode::empty(),
+        );
+        match fd {
+            Ok(fd) => {
+                drop(fd);
+                Ok(())
+            }
+            Err(e) => Err(failed("open", e)),
+        }
+    });
+    Ok(Prepared::new(body).op("open+close pair"))
+}
+
+/// `mem.fault.shm`.
+pub const FAULT_SHM: InRun =
+    InRun {
+        name: "mem.fault.shm",
+        about: "a write to each page of a fresh MAP_SHARED mapping of a tmpfs file whose \
+                pages are in memory, per page (will-it-scale's page_fault3): with copies, \
+                share=one-file maps every copy's slice of one file (one page cache and its \
+                locks), file-per-copy a file each",
+        origin: "",
+        params: &[
+            ParamSpec {
+                name: "size",
+                default: "4m",
+                about: "bytes each copy maps and writes per sample",
+                kind: Kind::Bytes {
+                    min: 64 << 10,
+                    max: 1 << 30,
+                },
+            },
+            ParamSpec {
+                name: "share",
+                default: "one-file,file-per-copy",
+                about: "one-file: every copy maps its own slice of the same file · \
+                        file-per-copy: each its own file",
+                kind: Kind::Choice(FILE_SHARE),
+            },
+        ],
+        prepare: prepare_fault_shm,
+    };
+
+struct ShmFault {
+    file: OwnedFd,
+    offset: u64,
+    size: usize,
+    page: usize,
+    current: Option<Mapping>,
+    _place: Place,
+}
+
+impl Body for ShmFault {
+    #[inline(never)]
+    fn run(&mut self, iters: u64) -> Result<(), BenchError> {
+        for _ in 0..iters {
+            let m = self.current.as_ref().expect("reset maps the slice");
+            m.touch_write(self.page);
+        }
+        Ok(())
+    }
+
+    fn reset(&mut self, iters: u64) -> Result<(), BenchError> {
+        if iters != 1 {
+            return Err(BenchError::Failed("fault batches hold one mapping".into()));
+        }
+        self.current = None;
+        let m = Mapping::file_shared_rw(self.file.as_fd(), self.size, self.offset)
+            .map_err(|e| BenchError::os("mmap of the shared file", e))?;
+        self.current = Some(m);
+        Ok(())
+    }
+}
+
+fn prepare_fault_shm(p: &Params, cx: &RunContext) -> Result<Prepared, BenchError> {
+    let page = page_size();
+    let size = (p.int("size") as usize / page * page).max(page);
+    let place = place(cx, "fault", p.get("share") == "one-file")?;
+    let (i, n) = place.copy;
+    let (offset, len) = if place.shared {
+        ((i * size) as u64, (n * size) as u64)
+    } else {
+        (0, size as u64)
+    };
+    let file = open_file(&place.path)?;
+    let st = rustix::fs::fstat(&file).map_err(|e| BenchError::os("fstat", e.into()))?;
+    if (st.st_size as u64) < len {
+        rustix::fs::ftruncate(&file, len)
+            .map_err(|e| BenchError::os("ftruncate of the shared file", e.into()))?;
+    }
+    // Its pages in memory before the first sample: the faults map them, not fill them.
+    let m = Mapping::file_shared_rw(file.as_fd(), size, offset)
+        .map_err(|e| BenchError::os("mmap of the shared file", e))?;
+    m.touch_write(page);
+    drop(m);
+    let body = ShmFault {
+        file,
+        offset,
+        size,
+        page,
+        current: None,
+        _place: place,
+    };
+    let plan = Plan {
+        expect: Expect {
+            faults: true,
+            ..Expect::default()
+        },
+        fixed_batch: Some(1),
+        per_iter: (size / page) as u64,
+        ..Plan::default()
+    };
+    Ok(Prepared::new(Box::new(body)).op("page").plan(plan))
+}
+
+/// `ipc.pipe.self`.
+pub const PIPE_SELF: InRun =
+    InRun {
+        name: "ipc.pipe.self",
+        about: "write(2) of 1 byte into a pipe, then read(2) of 1 byte from it, by one task \
+                (no partner, no switch): with copies, share=one-fifo has every copy use the \
+                same FIFO (one pipe and its lock), pipe-per-copy a pipe each",
+        origin: "",
+        params: &[ParamSpec {
+            name: "share",
+            default: "one-fifo,pipe-per-copy",
+            about: "one-fifo: every copy writes and reads one named FIFO · pipe-per-copy: \
+                    each its own pipe",
+            kind: Kind::Choice(&["one-fifo", "pipe-per-copy"]),
+        }],
+        prepare: prepare_pipe_self,
+    };
+
+fn prepare_pipe_self(p: &Params, cx: &RunContext) -> Result<Prepared, BenchError> {
+    let place = place(cx, "fifo", p.get("share") == "one-fifo")?;
+    let (r, w) = if place.shared {
+        match rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &place.path,
+            rustix::fs::FileType::Fifo,
+            Mode::from_raw_mode(0o600),
+            0,
+        ) {
+            Ok(()) | Err(rustix::io::Errno::EXIST) => {}
+            Err(e) => return Err(BenchError::os("mkfifo", e.into())),
+        }
+        // O_RDWR on a FIFO opens without waiting for a partner (Linux).
+        let fd =
+            rustix::fs::open(&place.path, OFlags::RDWR | OFlags::CLOEXEC, Mode::empty())
+                .map_err(|e| BenchError::os("open of the FIFO", e.into()))?;
+        let w = fd
+            .try_clone()
+            .map_err(|e| BenchError::os("dup of the FIFO", e))?;
+        (fd, w)
+    } else {
+        rustix::pipe::pipe().map_err(|e| BenchError::os("pipe", e.into()))?
+    };
+    let body = super::body(move || {
+        let _keep = &place;
+        let mut b = [0u8; 1];
+        match rustix::io::write(&w, &b) {
+            Ok(1) => {}
+            Ok(_) => return Err(BenchError::Failed("write(2) wrote no byte".into())),
+            Err(e) => return Err(failed("write", e)),
+        }
+        match rustix::io::read(&r, &mut b) {
+            Ok(1) => Ok(()),
+            Ok(_) => Err(BenchError::Failed("read(2) read no byte".into())),
+            Err(e) => Err(failed("read", e)),
+        }
+    });
+    Ok(Prepared::new(body).op("write+read pair"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::{params, Bench};
+    use crate::harness::clock::Monotonic;
+    use crate::harness::{EmptyLoop, Harness, Profile, Settings};
+
+    /// Each variant runs alone and as copy 1 of 2 in a shared directory, and the
+    /// shared names are the same for two copies while the private ones differ.
+    #[test]
+    fn shared_and_private_variants_run_and_name_their_objects() {
+        let clock = Monotonic;
+        let h = Harness::new(&clock, Settings::new(Profile::SMOKE, 25.0));
+        let dir = tempfile::tempdir().unwrap();
+        let cx1 = |i| {
+            RunContext::for_copy(
+                Default::default(),
+                None,
+                (i, 2),
+                dir.path().to_path_buf(),
+            )
+        };
+        for b in [&OPEN_CLOSE as &dyn Bench, &FAULT_SHM, &PIPE_SELF] {
+            for p in params::expand(b.name(), b.params(), &[]).unwrap() {
+                for cx in [RunContext::default(), cx1(1)] {
+                    let mut prep = b.prepare(&p, &cx).unwrap();
+                    let m = h
+                        .measure(prep.body.as_mut(), &mut EmptyLoop, prep.plan)
+                        .unwrap();
+                    let med = m.analysis.headline().unwrap().median;
+                    assert!(med > 0.0 && med < 1e7, "{} {med}", b.name());
+                }
+            }
+        }
+        let shared = |cx: &RunContext| place(cx, "x", true).unwrap().path;
+        let own = |cx: &RunContext| place(cx, "x", false).unwrap().path;
+        assert_eq!(shared(&cx1(0)), shared(&cx1(1)));
+        assert_ne!(own(&cx1(0)), own(&cx1(1)));
+    }
+}

@@ -1,0 +1,548 @@
+//! The summary at the end of a run: one screen with the figures people quote (lmbench's
+//! summary: null call, context switch, pipe round trip, fork, fault, file read
+//! bandwidth…), each picked from a catalogue row by name and parameters, with its
+//! interval, and how many rows converged and why the others did not.
+//!
+//! It is a pure function of the results: it measures nothing and changes no figure (a
+//! half round trip or a bandwidth is the row's own median and interval, scaled).
+
+use crate::results::{fmt_ns, BenchResult, Run, Status};
+
+/// How a figure is shown from its row.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Show {
+    /// The row's time per operation.
+    Time,
+    /// Half the row's time (one way of a round trip).
+    Half,
+    /// `bytes` divided by the row's time.
+    Bandwidth {
+        /// Bytes moved by one operation.
+        bytes: f64,
+    },
+}
+
+/// One quoted figure and the catalogue rows it may come from, best first.
+#[derive(Debug)]
+pub struct Figure {
+    /// What people call it.
+    pub label: &'static str,
+    /// The rows it may be read from: a benchmark, the parameter values it must have,
+    /// what the row's operation is here, and how it is shown.
+    pub from: &'static [Source],
+}
+
+/// A row a figure may be read from.
+#[derive(Debug)]
+pub struct Source {
+    /// The benchmark.
+    pub bench: &'static str,
+    /// Parameter values the row must have (others may be anything).
+    pub params: &'static [(&'static str, &'static str)],
+    /// What the figure is, in a few words (`half a pipe ping-pong`).
+    pub what: &'static str,
+    /// How it is shown.
+    pub show: Show,
+}
+
+const PINGPONG_PIPE_SAME: &[(&str, &str)] = &[
+    ("mechanism", "pipe"),
+    ("placement", "same-cpu"),
+    ("kind", "process"),
+    ("fpu", "clean"),
+];
+
+/// The figures, in the order the summary shows them.
+pub const FIGURES: &[Figure] = &[
+    Figure {
+        label: "null system call",
+        from: &[
+            Source {
+                bench: "syscall.getpid",
+                params: &[],
+                what: "getpid",
+                show: Show::Time,
+            },
+            Source {
+                bench: "syscall.getppid",
+                params: &[],
+                what: "getppid",
+                show: Show::Time,
+            },
+        ],
+    },
+    Figure {
+        label: "vDSO clock read",
+        from: &[Source {
+            bench: "syscall.clock_gettime",
+            params: &[("via", "vdso")],
+            what: "clock_gettime",
+            show: Show::Time,
+        }],
+    },
+    Figure {
+        label: "context switch, same CPU",
+        from: &[
+            Source {
+                bench: "ctx.pingpong",
+                params: PINGPONG_PIPE_SAME,
+                what: "half a pipe ping-pong",
+                show: Show::Half,
+            },
+            Source {
+                bench: "ctx.ring",
+                params: &[("n", "2"), ("kind", "process"), ("placement", "same-cpu")],
+                what: "a hop of a 2-process ring",
+                show: Show::Time,
+            },
+        ],
+    },
+    Figure {
+        label: "context switch, cross CPU",
+        from: &[Source {
+            bench: "ctx.pingpong",
+            params: &[
+                ("mechanism", "pipe"),
+                ("placement", "cross-cpu"),
+                ("kind", "process"),
+                ("fpu", "clean"),
+            ],
+            what: "half a pipe ping-pong",
+            show: Show::Half,
+        }],
+    },
+    Figure {
+        label: "pipe round trip",
+        from: &[
+            Source {
+                bench: "ipc.rtt",
+                params: &[
+                    ("transport", "pipe"),
+                    ("size", "4"),
+                    ("placement", "same-cpu"),
+                ],
+                what: "4 B echo, same CPU",
+                show: Show::Time,
+            },
+            Source {
+                bench: "ctx.pingpong",
+                params: PINGPONG_PIPE_SAME,
+                what: "pipe ping-pong, same CPU",
+                show: Show::Time,
+            },
+        ],
+    },
+    Figure {
+        label: "signal round trip",
+        from: &[
+            Source {
+                bench: "ctx.pingpong",
+                params: &[
+                    ("mechanism", "signal"),
+                    ("placement", "same-cpu"),
+                    ("kind", "process"),
+                    ("fpu", "clean"),
+                ],
+                what: "signal ping-pong, same CPU",
+                show: Show::Time,
+            },
+            Source {
+                bench: "signal.queue_rtt",
+                params: &[("placement", "same-cpu")],
+                what: "sigqueue echo, same CPU",
+                show: Show::Time,
+            },
+        ],
+    },
+    Figure {
+        label: "fork",
+        from: &[Source {
+            bench: "proc.fork",
+            params: &[("rss", "0")],
+            what: "fork, _exit, waitpid",
+            show: Show::Time,
+        }],
+    },
+    Figure {
+        label: "exec",
+        from: &[Source {
+            bench: "proc.exec",
+            params: &[("rss", "0")],
+            what: "fork, execve, waitpid",
+            show: Show::Time,
+        }],
+    },
+    Figure {
+        label: "zero-fill page fault",
+        from: &[Source {
+            bench: "mem.fault.zero",
+            params: &[("page", "4k"), ("prefault", "none"), ("access", "write")],
+            what: "per 4 KiB page",
+            show: Show::Time,
+        }],
+    },
+    Figure {
+        label: "file read bandwidth, warm",
+        from: &[Source {
+            bench: "file.read",
+            params: &[("method", "read"), ("size", "65536"), ("cache", "warm")],
+            what: "read(2) of 64 KiB",
+            show: Show::Bandwidth { bytes: 65536.0 },
+        }],
+    },
+    Figure {
+        label: "message overhead",
+        from: &[
+            Source {
+                bench: "ipc.rtt",
+                params: &[
+                    ("transport", "posix_mq"),
+                    ("size", "4"),
+                    ("placement", "same-cpu"),
+                ],
+                what: "POSIX mq 4 B echo",
+                show: Show::Time,
+            },
+            Source {
+                bench: "ipc.rtt",
+                params: &[
+                    ("transport", "sysv_msg"),
+                    ("size", "4"),
+                    ("placement", "same-cpu"),
+                ],
+                what: "SysV msg 4 B echo",
+                show: Show::Time,
+            },
+        ],
+    },
+    Figure {
+        label: "message bandwidth",
+        from: &[Source {
+            bench: "ipc.bw",
+            params: &[
+                ("transport", "pipe"),
+                ("size", "65536"),
+                ("placement", "same-cpu"),
+            ],
+            what: "pipe, 64 KiB writes",
+            show: Show::Bandwidth { bytes: 65536.0 },
+        }],
+    },
+];
+
+/// A run shows a summary when it has more results than this.
+pub const HANDFUL: usize = 5;
+
+/// Whether `r` is a measured row `s` describes.
+fn matches(s: &Source, r: &BenchResult) -> bool {
+    r.name == s.bench
+        && r.measured.is_some()
+        && s.params
+            .iter()
+            .all(|(k, v)| r.params.get(*k).map(String::as_str) == Some(*v))
+}
+
+/// Each figure whose benchmark was measured, with the row and source it is read from.
+pub fn pick(
+    results: &[BenchResult],
+) -> Vec<(&'static Figure, &'static Source, &BenchResult)> {
+    FIGURES
+        .iter()
+        .filter_map(|f| {
+            f.from
+                .iter()
+                .find_map(|s| results.iter().find(|r| matches(s, r)).map(|r| (f, s, r)))
+        })
+        .collect()
+}
+
+/// A figure's value and interval as text: `(value, low–high)`.
+pub fn shown(s: &Source, r: &BenchResult) -> (String, String) {
+    let m = r.measured.as_ref().expect("picked rows are measured");
+    match s.show {
+        Show::Time => (
+            fmt_ns(m.median_ns),
+            format!("{}–{}", fmt_ns(m.ci_low_ns), fmt_ns(m.ci_high_ns)),
+        ),
+        Show::Half => (
+            fmt_ns(m.median_ns / 2.0),
+            format!(
+                "{}–{}",
+                fmt_ns(m.ci_low_ns / 2.0),
+                fmt_ns(m.ci_high_ns / 2.0)
+            ),
+        ),
+        Show::Bandwidth { bytes } => (
+            fmt_bw(bytes / m.median_ns),
+            format!(
+                "{}–{}",
+                fmt_bw(bytes / m.ci_high_ns),
+                fmt_bw(bytes / m.ci_low_ns)
+            ),
+        ),
+    }
+}
+
+/// Bytes per nanosecond (GB/s) in a readable unit.
+fn fmt_bw(bytes_per_ns: f64) -> String {
+    if !bytes_per_ns.is_finite() || bytes_per_ns <= 0.0 {
+        return "-".into();
+    }
+    if bytes_per_ns >= 1.0 {
+        format!("{bytes_per_ns:.2} GB/s")
+    } else {
+        format!("{:.0} MB/s", bytes_per_ns * 1e3)
+    }
+}
+
+/// The reasons rows did not converge, each with how many, most frequent first.
+pub fn reasons(results: &[BenchResult]) -> Vec<(&'static str, usize)> {
+    let mut counts: Vec<(&'static str, usize)> = Vec::new();
+    for m in results.iter().filter_map(|r| r.measured.as_ref()) {
+        if m.converged {
+            continue;
+        }
+        let why = reason_of(&m.stop_reason);
+        match counts.iter_mut().find(|(w, _)| *w == why) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((why, 1)),
+        }
+    }
+    counts.sort_by_key(|c| std::cmp::Reverse(c.1));
+    counts
+}
+
+/// A stop reason in a few words.
+fn reason_of(stop: &str) -> &'static str {
+    const KINDS: &[(&str, &str)] = &[
+        ("time budget", "the time budget ended"),
+        ("median of all", "too few clean samples"),
+        ("no round has a clean sample", "too few clean samples"),
+        (
+            "would reach the target",
+            "rounds spread too much for the target",
+        ),
+        ("disagree", "rounds disagree (the machine changed state)"),
+        ("target", "interval wider than the target"),
+        ("placed", "tasks not placed as asked"),
+    ];
+    KINDS
+        .iter()
+        .find(|(needle, _)| stop.contains(needle))
+        .map_or("other", |(_, k)| k)
+}
+
+/// The summary's text at `width` columns, or nothing for a run of a handful of results
+/// or fewer.
+pub fn text(run: &Run, width: usize) -> String {
+    if run.results.len() <= HANDFUL {
+        return String::new();
+    }
+    let picked = pick(&run.results);
+    let mut rows: Vec<[String; 5]> = vec![[
+        "Summary".into(),
+        "median".into(),
+        "95% CI".into(),
+        "conv".into(),
+        "from".into(),
+    ]];
+    for (f, src, r) in picked {
+        let (v, ci) = shown(src, r);
+        let conv = r.measured.as_ref().is_some_and(|m| m.converged);
+        rows.push([
+            f.label.to_string(),
+            v,
+            ci,
+            if conv { "yes" } else { "no" }.into(),
+            src.what.to_string(),
+        ]);
+    }
+    let line = converged_line(run);
+    if rows.len() == 1 {
+        return "\n".to_string()
+            + &super::layout::wrap(&format!("Summary: {line}"), width, 0, 2);
+    }
+    let w = |i: usize| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0);
+    let (w0, w1, w2, w3) = (w(0), w(1), w(2), w(3));
+    let mut s = String::from("\n");
+    for r in &rows {
+        let line = format!(
+            "{:<w0$}  {:>w1$}  {:>w2$}  {:>w3$}  {}",
+            r[0], r[1], r[2], r[3], r[4]
+        );
+        s += &super::layout::clip(line.trim_end(), width);
+        s.push('\n');
+    }
+    s += &super::layout::wrap(&line, width, 0, 2);
+    s
+}
+
+/// The summary as a Markdown table (and the converged count), or nothing for a run of
+/// a handful of results or fewer.
+pub fn markdown(run: &Run) -> String {
+    if run.results.len() <= HANDFUL {
+        return String::new();
+    }
+    let esc = |s: &str| s.replace('|', "\\|");
+    let mut s = String::from(
+        "\n**Summary**: the figures people quote\n\n\
+         | figure | median | 95% CI | from |\n|---|--:|--:|---|\n",
+    );
+    for (f, src, r) in pick(&run.results) {
+        let (v, ci) = shown(src, r);
+        s += &format!(
+            "| {} | {v} | {ci} | {} `{}` |\n",
+            f.label,
+            esc(src.what),
+            esc(format!("{} {}", r.name, r.param_label()).trim_end())
+        );
+    }
+    s += &format!("\n{}\n", converged_line(run));
+    s
+}
+
+/// How many rows converged, why the others did not, and how many were skipped or
+/// failed.
+pub fn converged_line(run: &Run) -> String {
+    let measured = run.results.iter().filter(|r| r.measured.is_some()).count();
+    let converged = run
+        .results
+        .iter()
+        .filter(|r| r.measured.as_ref().is_some_and(|m| m.converged))
+        .count();
+    let count = |st: Status| run.results.iter().filter(|r| r.status == st).count();
+    let mut line = format!("{converged} of {measured} measured rows converged");
+    let why = reasons(&run.results);
+    if !why.is_empty() {
+        let parts: Vec<String> = why.iter().map(|(w, n)| format!("{n} {w}")).collect();
+        line += &format!("; not converged: {}", parts.join(", "));
+    }
+    let (sk, fa) = (count(Status::Skipped), count(Status::Failed));
+    if sk + fa > 0 {
+        line += &format!("; {sk} skipped, {fa} failed");
+    }
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::tests::run_with_medians;
+
+    /// A row: a name, its parameters and its median.
+    type Row<'a> = (&'a str, &'a [(&'a str, &'a str)], f64);
+
+    /// A run of `rows`, every one measured and converged.
+    fn run_of(rows: &[Row<'_>]) -> Run {
+        let names: Vec<(&str, f64)> = rows.iter().map(|(n, _, m)| (*n, *m)).collect();
+        let mut run = run_with_medians(&names);
+        for (r, (_, params, _)) in run.results.iter_mut().zip(rows) {
+            r.params = params
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+        }
+        run
+    }
+
+    const PIPE_SAME: &[(&str, &str)] = PINGPONG_PIPE_SAME;
+    const PIPE_CROSS: &[(&str, &str)] = &[
+        ("mechanism", "pipe"),
+        ("placement", "cross-cpu"),
+        ("kind", "process"),
+        ("fpu", "clean"),
+    ];
+
+    #[test]
+    fn each_figure_comes_from_its_row_and_unselected_ones_are_left_out() {
+        let run = run_of(&[
+            ("syscall.getpid", &[], 80.0),
+            ("syscall.getppid", &[], 90.0),
+            ("syscall.clock_gettime", &[("via", "syscall")], 60.0),
+            ("syscall.clock_gettime", &[("via", "vdso")], 20.0),
+            ("ctx.pingpong", PIPE_SAME, 4000.0),
+            ("ctx.pingpong", PIPE_CROSS, 9000.0),
+            (
+                "file.read",
+                &[("method", "read"), ("size", "65536"), ("cache", "warm")],
+                6553.6,
+            ),
+        ]);
+        let picked: Vec<(&str, &str, String)> = pick(&run.results)
+            .into_iter()
+            .map(|(f, s, r)| (f.label, s.what, shown(s, r).0))
+            .collect();
+        assert_eq!(
+            picked,
+            [
+                ("null system call", "getpid", "80.0 ns".to_string()),
+                ("vDSO clock read", "clock_gettime", "20.0 ns".into()),
+                (
+                    "context switch, same CPU",
+                    "half a pipe ping-pong",
+                    "2.00 µs".into()
+                ),
+                (
+                    "context switch, cross CPU",
+                    "half a pipe ping-pong",
+                    "4.50 µs".into()
+                ),
+                (
+                    "pipe round trip",
+                    "pipe ping-pong, same CPU",
+                    "4.00 µs".into()
+                ),
+                (
+                    "file read bandwidth, warm",
+                    "read(2) of 64 KiB",
+                    "10.00 GB/s".into()
+                ),
+            ]
+        );
+        let text = text(&run, 100);
+        assert!(text.contains("7 of 7 measured rows converged"), "{text}");
+        assert!(!text.contains("fork"), "fork was not selected: {text}");
+        for line in text.lines() {
+            assert!(line.chars().count() <= 100, "{text}");
+        }
+    }
+
+    #[test]
+    fn a_handful_of_rows_has_no_summary_and_reasons_are_counted() {
+        let mut run = run_of(&[("syscall.getpid", &[], 80.0)]);
+        assert_eq!(text(&run, 100), "");
+        let mut more = run_of(&[
+            ("syscall.getuid", &[], 1.0),
+            ("syscall.getgid", &[], 1.0),
+            ("syscall.uname", &[], 1.0),
+            ("syscall.times", &[], 1.0),
+            ("syscall.kill", &[], 1.0),
+        ]);
+        for (r, why) in more.results.iter_mut().zip([
+            "CI ±1.5% after 8 rounds (target ±1.00%)",
+            "CI ±1.2% after 8 rounds (target ±1.00%)",
+            "the run's time budget (100 s for the standard profile) ended; x",
+            "12 of 400 samples clean (fewer than 30); the figure is the median of all 400",
+        ]) {
+            let m = r.measured.as_mut().unwrap();
+            m.converged = false;
+            m.stop_reason = why.into();
+        }
+        run.results.append(&mut more.results);
+        assert_eq!(
+            reasons(&run.results),
+            [
+                ("interval wider than the target", 2),
+                ("the time budget ended", 1),
+                ("too few clean samples", 1)
+            ]
+        );
+        let text = text(&run, 100);
+        assert!(text.contains("null system call"), "{text}");
+        assert!(text.contains("2 of 6 measured rows converged"), "{text}");
+        assert!(text.contains("2 interval wider than the target"), "{text}");
+        let md = markdown(&run);
+        assert!(md.contains("| null system call | 80.0 ns |"), "{md}");
+        assert!(md.contains("2 of 6 measured rows converged"), "{md}");
+    }
+}
