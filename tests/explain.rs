@@ -340,3 +340,14 @@ fn without_the_right_to_sample_the_kernel_one_line_says_what_is_needed() {
     );
     assert!(e.samples > 0, "the user side is still sampled");
 }
+
+#[test]
+fn explain_without_a_benchmark_is_a_usage_error_naming_what_to_give() {
+    for args in [&["explain"][..], &["explain", "n=1"][..]] {
+        let out = syscost(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains("syscost explain syscall.getpid"), "{err}");
+    }
+}
