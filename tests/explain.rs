@@ -351,3 +351,28 @@ fn explain_without_a_benchmark_is_a_usage_error_naming_what_to_give() {
         assert!(err.contains("syscost explain syscall.getpid"), "{err}");
     }
 }
+
+#[test]
+fn the_skid_check_splits_a_known_iteration() {
+    if let Some(why) = cannot_sample() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let text = ok(&["explain", "--skid"]);
+    for want in [
+        "skid check (",
+        "spin:",
+        "known",
+        "user code after the syscall",
+        "kernel:",
+    ] {
+        assert!(text.contains(want), "{want} missing from\n{text}");
+    }
+    let samples: u64 = text
+        .split(" samples")
+        .next()
+        .and_then(|s| s.rsplit(' ').next())
+        .and_then(|n| n.parse().ok())
+        .expect("a sample count");
+    assert!(samples > 0, "{text}");
+}
