@@ -386,9 +386,17 @@ def main():
         base = sorted(w[0] for w in workers)[len(workers) // 2]
 
         def own_buffers_kib(r):
-            # The buffers a benchmark is asked for: its size and rss parameters, bytes.
+            # The buffers a benchmark is asked for: its size and rss parameters, bytes,
+            # and for file.* the test file (file=0: the profile's default), which a
+            # mapping method holds resident.
             p = r.get("params") or {}
             total = 0
+            if r["name"].startswith("file."):
+                default = {"standard": 128, "thorough": 128, "quick": 16}.get(profile, 2)
+                try:
+                    total += int(p.get("file", "0")) or default << 20
+                except ValueError:
+                    pass
             for name in ("size", "rss"):
                 try:
                     total += int(p.get(name, "0"))

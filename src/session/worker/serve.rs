@@ -65,6 +65,7 @@ fn serve_inner(args: &[String]) -> anyhow::Result<()> {
             })
             .collect::<anyhow::Result<_>>()?,
     );
+    let _home = home_pin(bench, &start.params)?;
     wire::send(
         &mut link,
         &Reply::Ready {
@@ -137,6 +138,26 @@ fn serve_inner(args: &[String]) -> anyhow::Result<()> {
             Some(other) => anyhow::bail!("unexpected request {other:?}"),
         }
     }
+}
+
+/// Pins the worker to the home CPU (the first CPU the run may use, or `--cpu`) for a
+/// benchmark that does not place its tasks itself: the vCPUs of a VM can differ in
+/// speed (on the 2-vCPU VM syscost is developed on, user-space code ran 30% slower on
+/// one than on the other), so a worker left to the scheduler measured on either and its
+/// rounds fell into two states. A benchmark with a `placement` parameter pins its
+/// measuring thread itself (same-cpu and cross-cpu on the home CPU too, free nowhere),
+/// and copies (`copies=N`, N > 1) pin each copy to a CPU of its own.
+fn home_pin(
+    bench: &dyn bench::Bench,
+    params: &[(String, String)],
+) -> anyhow::Result<Option<crate::os::affinity::Pin>> {
+    let places_itself = bench.params().iter().any(|s| s.name == "placement");
+    let copies = params.iter().any(|(n, v)| n == "copies" && v != "1");
+    if places_itself || copies {
+        return Ok(None);
+    }
+    let home = crate::bench::ctx::home_cpu().map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok(Some(crate::os::affinity::Pin::to(home)?))
 }
 
 /// The parent's clock, as it calibrated it.
