@@ -309,8 +309,16 @@ impl Session {
         }
     }
 
-    /// The getpid canary, ns per call.
+    /// The getpid canary, ns per call. With workers, read on the home CPU, where they
+    /// measure (a VM's vCPUs can differ in speed, so a canary read elsewhere would
+    /// describe another CPU).
     pub fn canary(&self) -> Result<f64, BenchError> {
+        let _home = match self.opts.workers {
+            Workers::Exec(_) => crate::bench::ctx::home_cpu()
+                .ok()
+                .and_then(|c| crate::os::affinity::Pin::to(c).ok()),
+            Workers::Inline => None,
+        };
         let mut b = body(|| {
             std::hint::black_box(sys::getpid());
             Ok(())
