@@ -316,11 +316,13 @@ pub enum Record<'a> {
     Other(u32),
 }
 
-fn u32_at(b: &[u8], at: usize) -> Option<u32> {
+/// The little-endian u32 at `at` in a record (None past its end).
+pub(crate) fn u32_at(b: &[u8], at: usize) -> Option<u32> {
     Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?))
 }
 
-fn u64_at(b: &[u8], at: usize) -> Option<u64> {
+/// The little-endian u64 at `at` in a record (None past its end).
+pub(crate) fn u64_at(b: &[u8], at: usize) -> Option<u64> {
     Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?))
 }
 

@@ -14,7 +14,7 @@
 //! (root, `CAP_PERFMON`, or `perf_event_paranoid` ≤ 1) the events are opened for user
 //! space alone and the sampler says so. Everything closes and unmaps on drop.
 
-use super::perf::{self, Attr, Event, Ring};
+use super::perf::{self, u32_at, u64_at, Attr, Event, Ring};
 use std::io;
 
 const TYPE_HARDWARE: u32 = 0;
@@ -270,14 +270,6 @@ pub enum Record<'a> {
     Lost(u64),
     /// Any other record.
     Other(u32),
-}
-
-fn u32_at(b: &[u8], at: usize) -> Option<u32> {
-    Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?))
-}
-
-fn u64_at(b: &[u8], at: usize) -> Option<u64> {
-    Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?))
 }
 
 /// Decodes one record (header included) of [`SAMPLE_TYPE`]; None when it is shorter
