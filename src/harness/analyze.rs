@@ -542,7 +542,7 @@ fn round_figures(
         }
     }
     for (r, v) in out.iter_mut().zip(&vals) {
-        r.median_ns = stats::median(v);
+        r.median_ns = stats::median_grouped(v);
     }
     out.sort_by_key(|r| r.round);
     out

@@ -58,13 +58,13 @@ pub fn fill(file: &File, len: u64) -> io::Result<()> {
     file.sync_data()
 }
 
-/// Asks the kernel to drop the file's clean cached pages (`POSIX_FADV_DONTNEED`).
-pub fn evict(fd: BorrowedFd<'_>) -> io::Result<()> {
-    // Offset 0 and no length: the whole file.
+/// Asks the kernel to drop the clean cached pages of the file's first `len` bytes
+/// (`POSIX_FADV_DONTNEED`; `None`: the whole file).
+pub fn evict(fd: BorrowedFd<'_>, len: Option<u64>) -> io::Result<()> {
     Ok(rustix::fs::fadvise(
         fd,
         0,
-        None,
+        len.and_then(std::num::NonZeroU64::new),
         rustix::fs::Advice::DontNeed,
     )?)
 }
@@ -184,7 +184,8 @@ mod tests {
         let mut buf = [0u8; 3];
         assert_eq!(c.read(&mut buf), 3);
         assert_eq!(buf, [0, 1, 2]);
-        evict(f.as_fd()).unwrap();
+        evict(f.as_fd(), None).unwrap();
+        evict(f.as_fd(), Some(2)).unwrap();
         use std::os::unix::fs::MetadataExt;
         assert_eq!(f.metadata().unwrap().nlink(), 0, "the file has no name");
     }

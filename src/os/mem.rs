@@ -264,14 +264,24 @@ impl Mapping {
     /// How many of its pages are resident (for a file mapping: in the page cache),
     /// from `mincore`.
     pub fn resident_pages(&self) -> io::Result<usize> {
-        let page = page_size();
-        let mut vec = vec![0u8; self.len.div_ceil(page)];
-        // SAFETY: the range is this mapping's own; `vec` holds one byte per page.
+        self.resident_pages_in(self.len)
+    }
+
+    /// How many of the pages of its first `len` bytes are resident.
+    pub fn resident_pages_in(&self, len: usize) -> io::Result<usize> {
+        Ok(self.residency(len)?.into_iter().filter(|&r| r).count())
+    }
+
+    /// Whether each page of its first `len` bytes is resident, from `mincore`.
+    pub fn residency(&self, len: usize) -> io::Result<Vec<bool>> {
+        let len = len.min(self.len);
+        let mut vec = vec![0u8; len.div_ceil(page_size())];
+        // SAFETY: the range is within this mapping; `vec` holds one byte per page.
         let r = unsafe {
-            libc::mincore(self.ptr as *mut libc::c_void, self.len, vec.as_mut_ptr())
+            libc::mincore(self.ptr as *mut libc::c_void, len, vec.as_mut_ptr())
         };
         cvt(r as libc::c_long)?;
-        Ok(vec.iter().filter(|&&b| b & 1 != 0).count())
+        Ok(vec.into_iter().map(|b| b & 1 != 0).collect())
     }
 
     /// Maps `len` bytes of `fd` shared and read-only over the start of this range,

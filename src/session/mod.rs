@@ -462,23 +462,35 @@ impl Session {
         let c = self.clock.as_ref();
         let begin = c.now();
         let mut interrupted = false;
-        'rounds: for round in 0..budget.cap as u32 {
+        // A cycle visits every open instance once, except that past the minimum rounds
+        // one that cannot reach its target within the cap waits while the budget left
+        // is needed by those that can (`Budget::defer`); so an instance's rounds are
+        // its own count, not the cycle's.
+        let mut cycle: u32 = 0;
+        'rounds: loop {
             let mut order: Vec<usize> =
                 (0..all.len()).filter(|&i| all[i].open()).collect();
             if order.is_empty() {
                 break;
             }
             rng.shuffle(&mut order);
-            if round as usize >= p.min_rounds {
+            let past_min = cycle as usize >= p.min_rounds;
+            if past_min {
                 order = budget.choose(&all, order);
             }
             for (n, &i) in order.iter().enumerate() {
-                if round as usize >= p.min_rounds {
+                if past_min {
                     if let Some(why) = budget.spent(&all[i]) {
                         all[i].stop(self, why);
                         continue;
                     }
+                    if !budget.outlook(&all[i]).0
+                        && budget.defer(budget.reserve(&all, &order))
+                    {
+                        continue;
+                    }
                 }
+                let round = all[i].progress().0 as u32;
                 progress(Step {
                     round,
                     index: n,
@@ -506,8 +518,8 @@ impl Session {
                 }
             }
             // Spread the first rounds over the profile's span.
-            if spread && (round as usize) < p.min_rounds {
-                let until = p.span_ns as f64 * (round + 1) as f64 / p.min_rounds as f64;
+            if spread && (cycle as usize) < p.min_rounds {
+                let until = p.span_ns as f64 * (cycle + 1) as f64 / p.min_rounds as f64;
                 while c.to_ns(c.now().wrapping_sub(begin)) < until
                     && all.iter().any(Instance::open)
                 {
@@ -524,6 +536,7 @@ impl Session {
                     }
                 }
             }
+            cycle += 1;
         }
         let h = self.harness();
         for i in all {
@@ -676,6 +689,32 @@ impl Budget {
         )
     }
 
+    /// What the instances of `order` that can reach their target within the cap still
+    /// need, ns: the budget's reserve for them.
+    fn reserve(&self, all: &[Instance<'_>], order: &[usize]) -> f64 {
+        if self.start.is_none() {
+            return 0.0;
+        }
+        order
+            .iter()
+            .filter(|&&i| all[i].open())
+            .map(|&i| self.outlook(&all[i]))
+            .filter(|o| o.0)
+            .map(|o| o.1)
+            .sum()
+    }
+
+    /// Whether an instance that cannot reach its target within the cap waits this
+    /// cycle: while the budget left is no more than what those that can still need
+    /// (`reserve`). A round of it would narrow an interval that stays unconverged
+    /// anyway, and take the time another row needs to converge.
+    fn defer(&self, reserve: f64) -> bool {
+        match self.left_ns() {
+            Some(left) => reserve > 0.0 && left <= reserve,
+            None => false,
+        }
+    }
+
     /// The order in which the instances of `order` (past their minimum rounds) get
     /// their next round: those that need the least time to reach their target first,
     /// those that cannot within the cap last (they still get rounds while the budget
@@ -807,7 +846,7 @@ mod tests {
         let looks: Vec<usize> = (1..=p.budget_max_rounds)
             .filter(|&r| p.looks_at(r, p.budget_max_rounds))
             .collect();
-        assert_eq!(looks, [5, 8, 12, 18]);
+        assert_eq!(looks, [5, 8, 12, 18, 27, 41]);
         let plain: Vec<usize> = (1..=p.max_rounds)
             .filter(|&r| p.looks_at(r, p.max_rounds))
             .collect();

@@ -280,13 +280,19 @@ impl<'b> Slot<'b> {
         let (analysis, converged, stop_reason) = match self.concluded.take() {
             Some(c) => c,
             None => {
-                let (a, _, why) = h.conclude(&self.samples, k, &overhead, self.plan);
-                let why = match (interrupted, self.stopped.take()) {
-                    (true, _) => format!("interrupted: {why}"),
-                    (false, Some(stop)) => format!("{why}; {stop}"),
-                    (false, None) => why,
-                };
-                (a, false, why)
+                let (a, ok, why) = h.conclude(&self.samples, k, &overhead, self.plan);
+                match (interrupted, self.stopped.take()) {
+                    (true, _) => (a, false, format!("interrupted: {why}")),
+                    // The run's budget ended: a time this result's rounds did not
+                    // choose, so its last look, as the cap is.
+                    (false, Some(_)) if ok => (
+                        a,
+                        true,
+                        format!("{why} (its last look: the run's time budget ended)"),
+                    ),
+                    (false, Some(stop)) => (a, false, format!("{why}; {stop}")),
+                    (false, None) => (a, false, why),
+                }
             }
         };
         let (converged, stop_reason) = match placed(&self.places, &analysis) {
