@@ -242,6 +242,16 @@ impl Analysis {
             .as_ref()
             .map_or(f64::INFINITY, RoundEstimate::relative_half_width)
     }
+
+    /// The interval's floor relative to the headline when it is half a clock step per
+    /// operation, which more rounds cannot lower (0 otherwise, or when unknown): see
+    /// [`RoundEstimate::floor`].
+    pub fn relative_clock_floor(&self) -> f64 {
+        self.estimate
+            .as_ref()
+            .filter(|e| e.floor_by_clock)
+            .map_or(0.0, RoundEstimate::relative_floor)
+    }
 }
 
 /// The counters a sample's usage moved that the operation is not expected to move.
@@ -396,7 +406,10 @@ fn analyze_with(
     let estimate = match basis {
         Basis::Clean => {
             let pooled = clean.as_ref().map_or(0.0, |c| (c.ci_high - c.ci_low) / 2.0);
-            rounds::estimate(&figures, step.max(pooled))
+            rounds::estimate(&figures, step.max(pooled)).map(|e| RoundEstimate {
+                floor_by_clock: step >= pooled,
+                ..e
+            })
         }
         Basis::All => raw
             .as_ref()
@@ -454,6 +467,7 @@ fn all_samples_estimate(
         mean: m,
         ci_low: low,
         ci_high: m + half,
+        floor_by_clock: true,
         ..by_rounds
     })
 }

@@ -680,8 +680,20 @@ pub fn verdict(a: &Analysis, p: &Profile) -> (bool, String) {
     if ci <= p.ci_target && settled >= p.min_rounds {
         return (true, format!("{ci_text} after {rounds}{states}"));
     }
+    let floor = match &a.estimate {
+        Some(e) if e.relative_floor() > p.ci_target => format!(
+            "; it cannot narrow below ±{:.2}%, {}",
+            e.relative_floor() * 100.0,
+            if e.floor_by_clock {
+                "half the clock's step per operation"
+            } else {
+                "its samples' own interval of the median"
+            }
+        ),
+        _ => String::new(),
+    };
     let why = format!(
-        "{ci_text} after {rounds} (target ±{:.2}%){states}",
+        "{ci_text} after {rounds} (target ±{:.2}%){floor}{states}",
         p.ci_target * 100.0
     );
     (false, why)

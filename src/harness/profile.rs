@@ -30,8 +30,9 @@ pub struct Profile {
     pub min_rounds: usize,
     /// Rounds at most: a benchmark whose rounds still disagree stops here, unconverged.
     pub max_rounds: usize,
-    /// The rounds of a run are spread over at least this much time, in ns: a run of
-    /// few benchmarks waits between rounds (timing the canary meanwhile).
+    /// The minimum rounds of a run are spread over at least this much time, in ns, and
+    /// later rounds follow at the same pace: a run of few benchmarks waits between
+    /// rounds (timing the canary meanwhile).
     pub span_ns: u64,
     /// The target relative half-width of the round-level 95% CI.
     pub ci_target: f64,

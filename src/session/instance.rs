@@ -27,10 +27,24 @@ pub(super) struct Away<'b> {
     rounds: usize,
     /// The interval's relative half-width at the last look.
     ci: f64,
+    /// The interval's relative floor at the last look.
+    floor: f64,
     /// Wall time of its visits so far, ns.
     visits_ns: f64,
     /// The most rounds it gets (0: the profile's).
     max_rounds: usize,
+}
+
+/// Where an instance stands, for the budget (see [`Instance::progress`]).
+pub(super) struct Progress {
+    /// Rounds measured.
+    pub rounds: usize,
+    /// The interval's relative half-width at the last look.
+    pub ci: f64,
+    /// The interval's relative floor at the last look: more rounds cannot narrow it.
+    pub floor: f64,
+    /// The mean wall time of a visit, ns.
+    pub visit_ns: f64,
 }
 
 impl<'b> Instance<'b> {
@@ -50,6 +64,7 @@ impl<'b> Instance<'b> {
                     result: None,
                     rounds: 0,
                     ci: f64::INFINITY,
+                    floor: 0.0,
                     visits_ns: 0.0,
                     max_rounds: 0,
                 }))
@@ -87,16 +102,24 @@ impl<'b> Instance<'b> {
         }
     }
 
-    /// Rounds measured, the interval's relative half-width at the last look, and the
-    /// mean wall time of a visit (ns): what deciding who gets more rounds needs.
-    pub(super) fn progress(&self) -> (usize, f64, f64) {
+    /// What deciding who gets more rounds needs: the rounds measured, the interval's
+    /// relative half-width and floor at the last look, and the mean wall time of a
+    /// visit (ns).
+    pub(super) fn progress(&self) -> Progress {
         match self {
-            Instance::Here(s) => {
-                let ns =
-                    (s.setup_ns + s.warmup_ns + s.elapsed_ns) / s.rounds.max(1) as f64;
-                (s.rounds as usize, s.last_ci, ns)
-            }
-            Instance::Away(a) => (a.rounds, a.ci, a.visits_ns / a.rounds.max(1) as f64),
+            Instance::Here(s) => Progress {
+                rounds: s.rounds as usize,
+                ci: s.last_ci,
+                floor: s.last_floor,
+                visit_ns: (s.setup_ns + s.warmup_ns + s.elapsed_ns)
+                    / s.rounds.max(1) as f64,
+            },
+            Instance::Away(a) => Progress {
+                rounds: a.rounds,
+                ci: a.ci,
+                floor: a.floor,
+                visit_ns: a.visits_ns / a.rounds.max(1) as f64,
+            },
         }
     }
 
@@ -197,11 +220,12 @@ impl Away<'_> {
         self.visits_ns += t0.elapsed().as_nanos() as f64;
         self.rounds += 1;
         match visited {
-            Ok((true, ci)) => {
+            Ok((true, ci, floor)) => {
                 self.ci = ci;
+                self.floor = floor;
                 Ok(())
             }
-            Ok((false, _)) => {
+            Ok((false, _, _)) => {
                 // Done: its result now, and the worker gone.
                 self.finish(false, None);
                 if let Some(r) = self.result.as_mut() {

@@ -484,13 +484,18 @@ impl Session {
                         all[i].stop(self, why);
                         continue;
                     }
-                    if !budget.outlook(&all[i]).0
-                        && budget.defer(budget.reserve(&all, &order))
-                    {
+                    if all[i].progress().floor > p.ci_target {
+                        // More rounds cannot bring it to the target (its verdict says
+                        // why).
+                        all[i].stop(self, "so it got no more rounds".into());
+                        continue;
+                    }
+                    let (feasible, _, _) = budget.outlook(&all[i]);
+                    if !feasible && budget.defer(budget.reserve(&all, &order)) {
                         continue;
                     }
                 }
-                let round = all[i].progress().0 as u32;
+                let round = all[i].progress().rounds as u32;
                 progress(Step {
                     round,
                     index: n,
@@ -517,8 +522,11 @@ impl Session {
                     break 'rounds;
                 }
             }
-            // Spread the first rounds over the profile's span.
-            if spread && (cycle as usize) < p.min_rounds {
+            // Spread the rounds in time: the first ones over the profile's span, and
+            // later ones at the same pace, so that a small selection's extra rounds see
+            // the machine's drift as the first ones do rather than one moment of it (a
+            // whole catalogue's cycles take longer than that anyway).
+            if spread {
                 let until = p.span_ns as f64 * (cycle + 1) as f64 / p.min_rounds as f64;
                 while c.to_ns(c.now().wrapping_sub(begin)) < until
                     && all.iter().any(Instance::open)
@@ -610,7 +618,7 @@ impl Session {
 /// without a budget (one benchmark at a time, as `repro` measures), up to `max_rounds`.
 struct Budget {
     profile: Profile,
-    /// Spread the first rounds over the profile's span (a whole run).
+    /// Spread the rounds over time at the pace of the profile's span (a whole run).
     spread: bool,
     /// The most rounds an instance gets.
     cap: usize,
@@ -657,8 +665,24 @@ impl Budget {
     /// Whether `inst` can converge within the cap, what more rounds would cost it (ns:
     /// to its target, or else to the cap), and that in words.
     fn outlook(&self, inst: &Instance<'_>) -> (bool, f64, String) {
-        let (rounds, ci, visit_ns) = inst.progress();
+        let instance::Progress {
+            rounds,
+            ci,
+            floor,
+            visit_ns,
+        } = inst.progress();
         let to_cap = self.cap.saturating_sub(rounds) as f64 * visit_ns;
+        if floor > self.profile.ci_target {
+            return (
+                false,
+                to_cap,
+                format!(
+                    "more rounds cannot narrow its interval below ±{:.2}%, half the \
+                     clock's step per operation",
+                    floor * 100.0
+                ),
+            );
+        }
         let Some(need) = rounds_needed(rounds, ci, self.profile.ci_target) else {
             return (
                 false,

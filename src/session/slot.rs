@@ -55,6 +55,9 @@ pub(super) struct Slot<'b> {
     pub(super) max_rounds: usize,
     /// The interval's relative half-width at the last look (infinite before one).
     pub(super) last_ci: f64,
+    /// The interval's relative floor at the last look when it is half a clock step per
+    /// operation (see [`Analysis::relative_clock_floor`]).
+    pub(super) last_floor: f64,
     /// Why the run gave it no more rounds before it converged or reached its cap.
     pub(super) stopped: Option<String>,
     /// The copies it runs as (`copies=N`), when asked.
@@ -136,6 +139,7 @@ impl<'b> Slot<'b> {
             places: Vec::new(),
             max_rounds: 0,
             last_ci: f64::INFINITY,
+            last_floor: 0.0,
             stopped: None,
             copies: Copies::of(params),
             copy_of: Vec::new(),
@@ -226,6 +230,7 @@ impl<'b> Slot<'b> {
         if p.looks_at(rounds, cap) {
             let (a, ok, why) = h.conclude(&self.samples, k, &overhead, plan);
             self.last_ci = a.relative_ci();
+            self.last_floor = a.relative_clock_floor();
             if ok || rounds >= cap {
                 self.concluded = Some((a, ok, why));
             }

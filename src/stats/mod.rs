@@ -339,7 +339,10 @@ mod tests {
         };
         // 60% at 220 (and one at 230): the middle rank lies a sixth into the 220s.
         let a = round(60, 40);
-        assert!((a - (215.0 + 10.0 * (50.5 - 40.0) / 60.0)).abs() < 1e-9, "{a}");
+        assert!(
+            (a - (215.0 + 10.0 * (50.5 - 40.0) / 60.0)).abs() < 1e-9,
+            "{a}"
+        );
         let b = round(40, 60);
         assert!(b > 210.0 && b < 215.0 && b < a, "{b}");
         // The plain median jumps a whole step between the two.

@@ -43,6 +43,12 @@ pub struct RoundEstimate {
     pub min: f64,
     /// Largest round figure.
     pub max: f64,
+    /// The narrowest half-width the interval may have, ns: within-round precision (half
+    /// a clock step per operation, the pooled samples' own interval of the median) that
+    /// more rounds cannot improve on.
+    pub floor: f64,
+    /// The floor is half a clock step per operation (not the pooled samples).
+    pub floor_by_clock: bool,
 }
 
 impl RoundEstimate {
@@ -52,6 +58,15 @@ impl RoundEstimate {
             return f64::INFINITY;
         }
         (self.ci_high - self.ci_low) / 2.0 / self.mean.abs()
+    }
+
+    /// The floor's half-width relative to the mean (0 when unknown): an interval
+    /// target below it cannot be reached by more rounds.
+    pub fn relative_floor(&self) -> f64 {
+        if self.mean == 0.0 || !self.mean.is_finite() {
+            return 0.0;
+        }
+        self.floor / self.mean.abs()
     }
 
     /// The spread of the round figures, (max − min) / mean.
@@ -124,6 +139,8 @@ pub fn estimate(figures: &[f64], floor: f64) -> Option<RoundEstimate> {
         ci_high,
         min,
         max,
+        floor,
+        floor_by_clock: false,
     })
 }
 

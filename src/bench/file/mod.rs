@@ -246,7 +246,11 @@ mod tests {
         s.warm().unwrap();
         let map = s.map().unwrap();
         let all = map.len().div_ceil(page);
-        assert_eq!(map.resident_pages().unwrap(), all, "warm: every page cached");
+        assert_eq!(
+            map.resident_pages().unwrap(),
+            all,
+            "warm: every page cached"
+        );
         let left = s.evict(&map, false, 2 << 20).unwrap();
         assert_eq!(left, 0, "the first 2 MiB verified cold");
         let resident = map.residency(map.len()).unwrap();

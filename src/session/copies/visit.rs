@@ -106,6 +106,7 @@ impl Slot<'_> {
             let (k, overhead) = self.setup.clone().expect("set above");
             let (a, ok, why) = h.conclude(&self.samples, k, &overhead, self.plan);
             self.last_ci = a.relative_ci();
+            self.last_floor = a.relative_clock_floor();
             if ok || rounds >= cap {
                 self.concluded = Some((a, ok, why));
             }

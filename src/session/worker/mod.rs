@@ -142,23 +142,24 @@ impl Remote {
         Ok(r)
     }
 
-    /// One round: `Ok((open, ci))`, whether the instance wants more rounds and its
-    /// interval's relative half-width at the last look. A skip or a failure is the
+    /// One round: `Ok((open, ci, floor))`, whether the instance wants more rounds, its
+    /// interval's relative half-width at the last look and the floor under it. A skip or a failure is the
     /// instance's end (its result says so); an interruption is returned.
     pub(super) fn visit(
         &mut self,
         round: u32,
         canary_ns: f64,
         services: &mut Services<'_>,
-    ) -> Result<(bool, f64), BenchError> {
+    ) -> Result<(bool, f64, f64), BenchError> {
         self.send(&Request::Visit { round, canary_ns })?;
         loop {
             match self.recv()? {
                 Reply::Visited {
                     open,
                     ci,
+                    floor,
                     error: None,
-                } => return Ok((open, ci)),
+                } => return Ok((open, ci, floor)),
                 Reply::Visited { error: Some(e), .. } => return Err(e.into()),
                 Reply::NeedScratch { len } => match (services.scratch)(len) {
                     Ok(s) => {

@@ -110,8 +110,16 @@ fn serve_inner(args: &[String]) -> anyhow::Result<()> {
                     }
                 };
                 let open = error.is_none() && slot.open();
-                let ci = slot.last_ci;
-                wire::send(&mut link, &Reply::Visited { open, ci, error })?;
+                let (ci, floor) = (slot.last_ci, slot.last_floor);
+                wire::send(
+                    &mut link,
+                    &Reply::Visited {
+                        open,
+                        ci,
+                        floor,
+                        error,
+                    },
+                )?;
             }
             Some(Request::Finish {
                 interrupted,

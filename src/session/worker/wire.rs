@@ -62,6 +62,8 @@ pub enum Reply {
         open: bool,
         /// The interval's relative half-width at the last look (infinite before one).
         ci: f64,
+        /// The interval's relative floor at the last look (0 before one).
+        floor: f64,
         /// Why it ended early, if it did (skipped, failed, interrupted).
         error: Option<WireError>,
     },
