@@ -424,6 +424,11 @@ pub struct Measured {
     /// children's. Absent when it was measured in the run's own process.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worker_peak_kib: Option<u64>,
+    /// Rounds measured again because the getpid canary read just before or after them
+    /// was more than 15% above the run's recent readings (a slow episode of the
+    /// machine); their samples are not kept. Absent when none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub rounds_redone: u32,
     /// The per-copy figures of an instance run as copies (`copies=N`; absent
     /// otherwise).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -580,6 +585,11 @@ impl BenchResult {
     }
 }
 
+/// Whether a count is zero (serde leaves such fields out).
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
 /// The unit [`fmt_ns`] uses for a value: its size in ns and its name.
 pub fn unit_for(ns: f64) -> (f64, &'static str) {
     match ns.abs() {
@@ -719,6 +729,7 @@ pub(crate) mod tests {
             kernel: None,
             basis: Default::default(),
             worker_peak_kib: None,
+            rounds_redone: 0,
         }
     }
 

@@ -39,6 +39,7 @@
 //!                                     "kernel" } },   // samples per unexpected cause
 //!       "basis": "clean" | "all",        // which samples the headline rests on
 //!       "worker_peak_kib"?,              // the measuring worker's peak resident KiB
+//!       "rounds_redone"?,                // rounds measured again: a slow episode (canary > +15%)
 //!       "center_ns", "batch", "operations",
 //!       "overhead": { "per_batch_ns", "per_op_ns", "samples", "subtracted" },
 //!       "accounting": { "user_ns", "sys_ns", "vol_switches", "invol_switches",

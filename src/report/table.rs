@@ -139,6 +139,20 @@ fn notes(r: &BenchResult, m: &Measured) -> Vec<String> {
             cn.change * 100.0
         ));
     }
+    if m.rounds_redone > 0 {
+        notes.push(format!(
+            "{} {} measured again: the getpid canary just before or after {} read more \
+             than {:.0}% above the run's recent readings (a slow episode of the machine)",
+            m.rounds_redone,
+            if m.rounds_redone == 1 {
+                "round"
+            } else {
+                "rounds"
+            },
+            if m.rounds_redone == 1 { "it" } else { "each" },
+            crate::session::REDO_ABOVE * 100.0
+        ));
+    }
     notes
 }
 

@@ -29,6 +29,7 @@ mod instance;
 mod slot;
 pub mod worker;
 
+pub use slot::REDO_ABOVE;
 pub use worker::Workers;
 
 /// How big a change of the canary means the machine changed speed.
@@ -319,12 +320,7 @@ impl Session {
                 .and_then(|c| crate::os::affinity::Pin::to(c).ok()),
             Workers::Inline => None,
         };
-        let mut b = body(|| {
-            std::hint::black_box(sys::getpid());
-            Ok(())
-        });
-        self.harness()
-            .canary(b.as_mut(), CANARY_BATCH, CANARY_BATCHES)
+        getpid_canary(&self.harness())
     }
 
     /// Reads the canary for about `ns` and says how steady the machine is: the
@@ -503,16 +499,25 @@ impl Session {
                     name: all[i].bench().name(),
                     params: all[i].params(),
                 });
-                let canary = match self.canary() {
-                    Ok(v) => v,
-                    Err(_) => {
-                        interrupted = true;
-                        break 'rounds;
+                // In a slow episode, wait a few readings for it to pass (the
+                // round is measured again if it does not).
+                let limit = redo_limit(machine);
+                let mut canary = f64::INFINITY;
+                for _ in 0..4 {
+                    canary = match self.canary() {
+                        Ok(v) => v,
+                        Err(_) => {
+                            interrupted = true;
+                            break 'rounds;
+                        }
+                    };
+                    machine.push(canary);
+                    if limit == 0.0 || canary <= limit {
+                        break;
                     }
-                };
-                machine.push(canary);
+                }
                 if let Err(BenchError::Interrupted) =
-                    all[i].visit(self, round, begin, canary)
+                    all[i].visit(self, round, begin, canary, limit)
                 {
                     interrupted = true;
                     break 'rounds;
@@ -611,6 +616,31 @@ impl Session {
         }
     }
 }
+
+/// The getpid canary read with `h` where the calling thread runs, ns per call.
+pub(crate) fn getpid_canary(h: &Harness<'_>) -> Result<f64, BenchError> {
+    let mut b = body(|| {
+        std::hint::black_box(sys::getpid());
+        Ok(())
+    });
+    h.canary(b.as_mut(), CANARY_BATCH, CANARY_BATCHES)
+}
+
+/// The canary reading above which a round is measured again: [`slot::REDO_ABOVE`]
+/// above the median of the run's last [`REDO_WINDOW`] readings (0, no limit, before
+/// there are five).
+fn redo_limit(readings: &[f64]) -> f64 {
+    let recent = &readings[readings.len().saturating_sub(REDO_WINDOW)..];
+    if recent.len() < 5 {
+        return 0.0;
+    }
+    let mut v = recent.to_vec();
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2] * (1.0 + slot::REDO_ABOVE)
+}
+
+/// How many of the run's latest canary readings its slow-episode limit looks at.
+const REDO_WINDOW: usize = 101;
 
 /// How a run spends its time past the minimum rounds: within the profile's budget
 /// (`syscost run`), more rounds go to the benchmarks that have not converged, those
@@ -919,6 +949,65 @@ mod tests {
         );
         let median = r.median_ns().expect("the measurement is kept");
         assert!(median > 0.0 && median < 1e6, "{median}");
+    }
+
+    #[test]
+    fn the_slow_episode_limit_is_above_the_median_of_the_latest_readings() {
+        assert_eq!(redo_limit(&[70.0; 4]), 0.0, "no limit before five readings");
+        let limit = redo_limit(&[70.0, 71.0, 200.0, 69.0, 72.0]);
+        assert!((limit - 71.0 * (1.0 + REDO_ABOVE)).abs() < 1e-9, "{limit}");
+        // Only the latest readings count: the machine's speed may have moved.
+        let mut readings = vec![140.0; 500];
+        readings.extend([70.0; REDO_WINDOW]);
+        let limit = redo_limit(&readings);
+        assert!((limit - 70.0 * (1.0 + REDO_ABOVE)).abs() < 1e-9, "{limit}");
+    }
+
+    #[test]
+    fn a_round_in_a_slow_episode_is_measured_again_but_never_more_often_than_kept() {
+        let opts = SessionOptions {
+            clock: ClockChoice::Monotonic,
+            ..SessionOptions::new(Profile::SMOKE, false)
+        };
+        let session = Session::start(opts).unwrap();
+        let params = crate::bench::Params(vec![]);
+        let mut slot = slot::Slot::new(&FAILS_AFTER, &params);
+        let begin = session.clock.now();
+        let visit =
+            |slot: &mut slot::Slot<'_>, round: u32, canary: f64, limit: f64| {
+                let mut env = slot::Env {
+                    clock: session.clock.as_ref(),
+                    settings: session.settings,
+                    context: &session.context,
+                    flag: None,
+                    explain: None,
+                };
+                slot.visit(&mut env, round, begin, canary, limit).unwrap()
+            };
+        // The canary before the round read above the limit: not kept.
+        assert!(!visit(&mut slot, 0, 200.0, 100.0));
+        assert_eq!((slot.rounds, slot.redone), (0, 1));
+        assert!(slot.samples.is_empty() && slot.canaries.is_empty());
+        // Again: no more rounds measured again than kept (here, one), so it is kept.
+        assert!(visit(&mut slot, 0, 200.0, 100.0));
+        assert_eq!((slot.rounds, slot.redone), (1, 1));
+        assert!(!slot.samples.is_empty());
+        // Without a limit, every round is kept.
+        assert!(visit(&mut slot, 1, 1e9, 0.0));
+        assert_eq!((slot.rounds, slot.redone), (2, 1));
+        let kept = slot.samples.len();
+        // The getpid canary after a round takes far more than a picosecond: not kept.
+        assert!(!visit(&mut slot, 2, 0.0, 1e-3));
+        assert_eq!((slot.rounds, slot.redone, slot.samples.len()), (2, 2, kept));
+        assert!(visit(&mut slot, 2, 1e9, 0.0));
+        assert_eq!((slot.rounds, slot.redone), (3, 2));
+        let h = session.harness();
+        let r = slot.finish(&h, false, false).expect("a result");
+        let m = r.measured.expect("measured");
+        assert_eq!(m.rounds_redone, 2);
+        assert_eq!(m.rounds.len(), 3, "only the rounds kept");
+        let json = serde_json::to_value(&m).unwrap();
+        assert_eq!(json["rounds_redone"], 2);
     }
 
     #[test]

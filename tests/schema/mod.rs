@@ -361,6 +361,9 @@ pub struct Measured {
     pub basis: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worker_peak_kib: Option<u64>,
+    /// Rounds measured again (a slow episode of the machine); absent when none.
+    #[serde(default)]
+    pub rounds_redone: u32,
     /// Run as copies (`copies=N`) only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub copies: Option<Copies>,

@@ -91,6 +91,19 @@ pub(super) struct Remote {
     child: Option<Child>,
 }
 
+/// What a worker says of a visit.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Visited {
+    /// The instance wants more rounds.
+    pub(super) open: bool,
+    /// The round was not kept (a slow episode of the machine): it is measured again.
+    pub(super) redone: bool,
+    /// The interval's relative half-width at the last look.
+    pub(super) ci: f64,
+    /// The floor under it (half a clock step per operation, relative).
+    pub(super) floor: f64,
+}
+
 /// How long a worker may take to exit once asked.
 const EXIT_GRACE: Duration = Duration::from_secs(2);
 
@@ -142,24 +155,36 @@ impl Remote {
         Ok(r)
     }
 
-    /// One round: `Ok((open, ci, floor))`, whether the instance wants more rounds, its
-    /// interval's relative half-width at the last look and the floor under it. A skip or a failure is the
-    /// instance's end (its result says so); an interruption is returned.
+    /// One round (see [`Visited`]). A skip or a failure is the instance's end (its
+    /// result says so); an interruption is returned.
     pub(super) fn visit(
         &mut self,
         round: u32,
         canary_ns: f64,
+        limit_ns: f64,
         services: &mut Services<'_>,
-    ) -> Result<(bool, f64, f64), BenchError> {
-        self.send(&Request::Visit { round, canary_ns })?;
+    ) -> Result<Visited, BenchError> {
+        self.send(&Request::Visit {
+            round,
+            canary_ns,
+            limit_ns,
+        })?;
         loop {
             match self.recv()? {
                 Reply::Visited {
                     open,
+                    redone,
                     ci,
                     floor,
                     error: None,
-                } => return Ok((open, ci, floor)),
+                } => {
+                    return Ok(Visited {
+                        open,
+                        redone,
+                        ci,
+                        floor,
+                    })
+                }
                 Reply::Visited { error: Some(e), .. } => return Err(e.into()),
                 Reply::NeedScratch { len } => match (services.scratch)(len) {
                     Ok(s) => {

@@ -87,7 +87,11 @@ fn serve_inner(args: &[String]) -> anyhow::Result<()> {
     loop {
         match wire::recv::<Request>(&mut link)? {
             None => return Ok(()), // the parent is gone
-            Some(Request::Visit { round, canary_ns }) => {
+            Some(Request::Visit {
+                round,
+                canary_ns,
+                limit_ns,
+            }) => {
                 let mut flagger = |s: &mut [Sample], e: Expect| flag(&stream, s, e);
                 let mut env = Env {
                     clock: clock.as_ref(),
@@ -100,21 +104,27 @@ fn serve_inner(args: &[String]) -> anyhow::Result<()> {
                     },
                     explain: recorder.as_mut(),
                 };
-                let error = match slot.visit(&mut env, round, start.begin, canary_ns) {
-                    Ok(()) => None,
-                    Err(BenchError::Interrupted) => Some(WireError::Interrupted),
-                    Err(e) => {
-                        let w = WireError::from(&e);
-                        slot.end(e);
-                        Some(w)
-                    }
-                };
+                let mut redone = false;
+                let error =
+                    match slot.visit(&mut env, round, start.begin, canary_ns, limit_ns) {
+                        Ok(kept) => {
+                            redone = !kept;
+                            None
+                        }
+                        Err(BenchError::Interrupted) => Some(WireError::Interrupted),
+                        Err(e) => {
+                            let w = WireError::from(&e);
+                            slot.end(e);
+                            Some(w)
+                        }
+                    };
                 let open = error.is_none() && slot.open();
                 let (ci, floor) = (slot.last_ci, slot.last_floor);
                 wire::send(
                     &mut link,
                     &Reply::Visited {
                         open,
+                        redone,
                         ci,
                         floor,
                         error,

@@ -27,6 +27,9 @@ pub enum Request {
         round: u32,
         /// The canary reading the parent took just before, ns per getpid.
         canary_ns: f64,
+        /// The reading above which a round is measured again (0: none; see
+        /// `slot::REDO_ABOVE`).
+        limit_ns: f64,
     },
     /// The kernel's verdict on the round's samples, one bit set per sample, in order
     /// (the answer to [`Reply::Spans`]).
@@ -44,7 +47,7 @@ pub enum Request {
 
 /// The version of this conversation: a worker started from a binary rebuilt since the
 /// run began (another protocol) is refused at once.
-pub const PROTOCOL: u32 = 1;
+pub const PROTOCOL: u32 = 2;
 
 /// The worker's messages.
 #[derive(Debug, Serialize, Deserialize)]
@@ -60,6 +63,9 @@ pub enum Reply {
     Visited {
         /// Wants more rounds (not converged, below its maximum, not skipped or failed).
         open: bool,
+        /// The round was not kept: the canary before or after it read above the
+        /// visit's limit (a slow episode of the machine), so it is measured again.
+        redone: bool,
         /// The interval's relative half-width at the last look (infinite before one).
         ci: f64,
         /// The interval's relative floor at the last look (0 before one).
@@ -316,12 +322,17 @@ mod tests {
             &Request::Visit {
                 round: 3,
                 canary_ns: 71.5,
+                limit_ns: 82.0,
             },
         )
         .unwrap();
         match recv::<Request>(&mut b).unwrap() {
-            Some(Request::Visit { round, canary_ns }) => {
-                assert_eq!((round, canary_ns), (3, 71.5))
+            Some(Request::Visit {
+                round,
+                canary_ns,
+                limit_ns,
+            }) => {
+                assert_eq!((round, canary_ns, limit_ns), (3, 71.5, 82.0))
             }
             other => panic!("{other:?}"),
         }
