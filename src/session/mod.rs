@@ -475,7 +475,9 @@ impl Session {
                 order = budget.choose(&all, order);
             }
             for (n, &i) in order.iter().enumerate() {
-                if past_min {
+                // An instance with a round measured again may still be short of its
+                // minimum: it gets it whatever the budget.
+                if past_min && all[i].progress().rounds >= p.min_rounds {
                     if let Some(why) = budget.spent(&all[i]) {
                         all[i].stop(self, why);
                         continue;
@@ -769,23 +771,25 @@ impl Budget {
         }
     }
 
-    /// The order in which the instances of `order` (past their minimum rounds) get
-    /// their next round: those that need the least time to reach their target first,
+    /// The order in which the instances of `order` (past the minimum cycles) get their
+    /// next round: any still short of its minimum rounds (a round of it was measured
+    /// again) first, then those that need the least time to reach their target first,
     /// those that cannot within the cap last (they still get rounds while the budget
     /// lasts: the run's time goes where the uncertainty is).
     fn choose(&self, all: &[Instance<'_>], order: Vec<usize>) -> Vec<usize> {
         if self.start.is_none() {
             return order;
         }
-        let mut keyed: Vec<(bool, f64, usize)> = order
+        let mut keyed: Vec<(bool, bool, f64, usize)> = order
             .into_iter()
             .map(|i| {
+                let short = all[i].progress().rounds < self.profile.min_rounds;
                 let (feasible, cost, _) = self.outlook(&all[i]);
-                (feasible, cost, i)
+                (short, feasible, cost, i)
             })
             .collect();
-        keyed.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.total_cmp(&b.1)));
-        keyed.into_iter().map(|(_, _, i)| i).collect()
+        keyed.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)).then(a.2.total_cmp(&b.2)));
+        keyed.into_iter().map(|(_, _, _, i)| i).collect()
     }
 }
 
@@ -973,17 +977,16 @@ mod tests {
         let params = crate::bench::Params(vec![]);
         let mut slot = slot::Slot::new(&FAILS_AFTER, &params);
         let begin = session.clock.now();
-        let visit =
-            |slot: &mut slot::Slot<'_>, round: u32, canary: f64, limit: f64| {
-                let mut env = slot::Env {
-                    clock: session.clock.as_ref(),
-                    settings: session.settings,
-                    context: &session.context,
-                    flag: None,
-                    explain: None,
-                };
-                slot.visit(&mut env, round, begin, canary, limit).unwrap()
+        let visit = |slot: &mut slot::Slot<'_>, round: u32, canary: f64, limit: f64| {
+            let mut env = slot::Env {
+                clock: session.clock.as_ref(),
+                settings: session.settings,
+                context: &session.context,
+                flag: None,
+                explain: None,
             };
+            slot.visit(&mut env, round, begin, canary, limit).unwrap()
+        };
         // The canary before the round read above the limit: not kept.
         assert!(!visit(&mut slot, 0, 200.0, 100.0));
         assert_eq!((slot.rounds, slot.redone), (0, 1));
