@@ -132,6 +132,64 @@ impl Mapping {
         })
     }
 
+    /// A private anonymous read-write mapping of `len` bytes whose place does not
+    /// depend on what else the process has mapped: it starts on a 2 MiB boundary (so
+    /// up to 512 pages lie under one page table), and an inaccessible guard page on
+    /// each side (returned with it, unmapped on drop too) keeps any other mapping from
+    /// touching it, so changing its protection never merges or splits it with a
+    /// neighbour. (On the VM this project is developed on, mprotect of 5 pages cost
+    /// 1.41 µs alone, 1.49 µs across a 2 MiB boundary and 2.49 µs beside a read-write
+    /// neighbour it merged with.)
+    pub fn anon_isolated(len: usize) -> io::Result<(Mapping, [Mapping; 2])> {
+        const ALIGN: usize = 2 << 20;
+        let page = page_size();
+        let len = len.max(1).next_multiple_of(page);
+        let over = Mapping::reserve(len + ALIGN + 2 * page)?;
+        let (base, total) = (over.ptr as usize, over.len);
+        let start = (base + page).next_multiple_of(ALIGN);
+        std::mem::forget(over);
+        let (guard_lo, guard_hi) = (start - page, start + len);
+        let (head, tail) = (guard_lo - base, base + total - (guard_hi + page));
+        // SAFETY: every range below lies inside the reservation just made and owned
+        // here: its head and tail are unmapped, the two guard pages stay PROT_NONE and
+        // are owned by the guards returned, and [start, start + len) is replaced
+        // (MAP_FIXED) by the read-write mapping returned.
+        let guards = unsafe {
+            if head > 0 {
+                libc::munmap(base as *mut libc::c_void, head);
+            }
+            if tail > 0 {
+                libc::munmap((guard_hi + page) as *mut libc::c_void, tail);
+            }
+            [
+                Mapping {
+                    ptr: guard_lo as *mut u8,
+                    len: page,
+                },
+                Mapping {
+                    ptr: guard_hi as *mut u8,
+                    len: page,
+                },
+            ]
+        };
+        let middle = Mapping {
+            ptr: start as *mut u8,
+            len,
+        };
+        let ptr = mmap_raw(
+            start as *mut libc::c_void,
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE
+                | libc::MAP_ANONYMOUS
+                | libc::MAP_NORESERVE
+                | libc::MAP_FIXED,
+            -1,
+        )?;
+        debug_assert_eq!(ptr, middle.ptr);
+        Ok((middle, guards))
+    }
+
     /// An inaccessible reservation of `len` bytes of address space (`PROT_NONE`).
     pub fn reserve(len: usize) -> io::Result<Mapping> {
         let flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE;
@@ -553,6 +611,46 @@ mod tests {
         assert_eq!(r.map_fd_here(fd.as_fd(), 2 * page), 0);
         assert_eq!(r.touch_read(page), 2);
         assert_eq!(r.rereserve(), 0);
+    }
+
+    /// The mappings of this process that overlap `[lo, hi)`: start, end, permissions.
+    fn maps_within(lo: usize, hi: usize) -> Vec<(usize, usize, String)> {
+        std::fs::read_to_string("/proc/self/maps")
+            .unwrap()
+            .lines()
+            .filter_map(|l| {
+                let mut f = l.split_whitespace();
+                let (range, perms) = (f.next()?, f.next()?);
+                let (a, b) = range.split_once('-')?;
+                let a = usize::from_str_radix(a, 16).ok()?;
+                let b = usize::from_str_radix(b, 16).ok()?;
+                (a < hi && b > lo).then(|| (a, b, perms.to_string()))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn an_isolated_mapping_is_aligned_and_fenced_by_guard_pages() {
+        let page = page_size();
+        let (m, guards) = Mapping::anon_isolated(5 * page).unwrap();
+        let start = m.addr();
+        assert_eq!(start % (2 << 20), 0, "on a 2 MiB boundary");
+        assert_eq!(m.len(), 5 * page);
+        assert_eq!(guards[0].addr(), start - page);
+        assert_eq!(guards[1].addr(), start + 5 * page);
+        m.touch_write(page);
+        assert_eq!(m.touch_read(page), 5);
+        // Read-only and back: never merged with anything, the guards stay apart.
+        for prot in [libc::PROT_READ, libc::PROT_READ | libc::PROT_WRITE] {
+            assert_eq!(m.protect(prot), 0);
+            let maps = maps_within(start - page, start + 6 * page);
+            assert_eq!(maps.len(), 3, "{maps:?}");
+            assert_eq!((maps[0].0, maps[0].1), (start - page, start));
+            assert!(maps[0].2.starts_with("---"), "{maps:?}");
+            assert_eq!((maps[1].0, maps[1].1), (start, start + 5 * page));
+            assert_eq!((maps[2].0, maps[2].1), (start + 5 * page, start + 6 * page));
+            assert!(maps[2].2.starts_with("---"), "{maps:?}");
+        }
     }
 
     #[test]

@@ -128,10 +128,14 @@ pub const MPROTECT: Simple = Simple {
     params: &[N],
     prepare: |p| {
         let len = bytes(p);
-        let m = Mapping::anon(len, true).map_err(|e| BenchError::os("mmap", e))?;
+        // Its own place, whatever else the process maps: its cost depends on whether
+        // it merges with a neighbour and how many page tables it spans.
+        // (The guard pages live as long as the body.)
+        let (m, guards) = Mapping::anon_isolated(len).map_err(|e| BenchError::os("mmap", e))?;
         m.advise(libc::MADV_NOHUGEPAGE)
             .map_err(|e| BenchError::os("madvise", e))?;
         m.touch_write(page_size());
+        let region = (m, guards);
         let mut read_only = false;
         Ok(Prepared::new(body(move || {
             read_only = !read_only;
@@ -140,7 +144,7 @@ pub const MPROTECT: Simple = Simple {
             } else {
                 libc::PROT_READ | libc::PROT_WRITE
             };
-            check(m.protect(prot) as i64, "mprotect")
+            check(region.0.protect(prot) as i64, "mprotect")
         }))
         .op("mprotect call"))
     },
