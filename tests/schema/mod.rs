@@ -362,7 +362,7 @@ pub struct Measured {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worker_peak_kib: Option<u64>,
     /// Rounds measured again (a slow episode of the machine); absent when none.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub rounds_redone: u32,
     /// Run as copies (`copies=N`) only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -584,4 +584,9 @@ pub struct Samples {
     pub invol_switches: Vec<u64>,
     pub vol_switches: Vec<u64>,
     pub faults: Vec<u64>,
+}
+
+/// Whether a count is zero (the document leaves such a count out).
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
