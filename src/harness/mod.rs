@@ -681,14 +681,14 @@ pub fn verdict(a: &Analysis, p: &Profile) -> (bool, String) {
         return (true, format!("{ci_text} after {rounds}{states}"));
     }
     let floor = match &a.estimate {
+        Some(e) if e.relative_floor() > p.ci_target && e.floor_by_clock => format!(
+            "; it cannot narrow below ±{:.2}%, half the clock's step per operation",
+            e.relative_floor() * 100.0
+        ),
+        // More samples would narrow this one: it is the samples' precision so far.
         Some(e) if e.relative_floor() > p.ci_target => format!(
-            "; it cannot narrow below ±{:.2}%, {}",
-            e.relative_floor() * 100.0,
-            if e.floor_by_clock {
-                "half the clock's step per operation"
-            } else {
-                "its samples' own interval of the median"
-            }
+            "; its samples' own interval of the median is ±{:.2}% (too few samples)",
+            e.relative_floor() * 100.0
         ),
         _ => String::new(),
     };
