@@ -935,13 +935,18 @@ mod tests {
         },
     };
 
-    #[test]
-    fn a_failure_after_the_measurement_keeps_the_measurement() {
+    /// A session of the smoke profile on the monotonic clock.
+    fn smoke_session() -> Session {
         let opts = SessionOptions {
             clock: ClockChoice::Monotonic,
             ..SessionOptions::new(Profile::SMOKE, false)
         };
-        let session = Session::start(opts).unwrap();
+        Session::start(opts).unwrap()
+    }
+
+    #[test]
+    fn a_failure_after_the_measurement_keeps_the_measurement() {
+        let session = smoke_session();
         let r = session
             .run(&FAILS_AFTER, &crate::bench::Params(vec![]))
             .unwrap();
@@ -969,11 +974,7 @@ mod tests {
 
     #[test]
     fn a_round_in_a_slow_episode_is_measured_again_but_never_more_often_than_kept() {
-        let opts = SessionOptions {
-            clock: ClockChoice::Monotonic,
-            ..SessionOptions::new(Profile::SMOKE, false)
-        };
-        let session = Session::start(opts).unwrap();
+        let session = smoke_session();
         let params = crate::bench::Params(vec![]);
         let mut slot = slot::Slot::new(&FAILS_AFTER, &params);
         let begin = session.clock.now();

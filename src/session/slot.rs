@@ -259,7 +259,6 @@ impl<'b> Slot<'b> {
             // A slow episode of the machine: this round is measured again.
             self.samples.truncate(first);
             self.canaries.pop();
-            self.places.retain(|p| p.round != round);
             self.redone += 1;
             return Ok(false);
         }
