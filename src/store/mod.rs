@@ -608,16 +608,20 @@ impl History {
             let Some(m) = run.results[i].measured.as_mut() else {
                 continue;
             };
-            let own = ((m.ci_high_ns - m.ci_low_ns) / 2.0).max(0.0);
-            let half = own.hypot(t975(k - 1) * tau);
+            // Each side of the run's own interval is widened: it need not be centred on
+            // the headline (an order-statistic floor or the median of all samples), and
+            // the widened interval always holds it.
+            let between = t975(k - 1) * tau;
+            let below = (m.median_ns - m.ci_low_ns).max(0.0).hypot(between);
+            let above = (m.ci_high_ns - m.median_ns).max(0.0).hypot(between);
             m.between_runs = Some(crate::results::BetweenRuns {
                 runs: k - 1,
                 sd_ns: tau,
                 run_ci_low_ns: m.ci_low_ns,
                 run_ci_high_ns: m.ci_high_ns,
             });
-            m.ci_low_ns = m.median_ns - half;
-            m.ci_high_ns = m.median_ns + half;
+            m.ci_low_ns = m.median_ns - below;
+            m.ci_high_ns = m.median_ns + above;
             widened += 1;
         }
         Ok(widened)

@@ -225,6 +225,15 @@ fn past_runs_widen_only_under_the_same_conditions_on(open: Opener<'_>) {
     assert_eq!((b.run_ci_low_ns, b.run_ci_high_ns), (89.1, 90.9));
     assert!(b.sd_ns > 8.0 && b.sd_ns < 12.0, "{b:?}");
     assert!(m.ci_low_ns < 80.0 && m.ci_high_ns > 100.0, "{m:?}");
+    // An interval not centred on the headline stays inside its widened interval.
+    let mut lopsided = run_with_medians(&[("syscall.getpid", 90.0)]);
+    {
+        let m = lopsided.results[0].measured.as_mut().unwrap();
+        (m.ci_low_ns, m.ci_high_ns) = (89.9, 130.0);
+    }
+    assert_eq!(h.widen_by_past_runs(&mut lopsided, None).unwrap(), 1);
+    let m = lopsided.results[0].measured.as_ref().unwrap();
+    assert!(m.ci_low_ns < 80.0 && m.ci_high_ns > 130.0, "{m:?}");
     assert!(now.results[1]
         .measured
         .as_ref()
