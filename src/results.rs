@@ -353,10 +353,10 @@ impl Fact {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Measured {
-    /// The headline, ns per operation: the mean over rounds of each round's median of
-    /// its clean samples (see [`crate::stats::rounds`]).
+    /// The headline, ns per operation: the 20% trimmed mean over rounds of each round's
+    /// median of its clean samples (see [`crate::stats::rounds`]).
     pub median_ns: f64,
-    /// The headline's 95% interval, low end: Student's t over the round medians, never
+    /// The headline's 95% interval, low end: Yuen's, over the round medians, never
     /// narrower than half a clock step per operation or the pooled samples' interval.
     pub ci_low_ns: f64,
     /// The headline's 95% interval, high end.

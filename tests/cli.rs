@@ -425,7 +425,8 @@ fn check_measured(r: &BenchResult) {
     assert!(m.counts.clean <= m.counts.total, "{what}: {:?}", m.counts);
     assert!(m.counts.total >= 1, "{what}: {:?}", m.counts);
     assert!(!m.stop_reason.is_empty(), "{what}: no stop reason");
-    // The headline is the mean of the round medians, inside its own interval; or,
+    // The headline is the 20% trimmed mean of the round medians, inside its own
+    // interval; or,
     // resting on too few clean samples, the median of all samples, never converged and
     // never narrower than ±1%.
     let figures: Vec<f64> = m.rounds.iter().filter_map(|r| r.median_ns).collect();
@@ -447,10 +448,14 @@ fn check_measured(r: &BenchResult) {
         let half = (m.ci_high_ns - m.ci_low_ns) / 2.0 / m.median_ns.abs();
         assert!(half >= 0.01 - 1e-9, "{what}: ±{half} on {:?}", m.counts);
     } else if !figures.is_empty() {
-        let mean = figures.iter().sum::<f64>() / figures.len() as f64;
+        let mut sorted = figures.clone();
+        sorted.sort_by(f64::total_cmp);
+        let g = sorted.len() / 5;
+        let kept = &sorted[g..sorted.len() - g];
+        let mean = kept.iter().sum::<f64>() / kept.len() as f64;
         assert!(
             (mean - m.median_ns).abs() <= 1e-9 * mean.abs().max(1.0),
-            "{what}: the headline {} is not the mean of the round medians {figures:?}",
+            "{what}: the headline {} is not the trimmed mean of the round medians {figures:?}",
             m.median_ns
         );
     }

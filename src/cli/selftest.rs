@@ -317,7 +317,7 @@ fn range(rounds: &[Round]) -> String {
     format!("{}–{}", fmt_ns(lo), fmt_ns(hi))
 }
 
-/// The harness's headline figure (the mean of its rounds' medians) against the plain
+/// The harness's headline figure (the trimmed mean of its rounds' medians) against the plain
 /// loop's median chunk of the same operation: both robust to a burst that spoils a
 /// few batches or chunks.
 fn operation(

@@ -4,10 +4,11 @@
 //! # The ratio and its interval
 //!
 //! For a benchmark measured in both runs A (the base) and B, the figure is the ratio
-//! `r = B/A` of the two headlines (each the mean of its round medians, see
+//! `r = B/A` of the two headlines (each the trimmed mean of its round medians, see
 //! [`crate::stats::rounds`]). Its 95% interval is computed on the log scale from the two
 //! runs' own round-level intervals: each run's standard error is recovered from its
-//! interval as `se = half-width / t(0.975, R−1)` (so the floors each run applied, the
+//! interval as `se = half-width / t(0.975, df)`, with the degrees of freedom of its
+//! rounds ([`crate::stats::rounds::degrees_of_freedom`]; so the floors each run applied, the
 //! clock step and the pooled interval, are kept), `log r` has the standard error
 //! `√((se_A/A)² + (se_B/B)²)` (the delta method), and the degrees of freedom are
 //! Welch–Satterthwaite's. The interval is `exp(log r ± t·se)`.
@@ -257,7 +258,7 @@ fn estimate(r: &BenchResult) -> Option<Estimate> {
         return None;
     }
     let rounds = m.rounds.iter().filter(|x| x.median_ns.is_some()).count();
-    let df = rounds.saturating_sub(1).max(1);
+    let df = crate::stats::rounds::degrees_of_freedom(rounds).max(1);
     let half = ((m.ci_high_ns - m.ci_low_ns) / 2.0).max(0.0);
     let se = if half.is_finite() {
         half / t975(df)
@@ -285,7 +286,9 @@ fn ratio_interval(a: Estimate, b: Estimate) -> (f64, f64, f64) {
         return (ratio, ratio, ratio);
     }
     let df = v * v / (va * va / a.df as f64 + vb * vb / b.df as f64);
-    let t = t975((df.floor() as usize).max(1));
+    // Floored, as Welch's df is used with tables; a whisker below a whole number is
+    // rounding (two equal variances give exactly twice the df of one).
+    let t = t975(((df + 1e-9).floor() as usize).max(1));
     let w = t * v.sqrt();
     (ratio, ratio * (-w).exp(), ratio * w.exp())
 }

@@ -70,13 +70,14 @@ fn wide_intervals_make_a_large_change_uncertain() {
 
 #[test]
 fn the_interval_matches_the_delta_method() {
-    // Two runs of 5 rounds with ±1% intervals: se/mean = 0.01/t(4) each, and Welch's df
-    // for equal variances is 8.
+    // Two runs of 5 rounds with ±1% intervals: the trimmed mean of 5 keeps 3, so
+    // se/mean = 0.01/t(2) each, and Welch's df for equal variances is 4.
     let a = run_with_medians(&[("x.y", 100.0)]);
     let b = run_with_medians(&[("x.y", 110.0)]);
     let c = compare((&label("a", &a), &a), (&label("b", &b), &b), 0.05);
-    let se = (2.0f64).sqrt() * 0.01 / t975(4);
-    let w = t975(8) * se;
+    assert_eq!(crate::stats::rounds::degrees_of_freedom(5), 2);
+    let se = (2.0f64).sqrt() * 0.01 / t975(2);
+    let w = t975(4) * se;
     let r = &c.rows[0];
     assert!((r.ci_low - 1.1 * (-w).exp()).abs() < 1e-12, "{r:?}");
     assert!((r.ci_high - 1.1 * w.exp()).abs() < 1e-12, "{r:?}");

@@ -77,8 +77,8 @@ impl PerturbedBy {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Basis {
-    /// The clean samples: the mean of each round's clean median, Student's t over the
-    /// rounds.
+    /// The clean samples: the trimmed mean of each round's clean median, Yuen's
+    /// interval over the rounds (see [`crate::stats::rounds`]).
     #[default]
     Clean,
     /// Every sample, perturbed and outliers included, because the clean ones were too
@@ -226,11 +226,11 @@ impl Analysis {
         }
     }
 
-    /// The headline figure: the round-level estimate (mean of the round medians),
-    /// else the median of the samples.
+    /// The headline figure: the round-level estimate (trimmed mean of the round
+    /// medians), else the median of the samples.
     pub fn figure(&self) -> f64 {
         match &self.estimate {
-            Some(e) => e.mean,
+            Some(e) => e.center,
             None => self.headline().map_or(f64::NAN, |s| s.median),
         }
     }
@@ -450,7 +450,7 @@ fn all_samples_estimate(
     let half = [
         m - raw.ci_low,
         raw.ci_high - m,
-        by_rounds.ci_high - by_rounds.mean,
+        by_rounds.ci_high - by_rounds.center,
         step,
         FEW_FLOOR.max(target) * m.abs(),
     ]
@@ -464,7 +464,7 @@ fn all_samples_estimate(
         m - half
     };
     Some(RoundEstimate {
-        mean: m,
+        center: m,
         ci_low: low,
         ci_high: m + half,
         floor_by_clock: true,

@@ -142,10 +142,10 @@ fn constant_samples_converge_at_the_minimum_rounds() {
         m.stop_reason
     );
     let e = m.analysis.estimate.as_ref().unwrap();
-    assert_eq!((e.mean, e.sd), (100.0, 0.0));
+    assert_eq!((e.center, e.sd), (100.0, 0.0));
     // Identical rounds: the interval is the floor, half a clock step per operation
     // (10 ns granularity / 100 operations / 2) or the pooled interval, whichever is wider.
-    assert!(e.ci_high - e.mean >= 0.05 - 1e-12, "{e:?}");
+    assert!(e.ci_high - e.center >= 0.05 - 1e-12, "{e:?}");
 }
 
 #[test]

@@ -28,8 +28,8 @@
 //!     "name": "syscall.getpid", "params": {"via": "vdso"}, "op": "call", "unit": "ns",
 //!     "status": "ok" | "skipped" | "failed", "reason": null | "why",
 //!     "measured": null | {
-//!       "median_ns",          // the headline: mean over rounds of each round's clean median
-//!       "ci_low_ns", "ci_high_ns",       // its 95% interval: Student's t over the rounds
+//!       "median_ns",          // the headline: trimmed mean of the rounds' clean medians
+//!       "ci_low_ns", "ci_high_ns",       // its 95% interval: Yuen's, over the rounds
 //!       "rounds": [{ "round", "start_ns", "median_ns": null | ns, "clean", "total" }],
 //!       "round_sd_ns", "round_spread",   // sd of the round medians; (max − min) / headline
 //!       "states": [{ "median_ns", "share", "count" }],   // round medians > 3% apart
@@ -104,8 +104,8 @@
 //!
 //! The headline and its interval (see [`crate::stats::rounds`] for the estimator and its
 //! assumptions): each round's figure is the median of its clean samples; `median_ns` is
-//! the mean of those figures and `ci_low_ns`..`ci_high_ns` is `mean ± t(0.975, R−1)·sd/√R`
-//! over the R rounds, never narrower than half a clock step per operation or the pooled
+//! their 20% trimmed mean and `ci_low_ns`..`ci_high_ns` is Yuen's interval,
+//! `trimmed mean ± t(0.975, h−1)·se` over the R rounds (h of them kept), never narrower than half a clock step per operation or the pooled
 //! samples' order-statistic interval. When the history holds at least two earlier runs
 //! of the benchmark under the same conditions (same host facts, clock, profile, load,
 //! pinning and batch), the interval is widened to `±√(h² + (t(0.975, K−1)·τ)²)`, where

@@ -144,7 +144,7 @@ pub fn exposition(run: &Run) -> String {
         let Some(m) = &r.measured else { continue };
         add(
             "syscost_op_seconds",
-            "The cost of one operation: the mean over rounds of each round's median.",
+            "The cost of one operation: the trimmed mean over rounds of each round's median.",
             base.clone(),
             m.median_ns * 1e-9,
         );

@@ -122,9 +122,10 @@ svc.mq.send              skipped: no /dev/mqueue here
 proc.fork                FAILED: fork: Resource temporarily unavailable
 
 3 results: 1 measured (0 not converged), 1 skipped, 1 failed
-median: per operation, empty-loop overhead subtracted: the mean over rounds of each round's median
-  of its clean samples (no outlier, no switch or fault); a sample is one batch's mean.
-95% CI: Student's t over the round medians, so it covers the machine's drift between rounds; ±%: its
+median: per operation, empty-loop overhead subtracted: the 20% trimmed mean over rounds of each
+  round's median of its clean samples (no outlier, no switch or fault); a sample is one batch's
+  mean.
+95% CI: Yuen's, over the round medians, so it covers the machine's drift between rounds; ±%: its
   half-width in percent of the median.
 outl: samples outside the window around the median, or MAD outliers; pert: samples with a switch or
   fault; rnds: rounds; conv: converged.

@@ -337,10 +337,10 @@ impl Exporter for Table {
                 rest += "\n";
             }
         }
-        rest += "median: per operation, empty-loop overhead subtracted: the mean over rounds of each \
-              round's median of its clean samples (no outlier, no switch or fault); a sample is \
-              one batch's mean.\n\
-              95% CI: Student's t over the round medians, so it covers the machine's drift between rounds; \
+        rest += "median: per operation, empty-loop overhead subtracted: the 20% trimmed mean over \
+              rounds of each round's median of its clean samples (no outlier, no switch or fault); a \
+              sample is one batch's mean.\n\
+              95% CI: Yuen's, over the round medians, so it covers the machine's drift between rounds; \
               ±%: its half-width in percent of the median.\n\
               outl: samples outside the window around the median, or MAD outliers; pert: samples with a switch or fault; \
               rnds: rounds; conv: converged.\n\

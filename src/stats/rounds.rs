@@ -3,19 +3,26 @@
 //! window.
 //!
 //! A benchmark is measured in `R` rounds separated in time. Each round yields one
-//! figure (the median of its clean samples). The headline is the mean of the round
-//! figures and its 95% interval is Student's t over them:
-//! `mean ± t(0.975, R−1) · sd / √R`. This is the two-stage (batch-means, one-way
-//! random-effects) estimate: the spread of the round figures contains both the
-//! machine's drift between rounds and the sampling noise within each, so the
-//! interval covers a repetition of the run, not just a longer window.
+//! figure (the median of its clean samples). The headline is the 20% trimmed mean of
+//! the round figures (the [`TRIM`] share of the lowest and of the highest left out),
+//! and its 95% interval is Yuen's: `trimmed mean ± t(0.975, h−1) · se`, with
+//! `h = R − 2g` the rounds kept, `g = ⌊0.2·R⌋` trimmed from each end, and
+//! `se² = (R−1)·s_w² / (h·(h−1))` from the variance `s_w²` of the winsorized figures
+//! (each trimmed figure replaced by the nearest kept one). This is the two-stage
+//! (batch-means, random-effects) estimate made robust: the spread of the round
+//! figures contains both the machine's drift between rounds and the sampling noise
+//! within each, so the interval covers a repetition of the run, not just a longer
+//! window; and a round that met a slow episode of the machine (another guest on the
+//! host, which the canary did not catch) moves the headline no more than any other
+//! high round, where it would pull a plain mean and widen its interval by itself.
+//! With fewer than 5 rounds nothing is trimmed and this is the mean with Student's t.
 //!
 //! Assumptions, stated because they are not always true:
 //! - rounds are exchangeable draws of the machine's state (the benchmark order is
 //!   shuffled each round so no benchmark always follows the same neighbour);
-//! - the mean of a handful of round figures is close to normal. With two clearly
-//!   separated machine states that is false, and the interval is then wide rather
-//!   than exact; the states are reported separately (see [`states`]);
+//! - the trimmed mean of a handful of round figures is close to normal. With two
+//!   clearly separated machine states that is false, and the interval is then wide
+//!   rather than exact; the states are reported separately (see [`states`]);
 //! - the interval is re-checked after each round from the minimum count on, so it is
 //!   sequentially tested a few times (at most the profile's extra rounds), not once.
 //!
@@ -31,9 +38,11 @@ use serde::{Deserialize, Serialize};
 pub struct RoundEstimate {
     /// Rounds with at least one clean sample.
     pub rounds: usize,
-    /// The mean of the round figures: the headline, ns per operation.
-    pub mean: f64,
-    /// The standard deviation of the round figures (0 for one round).
+    /// The trimmed mean of the round figures (see the module's text): the headline,
+    /// ns per operation.
+    pub center: f64,
+    /// The standard deviation of all the round figures, none trimmed (0 for one
+    /// round).
     pub sd: f64,
     /// Lower end of the 95% interval.
     pub ci_low: f64,
@@ -52,29 +61,29 @@ pub struct RoundEstimate {
 }
 
 impl RoundEstimate {
-    /// The interval's half-width relative to the mean (infinite when unknown).
+    /// The interval's half-width relative to the headline (infinite when unknown).
     pub fn relative_half_width(&self) -> f64 {
-        if self.mean == 0.0 || !self.mean.is_finite() {
+        if self.center == 0.0 || !self.center.is_finite() {
             return f64::INFINITY;
         }
-        (self.ci_high - self.ci_low) / 2.0 / self.mean.abs()
+        (self.ci_high - self.ci_low) / 2.0 / self.center.abs()
     }
 
-    /// The floor's half-width relative to the mean (0 when unknown): an interval
+    /// The floor's half-width relative to the headline (0 when unknown): an interval
     /// target below it cannot be reached by more rounds.
     pub fn relative_floor(&self) -> f64 {
-        if self.mean == 0.0 || !self.mean.is_finite() {
+        if self.center == 0.0 || !self.center.is_finite() {
             return 0.0;
         }
-        self.floor / self.mean.abs()
+        self.floor / self.center.abs()
     }
 
-    /// The spread of the round figures, (max − min) / mean.
+    /// The spread of the round figures, (max − min) / headline.
     pub fn spread(&self) -> f64 {
-        if self.mean == 0.0 {
+        if self.center == 0.0 {
             return 0.0;
         }
-        (self.max - self.min) / self.mean.abs()
+        (self.max - self.min) / self.center.abs()
     }
 }
 
@@ -100,20 +109,35 @@ pub fn t975(df: usize) -> f64 {
     }
 }
 
+/// The share of the round figures left out at each end of the trimmed mean.
+pub const TRIM: f64 = 0.2;
+
+/// How many round figures of `rounds` the trimmed mean leaves out at each end.
+pub fn trimmed_each_end(rounds: usize) -> usize {
+    // The product of a float: 0.2 · 5 must give 1, not 0.999….
+    ((TRIM * rounds as f64) + 1e-9).floor() as usize
+}
+
+/// The degrees of freedom of the interval over `rounds` round figures: the rounds
+/// the trimmed mean keeps, less one (0 for fewer than two rounds).
+pub fn degrees_of_freedom(rounds: usize) -> usize {
+    (rounds - 2 * trimmed_each_end(rounds)).saturating_sub(1)
+}
+
 /// The estimate from round figures (non-finite ones ignored), with the interval's
 /// half-width at least `floor` (absolute, ns). `None` without a finite figure.
 pub fn estimate(figures: &[f64], floor: f64) -> Option<RoundEstimate> {
-    let xs: Vec<f64> = figures.iter().copied().filter(|x| x.is_finite()).collect();
+    let mut xs: Vec<f64> = figures.iter().copied().filter(|x| x.is_finite()).collect();
     let r = xs.len();
     if r == 0 {
         return None;
     }
-    let mean = xs.iter().sum::<f64>() / r as f64;
-    let sd = if r > 1 {
-        (xs.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (r - 1) as f64).sqrt()
-    } else {
-        0.0
-    };
+    xs.sort_by(f64::total_cmp);
+    let sd = sample_sd(&xs);
+    let g = trimmed_each_end(r);
+    let kept = &xs[g..r - g];
+    let h = kept.len();
+    let center = kept.iter().sum::<f64>() / h as f64;
     let floor = if floor.is_finite() {
         floor.max(0.0)
     } else {
@@ -121,27 +145,38 @@ pub fn estimate(figures: &[f64], floor: f64) -> Option<RoundEstimate> {
     };
     // One round says nothing about the spread between rounds: its interval is the
     // within-round floor alone, or the whole figure when there is none.
-    let half = if r > 1 {
-        (t975(r - 1) * sd / (r as f64).sqrt()).max(floor)
+    let half = if h > 1 {
+        let winsorized: Vec<f64> =
+            xs.iter().map(|x| x.clamp(kept[0], kept[h - 1])).collect();
+        let sw = sample_sd(&winsorized);
+        let se = sw * ((r - 1) as f64 / (h * (h - 1)) as f64).sqrt();
+        (t975(h - 1) * se).max(floor)
     } else if floor > 0.0 {
         floor
     } else {
-        mean.abs()
+        center.abs()
     };
-    let min = xs.iter().copied().fold(f64::INFINITY, f64::min);
-    let max = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let (ci_low, ci_high) = (mean - half, mean + half);
     Some(RoundEstimate {
         rounds: r,
-        mean,
+        center,
         sd,
-        ci_low,
-        ci_high,
-        min,
-        max,
+        ci_low: center - half,
+        ci_high: center + half,
+        min: xs[0],
+        max: xs[r - 1],
         floor,
         floor_by_clock: false,
     })
+}
+
+/// The sample standard deviation (0 for fewer than two values).
+fn sample_sd(xs: &[f64]) -> f64 {
+    let n = xs.len();
+    if n < 2 {
+        return 0.0;
+    }
+    let mean = xs.iter().sum::<f64>() / n as f64;
+    (xs.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1) as f64).sqrt()
 }
 
 /// The spread between separate runs that their own intervals do not explain: the
@@ -280,7 +315,7 @@ mod tests {
         // 10, 12, 14: mean 12, sd 2, half = 4.303 * 2 / sqrt(3) = 4.9687.
         let e = estimate(&[10.0, 12.0, 14.0], 0.0).unwrap();
         assert_eq!(e.rounds, 3);
-        assert!((e.mean - 12.0).abs() < 1e-12);
+        assert!((e.center - 12.0).abs() < 1e-12);
         assert!((e.sd - 2.0).abs() < 1e-12);
         let half = 4.303 * 2.0 / 3f64.sqrt();
         assert!((e.ci_high - 12.0 - half).abs() < 1e-9);
@@ -297,6 +332,52 @@ mod tests {
         assert_eq!((e.ci_low, e.ci_high), (4.9, 5.1));
         assert!(estimate(&[f64::NAN], 0.0).is_none());
         assert!(estimate(&[], 0.0).is_none());
+    }
+
+    #[test]
+    fn the_trimmed_mean_and_yuens_interval_by_hand() {
+        // Ten rounds: g = 2 trimmed from each end, h = 6 kept.
+        assert_eq!(
+            (0..=12).map(trimmed_each_end).collect::<Vec<_>>(),
+            [0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 2, 2, 2]
+        );
+        assert_eq!(degrees_of_freedom(10), 5);
+        assert_eq!(degrees_of_freedom(4), 3);
+        assert_eq!((degrees_of_freedom(1), degrees_of_freedom(0)), (0, 0));
+        let figs = [
+            100.0, 101.0, 99.0, 100.5, 99.5, 100.0, 130.0, 100.2, 99.8, 60.0,
+        ];
+        let e = estimate(&figs, 0.0).unwrap();
+        // Sorted: 60 99 | 99.5 99.8 100 100 100.2 100.5 | 101 130.
+        let kept = [99.5, 99.8, 100.0, 100.0, 100.2, 100.5];
+        let center = kept.iter().sum::<f64>() / 6.0;
+        assert!((e.center - center).abs() < 1e-12, "{e:?}");
+        // Winsorized: 99.5 99.5 99.5 99.8 100 100 100.2 100.5 100.5 100.5.
+        let w = [
+            99.5, 99.5, 99.5, 99.8, 100.0, 100.0, 100.2, 100.5, 100.5, 100.5,
+        ];
+        let wm = w.iter().sum::<f64>() / 10.0;
+        let sw2 = w.iter().map(|x| (x - wm) * (x - wm)).sum::<f64>() / 9.0;
+        let half = 2.571 * (9.0 * sw2 / (6.0 * 5.0)).sqrt();
+        assert!((e.ci_high - center - half).abs() < 1e-9, "{e:?}");
+        assert!((center - e.ci_low - half).abs() < 1e-9, "{e:?}");
+        // The plain sd and the range still describe every round.
+        assert_eq!((e.min, e.max, e.rounds), (60.0, 130.0, 10));
+        assert!(e.sd > 15.0, "{e:?}");
+    }
+
+    #[test]
+    fn one_slow_round_neither_moves_the_headline_nor_blows_the_interval() {
+        // Nine rounds within ±0.3% and one 30% slow: the plain mean would move 3% and
+        // its interval reach ±6.8%; the trimmed one stays within the steady rounds.
+        let mut figs = vec![100.0, 100.3, 99.7, 100.1, 99.9, 100.2, 99.8, 100.0, 100.1];
+        figs.push(130.0);
+        let e = estimate(&figs, 0.0).unwrap();
+        assert!((e.center - 100.0).abs() < 0.2, "{e:?}");
+        assert!(e.relative_half_width() < 0.005, "{e:?}");
+        // Without the slow round the interval is much the same.
+        let steady = estimate(&figs[..9], 0.0).unwrap();
+        assert!((steady.center - e.center).abs() < 0.1, "{steady:?} {e:?}");
     }
 
     #[test]

@@ -565,7 +565,7 @@ impl History {
         run: &mut Run,
         except: Option<i64>,
     ) -> anyhow::Result<usize> {
-        use crate::stats::rounds::{between_runs, t975};
+        use crate::stats::rounds::{between_runs, degrees_of_freedom, t975};
         let cond = conditions(run);
         if except.is_some() {
             // A saved run: the history may know more now than when it was saved, so its
@@ -590,7 +590,8 @@ impl History {
                 continue;
             }
             let se = |lo: f64, hi: f64, rounds: i64| {
-                ((hi - lo) / 2.0).max(0.0) / t975((rounds.max(2) - 1) as usize)
+                ((hi - lo) / 2.0).max(0.0)
+                    / t975(degrees_of_freedom(rounds.max(2) as usize).max(1))
             };
             let now_rounds =
                 m.rounds.iter().filter(|x| x.median_ns.is_some()).count() as i64;
