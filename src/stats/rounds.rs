@@ -16,6 +16,9 @@
 //! host, which the canary did not catch) moves the headline no more than any other
 //! high round, where it would pull a plain mean and widen its interval by itself.
 //! With fewer than 5 rounds nothing is trimmed and this is the mean with Student's t.
+//! Over normal round figures the interval held the centre in 93.5% of 4000 draws of 5
+//! rounds and in 94–95% of draws of 8 to 41; with one round in ten 30% slow, it held
+//! the trimmed mean in 95–96% (`the_interval_covers_the_centre_about_95_times_in_100`).
 //!
 //! Assumptions, stated because they are not always true:
 //! - rounds are exchangeable draws of the machine's state (the benchmark order is
@@ -395,6 +398,71 @@ mod tests {
         assert_eq!(s.iter().map(|x| x.count).collect::<Vec<_>>(), vec![2, 3]);
         assert_eq!(states(&[85.0, 120.0], 0.03).len(), 1);
         assert!(states(&[], 0.03).is_empty());
+    }
+
+    /// A uniform deviate in [0, 1) from a splitmix64 stream.
+    fn uniform(state: &mut u64) -> f64 {
+        *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = *state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// A standard normal deviate (Box–Muller).
+    fn normal(state: &mut u64) -> f64 {
+        let u = uniform(state).max(f64::MIN_POSITIVE);
+        let v = uniform(state);
+        (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+    }
+
+    #[test]
+    fn the_interval_covers_the_centre_about_95_times_in_100() {
+        // Round figures drawn around 100 with an sd of 1: for each count of rounds the
+        // profiles look at, the interval holds 100 in about 95% of 4000 draws; and with
+        // one round in ten a slow spell 30% up (a symmetric centre no longer exists),
+        // it holds the population's 20% trimmed mean about as often.
+        let mut state = 7u64;
+        for rounds in [5usize, 8, 12, 27, 41] {
+            let draws = 4000;
+            let mut held = 0;
+            for _ in 0..draws {
+                let figs: Vec<f64> =
+                    (0..rounds).map(|_| 100.0 + normal(&mut state)).collect();
+                let e = estimate(&figs, 0.0).unwrap();
+                held += (e.ci_low <= 100.0 && 100.0 <= e.ci_high) as usize;
+            }
+            let coverage = held as f64 / draws as f64;
+            // Yuen's interval is a little short at 5 rounds (3 kept): 93.5% here.
+            assert!(
+                (0.925..=0.975).contains(&coverage),
+                "{rounds} rounds: {coverage}"
+            );
+        }
+        // The mixture's trimmed mean, from a million draws of it.
+        let mixture = |state: &mut u64| {
+            let slow = if uniform(state) < 0.1 { 30.0 } else { 0.0 };
+            100.0 + normal(state) + slow
+        };
+        let mut big: Vec<f64> = (0..1_000_000).map(|_| mixture(&mut state)).collect();
+        big.sort_by(f64::total_cmp);
+        let g = big.len() / 5;
+        let target =
+            big[g..big.len() - g].iter().sum::<f64>() / (big.len() - 2 * g) as f64;
+        for rounds in [12usize, 27, 41] {
+            let draws = 4000;
+            let mut held = 0;
+            for _ in 0..draws {
+                let figs: Vec<f64> = (0..rounds).map(|_| mixture(&mut state)).collect();
+                let e = estimate(&figs, 0.0).unwrap();
+                held += (e.ci_low <= target && target <= e.ci_high) as usize;
+            }
+            let coverage = held as f64 / draws as f64;
+            assert!(
+                (0.90..=0.99).contains(&coverage),
+                "{rounds} rounds with slow spells: {coverage} (target {target})"
+            );
+        }
     }
 
     #[test]
