@@ -692,8 +692,17 @@ pub fn verdict(a: &Analysis, p: &Profile) -> (bool, String) {
         ),
         _ => String::new(),
     };
+    // Without states to name, the spread between rounds is what kept it wide.
+    let spread = match &a.estimate {
+        Some(e) if a.states.len() <= 1 && e.rounds > 1 && e.center != 0.0 => format!(
+            "; its round medians differ by up to {:.1}% (sd {:.1}% of the figure)",
+            e.spread() * 100.0,
+            e.sd / e.center.abs() * 100.0
+        ),
+        _ => String::new(),
+    };
     let why = format!(
-        "{ci_text} after {rounds} (target ±{:.2}%){floor}{states}",
+        "{ci_text} after {rounds} (target ±{:.2}%){floor}{states}{spread}",
         p.ci_target * 100.0
     );
     (false, why)

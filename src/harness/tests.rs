@@ -190,6 +190,29 @@ fn rounds_that_disagree_stop_unconverged_with_their_states() {
 }
 
 #[test]
+fn rounds_that_spread_without_states_say_how_far() {
+    let clock = FakeClock::new(5);
+    // Two speeds 2% apart, closer than two states: the note gives the rounds' spread.
+    let mut body = FakeBody::new(&clock, |i| if (i / 10) % 2 == 0 { 100 } else { 102 });
+    let profile = Profile {
+        min_rounds: 6,
+        max_rounds: 6,
+        ..PROFILE
+    };
+    let m = measure(&clock, &mut body, profile);
+    assert!(m.analysis.states.len() <= 1, "{:?}", m.analysis.states);
+    assert!(!m.converged, "{}", m.stop_reason);
+    let e = m.analysis.estimate.as_ref().unwrap();
+    let text = format!(
+        "its round medians differ by up to {:.1}% (sd {:.1}% of the figure)",
+        e.spread() * 100.0,
+        e.sd / e.center * 100.0
+    );
+    assert!(m.stop_reason.contains(&text), "{}", m.stop_reason);
+    assert!(e.spread() > 0.005, "{e:?}");
+}
+
+#[test]
 fn a_start_up_transient_does_not_set_the_window() {
     let clock = FakeClock::new(5);
     // The first 40 batches are slow (200 ns), then the steady state is 100 ns: centred

@@ -323,6 +323,10 @@ fn reason_of(stop: &str) -> &'static str {
             "rounds spread too much for the target",
         ),
         ("disagree", "rounds disagree (the machine changed state)"),
+        (
+            "round medians differ",
+            "rounds spread too much for the target",
+        ),
         ("target", "interval wider than the target"),
         ("placed", "tasks not placed as asked"),
     ];
@@ -431,6 +435,29 @@ mod tests {
 
     /// A row: a name, its parameters and its median.
     type Row<'a> = (&'a str, &'a [(&'a str, &'a str)], f64);
+
+    #[test]
+    fn stop_reasons_read_as_their_kind() {
+        let cases = [
+            (
+                "CI ±2.72% after 41 rounds (target ±1.00%); its round medians differ by \
+                 up to 9.1% (sd 2.4% of the figure)",
+                "rounds spread too much for the target",
+            ),
+            (
+                "CI ±1.83% after 41 rounds (target ±1.00%); the rounds disagree (163 ns \
+                 66%, 175 ns 34%)",
+                "rounds disagree (the machine changed state)",
+            ),
+            (
+                "CI ±1.20% after 8 rounds (target ±1.00%)",
+                "interval wider than the target",
+            ),
+        ];
+        for (stop, kind) in cases {
+            assert_eq!(reason_of(stop), kind, "{stop}");
+        }
+    }
 
     /// A run of `rows`, every one measured and converged.
     fn run_of(rows: &[Row<'_>]) -> Run {
