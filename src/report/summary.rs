@@ -440,8 +440,8 @@ mod tests {
     fn stop_reasons_read_as_their_kind() {
         let cases = [
             (
-                "CI ±2.72% after 41 rounds (target ±1.00%); its round medians differ by \
-                 up to 9.1% (sd 2.4% of the figure)",
+                "CI ±2.46% after 41 rounds (target ±1.00%); its round medians differ by \
+                 up to 16.9% (sd 5.4% of the figure)",
                 "rounds spread too much for the target",
             ),
             (
