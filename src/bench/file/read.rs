@@ -4,10 +4,10 @@
 //! Warm: each batch reads on from where the last one stopped, wrapping to the start
 //! (untimed, before the batch) when the rest of the file is shorter than the batch.
 //! Cold: each sample reads the first [`COLD_SPAN`] bytes of the file (the whole file if
-//! smaller; at most [`COLD_CALLS`] reads' worth for a small size) from the start, right after the file's first [`COLD_EVICT`] bytes were
-//! evicted from the page cache and `mincore` found none of their pages there; samples
-//! where pages stayed are counted and reported, and a cold result with any such sample
-//! says so. The rest of the file stays cached, so a warm row measured next does not
+//! smaller; at most [`COLD_CALLS`] reads' worth for a small size) from the start,
+//! right after the file's first [`COLD_EVICT`] bytes were evicted from the page cache
+//! and `mincore` found none of their pages there; samples where pages stayed are
+//! counted and reported, and a cold result with any such sample says so. The rest of the file stays cached, so a warm row measured next does not
 //! read 128 MiB again to warm it.
 
 use super::{IoTally, Scratch};
@@ -35,7 +35,9 @@ pub const COLD_SPAN: u64 = 8 << 20;
 /// readahead has run (here 458 ns a read against 448 ns warm). With this cap an 8 B
 /// sample reads the first 32 KiB, which still begins with the storage read that a cold
 /// sequential read starts with, and lasts about 2 ms; sizes of 2 KiB and more are
-/// bounded by the span alone.
+/// bounded by the span alone. The figure of a small size then carries what readahead
+/// fetches past those 32 KiB (the `storage_bytes_per_byte` fact: 10 for read, 135 for
+/// a mapping's read-around here).
 pub const COLD_CALLS: u64 = 4096;
 
 /// Bytes evicted before each cold sample: the span and three times as much past it, so
