@@ -7,8 +7,9 @@
 //! smaller; at most [`COLD_CALLS`] reads' worth for a small size) from the start,
 //! right after the file's first [`COLD_EVICT`] bytes were evicted from the page cache
 //! and `mincore` found none of their pages there; samples where pages stayed are
-//! counted and reported, and a cold result with any such sample says so. The rest of the file stays cached, so a warm row measured next does not
-//! read 128 MiB again to warm it.
+//! counted and reported, and a cold result with any such sample says so. The rest of
+//! the file stays cached, so a warm row measured next does not read 128 MiB again to
+//! warm it.
 
 use super::{IoTally, Scratch};
 use crate::bench::{After, InRun, Kind, ParamSpec, Params, Prepared, RunContext};
