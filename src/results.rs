@@ -424,6 +424,12 @@ pub struct Measured {
     /// children's. Absent when it was measured in the run's own process.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worker_peak_kib: Option<u64>,
+    /// The worker processes that measured it, one after another (a fresh one every
+    /// few rounds, so that a state of one process is a round's, not the figure's);
+    /// the peak above is the highest of theirs. Absent when measured in the run's own
+    /// process.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub worker_processes: u32,
     /// Rounds measured again because the getpid canary read just before or after them
     /// was more than 15% above the run's recent readings (a slow episode of the
     /// machine); their samples are not kept. Absent when none.
@@ -729,6 +735,7 @@ pub(crate) mod tests {
             kernel: None,
             basis: Default::default(),
             worker_peak_kib: None,
+            worker_processes: 0,
             rounds_redone: 0,
         }
     }

@@ -56,7 +56,13 @@ struct Running {
 impl Running {
     /// Starts `syscost ARGS`. Takes no lock: the caller holds one.
     fn start(args: &[&str]) -> Running {
+        Running::start_env(args, &[])
+    }
+
+    /// Starts `syscost ARGS` with `env` added to its environment.
+    fn start_env(args: &[&str], env: &[(&str, &str)]) -> Running {
         let mut command = Command::new(env!("CARGO_BIN_EXE_syscost"));
+        command.envs(env.iter().copied());
         // Nothing is saved to the user's history unless a test names its own --db.
         if !args.contains(&"--db") {
             command.env("SYSCOST_NO_SAVE", "1");
@@ -862,34 +868,56 @@ fn each_benchmark_is_measured_in_a_worker_process_of_its_own() {
         "--format",
         "json",
     ];
-    let child = Running::start(&args);
-    let pid = child.pid();
-    let mut seen = BTreeSet::new();
-    let mut workers = BTreeSet::new();
-    let out = child.finish_watching(|c| {
-        workers.extend(c.workers());
-        seen.extend(c.children());
-    });
-    assert_eq!(out.code, Some(0), "{}", out.stderr);
-    let run: Run = parse_strict(&out.stdout);
-    assert_eq!(run.harness.workers.as_deref(), Some("process"));
-    assert!(run.results.len() >= 2, "{} results", run.results.len());
-    for r in &run.results {
-        assert_eq!(r.status, Status::Ok, "{}: {:?}", r.name, r.reason);
-        let m = r.measured.as_ref().expect("figures");
-        assert!(
-            m.median_ns > 0.0 && m.median_ns < 1e8,
-            "{}: {}",
-            r.name,
-            m.median_ns
+    // A fresh worker every round, then one for all of an instance's rounds.
+    for term in [1, 0] {
+        let child = Running::start_env(
+            &args,
+            &[("SYSCOST_ROUNDS_PER_WORKER", &term.to_string())],
         );
+        let pid = child.pid();
+        let mut seen = BTreeSet::new();
+        let mut workers = BTreeSet::new();
+        let mut live = 0;
+        let out = child.finish_watching(|c| {
+            let now = c.workers();
+            live = live.max(now.len());
+            workers.extend(now);
+            seen.extend(c.children());
+        });
+        assert_eq!(out.code, Some(0), "{}", out.stderr);
+        let run: Run = parse_strict(&out.stdout);
+        assert_eq!(run.harness.workers.as_deref(), Some("process"));
+        assert!(run.results.len() >= 2, "{} results", run.results.len());
+        let mut processes = 0;
+        for r in &run.results {
+            assert_eq!(r.status, Status::Ok, "{}: {:?}", r.name, r.reason);
+            let m = r.measured.as_ref().expect("figures");
+            assert!(
+                m.median_ns > 0.0 && m.median_ns < 1e8,
+                "{}: {}",
+                r.name,
+                m.median_ns
+            );
+            // Every round reaches the result, whichever process measured it.
+            let rounds: Vec<u32> = m.rounds.iter().map(|f| f.round).collect();
+            let expected: Vec<u32> = (0..rounds.len() as u32).collect();
+            assert_eq!(rounds, expected, "{}", r.name);
+            // A round measured again (a slow spell) stays with its worker.
+            let want = if term == 1 { m.rounds.len() as u32 } else { 1 };
+            assert_eq!(m.worker_processes, want, "{} (term {term})", r.name);
+            processes += m.worker_processes as usize;
+        }
+        // One live worker per instance at most, and no more than the results name.
+        assert!(
+            live >= 1 && live <= run.results.len(),
+            "{live} workers alive at once (term {term})"
+        );
+        assert!(
+            workers.len() <= processes,
+            "workers seen: {workers:?}, results name {processes} (term {term})"
+        );
+        assert_nothing_left(pid, &seen);
     }
-    // A worker per instance at most (a short run may end one before it is seen).
-    assert!(
-        !workers.is_empty() && workers.len() <= run.results.len(),
-        "workers seen: {workers:?}"
-    );
-    assert_nothing_left(pid, &seen);
 }
 
 #[test]

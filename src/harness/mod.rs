@@ -93,7 +93,7 @@ pub struct Expect {
 }
 
 /// How one benchmark wants to be measured.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
 pub struct Plan {
     /// Counters the operation itself moves.
     pub expect: Expect,

@@ -38,7 +38,8 @@
 //!                   "perturbed_by": { "vol_switches", "invol_switches", "faults",
 //!                                     "kernel" } },   // samples per unexpected cause
 //!       "basis": "clean" | "all",        // which samples the headline rests on
-//!       "worker_peak_kib"?,              // the measuring worker's peak resident KiB
+//!       "worker_peak_kib"?,              // the measuring workers' highest peak resident KiB
+//!       "worker_processes"?,             // the worker processes that measured it, in turn
 //!       "rounds_redone"?,                // rounds measured again: a slow episode (canary > +15%)
 //!       "center_ns", "batch", "operations",
 //!       "overhead": { "per_batch_ns", "per_op_ns", "samples", "subtracted" },

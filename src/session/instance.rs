@@ -1,8 +1,10 @@
 //! One instance of a run, seen from the session: measured here (a [`Slot`] of this
-//! process, for what the catalogue cannot name) or in a worker process (a
+//! process, for what the catalogue cannot name) or in worker processes (a
 //! [`Remote`](super::worker::Remote), started at its first round and finished, so gone,
-//! as soon as it needs no more rounds).
+//! as soon as it needs no more rounds; every few rounds it hands what it gathered to a
+//! fresh one, see [`ROUNDS_PER_WORKER`](super::worker::ROUNDS_PER_WORKER)).
 
+use super::slot::Carried;
 use super::worker::{Remote, Services, Workers};
 use super::*;
 
@@ -17,12 +19,18 @@ pub(super) struct Away<'b> {
     bench: &'b dyn Bench,
     params: Params,
     program: std::path::PathBuf,
+    /// The rounds a worker measures before a fresh one takes over (0: all).
+    term: usize,
     /// The worker, from its first round until it is finished.
     remote: Option<Remote>,
+    /// Rounds the live worker has measured.
+    served: usize,
     /// Wants more rounds.
     open: bool,
     /// The result, once finished.
     result: Option<BenchResult>,
+    /// What the last worker handed over, until the next one takes it up.
+    carried: Option<Box<Carried>>,
     /// Rounds measured.
     rounds: usize,
     /// The interval's relative half-width at the last look.
@@ -54,13 +62,20 @@ impl<'b> Instance<'b> {
         workers: &Workers,
     ) -> Instance<'b> {
         match workers {
-            Workers::Exec(program) if in_catalogue(bench) => {
+            Workers::Exec { program, rounds } if in_catalogue(bench) => {
+                // Copies are measured together in one window a round, and an explained
+                // run's sampler gathers across rounds: both keep their worker.
+                let copies =
+                    crate::bench::copies::Copies::of(params).is_some_and(|c| c.n > 1);
                 Instance::Away(Box::new(Away {
                     bench,
                     params: params.clone(),
                     program: program.clone(),
+                    term: if copies { 0 } else { *rounds },
                     remote: None,
+                    served: 0,
                     open: true,
+                    carried: None,
                     result: None,
                     rounds: 0,
                     ci: f64::INFINITY,
@@ -198,11 +213,27 @@ impl Away<'_> {
         canary: f64,
         limit: f64,
     ) -> Result<(), BenchError> {
+        if self.term > 0 && self.served >= self.term && session.explain == 0 {
+            // Its term is over: a fresh worker takes up what this one gathered.
+            if let Some(r) = self.remote.take() {
+                match r.hand() {
+                    Ok(c) => self.carried = Some(c),
+                    Err(e) => {
+                        self.fail(e);
+                        return Ok(());
+                    }
+                }
+            }
+        }
         if self.remote.is_none() {
             let mut start = session.start_for(self.bench, &self.params, begin);
             start.max_rounds = self.max_rounds;
+            start.resume = self.carried.take();
             match Remote::start(&self.program, &start) {
-                Ok(r) => self.remote = Some(r),
+                Ok(r) => {
+                    self.remote = Some(r);
+                    self.served = 0;
+                }
                 Err(e) => {
                     self.fail(e);
                     return Ok(());
@@ -224,6 +255,7 @@ impl Away<'_> {
             return Ok(()); // a slow episode: this round is measured again
         }
         self.rounds += 1;
+        self.served += 1;
         match visited.map(|v| (v.open, v.ci, v.floor)) {
             Ok((true, ci, floor)) => {
                 self.ci = ci;

@@ -304,7 +304,7 @@ impl Session {
             budget_ns: (p.budget_ns > 0).then_some(p.budget_ns),
             budget_max_rounds: (p.budget_ns > 0).then_some(p.budget_max_rounds),
             workers: match self.opts.workers {
-                Workers::Exec(_) => Some("process".to_string()),
+                Workers::Exec { .. } => Some("process".to_string()),
                 Workers::Inline => None,
             },
         }
@@ -315,7 +315,7 @@ impl Session {
     /// describe another CPU).
     pub fn canary(&self) -> Result<f64, BenchError> {
         let _home = match self.opts.workers {
-            Workers::Exec(_) => crate::bench::ctx::home_cpu()
+            Workers::Exec { .. } => crate::bench::ctx::home_cpu()
                 .ok()
                 .and_then(|c| crate::os::affinity::Pin::to(c).ok()),
             Workers::Inline => None,
@@ -590,6 +590,7 @@ impl Session {
             drop_caches: self.opts.files.drop_caches,
             context_profile: self.context.profile().map(str::to_string),
             explain: self.explain,
+            resume: None,
         }
     }
 

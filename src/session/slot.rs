@@ -9,6 +9,7 @@ use super::*;
 use crate::bench::copies::Copies;
 use crate::os::placement::{self, TaskPlace};
 use crate::results::Fact;
+use serde::{Deserialize, Serialize};
 
 /// Marks a round's samples with what the kernel did during them.
 pub(super) type FlagFn<'a> =
@@ -71,6 +72,37 @@ pub(super) struct Slot<'b> {
     /// Rounds measured again: the machine was in a slow episode around them (see
     /// [`REDO_ABOVE`]).
     pub(super) redone: u32,
+    /// No round has been measured in this process yet, though earlier rounds were (in
+    /// another worker): the next round warms up whatever its batch.
+    pub(super) fresh: bool,
+    /// The processes that measured it before this one (see [`Carried`]).
+    pub(super) earlier: u32,
+    /// The highest peak resident size of those processes, KiB.
+    pub(super) earlier_peak_kib: Option<u64>,
+}
+
+/// What a slot has gathered, handed from one worker process to the next (see
+/// [`super::worker`]): everything its later rounds and its conclusion need, the
+/// benchmark's set-up excepted (each round prepares it anew anyway).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Carried {
+    result: BenchResult,
+    setup: Option<(u64, Overhead)>,
+    plan: Plan,
+    samples: Vec<Sample>,
+    canaries: Vec<f64>,
+    rounds: u32,
+    warmup_ns: f64,
+    elapsed_ns: f64,
+    setup_ns: f64,
+    places: Vec<RoundPlace>,
+    last_ci: f64,
+    last_floor: f64,
+    redone: u32,
+    /// The processes that measured it so far.
+    processes: u32,
+    /// Their highest peak resident size, KiB.
+    peak_kib: Option<u64>,
 }
 
 /// A round is measured again when the getpid canary read just before or just after it
@@ -82,7 +114,7 @@ pub(super) struct Slot<'b> {
 pub const REDO_ABOVE: f64 = 0.15;
 
 /// Where an instance's tasks ran during one round.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub(super) struct RoundPlace {
     pub(super) round: u32,
     /// The distinct CPUs its tasks last ran on, at the round's end.
@@ -157,7 +189,60 @@ impl<'b> Slot<'b> {
             copy_cpus: (Vec::new(), false),
             batch_ns: 0.0,
             redone: 0,
+            fresh: false,
+            earlier: 0,
+            earlier_peak_kib: None,
         }
+    }
+
+    /// What it has gathered, for the next worker (this one, `peak_kib` at its peak, is
+    /// done with it).
+    pub(super) fn carry(self, peak_kib: Option<u64>) -> Carried {
+        Carried {
+            result: self.result,
+            setup: self.setup,
+            plan: self.plan,
+            samples: self.samples,
+            canaries: self.canaries,
+            rounds: self.rounds,
+            warmup_ns: self.warmup_ns,
+            elapsed_ns: self.elapsed_ns,
+            setup_ns: self.setup_ns,
+            places: self.places,
+            last_ci: self.last_ci,
+            last_floor: self.last_floor,
+            redone: self.redone,
+            processes: self.earlier + 1,
+            peak_kib: self.earlier_peak_kib.max(peak_kib),
+        }
+    }
+
+    /// Takes up what an earlier worker gathered for `bench` with `params`.
+    pub(super) fn resume(bench: &'b dyn Bench, params: &Params, c: Carried) -> Slot<'b> {
+        Slot {
+            result: c.result,
+            setup: c.setup,
+            plan: c.plan,
+            samples: c.samples,
+            canaries: c.canaries,
+            rounds: c.rounds,
+            warmup_ns: c.warmup_ns,
+            elapsed_ns: c.elapsed_ns,
+            setup_ns: c.setup_ns,
+            places: c.places,
+            last_ci: c.last_ci,
+            last_floor: c.last_floor,
+            redone: c.redone,
+            fresh: true,
+            earlier: c.processes,
+            earlier_peak_kib: c.peak_kib,
+            ..Slot::new(bench, params)
+        }
+    }
+
+    /// The processes that have measured it, this one included.
+    pub(super) fn processes(&self) -> u32 {
+        self.earlier + 1
     }
 
     /// One round: sets the benchmark up anew, warms it (calibrating the batch and the
@@ -197,9 +282,10 @@ impl<'b> Slot<'b> {
         let (mut body, plan) = (prepared.body, prepared.plan);
         let (k, overhead) = match self.setup.clone() {
             Some(mut s) => {
-                // A warm-up shorter than one batch would only add a batch.
+                // A warm-up shorter than one batch would only add a batch, except in
+                // a worker that has not run the body yet (its code and data are cold).
                 let last = self.samples.last().map_or(0.0, |x| c.to_ns(x.ticks));
-                if last < p.round_warmup_ns as f64 {
+                if last < p.round_warmup_ns as f64 || self.fresh {
                     h.warm(body.as_mut(), s.0, p.round_warmup_ns)?;
                 }
                 h.remeasure(&mut EmptyLoop, s.0, plan, &mut s.1)?;
@@ -227,6 +313,7 @@ impl<'b> Slot<'b> {
         }
         h.collect(body.as_mut(), k, round, begin, &mut self.samples)?;
         let t2 = c.now();
+        self.fresh = false;
         // The canary right after the round, where it was measured (not where the
         // scheduler put a free placement's tasks; not while explaining, whose sampled
         // rounds are fixed).
@@ -468,6 +555,7 @@ pub(super) fn measured(
         kernel: a.kernel,
         basis: a.basis,
         worker_peak_kib: None,
+        worker_processes: 0,
         rounds_redone: 0,
     })
 }

@@ -361,6 +361,9 @@ pub struct Measured {
     pub basis: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worker_peak_kib: Option<u64>,
+    /// The worker processes that measured it, one after another; absent in-process.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub worker_processes: u32,
     /// Rounds measured again (a slow episode of the machine); absent when none.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub rounds_redone: u32,

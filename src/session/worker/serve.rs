@@ -49,7 +49,7 @@ fn serve_inner(args: &[String]) -> anyhow::Result<()> {
         crate::os::spawn::take_inherited(fd).context("the worker's socket")?,
     );
     let mut link = stream.try_clone()?;
-    let Some(Request::Start(start)) = wire::recv::<Request>(&mut link)? else {
+    let Some(Request::Start(mut start)) = wire::recv::<Request>(&mut link)? else {
         anyhow::bail!("the parent sent no start");
     };
     let bench = bench::find(&start.bench)
@@ -82,7 +82,10 @@ fn serve_inner(args: &[String]) -> anyhow::Result<()> {
     let mut recorder =
         (start.explain > 0).then(|| crate::explain::Recorder::new(start.explain));
     let context = context_of(&start, stream.try_clone()?);
-    let mut slot = Slot::new(bench, &params);
+    let mut slot = match start.resume.take() {
+        Some(carried) => Slot::resume(bench, &params, *carried),
+        None => Slot::new(bench, &params),
+    };
     slot.max_rounds = start.max_rounds;
     loop {
         match wire::recv::<Request>(&mut link)? {
@@ -131,11 +134,17 @@ fn serve_inner(args: &[String]) -> anyhow::Result<()> {
                     },
                 )?;
             }
+            Some(Request::Hand) => {
+                let peak = crate::os::usage::peak_resident_kib();
+                wire::send(&mut link, &Reply::Handed(Box::new(slot.carry(peak))))?;
+                return Ok(());
+            }
             Some(Request::Finish {
                 interrupted,
                 stopped,
             }) => {
                 slot.stopped = stopped;
+                let (processes, earlier_peak) = (slot.processes(), slot.earlier_peak_kib);
                 let h = crate::harness::Harness::new(clock.as_ref(), settings);
                 let mut result = slot.finish(&h, start.keep_samples, interrupted);
                 if let (Some(r), Some(x)) = (result.as_mut(), recorder.take()) {
@@ -148,7 +157,9 @@ fn serve_inner(args: &[String]) -> anyhow::Result<()> {
                     r.explain = x.conclude(&rounds);
                 }
                 if let Some(m) = result.as_mut().and_then(|r| r.measured.as_mut()) {
-                    m.worker_peak_kib = crate::os::usage::peak_resident_kib();
+                    m.worker_peak_kib =
+                        crate::os::usage::peak_resident_kib().max(earlier_peak);
+                    m.worker_processes = processes;
                 }
                 wire::send(&mut link, &Reply::Result(result.map(Box::new)))?;
                 return Ok(());

@@ -7,6 +7,7 @@
 use crate::error::BenchError;
 use crate::harness::{Expect, Profile, Span};
 use crate::results::BenchResult;
+use crate::session::slot::Carried;
 use serde::{Deserialize, Serialize};
 use std::io::{self, Read, Write};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
@@ -36,6 +37,9 @@ pub enum Request {
     Flags(Vec<u16>),
     /// The scratch file asked for: on success its descriptor follows.
     Scratch(Result<(), WireError>),
+    /// Hand over what the instance has gathered ([`Reply::Handed`]); the worker then
+    /// exits, and the next round is measured by a fresh one.
+    Hand,
     /// Conclude and send the result; the worker then exits.
     Finish {
         /// The run was interrupted: no after step, and the result says so.
@@ -47,7 +51,7 @@ pub enum Request {
 
 /// The version of this conversation: a worker started from a binary rebuilt since the
 /// run began (another protocol) is refused at once.
-pub const PROTOCOL: u32 = 2;
+pub const PROTOCOL: u32 = 3;
 
 /// The worker's messages.
 #[derive(Debug, Serialize, Deserialize)]
@@ -90,6 +94,9 @@ pub enum Reply {
     },
     /// The result (None when an interrupted run never measured a round of it).
     Result(Option<Box<BenchResult>>),
+    /// What the instance has gathered, for the next worker (the answer to
+    /// [`Request::Hand`]).
+    Handed(Box<Carried>),
 }
 
 /// What the worker needs to measure as the parent would.
@@ -127,6 +134,9 @@ pub struct Start {
     /// of running time (`syscost explain`); 0: do not.
     #[serde(default)]
     pub explain: u64,
+    /// What earlier workers gathered for this instance: this one takes it up.
+    #[serde(default)]
+    pub resume: Option<Box<Carried>>,
 }
 
 /// A [`Profile`] as it travels (its name is looked up again on arrival).
