@@ -12,6 +12,7 @@
 pub mod analyze;
 pub mod calibrate;
 pub mod clock;
+pub mod packed;
 pub mod profile;
 
 pub use analyze::{Analysis, Level};

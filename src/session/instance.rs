@@ -214,10 +214,18 @@ impl Away<'_> {
         limit: f64,
     ) -> Result<(), BenchError> {
         if self.term > 0 && self.served >= self.term && session.explain == 0 {
-            // Its term is over: a fresh worker takes up what this one gathered.
-            if let Some(r) = self.remote.take() {
-                match r.hand() {
-                    Ok(c) => self.carried = Some(c),
+            // Its term is over: a fresh worker takes up what this one gathered. It
+            // starts while this one packs (no round is being measured meanwhile).
+            if let Some(old) = self.remote.take() {
+                let handed = Remote::spawn(&self.program).and_then(|next| {
+                    let carried = old.hand()?;
+                    Ok((next, carried))
+                });
+                match handed {
+                    Ok((next, carried)) => {
+                        self.remote = Some(next);
+                        self.carried = Some(carried);
+                    }
                     Err(e) => {
                         self.fail(e);
                         return Ok(());
@@ -225,20 +233,22 @@ impl Away<'_> {
                 }
             }
         }
-        if self.remote.is_none() {
+        if self.remote.is_none() || self.carried.is_some() {
             let mut start = session.start_for(self.bench, &self.params, begin);
             start.max_rounds = self.max_rounds;
             start.resume = self.carried.take();
-            match Remote::start(&self.program, &start) {
-                Ok(r) => {
+            let begun = match self.remote.as_mut() {
+                Some(r) => r.begin(&self.program, start),
+                None => Remote::start(&self.program, start).map(|r| {
                     self.remote = Some(r);
-                    self.served = 0;
-                }
-                Err(e) => {
-                    self.fail(e);
-                    return Ok(());
-                }
+                }),
+            };
+            if let Err(e) = begun {
+                self.remote = None;
+                self.fail(e);
+                return Ok(());
             }
+            self.served = 0;
         }
         let remote = self.remote.as_mut().expect("started above");
         let scratch = |len: u64| session.context.scratch(len);

@@ -89,6 +89,7 @@ pub struct Carried {
     result: BenchResult,
     setup: Option<(u64, Overhead)>,
     plan: Plan,
+    #[serde(with = "crate::harness::packed")]
     samples: Vec<Sample>,
     canaries: Vec<f64>,
     rounds: u32,

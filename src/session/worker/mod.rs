@@ -131,7 +131,16 @@ const EXIT_GRACE: Duration = Duration::from_secs(2);
 
 impl Remote {
     /// Starts `program` as a worker and sends it `start`.
-    pub(super) fn start(program: &Path, start: &Start) -> Result<Remote, BenchError> {
+    pub(super) fn start(program: &Path, start: Start) -> Result<Remote, BenchError> {
+        let mut r = Remote::spawn(program)?;
+        r.begin(program, start)?;
+        Ok(r)
+    }
+
+    /// Starts `program` as a worker, which then waits for its start
+    /// ([`Remote::begin`]): a fresh worker starts while the one it succeeds packs what
+    /// it gathered.
+    pub(super) fn spawn(program: &Path) -> Result<Remote, BenchError> {
         let failed = |what: &str, e: std::io::Error| {
             BenchError::Failed(format!(
                 "starting the worker process ({}): {what}: {e}",
@@ -151,30 +160,34 @@ impl Remote {
         let child = spawn_keeping(&exec, theirs.as_fd(), WORKER_NAME)
             .map_err(|e| failed("fork", e))?;
         drop(theirs);
-        let mut r = Remote {
+        Ok(Remote {
             stream: mine,
             child: Some(child),
-        };
-        let sent = wire::send(&mut r.stream, &Request::Start(Box::new(start.clone())));
+        })
+    }
+
+    /// Sends a worker [`Remote::spawn`] started from `program` its start, and waits
+    /// until it is ready.
+    pub(super) fn begin(&mut self, program: &Path, start: Start) -> Result<(), BenchError> {
+        let sent = wire::send(&mut self.stream, &Request::Start(Box::new(start)));
         if let Err(e) = sent {
-            return Err(r.died(&format!("sending it its benchmark: {e}")));
+            return Err(self.died(&format!("sending it its benchmark: {e}")));
         }
-        match r.recv()? {
+        match self.recv()? {
             Reply::Ready { protocol, version }
-                if protocol == wire::PROTOCOL && version == env!("CARGO_PKG_VERSION") => {
+                if protocol == wire::PROTOCOL && version == env!("CARGO_PKG_VERSION") =>
+            {
+                Ok(())
             }
-            Reply::Ready { protocol, version } => {
-                return Err(r.died(&format!(
-                    "{} is syscost {version} (worker protocol {protocol}), not the \
-                     {} (protocol {}) that started the run: was it rebuilt meanwhile?",
-                    program.display(),
-                    env!("CARGO_PKG_VERSION"),
-                    wire::PROTOCOL
-                )))
-            }
-            other => return Err(r.died(&format!("it answered {other:?} to its start"))),
+            Reply::Ready { protocol, version } => Err(self.died(&format!(
+                "{} is syscost {version} (worker protocol {protocol}), not the {} \
+                 (protocol {}) that started the run: was it rebuilt meanwhile?",
+                program.display(),
+                env!("CARGO_PKG_VERSION"),
+                wire::PROTOCOL
+            ))),
+            other => Err(self.died(&format!("it answered {other:?} to its start"))),
         }
-        Ok(r)
     }
 
     /// One round (see [`Visited`]). A skip or a failure is the instance's end (its

@@ -49,8 +49,12 @@ fn serve_inner(args: &[String]) -> anyhow::Result<()> {
         crate::os::spawn::take_inherited(fd).context("the worker's socket")?,
     );
     let mut link = stream.try_clone()?;
-    let Some(Request::Start(mut start)) = wire::recv::<Request>(&mut link)? else {
-        anyhow::bail!("the parent sent no start");
+    let mut start = match wire::recv::<Request>(&mut link)? {
+        Some(Request::Start(start)) => start,
+        // The parent let it go before its start (the worker it was to succeed failed
+        // to hand over).
+        None => return Ok(()),
+        Some(other) => anyhow::bail!("the parent sent {other:?} before the start"),
     };
     let bench = bench::find(&start.bench)
         .ok_or_else(|| anyhow::anyhow!("no benchmark is named {}", start.bench))?;
