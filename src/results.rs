@@ -275,6 +275,10 @@ pub struct HarnessInfo {
     /// its own; absent when in the run's own process.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workers: Option<String>,
+    /// With workers: the rounds each one measured before a fresh process took over
+    /// (0: one for all of a benchmark's rounds). Absent without workers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rounds_per_worker: Option<usize>,
     /// The run's time budget, ns: past `min_rounds`, rounds beyond `max_rounds` (up to
     /// `budget_max_rounds`) go to unconverged benchmarks while the run is within it.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -78,7 +78,7 @@ fn pack(samples: &[Sample]) -> Vec<u8> {
 }
 
 fn unpack(b: &[u8]) -> Option<Vec<Sample>> {
-    if b.len() % SIZE != 0 {
+    if !b.len().is_multiple_of(SIZE) {
         return None;
     }
     Some(b.chunks_exact(SIZE).map(one).collect())
@@ -156,7 +156,7 @@ mod tests {
                 signals: u64::MAX,
             },
             round: i as u32,
-            span: (i % 2 == 0).then_some(Span {
+            span: i.is_multiple_of(2).then_some(Span {
                 start_ns: 10 * i,
                 end_ns: 10 * i + 7,
                 cpu0: 1,
@@ -179,7 +179,10 @@ mod tests {
         let none = Holder { samples: vec![] };
         let mut buf = Vec::new();
         ciborium::into_writer(&none, &mut buf).unwrap();
-        assert_eq!(ciborium::from_reader::<Holder, _>(buf.as_slice()).unwrap(), none);
+        assert_eq!(
+            ciborium::from_reader::<Holder, _>(buf.as_slice()).unwrap(),
+            none
+        );
     }
 
     #[test]

@@ -18,11 +18,13 @@
 //!                "span_ns", "batch": null | k, "seed", "ci_target", "min_batch_ns",
 //!                "window_below", "window_above", "mad_threshold", "mad_floor", "cpu",
 //!                "load", "kernel_events"?: how, "workers"?: "process",
-//!                "budget_ns"?, "budget_max_rounds"? },
+//!                "rounds_per_worker"?, "budget_ns"?, "budget_max_rounds"? },
 //!                // "budget_ns": `syscost run`'s time budget: past min_rounds, rounds
 //!                // beyond max_rounds (up to budget_max_rounds) go to unconverged results
 //!                // "workers": each benchmark measured in a worker process of its own
-//!                // (absent: in the run's own process, as before this field existed)
+//!                // (absent: in the run's own process, as before this field existed);
+//!                // "rounds_per_worker": the rounds each measured before a fresh one
+//!                // took over (0: one for all of a benchmark's rounds)
 //!   "complete": true,              // false if interrupted (or still running)
 //!   "results": [ {
 //!     "name": "syscall.getpid", "params": {"via": "vdso"}, "op": "call", "unit": "ns",

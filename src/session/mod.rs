@@ -307,6 +307,10 @@ impl Session {
                 Workers::Exec { .. } => Some("process".to_string()),
                 Workers::Inline => None,
             },
+            rounds_per_worker: match self.opts.workers {
+                Workers::Exec { rounds, .. } => Some(rounds),
+                Workers::Inline => None,
+            },
         }
     }
 

@@ -216,6 +216,8 @@ pub struct Harness {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workers: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rounds_per_worker: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget_ns: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget_max_rounds: Option<usize>,

@@ -64,15 +64,33 @@ pub enum Workers {
 }
 
 /// The rounds a worker measures before it hands its samples to a fresh process, which
-/// measures the next rounds (`SYSCOST_ROUNDS_PER_WORKER` overrides it; 0 keeps one
+/// measures the next ones (`SYSCOST_ROUNDS_PER_WORKER` overrides it; 0 keeps one
 /// worker for all of an instance's rounds). A process has states of its own that last
 /// its life: on the 2-vCPU VM this project is developed on, `syscall.getpid.raw` read
 /// 127.5 ns in every round of one worker and 104.8–105.4 ns in eleven others, and a
-/// plain C getpid loop read 148.8 ns in one process of forty and 140.0–141.9 ns in the
-/// rest. Measured by one worker, such a state is the whole figure and its interval
-/// cannot see it; measured by several, it is a round or two that the trimmed mean
-/// leaves out, and the spread between rounds includes the spread between processes.
+/// plain C loop of `syscall(SYS_getpid)` read 148.8 ns in one process of forty and
+/// 140.0–143.2 ns in the rest. Measured by one worker, such a state is the whole
+/// figure and its interval cannot see it; measured by a fresh process each round, it is
+/// one round that the trimmed mean leaves out, and the spread between rounds includes
+/// the spread between processes, as a figure of the machine should. A hand-over took
+/// 2.2 ms there (median of 531; mean 2.9 ms), mostly the fresh process's `exec`, which
+/// runs while the old one packs its samples.
 pub const ROUNDS_PER_WORKER: usize = 1;
+
+/// [`ROUNDS_PER_WORKER`], or `SYSCOST_ROUNDS_PER_WORKER` when it is set to a number (a
+/// value that is not one is reported and ignored).
+fn rounds_per_worker() -> usize {
+    match std::env::var("SYSCOST_ROUNDS_PER_WORKER") {
+        Err(_) => ROUNDS_PER_WORKER,
+        Ok(v) => v.trim().parse().unwrap_or_else(|_| {
+            eprintln!(
+                "warning: SYSCOST_ROUNDS_PER_WORKER={v:?} is not a number of rounds; \
+                 using {ROUNDS_PER_WORKER}"
+            );
+            ROUNDS_PER_WORKER
+        }),
+    }
+}
 
 impl Workers {
     /// Worker processes when this process is the `syscost` binary (see
@@ -83,10 +101,7 @@ impl Workers {
         {
             return Workers::Inline;
         }
-        let rounds = std::env::var("SYSCOST_ROUNDS_PER_WORKER")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(ROUNDS_PER_WORKER);
+        let rounds = rounds_per_worker();
         match std::env::current_exe() {
             Ok(program) => Workers::Exec { program, rounds },
             Err(_) => Workers::Inline,
@@ -168,7 +183,11 @@ impl Remote {
 
     /// Sends a worker [`Remote::spawn`] started from `program` its start, and waits
     /// until it is ready.
-    pub(super) fn begin(&mut self, program: &Path, start: Start) -> Result<(), BenchError> {
+    pub(super) fn begin(
+        &mut self,
+        program: &Path,
+        start: Start,
+    ) -> Result<(), BenchError> {
         let sent = wire::send(&mut self.stream, &Request::Start(Box::new(start)));
         if let Err(e) = sent {
             return Err(self.died(&format!("sending it its benchmark: {e}")));
