@@ -4,7 +4,7 @@
 //! as soon as it needs no more rounds; every few rounds it hands what it gathered to a
 //! fresh one, see [`ROUNDS_PER_WORKER`](super::worker::ROUNDS_PER_WORKER)).
 
-use super::slot::Carried;
+use super::worker::wire::Sealed;
 use super::worker::{Remote, Services, Workers};
 use super::*;
 
@@ -30,7 +30,7 @@ pub(super) struct Away<'b> {
     /// The result, once finished.
     result: Option<BenchResult>,
     /// What the last worker handed over, until the next one takes it up.
-    carried: Option<Box<Carried>>,
+    carried: Option<Sealed>,
     /// Rounds measured.
     rounds: usize,
     /// The interval's relative half-width at the last look.

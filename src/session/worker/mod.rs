@@ -26,7 +26,6 @@ use crate::harness::{Expect, Sample, Span};
 use crate::os::spawn::{spawn_keeping, PreparedExec};
 use crate::os::task::{describe_status, Child};
 use crate::results::BenchResult;
-use crate::session::slot::Carried;
 use std::os::fd::AsFd;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
@@ -261,7 +260,7 @@ impl Remote {
 
     /// Asks for what the instance has gathered, for the next worker, and reaps this
     /// one.
-    pub(super) fn hand(mut self) -> Result<Box<Carried>, BenchError> {
+    pub(super) fn hand(mut self) -> Result<wire::Sealed, BenchError> {
         self.send(&Request::Hand)?;
         let carried = match self.recv()? {
             Reply::Handed(c) => c,

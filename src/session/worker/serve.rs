@@ -87,7 +87,13 @@ fn serve_inner(args: &[String]) -> anyhow::Result<()> {
         (start.explain > 0).then(|| crate::explain::Recorder::new(start.explain));
     let context = context_of(&start, stream.try_clone()?);
     let mut slot = match start.resume.take() {
-        Some(carried) => Slot::resume(bench, &params, *carried),
+        Some(sealed) => Slot::resume(
+            bench,
+            &params,
+            sealed
+                .open()
+                .context("what the previous worker handed over")?,
+        ),
         None => Slot::new(bench, &params),
     };
     slot.max_rounds = start.max_rounds;
@@ -140,7 +146,8 @@ fn serve_inner(args: &[String]) -> anyhow::Result<()> {
             }
             Some(Request::Hand) => {
                 let peak = crate::os::usage::peak_resident_kib();
-                wire::send(&mut link, &Reply::Handed(Box::new(slot.carry(peak))))?;
+                let sealed = wire::Sealed::seal(&slot.carry(peak))?;
+                wire::send(&mut link, &Reply::Handed(sealed))?;
                 return Ok(());
             }
             Some(Request::Finish {

@@ -96,7 +96,7 @@ pub enum Reply {
     Result(Option<Box<BenchResult>>),
     /// What the instance has gathered, for the next worker (the answer to
     /// [`Request::Hand`]).
-    Handed(Box<Carried>),
+    Handed(Sealed),
 }
 
 /// What the worker needs to measure as the parent would.
@@ -136,7 +136,63 @@ pub struct Start {
     pub explain: u64,
     /// What earlier workers gathered for this instance: this one takes it up.
     #[serde(default)]
-    pub resume: Option<Box<Carried>>,
+    pub resume: Option<Sealed>,
+}
+
+/// What a worker handed over ([`Reply::Handed`]), encoded as the next worker reads it:
+/// the parent forwards it unread, so a benchmark's samples never unfold in the
+/// parent's memory on their way.
+#[derive(Clone)]
+pub struct Sealed(Vec<u8>);
+
+impl Sealed {
+    /// Encodes `c`.
+    pub fn seal(c: &Carried) -> io::Result<Sealed> {
+        let mut b = Vec::new();
+        ciborium::into_writer(c, &mut b)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))?;
+        Ok(Sealed(b))
+    }
+
+    /// Decodes it.
+    pub fn open(&self) -> io::Result<Carried> {
+        ciborium::from_reader(self.0.as_slice())
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))
+    }
+}
+
+impl std::fmt::Debug for Sealed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Sealed({} bytes)", self.0.len())
+    }
+}
+
+impl Serialize for Sealed {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bytes(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for Sealed {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Sealed, D::Error> {
+        struct Bytes;
+        impl serde::de::Visitor<'_> for Bytes {
+            type Value = Sealed;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a byte string")
+            }
+            fn visit_bytes<E: serde::de::Error>(self, b: &[u8]) -> Result<Sealed, E> {
+                Ok(Sealed(b.to_vec()))
+            }
+            fn visit_byte_buf<E: serde::de::Error>(
+                self,
+                b: Vec<u8>,
+            ) -> Result<Sealed, E> {
+                Ok(Sealed(b))
+            }
+        }
+        d.deserialize_byte_buf(Bytes)
+    }
 }
 
 /// A [`Profile`] as it travels (its name is looked up again on arrival).
