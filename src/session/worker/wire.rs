@@ -296,10 +296,10 @@ pub fn send<T: Serialize>(s: &mut UnixStream, msg: &T) -> io::Result<()> {
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))?;
     let len = u32::try_from(body.len())
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "message too long"))?;
-    let mut frame = Vec::with_capacity(4 + body.len());
-    frame.extend_from_slice(&len.to_le_bytes());
-    frame.extend_from_slice(&body);
-    s.write_all(&frame)
+    // The length, then the body, without a copy of the body (a hand-over's can be
+    // megabytes).
+    s.write_all(&len.to_le_bytes())?;
+    s.write_all(&body)
 }
 
 /// Reads one message; `Ok(None)` at the end of the stream before a message begins.
