@@ -13,7 +13,9 @@
 //!
 //! The conversation ([`wire`]): `Start`, then `Visit` per round (answered `Visited`,
 //! possibly after the worker asked for a scratch file or for the kernel's verdict on its
-//! samples), then `Finish` (answered with the result).
+//! samples), then `Finish` (answered with the result), or, once the worker has measured
+//! [`ROUNDS_PER_WORKER`] rounds and the instance wants more, `Hand` (answered with what
+//! it gathered, sealed, which the next worker's `Start` carries on).
 
 mod serve;
 pub mod wire;
