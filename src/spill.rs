@@ -58,6 +58,24 @@ impl Spill {
         Ok(())
     }
 
+    /// Appends the samples of `r` from `file`, which holds them as `put` would write
+    /// them (a worker's [`MemFile`](crate::session::worker::wire::MemFile)), copied
+    /// by the kernel where it can (`copy_file_range`, `sendfile`) rather than through
+    /// this process's memory.
+    pub fn put_file(
+        &mut self,
+        r: &BenchResult,
+        file: &crate::session::worker::wire::MemFile,
+    ) -> io::Result<()> {
+        let mut src = file.from_start()?;
+        let mut dst = &self.file;
+        dst.seek(SeekFrom::Start(self.end))?;
+        let len = io::copy(&mut src, &mut dst)?;
+        self.index.push((key(r), self.end, len));
+        self.end += len;
+        Ok(())
+    }
+
     /// The samples of `r`, read back (None if it had none).
     pub fn samples(&self, r: &BenchResult) -> io::Result<Option<Samples>> {
         let k = key(r);
@@ -215,5 +233,34 @@ mod tests {
         write_samples(&mut x, &run, None).unwrap();
         write_samples(&mut y, &lean, Some(&spill)).unwrap();
         assert_eq!(x, y);
+    }
+
+    #[test]
+    fn samples_from_a_workers_memory_file_spill_as_the_results_own_would() {
+        use crate::session::worker::wire::MemFile;
+        let run = run_with_samples();
+        let mut lean = run.clone();
+        let mut spill = Spill::new().unwrap();
+        for r in &mut lean.results {
+            // As a worker sends them: apart from the result, in a memory file.
+            let Some(samples) = r.measured.as_mut().and_then(|m| m.samples.take()) else {
+                continue;
+            };
+            let f = MemFile::create("test-samples").unwrap();
+            f.write(&samples, true).unwrap();
+            spill.put_file(r, &f).unwrap();
+            let back: Samples = f.read(true).unwrap();
+            assert_eq!(
+                serde_json::to_value(&back).unwrap(),
+                serde_json::to_value(&samples).unwrap()
+            );
+        }
+        assert!(!spill.is_empty());
+        let (mut whole, mut streamed) = (Vec::new(), Vec::new());
+        write_json(&mut whole, &run, None, false).unwrap();
+        write_json(&mut streamed, &lean, Some(&spill), false).unwrap();
+        let a: serde_json::Value = serde_json::from_slice(&whole).unwrap();
+        let b: serde_json::Value = serde_json::from_slice(&streamed).unwrap();
+        assert_eq!(a, b);
     }
 }

@@ -4,7 +4,7 @@
 //! as soon as it needs no more rounds; every few rounds it hands what it gathered to a
 //! fresh one, see [`ROUNDS_PER_WORKER`](super::worker::ROUNDS_PER_WORKER)).
 
-use super::worker::wire::Sealed;
+use super::worker::wire::{MemFile, Sealed};
 use super::worker::{Remote, Services, Workers};
 use super::*;
 
@@ -29,6 +29,8 @@ pub(super) struct Away<'b> {
     open: bool,
     /// The result, once finished.
     result: Option<BenchResult>,
+    /// The result's samples, when it kept them, until the session takes them.
+    samples: Option<MemFile>,
     /// What the last worker handed over, until the next one takes it up.
     carried: Option<Sealed>,
     /// Rounds measured.
@@ -77,6 +79,7 @@ impl<'b> Instance<'b> {
                     open: true,
                     carried: None,
                     result: None,
+                    samples: None,
                     rounds: 0,
                     ci: f64::INFINITY,
                     floor: 0.0,
@@ -145,7 +148,7 @@ impl<'b> Instance<'b> {
             Instance::Away(a) => {
                 a.finish(false, Some(why));
                 if let Some(r) = a.result.as_mut() {
-                    session.keep(r);
+                    session.keep(r, a.samples.take());
                 }
             }
         }
@@ -185,20 +188,24 @@ impl<'b> Instance<'b> {
     }
 
     /// The result: measured (concluded now if the run ended early), skipped or failed;
-    /// None when an interrupted run never reached it.
+    /// None when an interrupted run never reached it. A worker's result comes with its
+    /// kept samples apart, in a memory file, when the session has not taken them yet.
     pub(super) fn finish(
         self,
         h: &Harness<'_>,
         keep_samples: bool,
         interrupted: bool,
-    ) -> Option<BenchResult> {
+    ) -> Option<(BenchResult, Option<MemFile>)> {
         match self {
-            Instance::Here(slot) => slot.finish(h, keep_samples, interrupted),
+            Instance::Here(slot) => {
+                slot.finish(h, keep_samples, interrupted).map(|r| (r, None))
+            }
             Instance::Away(mut a) => {
                 if a.remote.is_some() {
                     a.finish(interrupted, None);
                 }
-                a.result
+                let samples = a.samples.take();
+                a.result.map(|r| (r, samples))
             }
         }
     }
@@ -236,9 +243,9 @@ impl Away<'_> {
         if self.remote.is_none() || self.carried.is_some() {
             let mut start = session.start_for(self.bench, &self.params, begin);
             start.max_rounds = self.max_rounds;
-            start.resume = self.carried.take();
+            let carried = self.carried.take();
             let begun = match self.remote.as_mut() {
-                Some(r) => r.begin(&self.program, start),
+                Some(r) => r.begin(&self.program, start, carried.as_ref()),
                 None => Remote::start(&self.program, start).map(|r| {
                     self.remote = Some(r);
                 }),
@@ -276,7 +283,7 @@ impl Away<'_> {
                 // Done: its result now, and the worker gone.
                 self.finish(false, None);
                 if let Some(r) = self.result.as_mut() {
-                    session.keep(r);
+                    session.keep(r, self.samples.take());
                 }
                 Ok(())
             }
@@ -299,7 +306,10 @@ impl Away<'_> {
         self.open = false;
         if let Some(r) = self.remote.take() {
             match r.finish(interrupted, stopped) {
-                Ok(result) => self.result = result,
+                Ok((result, samples)) => {
+                    self.result = result;
+                    self.samples = samples;
+                }
                 Err(e) => self.fail(e),
             }
         }

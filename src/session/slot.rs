@@ -267,6 +267,19 @@ impl<'b> Slot<'b> {
                 .map(|()| true);
         }
         let p = env.settings.profile;
+        // A round is measured again when the canary around it reads above the limit
+        // (at most as many as are kept; never for a free placement's rounds, whose
+        // canary describes another CPU, nor while explaining, whose rounds are fixed).
+        let may_redo = limit > 0.0
+            && !self.free
+            && env.explain.is_none()
+            && self.redone < self.rounds.max(1);
+        if may_redo && canary > limit {
+            // The machine is in a slow episode already: measuring the round only to
+            // drop it would spend a round's time on nothing.
+            self.redone += 1;
+            return Ok(false);
+        }
         self.canaries.push(canary);
         let h = Harness::new(env.clock, env.settings);
         let c = env.clock;
@@ -315,13 +328,7 @@ impl<'b> Slot<'b> {
         h.collect(body.as_mut(), k, round, begin, &mut self.samples)?;
         let t2 = c.now();
         self.fresh = false;
-        // The canary right after the round, where it was measured (not where the
-        // scheduler put a free placement's tasks; not while explaining, whose sampled
-        // rounds are fixed).
-        let may_redo = limit > 0.0
-            && !self.free
-            && env.explain.is_none()
-            && self.redone < self.rounds.max(1);
+        // The canary right after the round, where it was measured.
         let after = if may_redo {
             super::getpid_canary(&h)?
         } else {
@@ -343,7 +350,7 @@ impl<'b> Slot<'b> {
         self.elapsed_ns += c.to_ns(t2.wrapping_sub(t1));
         self.setup_ns += c.to_ns(c.now().wrapping_sub(t2));
         self.after = prepared.after;
-        if may_redo && (canary > limit || after > limit) {
+        if may_redo && after > limit {
             // A slow episode of the machine: this round is measured again.
             self.samples.truncate(first);
             self.canaries.pop();

@@ -13,9 +13,11 @@
 //!
 //! The conversation ([`wire`]): `Start`, then `Visit` per round (answered `Visited`,
 //! possibly after the worker asked for a scratch file or for the kernel's verdict on its
-//! samples), then `Finish` (answered with the result), or, once the worker has measured
-//! [`ROUNDS_PER_WORKER`] rounds and the instance wants more, `Hand` (answered with what
-//! it gathered, sealed, which the next worker's `Start` carries on).
+//! samples), then `Finish` (answered with the result, its kept samples apart in a
+//! memory file), or, once the worker has measured [`ROUNDS_PER_WORKER`] rounds and the
+//! instance wants more, `Hand` (answered with what it gathered, in a memory file whose
+//! descriptor the parent passes on unread with the next worker's `Start`). The bulk of
+//! a benchmark (its samples) so never passes through the parent's memory.
 
 mod serve;
 pub mod wire;
@@ -149,7 +151,7 @@ impl Remote {
     /// Starts `program` as a worker and sends it `start`.
     pub(super) fn start(program: &Path, start: Start) -> Result<Remote, BenchError> {
         let mut r = Remote::spawn(program)?;
-        r.begin(program, start)?;
+        r.begin(program, start, None)?;
         Ok(r)
     }
 
@@ -182,14 +184,18 @@ impl Remote {
         })
     }
 
-    /// Sends a worker [`Remote::spawn`] started from `program` its start, and waits
-    /// until it is ready.
+    /// Sends a worker [`Remote::spawn`] started from `program` its start, with what
+    /// the worker before it handed over when there is one (`start.resume` is set
+    /// from it), and waits until it is ready.
     pub(super) fn begin(
         &mut self,
         program: &Path,
-        start: Start,
+        mut start: Start,
+        resume: Option<&wire::Sealed>,
     ) -> Result<(), BenchError> {
-        let sent = wire::send(&mut self.stream, &Request::Start(Box::new(start)));
+        start.resume = resume.is_some();
+        let sent = wire::send(&mut self.stream, &Request::Start(Box::new(start)))
+            .and_then(|()| resume.map_or(Ok(()), |s| s.0.send(&self.stream)));
         if let Err(e) = sent {
             return Err(self.died(&format!("sending it its benchmark: {e}")));
         }
@@ -253,7 +259,7 @@ impl Remote {
                     let bits = flags(services, tid, &spans, expect)?;
                     self.send(&Request::Flags(bits))?;
                 }
-                Reply::Result(_) | Reply::Ready { .. } | Reply::Handed(_) => {
+                Reply::Result { .. } | Reply::Ready { .. } | Reply::Handed { .. } => {
                     return Err(self.died("it answered out of turn"))
                 }
             }
@@ -265,7 +271,11 @@ impl Remote {
     pub(super) fn hand(mut self) -> Result<wire::Sealed, BenchError> {
         self.send(&Request::Hand)?;
         let carried = match self.recv()? {
-            Reply::Handed(c) => c,
+            Reply::Handed { .. } => wire::MemFile::recv(&self.stream)
+                .map(wire::Sealed)
+                .map_err(|e| {
+                self.died(&format!("receiving what it handed over: {e}"))
+            })?,
             other => return Err(self.died(&format!("it answered {other:?}"))),
         };
         if let Some(mut child) = self.child.take() {
@@ -279,18 +289,28 @@ impl Remote {
         self.child.is_some()
     }
 
-    /// Asks for the result and reaps the worker.
+    /// Asks for the result, with its kept samples apart when it kept them, and reaps
+    /// the worker.
     pub(super) fn finish(
         mut self,
         interrupted: bool,
         stopped: Option<String>,
-    ) -> Result<Option<BenchResult>, BenchError> {
+    ) -> Result<(Option<BenchResult>, Option<wire::MemFile>), BenchError> {
         self.send(&Request::Finish {
             interrupted,
             stopped,
         })?;
         let result = match self.recv()? {
-            Reply::Result(r) => r.map(|b| *b),
+            Reply::Result { result, samples } => {
+                let file = if samples {
+                    Some(wire::MemFile::recv(&self.stream).map_err(|e| {
+                        self.died(&format!("receiving the result's samples: {e}"))
+                    })?)
+                } else {
+                    None
+                };
+                (result.map(|b| *b), file)
+            }
             other => return Err(self.died(&format!("it answered {other:?}"))),
         };
         if let Some(mut child) = self.child.take() {

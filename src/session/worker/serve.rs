@@ -49,7 +49,7 @@ fn serve_inner(args: &[String]) -> anyhow::Result<()> {
         crate::os::spawn::take_inherited(fd).context("the worker's socket")?,
     );
     let mut link = stream.try_clone()?;
-    let mut start = match wire::recv::<Request>(&mut link)? {
+    let start = match wire::recv::<Request>(&mut link)? {
         Some(Request::Start(start)) => start,
         // The parent let it go before its start (the worker it was to succeed failed
         // to hand over).
@@ -86,15 +86,17 @@ fn serve_inner(args: &[String]) -> anyhow::Result<()> {
     let mut recorder =
         (start.explain > 0).then(|| crate::explain::Recorder::new(start.explain));
     let context = context_of(&start, stream.try_clone()?);
-    let mut slot = match start.resume.take() {
-        Some(sealed) => Slot::resume(
-            bench,
-            &params,
-            sealed
-                .open()
-                .context("what the previous worker handed over")?,
-        ),
-        None => Slot::new(bench, &params),
+    let mut slot = if start.resume {
+        let sealed = wire::MemFile::recv(&stream)
+            .map(wire::Sealed)
+            .context("receiving what the previous worker handed over")?;
+        let carried = sealed
+            .open()
+            .context("what the previous worker handed over")?;
+        drop(sealed); // the memory file goes with its last descriptor
+        Slot::resume(bench, &params, carried)
+    } else {
+        Slot::new(bench, &params)
     };
     slot.max_rounds = start.max_rounds;
     loop {
@@ -147,7 +149,9 @@ fn serve_inner(args: &[String]) -> anyhow::Result<()> {
             Some(Request::Hand) => {
                 let peak = crate::os::usage::peak_resident_kib();
                 let sealed = wire::Sealed::seal(&slot.carry(peak))?;
-                wire::send(&mut link, &Reply::Handed(sealed))?;
+                let bytes = sealed.0.len()?;
+                wire::send(&mut link, &Reply::Handed { bytes })?;
+                sealed.0.send(&link)?;
                 return Ok(());
             }
             Some(Request::Finish {
@@ -172,7 +176,32 @@ fn serve_inner(args: &[String]) -> anyhow::Result<()> {
                         crate::os::usage::peak_resident_kib().max(earlier_peak);
                     m.worker_processes = processes;
                 }
-                wire::send(&mut link, &Reply::Result(result.map(Box::new)))?;
+                // Kept samples travel in a memory file of their own, which the parent
+                // copies to its spill (or reads) without the frame, the decoded
+                // result and its copy all holding them at once.
+                let samples = result
+                    .as_mut()
+                    .and_then(|r| r.measured.as_mut())
+                    .and_then(|m| m.samples.take());
+                let file = match &samples {
+                    Some(s) => {
+                        let f = wire::MemFile::create("syscost-samples")?;
+                        f.write(s, true)?;
+                        Some(f)
+                    }
+                    None => None,
+                };
+                drop(samples);
+                wire::send(
+                    &mut link,
+                    &Reply::Result {
+                        result: result.map(Box::new),
+                        samples: file.is_some(),
+                    },
+                )?;
+                if let Some(f) = file {
+                    f.send(&link)?;
+                }
                 return Ok(());
             }
             Some(other) => anyhow::bail!("unexpected request {other:?}"),
