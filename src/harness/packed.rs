@@ -1,87 +1,73 @@
-//! Samples packed as one byte string: how a worker hands its samples to the next one
-//! (see `session::worker`). A sample is a fixed 127 bytes, little-endian, so packing
-//! and unpacking are copies; as named fields, CBOR made it about 250 bytes and took
-//! several milliseconds for a round's few thousand samples.
+//! Samples packed, a fixed [`SIZE`] bytes each, little-endian: how a worker hands its
+//! samples to the next one (see `session::worker`), streamed to and from a file so
+//! that no second copy of them is ever held. As named CBOR fields a sample took about
+//! 250 bytes and a round's few thousand took several milliseconds to decode; packed,
+//! packing and unpacking are copies.
 
 use super::{Sample, Span};
 use crate::os::usage::Usage;
-use serde::de::{self, Deserializer, Visitor};
-use serde::Serializer;
-use std::fmt;
+use std::io::{self, Read, Write};
 
 /// Bytes per sample.
-const SIZE: usize = 8 + 8 + 10 * 8 + 4 + 2 + 1 + 2 * 8 + 2 * 4;
+pub const SIZE: usize = 8 + 8 + 10 * 8 + 4 + 2 + 1 + 2 * 8 + 2 * 4;
 
-/// Writes `samples` as one byte string (`#[serde(with = "packed")]`).
-pub fn serialize<S: Serializer>(samples: &[Sample], s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_bytes(&pack(samples))
-}
-
-/// Reads what [`serialize`] wrote.
-pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Sample>, D::Error> {
-    d.deserialize_byte_buf(Bytes)
-}
-
-struct Bytes;
-
-impl Visitor<'_> for Bytes {
-    type Value = Vec<Sample>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "samples packed {SIZE} bytes each")
-    }
-
-    fn visit_bytes<E: de::Error>(self, b: &[u8]) -> Result<Vec<Sample>, E> {
-        unpack(b).ok_or_else(|| E::invalid_length(b.len(), &self))
-    }
-
-    fn visit_byte_buf<E: de::Error>(self, b: Vec<u8>) -> Result<Vec<Sample>, E> {
-        self.visit_bytes(&b)
-    }
-}
-
-fn pack(samples: &[Sample]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(samples.len() * SIZE);
+/// Writes `samples` to `w`, [`SIZE`] bytes each.
+pub fn write(w: &mut dyn Write, samples: &[Sample]) -> io::Result<()> {
+    let mut buf = [0u8; SIZE];
     for x in samples {
-        let u = &x.usage;
-        out.extend_from_slice(&x.at_ns.to_le_bytes());
-        out.extend_from_slice(&x.ticks.to_le_bytes());
-        for v in [
-            u.user_ns,
-            u.sys_ns,
-            u.vol_switches,
-            u.invol_switches,
-            u.minor_faults,
-            u.major_faults,
-            u.maxrss_kib,
-            u.in_blocks,
-            u.out_blocks,
-            u.signals,
-        ] {
-            out.extend_from_slice(&v.to_le_bytes());
-        }
-        out.extend_from_slice(&x.round.to_le_bytes());
-        out.extend_from_slice(&x.kernel.to_le_bytes());
-        let span = x.span.unwrap_or(Span {
-            start_ns: 0,
-            end_ns: 0,
-            cpu0: 0,
-            cpu1: 0,
-        });
-        out.push(x.span.is_some() as u8);
-        out.extend_from_slice(&span.start_ns.to_le_bytes());
-        out.extend_from_slice(&span.end_ns.to_le_bytes());
-        out.extend_from_slice(&span.cpu0.to_le_bytes());
-        out.extend_from_slice(&span.cpu1.to_le_bytes());
+        fill(&mut buf, x);
+        w.write_all(&buf)?;
     }
-    out
+    Ok(())
 }
 
-fn unpack(b: &[u8]) -> Option<Vec<Sample>> {
-    if !b.len().is_multiple_of(SIZE) {
-        return None;
+/// Reads `n` samples that [`write`] wrote from `r`.
+pub fn read(r: &mut dyn Read, n: usize) -> io::Result<Vec<Sample>> {
+    let mut out = Vec::with_capacity(n);
+    let mut buf = [0u8; SIZE];
+    for _ in 0..n {
+        r.read_exact(&mut buf)?;
+        out.push(one(&buf));
     }
-    Some(b.chunks_exact(SIZE).map(one).collect())
+    Ok(out)
+}
+
+fn fill(out: &mut [u8; SIZE], x: &Sample) {
+    let mut at = 0;
+    let mut put = |b: &[u8]| {
+        out[at..at + b.len()].copy_from_slice(b);
+        at += b.len();
+    };
+    let u = &x.usage;
+    put(&x.at_ns.to_le_bytes());
+    put(&x.ticks.to_le_bytes());
+    for v in [
+        u.user_ns,
+        u.sys_ns,
+        u.vol_switches,
+        u.invol_switches,
+        u.minor_faults,
+        u.major_faults,
+        u.maxrss_kib,
+        u.in_blocks,
+        u.out_blocks,
+        u.signals,
+    ] {
+        put(&v.to_le_bytes());
+    }
+    put(&x.round.to_le_bytes());
+    put(&x.kernel.to_le_bytes());
+    let span = x.span.unwrap_or(Span {
+        start_ns: 0,
+        end_ns: 0,
+        cpu0: 0,
+        cpu1: 0,
+    });
+    put(&[x.span.is_some() as u8]);
+    put(&span.start_ns.to_le_bytes());
+    put(&span.end_ns.to_le_bytes());
+    put(&span.cpu0.to_le_bytes());
+    put(&span.cpu1.to_le_bytes());
 }
 
 fn one(c: &[u8]) -> Sample {
@@ -133,12 +119,6 @@ fn one(c: &[u8]) -> Sample {
 mod tests {
     use super::*;
 
-    #[derive(serde::Serialize, serde::Deserialize, PartialEq, Debug)]
-    struct Holder {
-        #[serde(with = "super")]
-        samples: Vec<Sample>,
-    }
-
     fn sample(i: u64) -> Sample {
         Sample {
             at_ns: i as f64 * 1.5 + 0.25,
@@ -167,27 +147,21 @@ mod tests {
     }
 
     #[test]
-    fn packed_samples_come_back_as_they_went_through_cbor() {
-        let h = Holder {
-            samples: (0..100).map(sample).collect(),
-        };
+    fn packed_samples_come_back_as_they_went() {
+        let samples: Vec<Sample> = (0..100).map(sample).collect();
         let mut buf = Vec::new();
-        ciborium::into_writer(&h, &mut buf).unwrap();
-        assert!(buf.len() < 100 * SIZE + 32, "{} bytes", buf.len());
-        let back: Holder = ciborium::from_reader(buf.as_slice()).unwrap();
-        assert_eq!(back, h);
-        let none = Holder { samples: vec![] };
-        let mut buf = Vec::new();
-        ciborium::into_writer(&none, &mut buf).unwrap();
-        assert_eq!(
-            ciborium::from_reader::<Holder, _>(buf.as_slice()).unwrap(),
-            none
-        );
+        write(&mut buf, &samples).unwrap();
+        assert_eq!(buf.len(), 100 * SIZE);
+        assert_eq!(read(&mut buf.as_slice(), 100).unwrap(), samples);
+        assert!(read(&mut [].as_slice(), 0).unwrap().is_empty());
     }
 
     #[test]
-    fn a_torn_string_is_refused() {
-        assert!(unpack(&[0u8; SIZE + 1]).is_none());
-        assert_eq!(unpack(&[0u8; 2 * SIZE]).map(|v| v.len()), Some(2));
+    fn a_torn_stream_is_refused() {
+        let mut buf = Vec::new();
+        write(&mut buf, &[sample(1), sample(2)]).unwrap();
+        buf.pop();
+        let e = read(&mut buf.as_slice(), 2).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof);
     }
 }

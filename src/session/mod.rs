@@ -1095,6 +1095,10 @@ mod tests {
         assert_eq!((resumed.rounds, resumed.samples.len()), (rounds, samples));
         assert_eq!(resumed.processes(), 2, "the worker that handed over counts");
         assert_eq!(resumed.earlier_peak_kib, Some(1234));
+        // A file that is not a whole hand-over is refused, not half read.
+        let torn = wire::MemFile::create("torn").unwrap();
+        torn.write(&"not a hand-over", false).unwrap();
+        assert!(Sealed(torn).open().is_err());
     }
 
     #[test]

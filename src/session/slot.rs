@@ -89,7 +89,8 @@ pub struct Carried {
     result: BenchResult,
     setup: Option<(u64, Overhead)>,
     plan: Plan,
-    #[serde(with = "crate::harness::packed")]
+    /// Travels apart, packed (see [`Carried::samples`]).
+    #[serde(skip)]
     samples: Vec<Sample>,
     canaries: Vec<f64>,
     rounds: u32,
@@ -104,6 +105,19 @@ pub struct Carried {
     processes: u32,
     /// Their highest peak resident size, KiB.
     peak_kib: Option<u64>,
+}
+
+impl Carried {
+    /// Its samples, which travel apart from the rest (packed, see
+    /// [`crate::harness::packed`]): the rest is encoded as CBOR, they are streamed.
+    pub(crate) fn samples(&self) -> &[Sample] {
+        &self.samples
+    }
+
+    /// It with `samples` as its samples (read back apart from the rest).
+    pub(crate) fn with_samples(self, samples: Vec<Sample>) -> Carried {
+        Carried { samples, ..self }
+    }
 }
 
 /// A round is measured again when the getpid canary read just before or just after it

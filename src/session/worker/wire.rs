@@ -234,16 +234,49 @@ impl std::fmt::Debug for MemFile {
 pub struct Sealed(pub MemFile);
 
 impl Sealed {
-    /// Encodes `c` into a new memory file.
+    /// Encodes `c` into a new memory file: the length of the rest's CBOR (8 bytes,
+    /// little-endian), that CBOR, the number of samples (8 bytes), then the samples
+    /// packed. The samples are streamed, so no second copy of them is made on either
+    /// side (a hand-over of 100,000 samples is 12.7 MB packed).
     pub fn seal(c: &Carried) -> io::Result<Sealed> {
         let f = MemFile::create("syscost-handover")?;
-        f.write(c, false)?;
+        let mut head = Vec::new();
+        ciborium::into_writer(c, &mut head)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))?;
+        let mut w = io::BufWriter::with_capacity(1 << 16, f.from_start()?);
+        w.write_all(&(head.len() as u64).to_le_bytes())?;
+        w.write_all(&head)?;
+        w.write_all(&(c.samples().len() as u64).to_le_bytes())?;
+        crate::harness::packed::write(&mut w, c.samples())?;
+        w.flush()?;
+        drop(w);
         Ok(Sealed(f))
     }
 
     /// Decodes it.
     pub fn open(&self) -> io::Result<Carried> {
-        self.0.read(false)
+        let total = self.0.len()?;
+        let mut r = io::BufReader::with_capacity(1 << 16, self.0.from_start()?);
+        let mut word = [0u8; 8];
+        let torn =
+            |what: &str| io::Error::new(io::ErrorKind::InvalidData, what.to_string());
+        r.read_exact(&mut word)?;
+        let head_len = u64::from_le_bytes(word);
+        if head_len > total {
+            return Err(torn("a hand-over longer than its file"));
+        }
+        let mut head = vec![0u8; head_len as usize];
+        r.read_exact(&mut head)?;
+        let c: Carried = ciborium::from_reader(head.as_slice())
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))?;
+        r.read_exact(&mut word)?;
+        let n = u64::from_le_bytes(word);
+        let size = crate::harness::packed::SIZE as u64;
+        if n.checked_mul(size) != total.checked_sub(head_len + 16) {
+            return Err(torn("a hand-over whose samples do not fill its file"));
+        }
+        let samples = crate::harness::packed::read(&mut r, n as usize)?;
+        Ok(c.with_samples(samples))
     }
 }
 
