@@ -21,7 +21,7 @@ pub fn write(w: &mut dyn Write, samples: &[Sample]) -> io::Result<()> {
     Ok(())
 }
 
-/// Reads `n` samples that [`write`] wrote from `r`.
+/// Reads `n` samples that [`write()`] wrote from `r`.
 pub fn read(r: &mut dyn Read, n: usize) -> io::Result<Vec<Sample>> {
     let mut out = Vec::with_capacity(n);
     let mut buf = [0u8; SIZE];
