@@ -1015,6 +1015,25 @@ mod tests {
         assert!((limit - 70.0 * (1.0 + REDO_ABOVE)).abs() < 1e-9, "{limit}");
     }
 
+    /// One round of `slot` in `session`, as a worker measures it: whether it was kept.
+    fn visit_in(
+        session: &Session,
+        slot: &mut slot::Slot<'_>,
+        begin: u64,
+        round: u32,
+        canary: f64,
+        limit: f64,
+    ) -> bool {
+        let mut env = slot::Env {
+            clock: session.clock.as_ref(),
+            settings: session.settings,
+            context: &session.context,
+            flag: None,
+            explain: None,
+        };
+        slot.visit(&mut env, round, begin, canary, limit).unwrap()
+    }
+
     #[test]
     fn a_round_in_a_slow_episode_is_measured_again_but_never_more_often_than_kept() {
         let session = smoke_session();
@@ -1022,14 +1041,7 @@ mod tests {
         let mut slot = slot::Slot::new(&FAILS_AFTER, &params);
         let begin = session.clock.now();
         let visit = |slot: &mut slot::Slot<'_>, round: u32, canary: f64, limit: f64| {
-            let mut env = slot::Env {
-                clock: session.clock.as_ref(),
-                settings: session.settings,
-                context: &session.context,
-                flag: None,
-                explain: None,
-            };
-            slot.visit(&mut env, round, begin, canary, limit).unwrap()
+            visit_in(&session, slot, begin, round, canary, limit)
         };
         // The canary before the round read above the limit: not kept.
         assert!(!visit(&mut slot, 0, 200.0, 100.0));
@@ -1065,14 +1077,7 @@ mod tests {
         let params = crate::bench::Params(vec![]);
         let mut slot = slot::Slot::new(&FAILS_AFTER, &params);
         let begin = session.clock.now();
-        let mut env = slot::Env {
-            clock: session.clock.as_ref(),
-            settings: session.settings,
-            context: &session.context,
-            flag: None,
-            explain: None,
-        };
-        assert!(slot.visit(&mut env, 0, begin, 70.0, 0.0).unwrap());
+        assert!(visit_in(&session, &mut slot, begin, 0, 70.0, 0.0));
         let (rounds, samples) = (slot.rounds, slot.samples.len());
         assert!(samples > 0);
         let sealed = Sealed::seal(&slot.carry(Some(1234))).unwrap();
