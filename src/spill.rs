@@ -247,9 +247,9 @@ mod tests {
                 continue;
             };
             let f = MemFile::create("test-samples").unwrap();
-            f.write(&samples, true).unwrap();
+            f.write_json(&samples).unwrap();
             spill.put_file(r, &f).unwrap();
-            let back: Samples = f.read(true).unwrap();
+            let back: Samples = f.read_json().unwrap();
             assert_eq!(
                 serde_json::to_value(&back).unwrap(),
                 serde_json::to_value(&samples).unwrap()

@@ -250,7 +250,7 @@ impl Session {
             }
         }
         if let Some(f) = samples {
-            match f.read::<Samples>(true) {
+            match f.read_json::<Samples>() {
                 Ok(got) => {
                     if let Some(m) = r.measured.as_mut() {
                         m.samples = Some(got);
@@ -1102,7 +1102,7 @@ mod tests {
         assert_eq!(resumed.earlier_peak_kib, Some(1234));
         // A file that is not a whole hand-over is refused, not half read.
         let torn = wire::MemFile::create("torn").unwrap();
-        torn.write(&"not a hand-over", false).unwrap();
+        torn.write_json(&"not a hand-over").unwrap();
         assert!(Sealed(torn).open().is_err());
     }
 

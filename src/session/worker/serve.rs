@@ -186,7 +186,7 @@ fn serve_inner(args: &[String]) -> anyhow::Result<()> {
                 let file = match &samples {
                     Some(s) => {
                         let f = wire::MemFile::create("syscost-samples")?;
-                        f.write(s, true)?;
+                        f.write_json(s)?;
                         Some(f)
                     }
                     None => None,

@@ -164,27 +164,17 @@ impl MemFile {
         Ok(MemFile(std::fs::File::from(fd)))
     }
 
-    /// Writes `value` into it as CBOR (`json`: as JSON), from its current offset.
-    pub fn write<T: Serialize>(&self, value: &T, json: bool) -> io::Result<()> {
+    /// Writes `value` into it as JSON, from its current offset.
+    pub fn write_json<T: Serialize>(&self, value: &T) -> io::Result<()> {
         let mut w = io::BufWriter::with_capacity(1 << 16, &self.0);
-        if json {
-            serde_json::to_writer(&mut w, value)?;
-        } else {
-            ciborium::into_writer(value, &mut w)
-                .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))?;
-        }
+        serde_json::to_writer(&mut w, value)?;
         w.flush()
     }
 
-    /// Reads what [`MemFile::write`] wrote, from its start.
-    pub fn read<T: for<'de> Deserialize<'de>>(&self, json: bool) -> io::Result<T> {
+    /// Reads what [`MemFile::write_json`] wrote, from its start.
+    pub fn read_json<T: for<'de> Deserialize<'de>>(&self) -> io::Result<T> {
         let r = io::BufReader::with_capacity(1 << 16, self.from_start()?);
-        if json {
-            Ok(serde_json::from_reader(r)?)
-        } else {
-            ciborium::from_reader(r)
-                .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))
-        }
+        Ok(serde_json::from_reader(r)?)
     }
 
     /// The file, its offset at its start.
@@ -241,8 +231,7 @@ impl Sealed {
     pub fn seal(c: &Carried) -> io::Result<Sealed> {
         let f = MemFile::create("syscost-handover")?;
         let mut head = Vec::new();
-        ciborium::into_writer(c, &mut head)
-            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))?;
+        ciborium::into_writer(c, &mut head).map_err(invalid)?;
         let mut w = io::BufWriter::with_capacity(1 << 16, f.from_start()?);
         w.write_all(&(head.len() as u64).to_le_bytes())?;
         w.write_all(&head)?;
@@ -258,22 +247,19 @@ impl Sealed {
         let total = self.0.len()?;
         let mut r = io::BufReader::with_capacity(1 << 16, self.0.from_start()?);
         let mut word = [0u8; 8];
-        let torn =
-            |what: &str| io::Error::new(io::ErrorKind::InvalidData, what.to_string());
         r.read_exact(&mut word)?;
         let head_len = u64::from_le_bytes(word);
         if head_len > total {
-            return Err(torn("a hand-over longer than its file"));
+            return Err(invalid("a hand-over longer than its file"));
         }
         let mut head = vec![0u8; head_len as usize];
         r.read_exact(&mut head)?;
-        let c: Carried = ciborium::from_reader(head.as_slice())
-            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))?;
+        let c: Carried = ciborium::from_reader(head.as_slice()).map_err(invalid)?;
         r.read_exact(&mut word)?;
         let n = u64::from_le_bytes(word);
         let size = crate::harness::packed::SIZE as u64;
         if n.checked_mul(size) != total.checked_sub(head_len + 16) {
-            return Err(torn("a hand-over whose samples do not fill its file"));
+            return Err(invalid("a hand-over whose samples do not fill its file"));
         }
         let samples = crate::harness::packed::read(&mut r, n as usize)?;
         Ok(c.with_samples(samples))
@@ -374,13 +360,16 @@ impl From<WireError> for BenchError {
     }
 }
 
+/// A message or file that does not decode.
+fn invalid(e: impl ToString) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, e.to_string())
+}
+
 /// Writes one message.
 pub fn send<T: Serialize>(s: &mut UnixStream, msg: &T) -> io::Result<()> {
     let mut body = Vec::new();
-    ciborium::into_writer(msg, &mut body)
-        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))?;
-    let len = u32::try_from(body.len())
-        .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "message too long"))?;
+    ciborium::into_writer(msg, &mut body).map_err(invalid)?;
+    let len = u32::try_from(body.len()).map_err(|_| invalid("message too long"))?;
     // The length, then the body, without a copy of the body (a hand-over's can be
     // megabytes).
     s.write_all(&len.to_le_bytes())?;
@@ -397,16 +386,13 @@ pub fn recv<T: for<'de> Deserialize<'de>>(s: &mut UnixStream) -> io::Result<Opti
     }
     let len = u32::from_le_bytes(len) as usize;
     if len > MAX_MESSAGE {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!("a message of {len} bytes"),
-        ));
+        return Err(invalid(format!("a message of {len} bytes")));
     }
     let mut body = vec![0u8; len];
     s.read_exact(&mut body)?;
     ciborium::from_reader(body.as_slice())
         .map(Some)
-        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))
+        .map_err(invalid)
 }
 
 /// Sends `fd` as one byte with `SCM_RIGHTS`.
@@ -455,10 +441,7 @@ pub fn recv_fd(s: &UnixStream) -> io::Result<OwnedFd> {
             }
         }
     }
-    Err(io::Error::new(
-        io::ErrorKind::InvalidData,
-        "a message without the descriptor",
-    ))
+    Err(invalid("a message without the descriptor"))
 }
 
 #[cfg(test)]
