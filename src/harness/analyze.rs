@@ -371,7 +371,10 @@ fn analyze_with(
         .collect();
     let kept_vals: Vec<f64> = kept.iter().map(|&i| per_op_ns[i]).collect();
     let segs = segments(&kept_vals);
-    flag_mad_outliers(&kept_vals, &kept, &segs, s, &mut flags);
+    // Half a clock step per operation: the interval's floor below, and the least MAD,
+    // so that samples one step of the clock apart are not told apart as outliers.
+    let step = 0.5 * s.granularity_ns / k.max(1) as f64;
+    flag_mad_outliers(&kept_vals, &kept, &segs, s, step, &mut flags);
     counts.window = flags.iter().filter(|f| f.window).count();
     counts.mad = flags.iter().filter(|f| f.mad).count();
     counts.perturbed = flags.iter().filter(|f| f.perturbed).count();
@@ -402,7 +405,6 @@ fn analyze_with(
     let figures: Vec<f64> = rounds.iter().filter_map(|r| r.median_ns).collect();
     // The interval is never narrower than half a clock step per operation, nor than
     // the pooled samples' own interval of the median.
-    let step = 0.5 * s.granularity_ns / k.max(1) as f64;
     let estimate = match basis {
         Basis::Clean => {
             let pooled = clean.as_ref().map_or(0.0, |c| (c.ci_high - c.ci_low) / 2.0);
@@ -474,11 +476,14 @@ fn all_samples_estimate(
 
 /// Marks the MAD outliers among the kept samples (`kept_vals`, at sample indices
 /// `kept`), level by level (`segs`), leaving alone a level that holds several modes.
+/// The MAD is at least `step` (half a clock step per operation) as well as the
+/// settings' fraction of the median.
 fn flag_mad_outliers(
     kept_vals: &[f64],
     kept: &[usize],
     segs: &[crate::stats::Segment],
     s: &Settings,
+    step: f64,
     flags: &mut [SampleFlags],
 ) {
     for g in segs {
@@ -488,7 +493,8 @@ fn flag_mad_outliers(
         if part.len() >= 8 && modes::modes(part, 0.05, 0.03).len() > 1 {
             continue;
         }
-        let mad = outliers::mad_outliers_floored(part, s.mad_threshold, s.mad_floor);
+        let mad =
+            outliers::mad_outliers_floored(part, s.mad_threshold, s.mad_floor, step);
         for (j, out) in mad.into_iter().enumerate() {
             flags[kept[g.start + j]].mad = out;
         }
@@ -730,6 +736,52 @@ pub(crate) mod tests {
                 assert!(why.contains("voluntary switch"), "{case}");
             }
         }
+    }
+
+    #[test]
+    fn samples_on_clock_steps_are_not_outliers_of_each_other() {
+        // As svc.canwak read on a VM whose TSC moves in 10 ns steps (20 ns between two
+        // reads): one operation per sample, 56% at 290 ns, 42% one step below, the rest
+        // above. The 0.5% MAD floor alone (1.45 ns) made every sample at 280 an outlier,
+        // and the round's median the step value 290.
+        let per_round = [(290, 2811), (280, 2093), (300, 84), (310, 7), (20_040, 5)];
+        let ticks_of = |rank: usize| {
+            let mut below = 0;
+            for &(ticks, n) in &per_round {
+                below += n;
+                if rank < below {
+                    return ticks;
+                }
+            }
+            unreachable!()
+        };
+        let mut xs = Vec::new();
+        for round in 0..8u32 {
+            // Interleaved as they come: the i-th sample of a round takes the value of
+            // rank 7919 i mod 5000 (7919 is prime to 5000, so each rank once).
+            for i in 0..5000 {
+                xs.push(Sample {
+                    at_ns: xs.len() as f64 * 300.0,
+                    ticks: ticks_of(i * 7919 % 5000),
+                    usage: Usage::default(),
+                    round,
+                    span: None,
+                    kernel: 0,
+                });
+            }
+        }
+        let (a, _, why) = conclude(&xs, Expect::default());
+        // Only the far ones (20 µs: a preemption the counters missed) are outliers.
+        assert_eq!(a.counts.mad + a.counts.window, 8 * 5, "{why}");
+        assert_eq!(a.counts.clean, 8 * (2811 + 2093 + 84 + 7), "{why}");
+        // Each round's median is read between the steps: of the 4995 clean, 2093 at
+        // 280, and the middle (2497.5) falls 404.5 into the 2811 at 290, so
+        // 285 + 10 * 404.5 / 2811 = 286.44 ns.
+        for r in &a.rounds {
+            let m = r.median_ns.unwrap();
+            assert!((m - 286.44).abs() < 0.01, "{m} ({why})");
+        }
+        assert!((a.figure() - 286.44).abs() < 0.01, "{}", a.figure());
     }
 
     #[test]

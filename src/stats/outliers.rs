@@ -51,23 +51,32 @@ pub fn window_outliers(xs: &[f64], pilot: f64, below: f64, above: f64) -> Vec<bo
 /// coarse timer that returns the same tick most of the time must not turn every
 /// other reading into an outlier. Cost O(n log n).
 pub fn mad_outliers(xs: &[f64], threshold: f64) -> Vec<bool> {
-    mad_outliers_floored(xs, threshold, 0.0)
+    mad_outliers_floored(xs, threshold, 0.0, 0.0)
 }
 
-/// [`mad_outliers`] with the MAD raised to at least `rel_floor × |median|`.
+/// [`mad_outliers`] with the MAD raised to at least `rel_floor × |median|` and to
+/// at least `abs_floor`.
 ///
 /// Timing samples of a fast operation can be so tight that the MAD is a few
 /// hundredths of a percent of the median; the plain score would then label half
 /// the samples for differences far below anything that matters. With a floor of
 /// 0.5% and the usual threshold of 3.5, nothing within about 2.6% of the median
-/// is ever an outlier. A floor of 0 is the plain test.
-pub fn mad_outliers_floored(xs: &[f64], threshold: f64, rel_floor: f64) -> Vec<bool> {
+/// is ever an outlier. `abs_floor` is for samples that sit on a clock's steps: with
+/// it at a step, a value one step from the median scores 0.67, and an outlier lies
+/// more than five steps out. Floors of 0 are the plain test.
+pub fn mad_outliers_floored(
+    xs: &[f64],
+    threshold: f64,
+    rel_floor: f64,
+    abs_floor: f64,
+) -> Vec<bool> {
     let finite: Vec<f64> = xs.iter().copied().filter(|x| x.is_finite()).collect();
     let (Some(center), Some(mad)) = (super::median(&finite), super::mad(&finite)) else {
         // No finite sample at all: every (non-finite) sample is labelled.
         return vec![true; xs.len()];
     };
-    let mad = mad.max(rel_floor * center.abs());
+    let floor = abs_floor.max(0.0);
+    let mad = mad.max(rel_floor * center.abs()).max(floor);
     if mad == 0.0 {
         return xs.iter().map(|x| !x.is_finite()).collect();
     }
@@ -183,9 +192,27 @@ mod tests {
         let xs = [99.9, 100.0, 100.0, 100.1, 101.0, 100.0, 99.9];
         assert!(mad_outliers(&xs, 3.5)[4]);
         // Floored MAD 0.5 (0.5% of 100): z = 0.6745 * 1 / 0.5 = 1.35, kept.
-        assert!(!mad_outliers_floored(&xs, 3.5, 0.005)[4]);
+        assert!(!mad_outliers_floored(&xs, 3.5, 0.005, 0.0)[4]);
         // 103 is z = 0.6745 * 3 / 0.5 = 4.05 > 3.5 even with the floor.
         let ys = [99.9, 100.0, 100.0, 100.1, 103.0, 100.0, 99.9];
-        assert!(mad_outliers_floored(&ys, 3.5, 0.005)[4]);
+        assert!(mad_outliers_floored(&ys, 3.5, 0.005, 0.0)[4]);
+    }
+
+    #[test]
+    fn a_clock_step_from_the_median_is_no_outlier_with_the_step_as_floor() {
+        // Samples on a 10 ns lattice: MAD 0, so the 0.5% floor (1.45 ns) decides, and
+        // 280 scores 0.6745 * 10 / 1.45 = 4.65: every sample one step low is labelled.
+        let xs = [
+            290.0, 290.0, 280.0, 290.0, 280.0, 290.0, 300.0, 290.0, 360.0,
+        ];
+        let plain = mad_outliers_floored(&xs, 3.5, 0.005, 0.0);
+        assert!(plain[2] && plain[4] && plain[6]);
+        // With the step as floor, one step is 0.67; 360 (seven steps) is 4.7.
+        let stepped = mad_outliers_floored(&xs, 3.5, 0.005, 10.0);
+        assert_eq!(stepped.iter().filter(|&&o| o).count(), 1);
+        assert!(stepped[8]);
+        // A negative or NaN floor is no floor.
+        assert_eq!(mad_outliers_floored(&xs, 3.5, 0.005, f64::NAN), plain);
+        assert_eq!(mad_outliers_floored(&xs, 3.5, 0.005, -1.0), plain);
     }
 }
