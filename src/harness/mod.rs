@@ -174,6 +174,21 @@ pub struct Overhead {
 }
 
 impl Overhead {
+    /// Records `ticks` as what is subtracted from the batches of `round`, in place of
+    /// what was recorded for it before. A round between the first and `round` with
+    /// nothing recorded (none is expected) takes the first round's.
+    pub fn set_ticks_for(&mut self, round: u32, ticks: u64) {
+        match round {
+            0 => self.ticks = ticks,
+            r => {
+                let before = r as usize - 1;
+                self.later.truncate(before);
+                self.later.resize(before, self.ticks);
+                self.later.push(ticks);
+            }
+        }
+    }
+
     /// The ticks subtracted from a batch of `round`.
     pub fn ticks_for(&self, round: u32) -> u64 {
         match round {
@@ -415,20 +430,21 @@ impl<'a> Harness<'a> {
         })
     }
 
-    /// Measures the overhead again for a later round (fewer batches than the first)
-    /// and records it in `overhead`.
+    /// Measures the overhead again (fewer batches than the first time) for the
+    /// samples of `round` and records it in `overhead` as that round's
+    /// ([`Overhead::ticks_for`]): a round measured again after a slow episode replaces
+    /// what its dropped visit measured, and the rounds after it keep their places.
     pub fn remeasure(
         &self,
         baseline: &mut dyn Body,
         k: u64,
         plan: Plan,
         overhead: &mut Overhead,
+        round: u32,
     ) -> Result<(), BenchError> {
         let n = self.settings.profile.overhead_samples.clamp(1, 11);
         let ticks = self.empty_ticks(baseline, k, n)?;
-        overhead
-            .later
-            .push(if plan.keep_overhead { 0 } else { ticks });
+        overhead.set_ticks_for(round, if plan.keep_overhead { 0 } else { ticks });
         Ok(())
     }
 
@@ -564,7 +580,7 @@ impl<'a> Harness<'a> {
         let (analysis, converged, stop_reason) = loop {
             if round > 0 {
                 self.warm(body, k, p.round_warmup_ns)?;
-                self.remeasure(baseline, k, plan, &mut overhead)?;
+                self.remeasure(baseline, k, plan, &mut overhead, round)?;
             }
             self.collect(body, k, round, begin, &mut samples)?;
             round += 1;

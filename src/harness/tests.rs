@@ -384,3 +384,30 @@ fn expected_faults_include_major_faults() {
     assert!(analyze::perturbed(&faulting, Expect::default()));
     assert!(!analyze::perturbed(&faulting, faults));
 }
+
+#[test]
+fn each_rounds_overhead_lands_in_its_own_place() {
+    let mut o = Overhead {
+        per_batch_ns: 30.0,
+        per_op_ns: 30.0,
+        samples: 51,
+        subtracted: true,
+        ticks: 78,
+        later: vec![],
+    };
+    o.set_ticks_for(1, 52);
+    o.set_ticks_for(2, 40);
+    // Round 2 measured again after a slow episode: its second measurement replaces the
+    // first, and round 3 still finds its own place.
+    o.set_ticks_for(2, 45);
+    o.set_ticks_for(3, 60);
+    assert_eq!(o.later, vec![52, 45, 60]);
+    // A round with nothing recorded takes the first round's.
+    o.set_ticks_for(5, 33);
+    assert_eq!(o.later, vec![52, 45, 60, 78, 33]);
+    let got: Vec<u64> = (0..7).map(|r| o.ticks_for(r)).collect();
+    assert_eq!(got, vec![78, 52, 45, 60, 78, 33, 78]);
+    // The first round measured again.
+    o.set_ticks_for(0, 77);
+    assert_eq!(o.ticks_for(0), 77);
+}

@@ -1080,6 +1080,11 @@ mod tests {
         assert!(visit_in(&session, &mut slot, begin, 0, 70.0, 0.0));
         let (rounds, samples) = (slot.rounds, slot.samples.len());
         assert!(samples > 0);
+        // The ticks the overhead subtracts: the first round's, and one later round's.
+        let mut setup = slot.setup.clone().expect("set up in the first round");
+        setup.1.ticks = 61;
+        setup.1.later = vec![52];
+        slot.setup = Some(setup.clone());
         let sealed = Sealed::seal(&slot.carry(Some(1234))).unwrap();
         let bytes = sealed.0.len().unwrap();
         assert!(bytes > 0);
@@ -1100,6 +1105,12 @@ mod tests {
         assert_eq!((resumed.rounds, resumed.samples.len()), (rounds, samples));
         assert_eq!(resumed.processes(), 2, "the worker that handed over counts");
         assert_eq!(resumed.earlier_peak_kib, Some(1234));
+        let (k, o) = resumed.setup.clone().expect("the set-up travels");
+        assert_eq!((k, o.ticks, &o.later), (setup.0, 61, &vec![52]));
+        assert_eq!(
+            (o.ticks_for(0), o.ticks_for(1), o.ticks_for(2)),
+            (61, 52, 61)
+        );
         // A file that is not a whole hand-over is refused, not half read.
         let torn = wire::MemFile::create("torn").unwrap();
         torn.write_json(&"not a hand-over").unwrap();

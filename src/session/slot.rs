@@ -88,6 +88,11 @@ pub(super) struct Slot<'b> {
 pub struct Carried {
     result: BenchResult,
     setup: Option<(u64, Overhead)>,
+    /// The ticks the overhead subtracts from the first round's batches and from each
+    /// later one's ([`Overhead::ticks`], [`Overhead::later`]), which the overhead's
+    /// own serialisation leaves out: without them, the next worker would subtract
+    /// nothing from any round but the one its own measurement happens to land on.
+    overhead_ticks: Option<(u64, Vec<u64>)>,
     plan: Plan,
     /// Travels apart, packed (see [`Carried::samples`]).
     #[serde(skip)]
@@ -213,9 +218,11 @@ impl<'b> Slot<'b> {
     /// What it has gathered, for the next worker (this one, `peak_kib` at its peak, is
     /// done with it).
     pub(super) fn carry(self, peak_kib: Option<u64>) -> Carried {
+        let overhead_ticks = self.setup.as_ref().map(|(_, o)| (o.ticks, o.later.clone()));
         Carried {
             result: self.result,
             setup: self.setup,
+            overhead_ticks,
             plan: self.plan,
             samples: self.samples,
             canaries: self.canaries,
@@ -234,9 +241,14 @@ impl<'b> Slot<'b> {
 
     /// Takes up what an earlier worker gathered for `bench` with `params`.
     pub(super) fn resume(bench: &'b dyn Bench, params: &Params, c: Carried) -> Slot<'b> {
+        let mut setup = c.setup;
+        if let (Some((_, o)), Some((ticks, later))) = (setup.as_mut(), c.overhead_ticks) {
+            o.ticks = ticks;
+            o.later = later;
+        }
         Slot {
             result: c.result,
-            setup: c.setup,
+            setup,
             plan: c.plan,
             samples: c.samples,
             canaries: c.canaries,
@@ -316,7 +328,7 @@ impl<'b> Slot<'b> {
                 if last < p.round_warmup_ns as f64 || self.fresh {
                     h.warm(body.as_mut(), s.0, p.round_warmup_ns)?;
                 }
-                h.remeasure(&mut EmptyLoop, s.0, plan, &mut s.1)?;
+                h.remeasure(&mut EmptyLoop, s.0, plan, &mut s.1, round)?;
                 s
             }
             None => {

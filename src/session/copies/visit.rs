@@ -33,7 +33,7 @@ impl Slot<'_> {
         let t0 = c.now();
         let (k, overhead) = match self.setup.clone() {
             Some(mut s) => {
-                h.remeasure(&mut EmptyLoop, s.0, self.plan, &mut s.1)?;
+                h.remeasure(&mut EmptyLoop, s.0, self.plan, &mut s.1, round)?;
                 s
             }
             None => {
