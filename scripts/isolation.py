@@ -22,15 +22,22 @@ BINARY defaults to ./target/release/syscost. In order, in the same minutes:
    canary read before the result's rounds, whole/alone: a miss whose canary moved as
    much is the machine changing speed, not the run's neighbours. Then
    `syscost run proc.fork svc` and
-   `syscost run proc.fork`: proc.fork within 15%.
+   `syscost run proc.fork`: proc.fork within 15%. Beside each miss, the round states
+   (levels of the round medians, with their shares) of the two runs.
+3b. The control, unless --no-control: each family with a miss is measured alone once
+   more, and each miss says whether the second alone run lies within the first's
+   widened interval. A miss that also misses between two alone runs of its family is
+   a figure that moves from run to run (the machine's state, or the run's own, such as
+   where its scratch file landed), not one that its neighbours move. The control
+   changes no verdict: it says which kind of miss each one is.
 4. Unless --skip-speed: the whole catalogue's wall time with --profile quick (<= 20 s)
    and standard (<= 120 s; the run of step 1 when P is standard). Unless --skip-memory:
    `/usr/bin/time -f %M syscost run svc` (<= 60 MB). `syscost run trace.event --load 1`
    must exit 0, and with --repeat-exit N the README's main command (`syscost run`, saved
    to a fresh history in a temporary directory) N more times, each must exit 0.
 
---reanalyse DIR measures nothing and prints step 3 again from the documents that
---keep DIR kept. --quick tests the script itself: quick profile, families syscall,proc, no speed runs,
+--reanalyse DIR measures nothing and prints step 3 (and 3b, if its documents are there)
+again from the documents that --keep DIR kept. --quick tests the script itself: quick profile, families syscall,proc, no speed runs,
 the svc memory run on svc.ef only; its verdicts are marked as a subset. Runs are never
 saved to the user's history. The machine should be quiet: every figure here is a time.
 """
@@ -190,6 +197,15 @@ def canary_ns(r):
     return sum(rounds) / len(rounds) if rounds else None
 
 
+def states_text(r):
+    """The result's round states as `646 ns 88%, 504 ns 12%` (the largest shares first,
+    at most three), or '' when the document has none."""
+    st = (r.get("measured") or {}).get("states") or []
+    st = sorted(st, key=lambda x: -(x.get("share") or 0))[:3]
+    return ", ".join(f"{ns(x['median_ns'])} {100 * (x.get('share') or 0):.0f}%"
+                     for x in st if x.get("median_ns") is not None)
+
+
 def strict(r):
     family = r["name"].split(".", 1)[0]
     return family in STRICT_FAMILIES and (r.get("params") or {}).get("placement") != "free"
@@ -210,8 +226,10 @@ def verdict(ok):
     return "PASS" if ok else "FAIL"
 
 
-def compare_rows(whole_doc, alone, alone_status, say):
-    """Step 3: every row of the whole run against the same row alone, printed."""
+def compare_rows(whole_doc, alone, alone_status, say, control=None):
+    """Step 3: every row of the whole run against the same row alone, printed; with
+    `control` (the rows of the missing families measured alone once more), step 3b
+    beside each miss. Returns the misses' keys."""
     w_ok = measured(whole_doc)
     w_status = statuses(whole_doc)
     rows, misses, unmatched = [], [], []
@@ -247,12 +265,30 @@ def compare_rows(whole_doc, alone, alone_status, say):
     def distance(ratio):
         return abs(math.log(ratio)) if 0 < ratio < math.inf else math.inf
 
+    moved = 0
     for k, wr, ar, ratio, lo, hi in sorted(misses, key=lambda m: -distance(m[3])):
         cw, ca = canary_ns(wr), canary_ns(ar)
         machine = f" (canary ×{cw / ca:.2f})" if cw and ca else ""
         say(f"  miss {k}: whole {ns(wr['measured']['median_ns'])}, alone "
             f"{ns(ar['measured']['median_ns'])} [{ns(lo)}–{ns(hi)}], ratio {ratio:.3f}"
             + machine)
+        sw, sa = states_text(wr), states_text(ar)
+        if sw or sa:
+            say(f"       round states: whole {sw or '-'}; alone {sa or '-'}")
+        if control is not None:
+            cr = control.get(k)
+            if cr is None:
+                say("       control: not measured in the second alone run")
+                continue
+            c_ratio, c_ok, _ = within(cr, ar)
+            moved += not c_ok
+            say(f"       control: alone again {ns(cr['measured']['median_ns'])}, ratio "
+                f"{c_ratio:.3f} to the first alone run: "
+                + ("within its interval" if c_ok else "OUTSIDE it too (moves from run "
+                   "to run)") + (f"; states {states_text(cr)}" if states_text(cr) else ""))
+    if control is not None and misses:
+        say(f"  control: {moved} of {len(misses)} misses also missed between two alone "
+            "runs of their family")
     for u in unmatched:
         say(f"  not compared: {u}")
     strict_rows = [r for r in rows if strict(r[1])]
@@ -262,21 +298,25 @@ def compare_rows(whole_doc, alone, alone_status, say):
         "within (target: all)")
     for k, wr, ar, ratio, ok, lo, hi in strict_rows:
         say(f"  {'ok  ' if ok else 'MISS'} {k}: ratio {ratio:.3f}")
+    return [m[0] for m in misses]
 
 
 def reanalyse(workdir):
     """Step 3 again, on whole.json and alone-*.json kept in `workdir`."""
     with open(os.path.join(workdir, "whole.json")) as f:
         whole_doc = json.load(f)
-    alone, alone_status = {}, {}
+    alone, alone_status, control = {}, {}, {}
     for name in sorted(os.listdir(workdir)):
         if name.startswith("alone-") and name.endswith(".json"):
             with open(os.path.join(workdir, name)) as f:
                 doc = json.load(f)
             alone.update(measured(doc))
             alone_status.update(statuses(doc))
+        elif name.startswith("control-") and name.endswith(".json"):
+            with open(os.path.join(workdir, name)) as f:
+                control.update(measured(json.load(f)))
     print(f"rows of the documents in {workdir} (nothing measured now)")
-    compare_rows(whole_doc, alone, alone_status, print)
+    compare_rows(whole_doc, alone, alone_status, print, control or None)
     return 0
 
 
@@ -289,6 +329,8 @@ def main():
     ap.add_argument("--skip-memory", action="store_true", help="no svc memory run")
     ap.add_argument("--repeat-exit", type=int, default=0, metavar="N",
                     help="run the README's main command N more times for its exit status")
+    ap.add_argument("--no-control", action="store_true",
+                    help="do not measure the missing families alone a second time")
     ap.add_argument("--keep", metavar="DIR", help="keep every document in DIR")
     ap.add_argument("--quick", action="store_true",
                     help="test the script: quick profile, syscall,proc, no speed runs")
@@ -354,8 +396,22 @@ def main():
         alone_status.update(statuses(o.doc))
     say(f"alone: {', '.join(walls)}; {sum(float(w.split()[1]) for w in walls):.1f} s in all")
 
-    # 3. Rows.
-    compare_rows(whole.doc, alone, alone_status, say)
+    # 3. Rows, first without the control, so that what the control measures is only
+    # the families with a miss.
+    quiet = []
+    missed = compare_rows(whole.doc, alone, alone_status, quiet.append)
+    if missed and not a.no_control:
+        control, cwalls = {}, []
+        for f in [f for f in present if any(k.split(".", 1)[0] == f for k in missed)]:
+            progress(f"{f} alone again (control)")
+            o = invoke(binary, ["run", f, *common], workdir, f"control-{f}", env=env)
+            cwalls.append(f"{f} {o.wall_s:.1f} s" + ("" if o.exit == 0 else f" (exit {o.exit})"))
+            control.update(measured(o.doc))
+        say(f"control (the families with a miss, alone once more): {', '.join(cwalls)}")
+        compare_rows(whole.doc, alone, alone_status, say, control)
+    else:
+        for line in quiet:
+            say(line)
 
     # proc.fork beside svc, and alone.
     progress("proc.fork svc / proc.fork")
