@@ -399,7 +399,8 @@ def main():
     # 3. Rows, first without the control, so that what the control measures is only
     # the families with a miss.
     quiet = []
-    missed = compare_rows(whole.doc, alone, alone_status, quiet.append)
+    missed = compare_rows(whole.doc, alone, alone_status,
+                          lambda s="": quiet.append(s))
     if missed and not a.no_control:
         control, cwalls = {}, []
         for f in [f for f in present if any(k.split(".", 1)[0] == f for k in missed)]:
