@@ -302,7 +302,8 @@ def compare_rows(whole_doc, alone, alone_status, say, control=None):
 
 
 def reanalyse(workdir):
-    """Step 3 again, on whole.json and alone-*.json kept in `workdir`."""
+    """Step 3 again, on whole.json and alone-*.json kept in `workdir` (and step 3b with
+    control-*.json, when the control was measured)."""
     with open(os.path.join(workdir, "whole.json")) as f:
         whole_doc = json.load(f)
     alone, alone_status, control = {}, {}, {}
