@@ -282,10 +282,11 @@ def compare_rows(whole_doc, alone, alone_status, say, control=None):
                 continue
             c_ratio, c_ok, _ = within(cr, ar)
             moved += not c_ok
+            sc = states_text(cr)
             say(f"       control: alone again {ns(cr['measured']['median_ns'])}, ratio "
                 f"{c_ratio:.3f} to the first alone run: "
                 + ("within its interval" if c_ok else "OUTSIDE it too (moves from run "
-                   "to run)") + (f"; states {states_text(cr)}" if states_text(cr) else ""))
+                   "to run)") + (f"; states {sc}" if sc else ""))
     if control is not None and misses:
         say(f"  control: {moved} of {len(misses)} misses also missed between two alone "
             "runs of their family")

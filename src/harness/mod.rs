@@ -175,18 +175,18 @@ pub struct Overhead {
 
 impl Overhead {
     /// Records `ticks` as what is subtracted from the batches of `round`, in place of
-    /// what was recorded for it before. A round between the first and `round` with
-    /// nothing recorded (none is expected) takes the first round's.
+    /// what was recorded for it before; other rounds keep theirs. A round between the
+    /// first and `round` with nothing recorded (none is expected) takes the first
+    /// round's.
     pub fn set_ticks_for(&mut self, round: u32, ticks: u64) {
-        match round {
-            0 => self.ticks = ticks,
-            r => {
-                let before = r as usize - 1;
-                self.later.truncate(before);
-                self.later.resize(before, self.ticks);
-                self.later.push(ticks);
-            }
+        let Some(i) = (round as usize).checked_sub(1) else {
+            self.ticks = ticks;
+            return;
+        };
+        if i >= self.later.len() {
+            self.later.resize(i + 1, self.ticks);
         }
+        self.later[i] = ticks;
     }
 
     /// The ticks subtracted from a batch of `round`.

@@ -405,6 +405,10 @@ fn each_rounds_overhead_lands_in_its_own_place() {
     // A round with nothing recorded takes the first round's.
     o.set_ticks_for(5, 33);
     assert_eq!(o.later, vec![52, 45, 60, 78, 33]);
+    // An earlier round measured again leaves the later ones where they are.
+    o.set_ticks_for(2, 47);
+    assert_eq!(o.later, vec![52, 47, 60, 78, 33]);
+    o.set_ticks_for(2, 45);
     let got: Vec<u64> = (0..7).map(|r| o.ticks_for(r)).collect();
     assert_eq!(got, vec![78, 52, 45, 60, 78, 33, 78]);
     // The first round measured again.
