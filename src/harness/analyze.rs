@@ -373,7 +373,7 @@ fn analyze_with(
     let segs = segments(&kept_vals);
     // Half a clock step per operation: the interval's floor below, and the least MAD,
     // so that samples one step of the clock apart are not told apart as outliers.
-    let step = 0.5 * s.granularity_ns / k.max(1) as f64;
+    let step = 0.5 * s.resolution_ns / k.max(1) as f64;
     flag_mad_outliers(&kept_vals, &kept, &segs, s, step, &mut flags);
     counts.window = flags.iter().filter(|f| f.window).count();
     counts.mad = flags.iter().filter(|f| f.mad).count();

@@ -21,6 +21,11 @@ pub trait Clock {
     fn to_ns(&self, ticks: u64) -> f64 {
         ticks as f64 * self.ns_per_tick()
     }
+    /// Whether a tick is the counter's own unit (the TSC), so that a step of one tick
+    /// can be told from a step the clock rounded to nanoseconds (CLOCK_MONOTONIC).
+    fn raw_counter(&self) -> bool {
+        false
+    }
 }
 
 /// CLOCK_MONOTONIC through the vDSO; one tick is one nanosecond.
@@ -114,6 +119,9 @@ impl Clock for Tsc {
     fn ns_per_tick(&self) -> f64 {
         self.ns_per_tick
     }
+    fn raw_counter(&self) -> bool {
+        true
+    }
 }
 
 /// A clock for tests: it advances only when told, so the harness's behaviour can be
@@ -159,16 +167,71 @@ pub struct ClockInfo {
     pub why: String,
     /// Nanoseconds per tick (for the TSC, from the calibration).
     pub ns_per_tick: f64,
-    /// The smallest non-zero step seen between two successive reads, in ns.
+    /// The smallest non-zero step seen between two successive reads, in ns: the
+    /// clock's quantum or the cost of a read, whichever is larger.
     pub granularity_ns: f64,
+    /// The clock's quantum, in ns: the step by which its value advances (see
+    /// [`quantum_ticks`]). A duration is known to within it, however short the reads;
+    /// 0 in documents written before it was recorded (read
+    /// [`ClockInfo::resolution`]).
+    #[serde(default)]
+    pub resolution_ns: f64,
     /// The cost of one read, in ns (a loop of reads divided by their number).
     pub read_cost_ns: f64,
 }
 
-/// Measures a clock's granularity and read cost.
+impl ClockInfo {
+    /// The clock's quantum in ns: [`ClockInfo::resolution_ns`], or the granularity in
+    /// a document that did not record it.
+    pub fn resolution(&self) -> f64 {
+        if self.resolution_ns > 0.0 {
+            self.resolution_ns
+        } else {
+            self.granularity_ns
+        }
+    }
+}
+
+/// Steps between successive reads seen fewer times than this are left out of the
+/// quantum: one odd step (a read across a migration) must not decide it.
+const QUANTUM_MIN_SEEN: u64 = 3;
+
+/// The clock's quantum in ticks, from the steps seen between successive reads (each
+/// with how often it was seen): the greatest common divisor of the steps seen at least
+/// [`QUANTUM_MIN_SEEN`] times. A read can last longer than the quantum, so the
+/// smallest step is not the quantum: in a VM here the TSC advances 26 ticks (10.0 ns)
+/// at a time, and successive fenced reads differ by 52 or 78 ticks, never 26. A counter
+/// whose unit is its own tick (`raw`) is taken at its word when the divisor is one
+/// tick; a clock that rounds to nanoseconds can hide a coarser quantum in that
+/// rounding, so there a divisor of one tick falls back to the smallest step (the
+/// cautious answer). None when no step was seen often enough.
+pub fn quantum_ticks(steps: &[(u64, u64)], raw: bool) -> Option<u64> {
+    fn gcd(a: u64, b: u64) -> u64 {
+        if b == 0 {
+            a
+        } else {
+            gcd(b, a % b)
+        }
+    }
+    let seen: Vec<u64> = steps
+        .iter()
+        .filter(|&&(d, n)| d > 0 && n >= QUANTUM_MIN_SEEN)
+        .map(|&(d, _)| d)
+        .collect();
+    let smallest = steps.iter().map(|&(d, _)| d).filter(|&d| d > 0).min();
+    // Never coarser than a step actually seen.
+    match seen.iter().fold(0, |g, &d| gcd(g, d)) {
+        0 => None,
+        1 if !raw => smallest,
+        g => smallest.map(|s| s.min(g)),
+    }
+}
+
+/// Measures a clock's granularity, quantum and read cost.
 pub fn characterize(clock: &dyn Clock, name: &str, why: &str) -> ClockInfo {
     const READS: u64 = 20_000;
     let mut min_step = u64::MAX;
+    let mut steps: std::collections::HashMap<u64, u64> = Default::default();
     let mut prev = clock.now();
     for _ in 0..READS {
         let t = clock.now();
@@ -176,8 +239,11 @@ pub fn characterize(clock: &dyn Clock, name: &str, why: &str) -> ClockInfo {
         if d > 0 && d < min_step {
             min_step = d;
         }
+        *steps.entry(d).or_default() += 1;
         prev = t;
     }
+    let steps: Vec<(u64, u64)> = steps.into_iter().collect();
+    let quantum = quantum_ticks(&steps, clock.raw_counter()).unwrap_or(min_step);
     let t0 = clock.now();
     for _ in 0..READS {
         std::hint::black_box(clock.now());
@@ -193,6 +259,11 @@ pub fn characterize(clock: &dyn Clock, name: &str, why: &str) -> ClockInfo {
             clock.to_ns(min_step)
         },
         read_cost_ns: clock.to_ns(t1.wrapping_sub(t0)) / READS as f64,
+        resolution_ns: if quantum == u64::MAX {
+            f64::NAN
+        } else {
+            clock.to_ns(quantum)
+        },
     }
 }
 
@@ -261,9 +332,49 @@ mod tests {
     }
 
     #[test]
+    fn the_quantum_is_the_divisor_of_the_steps_not_the_smallest_step() {
+        // A TSC that advances 26 ticks at a time, read every 52 or 78 ticks.
+        let vm = [(52, 10_000), (78, 9_800), (104, 30), (130, 3), (53, 1)];
+        assert_eq!(quantum_ticks(&vm, true), Some(26));
+        // The same steps on a clock that rounds: the divisor is kept when above one.
+        assert_eq!(quantum_ticks(&vm, false), Some(26));
+        // A TSC that counts every tick: reads 40-43 ticks apart.
+        let metal = [(40, 500), (41, 9_000), (42, 8_000), (43, 300)];
+        assert_eq!(quantum_ticks(&metal, true), Some(1));
+        // The same steps in rounded nanoseconds: the smallest step, cautiously.
+        assert_eq!(quantum_ticks(&metal, false), Some(40));
+        // A step seen once or twice decides nothing; none seen often enough: None.
+        assert_eq!(quantum_ticks(&[(7, 2), (0, 100)], true), None);
+        // But the quantum is never coarser than a step seen: at most the smallest.
+        assert_eq!(
+            quantum_ticks(&[(52, 100), (78, 100), (13, 1)], true),
+            Some(13)
+        );
+        assert_eq!(
+            quantum_ticks(&[(20, 100), (31, 100), (19, 1)], false),
+            Some(19)
+        );
+        assert_eq!(quantum_ticks(&[], true), None);
+    }
+
+    #[test]
+    fn a_fake_clock_steps_by_its_read_cost() {
+        let info = characterize(&FakeClock::new(3), "fake", "test");
+        assert_eq!(info.granularity_ns, 3.0);
+        assert_eq!(info.resolution_ns, 3.0);
+        assert_eq!(info.resolution(), 3.0);
+        let old = ClockInfo {
+            granularity_ns: 20.0,
+            ..ClockInfo::default()
+        };
+        assert_eq!(old.resolution(), 20.0);
+    }
+
+    #[test]
     fn monotonic_is_monotonic_and_characterized() {
         let info = characterize(&Monotonic, "monotonic", "test");
         assert!(info.granularity_ns >= 1.0 && info.granularity_ns < 1_000_000.0);
+        assert!(info.resolution_ns >= 1.0 && info.resolution_ns <= info.granularity_ns);
         assert!(info.read_cost_ns > 0.0 && info.read_cost_ns < 100_000.0);
     }
 

@@ -243,6 +243,9 @@ pub struct Settings {
     pub profile: Profile,
     /// The clock's measured granularity in ns; batches last at least 1000 times it.
     pub granularity_ns: f64,
+    /// The clock's quantum in ns ([`clock::ClockInfo::resolution_ns`]): half of it
+    /// per operation is the least an interval can claim, and the least MAD.
+    pub resolution_ns: f64,
     /// The VMS window around the centre (the median of all samples): below and above,
     /// as fractions.
     pub window: (f64, f64),
@@ -261,17 +264,28 @@ pub struct Settings {
 }
 
 impl Settings {
-    /// Defaults for a profile and a clock granularity.
+    /// Defaults for a profile and a clock granularity, taken as the clock's quantum
+    /// too until [`Settings::with_resolution`] says otherwise.
     pub fn new(profile: Profile, granularity_ns: f64) -> Settings {
         Settings {
             profile,
             granularity_ns,
+            resolution_ns: granularity_ns,
             window: (0.25, 0.5),
             mad_threshold: 3.5,
             mad_floor: 0.005,
             batch: None,
             spans: false,
         }
+    }
+
+    /// These settings with the clock's quantum, ns (kept within 0.01 ns and the
+    /// granularity; a quantum that was not found leaves the granularity).
+    pub fn with_resolution(mut self, resolution_ns: f64) -> Settings {
+        if resolution_ns.is_finite() && resolution_ns > 0.0 {
+            self.resolution_ns = resolution_ns.clamp(0.01, self.granularity_ns);
+        }
+        self
     }
 
     fn target_batch_ns(&self) -> f64 {

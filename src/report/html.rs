@@ -163,8 +163,10 @@ fn runs_section(out: &mut String, runs: &[(RunLabel, Run)]) {
             ("clocksource", |_, r| opt(&r.host.clocksource)),
             ("harness clock", |_, r| {
                 format!(
-                    "{} ({:.1} ns granularity, {:.1} ns per read)",
-                    r.clock.name, r.clock.granularity_ns, r.clock.read_cost_ns
+                    "{} ({} ns steps, {:.1} ns per read)",
+                    r.clock.name,
+                    super::table::step_text(r.clock.resolution()),
+                    r.clock.read_cost_ns
                 )
             }),
             ("profile", |_, r| {

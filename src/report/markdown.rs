@@ -9,10 +9,12 @@ pub struct Markdown;
 impl Exporter for Markdown {
     fn header(&mut self, run: &Run) -> String {
         format!(
-            "clock: {} ({:.1} ns granularity) · profile: {}\n\n\
+            "clock: {} ({} ns steps) · profile: {}\n\n\
              | benchmark | params | median | 95% CI (over rounds) | samples (clean/all) | converged |\n\
              |---|---|--:|--:|--:|:-:|\n",
-            run.clock.name, run.clock.granularity_ns, run.harness.profile
+            run.clock.name,
+            super::table::step_text(run.clock.resolution()),
+            run.harness.profile
         )
     }
 

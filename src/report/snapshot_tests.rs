@@ -112,7 +112,7 @@ fn the_csv_of_a_small_run_has_a_row_per_result_with_every_field() {
     assert_eq!(rows[3][col("median_ns")], "");
 }
 
-const TABLE: &str = r#"clock tsc (9.5 ns granularity, 20.0 ns per read) · profile quick · CI target ±1%
+const TABLE: &str = r#"clock tsc (9.5 ns steps, 20.0 ns per read) · profile quick · CI target ±1%
 
 benchmark                   median        95% CI ±%      rnds       min     samples outl pert conv
 syscall.getpid via=libc    85.2 ns   84.40–86.10 ±1.0%      5   85.2 ns     380/400   12    8  yes
@@ -134,7 +134,7 @@ A result with fewer than 30 clean samples (or fewer than a tenth clean) is never
 --cull kernel: pert also counts samples during which the kernel's events (a clock or other
   interrupt, a switch, a fault, a migration) show it did something the operation does not do.
 "#;
-const MARKDOWN: &str = r#"clock: tsc (9.5 ns granularity) · profile: quick
+const MARKDOWN: &str = r#"clock: tsc (9.5 ns steps) · profile: quick
 
 | benchmark | params | median | 95% CI (over rounds) | samples (clean/all) | converged |
 |---|---|--:|--:|--:|:-:|

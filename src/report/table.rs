@@ -184,9 +184,9 @@ impl Exporter for Table {
     fn header(&mut self, run: &Run) -> String {
         let h = &run.harness;
         let mut s = format!(
-            "clock {} ({:.1} ns granularity, {:.1} ns per read) · profile {} · CI target ±{}%",
+            "clock {} ({} ns steps, {:.1} ns per read) · profile {} · CI target ±{}%",
             run.clock.name,
-            run.clock.granularity_ns,
+            step_text(run.clock.resolution()),
             run.clock.read_cost_ns,
             h.profile,
             h.ci_target * 100.0
@@ -421,6 +421,15 @@ fn ci_parts(lo: f64, hi: f64, median: f64) -> (String, String) {
 }
 
 /// The CI column as one string: the bounds and the half-width.
+/// A clock's step in ns, with the digits that matter (0.38, 10.0).
+pub(crate) fn step_text(ns: f64) -> String {
+    if ns < 1.0 {
+        format!("{ns:.2}")
+    } else {
+        format!("{ns:.1}")
+    }
+}
+
 #[cfg(test)]
 fn ci_text(lo: f64, hi: f64, median: f64) -> String {
     let (range, rel) = ci_parts(lo, hi, median);

@@ -182,7 +182,8 @@ impl Session {
         let name = clock.name();
         let clock_info = characterize(clock.as_ref(), name, &why);
         let mut settings =
-            Settings::new(opts.profile, clock_info.granularity_ns.max(1.0));
+            Settings::new(opts.profile, clock_info.granularity_ns.max(1.0))
+                .with_resolution(clock_info.resolution_ns);
         settings.batch = batch;
         let kernel = match opts.cull {
             Cull::Rusage => Err("not asked for".to_string()),
@@ -616,6 +617,7 @@ impl Session {
             clock: self.clock_info.name.clone(),
             ns_per_tick: self.clock_info.ns_per_tick,
             granularity_ns: self.settings.granularity_ns,
+            resolution_ns: self.settings.resolution_ns,
             batch: self.settings.batch,
             spans: self.settings.spans,
             begin,

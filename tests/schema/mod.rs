@@ -188,6 +188,7 @@ pub struct Clock {
     pub ns_per_tick: f64,
     pub granularity_ns: f64,
     pub read_cost_ns: f64,
+    pub resolution_ns: f64,
 }
 
 /// The harness configuration.

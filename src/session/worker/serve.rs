@@ -79,7 +79,8 @@ fn serve_inner(args: &[String]) -> anyhow::Result<()> {
     )?;
     let clock = clock_of(&start)?;
     let mut settings =
-        Settings::new(start.profile.profile(), start.granularity_ns.max(1.0));
+        Settings::new(start.profile.profile(), start.granularity_ns.max(1.0))
+            .with_resolution(start.resolution_ns);
     settings.batch = start.batch;
     // Explaining keeps the batches' spans: a sample counts when it falls in one.
     settings.spans = start.spans || start.explain > 0;

@@ -51,7 +51,7 @@ pub enum Request {
 
 /// The version of this conversation: a worker started from a binary rebuilt since the
 /// run began (another protocol) is refused at once.
-pub const PROTOCOL: u32 = 5;
+pub const PROTOCOL: u32 = 6;
 
 /// The worker's messages.
 #[derive(Debug, Serialize, Deserialize)]
@@ -124,6 +124,8 @@ pub struct Start {
     pub ns_per_tick: f64,
     /// The clock's granularity, ns.
     pub granularity_ns: f64,
+    /// The clock's quantum, ns.
+    pub resolution_ns: f64,
     /// `--batch`.
     pub batch: Option<u64>,
     /// Record spans for the kernel's events.
