@@ -283,7 +283,7 @@ impl Settings {
     /// granularity; a quantum that was not found leaves the granularity).
     pub fn with_resolution(mut self, resolution_ns: f64) -> Settings {
         if resolution_ns.is_finite() && resolution_ns > 0.0 {
-            self.resolution_ns = resolution_ns.clamp(0.01, self.granularity_ns);
+            self.resolution_ns = resolution_ns.max(0.01).min(self.granularity_ns);
         }
         self
     }

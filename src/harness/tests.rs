@@ -149,6 +149,47 @@ fn constant_samples_converge_at_the_minimum_rounds() {
 }
 
 #[test]
+fn the_interval_floor_is_half_the_clock_step_not_half_the_granularity() {
+    // A 50 µs operation timed one at a time, the same every time: the interval is the
+    // floor alone, half a clock step per operation.
+    let floor = |s: Settings| {
+        let clock = FakeClock::new(5);
+        let mut empty = FakeBody::new(&clock, |_| 0);
+        let profile = Profile {
+            round_min_samples: 15,
+            ..PROFILE
+        };
+        let h = Harness::with_usage(&clock, Settings { profile, ..s }, &no_usage);
+        let m = h
+            .measure(
+                &mut FakeBody::new(&clock, |_| 50_000),
+                &mut empty,
+                Plan::default(),
+            )
+            .unwrap();
+        assert_eq!(m.batch, 1);
+        let e = m.analysis.estimate.unwrap();
+        e.ci_high - e.center
+    };
+    // Reads 20 ns apart on a clock that steps 10 ns: ±5 ns, where the granularity
+    // alone would say ±10 ns.
+    assert_eq!(floor(Settings::new(PROFILE, 20.0)), 10.0);
+    assert_eq!(
+        floor(Settings::new(PROFILE, 20.0).with_resolution(10.0)),
+        5.0
+    );
+    // A step coarser than the granularity, or none found, changes nothing.
+    assert_eq!(
+        floor(Settings::new(PROFILE, 20.0).with_resolution(40.0)),
+        10.0
+    );
+    assert_eq!(
+        floor(Settings::new(PROFILE, 20.0).with_resolution(f64::NAN)),
+        10.0
+    );
+}
+
+#[test]
 fn twenty_clean_samples_never_converge_however_steady() {
     let clock = FakeClock::new(5);
     let profile = Profile {
