@@ -149,6 +149,48 @@ pub struct MachineStates {
     /// Whether the machine was too unsteady for the profile's CI target (the
     /// canary's spread exceeded it).
     pub unsteady: bool,
+    /// This run's canary beside the same machine's earlier runs in the history, under
+    /// the same conditions (absent without two of them, or without a history).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub past: Option<PastMachine>,
+}
+
+impl MachineStates {
+    /// The run's mean canary reading, ns per getpid: its states' medians weighted by
+    /// their shares. None without readings.
+    pub fn mean_ns(&self) -> Option<f64> {
+        let share: f64 = self.states.iter().map(|x| x.share).sum();
+        let sum: f64 = self.states.iter().map(|x| x.share * x.median_ns).sum();
+        (share > 0.0 && sum.is_finite() && sum > 0.0).then(|| sum / share)
+    }
+}
+
+/// A run's canary beside the earlier runs of the same machine: whether the machine
+/// itself ran at another speed, which moves every figure of the run with it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PastMachine {
+    /// How many earlier runs (the newest, at most ten).
+    pub runs: usize,
+    /// Their mean canary readings' median, ns per getpid.
+    pub median_ns: f64,
+    /// The lowest of their mean canary readings, ns.
+    pub low_ns: f64,
+    /// The highest, ns.
+    pub high_ns: f64,
+    /// This run's mean canary reading over their median.
+    pub ratio: f64,
+}
+
+impl PastMachine {
+    /// A ratio this far from 1 says the machine ran at another speed: the threshold
+    /// `compare` takes for noise by default.
+    pub const DIFFERS: f64 = 0.05;
+
+    /// Whether this run's machine ran at another speed than in the earlier runs.
+    pub fn differs(&self) -> bool {
+        (self.ratio - 1.0).abs() > Self::DIFFERS
+    }
 }
 
 /// One sweep of `ctx.ring` over n in the paper's columns, with its knee and growth.

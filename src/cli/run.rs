@@ -247,6 +247,11 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
                 "the history could not be read for the spread between runs: {e:#}"
             ));
         }
+        if let Err(e) = h.machine_against_past(&mut run, None) {
+            warn(&format!(
+                "the history could not be read for the machine's earlier speed: {e:#}"
+            ));
+        }
     }
     run.sweeps = crate::report::sweep::fits(&run.results);
     run.rings = crate::report::ring::tables(&run.results);

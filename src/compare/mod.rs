@@ -116,10 +116,7 @@ pub struct MachineSpeed {
 
 /// A run's mean canary reading, from its machine states.
 fn canary_ns(run: &Run) -> Option<f64> {
-    let s = &run.machine.states;
-    let share: f64 = s.iter().map(|x| x.share).sum();
-    let sum: f64 = s.iter().map(|x| x.share * x.median_ns).sum();
-    (share > 0.0 && sum.is_finite() && sum > 0.0).then(|| sum / share)
+    run.machine.mean_ns()
 }
 
 /// One benchmark instance in both runs.

@@ -194,7 +194,7 @@ impl ClockInfo {
 
 /// Steps between successive reads seen fewer times than this are left out of the
 /// quantum: one odd step (a read across a migration) must not decide it.
-const QUANTUM_MIN_SEEN: u64 = 3;
+pub const QUANTUM_MIN_SEEN: u64 = 3;
 
 /// The clock's quantum in ticks, from the steps seen between successive reads (each
 /// with how often it was seen): the greatest common divisor of the steps seen at least

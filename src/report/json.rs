@@ -86,7 +86,8 @@
 //!        //   "total_low_ns", "total_high_ns" }   (intervals: Wilson, 95%)
 //!   } ],
 //!   "machine": { "readings", "spread", "states": [{ "median_ns", "share", "count" }],
-//!                "unsteady" },      // every canary reading of the run, grouped
+//!                "unsteady", "past": { "runs", "median_ns", "low_ns", "high_ns",
+//!                "ratio" } },      // every canary reading of the run, grouped
 //!   "sweeps": [ { "name", "param", "fixed": {..}, "points", "slope_ns", "intercept_ns",
 //!                 "r2" } ],         // a line through the medians of each numeric sweep
 //!   "rings": [ { "name": "ctx.ring", "fixed": {..}, "knee_n", "knee_threshold",
@@ -131,6 +132,9 @@
 //! not single operations (run with `--batch 1` for those). `center_ns` is the median of
 //! every sample, the centre of the −25%/+50% outlier window. `machine.spread` is the
 //! canary readings' (p90 − p10) / median, and `unsteady` says it exceeded `ci_target`.
+//! `machine.past` (absent without a history holding two earlier runs under the same
+//! conditions) sets the run's mean canary reading beside theirs: `runs` (at most 10),
+//! their `median_ns`, `low_ns` and `high_ns`, and `ratio`, this run's over their median.
 //! `at_ns` counts from the start of the run's first round.
 //!
 //! Copies (`copies=N`): the N copies time their own batches over one window, each

@@ -316,6 +316,9 @@ impl Exporter for Table {
                     String::new()
                 }
             );
+            if let (Some(p), Some(now)) = (&ms.past, ms.mean_ns()) {
+                s += &layout::wrap(&past_machine_text(p, now), self.layout.width, 2, 4);
+            }
         }
         let w = self.layout.width;
         let mut s = layout::wrap_lines(&s, w);
@@ -421,6 +424,32 @@ fn ci_parts(lo: f64, hi: f64, median: f64) -> (String, String) {
 }
 
 /// The CI column as one string: the bounds and the half-width.
+/// The footer's line on the machine's speed beside its earlier runs.
+fn past_machine_text(p: &crate::results::PastMachine, now: f64) -> String {
+    let runs = format!(
+        "its last {} runs here under the same conditions (getpid {} in this run, {} \
+         in theirs, {}–{})",
+        p.runs,
+        fmt_ns(now),
+        fmt_ns(p.median_ns),
+        fmt_ns(p.low_ns),
+        fmt_ns(p.high_ns)
+    );
+    if p.differs() {
+        let (pct, way) = if p.ratio > 1.0 {
+            ((p.ratio - 1.0) * 100.0, "slower")
+        } else {
+            ((1.0 - p.ratio) * 100.0, "faster")
+        };
+        format!(
+            "the machine ran {pct:.0}% {way} than in {runs}: every figure of this run may \
+             differ from theirs by about that much before anything else changed"
+        )
+    } else {
+        format!("the machine ran at the speed of {runs}")
+    }
+}
+
 /// A clock's step in ns, with the digits that matter (0.38, 10.0).
 pub(crate) fn step_text(ns: f64) -> String {
     if ns < 1.0 {
@@ -468,6 +497,24 @@ mod tests {
     use crate::harness::analyze::tests::{conclude, samples};
     use crate::harness::Expect;
     use crate::os::usage::Usage;
+
+    #[test]
+    fn the_footer_says_when_the_machine_ran_at_another_speed_than_before() {
+        let past = |ratio: f64| crate::results::PastMachine {
+            runs: 5,
+            median_ns: 138.7,
+            low_ns: 138.3,
+            high_ns: 139.0,
+            ratio,
+        };
+        let slow = past_machine_text(&past(174.9 / 138.7), 174.9);
+        assert!(slow.starts_with("the machine ran 26% slower than in its last 5 runs"));
+        assert!(slow.contains("getpid 174.9 ns in this run, 138.7 ns in theirs"));
+        let fast = past_machine_text(&past(0.9), 124.8);
+        assert!(fast.starts_with("the machine ran 10% faster"), "{fast}");
+        let same = past_machine_text(&past(1.02), 141.5);
+        assert!(same.starts_with("the machine ran at the speed of its last 5 runs"));
+    }
 
     /// A row rendered from the analysis of `total` samples, `clean` of them clean and
     /// the rest with a voluntary switch, over 8 rounds.

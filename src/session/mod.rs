@@ -898,6 +898,7 @@ fn machine_states(readings: &[f64], target: f64) -> MachineStates {
         spread,
         states,
         unsteady: spread > target,
+        past: None,
     }
 }
 

@@ -197,6 +197,10 @@ trait Backend: Send {
     ) -> anyhow::Result<Vec<PastFigure>>;
     /// Each host name with the id of its newest run, by host name.
     fn latest_per_host(&mut self) -> anyhow::Result<Vec<(String, i64)>>;
+    /// The ids of the newest runs (not imports) under `conditions`, newest first, at
+    /// most `limit`.
+    fn recent_runs(&mut self, conditions: &str, limit: usize)
+        -> anyhow::Result<Vec<i64>>;
     /// The bytes the history takes, where the store can tell.
     fn size_bytes(&mut self) -> anyhow::Result<Option<i64>>;
 }
@@ -552,7 +556,68 @@ impl History {
 /// ago is not the machine of today.
 pub const PAST_RUNS: usize = 20;
 
+/// A run's canary is set beside at most this many earlier runs' (each read from its
+/// document).
+pub const PAST_MACHINE_RUNS: usize = 10;
+
 impl History {
+    /// Sets `run.machine.past`: the run's mean canary reading beside those of the newest
+    /// earlier runs under the same conditions (at most [`PAST_MACHINE_RUNS`]; `except`
+    /// is this run's id when it is saved already). Needs two of them with canary
+    /// readings; otherwise leaves it absent. Returns whether it was set.
+    pub fn machine_against_past(
+        &self,
+        run: &mut Run,
+        except: Option<i64>,
+    ) -> anyhow::Result<bool> {
+        run.machine.past = None;
+        let Some(now) = run.machine.mean_ns() else {
+            return Ok(false);
+        };
+        let mut ids = self
+            .db
+            .borrow_mut()
+            .recent_runs(&conditions(run), PAST_MACHINE_RUNS + 1)?;
+        ids.retain(|&id| Some(id) != except);
+        ids.truncate(PAST_MACHINE_RUNS);
+        let mut past = Vec::new();
+        for id in ids {
+            // A document this build cannot read (an older schema) is left out.
+            if let Some(x) = self.machine_of(id).ok().and_then(|m| m.mean_ns()) {
+                past.push(x);
+            }
+        }
+        if past.len() < 2 {
+            return Ok(false);
+        }
+        let median = crate::stats::median(&past).unwrap_or(f64::NAN);
+        run.machine.past = Some(crate::results::PastMachine {
+            runs: past.len(),
+            median_ns: median,
+            low_ns: past.iter().copied().fold(f64::INFINITY, f64::min),
+            high_ns: past.iter().copied().fold(0.0, f64::max),
+            ratio: now / median,
+        });
+        Ok(true)
+    }
+
+    /// The canary readings of saved run `id`, read from its document alone.
+    fn machine_of(&self, id: i64) -> anyhow::Result<crate::results::MachineStates> {
+        #[derive(serde::Deserialize)]
+        struct Doc {
+            machine: crate::results::MachineStates,
+        }
+        let Some((encoding, body, _)) = self.db.borrow_mut().document(id, false)? else {
+            anyhow::bail!("no run {id}");
+        };
+        anyhow::ensure!(
+            encoding == "json+deflate",
+            "run {id} is stored as {encoding}"
+        );
+        let doc: Doc = serde_json::from_slice(&inflate(&body)?)?;
+        Ok(doc.machine)
+    }
+
     /// Widens each measured result's interval to cover the spread between runs seen in
     /// the history (the other runs of the same benchmark under the same conditions,
     /// newest first, at most [`PAST_RUNS`]), recording the run's own interval in

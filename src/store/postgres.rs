@@ -362,6 +362,19 @@ impl Backend for Postgres {
         Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
     }
 
+    fn recent_runs(
+        &mut self,
+        conditions: &str,
+        limit: usize,
+    ) -> anyhow::Result<Vec<i64>> {
+        let rows = self.client.query(
+            "SELECT id FROM runs WHERE conditions = $1 AND origin != 'import'
+             ORDER BY id DESC LIMIT $2",
+            &[&conditions, &(limit as i64)],
+        )?;
+        Ok(rows.iter().map(|r| r.get(0)).collect())
+    }
+
     fn size_bytes(&mut self) -> anyhow::Result<Option<i64>> {
         let row = self.client.query_one(
             "SELECT pg_total_relation_size('runs') + pg_total_relation_size('documents')

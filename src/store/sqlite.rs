@@ -294,6 +294,19 @@ impl Backend for Sqlite {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
+    fn recent_runs(
+        &mut self,
+        conditions: &str,
+        limit: usize,
+    ) -> anyhow::Result<Vec<i64>> {
+        let mut q = self.conn.prepare_cached(
+            "SELECT id FROM runs WHERE conditions = ?1 AND origin != 'import'
+             ORDER BY id DESC LIMIT ?2",
+        )?;
+        let rows = q.query_map(params![conditions, limit as i64], |r| r.get(0))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
     fn size_bytes(&mut self) -> anyhow::Result<Option<i64>> {
         Ok(Some(self.conn.query_row(
             "SELECT (SELECT page_count FROM pragma_page_count)

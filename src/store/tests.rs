@@ -266,6 +266,65 @@ fn past_runs_widen_only_under_the_same_conditions_on(open: Opener<'_>) {
     assert!(b.ci_low_ns > 60.0 && b.ci_high_ns < 120.0, "{b:?}");
 }
 
+/// A run whose canary read `ns` throughout.
+fn run_at_speed(ns: f64) -> Run {
+    let mut run = run_with_medians(&[("syscall.getpid", 90.0)]);
+    run.machine = crate::results::MachineStates {
+        readings: 100,
+        states: vec![crate::stats::rounds::State {
+            median_ns: ns,
+            share: 1.0,
+            count: 100,
+        }],
+        ..Default::default()
+    };
+    run
+}
+
+#[test]
+fn a_runs_canary_is_set_beside_the_same_machines_earlier_runs() {
+    let dir = temp();
+    let path = dir.path().join("h.db");
+    canary_beside_earlier_runs_on(&|| History::open(&path, true).unwrap());
+}
+
+fn canary_beside_earlier_runs_on(open: Opener<'_>) {
+    let mut h = open();
+    // One earlier run is not enough to say what the machine's speed was.
+    h.save(&run_at_speed(140.0), Origin::Run).unwrap();
+    let mut now = run_at_speed(175.0);
+    assert!(!h.machine_against_past(&mut now, None).unwrap());
+    assert_eq!(now.machine.past, None);
+    for ns in [138.0, 139.0] {
+        h.save(&run_at_speed(ns), Origin::Run).unwrap();
+    }
+    // Imports and other hosts do not count.
+    h.save(&run_at_speed(500.0), Origin::Import).unwrap();
+    let mut far = run_at_speed(60.0);
+    far.host.hostname = Some("elsewhere".into());
+    h.save(&far, Origin::Run).unwrap();
+    assert!(h.machine_against_past(&mut now, None).unwrap());
+    let p = now.machine.past.clone().expect("set");
+    assert_eq!(p.runs, 3);
+    assert_eq!((p.median_ns, p.low_ns, p.high_ns), (139.0, 138.0, 140.0));
+    assert!((p.ratio - 175.0 / 139.0).abs() < 1e-12, "{p:?}");
+    assert!(p.differs());
+    // A run already saved is left out of its own comparison.
+    let id = h.save(&now, Origin::Run).unwrap();
+    let mut saved = h.load_with(id, false).unwrap();
+    assert!(h.machine_against_past(&mut saved, Some(id)).unwrap());
+    assert_eq!(saved.machine.past.as_ref().unwrap().runs, 3);
+    // Within 5% of them: the same speed.
+    let mut steady = run_at_speed(141.0);
+    assert!(h.machine_against_past(&mut steady, None).unwrap());
+    let p = steady.machine.past.unwrap();
+    assert_eq!(p.runs, 4);
+    assert!(!p.differs(), "{p:?}");
+    // Without canary readings there is nothing to set beside them.
+    let mut blind = run_with_medians(&[("syscall.getpid", 90.0)]);
+    assert!(!h.machine_against_past(&mut blind, None).unwrap());
+}
+
 #[test]
 fn host_references_parse() {
     assert_eq!(
@@ -305,6 +364,7 @@ fn on_postgres() {
             "widening",
             past_runs_widen_only_under_the_same_conditions_on,
         ),
+        ("canary", canary_beside_earlier_runs_on),
     ];
     for (name, test) in tests {
         cluster.create_db(name);

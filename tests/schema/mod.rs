@@ -577,6 +577,19 @@ pub struct MachineStates {
     pub spread: f64,
     pub states: Vec<State>,
     pub unsteady: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub past: Option<PastMachine>,
+}
+
+/// A run's canary beside the same machine's earlier runs.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PastMachine {
+    pub runs: usize,
+    pub median_ns: f64,
+    pub low_ns: f64,
+    pub high_ns: f64,
+    pub ratio: f64,
 }
 
 /// Per-sample columns.
