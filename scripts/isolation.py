@@ -197,6 +197,21 @@ def canary_ns(r):
     return sum(rounds) / len(rounds) if rounds else None
 
 
+def family_canaries(rows):
+    """Per family: the median over its rows of the canary in the whole run and alone,
+    as (family, whole, alone), for the families with both."""
+    by = {}
+    for k, wr, ar, *_ in rows:
+        cw, ca = canary_ns(wr), canary_ns(ar)
+        if cw and ca:
+            fam = wr["name"].split(".", 1)[0]
+            by.setdefault(fam, ([], []))
+            by[fam][0].append(cw)
+            by[fam][1].append(ca)
+    return [(f, sorted(w)[len(w) // 2], sorted(a)[len(a) // 2])
+            for f, (w, a) in sorted(by.items())]
+
+
 def states_text(r):
     """The result's round states as `646 ns 88%, 504 ns 12%` (the largest shares first,
     at most three), or '' when the document has none."""
@@ -259,6 +274,11 @@ def compare_rows(whole_doc, alone, alone_status, say, control=None):
         say(f"  the machine: in {len(drifted)} of {len(rows)} rows the getpid canary (mean "
             "over the result's rounds) differed by more than 5% between the two runs; "
             "'canary ×' beside a miss is that ratio, whole/alone")
+        for fam, cw, ca in family_canaries(rows):
+            if abs(cw / ca - 1) > 0.05:
+                say(f"  the machine while {fam} was measured alone: canary {ns(ca)} against "
+                    f"{ns(cw)} in the whole run (×{cw / ca:.2f}; the median over the "
+                    "family's rows of their rounds' mean canary)")
     else:
         say("FAIL isolation: no row measured in both runs")
 
