@@ -1772,6 +1772,46 @@ fn the_signal_family_measures_or_skips_and_leaves_no_child() {
 // history and compare
 
 #[test]
+fn a_run_slower_than_the_machines_earlier_runs_says_so_before_and_after() {
+    use syscost::store::{History, Origin};
+    let dir = TempDir::new("spell");
+    let path = dir.0.join("history.db");
+    let db = path.to_str().expect("UTF-8 path");
+    for _ in 0..2 {
+        run_smoke(&["syscall.getpid"], &["--db", db]);
+    }
+    // The same runs again, as if the machine had read its canary four times faster
+    // then; the real ones removed.
+    {
+        let mut h = History::open(&path, false).expect("the history");
+        for id in [1, 2] {
+            let mut run = h.load(id).expect("run");
+            for s in &mut run.machine.states {
+                s.median_ns /= 4.0;
+            }
+            h.save(&run, Origin::Run).expect("save");
+            assert!(h.remove(id).expect("remove"));
+        }
+    }
+    let out = run_smoke(&["syscall.getpid"], &["--db", db]);
+    let flat = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let before = flat(&out.stderr);
+    assert!(
+        before.contains("the machine reads")
+            && before.contains("slower than in its last 2 runs"),
+        "{}",
+        out.stderr
+    );
+    let after = flat(&out.stdout);
+    assert!(
+        after.contains("the machine ran")
+            && after.contains("slower than in its last 2 runs"),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
 fn runs_are_saved_listed_compared_exported_and_removed() {
     let dir = TempDir::new("history");
     let db = dir.0.join("history.db");
@@ -1793,6 +1833,18 @@ fn runs_are_saved_listed_compared_exported_and_removed() {
         assert!(b.sd_ns >= 0.0 && b.sd_ns.is_finite());
         assert!(m.ci_low_ns <= b.run_ci_low_ns && b.run_ci_high_ns <= m.ci_high_ns);
     }
+    // And its canary is set beside theirs.
+    let past = third
+        .machine
+        .past
+        .as_ref()
+        .expect("beside the earlier runs");
+    assert_eq!(past.runs, 2);
+    assert!(past.low_ns > 0.0 && past.low_ns <= past.median_ns);
+    assert!(
+        past.median_ns <= past.high_ns && past.ratio > 0.0,
+        "{past:?}"
+    );
     success(&["history", "--db", db, "rm", "3"]);
     let listed = success(&["history", "--db", db, "list", "--format", "json"]).stdout;
     let entries: Value = serde_json::from_str(&listed).expect("history list JSON");

@@ -8,7 +8,7 @@ use crate::host::{self, HostFacts};
 use crate::os::interrupt::InterruptGuard;
 use crate::report::layout::{self, RowKey};
 use crate::report::Output;
-use crate::results::{Run, Status};
+use crate::results::{fmt_ns, Run, Status};
 use crate::session::{Session, SessionOptions};
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -153,21 +153,56 @@ fn start_session(
 /// Is the machine steady enough for the precision asked for (`ci_target`, a fraction)?
 /// A short look at the getpid canary first; a warning when it is not. Only an
 /// interruption is returned as an error; a canary that cannot be read is a warning.
-fn look_at_the_machine(session: &Session, ci_target: f64) -> Result<(), BenchError> {
-    match session.steadiness(150_000_000) {
-        Ok(m) if m.unsteady => warn(&format!(
+fn look_at_the_machine(
+    session: &Session,
+    ci_target: f64,
+    history: Option<&crate::store::History>,
+    run: &Run,
+) -> Result<(), BenchError> {
+    let m = match session.steadiness(150_000_000) {
+        Ok(m) => m,
+        Err(BenchError::Interrupted) => return Err(BenchError::Interrupted),
+        Err(e) => {
+            warn(&format!("the canary could not be read: {e}"));
+            return Ok(());
+        }
+    };
+    if m.unsteady {
+        warn(&format!(
             "the machine is unsteady: the getpid canary spread {:.1}% (p10–p90) \
              over 0.15 s, more than the ±{}% target; expect wide intervals, named states \
              and unconverged results",
             m.spread * 100.0,
             ci_target * 100.0
-        )),
-        Ok(_) => {}
-        Err(BenchError::Interrupted) => return Err(BenchError::Interrupted),
-        Err(e) => warn(&format!("the canary could not be read: {e}")),
+        ));
+    }
+    // Beside the same machine's earlier runs: a run about to start in a slow spell
+    // (this VM's last minutes) can still be stopped.
+    let past = history.zip(m.mean_ns()).and_then(|(h, now)| {
+        h.past_machine(run, now, None)
+            .map_err(|e| warn(&format!("the history could not be read: {e:#}")))
+            .ok()
+            .flatten()
+            .map(|p| (p, now))
+    });
+    if let Some((p, now)) = past.filter(|(p, _)| (p.ratio - 1.0).abs() > START_DIFFERS) {
+        warn(&format!(
+            "the machine reads {:.0}% {} than in its last {} runs here under the same \
+             conditions (getpid {} over 0.15 s, {} in theirs): this run's figures may \
+             differ from theirs by about that much",
+            (p.ratio - 1.0).abs() * 100.0,
+            if p.ratio > 1.0 { "slower" } else { "faster" },
+            p.runs,
+            fmt_ns(now),
+            fmt_ns(p.median_ns)
+        ));
     }
     Ok(())
 }
+
+/// How far the canary read before measuring may lie from the earlier runs' before
+/// `run` warns: wider than the footer's 5%, as 0.15 s of readings are few.
+const START_DIFFERS: f64 = 0.10;
 
 /// Writes `warning: {text}` to standard error, wrapped at the terminal's width when
 /// standard error is one (a script reading a pipe gets one line).
@@ -215,7 +250,8 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         .map(|(b, p)| RowKey::planned(*b, p))
         .collect();
     output.plan(&rows);
-    if let Err(BenchError::Interrupted) = look_at_the_machine(&session, profile.ci_target)
+    if let Err(BenchError::Interrupted) =
+        look_at_the_machine(&session, profile.ci_target, history.as_ref(), &run)
     {
         drop(session);
         output.begin(&run)?;

@@ -574,6 +574,19 @@ impl History {
         let Some(now) = run.machine.mean_ns() else {
             return Ok(false);
         };
+        run.machine.past = self.past_machine(run, now, except)?;
+        Ok(run.machine.past.is_some())
+    }
+
+    /// A canary reading of `now_ns` beside the mean canary readings of the newest
+    /// earlier runs under `run`'s conditions (at most [`PAST_MACHINE_RUNS`], `except`
+    /// left out); None without two of them.
+    pub fn past_machine(
+        &self,
+        run: &Run,
+        now_ns: f64,
+        except: Option<i64>,
+    ) -> anyhow::Result<Option<crate::results::PastMachine>> {
         let mut ids = self
             .db
             .borrow_mut()
@@ -588,17 +601,16 @@ impl History {
             }
         }
         if past.len() < 2 {
-            return Ok(false);
+            return Ok(None);
         }
         let median = crate::stats::median(&past).unwrap_or(f64::NAN);
-        run.machine.past = Some(crate::results::PastMachine {
+        Ok(Some(crate::results::PastMachine {
             runs: past.len(),
             median_ns: median,
             low_ns: past.iter().copied().fold(f64::INFINITY, f64::min),
             high_ns: past.iter().copied().fold(0.0, f64::max),
-            ratio: now / median,
-        });
-        Ok(true)
+            ratio: now_ns / median,
+        }))
     }
 
     /// The canary readings of saved run `id`, read from its document alone.
