@@ -423,7 +423,6 @@ fn ci_parts(lo: f64, hi: f64, median: f64) -> (String, String) {
     (range, rel)
 }
 
-/// The CI column as one string: the bounds and the half-width.
 /// The footer's line on the machine's speed beside its earlier runs.
 fn past_machine_text(p: &crate::results::PastMachine, now: f64) -> String {
     let runs = format!(
@@ -459,6 +458,7 @@ pub(crate) fn step_text(ns: f64) -> String {
     }
 }
 
+/// The CI column as one string: the bounds and the half-width.
 #[cfg(test)]
 fn ci_text(lo: f64, hi: f64, median: f64) -> String {
     let (range, rel) = ci_parts(lo, hi, median);
