@@ -114,11 +114,6 @@ pub struct MachineSpeed {
     pub differs: bool,
 }
 
-/// A run's mean canary reading, from its machine states.
-fn canary_ns(run: &Run) -> Option<f64> {
-    run.machine.mean_ns()
-}
-
 /// One benchmark instance in both runs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Row {
@@ -341,12 +336,16 @@ pub fn compare(a: (&RunLabel, &Run), b: (&RunLabel, &Run), threshold: f64) -> Co
         .map(key)
         .filter(|k| eb.contains_key(k) && !ea.contains_key(k))
         .collect();
-    let machine = canary_ns(ra).zip(canary_ns(rb)).map(|(x, y)| MachineSpeed {
-        base_ns: x,
-        other_ns: y,
-        ratio: y / x,
-        differs: (y / x - 1.0).abs() > threshold,
-    });
+    let machine = ra
+        .machine
+        .mean_ns()
+        .zip(rb.machine.mean_ns())
+        .map(|(x, y)| MachineSpeed {
+            base_ns: x,
+            other_ns: y,
+            ratio: y / x,
+            differs: (y / x - 1.0).abs() > threshold,
+        });
     let explains = ra
         .results
         .iter()

@@ -230,18 +230,13 @@ pub fn quantum_ticks(steps: &[(u64, u64)], raw: bool) -> Option<u64> {
 /// Measures a clock's granularity, quantum and read cost.
 pub fn characterize(clock: &dyn Clock, name: &str, why: &str) -> ClockInfo {
     const READS: u64 = 20_000;
-    let mut min_step = u64::MAX;
     // Only a store between two reads (into memory written once before, so no page
-    // fault either): counting them there would space the reads out.
+    // fault either): anything more there would space the reads out.
     let mut diffs = vec![u64::MAX; READS as usize];
     let mut prev = clock.now();
     for slot in diffs.iter_mut() {
         let t = clock.now();
-        let d = t.wrapping_sub(prev);
-        if d > 0 && d < min_step {
-            min_step = d;
-        }
-        *slot = d;
+        *slot = t.wrapping_sub(prev);
         prev = t;
     }
     diffs.sort_unstable();
@@ -252,6 +247,11 @@ pub fn characterize(clock: &dyn Clock, name: &str, why: &str) -> ClockInfo {
             _ => steps.push((d, 1)),
         }
     }
+    let min_step = steps
+        .iter()
+        .map(|&(d, _)| d)
+        .find(|&d| d > 0)
+        .unwrap_or(u64::MAX);
     let quantum = quantum_ticks(&steps, clock.raw_counter()).unwrap_or(min_step);
     let t0 = clock.now();
     for _ in 0..READS {
