@@ -29,7 +29,9 @@ BINARY defaults to ./target/release/syscost. In order, in the same minutes:
    widened interval. A miss that also misses between two alone runs of its family is
    a figure that moves from run to run (the machine's state, or the run's own, such as
    where its scratch file landed), not one that its neighbours move. The control
-   changes no verdict: it says which kind of miss each one is.
+   changes no verdict: it says which kind of miss each one is. Over every row of those
+   families it also counts how often the second alone run falls outside the first
+   (the family against itself, minutes later) beside how often the whole run does.
 4. Unless --skip-speed: the whole catalogue's wall time with --profile quick (<= 20 s)
    and standard (<= 120 s; the run of step 1 when P is standard). Unless --skip-memory:
    `/usr/bin/time -f %M syscost run svc` (<= 60 MB). `syscost run trace.event --load 1`
@@ -310,6 +312,17 @@ def compare_rows(whole_doc, alone, alone_status, say, control=None):
     if control is not None and misses:
         say(f"  control: {moved} of {len(misses)} misses also missed between two alone "
             "runs of their family")
+        # Over every row of the families measured again, not only the misses: how often
+        # a family disagrees with itself minutes later, beside how often the whole run
+        # disagrees with it. The first is what the machine allows the second to reach.
+        again = [(r, control[r[0]]) for r in rows if r[0] in control]
+        if again:
+            self_out = sum(not within(c, r[2])[1] for r, c in again)
+            whole_out = sum(not r[4] for r, _ in again)
+            say(f"  control, every row of those families: alone again outside the first "
+                f"alone run in {self_out} of {len(again)} rows "
+                f"({100 * self_out / len(again):.1f}%), the whole run in {whole_out} "
+                f"({100 * whole_out / len(again):.1f}%)")
     for u in unmatched:
         say(f"  not compared: {u}")
     strict_rows = [r for r in rows if strict(r[1])]
