@@ -88,7 +88,7 @@ impl Profile {
         budget_max_rounds: 8,
     };
     /// The default: five to eight rounds spread over at least six seconds (in a whole
-    /// run, up to 41 within its budget). Rounds are short: what widens the interval is
+    /// run, up to 93 within its budget). Rounds are short: what widens the interval is
     /// the machine's drift between rounds, not the samples within one, so the budget
     /// buys more precision as more rounds than as longer ones.
     pub const STANDARD: Profile = Profile {
@@ -105,7 +105,7 @@ impl Profile {
         min_batch_ns: 50_000,
         overhead_samples: 51,
         budget_ns: 105_000 * MS,
-        budget_max_rounds: 41,
+        budget_max_rounds: 93,
     };
     /// Long runs: ten to thirty rounds over at least twenty seconds, tighter CI.
     pub const THOROUGH: Profile = Profile {
@@ -127,7 +127,7 @@ impl Profile {
 
     /// Whether the interval is looked at after `rounds` rounds, whose cap is `cap`:
     /// at the minimum, then each time the count has grown by half (5, 8, 12, 18, 27,
-    /// 41 for the standard profile), and at the cap. So a run that keeps giving rounds to a
+    /// 41, 62, 93 for the standard profile), and at the cap. So a run that keeps giving rounds to a
     /// benchmark looks a few times, not after every round (each look is a chance to
     /// stop on an interval that happens to be narrow).
     pub fn looks_at(&self, rounds: usize, cap: usize) -> bool {

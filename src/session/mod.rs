@@ -950,7 +950,7 @@ mod tests {
         let looks: Vec<usize> = (1..=p.budget_max_rounds)
             .filter(|&r| p.looks_at(r, p.budget_max_rounds))
             .collect();
-        assert_eq!(looks, [5, 8, 12, 18, 27, 41]);
+        assert_eq!(looks, [5, 8, 12, 18, 27, 41, 62, 93]);
         let plain: Vec<usize> = (1..=p.max_rounds)
             .filter(|&r| p.looks_at(r, p.max_rounds))
             .collect();
