@@ -488,9 +488,9 @@ impl Session {
         let begin = c.now();
         let mut interrupted = false;
         // A cycle visits every open instance once, except that past the minimum rounds
-        // one that cannot reach its target within the cap waits while the budget left
-        // is needed by those that can (`Budget::defer`); so an instance's rounds are
-        // its own count, not the cycle's.
+        // one the budget does not fund (`Budget::funded`) waits while the budget left is
+        // needed by those it does (`Budget::defer`); so an instance's rounds are its own
+        // count, not the cycle's.
         let mut cycle: u32 = 0;
         'rounds: loop {
             let mut order: Vec<usize> =
@@ -500,8 +500,10 @@ impl Session {
             }
             rng.shuffle(&mut order);
             let past_min = cycle as usize >= p.min_rounds;
+            let mut funded = (Vec::new(), 0.0);
             if past_min {
                 order = budget.choose(&all, order);
+                funded = budget.funded(&all, &order);
             }
             for (n, &i) in order.iter().enumerate() {
                 // An instance with a round measured again may still be short of its
@@ -517,8 +519,7 @@ impl Session {
                         all[i].stop(self, "so it got no more rounds".into());
                         continue;
                     }
-                    let (feasible, _, _) = budget.outlook(&all[i]);
-                    if !feasible && budget.defer(budget.reserve(&all, &order)) {
+                    if !funded.0.contains(&i) && budget.defer(funded.1) {
                         continue;
                     }
                 }
@@ -790,25 +791,40 @@ impl Budget {
         )
     }
 
-    /// What the instances of `order` that can reach their target within the cap still
-    /// need, ns: the budget's reserve for them.
-    fn reserve(&self, all: &[Instance<'_>], order: &[usize]) -> f64 {
-        if self.start.is_none() {
-            return 0.0;
-        }
-        order
+    /// The instances of `order` that the budget left pays for, and what they need, ns:
+    /// those that can reach their target within the cap, the cheapest first (what more
+    /// rounds to their target cost), as long as the sum of their needs fits in the
+    /// budget left. Funding every instance that could converge within the cap would
+    /// share the budget among more than it can carry, and a row that gets rounds
+    /// without reaching its next look before the budget ends gains nothing from them.
+    fn funded(&self, all: &[Instance<'_>], order: &[usize]) -> (Vec<usize>, f64) {
+        let Some(left) = self.left_ns() else {
+            return (Vec::new(), 0.0);
+        };
+        let mut needs: Vec<(f64, usize)> = order
             .iter()
             .filter(|&&i| all[i].open())
-            .map(|&i| self.outlook(&all[i]))
-            .filter(|o| o.0)
-            .map(|o| o.1)
-            .sum()
+            .filter_map(|&i| {
+                let (feasible, cost, _) = self.outlook(&all[i]);
+                feasible.then_some((cost, i))
+            })
+            .collect();
+        needs.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let (mut ids, mut sum) = (Vec::new(), 0.0);
+        for (cost, i) in needs {
+            if sum + cost > left {
+                break;
+            }
+            sum += cost;
+            ids.push(i);
+        }
+        (ids, sum)
     }
 
-    /// Whether an instance that cannot reach its target within the cap waits this
-    /// cycle: while the budget left is no more than what those that can still need
-    /// (`reserve`). A round of it would narrow an interval that stays unconverged
-    /// anyway, and take the time another row needs to converge.
+    /// Whether an instance the budget does not fund waits this cycle: while the budget
+    /// left is no more than what the funded ones still need (`reserve`). A round of it
+    /// would narrow an interval that stays unconverged anyway, and take the time
+    /// another row needs to converge.
     fn defer(&self, reserve: f64) -> bool {
         match self.left_ns() {
             Some(left) => reserve > 0.0 && left <= reserve,
