@@ -127,9 +127,9 @@ impl Profile {
 
     /// Whether the interval is looked at after `rounds` rounds, whose cap is `cap`:
     /// at the minimum, then each time the count has grown by half (5, 8, 12, 18, 27,
-    /// 41, 62, 93 for the standard profile), and at the cap. So a run that keeps giving rounds to a
-    /// benchmark looks a few times, not after every round (each look is a chance to
-    /// stop on an interval that happens to be narrow).
+    /// 41, 62, 93 for the standard profile), and at the cap. So a run that keeps
+    /// giving rounds to a benchmark looks a few times, not after every round (each
+    /// look is a chance to stop on an interval that happens to be narrow).
     pub fn looks_at(&self, rounds: usize, cap: usize) -> bool {
         if rounds < self.min_rounds {
             return false;

@@ -801,7 +801,7 @@ impl Budget {
         let Some(left) = self.left_ns() else {
             return (Vec::new(), 0.0);
         };
-        let mut needs: Vec<(f64, usize)> = order
+        let needs: Vec<(f64, usize)> = order
             .iter()
             .filter(|&&i| all[i].open())
             .filter_map(|&i| {
@@ -809,16 +809,7 @@ impl Budget {
                 feasible.then_some((cost, i))
             })
             .collect();
-        needs.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let (mut ids, mut sum) = (Vec::new(), 0.0);
-        for (cost, i) in needs {
-            if sum + cost > left {
-                break;
-            }
-            sum += cost;
-            ids.push(i);
-        }
-        (ids, sum)
+        cheapest_within(needs, left)
     }
 
     /// Whether an instance the budget does not fund waits this cycle: while the budget
@@ -852,6 +843,21 @@ impl Budget {
         keyed.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)).then(a.2.total_cmp(&b.2)));
         keyed.into_iter().map(|(_, _, _, i)| i).collect()
     }
+}
+
+/// Of `needs` (what each one needs, ns, and its index), those that fit in `left`
+/// together, the smallest needs first, and the sum of their needs.
+fn cheapest_within(mut needs: Vec<(f64, usize)>, left: f64) -> (Vec<usize>, f64) {
+    needs.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let (mut ids, mut sum) = (Vec::new(), 0.0);
+    for (need, i) in needs {
+        if sum + need > left {
+            break;
+        }
+        sum += need;
+        ids.push(i);
+    }
+    (ids, sum)
 }
 
 /// About how many rounds an interval of relative half-width `ci` after `rounds` rounds
@@ -958,6 +964,21 @@ mod tests {
         assert_eq!(rounds_needed(5, 0.011, 0.01), Some(7));
         assert_eq!(rounds_needed(8, 0.005, 0.01), Some(9), "at least one more");
         assert_eq!(rounds_needed(5, f64::INFINITY, 0.01), None);
+    }
+
+    #[test]
+    fn the_budget_funds_the_smallest_needs_that_fit_together() {
+        let needs = vec![(5.0, 0), (1.0, 1), (3.0, 2), (2.0, 3)];
+        assert_eq!(cheapest_within(needs.clone(), 6.5), (vec![1, 3, 2], 6.0));
+        // The next smallest need does not fit: none after it is funded either, so the
+        // order of need is kept (a larger need never goes before a smaller one).
+        assert_eq!(cheapest_within(needs.clone(), 2.5), (vec![1], 1.0));
+        assert_eq!(
+            cheapest_within(needs.clone(), 11.0),
+            (vec![1, 3, 2, 0], 11.0)
+        );
+        assert_eq!(cheapest_within(needs, 0.5), (vec![], 0.0));
+        assert_eq!(cheapest_within(Vec::new(), 10.0), (vec![], 0.0));
     }
 
     #[test]
