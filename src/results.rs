@@ -153,6 +153,36 @@ pub struct MachineStates {
     /// the same conditions (absent without two of them, or without a history).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub past: Option<PastMachine>,
+    /// How much the machine moved between rounds for each kind of work, from its
+    /// probes, and the floor that sets for the results of that kind (empty when the
+    /// run read no probes).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub floors: Vec<Floor>,
+}
+
+/// The machine's floor for one kind of work over a run (see
+/// [`crate::stats::rounds::floor`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Floor {
+    /// The kind of work.
+    pub kind: crate::harness::probe::WorkKind,
+    /// What its probe times.
+    pub probe: String,
+    /// Probe readings taken (one before each round, in its worker, and some in probe
+    /// processes of their own).
+    pub readings: usize,
+    /// Their median, ns per operation.
+    pub median_ns: f64,
+    /// Their standard deviation (winsorized, as the headline is trimmed), % of the
+    /// median: how much the machine moved between rounds and processes.
+    pub sd_pct: f64,
+    /// The half-width a figure that moves as much reaches at the profile's usual rounds
+    /// (`max_rounds`), ±%: results of this kind are held to the larger of it and the
+    /// profile's target, and their intervals are never narrower.
+    pub floor_pct: f64,
+    /// The rounds the floor is taken at.
+    pub rounds: usize,
 }
 
 impl MachineStates {
@@ -485,6 +515,19 @@ pub struct Measured {
     /// otherwise).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub copies: Option<CopiesFigures>,
+    /// The kind of work it is, whose probe gives its floor (see
+    /// [`crate::harness::probe`]); absent when the run had no floors.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub work: Option<crate::harness::probe::WorkKind>,
+    /// The precision it was held to, ±% of the figure: the larger of the profile's
+    /// target and the machine's floor for its kind of work (`converged` says whether
+    /// it got there). Absent in documents from before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_pct: Option<f64>,
+    /// The machine's floor for its kind of work when it concluded, ±%: the interval is
+    /// never narrower (absent when none was known).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub floor_pct: Option<f64>,
 }
 
 /// What an instance run as N concurrent copies measured (`copies=N`): each copy timed
@@ -783,6 +826,9 @@ pub(crate) mod tests {
             worker_peak_kib: None,
             worker_processes: 0,
             rounds_redone: 0,
+            work: None,
+            target_pct: None,
+            floor_pct: None,
         }
     }
 

@@ -27,6 +27,7 @@ pub use context::RunContext;
 pub use params::{Kind, ParamArg, ParamSpec, Params};
 
 use crate::error::BenchError;
+use crate::harness::probe::WorkKind;
 pub use crate::harness::Loop;
 use crate::harness::{Body, Harness, Measurement, Plan};
 use crate::results::Fact;
@@ -193,6 +194,29 @@ pub fn catalogue() -> Vec<&'static dyn Bench> {
     .concat()
 }
 
+/// The kind of work a benchmark instance is, whose drift on this machine its figure
+/// shares (see [`crate::harness::probe`]): user space for function calls, vDSO and
+/// counter clock reads and calendar conversions, memory for page faults and mapping
+/// changes, a system call for the rest (the catalogue enters the kernel in nearly
+/// every benchmark).
+pub fn work_kind(name: &str, params: &Params) -> WorkKind {
+    let family = name.split('.').next().unwrap_or("");
+    let via = params
+        .0
+        .iter()
+        .find(|(n, _)| *n == "via")
+        .map(|(_, v)| v.as_str());
+    match (family, name) {
+        // The C library sends the CPU-time clocks to the kernel: no vDSO serves them.
+        ("clock", "clock.process_cputime" | "clock.thread_cputime") => WorkKind::Syscall,
+        ("call" | "clock", _) | ("svc", "svc.gmtime" | "svc.localtime") => WorkKind::User,
+        ("trace", "trace.event") => WorkKind::User,
+        ("mem", _) => WorkKind::Memory,
+        _ if via == Some("vdso") => WorkKind::User,
+        _ => WorkKind::Syscall,
+    }
+}
+
 /// The benchmark called exactly `name`.
 pub fn find(name: &str) -> Option<&'static dyn Bench> {
     catalogue().into_iter().find(|b| b.name() == name)
@@ -254,6 +278,26 @@ mod tests {
         assert!(matches("syscall", "syscall.time"));
         assert!(!matches("sys", "syscall.time"));
         assert!(!matches("syscall.time", "syscall.times"));
+    }
+
+    #[test]
+    fn each_benchmark_has_the_kind_of_work_it_does() {
+        let none = Params(vec![]);
+        let via = |v: &str| Params(vec![("via", v.to_string())]);
+        assert_eq!(work_kind("syscall.getpid", &none), WorkKind::Syscall);
+        assert_eq!(work_kind("call.empty", &none), WorkKind::User);
+        assert_eq!(work_kind("clock.monotonic", &none), WorkKind::User);
+        assert_eq!(work_kind("clock.thread_cputime", &none), WorkKind::Syscall);
+        assert_eq!(
+            work_kind("syscall.clock_gettime", &via("vdso")),
+            WorkKind::User
+        );
+        assert_eq!(
+            work_kind("syscall.clock_gettime", &via("syscall")),
+            WorkKind::Syscall
+        );
+        assert_eq!(work_kind("mem.fault.zero", &none), WorkKind::Memory);
+        assert_eq!(work_kind("ctx.pingpong", &none), WorkKind::Syscall);
     }
 
     #[test]

@@ -250,9 +250,14 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         .map(|(b, p)| RowKey::planned(*b, p))
         .collect();
     output.plan(&rows);
-    if let Err(BenchError::Interrupted) =
-        look_at_the_machine(&session, profile.ci_target, history.as_ref(), &run)
-    {
+    // What the machine moves by, for the header (the run's own floors end up in the
+    // document).
+    let looked = look_at_the_machine(&session, profile.ci_target, history.as_ref(), &run)
+        .and_then(|()| {
+            run.machine.floors = session.floors()?;
+            Ok(())
+        });
+    if let Err(BenchError::Interrupted) = looked {
         drop(session);
         output.begin(&run)?;
         output.finish(&run)?;

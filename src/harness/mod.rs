@@ -13,6 +13,7 @@ pub mod analyze;
 pub mod calibrate;
 pub mod clock;
 pub mod packed;
+pub mod probe;
 pub mod profile;
 
 pub use analyze::{Analysis, Level};
@@ -261,6 +262,38 @@ pub struct Settings {
     /// default: the two extra clock reads and CPU reads lie outside the timed region,
     /// but an ordinary run does not pay for them at all.
     pub spans: bool,
+    /// What the result is held to besides the profile's target: the machine's floor
+    /// for its kind of work (see [`Held`]). None by default.
+    pub held: Held,
+}
+
+/// The machine's floor a result is held to: the precision its kind of work can have
+/// on this machine at the profile's rounds ([`crate::stats::rounds::floor`]). The
+/// result's target is the larger of the profile's and the floor, and its interval is
+/// never narrower than the floor: a figure whose rounds happened to agree still lives
+/// on a machine that moves that much between rounds and between processes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Held {
+    /// The kind of work the result is (None: not known, no floor).
+    pub kind: Option<probe::WorkKind>,
+    /// The floor, a relative half-width (0: none known).
+    pub floor: f64,
+}
+
+impl Held {
+    /// The relative half-width a result is held to under `p`.
+    pub fn target(&self, p: &Profile) -> f64 {
+        if self.floor.is_finite() {
+            p.ci_target.max(self.floor)
+        } else {
+            p.ci_target
+        }
+    }
+
+    /// Whether the floor, not the profile, sets the target under `p`.
+    pub fn at_floor(&self, p: &Profile) -> bool {
+        self.floor.is_finite() && self.floor > p.ci_target
+    }
 }
 
 impl Settings {
@@ -276,6 +309,7 @@ impl Settings {
             mad_floor: 0.005,
             batch: None,
             spans: false,
+            held: Held::default(),
         }
     }
 
@@ -314,6 +348,17 @@ impl<'a> Harness<'a> {
             clock,
             settings,
             usage: &thread_usage,
+        }
+    }
+
+    /// The same harness holding its results to `held` (see [`Held`]).
+    pub fn holding(&self, held: Held) -> Harness<'a> {
+        let mut settings = self.settings;
+        settings.held = held;
+        Harness {
+            clock: self.clock,
+            settings,
+            usage: self.usage,
         }
     }
 
@@ -566,8 +611,11 @@ impl<'a> Harness<'a> {
         overhead: &Overhead,
         plan: Plan,
     ) -> (Analysis, bool, String) {
-        let a = self.analyze(samples, k * plan.per_iter.max(1), overhead, plan.expect);
-        let (ok, why) = verdict(&a, &self.settings.profile);
+        let mut a =
+            self.analyze(samples, k * plan.per_iter.max(1), overhead, plan.expect);
+        let held = self.settings.held;
+        hold(&mut a, held);
+        let (ok, why) = verdict_held(&a, &self.settings.profile, held);
         (a, ok, why)
     }
 
@@ -653,11 +701,40 @@ impl<'a> Harness<'a> {
     }
 }
 
+/// Widens the round-level interval of `a` to at least the machine's floor it is held
+/// to, each side (see [`Held`]).
+fn hold(a: &mut Analysis, held: Held) {
+    let Some(e) = a.estimate.as_mut() else {
+        return;
+    };
+    if !(held.floor.is_finite() && held.floor > 0.0 && e.center.is_finite()) {
+        return;
+    }
+    let half = held.floor * e.center.abs();
+    e.ci_low = e.ci_low.min(e.center - half);
+    e.ci_high = e.ci_high.max(e.center + half);
+}
+
 /// Whether an analysis is converged under `p`, and the reason in words: the
 /// interval within the target after the minimum rounds, on the clean samples. The
 /// rounds named are those measured (the table's column); when some of them had no
 /// clean sample, the reason says how many did.
 pub fn verdict(a: &Analysis, p: &Profile) -> (bool, String) {
+    verdict_held(a, p, Held::default())
+}
+
+/// [`verdict`] for a result held to the machine's floor of its kind too: its target is
+/// the larger of the profile's and the floor, and a result converged at the floor says
+/// so.
+pub fn verdict_held(a: &Analysis, p: &Profile, held: Held) -> (bool, String) {
+    let target = held.target(p);
+    let (at_floor, floor_target) = match held.kind {
+        Some(k) if held.at_floor(p) => (
+            format!(", at the machine's floor for {} work", k.name()),
+            format!(": the machine's floor for {} work", k.name()),
+        ),
+        _ => (String::new(), String::new()),
+    };
     let measured = a.rounds.len();
     let with_clean = a.rounds.iter().filter(|r| r.clean > 0).count();
     let rounds = if with_clean < measured && a.basis == analyze::Basis::Clean {
@@ -708,16 +785,16 @@ pub fn verdict(a: &Analysis, p: &Profile) -> (bool, String) {
         "no interval".to_string()
     };
     let settled = a.estimate.as_ref().map_or(0, |e| e.rounds);
-    if ci <= p.ci_target && settled >= p.min_rounds {
-        return (true, format!("{ci_text} after {rounds}{states}"));
+    if ci <= target * (1.0 + 1e-9) && settled >= p.min_rounds {
+        return (true, format!("{ci_text} after {rounds}{at_floor}{states}"));
     }
     let floor = match &a.estimate {
-        Some(e) if e.relative_floor() > p.ci_target && e.floor_by_clock => format!(
+        Some(e) if e.relative_floor() > target && e.floor_by_clock => format!(
             "; it cannot narrow below ±{:.2}%, half the clock's step per operation",
             e.relative_floor() * 100.0
         ),
         // More samples would narrow this one: it is the samples' precision so far.
-        Some(e) if e.relative_floor() > p.ci_target => format!(
+        Some(e) if e.relative_floor() > target => format!(
             "; its samples' own interval of the median is ±{:.2}% (too few samples)",
             e.relative_floor() * 100.0
         ),
@@ -733,8 +810,8 @@ pub fn verdict(a: &Analysis, p: &Profile) -> (bool, String) {
         _ => String::new(),
     };
     let why = format!(
-        "{ci_text} after {rounds} (target ±{:.2}%){floor}{states}{spread}",
-        p.ci_target * 100.0
+        "{ci_text} after {rounds} (target ±{:.2}%{floor_target}){floor}{states}{spread}",
+        target * 100.0
     );
     (false, why)
 }

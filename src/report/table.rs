@@ -198,6 +198,9 @@ impl Exporter for Table {
             s += &format!(" · load {}", h.load);
         }
         let mut s = layout::wrap(&s, self.layout.width, 0, 2);
+        if let Some(f) = floors_text(&run.machine.floors, h.ci_target) {
+            s += &layout::wrap(&f, self.layout.width, 0, 2);
+        }
         s += "\n";
         s += &self.column_header();
         s
@@ -320,6 +323,9 @@ impl Exporter for Table {
                 s += &layout::wrap(&past_machine_text(p, now), self.layout.width, 2, 4);
             }
         }
+        if let Some(f) = floors_text(&ms.floors, run.harness.ci_target) {
+            s += &format!("over the whole run, {f}\n");
+        }
         let w = self.layout.width;
         let mut s = layout::wrap_lines(&s, w);
         // The ring tables are tables: written as they are.
@@ -421,6 +427,43 @@ fn ci_parts(lo: f64, hi: f64, median: f64) -> (String, String) {
         range = "(wide)".into();
     }
     (range, rel)
+}
+
+/// The machine's floors in one sentence: how much each kind of work moved between
+/// rounds and processes, and what a row of that kind is held to (`target`, the
+/// profile's, as a fraction). None without floors.
+pub fn floors_text(floors: &[crate::results::Floor], target: f64) -> Option<String> {
+    let first = floors.first()?;
+    let kinds: Vec<String> = floors
+        .iter()
+        .map(|f| {
+            format!(
+                "{} ±{} (sd {:.1}%)",
+                f.kind.name(),
+                pct_text(f.floor_pct),
+                f.sd_pct
+            )
+        })
+        .collect();
+    Some(format!(
+        "machine floors from {} probe readings: {}; a row is held to the larger of \
+         ±{}% and its kind's floor (what {} rounds reach when the machine moves that much)",
+        first.readings,
+        kinds.join(", "),
+        target * 100.0,
+        first.rounds
+    ))
+}
+
+/// A percentage with two significant figures at least (0.14%, 2.1%, 13%).
+fn pct_text(pct: f64) -> String {
+    if pct >= 10.0 {
+        format!("{pct:.0}%")
+    } else if pct >= 1.0 {
+        format!("{pct:.1}%")
+    } else {
+        format!("{pct:.2}%")
+    }
 }
 
 /// The footer's line on the machine's speed beside its earlier runs.

@@ -7,6 +7,8 @@
 use super::worker::wire::{MemFile, Sealed};
 use super::worker::{Remote, Services, Workers};
 use super::*;
+use crate::harness::probe::Probes;
+use crate::harness::Held;
 
 pub(super) enum Instance<'b> {
     /// Measured in this process.
@@ -43,6 +45,8 @@ pub(super) struct Away<'b> {
     visits_ns: f64,
     /// The most rounds it gets (0: the profile's).
     max_rounds: usize,
+    /// The machine's floor it is held to, as of its last visit.
+    held: Held,
 }
 
 /// Where an instance stands, for the budget (see [`Instance::progress`]).
@@ -55,6 +59,8 @@ pub(super) struct Progress {
     pub floor: f64,
     /// The mean wall time of a visit, ns.
     pub visit_ns: f64,
+    /// The machine's floor it is held to, as of its last visit.
+    pub held: Held,
 }
 
 impl<'b> Instance<'b> {
@@ -85,6 +91,7 @@ impl<'b> Instance<'b> {
                     floor: 0.0,
                     visits_ns: 0.0,
                     max_rounds: 0,
+                    held: Held::default(),
                 }))
             }
             _ => Instance::Here(Box::new(Slot::new(bench, params))),
@@ -131,12 +138,14 @@ impl<'b> Instance<'b> {
                 floor: s.last_floor,
                 visit_ns: (s.setup_ns + s.warmup_ns + s.elapsed_ns)
                     / s.rounds.max(1) as f64,
+                held: s.held,
             },
             Instance::Away(a) => Progress {
                 rounds: a.rounds,
                 ci: a.ci,
                 floor: a.floor,
                 visit_ns: a.visits_ns / a.rounds.max(1) as f64,
+                held: a.held,
             },
         }
     }
@@ -154,8 +163,18 @@ impl<'b> Instance<'b> {
         }
     }
 
-    /// One round. Only an interruption is returned: a skip or failure ends the
-    /// instance, and its result says so.
+    /// Holds it to the machine's floor `held` from now on (its next visit, or its
+    /// conclusion).
+    pub(super) fn hold(&mut self, held: Held) {
+        match self {
+            Instance::Here(s) => s.held = held,
+            Instance::Away(a) => a.held = held,
+        }
+    }
+
+    /// One round, with the machine's probes read just before it when it was measured.
+    /// Only an interruption is returned: a skip or failure ends the instance, and its
+    /// result says so.
     pub(super) fn visit(
         &mut self,
         session: &Session,
@@ -163,7 +182,7 @@ impl<'b> Instance<'b> {
         begin: u64,
         canary: f64,
         limit: f64,
-    ) -> Result<(), BenchError> {
+    ) -> Result<Option<Probes>, BenchError> {
         match self {
             Instance::Here(slot) => {
                 let mut flag = |s: &mut [Sample], e: Expect| session.flag_here(s, e);
@@ -175,11 +194,11 @@ impl<'b> Instance<'b> {
                     explain: None,
                 };
                 match slot.visit(&mut env, round, begin, canary, limit) {
-                    Ok(_) => Ok(()),
+                    Ok(_) => Ok(slot.probes.take()),
                     Err(BenchError::Interrupted) => Err(BenchError::Interrupted),
                     Err(e) => {
                         slot.end(e);
-                        Ok(())
+                        Ok(None)
                     }
                 }
             }
@@ -219,7 +238,7 @@ impl Away<'_> {
         begin: u64,
         canary: f64,
         limit: f64,
-    ) -> Result<(), BenchError> {
+    ) -> Result<Option<Probes>, BenchError> {
         if self.term > 0 && self.served >= self.term && session.explain == 0 {
             // Its term is over: a fresh worker takes up what this one gathered. It
             // starts while this one packs (no round is being measured meanwhile).
@@ -235,13 +254,13 @@ impl Away<'_> {
                     }
                     Err(e) => {
                         self.fail(e);
-                        return Ok(());
+                        return Ok(None);
                     }
                 }
             }
         }
         if self.remote.is_none() || self.carried.is_some() {
-            let mut start = session.start_for(self.bench, &self.params, begin);
+            let mut start = session.start_for(self.bench.name(), &self.params, begin);
             start.max_rounds = self.max_rounds;
             let carried = self.carried.take();
             let begun = match self.remote.as_mut() {
@@ -253,7 +272,7 @@ impl Away<'_> {
             if let Err(e) = begun {
                 self.remote = None;
                 self.fail(e);
-                return Ok(());
+                return Ok(None);
             }
             self.served = 0;
         }
@@ -266,37 +285,37 @@ impl Away<'_> {
             flag: Some(&mut flag),
         };
         let t0 = std::time::Instant::now();
-        let visited = remote.visit(round, canary, limit, &mut services);
+        let visited = remote.visit(round, canary, limit, self.held, &mut services);
         self.visits_ns += t0.elapsed().as_nanos() as f64;
         if matches!(visited, Ok(v) if v.open && v.redone) {
-            return Ok(()); // a slow episode: this round is measured again
+            return Ok(None); // a slow episode: this round is measured again
         }
         self.rounds += 1;
         self.served += 1;
-        match visited.map(|v| (v.open, v.ci, v.floor)) {
-            Ok((true, ci, floor)) => {
+        match visited.map(|v| (v.open, v.ci, v.floor, v.probes)) {
+            Ok((true, ci, floor, probes)) => {
                 self.ci = ci;
                 self.floor = floor;
-                Ok(())
+                Ok(probes)
             }
-            Ok((false, _, _)) => {
+            Ok((false, _, _, probes)) => {
                 // Done: its result now, and the worker gone.
                 self.finish(false, None);
                 if let Some(r) = self.result.as_mut() {
                     session.keep(r, self.samples.take());
                 }
-                Ok(())
+                Ok(probes)
             }
             Err(BenchError::Interrupted) => Err(BenchError::Interrupted),
             Err(e) if !remote.alive() => {
                 self.remote = None;
                 self.fail(e);
-                Ok(())
+                Ok(None)
             }
             Err(_) => {
                 // Skipped or failed in the worker: its result says so.
                 self.finish(false, None);
-                Ok(())
+                Ok(None)
             }
         }
     }
@@ -305,7 +324,7 @@ impl Away<'_> {
     fn finish(&mut self, interrupted: bool, stopped: Option<String>) {
         self.open = false;
         if let Some(r) = self.remote.take() {
-            match r.finish(interrupted, stopped) {
+            match r.finish(interrupted, stopped, self.held) {
                 Ok((result, samples)) => {
                     self.result = result;
                     self.samples = samples;

@@ -8,6 +8,7 @@
 use crate::bench::{body, After, Bench, Params};
 use crate::error::BenchError;
 use crate::harness::clock::{self, characterize, Clock, ClockChoice, ClockInfo};
+use crate::harness::probe::WorkKind;
 use crate::harness::Expect;
 use crate::harness::{
     Analysis, EmptyLoop, Harness, Measurement, Overhead, Plan, Profile, Sample, Settings,
@@ -25,6 +26,7 @@ use instance::Instance;
 use slot::{Env, Slot};
 
 mod copies;
+mod floors;
 mod instance;
 mod slot;
 pub mod worker;
@@ -150,6 +152,8 @@ pub struct Session {
     spill: Option<std::cell::RefCell<crate::spill::Spill>>,
     /// Workers sample where the time goes at this rate ([`Session::explain`]); 0: no.
     explain: u64,
+    /// The machine's probe readings so far, over every run of this session.
+    floors: std::cell::RefCell<floors::Floors>,
 }
 
 impl Session {
@@ -200,6 +204,8 @@ impl Session {
         });
         let context =
             crate::bench::RunContext::new(opts.files.clone(), Some(opts.profile.name));
+        let floors =
+            std::cell::RefCell::new(floors::Floors::new(opts.profile.max_rounds));
         Ok(Session {
             context,
             clock,
@@ -213,6 +219,7 @@ impl Session {
             kernel,
             spill: None,
             explain: 0,
+            floors,
         })
     }
 
@@ -447,6 +454,10 @@ impl Session {
         let mut machine: Vec<f64> = Vec::new();
         let mut rng = SplitMix(self.seed);
         let budget = Budget::new(self.settings.profile, spread);
+        if self.first_probes().is_err() {
+            out.interrupted = true;
+            return Ok(out);
+        }
         for group in instances.chunks(MAX_LIVE) {
             let interrupted = self.group(
                 group,
@@ -462,7 +473,48 @@ impl Session {
             }
         }
         out.machine = machine_states(&machine, self.settings.profile.ci_target);
+        out.machine.floors = self.floors.borrow().summary();
         Ok(out)
+    }
+
+    /// The machine's floors as the session knows them now, after reading the probes
+    /// in fresh processes if it has not yet (see [`Session::run_all`]): what a run
+    /// says of the machine before its first row. Only an interruption is returned.
+    pub fn floors(&self) -> Result<Vec<crate::results::Floor>, BenchError> {
+        self.first_probes()?;
+        Ok(self.floors.borrow().summary())
+    }
+
+    /// Reads the machine's probes in fresh processes until the session has
+    /// [`FIRST_PROBES`] readings (so that the first rounds already know the floors);
+    /// a probe process that cannot be had ends it early. Only an interruption is
+    /// returned.
+    fn first_probes(&self) -> Result<(), BenchError> {
+        while self.floors.borrow().len() < FIRST_PROBES {
+            check_interrupt()?;
+            match self.probe_reading() {
+                Some(p) => self.floors.borrow_mut().push(p),
+                None => break,
+            }
+        }
+        Ok(())
+    }
+
+    /// One reading of the machine's probes, in a process of its own on the home CPU
+    /// as a round's worker (here, pinned there, without workers). None when it failed.
+    fn probe_reading(&self) -> Option<crate::harness::probe::Probes> {
+        match &self.opts.workers {
+            Workers::Exec { program, .. } => {
+                let start = self.start_for("", &Params(Vec::new()), 0);
+                worker::Remote::probe(program, start).ok()
+            }
+            Workers::Inline => {
+                let _home = crate::bench::ctx::home_cpu()
+                    .ok()
+                    .and_then(|c| crate::os::affinity::Pin::to(c).ok());
+                self.harness().probe().ok()
+            }
+        }
     }
 
     /// Measures one group of instances; returns whether the run was interrupted.
@@ -481,6 +533,11 @@ impl Session {
             .iter()
             .map(|(b, params)| Instance::new(*b, params, &self.opts.workers))
             .collect();
+        let kinds: Vec<WorkKind> = instances
+            .iter()
+            .map(|(b, params)| crate::bench::work_kind(b.name(), params))
+            .collect();
+        let mut last_probe = std::time::Instant::now();
         for i in &mut all {
             i.set_max_rounds(budget.cap);
         }
@@ -506,6 +563,9 @@ impl Session {
                 funded = budget.funded(&all, &order);
             }
             for (n, &i) in order.iter().enumerate() {
+                // Held to its kind's floor as the run knows it now.
+                let held = self.floors.borrow().held(kinds[i]);
+                all[i].hold(held);
                 // An instance with a round measured again may still be short of its
                 // minimum: it gets it whatever the budget.
                 if past_min && all[i].progress().rounds >= p.min_rounds {
@@ -513,7 +573,11 @@ impl Session {
                         all[i].stop(self, why);
                         continue;
                     }
-                    if all[i].progress().floor > p.ci_target {
+                    if let Some(why) = budget.hopeless(&all[i]) {
+                        all[i].stop(self, why);
+                        continue;
+                    }
+                    if all[i].progress().floor > held.target(&p) {
                         // More rounds cannot bring it to the target (its verdict says
                         // why).
                         all[i].stop(self, "so it got no more rounds".into());
@@ -553,11 +617,13 @@ impl Session {
                         break;
                     }
                 }
-                if let Err(BenchError::Interrupted) =
-                    all[i].visit(self, round, begin, canary, limit)
-                {
-                    interrupted = true;
-                    break 'rounds;
+                match all[i].visit(self, round, begin, canary, limit) {
+                    Err(_) => {
+                        interrupted = true;
+                        break 'rounds;
+                    }
+                    Ok(Some(probes)) => self.floors.borrow_mut().push(probes),
+                    Ok(None) => {}
                 }
                 if interrupt::interrupted() {
                     interrupted = true;
@@ -573,6 +639,14 @@ impl Session {
                 while c.to_ns(c.now().wrapping_sub(begin)) < until
                     && all.iter().any(Instance::open)
                 {
+                    // The wait also reads the probes in fresh processes, so that a
+                    // small selection's floors rest on more than its own rounds.
+                    if last_probe.elapsed() >= PROBE_EVERY {
+                        last_probe = std::time::Instant::now();
+                        if let Some(probes) = self.probe_reading() {
+                            self.floors.borrow_mut().push(probes);
+                        }
+                    }
                     match self.canary() {
                         Ok(v) => machine.push(v),
                         Err(_) => {
@@ -601,14 +675,9 @@ impl Session {
     }
 
     /// What a worker for `bench` is told.
-    fn start_for(
-        &self,
-        bench: &dyn Bench,
-        params: &Params,
-        begin: u64,
-    ) -> worker::wire::Start {
+    fn start_for(&self, bench: &str, params: &Params, begin: u64) -> worker::wire::Start {
         worker::wire::Start {
-            bench: bench.name().to_string(),
+            bench: bench.to_string(),
             params: params
                 .0
                 .iter()
@@ -740,6 +809,18 @@ impl Budget {
         }
     }
 
+    /// Past the profile's usual rounds (`max_rounds`), why `inst` gets no more when it
+    /// cannot reach its target within the cap: the budget is a cap, not a time to
+    /// fill, and rounds that narrow an interval which stays above its target anyway
+    /// only make the run longer. None without a budget.
+    fn hopeless(&self, inst: &Instance<'_>) -> Option<String> {
+        if self.start.is_none() || inst.progress().rounds < self.profile.max_rounds {
+            return None;
+        }
+        let (feasible, _, why) = self.outlook(inst);
+        (!feasible).then_some(why)
+    }
+
     /// Whether `inst` can converge within the cap, what more rounds would cost it (ns:
     /// to its target, or else to the cap), and that in words.
     fn outlook(&self, inst: &Instance<'_>) -> (bool, f64, String) {
@@ -748,9 +829,11 @@ impl Budget {
             ci,
             floor,
             visit_ns,
+            held,
         } = inst.progress();
+        let target = held.target(&self.profile);
         let to_cap = self.cap.saturating_sub(rounds) as f64 * visit_ns;
-        if floor > self.profile.ci_target {
+        if floor > target {
             return (
                 false,
                 to_cap,
@@ -761,7 +844,7 @@ impl Budget {
                 ),
             );
         }
-        let Some(need) = rounds_needed(rounds, ci, self.profile.ci_target) else {
+        let Some(need) = rounds_needed(rounds, ci, target) else {
             return (
                 false,
                 to_cap,
@@ -872,6 +955,13 @@ fn rounds_needed(rounds: usize, ci: f64, target: f64) -> Option<usize> {
     Some((r.min(1e6).ceil() as usize).max(rounds + 1))
 }
 
+/// How many probe readings a session takes in probe processes before its first round.
+const FIRST_PROBES: usize = 24;
+
+/// How often the wait between a small selection's rounds reads the probes in a fresh
+/// process (about 3 ms each on the VM this project is developed on).
+const PROBE_EVERY: std::time::Duration = std::time::Duration::from_millis(25);
+
 /// How many instances are measured at once at most (each may hold a worker process
 /// and its socket).
 pub const MAX_LIVE: usize = 256;
@@ -921,6 +1011,7 @@ fn machine_states(readings: &[f64], target: f64) -> MachineStates {
         states,
         unsteady: spread > target,
         past: None,
+        floors: Vec::new(),
     }
 }
 

@@ -7,6 +7,8 @@
 
 use super::*;
 use crate::bench::copies::Copies;
+use crate::harness::probe::Probes;
+use crate::harness::Held;
 use crate::os::placement::{self, TaskPlace};
 use crate::results::Fact;
 use serde::{Deserialize, Serialize};
@@ -79,6 +81,10 @@ pub(super) struct Slot<'b> {
     pub(super) earlier: u32,
     /// The highest peak resident size of those processes, KiB.
     pub(super) earlier_peak_kib: Option<u64>,
+    /// The machine's floor it is held to (from the run, each visit).
+    pub(super) held: Held,
+    /// The machine's probes read just before the last round, until the run takes them.
+    pub(super) probes: Option<Probes>,
 }
 
 /// What a slot has gathered, handed from one worker process to the next (see
@@ -212,6 +218,8 @@ impl<'b> Slot<'b> {
             fresh: false,
             earlier: 0,
             earlier_peak_kib: None,
+            held: Held::default(),
+            probes: None,
         }
     }
 
@@ -306,8 +314,10 @@ impl<'b> Slot<'b> {
             self.redone += 1;
             return Ok(false);
         }
+        let h = Harness::new(env.clock, env.settings).holding(self.held);
+        // The machine's probes, here and now (a failed one only goes unread).
+        self.probes = h.probe().ok();
         self.canaries.push(canary);
-        let h = Harness::new(env.clock, env.settings);
         let c = env.clock;
         let t0 = c.now();
         // Opened before the setup, so the tasks it starts inherit the events.
@@ -440,6 +450,8 @@ impl<'b> Slot<'b> {
         if self.samples.is_empty() {
             return None;
         }
+        let held_by = h.holding(self.held);
+        let h = &held_by;
         let (analysis, converged, stop_reason) = match self.concluded.take() {
             Some(c) => c,
             None => {
@@ -497,6 +509,10 @@ impl<'b> Slot<'b> {
         match measured(m, canary, keep_samples) {
             Ok(mut x) => {
                 x.rounds_redone = self.redone;
+                let p = h.settings().profile;
+                x.work = self.held.kind;
+                x.target_pct = Some(self.held.target(&p) * 100.0);
+                x.floor_pct = (self.held.floor > 0.0).then_some(self.held.floor * 100.0);
                 x.setup_ns = self.setup_ns;
                 x.after_ns = self.after_ns;
                 x.copies = copies;
@@ -591,6 +607,9 @@ pub(super) fn measured(
         worker_peak_kib: None,
         worker_processes: 0,
         rounds_redone: 0,
+        work: None,
+        target_pct: None,
+        floor_pct: None,
     })
 }
 

@@ -173,6 +173,48 @@ pub fn estimate(figures: &[f64], floor: f64) -> Option<RoundEstimate> {
     })
 }
 
+/// How much the machine moves between rounds, from a probe's readings (the same fixed
+/// work timed before many rounds, in many processes; see
+/// [`crate::harness::probe`]), and what that allows a figure measured in `rounds`
+/// rounds: `(sd, floor)`, both relative to the readings' median. `sd` is the
+/// standard deviation of the readings winsorized as the trimmed mean is ([`TRIM`] at
+/// each end), and `floor` the half-width Yuen's interval ([`estimate`]) would have
+/// over `rounds` round figures that spread as much:
+/// `t(0.975, h−1) · sd · √((R−1) / (h·(h−1)))`. A figure that moves as the machine
+/// does reaches it at about `rounds` rounds; a target below it would need many more
+/// rounds and would still say nothing about a run measured at another time. None for
+/// fewer than [`MIN_FLOOR_READINGS`] finite positive readings or fewer than two rounds.
+pub fn floor(readings: &[f64], rounds: usize) -> Option<(f64, f64)> {
+    let mut xs: Vec<f64> = readings
+        .iter()
+        .copied()
+        .filter(|x| x.is_finite() && *x > 0.0)
+        .collect();
+    let n = xs.len();
+    if n < MIN_FLOOR_READINGS || rounds < 2 {
+        return None;
+    }
+    xs.sort_by(f64::total_cmp);
+    let median = if n % 2 == 1 {
+        xs[n / 2]
+    } else {
+        (xs[n / 2 - 1] + xs[n / 2]) / 2.0
+    };
+    let g = trimmed_each_end(n);
+    let (lo, hi) = (xs[g], xs[n - 1 - g]);
+    let winsorized: Vec<f64> = xs.iter().map(|x| x.clamp(lo, hi) / median).collect();
+    let sd = sample_sd(&winsorized);
+    let h = rounds - 2 * trimmed_each_end(rounds);
+    if h < 2 {
+        return None;
+    }
+    let half = t975(h - 1) * sd * ((rounds - 1) as f64 / (h * (h - 1)) as f64).sqrt();
+    Some((sd, half))
+}
+
+/// The fewest probe readings a floor is taken from ([`floor`]).
+pub const MIN_FLOOR_READINGS: usize = 10;
+
 /// The sample standard deviation (0 for fewer than two values).
 fn sample_sd(xs: &[f64]) -> f64 {
     let n = xs.len();
@@ -301,6 +343,33 @@ mod tests {
             between_runs(&[(f64::NAN, 0.1), (1.0, 0.1), (2.0, f64::INFINITY)]),
             None
         );
+    }
+
+    #[test]
+    fn the_floor_is_yuens_half_width_for_rounds_that_move_as_the_probe() {
+        // Twenty readings at 100 ± 2 alternating: winsorized at 4 each end they are
+        // unchanged, sd 2.0513 / 100 relative.
+        let readings: Vec<f64> = (0..20)
+            .map(|i| if i % 2 == 0 { 98.0 } else { 102.0 })
+            .collect();
+        let (sd, floor) = floor(&readings, 8).unwrap();
+        let want_sd = (20.0 * 4.0 / 19.0f64).sqrt() / 100.0;
+        assert!((sd - want_sd).abs() < 1e-12, "{sd}");
+        // Eight rounds: one trimmed at each end, h = 6, t(5) = 2.571.
+        let want = 2.571 * want_sd * (7.0f64 / 30.0).sqrt();
+        assert!((floor - want).abs() < 1e-12, "{floor} {want}");
+        // A far reading moves it no more than the one it is winsorized to.
+        let mut stray = readings.clone();
+        stray[0] = 1e6;
+        stray[2] = 1.0;
+        assert!((super::floor(&stray, 8).unwrap().0 - sd).abs() < 0.05 * sd);
+        // More rounds allow a narrower floor; a steady probe gives none.
+        assert!(super::floor(&readings, 30).unwrap().1 < floor);
+        assert_eq!(super::floor(&[5.0; 12], 8), Some((0.0, 0.0)));
+        // Too few readings, or rounds.
+        assert_eq!(super::floor(&readings[..9], 8), None);
+        assert_eq!(super::floor(&readings, 1), None);
+        assert_eq!(super::floor(&[f64::NAN; 30], 8), None);
     }
 
     #[test]

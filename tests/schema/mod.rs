@@ -373,6 +373,13 @@ pub struct Measured {
     /// Run as copies (`copies=N`) only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub copies: Option<Copies>,
+    /// "syscall", "user" or "memory"; absent without floors.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub work: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_pct: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub floor_pct: Option<f64>,
 }
 
 /// An instance run as N copies.
@@ -579,6 +586,22 @@ pub struct MachineStates {
     pub unsteady: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub past: Option<PastMachine>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub floors: Vec<Floor>,
+}
+
+/// The machine's floor for one kind of work.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Floor {
+    /// "syscall", "user" or "memory".
+    pub kind: String,
+    pub probe: String,
+    pub readings: usize,
+    pub median_ns: f64,
+    pub sd_pct: f64,
+    pub floor_pct: f64,
+    pub rounds: usize,
 }
 
 /// A run's canary beside the same machine's earlier runs.

@@ -26,7 +26,8 @@ pub use serve::{serve, WORKER_ARG};
 
 use crate::bench::file::Scratch;
 use crate::error::BenchError;
-use crate::harness::{Expect, Sample, Span};
+use crate::harness::probe::Probes;
+use crate::harness::{Expect, Held, Sample, Span};
 use crate::os::spawn::{spawn_keeping, PreparedExec};
 use crate::os::task::{describe_status, Child};
 use crate::results::BenchResult;
@@ -142,6 +143,8 @@ pub(super) struct Visited {
     pub(super) ci: f64,
     /// The floor under it (half a clock step per operation, relative).
     pub(super) floor: f64,
+    /// The machine's probes, read in the worker just before the round.
+    pub(super) probes: Option<Probes>,
 }
 
 /// How long a worker may take to exit once asked.
@@ -223,12 +226,14 @@ impl Remote {
         round: u32,
         canary_ns: f64,
         limit_ns: f64,
+        held: Held,
         services: &mut Services<'_>,
     ) -> Result<Visited, BenchError> {
         self.send(&Request::Visit {
             round,
             canary_ns,
             limit_ns,
+            held,
         })?;
         loop {
             match self.recv()? {
@@ -238,12 +243,14 @@ impl Remote {
                     ci,
                     floor,
                     error: None,
+                    probes,
                 } => {
                     return Ok(Visited {
                         open,
                         redone,
                         ci,
                         floor,
+                        probes,
                     })
                 }
                 Reply::Visited { error: Some(e), .. } => return Err(e.into()),
@@ -259,7 +266,10 @@ impl Remote {
                     let bits = flags(services, tid, &spans, expect)?;
                     self.send(&Request::Flags(bits))?;
                 }
-                Reply::Result { .. } | Reply::Ready { .. } | Reply::Handed { .. } => {
+                Reply::Result { .. }
+                | Reply::Ready { .. }
+                | Reply::Handed { .. }
+                | Reply::Probed { .. } => {
                     return Err(self.died("it answered out of turn"))
                 }
             }
@@ -289,16 +299,33 @@ impl Remote {
         self.child.is_some()
     }
 
+    /// Starts `program` as a worker that reads the machine's probes once on the home
+    /// CPU, with the clock `start` describes, and reaps it (see [`Request::Probe`]).
+    pub(super) fn probe(program: &Path, start: Start) -> Result<Probes, BenchError> {
+        let mut r = Remote::spawn(program)?;
+        r.send(&Request::Probe(Box::new(start)))?;
+        let probes = match r.recv()? {
+            Reply::Probed { probes } => probes,
+            other => return Err(r.died(&format!("it answered {other:?} to a probe"))),
+        };
+        if let Some(mut child) = r.child.take() {
+            let _ = child.reap_by(Instant::now() + EXIT_GRACE);
+        }
+        Ok(probes)
+    }
+
     /// Asks for the result, with its kept samples apart when it kept them, and reaps
     /// the worker.
     pub(super) fn finish(
         mut self,
         interrupted: bool,
         stopped: Option<String>,
+        held: Held,
     ) -> Result<(Option<BenchResult>, Option<wire::MemFile>), BenchError> {
         self.send(&Request::Finish {
             interrupted,
             stopped,
+            held,
         })?;
         let result = match self.recv()? {
             Reply::Result { result, samples } => {

@@ -51,6 +51,7 @@ fn serve_inner(args: &[String]) -> anyhow::Result<()> {
     let mut link = stream.try_clone()?;
     let start = match wire::recv::<Request>(&mut link)? {
         Some(Request::Start(start)) => start,
+        Some(Request::Probe(start)) => return probe_once(&start, &mut link),
         // The parent let it go before its start (the worker it was to succeed failed
         // to hand over).
         None => return Ok(()),
@@ -107,7 +108,9 @@ fn serve_inner(args: &[String]) -> anyhow::Result<()> {
                 round,
                 canary_ns,
                 limit_ns,
+                held,
             }) => {
+                slot.held = held;
                 let mut flagger = |s: &mut [Sample], e: Expect| flag(&stream, s, e);
                 let mut env = Env {
                     clock: clock.as_ref(),
@@ -144,6 +147,7 @@ fn serve_inner(args: &[String]) -> anyhow::Result<()> {
                         ci,
                         floor,
                         error,
+                        probes: slot.probes.take(),
                     },
                 )?;
             }
@@ -158,8 +162,10 @@ fn serve_inner(args: &[String]) -> anyhow::Result<()> {
             Some(Request::Finish {
                 interrupted,
                 stopped,
+                held,
             }) => {
                 slot.stopped = stopped;
+                slot.held = held;
                 let (processes, earlier_peak) = (slot.processes(), slot.earlier_peak_kib);
                 let h = crate::harness::Harness::new(clock.as_ref(), settings);
                 let mut result = slot.finish(&h, start.keep_samples, interrupted);
@@ -228,6 +234,22 @@ fn home_pin(
     }
     let home = crate::bench::ctx::home_cpu().map_err(|e| anyhow::anyhow!("{e}"))?;
     Ok(Some(crate::os::affinity::Pin::to(home)?))
+}
+
+/// Reads the machine's probes once on the home CPU and answers them (see
+/// [`Request::Probe`]).
+fn probe_once(start: &Start, link: &mut UnixStream) -> anyhow::Result<()> {
+    let home = crate::bench::ctx::home_cpu().map_err(|e| anyhow::anyhow!("{e}"))?;
+    let _pin = crate::os::affinity::Pin::to(home)?;
+    let clock = clock_of(start)?;
+    let settings = Settings::new(start.profile.profile(), start.granularity_ns.max(1.0))
+        .with_resolution(start.resolution_ns);
+    let h = crate::harness::Harness::new(clock.as_ref(), settings);
+    let probes = h
+        .probe()
+        .map_err(|e| anyhow::anyhow!("reading the probes: {e}"))?;
+    wire::send(link, &Reply::Probed { probes })?;
+    Ok(())
 }
 
 /// The parent's clock, as it calibrated it.

@@ -5,7 +5,8 @@
 //! message as `SCM_RIGHTS` on a one-byte message of their own.
 
 use crate::error::BenchError;
-use crate::harness::{Expect, Profile, Span};
+use crate::harness::probe::Probes;
+use crate::harness::{Expect, Held, Profile, Span};
 use crate::results::BenchResult;
 use crate::session::slot::Carried;
 use serde::{Deserialize, Serialize};
@@ -22,6 +23,10 @@ const MAX_MESSAGE: usize = 1 << 30;
 pub enum Request {
     /// The first message: what the worker measures, and how.
     Start(Box<Start>),
+    /// Instead of a start: read the machine's probes once on the home CPU, with the
+    /// clock the start describes (its benchmark is not used), answer
+    /// [`Reply::Probed`] and exit. A fresh process each time, as a round's.
+    Probe(Box<Start>),
     /// Measure one round.
     Visit {
         /// The round (0 first).
@@ -31,6 +36,8 @@ pub enum Request {
         /// The reading above which a round is measured again (0: none; see
         /// `slot::REDO_ABOVE`).
         limit_ns: f64,
+        /// The machine's floor the instance is held to, as the run knows it now.
+        held: Held,
     },
     /// The kernel's verdict on the round's samples, one bit set per sample, in order
     /// (the answer to [`Reply::Spans`]).
@@ -46,12 +53,14 @@ pub enum Request {
         interrupted: bool,
         /// Why the run gives it no more rounds, when it stops it early.
         stopped: Option<String>,
+        /// The machine's floor it is held to, as the run knows it at the end.
+        held: Held,
     },
 }
 
 /// The version of this conversation: a worker started from a binary rebuilt since the
 /// run began (another protocol) is refused at once.
-pub const PROTOCOL: u32 = 6;
+pub const PROTOCOL: u32 = 7;
 
 /// The worker's messages.
 #[derive(Debug, Serialize, Deserialize)]
@@ -76,6 +85,14 @@ pub enum Reply {
         floor: f64,
         /// Why it ended early, if it did (skipped, failed, interrupted).
         error: Option<WireError>,
+        /// The machine's probes, read in this process just before the round (None
+        /// when the round was not measured, or measured as copies).
+        probes: Option<Probes>,
+    },
+    /// The answer to [`Request::Probe`].
+    Probed {
+        /// The probes' readings.
+        probes: Probes,
     },
     /// The round's samples' spans on the kernel's clock, for flagging by the kernel's
     /// events (`--cull kernel`): answered by [`Request::Flags`].
@@ -459,6 +476,10 @@ mod tests {
                 round: 3,
                 canary_ns: 71.5,
                 limit_ns: 82.0,
+                held: Held {
+                    kind: Some(crate::harness::probe::WorkKind::Memory),
+                    floor: 0.021,
+                },
             },
         )
         .unwrap();
@@ -467,8 +488,11 @@ mod tests {
                 round,
                 canary_ns,
                 limit_ns,
+                held,
             }) => {
-                assert_eq!((round, canary_ns, limit_ns), (3, 71.5, 82.0))
+                assert_eq!((round, canary_ns, limit_ns), (3, 71.5, 82.0));
+                assert_eq!(held.kind, Some(crate::harness::probe::WorkKind::Memory));
+                assert_eq!(held.floor, 0.021);
             }
             other => panic!("{other:?}"),
         }
