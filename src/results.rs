@@ -169,17 +169,17 @@ pub struct Floor {
     pub kind: crate::harness::probe::WorkKind,
     /// What its probe times.
     pub probe: String,
-    /// Probe readings taken (one before each round, in its worker, and some in probe
-    /// processes of their own).
+    /// Probe readings taken (one after each round, in its worker, and a few in probe
+    /// processes of their own before the first round).
     pub readings: usize,
     /// Their median, ns per operation.
     pub median_ns: f64,
-    /// Their standard deviation (winsorized, as the headline is trimmed), % of the
-    /// median: how much the machine moved between rounds and processes.
-    pub sd_pct: f64,
+    /// Their spread, (p90 − p10) / median, %: how much the machine moved between
+    /// rounds and processes.
+    pub spread_pct: f64,
     /// The half-width a figure that moves as much reaches at the profile's usual rounds
     /// (`max_rounds`), ±%: results of this kind are held to the larger of it and the
-    /// profile's target, and their intervals are never narrower.
+    /// profile's target.
     pub floor_pct: f64,
     /// The rounds the floor is taken at.
     pub rounds: usize,
@@ -524,8 +524,8 @@ pub struct Measured {
     /// it got there). Absent in documents from before it was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target_pct: Option<f64>,
-    /// The machine's floor for its kind of work when it concluded, ±%: the interval is
-    /// never narrower (absent when none was known).
+    /// The machine's floor for its kind of work when it concluded, ±% (absent when
+    /// none was known).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub floor_pct: Option<f64>,
 }

@@ -104,6 +104,21 @@ enum Command {
     },
 }
 
+/// A `--target` percentage: above 0 and below 100.
+fn target_pct(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim_end_matches('%')
+        .parse()
+        .map_err(|_| format!("'{s}' is not a percentage (e.g. 0.5)"))?;
+    if v > 0.0 && v < 100.0 {
+        Ok(v)
+    } else {
+        Err(format!(
+            "{v} is not a target: give a percentage above 0 and below 100"
+        ))
+    }
+}
+
 /// Options of `syscost run`.
 #[derive(Debug, clap::Args)]
 pub struct RunArgs {
@@ -116,6 +131,11 @@ pub struct RunArgs {
     /// Measurement profile.
     #[arg(long, default_value = "standard", value_parser = ["smoke", "quick", "standard", "thorough"])]
     pub profile: String,
+    /// Hold every row to ±PCT% instead of the larger of the profile's target and the
+    /// machine's floor for its kind of work: tried even below the floor, within the
+    /// profile's rounds, and a row that misses it says why.
+    #[arg(long, value_name = "PCT", value_parser = target_pct)]
+    pub target: Option<f64>,
     /// Pin the measuring thread to this CPU.
     #[arg(long)]
     pub cpu: Option<usize>,

@@ -223,6 +223,9 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     check_load(args.load)?;
     check_file_options(args)?;
     let mut profile = super::profile(&args.profile);
+    if let Some(pct) = args.target {
+        profile.ci_target = pct / 100.0;
+    }
     if args.explain {
         profile.round_ns = profile.round_ns.max(EXPLAIN_ROUND_NS);
         profile.round_max_samples = profile.round_max_samples.max(50_000);
@@ -244,6 +247,9 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             .context("making the temporary file that keeps the samples")?;
     }
     session.explain(if args.explain { args.explain_hz } else { 0 });
+    if args.target.is_some() {
+        session.hold_to_target();
+    }
     let mut run = new_run(facts, &session);
     let rows: Vec<RowKey> = instances
         .iter()

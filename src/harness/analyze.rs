@@ -470,6 +470,7 @@ fn all_samples_estimate(
         ci_low: low,
         ci_high: m + half,
         floor_by_clock: true,
+        share: 1.0,
         ..by_rounds
     })
 }
@@ -526,7 +527,7 @@ fn accounting(samples: &[Sample], operations: u64) -> Accounting {
 
 /// How far apart (relative) two groups of round figures must be to count as two
 /// machine states: the canary's threshold.
-pub const STATE_GAP: f64 = 0.03;
+pub use crate::stats::rounds::STATE_GAP;
 
 /// Each round's median over its clean samples, or over all its samples when the
 /// result rests on all.

@@ -269,21 +269,26 @@ pub struct Settings {
 
 /// The machine's floor a result is held to: the precision its kind of work can have
 /// on this machine at the profile's rounds ([`crate::stats::rounds::floor`]). The
-/// result's target is the larger of the profile's and the floor, and its interval is
-/// never narrower than the floor: a figure whose rounds happened to agree still lives
-/// on a machine that moves that much between rounds and between processes.
+/// result's target is the larger of the profile's and the floor: a target below it
+/// would need far more rounds than the profile's, and the figure would still move by
+/// that much in a run at another time. The floor sets when to stop, not the interval,
+/// which is the result's own (rounds whose figures agree are known that well).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Held {
     /// The kind of work the result is (None: not known, no floor).
     pub kind: Option<probe::WorkKind>,
     /// The floor, a relative half-width (0: none known).
     pub floor: f64,
+    /// The user asked for the profile's target itself (`run --target`): it is tried
+    /// even below the floor, and a result that misses it says why.
+    #[serde(default)]
+    pub strict: bool,
 }
 
 impl Held {
     /// The relative half-width a result is held to under `p`.
     pub fn target(&self, p: &Profile) -> f64 {
-        if self.floor.is_finite() {
+        if self.floor.is_finite() && !self.strict {
             p.ci_target.max(self.floor)
         } else {
             p.ci_target
@@ -292,7 +297,12 @@ impl Held {
 
     /// Whether the floor, not the profile, sets the target under `p`.
     pub fn at_floor(&self, p: &Profile) -> bool {
-        self.floor.is_finite() && self.floor > p.ci_target
+        !self.strict && self.floor.is_finite() && self.floor > p.ci_target
+    }
+
+    /// Whether the floor lies above the target a user asked for under `p`.
+    pub fn below_floor(&self, p: &Profile) -> bool {
+        self.strict && self.floor.is_finite() && self.floor > p.ci_target
     }
 }
 
@@ -611,10 +621,8 @@ impl<'a> Harness<'a> {
         overhead: &Overhead,
         plan: Plan,
     ) -> (Analysis, bool, String) {
-        let mut a =
-            self.analyze(samples, k * plan.per_iter.max(1), overhead, plan.expect);
+        let a = self.analyze(samples, k * plan.per_iter.max(1), overhead, plan.expect);
         let held = self.settings.held;
-        hold(&mut a, held);
         let (ok, why) = verdict_held(&a, &self.settings.profile, held);
         (a, ok, why)
     }
@@ -701,20 +709,6 @@ impl<'a> Harness<'a> {
     }
 }
 
-/// Widens the round-level interval of `a` to at least the machine's floor it is held
-/// to, each side (see [`Held`]).
-fn hold(a: &mut Analysis, held: Held) {
-    let Some(e) = a.estimate.as_mut() else {
-        return;
-    };
-    if !(held.floor.is_finite() && held.floor > 0.0 && e.center.is_finite()) {
-        return;
-    }
-    let half = held.floor * e.center.abs();
-    e.ci_low = e.ci_low.min(e.center - half);
-    e.ci_high = e.ci_high.max(e.center + half);
-}
-
 /// Whether an analysis is converged under `p`, and the reason in words: the
 /// interval within the target after the minimum rounds, on the clean samples. The
 /// rounds named are those measured (the table's column); when some of them had no
@@ -732,6 +726,14 @@ pub fn verdict_held(a: &Analysis, p: &Profile, held: Held) -> (bool, String) {
         Some(k) if held.at_floor(p) => (
             format!(", at the machine's floor for {} work", k.name()),
             format!(": the machine's floor for {} work", k.name()),
+        ),
+        Some(k) if held.below_floor(p) => (
+            String::new(),
+            format!(
+                ", below the machine's floor for {} work, ±{:.2}%",
+                k.name(),
+                held.floor * 100.0
+            ),
         ),
         _ => (String::new(), String::new()),
     };

@@ -1,6 +1,6 @@
 //! The machine's probes: three fixed operations, one per kind of work whose speed
 //! moves on its own (a system call, user-space arithmetic, a zero-fill page fault),
-//! timed briefly in the process and on the CPU where a round is about to be measured.
+//! timed briefly in the process and on the CPU where a round has just been measured.
 //!
 //! A probe does the same work every time, so whatever moves its reading from one
 //! round (one process, one moment) to the next is the machine: a vCPU that runs at

@@ -438,16 +438,17 @@ pub fn floors_text(floors: &[crate::results::Floor], target: f64) -> Option<Stri
         .iter()
         .map(|f| {
             format!(
-                "{} ±{} (sd {:.1}%)",
+                "{} ±{} (moves {})",
                 f.kind.name(),
                 pct_text(f.floor_pct),
-                f.sd_pct
+                pct_text(f.spread_pct)
             )
         })
         .collect();
     Some(format!(
         "machine floors from {} probe readings: {}; a row is held to the larger of \
-         ±{}% and its kind's floor (what {} rounds reach when the machine moves that much)",
+         ±{}% and its kind's floor (what {} rounds can reach on a machine that moves so: \
+         p10–p90)",
         first.readings,
         kinds.join(", "),
         target * 100.0,

@@ -231,6 +231,13 @@ impl Session {
         self.explain = hz;
     }
 
+    /// Holds every result to the profile's target itself, even where it lies below the
+    /// machine's floor for the result's kind of work (`run --target`): the rounds try
+    /// for it, and a result that misses it says why.
+    pub fn hold_to_target(&mut self) {
+        self.floors.get_mut().strict = true;
+    }
+
     /// Moves each result's samples to a temporary file as the result finishes, so
     /// that a long run's samples do not accumulate in memory; [`Session::take_spill`]
     /// hands the file over to write the document and the history.
@@ -537,7 +544,6 @@ impl Session {
             .iter()
             .map(|(b, params)| crate::bench::work_kind(b.name(), params))
             .collect();
-        let mut last_probe = std::time::Instant::now();
         for i in &mut all {
             i.set_max_rounds(budget.cap);
         }
@@ -639,14 +645,6 @@ impl Session {
                 while c.to_ns(c.now().wrapping_sub(begin)) < until
                     && all.iter().any(Instance::open)
                 {
-                    // The wait also reads the probes in fresh processes, so that a
-                    // small selection's floors rest on more than its own rounds.
-                    if last_probe.elapsed() >= PROBE_EVERY {
-                        last_probe = std::time::Instant::now();
-                        if let Some(probes) = self.probe_reading() {
-                            self.floors.borrow_mut().push(probes);
-                        }
-                    }
                     match self.canary() {
                         Ok(v) => machine.push(v),
                         Err(_) => {
@@ -957,10 +955,6 @@ fn rounds_needed(rounds: usize, ci: f64, target: f64) -> Option<usize> {
 
 /// How many probe readings a session takes in probe processes before its first round.
 const FIRST_PROBES: usize = 24;
-
-/// How often the wait between a small selection's rounds reads the probes in a fresh
-/// process (about 3 ms each on the VM this project is developed on).
-const PROBE_EVERY: std::time::Duration = std::time::Duration::from_millis(25);
 
 /// How many instances are measured at once at most (each may hold a worker process
 /// and its socket).

@@ -315,8 +315,6 @@ impl<'b> Slot<'b> {
             return Ok(false);
         }
         let h = Harness::new(env.clock, env.settings).holding(self.held);
-        // The machine's probes, here and now (a failed one only goes unread).
-        self.probes = h.probe().ok();
         self.canaries.push(canary);
         let c = env.clock;
         let t0 = c.now();
@@ -364,6 +362,9 @@ impl<'b> Slot<'b> {
         h.collect(body.as_mut(), k, round, begin, &mut self.samples)?;
         let t2 = c.now();
         self.fresh = false;
+        // The machine's probes, in this process right after its round, warm as the
+        // round was (a failed one only goes unread).
+        self.probes = h.probe().ok();
         // The canary right after the round, where it was measured.
         let after = if may_redo {
             super::getpid_canary(&h)?

@@ -62,6 +62,15 @@ pub struct RoundEstimate {
     pub floor: f64,
     /// The floor is half a clock step per operation (not the pooled samples).
     pub floor_by_clock: bool,
+    /// The share of the rounds the headline and its interval rest on: 1 for all of
+    /// them, less when the rounds fell into states and one held at least
+    /// [`DOMINANT_SHARE`] of them (the headline is then that state's).
+    #[serde(default = "one")]
+    pub share: f64,
+}
+
+fn one() -> f64 {
+    1.0
 }
 
 impl RoundEstimate {
@@ -128,9 +137,50 @@ pub fn degrees_of_freedom(rounds: usize) -> usize {
     (rounds - 2 * trimmed_each_end(rounds)).saturating_sub(1)
 }
 
+/// The least share of the rounds one state must hold for the headline to be that
+/// state's alone ([`estimate`]).
+pub const DOMINANT_SHARE: f64 = 2.0 / 3.0;
+
+/// How far apart (relative) two groups of round figures must be to count as two
+/// machine states.
+pub const STATE_GAP: f64 = 0.03;
+
 /// The estimate from round figures (non-finite ones ignored), with the interval's
 /// half-width at least `floor` (absolute, ns). `None` without a finite figure.
+///
+/// When the rounds fall into states ([`states`], [`STATE_GAP`] apart) and one of them
+/// holds at least [`DOMINANT_SHARE`] of the rounds (and three of them at least), the
+/// headline and its interval are that state's alone (`share` says how much of the
+/// rounds it is): the machine spends most of its time there, a rerun lands there too,
+/// and the few rounds of another state say where the machine sometimes was, not how
+/// uncertain the figure is. Otherwise the estimate is over every round (the trimmed
+/// mean with Yuen's interval, see the module's text), which stays wide while the
+/// states share the rounds. `sd`, `min` and `max` always describe every round.
 pub fn estimate(figures: &[f64], floor: f64) -> Option<RoundEstimate> {
+    let all = estimate_all(figures, floor)?;
+    let groups = groups(figures, STATE_GAP);
+    let n: usize = groups.iter().map(Vec::len).sum();
+    match groups.iter().max_by_key(|g| g.len()) {
+        Some(top)
+            if groups.len() > 1
+                && top.len() >= 3
+                && top.len() as f64 >= DOMINANT_SHARE * n as f64 - 1e-9 =>
+        {
+            let e = estimate_all(top, floor)?;
+            Some(RoundEstimate {
+                center: e.center,
+                ci_low: e.ci_low,
+                ci_high: e.ci_high,
+                share: top.len() as f64 / n as f64,
+                ..all
+            })
+        }
+        _ => Some(all),
+    }
+}
+
+/// The trimmed mean of every round figure with Yuen's interval (see the module's text).
+fn estimate_all(figures: &[f64], floor: f64) -> Option<RoundEstimate> {
     let mut xs: Vec<f64> = figures.iter().copied().filter(|x| x.is_finite()).collect();
     let r = xs.len();
     if r == 0 {
@@ -170,7 +220,18 @@ pub fn estimate(figures: &[f64], floor: f64) -> Option<RoundEstimate> {
         max: xs[r - 1],
         floor,
         floor_by_clock: false,
+        share: 1.0,
     })
+}
+
+/// The sample standard deviation (0 for fewer than two values).
+fn sample_sd(xs: &[f64]) -> f64 {
+    let n = xs.len();
+    if n < 2 {
+        return 0.0;
+    }
+    let mean = xs.iter().sum::<f64>() / n as f64;
+    (xs.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1) as f64).sqrt()
 }
 
 /// How much the machine moves between rounds, from a probe's readings (the same fixed
@@ -178,12 +239,18 @@ pub fn estimate(figures: &[f64], floor: f64) -> Option<RoundEstimate> {
 /// [`crate::harness::probe`]), and what that allows a figure measured in `rounds`
 /// rounds: `(sd, floor)`, both relative to the readings' median. `sd` is the
 /// standard deviation of the readings winsorized as the trimmed mean is ([`TRIM`] at
-/// each end), and `floor` the half-width Yuen's interval ([`estimate`]) would have
-/// over `rounds` round figures that spread as much:
-/// `t(0.975, h−1) · sd · √((R−1) / (h·(h−1)))`. A figure that moves as the machine
-/// does reaches it at about `rounds` rounds; a target below it would need many more
-/// rounds and would still say nothing about a run measured at another time. None for
-/// fewer than [`MIN_FLOOR_READINGS`] finite positive readings or fewer than two rounds.
+/// each end): how much the machine moves. `floor` is how far the headline
+/// ([`estimate`]) of `rounds` rounds that move as the probe does lies from the median,
+/// at 95%: half the distance between the 2.5th and 97.5th percentiles of the
+/// headlines of [`RESAMPLES`] sets of `rounds` readings drawn from them (a fixed
+/// generator, so the same readings give the same floor). Drawn rather than taken
+/// from a formula because the machine's rounds fall into states as often as they
+/// spread, and the headline of states is the dominant one's: a probe whose readings
+/// sit at one level with a few at another allows a narrow floor, one that wanders
+/// does not. A figure that moves as the machine does reaches its floor at about
+/// `rounds` rounds; a target below it needs many more rounds, and still says nothing
+/// of a run at another time. None for fewer than [`MIN_FLOOR_READINGS`] finite positive
+/// readings or fewer than two rounds.
 pub fn floor(readings: &[f64], rounds: usize) -> Option<(f64, f64)> {
     let mut xs: Vec<f64> = readings
         .iter()
@@ -204,26 +271,35 @@ pub fn floor(readings: &[f64], rounds: usize) -> Option<(f64, f64)> {
     let (lo, hi) = (xs[g], xs[n - 1 - g]);
     let winsorized: Vec<f64> = xs.iter().map(|x| x.clamp(lo, hi) / median).collect();
     let sd = sample_sd(&winsorized);
-    let h = rounds - 2 * trimmed_each_end(rounds);
-    if h < 2 {
-        return None;
-    }
-    let half = t975(h - 1) * sd * ((rounds - 1) as f64 / (h * (h - 1)) as f64).sqrt();
-    Some((sd, half))
+    let mut state = 0x5eed_f100_u64;
+    let mut draw = vec![0.0; rounds];
+    let mut centers: Vec<f64> = (0..RESAMPLES)
+        .filter_map(|_| {
+            for d in draw.iter_mut() {
+                *d = xs[(splitmix(&mut state) % n as u64) as usize];
+            }
+            estimate(&draw, 0.0).map(|e| e.center / median)
+        })
+        .collect();
+    centers.sort_by(f64::total_cmp);
+    let q = |p: f64| crate::stats::percentile_sorted(&centers, p);
+    Some((sd, (q(97.5) - q(2.5)) / 2.0))
+}
+
+/// How many sets of rounds [`floor`] draws.
+pub const RESAMPLES: usize = 400;
+
+/// SplitMix64: a small fixed generator for [`floor`]'s draws.
+fn splitmix(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
 }
 
 /// The fewest probe readings a floor is taken from ([`floor`]).
 pub const MIN_FLOOR_READINGS: usize = 10;
-
-/// The sample standard deviation (0 for fewer than two values).
-fn sample_sd(xs: &[f64]) -> f64 {
-    let n = xs.len();
-    if n < 2 {
-        return 0.0;
-    }
-    let mean = xs.iter().sum::<f64>() / n as f64;
-    (xs.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1) as f64).sqrt()
-}
 
 /// The spread between separate runs that their own intervals do not explain: the
 /// standard deviation τ of a run-level effect, by the method of moments,
@@ -270,6 +346,28 @@ pub struct State {
 /// split; none for no figure. Used for the round figures of a benchmark and for a short
 /// run's canary readings.
 pub fn states(figures: &[f64], gap: f64) -> Vec<State> {
+    let groups = groups(figures, gap);
+    let n: usize = groups.iter().map(Vec::len).sum();
+    groups
+        .into_iter()
+        .map(|g| {
+            let mid = g.len() / 2;
+            let median_ns = if g.len() % 2 == 1 {
+                g[mid]
+            } else {
+                (g[mid - 1] + g[mid]) / 2.0
+            };
+            State {
+                median_ns,
+                share: g.len() as f64 / n as f64,
+                count: g.len(),
+            }
+        })
+        .collect()
+}
+
+/// The finite figures, sorted and grouped as [`states`] describes.
+fn groups(figures: &[f64], gap: f64) -> Vec<Vec<f64>> {
     let mut xs: Vec<f64> = figures.iter().copied().filter(|x| x.is_finite()).collect();
     if xs.is_empty() {
         return vec![];
@@ -301,24 +399,7 @@ pub fn states(figures: &[f64], gap: f64) -> Vec<State> {
         groups[j.min(into)] = (a, b);
         groups.remove(j.max(into));
     }
-    let n = xs.len() as f64;
-    groups
-        .into_iter()
-        .map(|(a, b)| {
-            let g = &xs[a..b];
-            let mid = g.len() / 2;
-            let median_ns = if g.len() % 2 == 1 {
-                g[mid]
-            } else {
-                (g[mid - 1] + g[mid]) / 2.0
-            };
-            State {
-                median_ns,
-                share: g.len() as f64 / n,
-                count: g.len(),
-            }
-        })
-        .collect()
+    groups.into_iter().map(|(a, b)| xs[a..b].to_vec()).collect()
 }
 
 #[cfg(test)]

@@ -599,7 +599,7 @@ pub struct Floor {
     pub probe: String,
     pub readings: usize,
     pub median_ns: f64,
-    pub sd_pct: f64,
+    pub spread_pct: f64,
     pub floor_pct: f64,
     pub rounds: usize,
 }

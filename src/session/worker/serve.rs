@@ -245,12 +245,25 @@ fn probe_once(start: &Start, link: &mut UnixStream) -> anyhow::Result<()> {
     let settings = Settings::new(start.profile.profile(), start.granularity_ns.max(1.0))
         .with_resolution(start.resolution_ns);
     let h = crate::harness::Harness::new(clock.as_ref(), settings);
-    let probes = h
-        .probe()
-        .map_err(|e| anyhow::anyhow!("reading the probes: {e}"))?;
+    let read = || {
+        h.probe()
+            .map_err(|e| anyhow::anyhow!("reading the probes: {e}"))
+    };
+    // Warmed as long as a standard round's warm-up and samples last, since a worker
+    // reads them after its round: a process fresh from exec, on a CPU that may have
+    // idled, reads slow for its first milliseconds.
+    let warm = std::time::Instant::now();
+    while warm.elapsed() < PROBE_WARMUP {
+        read()?;
+    }
+    let probes = read()?;
     wire::send(link, &Reply::Probed { probes })?;
     Ok(())
 }
+
+/// How long a probe process warms up before its reading: a standard round's warm-up
+/// and samples.
+const PROBE_WARMUP: std::time::Duration = std::time::Duration::from_millis(12);
 
 /// The parent's clock, as it calibrated it.
 fn clock_of(start: &Start) -> anyhow::Result<Box<dyn Clock>> {

@@ -1,0 +1,197 @@
+#!/usr/bin/env python3
+"""Checks issue 40's targets on this machine as it is: a figure in seconds, intervals
+that cover a rerun, the whole catalogue converged at its target or at the stated
+machine floor, and agreement with plain C loops run in the same minutes.
+
+    scripts/drift.py [--syscost target/release/syscost] [-n 10] [--series getpid,pipe,fault]
+                     [--skip-catalogue] [--keep DIR]
+
+1. Series: for each of getpid (`syscost run syscall.getpid`: the C library's getpid, the
+   bare instruction and the generic syscall()), the pipe round trip (`ctx.pingpong
+   mechanism=pipe placement=same-cpu`) and the zero-fill fault (`mem.fault.zero`), N
+   separate invocations, each saved in a history of its own series (a fresh one in a
+   temporary directory, so the series starts as a new user's first runs do), with a
+   plain C loop of the same operation run between invocations. Per row: the wall time
+   of its invocations (target: getpid <= 15 s, the pipe row <= 20 s), how many of the
+   N intervals hold the median of the N medians (target >= 9 of 10), the median
+   half-width beside the medians' spread (max - min) / median (target: no wider), the C
+   loop's spread, and syscost's median of medians over the C loop's median (target
+   within 5% for getpid.raw, the pipe and the fault).
+2. Unless --skip-catalogue: `syscost run` (the README's main command), its wall time
+   (target <= 130 s), measured rows converged (at the target or at the stated machine
+   floor; target >= 90%), and how many lines of its table name the floors (once at the
+   top, once in the footer).
+
+The C loops are compiled with cc in a temporary directory; every run goes to a
+temporary history; nothing is left. Run it with the machine otherwise quiet: every
+figure here is a time.
+"""
+import argparse, json, os, shutil, statistics, subprocess, sys, tempfile, time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import repeat  # noqa: E402  (the plain C loops of the pipe and the fault)
+
+HEAD = r'''
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+static double now(void){struct timespec t;clock_gettime(CLOCK_MONOTONIC,&t);return t.tv_sec*1e9+t.tv_nsec;}
+'''
+# getpid three ways, as the three syscost rows call it: the C library's wrapper, the
+# bare instruction, and the generic syscall() function.
+C_GETPID = {
+    "syscall.getpid": HEAD + r'''
+int main(void){long n=3000000;for(long i=0;i<100000;i++)getpid();
+double t0=now();for(long i=0;i<n;i++)getpid();printf("%.3f\n",(now()-t0)/n);return 0;}
+''',
+    "syscall.getpid.raw": HEAD + r'''
+static inline long raw_getpid(void){long r;__asm__ volatile("syscall":"=a"(r):"a"((long)SYS_getpid):"rcx","r11","memory");return r;}
+int main(void){long n=3000000;for(long i=0;i<100000;i++)raw_getpid();
+double t0=now();for(long i=0;i<n;i++)raw_getpid();printf("%.3f\n",(now()-t0)/n);return 0;}
+''',
+    "syscall.getpid.indirect": repeat.C["getpid"],
+}
+SERIES = {
+    "getpid": (["syscall.getpid"], C_GETPID),
+    "pipe": (["ctx.pingpong", "-p", "mechanism=pipe", "-p", "placement=same-cpu"],
+             {"ctx.pingpong": repeat.C["pipe"]}),
+    "fault": (["mem.fault.zero"], {"mem.fault.zero": repeat.C["fault"]}),
+}
+WALL_TARGET = {"getpid": 15.0, "pipe": 20.0, "fault": None}
+RATIO_ROWS = {"syscall.getpid.raw", "ctx.pingpong", "mem.fault.zero"}
+
+
+def verdict(ok):
+    return "PASS" if ok else "FAIL"
+
+
+def compile_c(tmp, name, src):
+    path = os.path.join(tmp, name.replace(".", "_"))
+    with open(path + ".c", "w") as f:
+        f.write(src)
+    subprocess.run(["cc", "-O2", "-o", path, path + ".c"], check=True)
+    return path
+
+
+def series(syscost, which, n, tmp, keep=None):
+    args, loops = SERIES[which]
+    exes = {row: compile_c(tmp, row, src) for row, src in loops.items()}
+    env = dict(os.environ, SYSCOST_DB=os.path.join(tmp, f"{which}.db"))
+    env.pop("SYSCOST_NO_SAVE", None)
+    walls, rows, plain = [], {}, {row: [] for row in exes}
+    for i in range(n):
+        t0 = time.monotonic()
+        out = subprocess.run([syscost, "run", *args, "--format", "json", "--no-samples"],
+                             check=True, capture_output=True, text=True, env=env).stdout
+        walls.append(time.monotonic() - t0)
+        if keep:
+            with open(os.path.join(keep, f"{which}-{i + 1:02}.json"), "w") as f:
+                f.write(out)
+        for r in json.loads(out)["results"]:
+            if r.get("measured"):
+                rows.setdefault(r["name"], []).append(r["measured"])
+        for row, exe in exes.items():
+            plain[row].append(float(subprocess.run(["taskset", "-c", "0", exe], check=True,
+                                                   capture_output=True, text=True).stdout))
+        print(f"  {which} run {i + 1:2}: {walls[-1]:5.1f} s  " + "  ".join(
+            f"{name} {ms[-1]['median_ns']:.1f} ns ±{half(ms[-1]) * 100:.1f}%"
+            + (" conv" if ms[-1]["converged"] else " not conv")
+            for name, ms in rows.items()), flush=True)
+    ok = True
+    target = WALL_TARGET[which]
+    wall_ok = target is None or max(walls) <= target
+    ok &= wall_ok
+    print(f"{verdict(wall_ok)} {which}: wall {min(walls):.1f}-{max(walls):.1f} s "
+          f"(median {statistics.median(walls):.1f})"
+          + (f"; target <= {target:.0f} s" if target else ""))
+    for name, ms in rows.items():
+        meds = [m["median_ns"] for m in ms]
+        mm = statistics.median(meds)
+        inside = sum(m["ci_low_ns"] <= mm <= m["ci_high_ns"] for m in ms)
+        spread = (max(meds) - min(meds)) / mm
+        halfw = statistics.median(half(m) for m in ms)
+        conv = sum(m["converged"] for m in ms)
+        rounds = statistics.median(len(m["rounds"]) for m in ms)
+        cov_ok = inside >= 0.9 * len(ms)
+        width_ok = halfw <= spread
+        line = (f"{verdict(cov_ok and width_ok)} {name}: intervals hold the median of "
+                f"medians ({fmt(mm)}) in {inside}/{len(ms)}; median half-width "
+                f"±{halfw * 100:.2f}% against the medians' spread {spread * 100:.2f}%; "
+                f"converged {conv}/{len(ms)}, median {rounds:g} rounds")
+        ok &= cov_ok and width_ok
+        if name in plain:
+            c = plain[name]
+            cm = statistics.median(c)
+            ratio = mm / cm
+            ratio_ok = name not in RATIO_ROWS or abs(ratio - 1) <= 0.05
+            ok &= ratio_ok
+            line += (f"\n     plain C loop between the runs: median {fmt(cm)}, spread "
+                     f"{(max(c) - min(c)) / cm * 100:.1f}%; syscost/C {ratio:.3f}"
+                     + (f" ({verdict(ratio_ok)}: within 5%)" if name in RATIO_ROWS else ""))
+        print(line, flush=True)
+    return ok
+
+
+def half(m):
+    return (m["ci_high_ns"] - m["ci_low_ns"]) / 2 / m["median_ns"]
+
+
+def fmt(ns):
+    return f"{ns / 1000:.3f} µs" if ns >= 1000 else f"{ns:.1f} ns"
+
+
+def catalogue(syscost, tmp):
+    env = dict(os.environ, SYSCOST_DB=os.path.join(tmp, "catalogue.db"), COLUMNS="100")
+    env.pop("SYSCOST_NO_SAVE", None)
+    t0 = time.monotonic()
+    p = subprocess.run([syscost, "run"], capture_output=True, text=True, env=env)
+    wall = time.monotonic() - t0
+    doc = json.loads(subprocess.run([syscost, "history", "export", "last"], check=True,
+                                    capture_output=True, text=True, env=env).stdout)
+    measured = [r for r in doc["results"] if r.get("measured")]
+    conv = sum(r["measured"]["converged"] for r in measured)
+    at_floor = sum(r["measured"]["converged"] and "machine's floor" in r["measured"]["stop_reason"]
+                   for r in measured)
+    lines = p.stdout.splitlines()
+    floor_lines = sum("machine floors" in l for l in lines)
+    share = conv / len(measured) if measured else 0
+    print(f"{verdict(p.returncode == 0 and wall <= 130)} catalogue: exit {p.returncode}, "
+          f"{wall:.1f} s (target <= 130 s), {len(lines)} lines of table")
+    print(f"{verdict(share >= 0.9)} catalogue: {conv}/{len(measured)} measured rows converged "
+          f"({share * 100:.1f}%; {at_floor} of them at the machine's floor; target >= 90%)")
+    print(f"{verdict(floor_lines >= 1)} floors printed: {floor_lines} line(s) name them; "
+          + "; ".join(f"{f['kind']} ±{f['floor_pct']:.2f}% (moves {f['spread_pct']:.2f}%, "
+                      f"{f['readings']} readings)" for f in doc["machine"].get("floors", [])))
+    for r in measured:
+        m = r["measured"]
+        if not m["converged"]:
+            params = " ".join(f"{k}={v}" for k, v in sorted(r["params"].items()))
+            print(f"     not converged: {r['name']} {params}: {m['stop_reason'][:160]}")
+    return p.returncode == 0 and wall <= 130 and share >= 0.9 and floor_lines >= 1
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--syscost", default="target/release/syscost")
+    ap.add_argument("-n", type=int, default=10)
+    ap.add_argument("--series", default="getpid,pipe,fault")
+    ap.add_argument("--skip-catalogue", action="store_true")
+    ap.add_argument("--keep", metavar="DIR", help="keep each invocation's JSON document in DIR")
+    a = ap.parse_args()
+    tmp = tempfile.mkdtemp(prefix="syscost-drift-")
+    ok = True
+    try:
+        print(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {a.syscost}")
+        for which in [s for s in a.series.split(",") if s]:
+            ok &= series(a.syscost, which, a.n, tmp, a.keep)
+        if not a.skip_catalogue:
+            ok &= catalogue(a.syscost, tmp)
+    finally:
+        shutil.rmtree(tmp)
+    print("all targets met" if ok else "some targets missed")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
