@@ -97,7 +97,8 @@ def series(syscost, which, n, tmp, keep=None):
         print(f"  {which} run {i + 1:2}: {walls[-1]:5.1f} s  " + "  ".join(
             f"{name} {ms[-1]['median_ns']:.1f} ns ±{half(ms[-1]) * 100:.1f}%"
             + (" conv" if ms[-1]["converged"] else " not conv")
-            for name, ms in rows.items()), flush=True)
+            for name, ms in rows.items())
+            + "  C " + " ".join(f"{v[-1]:.1f}" for v in plain.values()), flush=True)
     ok = True
     target = WALL_TARGET[which]
     wall_ok = target is None or max(walls) <= target

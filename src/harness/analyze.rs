@@ -470,7 +470,6 @@ fn all_samples_estimate(
         ci_low: low,
         ci_high: m + half,
         floor_by_clock: true,
-        share: 1.0,
         ..by_rounds
     })
 }

@@ -479,6 +479,7 @@ mod tests {
                 held: Held {
                     kind: Some(crate::harness::probe::WorkKind::Memory),
                     floor: 0.021,
+                    strict: false,
                 },
             },
         )
