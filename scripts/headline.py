@@ -15,8 +15,13 @@ The ways:
   3%) holds at least 2/3 of the rounds (and 3 rounds), that state's trimmed mean and
   Yuen's interval over its rounds; else as trimmed (syscost's headline);
 - median: the median of the rounds with the order-statistic (binomial) interval;
-- printed: what syscost printed (dominant, never narrower than the machine's floor of
-  its kind, and widened by the spread between earlier runs in the history).
+- printed: what syscost printed (its headline, widened by the spread between earlier
+  runs in the history from a row's third run on);
+- history: trimmed, widened as syscost's history does (tau by moments: the variance of
+  the runs' figures less the mean of their squared standard errors);
+- robust: the same with tau from the median absolute deviation of the figures and the
+  median of the squared standard errors (one rough run with a wide interval neither
+  cancels the spread of the others nor inflates it).
 """
 import glob, json, math, os, statistics, sys
 
@@ -93,6 +98,40 @@ WAYS = {
 }
 
 
+def df(r):
+    g = int(0.2 * r + 1e-9)
+    return max(r - 2 * g - 1, 1)
+
+
+def tau(runs, robust):
+    """The spread between runs their own intervals leave unexplained, from (figure, se)
+    pairs: by moments (mean of se^2, variance of figures) or robustly (median of se^2,
+    1.4826 MAD of figures)."""
+    figs = [f for f, _ in runs]
+    se2 = [s * s for _, s in runs]
+    if robust:
+        m = statistics.median(figs)
+        s = 1.4826 * statistics.median(abs(f - m) for f in figs)
+        v = s * s - statistics.median(se2)
+    else:
+        v = statistics.variance(figs) - statistics.mean(se2)
+    return math.sqrt(max(v, 0.0))
+
+
+def with_history(own, rounds, robust):
+    """Each run's own (center, half) widened as syscost's history does from its third
+    run on: by t(k-1) * tau over the earlier runs and this one."""
+    out = []
+    for i, (c, h) in enumerate(own):
+        if i < 2:
+            out.append((c, h))
+            continue
+        runs = [(cc, hh / t975(df(r))) for (cc, hh), r in zip(own[:i + 1], rounds[:i + 1])]
+        t = tau(runs, robust)
+        out.append((c, math.hypot(h, t975(len(runs) - 1) * t)))
+    return out
+
+
 def main():
     d = sys.argv[1]
     docs = {}
@@ -114,6 +153,9 @@ def main():
                 xs = [x["median_ns"] for x in m["rounds"] if x.get("median_ns")]
                 table[way].append(f(xs))
         table["printed"] = [(m["median_ns"], (m["ci_high_ns"] - m["ci_low_ns"]) / 2) for m in ms]
+        rounds = [len([x for x in m["rounds"] if x.get("median_ns")]) for m in ms]
+        table["history"] = with_history(table["trimmed"], rounds, False)
+        table["robust"] = with_history(table["trimmed"], rounds, True)
         for way, got in table.items():
             cs = [c for c, _ in got]
             mm = statistics.median(cs)

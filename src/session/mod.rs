@@ -460,7 +460,7 @@ impl Session {
         };
         let mut machine: Vec<f64> = Vec::new();
         let mut rng = SplitMix(self.seed);
-        let budget = Budget::new(self.settings.profile, spread);
+        let budget = Budget::new(self.settings.profile, spread, instances.len());
         if self.first_probes().is_err() {
             out.interrupted = true;
             return Ok(out);
@@ -769,10 +769,13 @@ struct Budget {
     cap: usize,
     /// The run's start, when a budget applies.
     start: Option<std::time::Instant>,
+    /// The run's budget, ns: the profile's for a whole catalogue, less for fewer
+    /// instances ([`Budget::for_instances`]).
+    budget_ns: f64,
 }
 
 impl Budget {
-    fn new(profile: Profile, spread: bool) -> Budget {
+    fn new(profile: Profile, spread: bool, instances: usize) -> Budget {
         let budgeted = spread
             && profile.budget_ns > 0
             && profile.budget_max_rounds > profile.max_rounds;
@@ -785,22 +788,34 @@ impl Budget {
                 profile.max_rounds
             },
             start: budgeted.then(std::time::Instant::now),
+            budget_ns: Budget::for_instances(&profile, instances),
         }
+    }
+
+    /// The time a run of `n` instances may take at most, ns: the profile's budget for
+    /// [`WHOLE_CATALOGUE`] instances or more, a share of it in proportion for fewer,
+    /// and never less than four spans (the minimum rounds' span and three more at
+    /// their pace). A cap, not a time to fill: a run ends as soon as every instance is
+    /// done. So `syscost run syscall.getpid` answers within about 12 s in the standard
+    /// profile however its rounds spread, where the whole catalogue's 105 s would let a
+    /// row that converges slowly hold the answer for a minute and more.
+    fn for_instances(p: &Profile, n: usize) -> f64 {
+        let share = p.budget_ns as f64 * n as f64 / WHOLE_CATALOGUE as f64;
+        share.max(4.0 * p.span_ns as f64).min(p.budget_ns as f64)
     }
 
     /// The time left, ns (None without a budget).
     fn left_ns(&self) -> Option<f64> {
         let start = self.start?;
-        Some(self.profile.budget_ns as f64 - start.elapsed().as_nanos() as f64)
+        Some(self.budget_ns - start.elapsed().as_nanos() as f64)
     }
 
     /// Once the budget is spent, why `inst` gets no more rounds.
     fn spent(&self, inst: &Instance<'_>) -> Option<String> {
         match self.left_ns() {
             Some(left) if left <= 0.0 => Some(format!(
-                "the run's time budget ({:.0} s for the {} profile) ended; {}",
-                self.profile.budget_ns as f64 / 1e9,
-                self.profile.name,
+                "the run's time budget ({:.0} s) ended; {}",
+                self.budget_ns / 1e9,
                 self.outlook(inst).2
             )),
             _ => None,
@@ -956,6 +971,10 @@ fn rounds_needed(rounds: usize, ci: f64, target: f64) -> Option<usize> {
 /// How many probe readings a session takes in probe processes before its first round.
 const FIRST_PROBES: usize = 24;
 
+/// How many instances make a whole catalogue, for the time budget: a run of this many
+/// or more has the profile's whole budget ([`Budget::for_instances`]).
+const WHOLE_CATALOGUE: usize = 250;
+
 /// How many instances are measured at once at most (each may hold a worker process
 /// and its socket).
 pub const MAX_LIVE: usize = 256;
@@ -1042,6 +1061,17 @@ fn check_interrupt() -> Result<(), BenchError> {
 mod tests {
     use super::*;
     use crate::harness::Profile;
+
+    #[test]
+    fn a_small_selection_has_a_budget_in_proportion_but_never_below_four_spans() {
+        let p = Profile::STANDARD;
+        let s = |n| Budget::for_instances(&p, n) / 1e9;
+        assert_eq!(s(1), 4.0 * p.span_ns as f64 / 1e9);
+        assert_eq!(s(3), s(1));
+        assert_eq!(s(WHOLE_CATALOGUE), p.budget_ns as f64 / 1e9);
+        assert_eq!(s(10 * WHOLE_CATALOGUE), s(WHOLE_CATALOGUE));
+        assert!(s(200) > s(100) && s(100) > s(1));
+    }
 
     #[test]
     fn the_rounds_a_benchmark_needs_grow_with_the_square_of_its_interval() {
