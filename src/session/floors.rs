@@ -21,7 +21,9 @@ use crate::stats::rounds;
 /// The probe readings of a run so far.
 #[derive(Debug, Default)]
 pub(super) struct Floors {
-    readings: Vec<Probes>,
+    /// Each reading with where it was read: the instance whose worker read it, or
+    /// [`PROBE_PROCESS`].
+    readings: Vec<(usize, Probes)>,
     /// The rounds a floor is taken at (the profile's `max_rounds`).
     rounds: usize,
     /// Results are held to the profile's target even below the floor.
@@ -42,9 +44,10 @@ impl Floors {
         }
     }
 
-    /// Adds one reading of every probe.
-    pub(super) fn push(&mut self, probes: Probes) {
-        self.readings.push(probes);
+    /// Adds one reading of every probe, read by the worker of instance `at` (or by a
+    /// probe process: [`PROBE_PROCESS`]).
+    pub(super) fn push(&mut self, at: usize, probes: Probes) {
+        self.readings.push((at, probes));
     }
 
     /// How many readings there are.
@@ -52,8 +55,40 @@ impl Floors {
         self.readings.len()
     }
 
+    /// A kind's readings, each relative to the median of those read where it was
+    /// (the same instance's workers, or the probe processes): so the spread is the
+    /// machine's between rounds, processes and moments, not the difference between
+    /// one benchmark's process and another's (a probe read beside a ring of
+    /// processes, or a file's pages, is not read beside a getpid loop). Places with
+    /// fewer than [`MIN_AT_PLACE`] readings are left out.
     fn of(&self, kind: WorkKind) -> Vec<f64> {
-        self.readings.iter().map(|p| p[kind.index()]).collect()
+        let mut by_place: std::collections::BTreeMap<usize, Vec<f64>> =
+            Default::default();
+        for (at, p) in &self.readings {
+            let x = p[kind.index()];
+            if x.is_finite() && x > 0.0 {
+                by_place.entry(*at).or_default().push(x);
+            }
+        }
+        let mut out = Vec::new();
+        for mut xs in by_place.into_values().filter(|v| v.len() >= MIN_AT_PLACE) {
+            xs.sort_by(f64::total_cmp);
+            let median = crate::stats::percentile_sorted(&xs, 50.0);
+            out.extend(xs.iter().map(|x| x / median));
+        }
+        out
+    }
+
+    /// A kind's readings as read, for their median.
+    fn raw(&self, kind: WorkKind) -> Vec<f64> {
+        let mut xs: Vec<f64> = self
+            .readings
+            .iter()
+            .map(|(_, p)| p[kind.index()])
+            .filter(|x| x.is_finite())
+            .collect();
+        xs.sort_by(f64::total_cmp);
+        xs
     }
 
     /// What a result of `kind` is held to now: its kind's floor (0 while too few
@@ -84,15 +119,14 @@ impl Floors {
             .filter_map(|kind| {
                 let xs = self.of(kind);
                 let (_, floor) = rounds::floor(&xs, self.rounds)?;
-                let mut sorted: Vec<f64> =
-                    xs.iter().copied().filter(|x| x.is_finite()).collect();
+                let mut sorted = xs.clone();
                 sorted.sort_by(f64::total_cmp);
                 let q = |p: f64| crate::stats::percentile_sorted(&sorted, p);
                 Some(Floor {
                     kind,
                     probe: kind.probe().to_string(),
                     readings: sorted.len(),
-                    median_ns: q(50.0),
+                    median_ns: crate::stats::percentile_sorted(&self.raw(kind), 50.0),
                     spread_pct: (q(90.0) - q(10.0)) / q(50.0) * 100.0,
                     floor_pct: floor * 100.0,
                     rounds: self.rounds,
@@ -101,6 +135,12 @@ impl Floors {
             .collect()
     }
 }
+
+/// Where the readings of probe processes of their own are kept apart.
+pub(super) const PROBE_PROCESS: usize = usize::MAX;
+
+/// The fewest readings at one place (an instance's workers) that count toward a floor.
+const MIN_AT_PLACE: usize = 3;
 
 #[cfg(test)]
 mod tests {
@@ -112,12 +152,19 @@ mod tests {
         assert_eq!(f.held(WorkKind::Syscall).floor, 0.0, "none before readings");
         assert!(f.summary().is_empty());
         for i in 0..20 {
-            // The system call moves ±2%, user work not at all, memory ±10%.
+            // The system call moves ±2%, user work not at all, memory ±10%; the
+            // second instance's process makes every probe twice as slow, which is its
+            // own, not the machine's movement.
             let s = if i % 2 == 0 { 98.0 } else { 102.0 };
             let m = if i % 2 == 0 { 900.0 } else { 1100.0 };
-            f.push([s, 1.0, m]);
+            let at = i % 4 / 2;
+            let k = if at == 1 { 2.0 } else { 1.0 };
+            f.push(at, [s * k, k, m * k]);
         }
-        assert_eq!(f.len(), 20);
+        // Two readings at a third place count for nothing.
+        f.push(7, [1e6, 1e6, 1e6]);
+        f.push(7, [1.0, 1.0, 1.0]);
+        assert_eq!(f.len(), 22);
         let syscall = f.held(WorkKind::Syscall);
         let memory = f.held(WorkKind::Memory);
         assert_eq!(syscall.kind, Some(WorkKind::Syscall));
@@ -131,7 +178,7 @@ mod tests {
         assert_eq!(s.len(), 3);
         assert_eq!(s[0].kind, WorkKind::Syscall);
         assert_eq!(s[0].readings, 20);
-        assert!((s[0].median_ns - 100.0).abs() < 1e-9);
+        assert!(s[0].median_ns > 100.0 && s[0].median_ns < 200.0, "as read");
         assert!((s[0].floor_pct - syscall.floor * 100.0).abs() < 1e-9);
     }
 }

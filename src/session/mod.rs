@@ -154,6 +154,9 @@ pub struct Session {
     explain: u64,
     /// The machine's probe readings so far, over every run of this session.
     floors: std::cell::RefCell<floors::Floors>,
+    /// Instances measured so far in this session: where the next one's probe readings
+    /// are kept apart from the others'.
+    measured: std::cell::Cell<usize>,
 }
 
 impl Session {
@@ -220,6 +223,7 @@ impl Session {
             spill: None,
             explain: 0,
             floors,
+            measured: std::cell::Cell::new(0),
         })
     }
 
@@ -500,7 +504,7 @@ impl Session {
         while self.floors.borrow().len() < FIRST_PROBES {
             check_interrupt()?;
             match self.probe_reading() {
-                Some(p) => self.floors.borrow_mut().push(p),
+                Some(p) => self.floors.borrow_mut().push(floors::PROBE_PROCESS, p),
                 None => break,
             }
         }
@@ -536,6 +540,8 @@ impl Session {
     ) -> bool {
         let p = self.settings.profile;
         let spread = budget.spread;
+        let base = self.measured.get();
+        self.measured.set(base + instances.len());
         let mut all: Vec<Instance<'_>> = instances
             .iter()
             .map(|(b, params)| Instance::new(*b, params, &self.opts.workers))
@@ -628,7 +634,7 @@ impl Session {
                         interrupted = true;
                         break 'rounds;
                     }
-                    Ok(Some(probes)) => self.floors.borrow_mut().push(probes),
+                    Ok(Some(probes)) => self.floors.borrow_mut().push(base + i, probes),
                     Ok(None) => {}
                 }
                 if interrupt::interrupted() {

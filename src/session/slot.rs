@@ -348,6 +348,11 @@ impl<'b> Slot<'b> {
         };
         self.plan = plan;
         self.setup = Some((k, overhead.clone()));
+        // The machine's probes, in this process warmed for its round, just before its
+        // samples (after them, they would read what the round left behind: a ring's
+        // children exiting, a file's pages, caches full of the benchmark's data). A
+        // failed one only goes unread.
+        self.probes = h.probe().ok();
         let t1 = c.now();
         self.warmup_ns += c.to_ns(t1.wrapping_sub(t_prepared));
         let first = self.samples.len();
@@ -362,9 +367,6 @@ impl<'b> Slot<'b> {
         h.collect(body.as_mut(), k, round, begin, &mut self.samples)?;
         let t2 = c.now();
         self.fresh = false;
-        // The machine's probes, in this process right after its round, warm as the
-        // round was (a failed one only goes unread).
-        self.probes = h.probe().ok();
         // The canary right after the round, where it was measured.
         let after = if may_redo {
             super::getpid_canary(&h)?
