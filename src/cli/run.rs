@@ -150,12 +150,12 @@ fn start_session(
     Ok(session)
 }
 
-/// Is the machine steady enough for the precision asked for (`ci_target`, a fraction)?
-/// A short look at the getpid canary first; a warning when it is not. Only an
-/// interruption is returned as an error; a canary that cannot be read is a warning.
+/// A short look at the getpid canary before measuring: a warning when the machine reads
+/// far from its earlier runs here (how much it moves within the run is the floors' to
+/// say). Only an interruption is returned as an error; a canary that cannot be read is
+/// a warning.
 fn look_at_the_machine(
     session: &Session,
-    ci_target: f64,
     history: Option<&crate::store::History>,
     run: &Run,
 ) -> Result<(), BenchError> {
@@ -167,15 +167,7 @@ fn look_at_the_machine(
             return Ok(());
         }
     };
-    if m.unsteady {
-        warn(&format!(
-            "the machine is unsteady: the getpid canary spread {:.1}% (p10–p90) \
-             over 0.15 s, more than the ±{}% target; expect wide intervals, named states \
-             and unconverged results",
-            m.spread * 100.0,
-            ci_target * 100.0
-        ));
-    }
+    // How much the machine moves is said once, by the floors in the run's header.
     // Beside the same machine's earlier runs: a run about to start in a slow spell
     // (this VM's last minutes) can still be stopped.
     let past = history.zip(m.mean_ns()).and_then(|(h, now)| {
@@ -258,11 +250,10 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     output.plan(&rows);
     // What the machine moves by, for the header (the run's own floors end up in the
     // document).
-    let looked = look_at_the_machine(&session, profile.ci_target, history.as_ref(), &run)
-        .and_then(|()| {
-            run.machine.floors = session.floors()?;
-            Ok(())
-        });
+    let looked = look_at_the_machine(&session, history.as_ref(), &run).and_then(|()| {
+        run.machine.floors = session.floors()?;
+        Ok(())
+    });
     if let Err(BenchError::Interrupted) = looked {
         drop(session);
         output.begin(&run)?;

@@ -44,6 +44,8 @@
 //!       "worker_peak_kib"?,              // the measuring workers' highest peak resident KiB
 //!       "worker_processes"?,             // the worker processes that measured it, in turn
 //!       "rounds_redone"?,                // rounds measured again: a slow episode (canary > +15%)
+//!       "work"?: "syscall" | "user" | "memory",  // its kind of work (whose floor holds it)
+//!       "target_pct"?, "floor_pct"?,     // ±% it was held to; its kind's floor, ±%
 //!       "center_ns", "batch", "operations",
 //!       "overhead": { "per_batch_ns", "per_op_ns", "samples", "subtracted" },
 //!       "accounting": { "user_ns", "sys_ns", "vol_switches", "invol_switches",
@@ -87,7 +89,9 @@
 //!   } ],
 //!   "machine": { "readings", "spread", "states": [{ "median_ns", "share", "count" }],
 //!                "unsteady", "past": { "runs", "median_ns", "low_ns", "high_ns",
-//!                "ratio" } },      // every canary reading of the run, grouped
+//!                "ratio" },        // every canary reading of the run, grouped
+//!                "floors"?: [{ "kind", "probe", "readings", "median_ns", "spread_pct",
+//!                              "floor_pct", "rounds" }] },   // the machine's floors
 //!   "sweeps": [ { "name", "param", "fixed": {..}, "points", "slope_ns", "intercept_ns",
 //!                 "r2" } ],         // a line through the medians of each numeric sweep
 //!   "rings": [ { "name": "ctx.ring", "fixed": {..}, "knee_n", "knee_threshold",
@@ -119,8 +123,14 @@
 //! their own intervals leave unexplained (see [`crate::stats::rounds::between_runs`]):
 //! the interval then covers where the next run will land, not only this one's rounds.
 //! `converged` is true when its half-width is within
-//! `ci_target` after at least `min_rounds` rounds, on at least 30 clean samples that are
-//! at least a tenth of all. With fewer clean samples `basis` is `"all"`: `median_ns` is
+//! `target_pct` (the larger of `ci_target` and the machine's floor for its `work`, or
+//! `ci_target` alone with `run --target`) after at least `min_rounds` rounds, on at
+//! least 30 clean samples that are at least a tenth of all. `machine.floors` has, per
+//! kind of work, the probe (getpid, an add-multiply chain, a zero-fill fault) read in
+//! each worker before its round's samples: `readings`, their `median_ns`, their
+//! `spread_pct` ((p90 − p10) / median, each reading taken relative to the median of the
+//! instance it was read beside), and `floor_pct`, the 95% half-width the headline of
+//! `rounds` rounds that move so would have (see [`crate::stats::rounds::floor`]). With fewer clean samples `basis` is `"all"`: `median_ns` is
 //! then the median of every sample (perturbed and outliers included), `ci_low_ns`..
 //! `ci_high_ns` their order-statistic interval, widened to the round medians' t interval
 //! and to at least ±1% (or `ci_target`, if wider), each round's `median_ns` is the
