@@ -127,7 +127,8 @@ pub fn row_note(r: &BenchResult, target: f64) -> Option<String> {
     };
     let why = match why {
         "other" | "interval wider than the target" => String::new(),
-        w => format!(" ({w})"),
+        // In a few words: "rounds disagree (the machine changed state)" is the summary's.
+        w => format!(" ({})", w.split(" (").next().unwrap_or(w)),
     };
     Some(format!(
         "not converged: {ci} after {rounds} {}{target}{why}",
