@@ -576,10 +576,10 @@ mod tests {
         assert_eq!(wide.lines().count(), 3, "{wide}");
         assert_eq!(wide.lines().next().unwrap(), "   n  alpha  beta  gamma");
         assert_eq!(wide.lines().nth(2).unwrap(), "  64   10.0   2.0    3.0");
-        let narrow = grid(&rows, &right, 1, 2, 16);
+        let narrow = grid(&rows, &right, 1, 2, 18);
         assert_eq!(narrow.lines().count(), 6, "{narrow}");
         for line in narrow.lines() {
-            assert!(line.chars().count() <= 16, "{narrow}");
+            assert!(line.chars().count() <= 18, "{narrow}");
             assert!(line.trim_start().starts_with(['n', '2', '6']), "{narrow}");
         }
         assert!(narrow.contains("gamma"), "{narrow}");
