@@ -487,7 +487,7 @@ impl Exporter for Table {
         // The explanations' tables are tables too: written as they are.
         for r in &run.results {
             if let Some(e) = &r.explain {
-                s += &crate::explain::render::text(&r.label(), &r.op, e);
+                s += &crate::explain::render::text(&r.label(), &r.op, e, w);
             }
         }
         s
