@@ -287,6 +287,18 @@ pub fn list_text(entries: &[store::Entry], width: usize) -> String {
         ]);
     }
     let right = [true, false, false, false, false, true, true, true, false];
+    // The command, last, is cut to the room the other columns leave (at least 20
+    // characters); only a terminal narrower than that wraps the columns.
+    let others: Vec<Vec<String>> = rows.iter().map(|r| r[..8].to_vec()).collect();
+    let used = crate::report::layout::grid(&others, &right, 8, 0, usize::MAX)
+        .lines()
+        .map(|l| l.chars().count())
+        .max()
+        .unwrap_or(0);
+    let room = width.saturating_sub(used + 2).max(20);
+    for r in rows.iter_mut().skip(1) {
+        r[8] = clip(&r[8], room);
+    }
     crate::report::layout::grid(&rows, &right, 1, 0, width)
 }
 
