@@ -316,6 +316,7 @@ fn placeholder(
         (_, "C") => f.ids[0].clone(),
         (_, "FILTER") => "syscall".into(),
         (_, "BENCH") => "syscall.getpid".into(),
+        (_, "COMMAND") => "run".into(),
         (_, "SHELL") => "bash".into(),
         (_, "DIR") => f.dir.join("dir").display().to_string(),
         _ => return None,
