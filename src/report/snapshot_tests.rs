@@ -129,9 +129,8 @@ svc.mq.send              skipped: no /dev/mqueue here
 proc.fork                FAILED: fork: Resource temporarily unavailable
 
 3 results: 1 measured (0 not converged), 1 skipped, 1 failed
-median: per operation, the trimmed mean of the rounds' medians; 95% CI: over the rounds, ±% its
-  half-width; rnds: rounds; outl, pert: outlying and perturbed samples, left out; conv: the interval
-  reached the target. -v: every note under each row; docs/method.md: how a figure is made.
+median: per operation, trimmed mean of the round medians; 95% CI, ±%: over the rounds; outl, pert:
+  samples left out; conv: reached the target. -v: every note; docs/method.md: how a figure is made.
 --cull kernel: pert also counts samples during which the kernel's events (a clock or other
   interrupt, a switch, a fault, a migration) show it did something the operation does not do.
 "#;

@@ -284,7 +284,6 @@ impl Exporter for Table {
         let mut out = String::new();
         // What one operation is: said once in a group's header, else in the row's note.
         let per = (r.op != "call").then(|| format!("per {}", r.op));
-        let grouped = l.group_header(&key).is_some();
         if self.last.as_deref() != Some(r.name.as_str()) {
             if let Some(h) = l.group_header(&key) {
                 let h = match (&per, self.verbose) {
@@ -342,13 +341,9 @@ impl Exporter for Table {
             }
             return out;
         }
-        // What one operation is, for a row without a group header, only beside a
-        // note it needs anyway: one line a row (`syscost list` says it for each).
+        // What one operation is: in a group's header, else with --verbose (and
+        // `syscost list` says it for each benchmark).
         if let Some(note) = row_note(r, self.target) {
-            let note = match per.filter(|_| !grouped) {
-                Some(per) => format!("{per} · {note}"),
-                None => note,
-            };
             out += &layout::wrap(&note, l.width, 4, 6);
         }
         out
@@ -448,9 +443,9 @@ impl Exporter for Table {
         if self.verbose {
             rest += VERBOSE_LEGEND;
         } else {
-            rest += "median: per operation, the trimmed mean of the rounds' medians; 95% CI: \
-                  over the rounds, ±% its half-width; rnds: rounds; outl, pert: outlying and perturbed \
-                  samples, left out; conv: the interval reached the target. -v: every note under each row; docs/method.md: how a figure is made.\n";
+            rest += "median: per operation, trimmed mean of the round medians; 95% CI, ±%: over \
+                  the rounds; outl, pert: samples left out; conv: reached the target. -v: every \
+                  note; docs/method.md: how a figure is made.\n";
         }
         const VERBOSE_LEGEND: &str = "median: per operation, empty-loop overhead subtracted: the 20% trimmed mean over \
               rounds of each round's median of its clean samples (no outlier, no switch or fault); a \
@@ -505,9 +500,8 @@ fn machine_during_rows(results: &[BenchResult]) -> Vec<String> {
     let rows = measured.iter().filter(|m| m.rounds_redone > 0).count();
     if redone > 0 {
         lines.push(format!(
-            "{redone} {} measured again, in {rows} {}: a slow episode of the machine \
-             (getpid more than {:.0}% above the run's recent readings just before or \
-             after the round)",
+            "{redone} {} measured again, in {rows} {}, after a slow episode (getpid over \
+             {:.0}% above its recent readings)",
             if redone == 1 { "round" } else { "rounds" },
             if rows == 1 { "row" } else { "rows" },
             crate::session::REDO_ABOVE * 100.0
@@ -519,8 +513,8 @@ fn machine_during_rows(results: &[BenchResult]) -> Vec<String> {
         .count();
     if moved > 0 {
         lines.push(format!(
-            "the machine changed speed between the rounds of {moved} of {} rows (getpid \
-             moved more than {:.0}% over their rounds; --verbose says it under each)",
+            "the speed changed between the rounds of {moved} of {} rows (getpid moved \
+             over {:.0}%; -v says which)",
             measured.len(),
             crate::session::CANARY_THRESHOLD * 100.0
         ));
