@@ -4,8 +4,8 @@
 # in a detached tmux pane 100 and then 80 columns wide, captures the pane (joining any
 # wrapped line back together) and checks:
 #   - no line is wider than the pane (nothing wrapped, rows, notes and summary alike);
-#   - the `±` of every row (a line ending in the converged column, yes or no) stands
-#     at one column.
+#   - the `±` of every row (a line before the footer ending in the converged column,
+#     yes or no) stands at one column.
 # Prints each pane's text, then PASS or FAIL per width; exits 1 on any FAIL.
 # Usage: scripts/table_width.sh [path/to/syscost]   (default: target/release/syscost)
 set -u
@@ -29,7 +29,10 @@ import re, sys
 path, width = sys.argv[1], int(sys.argv[2])
 lines = open(path, encoding="utf-8").read().rstrip("\n").split("\n")
 wide = [l for l in lines if len(l) > width]
-rows = [l for l in lines if re.search(r" (yes|no)$", l)]
+# The rows: lines before the footer ("N results: ...") that end in the converged column
+# (the summary's may too, once it wraps).
+footer = next((i for i, l in enumerate(lines) if " results: " in l), len(lines))
+rows = [l for l in lines[:footer] if re.search(r" (yes|no)$", l)]
 columns = sorted({l.index("±") for l in rows if "±" in l})
 print(f"--- {width} columns: {len(rows)} rows, ± at column(s) {columns}, "
       f"{len(wide)} line(s) wider than {width}")

@@ -1454,12 +1454,31 @@ fn ring_json_has_the_papers_table() {
 
 #[test]
 fn pingpong_reports_the_one_way_estimate_and_the_contrast() {
+    // The facts under each row are notes that --verbose prints.
     let out = run_smoke(
         &["ctx.pingpong"],
-        &["-p", "mechanism=pipe,signal", "-p", "placement=same-cpu"],
+        &[
+            "-p",
+            "mechanism=pipe,signal",
+            "-p",
+            "placement=same-cpu",
+            "--verbose",
+        ],
     );
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     assert!(out.stdout.contains("one_way_ns"), "{}", out.stdout);
+    // By default, one line a row: the group's header says what one operation is.
+    let plain = run_smoke(
+        &["ctx.pingpong"],
+        &["-p", "mechanism=pipe,signal", "-p", "placement=same-cpu"],
+    );
+    assert_eq!(plain.code, Some(0), "{}", plain.stderr);
+    assert!(!plain.stdout.contains("one_way_ns"), "{}", plain.stdout);
+    assert!(
+        plain.stdout.contains("· per round trip"),
+        "{}",
+        plain.stdout
+    );
     assert!(
         out.stdout.contains("ping-pong vs pipe") && out.stdout.contains("signal "),
         "{}",
@@ -1908,6 +1927,18 @@ fn runs_are_saved_listed_compared_exported_and_removed() {
     ]);
     let shown = success(&["history", "--db", db, "show", "last"]).stdout;
     assert!(shown.contains("syscall.getpid"), "{shown}");
+    assert!(shown.contains("syscall.getppid"), "{shown}");
+    // One benchmark's rows alone, as `run --verbose` prints them; a name the run lacks
+    // is refused in one line.
+    let one = success(&["history", "--db", db, "show", "last", "syscall.getppid"]).stdout;
+    assert!(one.contains("syscall.getppid"), "{one}");
+    assert!(!one.contains("syscall.getpid "), "{one}");
+    assert!(
+        one.contains("median: per operation, empty-loop overhead subtracted"),
+        "the verbose legend: {one}"
+    );
+    let e = refused(&["history", "--db", db, "show", "last", "proc.nosuch"]);
+    assert!(one_line(&[], &e).contains("no row of proc.nosuch"), "{e}");
 
     success(&["history", "--db", db, "rm", "1"]);
     let e = refused(&["history", "--db", db, "show", "1"]);

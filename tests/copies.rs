@@ -114,13 +114,21 @@ fn oversubscribed_points_are_labelled_and_left_out_of_the_fit() {
 
 #[test]
 fn text_and_csv_show_copies() {
-    let out = smoke(&["syscall.getppid", "copies=1,2"], &[]);
+    // The scaling table by default; each copy's figures in the note that --verbose
+    // prints under the row.
+    let plain = smoke(&["syscall.getppid", "copies=1,2"], &[]);
+    assert!(
+        plain.stdout.contains("scaling syscall.getppid"),
+        "{}",
+        plain.stdout
+    );
+    assert!(plain.stdout.contains("efficiency"), "{}", plain.stdout);
+    let out = smoke(&["syscall.getppid", "copies=1,2"], &["--verbose"]);
     assert!(
         out.stdout.contains("scaling syscall.getppid"),
         "{}",
         out.stdout
     );
-    assert!(out.stdout.contains("efficiency"), "{}", out.stdout);
     assert!(
         out.stdout.contains("2 copies (processes)"),
         "{}",

@@ -1,8 +1,9 @@
-//! Every `syscost` command line that README.md quotes is accepted as shown.
+//! Every `syscost` command line that README.md and the pages of docs/ quote is
+//! accepted as shown.
 //!
-//! The command lines are taken from README's code blocks (fenced, or indented four
-//! spaces) and from its inline code spans that begin with `syscost` or with one of its
-//! commands (`history show RUN`). Each is made quick and harmless, then run:
+//! The command lines are taken from their code blocks (fenced, or indented four
+//! spaces) and from their inline code spans that begin with `syscost` or with one of
+//! its commands (`history show RUN`). Each is made quick and harmless, then run:
 //!
 //! - synopsis syntax is expanded: `[...]` groups give two forms, without any group and
 //!   with every group; `a|b` gives one form per alternative; `…` is dropped;
@@ -38,13 +39,49 @@ const SKIPPED: &[(&str, &str)] = &[
     ),
 ];
 
-/// The spans and lines README quotes, whitespace collapsed: (where, text).
-fn quoted_commands(readme: &str) -> Vec<(String, String)> {
+/// README.md and every page of docs/, each with its path from the repository's root.
+fn documents() -> Vec<(String, String)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut names = vec!["README.md".to_string()];
+    let mut pages: Vec<String> = std::fs::read_dir(root.join("docs"))
+        .expect("docs/ is there")
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".md"))
+        .map(|n| format!("docs/{n}"))
+        .collect();
+    pages.sort();
+    names.extend(pages);
+    names
+        .into_iter()
+        .map(|n| {
+            let text = std::fs::read_to_string(root.join(&n)).unwrap();
+            (n, text)
+        })
+        .collect()
+}
+
+/// The spans and lines every document quotes, whitespace collapsed, each once:
+/// (where, text).
+fn quoted_in_all() -> Vec<(String, String)> {
+    let mut seen = BTreeSet::new();
+    let mut out = Vec::new();
+    for (name, text) in documents() {
+        for (where_, line) in quoted_commands(&name, &text) {
+            if seen.insert(line.clone()) {
+                out.push((where_, line));
+            }
+        }
+    }
+    out
+}
+
+/// The spans and lines document `name` quotes, whitespace collapsed: (where, text).
+fn quoted_commands(name: &str, readme: &str) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let mut prose = String::new();
     let (mut fenced, mut indented, mut previous_blank) = (false, false, true);
     for (i, line) in readme.lines().enumerate() {
-        let where_ = format!("README.md:{}", i + 1);
+        let where_ = format!("{name}:{}", i + 1);
         if line.starts_with("```") {
             fenced = !fenced;
             prose.push('\n');
@@ -89,7 +126,7 @@ fn quoted_commands(readme: &str) -> Vec<(String, String)> {
                     } else {
                         format!("syscost {text}")
                     };
-                    out.push((format!("README.md:{line_no}"), text));
+                    out.push((format!("{name}:{line_no}"), text));
                 }
             }
             '`' => {
@@ -278,6 +315,8 @@ fn placeholder(
         (_, "B") => f.ids[2].clone(),
         (_, "C") => f.ids[0].clone(),
         (_, "FILTER") => "syscall".into(),
+        (_, "BENCH") => "syscall.getpid".into(),
+        (_, "COMMAND") => "run".into(),
         (_, "SHELL") => "bash".into(),
         (_, "DIR") => f.dir.join("dir").display().to_string(),
         _ => return None,
@@ -416,11 +455,8 @@ fn fixtures() -> Fixtures {
 }
 
 #[test]
-fn every_command_line_in_the_readme_is_accepted() {
-    let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
-            .unwrap();
-    let quoted = quoted_commands(&readme);
+fn every_command_line_in_the_readme_and_docs_is_accepted() {
+    let quoted = quoted_in_all();
     let f = fixtures();
     // `history rm` last: it removes a run the others may name.
     let (mut lines, rm): (Vec<_>, Vec<_>) = quoted
@@ -469,14 +505,14 @@ fn every_command_line_in_the_readme_is_accepted() {
     let _ = std::fs::remove_dir_all(&f.dir);
     assert!(
         failures.is_empty(),
-        "README shows:\n{}",
+        "README or docs/ show:\n{}",
         failures.join("\n")
     );
     // Every entry of SKIPPED is still quoted (else it is stale and should go).
     for (l, _) in SKIPPED {
         assert!(
             skipped.iter().any(|s| s.contains(l)),
-            "SKIPPED names '{l}', which README no longer quotes"
+            "SKIPPED names '{l}', which neither README nor docs/ quote any more"
         );
     }
 }
@@ -487,7 +523,7 @@ fn the_extraction_finds_blocks_spans_and_synopses() {
                   A span over two lines: `syscost history [--limit N]\n  [--format json]`.\n\
                   \n    syscost exec [-n RUNS] -- CMD [ARGS...]\n    \
                   syscost man > ~/x.1   # a comment\n\n```c\nnot syscost\n```\n";
-    let found: Vec<String> = quoted_commands(readme)
+    let found: Vec<String> = quoted_commands("README.md", readme)
         .into_iter()
         .map(|(_, l)| l)
         .collect();
@@ -524,14 +560,17 @@ fn the_extraction_finds_blocks_spans_and_synopses() {
 }
 
 #[test]
-fn the_real_readme_quotes_the_commands_this_test_relies_on() {
-    let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
-            .unwrap();
-    let found: Vec<String> = quoted_commands(&readme)
-        .into_iter()
-        .map(|(_, l)| l)
-        .collect();
+fn the_real_readme_and_docs_quote_the_commands_this_test_relies_on() {
+    let found: Vec<String> = quoted_in_all().into_iter().map(|(_, l)| l).collect();
+    assert!(
+        found.iter().any(|l| l.starts_with("syscost run ")),
+        "README quotes a run"
+    );
+    let in_docs = quoted_in_all()
+        .iter()
+        .filter(|(w, _)| w.starts_with("docs/"))
+        .count();
+    assert!(in_docs >= 20, "docs/ quote commands too: {found:#?}");
     for must in [
         "syscost history [--limit N] [--format json]",
         "syscost completions bash > ~/.local/share/bash-completion/completions/syscost",

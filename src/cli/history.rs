@@ -18,9 +18,15 @@ pub enum HistoryCommand {
     Show {
         /// The run.
         run: String,
+        /// Only the rows of these benchmarks (globs, or a family), each with every
+        /// note, as 'run --verbose' prints them.
+        benches: Vec<String>,
         /// Output format.
         #[arg(long, default_value = "table", value_parser = super::help::PlainEnum::<Format>::new())]
         format: Format,
+        /// Every note under each row of the table (what naming benchmarks gives).
+        #[arg(short, long)]
+        verbose: bool,
     },
     /// Removes runs by id.
     Rm {
@@ -131,13 +137,33 @@ pub fn history(args: &HistoryArgs) -> anyhow::Result<ExitCode> {
                 serde_json::to_writer_pretty(&mut out, &entries)?;
                 out.write_all(b"\n")?;
             } else {
-                out.write_all(list_text(&entries).as_bytes())?;
+                out.write_all(
+                    list_text(&entries, crate::os::term::stdout_width()).as_bytes(),
+                )?;
             }
             out.flush()?;
         }
-        HistoryCommand::Show { run, format } => {
-            let (_, doc) = one(run, &path)?;
-            render_run(&doc, *format, None)?;
+        HistoryCommand::Show {
+            run,
+            benches,
+            format,
+            verbose,
+        } => {
+            let (_, mut doc) = one(run, &path)?;
+            if !benches.is_empty() {
+                doc.results.retain(|r| {
+                    benches.iter().any(|b| crate::bench::matches(b, &r.name))
+                });
+                if doc.results.is_empty() {
+                    return Err(UsageError::new(format!(
+                        "history show {run}: no row of {} in that run; `syscost history \
+                         show {run}` lists its rows",
+                        benches.join(" ")
+                    ))
+                    .into());
+                }
+            }
+            render_run(&doc, *format, None, *verbose || !benches.is_empty())?;
         }
         HistoryCommand::Export {
             run,
@@ -145,7 +171,7 @@ pub fn history(args: &HistoryArgs) -> anyhow::Result<ExitCode> {
             output,
         } => {
             let (_, doc) = one(run, &path)?;
-            render_run(&doc, *format, output.as_deref())?;
+            render_run(&doc, *format, output.as_deref(), false)?;
         }
         HistoryCommand::Rm { ids } => {
             let ids: Vec<i64> = ids
@@ -207,8 +233,14 @@ fn one(reference: &str, path: &Path) -> anyhow::Result<(RunLabel, Run)> {
 }
 
 /// Renders a saved run in any of `run`'s formats.
-fn render_run(doc: &Run, format: Format, output: Option<&Path>) -> anyhow::Result<()> {
+fn render_run(
+    doc: &Run,
+    format: Format,
+    output: Option<&Path>,
+    verbose: bool,
+) -> anyhow::Result<()> {
     let mut out = Output::open(format, output)?;
+    out.verbose(verbose);
     let rows: Vec<_> = doc
         .results
         .iter()
@@ -225,32 +257,49 @@ fn render_run(doc: &Run, format: Format, output: Option<&Path>) -> anyhow::Resul
     Ok(())
 }
 
-/// The list as text.
-pub fn list_text(entries: &[store::Entry]) -> String {
-    let mut s = format!(
-        "{:>5}  {:<20}  {:<6}  {:<14}  {:<22}  {:>4} {:>4} {:>4}  {}\n",
-        "id", "started", "origin", "host", "kernel", "ok", "skip", "fail", "command"
-    );
+/// The list as text, no line wider than `width` (columns that do not fit go into a
+/// further block, which repeats the id).
+pub fn list_text(entries: &[store::Entry], width: usize) -> String {
+    let mut rows: Vec<Vec<String>> = vec![[
+        "id", "started", "origin", "host", "kernel", "ok", "skip", "fail", "command",
+    ]
+    .iter()
+    .map(|c| c.to_string())
+    .collect()];
     for e in entries {
         let mut command = e.command.clone();
         if command.chars().count() > 60 {
             command = command.chars().take(59).collect::<String>() + "…";
         }
-        s += &format!(
-            "{:>5}  {:<20}  {:<6}  {:<14}  {:<22}  {:>4} {:>4} {:>4}  {}{}\n",
-            e.id,
+        rows.push(vec![
+            e.id.to_string(),
             fmt_unix_time(e.started_unix_s),
-            e.origin,
+            e.origin.to_string(),
             clip(&e.hostname, 14),
             clip(&e.kernel, 22),
-            e.ok,
-            e.skipped,
-            e.failed,
-            command,
-            if e.complete { "" } else { "  (incomplete)" }
-        );
+            e.ok.to_string(),
+            e.skipped.to_string(),
+            e.failed.to_string(),
+            format!(
+                "{command}{}",
+                if e.complete { "" } else { "  (incomplete)" }
+            ),
+        ]);
     }
-    s
+    let right = [true, false, false, false, false, true, true, true, false];
+    // The command, last, is cut to the room the other columns leave (at least 20
+    // characters); only a terminal narrower than that wraps the columns.
+    let others: Vec<Vec<String>> = rows.iter().map(|r| r[..8].to_vec()).collect();
+    let used = crate::report::layout::grid(&others, &right, 8, 0, usize::MAX)
+        .lines()
+        .map(|l| l.chars().count())
+        .max()
+        .unwrap_or(0);
+    let room = width.saturating_sub(used + 2).max(20);
+    for r in rows.iter_mut().skip(1) {
+        r[8] = clip(&r[8], room);
+    }
+    crate::report::layout::grid(&rows, &right, 1, 0, width)
 }
 
 fn clip(s: &str, n: usize) -> String {

@@ -192,6 +192,10 @@ pub struct RunArgs {
     #[arg(long, value_name = "HZ", default_value_t = crate::explain::HZ,
           value_parser = clap::value_parser!(u64).range(100..=100_000))]
     pub explain_hz: u64,
+    /// Every note under each row of the table (the rounds' spread, levels, modes, the
+    /// canary, rounds measured again, facts), not only why a row did not converge.
+    #[arg(short, long)]
+    pub verbose: bool,
 }
 
 /// Options of `syscost explain`: those of `run`, and the sampling's bias check.

@@ -226,6 +226,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         profile.max_rounds = profile.max_rounds.max(profile.min_rounds);
     }
     let mut output = Output::open(args.format, args.output.as_deref())?;
+    output.verbose(args.verbose);
     let mut history = super::history::open_for_saving(args.db.as_deref(), args.no_save)?;
 
     let facts = host::collect(&[]);
@@ -264,17 +265,36 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
 
     output.begin(&run)?;
 
-    let rounds = profile.min_rounds as u64;
-    let progress = Progress::new(instances.len() as u64 * rounds);
+    let progress = Progress::new(instances.len() as u64);
     let list: Vec<(&dyn Bench, Params)> =
         instances.iter().map(|(b, p)| (*b, p.clone())).collect();
-    let outcome = session.run_all(&list, &mut |step| {
-        progress.show(step.round, step.name, step.params);
-        if (step.round as u64) < rounds {
+    let mut rows = Rows::new(&list);
+    let mut written: std::io::Result<()> = Ok(());
+    let outcome = session.run_all(
+        &list,
+        &mut |step| progress.show(step.round, step.name, step.params),
+        &mut |i, r| {
             progress.bar.inc(1);
-        }
-    })?;
+            let mut r = r.clone();
+            if let Some(h) = history.as_ref() {
+                // The same widening the whole run gets below, so the row printed now
+                // is the row saved.
+                let mut one = Run {
+                    results: vec![r],
+                    ..run.clone()
+                };
+                let _ = h.widen_by_past_runs(&mut one, None);
+                r = one.results.remove(0);
+            }
+            for r in rows.concluded(i, r) {
+                if written.is_ok() {
+                    written = progress.bar.suspend(|| output.result(&r));
+                }
+            }
+        },
+    )?;
     progress.bar.finish_and_clear();
+    written?;
     let interrupted = outcome.interrupted;
     run.complete = !interrupted;
     run.results = outcome.results;
@@ -296,8 +316,9 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     run.scaling = crate::report::scaling::tables(&run.results);
     let spill = session.take_spill();
     drop(session); // stop the load before the last write
-    for r in &run.results {
-        output.result(r)?;
+                   // Rows of a group an interruption left unfinished.
+    for r in rows.rest() {
+        output.result(&r)?;
     }
     output.finish_with(&run, spill.as_ref())?;
     super::history::save_with(
@@ -347,6 +368,58 @@ pub fn explain(mut args: super::ExplainArgs) -> anyhow::Result<ExitCode> {
     run(&args.run)
 }
 
+/// The rows of a run, written as they conclude: a benchmark's rows together, in
+/// catalogue order, once the last of them has concluded (so a group's header is
+/// written once); the groups in the order they finish.
+struct Rows {
+    /// Each instance's group: the first index of its benchmark's run of rows.
+    group: Vec<usize>,
+    /// Concluded rows not written yet.
+    waiting: Vec<Option<crate::results::BenchResult>>,
+    /// Rows written or waiting, per group start.
+    settled: Vec<usize>,
+}
+
+impl Rows {
+    fn new(list: &[(&dyn Bench, Params)]) -> Rows {
+        let mut group = Vec::with_capacity(list.len());
+        for (i, (b, _)) in list.iter().enumerate() {
+            match i.checked_sub(1) {
+                Some(j) if list[j].0.name() == b.name() => group.push(group[j]),
+                _ => group.push(i),
+            }
+        }
+        Rows {
+            waiting: vec![None; list.len()],
+            settled: vec![0; list.len()],
+            group,
+        }
+    }
+
+    /// Row `i` concluded: the rows now ready to write, in order.
+    fn concluded(
+        &mut self,
+        i: usize,
+        r: crate::results::BenchResult,
+    ) -> Vec<crate::results::BenchResult> {
+        let g = self.group[i];
+        self.waiting[i] = Some(r);
+        self.settled[g] += 1;
+        let size = self.group.iter().filter(|&&x| x == g).count();
+        if self.settled[g] < size {
+            return Vec::new();
+        }
+        (g..g + size)
+            .filter_map(|j| self.waiting[j].take())
+            .collect()
+    }
+
+    /// The rows still waiting (of groups an interruption left unfinished), in order.
+    fn rest(&mut self) -> Vec<crate::results::BenchResult> {
+        self.waiting.iter_mut().filter_map(Option::take).collect()
+    }
+}
+
 /// A progress bar on standard error, drawn only on a terminal and only once the run has
 /// lasted two seconds. Its message (the benchmark, parameters away from their
 /// defaults) is cut to the terminal's width, so the line never wraps.
@@ -359,9 +432,9 @@ struct Progress {
 impl Progress {
     fn new(len: u64) -> Progress {
         let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::hidden());
-        if let Ok(style) =
-            ProgressStyle::with_template("{bar:30} {pos}/{len} {elapsed} {wide_msg}")
-        {
+        if let Ok(style) = ProgressStyle::with_template(
+            "{bar:30} {pos}/{len} rows settled {elapsed} {wide_msg}",
+        ) {
             bar.set_style(style);
         }
         Progress {

@@ -55,8 +55,15 @@ fn machine_warning(c: &Comparison) -> Option<String> {
     ))
 }
 
-/// The comparison as a terminal table.
+/// The comparison as a terminal table, as wide as standard output's terminal (or
+/// `COLUMNS`, or 100).
 pub fn text(c: &Comparison) -> String {
+    text_at(c, crate::os::term::stdout_width())
+}
+
+/// The comparison as a terminal table no wider than `width`: columns that do not fit
+/// go into a further block, which repeats the benchmark.
+pub fn text_at(c: &Comparison, width: usize) -> String {
     let mut s = format!("A  {}\nB  {}\n", label_line(&c.base), label_line(&c.other));
     if let Some(w) = machine_warning(c) {
         s += &format!("\nwarning: {w}\n");
@@ -69,23 +76,32 @@ pub fn text(c: &Comparison) -> String {
             s += &format!("  {d}\n");
         }
     }
-    s += &format!(
-        "\n{:<44} {:>10} {:>10} {:>7} {:>8} {:>17}  {}\n",
-        "benchmark", "A", "B", "B/A", "change", "95% CI of B/A", "verdict"
-    );
+    let mut rows: Vec<Vec<String>> = vec![[
+        "benchmark",
+        "A",
+        "B",
+        "B/A",
+        "change",
+        "95% CI of B/A",
+        "verdict",
+    ]
+    .iter()
+    .map(|c| c.to_string())
+    .collect()];
     for r in &c.rows {
-        let key = super::key_of(&r.name, &r.params);
-        s += &format!(
-            "{:<44} {:>10} {:>10} {:>7} {:>8} {:>17}  {}\n",
-            key,
+        rows.push(vec![
+            super::key_of(&r.name, &r.params),
             fmt_ns(r.base_ns),
             fmt_ns(r.other_ns),
             ratio_text(r.ratio),
             change_text(r.ratio),
             format!("{} – {}", ratio_text(r.ci_low), ratio_text(r.ci_high)),
-            r.verdict.word()
-        );
+            r.verdict.word().to_string(),
+        ]);
     }
+    s.push('\n');
+    let right = [false, true, true, true, true, true, false];
+    s += &crate::report::layout::grid(&rows, &right, 1, 0, width);
     s += &footer(c);
     for d in &c.explains {
         s += &crate::explain::diff::text(d, 15);
@@ -171,33 +187,43 @@ pub fn markdown(c: &Comparison) -> String {
     s
 }
 
-/// The cross-run table for the terminal: one column per run.
+/// The cross-run table for the terminal: one column per run, no line wider than
+/// standard output's terminal (columns that do not fit go into a further block).
 pub fn table_text(t: &Table) -> String {
     let mut s = String::new();
     for (i, l) in t.runs.iter().enumerate() {
         s += &format!("{}  {}\n", column_name(i), label_line(l));
     }
-    s += &format!("\n{:<44}", "benchmark");
-    for i in 0..t.runs.len() {
-        s += &format!(" {:>10}", column_name(i));
-    }
-    for i in 1..t.runs.len() {
-        s += &format!(" {:>8}", format!("{}/{}", column_name(0), column_name(i)));
-    }
-    s += "\n";
+    let mut head = vec!["benchmark".to_string()];
+    head.extend((0..t.runs.len()).map(column_name));
+    head.extend(
+        (1..t.runs.len()).map(|i| format!("{}/{}", column_name(0), column_name(i))),
+    );
+    let mut rows = vec![head];
     for r in &t.rows {
-        s += &format!("{:<44}", r.key);
-        for m in &r.median_ns {
-            s += &format!(" {:>10}", m.map(fmt_ns).unwrap_or_else(|| "-".into()));
-        }
-        for sp in r.speed.iter().skip(1) {
-            s += &format!(
-                " {:>8}",
-                sp.map(|x| format!("{x:.2}")).unwrap_or_else(|| "-".into())
-            );
-        }
-        s += "\n";
+        let mut row = vec![r.key.clone()];
+        row.extend(
+            r.median_ns
+                .iter()
+                .map(|m| m.map(fmt_ns).unwrap_or_else(|| "-".into())),
+        );
+        row.extend(
+            r.speed
+                .iter()
+                .skip(1)
+                .map(|sp| sp.map(|x| format!("{x:.2}")).unwrap_or_else(|| "-".into())),
+        );
+        rows.push(row);
     }
+    let right: Vec<bool> = (0..rows[0].len()).map(|i| i > 0).collect();
+    s.push('\n');
+    s += &crate::report::layout::grid(
+        &rows,
+        &right,
+        1,
+        0,
+        crate::os::term::stdout_width(),
+    );
     s += "\nrelative speed (geometric mean of A/X over the benchmarks both measured; above 1 is faster than A):\n";
     for (i, g) in t.geomean_speed.iter().enumerate() {
         s += &format!(

@@ -13,8 +13,42 @@ fn interval(s: &Share) -> String {
 }
 
 /// The text block for the explanation of `label` (a benchmark and its parameters)
-/// whose operation is `op`.
-pub fn text(label: &str, op: &str, e: &Explanation) -> String {
+/// whose operation is `op`, no line wider than `width`: sentences wrap, and the
+/// tables' columns that do not fit go into a further block.
+pub fn text(label: &str, op: &str, e: &Explanation, width: usize) -> String {
+    let lines = lines(label, op, e);
+    let mut out = String::new();
+    for block in lines {
+        match block {
+            Block::Prose(p) => {
+                // A line that fits keeps its alignment; a longer one wraps.
+                for line in p.split_inclusive('\n') {
+                    let bare = line.trim_end_matches('\n');
+                    if bare.chars().count() <= width {
+                        out += line;
+                    } else {
+                        out += &crate::report::layout::wrap_lines(bare, width);
+                    }
+                }
+            }
+            Block::Grid(rows, right) => {
+                out += &crate::report::layout::grid(&rows, &right, 1, 2, width)
+            }
+        }
+    }
+    out
+}
+
+/// Sentences, or a table of cells (the first row its header) with each column's
+/// alignment (right or not).
+enum Block {
+    Prose(String),
+    Grid(Vec<Vec<String>>, Vec<bool>),
+}
+
+/// The explanation as blocks of sentences and tables.
+fn lines(label: &str, op: &str, e: &Explanation) -> Vec<Block> {
+    let mut blocks = Vec::new();
     let mut o = String::new();
     let frames = if e.kernel { "kernel and user" } else { "user" };
     let period = if e.period_ns > 0 {
@@ -70,45 +104,42 @@ pub fn text(label: &str, op: &str, e: &Explanation) -> String {
         e.bound_ns, e.samples
     );
     let _ = writeln!(o, "  covers: {}", e.covers);
-    let _ = writeln!(
-        o,
-        "\n  {:<28} {:>10} {:>16} {:>7}",
-        "group", "ns/op", "95% interval", "share"
-    );
+    o.push('\n');
+    blocks.push(Block::Prose(std::mem::take(&mut o)));
+    let cells = |v: &[&str]| v.iter().map(|c| c.to_string()).collect::<Vec<String>>();
+    let mut groups = vec![cells(&["group", "ns/op", "95% interval", "share"])];
     for g in &e.groups {
-        let _ = writeln!(
-            o,
-            "  {:<28} {:>10.2} {:>16} {:>6.1}%",
-            g.name,
-            g.self_ns,
+        groups.push(vec![
+            g.name.to_string(),
+            format!("{:.2}", g.self_ns),
             interval(g),
-            g.self_share * 100.0
-        );
+            format!("{:.1}%", g.self_share * 100.0),
+        ]);
     }
-    let _ = writeln!(
-        o,
-        "\n  {:<48} {:>9} {:>14} {:>9}  group",
-        format!("function (top {TOP} by self time)"),
+    blocks.push(Block::Grid(groups, vec![false, true, true, true]));
+    blocks.push(Block::Prose("\n".into()));
+    let mut functions = vec![cells(&[
+        &format!("function (top {TOP} by self time)"),
         "self ns",
         "95% interval",
-        "incl ns"
-    );
+        "incl ns",
+        "group",
+    ])];
     for f in e.functions.iter().take(TOP) {
         let name = if f.kernel {
             format!("{} [k]", f.name)
         } else {
             f.name.clone()
         };
-        let _ = writeln!(
-            o,
-            "  {:<48} {:>9.2} {:>14} {:>9.2}  {}",
+        functions.push(vec![
             shorten(&name, 48),
-            f.self_ns,
+            format!("{:.2}", f.self_ns),
             interval(f),
-            f.total_ns,
-            f.group.map_or("", |g| g.label())
-        );
+            format!("{:.2}", f.total_ns),
+            f.group.map_or("", |g| g.label()).to_string(),
+        ]);
     }
+    blocks.push(Block::Grid(functions, vec![false, true, true, true, false]));
     if e.groups
         .iter()
         .any(|g| g.group == Some(super::Group::Scheduler) && g.self_samples > 0)
@@ -120,7 +151,8 @@ pub fn text(label: &str, op: &str, e: &Explanation) -> String {
     for n in &e.notes {
         let _ = writeln!(o, "  note: {n}");
     }
-    o
+    blocks.push(Block::Prose(o));
+    blocks
 }
 
 /// The functions of a context switch and a wake-up a kernel developer looks for: the
@@ -203,7 +235,14 @@ mod tests {
     #[test]
     fn the_text_names_groups_functions_bias_and_notes() {
         let e = crate::explain::tests::example();
-        let t = text("syscall.getpid", "call", &e);
+        let t = text("syscall.getpid", "call", &e, 100);
+        for width in [100, 80, 60] {
+            let narrow = text("syscall.getpid", "call", &e, width);
+            for line in narrow.lines() {
+                assert!(line.chars().count() <= width, "{line}\n{narrow}");
+            }
+            assert!(narrow.contains("its_return_thunk [k]"), "{narrow}");
+        }
         for want in [
             "explain syscall.getpid",
             "mitigations",

@@ -65,37 +65,25 @@ fn legend(f: &Fleet) -> String {
     )
 }
 
-/// The fleet as aligned text.
+/// The fleet as aligned text, as wide as standard output's terminal (or `COLUMNS`,
+/// or 100).
 pub fn text(f: &Fleet) -> String {
+    text_at(f, crate::os::term::stdout_width())
+}
+
+/// [`text`] no wider than `width`: the group columns that do not fit go into a further
+/// block, which repeats the benchmark.
+pub fn text_at(f: &Fleet, width: usize) -> String {
     let mut head = vec!["benchmark".to_string()];
     head.extend(f.groups.iter().map(|g| g.id.clone()));
-    let body = rows(f);
-    let widths: Vec<usize> = (0..head.len())
-        .map(|i| {
-            std::iter::once(&head)
-                .chain(&body)
-                .map(|r| r[i].chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let line = |r: &[String]| {
-        let cells: Vec<String> = r
-            .iter()
-            .zip(&widths)
-            .map(|(c, w)| format!("{c:<w$}"))
-            .collect();
-        cells.join("  ").trim_end().to_string() + "\n"
-    };
+    let mut table = vec![head];
+    table.extend(rows(f));
     let mut s = groups_text(f, "");
     s.push('\n');
-    s += &line(&head);
-    for r in &body {
-        s += &line(r);
-    }
+    let left = vec![false; table[0].len()];
+    s += &crate::report::layout::grid(&table, &left, 1, 0, width);
     s.push('\n');
-    s += &legend(f);
-    s += &odd_text(f);
+    s += &crate::report::layout::wrap_lines(&(legend(f) + &odd_text(f)), width);
     s
 }
 

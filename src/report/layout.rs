@@ -418,6 +418,74 @@ pub fn wrap_lines(text: &str, width: usize) -> String {
     out
 }
 
+/// A table of `rows` (the first is the header), each column as wide as its widest cell
+/// and right-aligned where `right` says so, two spaces apart, every line indented by
+/// `indent`. When it is wider than `width`, it wraps: the columns after the first
+/// `keep` that do not fit go into a further block beneath, which repeats the first
+/// `keep` columns, so no line is wider than `width` (a cell too wide even alone is
+/// cut with `…`).
+pub fn grid(
+    rows: &[Vec<String>],
+    right: &[bool],
+    keep: usize,
+    indent: usize,
+    width: usize,
+) -> String {
+    let ncols = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let cell =
+        |r: &Vec<String>, i: usize| r.get(i).map_or("", String::as_str).to_string();
+    let w: Vec<usize> = (0..ncols)
+        .map(|i| {
+            rows.iter()
+                .map(|r| cell(r, i).chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let keep = keep.min(ncols);
+    let span = |cols: &[usize]| -> usize {
+        indent
+            + cols.iter().map(|&i| w[i]).sum::<usize>()
+            + 2 * cols.len().saturating_sub(1)
+    };
+    let mut blocks: Vec<Vec<usize>> = Vec::new();
+    let mut block: Vec<usize> = (0..keep).collect();
+    for i in keep..ncols {
+        block.push(i);
+        if span(&block) > width && block.len() > keep + 1 {
+            block.pop();
+            blocks.push(std::mem::replace(&mut block, (0..keep).collect()));
+            block.push(i);
+        }
+    }
+    if block.len() > keep || blocks.is_empty() {
+        blocks.push(block);
+    }
+    let mut out = String::new();
+    for cols in &blocks {
+        for r in rows {
+            let mut line = " ".repeat(indent);
+            for (n, &i) in cols.iter().enumerate() {
+                if n > 0 {
+                    line += "  ";
+                }
+                let c = cell(r, i);
+                let pad = w[i].saturating_sub(c.chars().count());
+                if right.get(i).copied().unwrap_or(false) {
+                    line += &" ".repeat(pad);
+                    line += &c;
+                } else {
+                    line += &c;
+                    line += &" ".repeat(pad);
+                }
+            }
+            out += &clip(line.trim_end(), width);
+            out.push('\n');
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -491,6 +559,30 @@ mod tests {
         assert_eq!(tiny.name_w, MIN_NAME_W);
         assert_eq!(tiny.label(&rows[0]).chars().count(), MIN_NAME_W);
         assert!(tiny.label(&rows[0]).ends_with('…'));
+    }
+
+    #[test]
+    fn a_grid_wider_than_the_terminal_wraps_its_columns_into_blocks() {
+        let rows: Vec<Vec<String>> = [
+            ["n", "alpha", "beta", "gamma"],
+            ["2", "1.0", "22.0", "333.0"],
+            ["64", "10.0", "2.0", "3.0"],
+        ]
+        .iter()
+        .map(|r| r.iter().map(|c| c.to_string()).collect())
+        .collect();
+        let right = [true; 4];
+        let wide = grid(&rows, &right, 1, 2, 80);
+        assert_eq!(wide.lines().count(), 3, "{wide}");
+        assert_eq!(wide.lines().next().unwrap(), "   n  alpha  beta  gamma");
+        assert_eq!(wide.lines().nth(2).unwrap(), "  64   10.0   2.0    3.0");
+        let narrow = grid(&rows, &right, 1, 2, 18);
+        assert_eq!(narrow.lines().count(), 6, "{narrow}");
+        for line in narrow.lines() {
+            assert!(line.chars().count() <= 18, "{narrow}");
+            assert!(line.trim_start().starts_with(['n', '2', '6']), "{narrow}");
+        }
+        assert!(narrow.contains("gamma"), "{narrow}");
     }
 
     #[test]

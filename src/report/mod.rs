@@ -96,6 +96,11 @@ pub trait Exporter {
     fn plan(&mut self, rows: &[layout::RowKey]) {
         let _ = rows;
     }
+    /// Every note under each result rather than the short form (`--verbose`); a
+    /// format that has no short form ignores it.
+    fn verbose(&mut self, on: bool) {
+        let _ = on;
+    }
     /// Text before the first result.
     fn header(&mut self, run: &Run) -> String;
     /// Text for one result.
@@ -207,6 +212,13 @@ impl Output {
                 out.write_all(bytes).and_then(|()| out.flush())
             }
             None => Ok(()),
+        }
+    }
+
+    /// Every note under each row of a table (`--verbose`), rather than at most one.
+    pub fn verbose(&mut self, on: bool) {
+        if let Some(e) = self.exporter.as_mut() {
+            e.verbose(on);
         }
     }
 

@@ -107,48 +107,70 @@ fn table(fixed: BTreeMap<String, String>, rs: &[&BenchResult]) -> RingTable {
     }
 }
 
-/// The table as text, in the paper's columns plus ours.
-pub fn render(t: &RingTable) -> String {
+/// The table as text, in the paper's columns plus ours, no line wider than `width`
+/// (columns that do not fit go into a further block under the first, which repeats n).
+pub fn render(t: &RingTable, width: usize) -> String {
     let label: Vec<String> = t.fixed.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    let mut out = format!(
-        "ring table ctx.ring {} (µs per pass = seconds per 10⁶ passes, the paper's unit)\n",
-        label.join(" ")
-    );
-    out +=
+    let mut out = super::layout::wrap(
         &format!(
-        "  {:>5} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8} {:>7} {:>7} {:>10}\n",
-        "n", "per hop", "real µs", "cpu µs", "user µs", "sys µs", "proj µs", "cpu/proj",
-        "vol/hop", "inv/hop", "hop−pipe"
+            "ring table ctx.ring {} (µs per pass = seconds per 10⁶ passes, the paper's unit)",
+            label.join(" ")
+        ),
+        width,
+        0,
+        2,
     );
+    let mut rows: Vec<Vec<String>> = vec![[
+        "n",
+        "per hop",
+        "real µs",
+        "cpu µs",
+        "user µs",
+        "sys µs",
+        "proj µs",
+        "cpu/proj",
+        "vol/hop",
+        "inv/hop",
+        "hop−pipe",
+    ]
+    .iter()
+    .map(|c| c.to_string())
+    .collect()];
     for r in &t.rows {
-        out += &format!(
-            "  {:>5} {:>10} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>8.2} {:>7.2} {:>7.2} {:>10}\n",
-            r.n,
+        rows.push(vec![
+            r.n.to_string(),
             crate::results::fmt_ns(r.per_hop_ns),
-            r.real_us_per_pass,
-            r.cpu_us_per_pass,
-            r.user_us_per_pass,
-            r.sys_us_per_pass,
-            r.projected_us_per_pass,
-            r.cpu_over_projected,
-            r.vol_per_hop,
-            r.invol_per_hop,
+            format!("{:.1}", r.real_us_per_pass),
+            format!("{:.1}", r.cpu_us_per_pass),
+            format!("{:.1}", r.user_us_per_pass),
+            format!("{:.1}", r.sys_us_per_pass),
+            format!("{:.1}", r.projected_us_per_pass),
+            format!("{:.2}", r.cpu_over_projected),
+            format!("{:.2}", r.vol_per_hop),
+            format!("{:.2}", r.invol_per_hop),
             crate::results::fmt_ns(r.switch_ns),
-        );
+        ]);
     }
-    out += &match t.knee_n {
+    out += &super::layout::grid(&rows, &[true; 11], 1, 2, width);
+    let knee = match t.knee_n {
         Some(n) => format!(
-            "  knee at n={n}: the per-hop cost exceeds the trend of the smaller rings by more than {:.0}%\n",
+            "knee at n={n}: the per-hop cost exceeds the trend of the smaller rings by more than {:.0}%",
             t.knee_threshold * 100.0
         ),
         None => format!(
-            "  no knee: no per-hop cost exceeds the trend of the smaller rings by more than {:.0}%\n",
+            "no knee: no per-hop cost exceeds the trend of the smaller rings by more than {:.0}%",
             t.knee_threshold * 100.0
         ),
     };
+    out += &super::layout::wrap(&knee, width, 2, 4);
     if let (Some(b), Some(r2)) = (t.growth_exponent, t.growth_r2) {
-        out += &format!(
-            "  growth: time per pass ∝ n^{b:.2} (r² {r2:.3}; 1.00 is linear, the paper's ideal)\n"
+        out += &super::layout::wrap(
+            &format!(
+                "growth: time per pass ∝ n^{b:.2} (r² {r2:.3}; 1.00 is linear, the paper's ideal)"
+            ),
+            width,
+            2,
+            4,
         );
     }
     out

@@ -157,44 +157,60 @@ pub fn fmt_rate(x: f64) -> String {
     format!("{v:.3} {u}op/s")
 }
 
-/// A scaling table as text: the points, then the fit or why there is none.
-pub fn render(t: &ScalingTable) -> String {
+/// A scaling table as text: the points, then the fit or why there is none; no line
+/// wider than `width` (columns that do not fit go into a further block).
+pub fn render(t: &ScalingTable, width: usize) -> String {
     let fixed: Vec<String> = t.fixed.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    let mut s = format!("scaling {} ({})\n", t.name, fixed.join(" "));
-    s += &format!(
-        "  {:>6}  {:>11}  {:>11}  {:>14}  {:>10}  cpus\n",
-        "copies", "per copy", "slowest", "throughput", "efficiency"
+    let mut s = super::layout::wrap(
+        &format!("scaling {} ({})", t.name, fixed.join(" ")),
+        width,
+        0,
+        2,
     );
+    let mut rows: Vec<Vec<String>> = vec![[
+        "copies",
+        "per copy",
+        "slowest",
+        "throughput",
+        "efficiency",
+        "cpus",
+    ]
+    .iter()
+    .map(|c| c.to_string())
+    .collect()];
     for p in &t.points {
         let cpus: Vec<String> = p.cpus.iter().map(usize::to_string).collect();
-        s += &format!(
-            "  {:>6}  {:>11}  {:>11}  {:>14}  {:>10}  {}{}\n",
-            p.n,
+        rows.push(vec![
+            p.n.to_string(),
             fmt_ns(p.per_copy_ns),
             fmt_ns(p.slowest_ns),
             fmt_rate(p.throughput_ops_s),
             p.efficiency
                 .map_or("–".to_string(), |e| format!("{:.1}%", e * 100.0)),
-            if cpus.is_empty() {
-                "-".into()
-            } else {
-                cpus.join(",")
-            },
-            if p.oversubscribed {
-                " (oversubscribed)"
-            } else {
-                ""
-            }
-        );
+            format!(
+                "{}{}",
+                if cpus.is_empty() {
+                    "-".into()
+                } else {
+                    cpus.join(",")
+                },
+                if p.oversubscribed {
+                    " (oversubscribed)"
+                } else {
+                    ""
+                }
+            ),
+        ]);
     }
+    s += &super::layout::grid(&rows, &[true, true, true, true, true, false], 1, 2, width);
     match (&t.fit, &t.no_fit) {
         (Some(f), _) => {
             let se = |x: Option<f64>| {
                 x.map_or(" (exact: 3 points)".into(), |e| format!(" ± {e:.2e}"))
             };
-            s += &format!(
-                "  USL fit over {} points: σ (contention) {:.4}{}, κ (coherency) {:.2e}{}, \
-                 λ {}, R² {:.4}, {}\n",
+            let fit = format!(
+                "USL fit over {} points: σ (contention) {:.4}{}, κ (coherency) {:.2e}{}, \
+                 λ {}, R² {:.4}, {}",
                 f.points,
                 f.sigma,
                 se(f.sigma_se),
@@ -207,8 +223,9 @@ pub fn render(t: &ScalingTable) -> String {
                     None => "no peak (κ ≤ 0)".into(),
                 }
             );
+            s += &super::layout::wrap(&fit, width, 2, 4);
         }
-        (None, Some(why)) => s += &format!("  {why}\n"),
+        (None, Some(why)) => s += &super::layout::wrap(why, width, 2, 4),
         (None, None) => {}
     }
     s

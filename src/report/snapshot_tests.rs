@@ -1,5 +1,6 @@
 //! Snapshot tests of the line-oriented formats: the whole text of a small run with a
-//! measured result (notes beneath it), a skip and a failure, compared line by line.
+//! measured result, a skip and a failure, compared line by line; the table both as it
+//! is by default (one line a row) and with `--verbose` (every note beneath a row).
 
 use super::{csv::Csv, markdown::Markdown, table::Table, Exporter};
 use crate::harness::analyze::KernelCull;
@@ -83,6 +84,14 @@ fn the_table_of_a_small_run() {
 }
 
 #[test]
+fn the_table_of_a_small_run_with_every_note() {
+    let mut t = Table::new(100);
+    t.verbose(true);
+    let got = render(&mut t, &run());
+    assert_same(&got, TABLE_VERBOSE);
+}
+
+#[test]
 fn the_markdown_of_a_small_run() {
     let got = render(&mut Markdown, &run());
     assert_same(&got, MARKDOWN);
@@ -113,6 +122,19 @@ fn the_csv_of_a_small_run_has_a_row_per_result_with_every_field() {
 }
 
 const TABLE: &str = r#"clock tsc (9.5 ns steps, 20.0 ns per read) · profile quick · CI target ±1%
+
+benchmark                   median        95% CI ±%      rnds       min     samples outl pert conv
+syscall.getpid via=libc    85.2 ns   84.40–86.10 ±1.0%      5   85.2 ns     380/400   12    8  yes
+svc.mq.send              skipped: no /dev/mqueue here
+proc.fork                FAILED: fork: Resource temporarily unavailable
+
+3 results: 1 measured (0 not converged), 1 skipped, 1 failed
+median: per operation, trimmed mean of the round medians; 95% CI, ±%: over the rounds; outl, pert:
+  samples left out; conv: reached the target. -v: every note; docs/method.md: how a figure is made.
+--cull kernel: pert also counts samples during which the kernel's events (a clock or other
+  interrupt, a switch, a fault, a migration) show it did something the operation does not do.
+"#;
+const TABLE_VERBOSE: &str = r#"clock tsc (9.5 ns steps, 20.0 ns per read) · profile quick · CI target ±1%
 
 benchmark                   median        95% CI ±%      rnds       min     samples outl pert conv
 syscall.getpid via=libc    85.2 ns   84.40–86.10 ±1.0%      5   85.2 ns     380/400   12    8  yes

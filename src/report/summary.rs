@@ -313,7 +313,7 @@ pub fn reasons(results: &[BenchResult]) -> Vec<(&'static str, usize)> {
 }
 
 /// A stop reason in a few words.
-fn reason_of(stop: &str) -> &'static str {
+pub(crate) fn reason_of(stop: &str) -> &'static str {
     const KINDS: &[(&str, &str)] = &[
         ("time budget", "the time budget ended"),
         ("median of all", "too few clean samples"),
@@ -366,17 +366,9 @@ pub fn text(run: &Run, width: usize) -> String {
         return "\n".to_string()
             + &super::layout::wrap(&format!("Summary: {line}"), width, 0, 2);
     }
-    let w = |i: usize| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0);
-    let (w0, w1, w2, w3) = (w(0), w(1), w(2), w(3));
+    let rows: Vec<Vec<String>> = rows.into_iter().map(Vec::from).collect();
     let mut s = String::from("\n");
-    for r in &rows {
-        let line = format!(
-            "{:<w0$}  {:>w1$}  {:>w2$}  {:>w3$}  {}",
-            r[0], r[1], r[2], r[3], r[4]
-        );
-        s += &super::layout::clip(line.trim_end(), width);
-        s.push('\n');
-    }
+    s += &super::layout::grid(&rows, &[false, true, true, true, false], 1, 0, width);
     s += &super::layout::wrap(&line, width, 0, 2);
     s
 }

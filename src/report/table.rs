@@ -1,6 +1,10 @@
-//! The terminal table: a header naming the clock and profile, one line per result with
-//! notes beneath it (levels, modes, a canary that moved, skips), and a footer that says
-//! how to read it, then the [`summary`](super::summary) of the figures people quote.
+//! The terminal table: a header naming the clock and profile, one line per result, and
+//! a footer that describes the machine once, says how to read the table, and ends with
+//! the [`summary`](super::summary) of the figures people quote.
+//!
+//! By default a row gets at most one short note beneath it ([`row_note`]: why it did
+//! not converge, a failure); `--verbose` brings every note back ([`notes`]: levels,
+//! modes, the rounds' spread, a canary that moved, rounds measured again, facts).
 //!
 //! Its columns are laid out before measuring starts ([`Layout`]), from the names
 //! selected and the terminal's width, so every row streams into the same columns: the
@@ -21,6 +25,10 @@ pub struct Table {
     layout: Layout,
     /// The benchmark of the row written last, so a group's header is written once.
     last: Option<String>,
+    /// Every note under each row, rather than at most one.
+    verbose: bool,
+    /// The run's CI target (a fraction), from its header.
+    target: f64,
 }
 
 impl Table {
@@ -30,6 +38,8 @@ impl Table {
         Table {
             layout: Layout::unplanned(width),
             last: None,
+            verbose: false,
+            target: f64::NAN,
         }
     }
 
@@ -77,11 +87,80 @@ fn optional(
     }
 }
 
-/// The lines printed under a measured result, in order: failure, what one operation
+/// The one short note a row gets by default, if it needs one: its failure, or why it
+/// did not converge (its interval, rounds and target, and the reason in a few words).
+/// `target` is the run's CI target, a fraction. Everything else about a row (levels,
+/// modes, the canary, rounds measured again, facts) is in [`notes`], shown with
+/// `--verbose` and by `syscost history show RUN BENCH`.
+pub fn row_note(r: &BenchResult, target: f64) -> Option<String> {
+    if r.status == Status::Failed {
+        return Some(format!("FAILED {}", r.reason.as_deref().unwrap_or("")));
+    }
+    let m = r.measured.as_ref()?;
+    if m.converged {
+        return None;
+    }
+    let rounds = m.rounds.len();
+    let why = super::summary::reason_of(&m.stop_reason);
+    if why == "too few clean samples" {
+        return Some(format!(
+            "not converged: {} of {} samples clean, so the median of all of them after \
+             {rounds} rounds",
+            m.counts.clean, m.counts.total
+        ));
+    }
+    let ci = (m.ci_high_ns - m.ci_low_ns) / 2.0 / m.median_ns * 100.0;
+    let ci = if ci.is_finite() {
+        format!("±{}", pct(ci))
+    } else {
+        "no interval".into()
+    };
+    // The row's own target (the larger of the profile's and its kind's floor) when
+    // the document has it.
+    let target = m.target_pct.map_or(target, |t| t / 100.0);
+    let floor = match (m.work, m.floor_pct) {
+        (Some(k), Some(f)) if f >= target * 100.0 - 1e-9 => {
+            format!(": the {} floor", k.name())
+        }
+        _ => String::new(),
+    };
+    let target = if target.is_finite() {
+        format!(", target ±{}{floor}", pct(target * 100.0))
+    } else {
+        String::new()
+    };
+    let why = if m.stop_reason.starts_with("interrupted") {
+        "interrupted"
+    } else {
+        why
+    };
+    let why = match why {
+        "other" | "interval wider than the target" => String::new(),
+        // In a few words: "rounds disagree (the machine changed state)" is the summary's.
+        w => format!(" ({})", w.split(" (").next().unwrap_or(w)),
+    };
+    Some(format!(
+        "not converged: {ci} after {rounds} {}{target}{why}",
+        if rounds == 1 { "round" } else { "rounds" }
+    ))
+}
+
+/// A percentage with the digits that matter (2.3, 0.45, 12).
+fn pct(x: f64) -> String {
+    if x >= 10.0 {
+        format!("{x:.0}%")
+    } else if x >= 0.995 {
+        format!("{x:.1}%")
+    } else {
+        format!("{x:.2}%")
+    }
+}
+
+/// The lines printed under a measured result with `--verbose`, in order: failure, what one operation
 /// is, convergence or disagreeing rounds, the between-runs widening, the kernel's
 /// culling, the rounds' spread, levels or modes, the benchmark's facts, and a canary
 /// that changed.
-fn notes(r: &BenchResult, m: &Measured) -> Vec<String> {
+pub fn notes(r: &BenchResult, m: &Measured) -> Vec<String> {
     let mut notes = Vec::new();
     if r.status == Status::Failed {
         notes.push(format!("FAILED {}", r.reason.as_deref().unwrap_or("")));
@@ -181,8 +260,13 @@ impl Exporter for Table {
         self.layout = Layout::plan(self.layout.width, rows);
     }
 
+    fn verbose(&mut self, on: bool) {
+        self.verbose = on;
+    }
+
     fn header(&mut self, run: &Run) -> String {
         let h = &run.harness;
+        self.target = h.ci_target;
         let mut s = format!(
             "clock {} ({} ns steps, {:.1} ns per read) · profile {} · CI target ±{}%",
             run.clock.name,
@@ -210,9 +294,15 @@ impl Exporter for Table {
         let l = &self.layout;
         let key = RowKey::of(r);
         let mut out = String::new();
+        // What one operation is: said once in a group's header, else in the row's note.
+        let per = (r.op != "call").then(|| format!("per {}", r.op));
         if self.last.as_deref() != Some(r.name.as_str()) {
             if let Some(h) = l.group_header(&key) {
-                out += &h;
+                let h = match (&per, self.verbose) {
+                    (Some(per), false) => format!("{h} · {per}"),
+                    _ => h,
+                };
+                out += &layout::clip(&h, l.width);
                 out.push('\n');
             }
             self.last = Some(r.name.clone());
@@ -257,8 +347,16 @@ impl Exporter for Table {
         line += &format!(" {:>CONV_W$}", if m.converged { "yes" } else { "no" });
         out += line.trim_end();
         out.push('\n');
-        for text in notes(r, m) {
-            out += &layout::wrap(&text, l.width, 4, 6);
+        if self.verbose {
+            for text in notes(r, m) {
+                out += &layout::wrap(&text, l.width, 4, 6);
+            }
+            return out;
+        }
+        // What one operation is: in a group's header, else with --verbose (and
+        // `syscost list` says it for each benchmark).
+        if let Some(note) = row_note(r, self.target) {
+            out += &layout::wrap(&note, l.width, 4, 6);
         }
         out
     }
@@ -278,7 +376,15 @@ impl Exporter for Table {
             count(Status::Failed),
             if run.complete { "" } else { " — interrupted, partial results" }
         );
-        for f in &run.sweeps {
+        if !self.verbose && !run.sweeps.is_empty() {
+            s +=
+                &format!(
+                "{} {} fitted with a line through their medians (--verbose lists them)\n",
+                run.sweeps.len(),
+                if run.sweeps.len() == 1 { "sweep" } else { "sweeps" }
+            );
+        }
+        for f in run.sweeps.iter().filter(|_| self.verbose) {
             let fixed: Vec<String> =
                 f.fixed.iter().map(|(k, v)| format!("{k}={v}")).collect();
             s += &format!(
@@ -326,16 +432,19 @@ impl Exporter for Table {
         if let Some(f) = floors_text(&ms.floors, run.harness.ci_target) {
             s += &format!("over the whole run, {f}\n");
         }
+        for line in machine_during_rows(&run.results) {
+            s += &layout::wrap(&line, self.layout.width, 2, 4);
+        }
         let w = self.layout.width;
         let mut s = layout::wrap_lines(&s, w);
         // The ring tables are tables: written as they are.
         for t in &run.rings {
             s += "\n";
-            s += &super::ring::render(t);
+            s += &super::ring::render(t, w);
         }
         for t in &run.scaling {
             s += "\n";
-            s += &super::scaling::render(t);
+            s += &super::scaling::render(t, w);
         }
         let mut rest = String::new();
         let contrasts = super::ring::pingpong_contrasts(&run.results);
@@ -346,7 +455,14 @@ impl Exporter for Table {
                 rest += "\n";
             }
         }
-        rest += "median: per operation, empty-loop overhead subtracted: the 20% trimmed mean over \
+        if self.verbose {
+            rest += VERBOSE_LEGEND;
+        } else {
+            rest += "median: per operation, trimmed mean of the round medians; 95% CI, ±%: over \
+                  the rounds; outl, pert: samples left out; conv: reached the target. -v: every \
+                  note; docs/method.md: how a figure is made.\n";
+        }
+        const VERBOSE_LEGEND: &str = "median: per operation, empty-loop overhead subtracted: the 20% trimmed mean over \
               rounds of each round's median of its clean samples (no outlier, no switch or fault); a \
               sample is one batch's mean.\n\
               95% CI: Yuen's, over the round medians, so it covers the machine's drift between rounds; \
@@ -381,11 +497,44 @@ impl Exporter for Table {
         // The explanations' tables are tables too: written as they are.
         for r in &run.results {
             if let Some(e) = &r.explain {
-                s += &crate::explain::render::text(&r.label(), &r.op, e);
+                s += &crate::explain::render::text(&r.label(), &r.op, e, w);
             }
         }
         s
     }
+}
+
+/// What the machine did during the rows' rounds, said once for the run rather than
+/// under each row: rounds measured again after a slow episode, and rows whose rounds
+/// saw the machine at several speeds (`--verbose` names them under each row).
+fn machine_during_rows(results: &[BenchResult]) -> Vec<String> {
+    let measured: Vec<&Measured> =
+        results.iter().filter_map(|r| r.measured.as_ref()).collect();
+    let mut lines = Vec::new();
+    let redone: usize = measured.iter().map(|m| m.rounds_redone as usize).sum();
+    let rows = measured.iter().filter(|m| m.rounds_redone > 0).count();
+    if redone > 0 {
+        lines.push(format!(
+            "{redone} {} measured again, in {rows} {}, after a slow episode (getpid over \
+             {:.0}% above its recent readings)",
+            if redone == 1 { "round" } else { "rounds" },
+            if rows == 1 { "row" } else { "rows" },
+            crate::session::REDO_ABOVE * 100.0
+        ));
+    }
+    let moved = measured
+        .iter()
+        .filter(|m| m.canary.as_ref().is_some_and(|c| c.changed))
+        .count();
+    if moved > 0 {
+        lines.push(format!(
+            "the speed changed between the rounds of {moved} of {} rows (getpid moved \
+             over {:.0}%; -v says which)",
+            measured.len(),
+            crate::session::CANARY_THRESHOLD * 100.0
+        ));
+    }
+    lines
 }
 
 /// A fact's value with precision suited to its size.

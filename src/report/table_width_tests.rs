@@ -1,6 +1,7 @@
 //! The table at 100 and 80 columns, for the rows `syscost run syscall ctx.pingpong`
 //! selects (the longest ping-pong labels among them): every row's `±` stands at one
-//! column and no line, notes and summary included, is wider than the terminal.
+//! column and no line, notes and summary included, is wider than the terminal; the
+//! same with every note (`--verbose`), and the ring and scaling tables.
 
 use super::layout::RowKey;
 use super::table::Table;
@@ -56,7 +57,12 @@ fn run() -> Run {
 }
 
 fn render(width: usize, run: &Run) -> String {
+    render_with(width, run, false)
+}
+
+fn render_with(width: usize, run: &Run, verbose: bool) -> String {
     let mut t = Table::new(width);
+    t.verbose(verbose);
     let keys: Vec<RowKey> = run.results.iter().map(RowKey::of).collect();
     t.plan(&keys);
     let mut s = t.header(run);
@@ -75,9 +81,11 @@ fn check(width: usize) {
             "a line wider than {width}: {line}\n{text}"
         );
     }
-    // The rows: the lines that end in the converged column.
+    // The rows: the lines before the footer that end in the converged column (the
+    // summary's may too, once it wraps).
     let rows: Vec<&str> = text
         .lines()
+        .take_while(|l| !l.contains(" results: "))
         .filter(|l| l.ends_with(" yes") || l.ends_with(" no"))
         .collect();
     let measured = run.results.iter().filter(|r| r.measured.is_some()).count();
@@ -113,4 +121,76 @@ fn at_80_columns_every_row_lines_up_and_nothing_is_wider() {
 #[test]
 fn at_60_columns_names_are_shortened_and_still_line_up() {
     check(60);
+}
+
+#[test]
+fn with_every_note_no_line_is_wider_either() {
+    for width in [100, 80, 60] {
+        let text = render_with(width, &run(), true);
+        for line in text.lines() {
+            assert!(
+                line.chars().count() <= width,
+                "wider than {width}: {line}\n{text}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_ring_and_scaling_tables_wrap_to_the_width() {
+    use crate::results::{RingRow, RingTable};
+    let row = |n: u64| RingRow {
+        n,
+        per_hop_ns: 4_210.0,
+        ci_low_ns: 4_100.0,
+        ci_high_ns: 4_300.0,
+        real_us_per_pass: 1_107.4,
+        cpu_us_per_pass: 868.3,
+        user_us_per_pass: 446.6,
+        sys_us_per_pass: 421.6,
+        projected_us_per_pass: 442.2,
+        cpu_over_projected: 1.62,
+        vol_per_hop: 1.0,
+        invol_per_hop: 0.4,
+        switch_ns: 3_530.0,
+    };
+    let t = RingTable {
+        name: "ctx.ring".into(),
+        fixed: [
+            ("kind".to_string(), "process".to_string()),
+            ("placement".to_string(), "same-cpu".to_string()),
+        ]
+        .into(),
+        rows: vec![row(2), row(64), row(1024)],
+        knee_n: Some(64),
+        knee_threshold: 0.2,
+        growth_exponent: Some(1.23),
+        growth_r2: Some(0.956),
+    };
+    for width in [100, 80, 60, 40] {
+        let text = super::ring::render(&t, width);
+        for line in text.lines() {
+            assert!(
+                line.chars().count() <= width,
+                "wider than {width}: {line}\n{text}"
+            );
+        }
+        // Every column is still there, in a block of its own if need be, and each
+        // block repeats n.
+        for col in ["per hop", "cpu/proj", "hop−pipe"] {
+            assert!(text.contains(col), "{col} at {width}:\n{text}");
+        }
+        let blocks = text
+            .lines()
+            .filter(|l| l.trim_start().starts_with("n "))
+            .count();
+        assert_eq!(blocks > 1, width < 100, "{width}:\n{text}");
+        assert_eq!(
+            text.lines()
+                .filter(|l| l.trim_start().starts_with("1024"))
+                .count(),
+            blocks,
+            "{text}"
+        );
+    }
 }

@@ -132,7 +132,7 @@ pub fn run(args: &Options) -> anyhow::Result<ExitCode> {
     for placement in ["same-cpu", "free"] {
         match measure(&session, placement) {
             Ok(Some(t)) => {
-                writeln!(out, "{}", ring::render(&t))?;
+                writeln!(out, "{}", ring::render(&t, crate::os::term::stdout_width()))?;
                 if let Some(s) = our_summary(&t) {
                     ours.push((format!("this machine, ring {placement}"), s));
                 }

@@ -119,6 +119,17 @@ impl<'b> Instance<'b> {
         }
     }
 
+    /// Its result, once it is final before [`Instance::finish`]: a worker's, as soon
+    /// as it needs no more rounds; one measured here, only when skipped or failed
+    /// (the rest are concluded by `finish`).
+    pub(super) fn concluded(&self) -> Option<&BenchResult> {
+        match self {
+            Instance::Here(s) => s.ended.then_some(&s.result),
+            Instance::Away(a) if !a.open => a.result.as_ref(),
+            Instance::Away(_) => None,
+        }
+    }
+
     /// Gives it at most `n` rounds.
     pub(super) fn set_max_rounds(&mut self, n: usize) {
         match self {

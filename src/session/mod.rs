@@ -392,7 +392,12 @@ impl Session {
         bench: &dyn Bench,
         params: &Params,
     ) -> Result<BenchResult, BenchError> {
-        let mut out = self.rounds(&[(bench, params.clone())], &mut |_| {}, false)?;
+        let mut out = self.rounds(
+            &[(bench, params.clone())],
+            &mut |_| {},
+            &mut |_, _| {},
+            false,
+        )?;
         if out.interrupted {
             return Err(BenchError::Interrupted);
         }
@@ -438,14 +443,17 @@ impl Session {
     /// or when it is skipped or fails. With few instances, the time between rounds is
     /// filled with canary readings so that the rounds span the profile's `span_ns`.
     ///
-    /// `progress` is told each visit. An interruption ends the run: what has at least
-    /// one round is still concluded and returned, with `interrupted` set.
+    /// `progress` is told each visit. `concluded` is told each result as soon as it is
+    /// final, with its index in `instances` (an instance measured in this process, at
+    /// the end of its group). An interruption ends the run: what has at least one round
+    /// is still concluded and returned, with `interrupted` set.
     pub fn run_all(
         &self,
         instances: &[(&dyn Bench, Params)],
         progress: &mut dyn FnMut(Step<'_>),
+        concluded: &mut dyn FnMut(usize, &BenchResult),
     ) -> Result<Outcome, BenchError> {
-        self.rounds(instances, progress, true)
+        self.rounds(instances, progress, concluded, true)
     }
 
     /// [`Session::run_all`], with the span between rounds only when `spread`. At most
@@ -455,6 +463,7 @@ impl Session {
         &self,
         instances: &[(&dyn Bench, Params)],
         progress: &mut dyn FnMut(Step<'_>),
+        concluded: &mut dyn FnMut(usize, &BenchResult),
         spread: bool,
     ) -> Result<Outcome, BenchError> {
         let mut out = Outcome {
@@ -469,10 +478,12 @@ impl Session {
             out.interrupted = true;
             return Ok(out);
         }
-        for group in instances.chunks(MAX_LIVE) {
+        for (n, group) in instances.chunks(MAX_LIVE).enumerate() {
+            let mut told = |i: usize, r: &BenchResult| concluded(n * MAX_LIVE + i, r);
             let interrupted = self.group(
                 group,
                 progress,
+                &mut told,
                 &budget,
                 &mut rng,
                 &mut machine,
@@ -529,10 +540,14 @@ impl Session {
     }
 
     /// Measures one group of instances; returns whether the run was interrupted.
+    /// `concluded` is told each result once, with its index in `instances`, as soon
+    /// as it is final.
+    #[allow(clippy::too_many_arguments)]
     fn group(
         &self,
         instances: &[(&dyn Bench, Params)],
         progress: &mut dyn FnMut(Step<'_>),
+        concluded: &mut dyn FnMut(usize, &BenchResult),
         budget: &Budget,
         rng: &mut SplitMix,
         machine: &mut Vec<f64>,
@@ -556,6 +571,14 @@ impl Session {
         let c = self.clock.as_ref();
         let begin = c.now();
         let mut interrupted = false;
+        // Which results `concluded` has been told of.
+        let mut told = vec![false; all.len()];
+        let mut tell = |i: usize, inst: &Instance<'_>| {
+            if let Some(r) = inst.concluded().filter(|_| !told[i]) {
+                told[i] = true;
+                concluded(i, r);
+            }
+        };
         // A cycle visits every open instance once, except that past the minimum rounds
         // one the budget does not fund (`Budget::funded`) waits while the budget left is
         // needed by those it does (`Budget::defer`); so an instance's rounds are its own
@@ -583,16 +606,19 @@ impl Session {
                 if past_min && all[i].progress().rounds >= p.min_rounds {
                     if let Some(why) = budget.spent(&all[i]) {
                         all[i].stop(self, why);
+                        tell(i, &all[i]);
                         continue;
                     }
                     if let Some(why) = budget.hopeless(&all[i]) {
                         all[i].stop(self, why);
+                        tell(i, &all[i]);
                         continue;
                     }
                     if all[i].progress().floor > held.target(&p) {
                         // More rounds cannot bring it to the target (its verdict says
                         // why).
                         all[i].stop(self, "so it got no more rounds".into());
+                        tell(i, &all[i]);
                         continue;
                     }
                     if !funded.0.contains(&i) && budget.defer(funded.1) {
@@ -637,6 +663,7 @@ impl Session {
                     Ok(Some(probes)) => self.floors.borrow_mut().push(base + i, probes),
                     Ok(None) => {}
                 }
+                tell(i, &all[i]);
                 if interrupt::interrupted() {
                     interrupted = true;
                     break 'rounds;
@@ -667,11 +694,14 @@ impl Session {
             cycle += 1;
         }
         let h = self.harness();
-        for i in all {
+        for (n, i) in all.into_iter().enumerate() {
             if let Some((mut r, samples)) =
                 i.finish(&h, self.opts.keep_samples, interrupted)
             {
                 self.keep(&mut r, samples);
+                if !told[n] {
+                    concluded(n, &r);
+                }
                 results.push(r);
             }
         }
