@@ -290,10 +290,12 @@ fn prepare_pipe_self(p: &Params, cx: &RunContext) -> Result<Prepared, BenchError
     } else {
         rustix::pipe::pipe().map_err(|e| BenchError::os("pipe", e.into()))?
     };
+    // The byte lives in the body, as the C loops' byte is a static one: on the stack of
+    // the timed loop it made the raw pair slower here (docs/entry.md).
+    let mut b = [0u8; 1];
     let body = match Via::of(p)? {
         Via::Libc => super::body(move || {
             let _keep = &place;
-            let mut b = [0u8; 1];
             if task::write_fd(w.as_raw_fd(), &b) != 1 {
                 return Err(pipe_failed("write"));
             }
@@ -304,7 +306,6 @@ fn prepare_pipe_self(p: &Params, cx: &RunContext) -> Result<Prepared, BenchError
         }),
         Via::Raw => super::body(move || {
             let _keep = &place;
-            let mut b = [0u8; 1];
             match raw::write(w.as_fd(), &b) {
                 1 => {}
                 n => return Err(raw_pipe_failed("write", n)),
