@@ -300,7 +300,10 @@ pub struct CompareArgs {
 
 /// Removes the parameters `names` from every result of `runs`, so that rows differing
 /// only in them pair; an error if that leaves two rows of one run alike.
-fn ignore_params(runs: &mut [(RunLabel, Run)], names: &[String]) -> Result<(), UsageError> {
+fn ignore_params(
+    runs: &mut [(RunLabel, Run)],
+    names: &[String],
+) -> Result<(), UsageError> {
     for (label, run) in runs.iter_mut() {
         let mut seen = std::collections::BTreeSet::new();
         for r in &mut run.results {
