@@ -5,6 +5,7 @@ the same minutes.
 
     scripts/via.py [--syscost target/release/syscost] [--rounds 3] [--cpu 0]
                    [--lat-syscall PATH] [--no-perf]
+    scripts/via.py --sweep [--cpu 0]
 
 Run it alone on the machine (`flock -x /tmp/syscost-machine.lock scripts/via.py`). In
 each round, in alternating order, it runs:
@@ -21,6 +22,11 @@ each round, in alternating order, it runs:
    file of their own, as the C loops have).
 3. lmbench's `lat_syscall null` when --lat-syscall names it, and `perf bench syscall
    basic` when perf is installed (both call glibc's getppid).
+
+`--sweep` instead copies one machine-code loop (a pipe write and read, and a getpid,
+each by the `syscall` instruction in the loop; and a function `mov; syscall; ret` called
+from a loop) to each of 128 byte offsets of an executable mapping and prints the ns per
+operation at each offset: whether the call site's placement changes the cost.
 
 It prints every figure's median over the rounds, syscost's figure over the C loop's for
 each pair (target: within 10%), the libc/raw ratio of each, and getppid against lmbench
@@ -108,6 +114,51 @@ PAIRS = [("syscall.getpid via=libc", "getpid-libc"), ("syscall.getpid via=raw", 
          ("ctx.pipe via=libc", "pipe-libc"), ("ctx.pipe via=raw", "pipe-raw"),
          ("file.open_close via=libc", "open-libc"), ("file.open_close via=raw", "open-raw")]
 
+SWEEP = r'''
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+static double now(void){struct timespec t;clock_gettime(CLOCK_MONOTONIC,&t);return t.tv_sec*1e9+t.tv_nsec;}
+static int cmp(const void*a,const void*b){double x=*(const double*)a,y=*(const double*)b;return x<y?-1:x>y;}
+/* pipe: push %r12; mov %rdi,%r12; L: mov $1,%eax; mov %r8,%rdi; syscall; xor %eax,%eax (mov $0);
+   mov %r9,%rdi; syscall; dec %r12; jnz L; pop %r12; ret  (rsi = buffer, rdx = 1) */
+static const unsigned char PIPE[] = {0x41,0x54, 0x49,0x89,0xfc, 0xb8,1,0,0,0, 0x4c,0x89,0xc7,
+  0x0f,0x05, 0xb8,0,0,0,0, 0x4c,0x89,0xcf, 0x0f,0x05, 0x49,0xff,0xcc, 0x75,0xe7, 0x41,0x5c, 0xc3};
+/* getpid: L: mov $39,%eax; syscall; dec %rdi; jnz L; ret */
+static const unsigned char GETPID[] = {0xb8,0x27,0,0,0, 0x0f,0x05, 0x48,0xff,0xcf, 0x75,0xf4, 0xc3};
+/* fn: mov $39,%eax; syscall; ret */
+static const unsigned char FN[] = {0xb8,0x27,0,0,0, 0x0f,0x05, 0xc3};
+int main(int argc, char **argv) {
+  int p[2]; static char c = 'x';
+  if (pipe(p)) return 1;
+  unsigned char *m = mmap(0, 8192, PROT_READ|PROT_WRITE|PROT_EXEC, MAP_PRIVATE|MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED) return 1;
+  const char *which = argv[1];
+  const unsigned char *code = !strcmp(which, "pipe") ? PIPE : !strcmp(which, "getpid") ? GETPID : FN;
+  size_t len = !strcmp(which, "pipe") ? sizeof PIPE : !strcmp(which, "getpid") ? sizeof GETPID : sizeof FN;
+  long n = !strcmp(which, "pipe") ? 4000 : 20000;
+  for (long off = 0; off < 128; off++) {
+    double b[9];
+    memcpy(m + off, code, len);
+    for (int k = -1; k < 9; k++) {
+      double t0 = now();
+      if (!strcmp(which, "pipe")) ((void (*)(long, char *, long, long, long, long))(m + off))(n, &c, 1, 0, p[1], p[0]);
+      else if (!strcmp(which, "getpid")) ((void (*)(long))(m + off))(n);
+      else for (long i = 0; i < n; i++) ((long (*)(void))(m + off))();
+      if (k >= 0) b[k] = (now() - t0) / n;
+    }
+    memset(m + off, 0xcc, len);
+    qsort(b, 9, sizeof b[0], cmp);
+    printf("%ld %.1f\n", off, b[4]);
+  }
+  return 0;
+}
+'''
+
 RUNS = [["syscall.getpid", "syscall.getppid", "ipc.pipe.self", "ctx.pipe", "share=pipe-per-copy"],
         ["file.open_close", "share=file-per-copy"]]
 
@@ -155,6 +206,22 @@ def others_round(a, out):
             out.setdefault("perf bench syscall basic", []).append(float(m.group(1)) * 1e3)
 
 
+def sweep(cpu, tmp):
+    src, exe = os.path.join(tmp, "sweep.c"), os.path.join(tmp, "sweep")
+    with open(src, "w") as f:
+        f.write(SWEEP)
+    subprocess.run(["cc", "-O2", "-o", exe, src], check=True)
+    for which in ["pipe", "getpid", "fn"]:
+        r = subprocess.run([exe, which], capture_output=True, text=True, check=True,
+                           preexec_fn=pinned(cpu))
+        xs = [float(line.split()[1]) for line in r.stdout.splitlines()]
+        lo = min(xs)
+        slow = [i for i, x in enumerate(xs) if x > 1.15 * lo]
+        print(f"{which}: fastest {lo:.1f} ns, median {statistics.median(xs):.1f} ns; "
+              f"{len(slow)} of 128 offsets more than 15% slower: {slow}")
+        print("  " + " ".join(f"{i}:{x:.0f}" for i, x in enumerate(xs)))
+
+
 def fmt(xs):
     return f"{statistics.median(xs):9.1f} ns  ({' '.join(f'{x:.1f}' for x in xs)})"
 
@@ -166,7 +233,16 @@ def main():
     ap.add_argument("--cpu", type=int, default=0)
     ap.add_argument("--lat-syscall", help="lmbench's lat_syscall binary")
     ap.add_argument("--no-perf", dest="perf", action="store_false")
+    ap.add_argument("--sweep", action="store_true",
+                    help="the same loop at 128 byte offsets instead")
     a = ap.parse_args()
+    if a.sweep:
+        tmp = tempfile.mkdtemp(prefix="syscost-via-")
+        try:
+            sweep(a.cpu, tmp)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        return
     if a.rounds < 1:
         ap.error("--rounds must be at least 1")
     if a.perf and shutil.which("perf") is None:
