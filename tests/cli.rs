@@ -621,6 +621,39 @@ fn run_sweeps_a_parameter() {
     assert!((0.0..=1.0).contains(&fit.r2), "{fit:?}");
 }
 
+/// `via=libc,raw` measures each call both ways, names the path in the JSON's parameters,
+/// and the default is the C library's wrapper; a word a benchmark does not take is
+/// refused. Sanity ranges only: which path is faster is the machine's business.
+#[test]
+fn run_sweeps_the_entry_path() {
+    let run = run_json(
+        &["syscall.getppid", "ipc.pipe.self"],
+        &["-p", "via=libc,raw", "-p", "share=pipe-per-copy"],
+    );
+    let mut got: Vec<String> = run
+        .results
+        .iter()
+        .map(|r| format!("{} {}", r.name, r.params["via"]))
+        .collect();
+    got.sort();
+    assert_eq!(
+        got,
+        [
+            "ipc.pipe.self libc",
+            "ipc.pipe.self raw",
+            "syscall.getppid libc",
+            "syscall.getppid raw"
+        ]
+    );
+    run.results.iter().for_each(check_measured);
+    let run = run_json(&["file.open_close"], &["share=file-per-copy"]);
+    assert_eq!(run.results[0].params["via"], "libc", "the default path");
+    let e = refused(&["run", "syscall.clock_gettime", "-p", "via=raw"]);
+    assert!(e.contains("one of vdso, syscall"), "{e}");
+    let list = success(&["list", "syscall.setuid"]).stdout;
+    assert!(list.contains("via=syscall  (syscall|raw"), "{list}");
+}
+
 // ---------------------------------------------------------------------------------------
 // run: output files
 

@@ -221,9 +221,12 @@ mod tests {
             .collect();
         assert_eq!(
             labels,
-            ["copies=1 copies_as=process", "copies=2 copies_as=process"]
+            [
+                "via=libc copies=1 copies_as=process",
+                "via=libc copies=2 copies_as=process"
+            ]
         );
-        assert_eq!(expand(getppid, &[]).unwrap()[0].label(), "");
+        assert_eq!(expand(getppid, &[]).unwrap()[0].label(), "via=libc");
         let ring = crate::bench::find("ctx.ring").unwrap();
         let e = expand(ring, &args).unwrap_err().to_string();
         assert!(

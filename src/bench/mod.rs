@@ -22,6 +22,7 @@ pub mod signal;
 pub mod svc;
 pub mod syscall;
 pub mod trace;
+pub mod via;
 
 pub use context::RunContext;
 pub use params::{Kind, ParamArg, ParamSpec, Params};

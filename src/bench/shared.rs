@@ -11,13 +11,15 @@
 //! makes no difference (its objects go to a directory of its own). Names are made in
 //! `prepare`; the timed loops hold only the operation.
 
-use super::{InRun, Kind, ParamSpec, Params, Prepared, RunContext};
+use super::via::{self, check_raw, Via};
+use super::{check, InRun, Kind, ParamSpec, Params, Prepared, RunContext};
 use crate::error::BenchError;
 use crate::harness::{Body, Expect, Plan};
 use crate::os::mem::{page_size, Mapping};
+use crate::os::{raw, sys, task};
 use rustix::fs::{Mode, OFlags};
 use std::ffi::CString;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::path::PathBuf;
 
 /// Where one copy's object lives: the shared name or its own, in the round's
@@ -65,13 +67,6 @@ fn place(cx: &RunContext, stem: &str, shared: bool) -> Result<Place, BenchError>
     })
 }
 
-/// A failed call inside a timed loop (built off the hot path).
-#[cold]
-#[inline(never)]
-fn failed(what: &str, e: rustix::io::Errno) -> BenchError {
-    BenchError::os(what, e.into())
-}
-
 /// Opens (creating) a regular file of the round's directory for reading and writing.
 fn open_file(path: &std::path::Path) -> Result<OwnedFd, BenchError> {
     rustix::fs::open(
@@ -92,35 +87,38 @@ pub const OPEN_CLOSE: InRun = InRun {
                 share=one-file has every copy open the same file (one dentry and inode, \
                 their reference counts bouncing between CPUs), file-per-copy a file each",
     origin: "",
-    params: &[ParamSpec {
-        name: "share",
-        default: "one-file,file-per-copy",
-        about: "one-file: every copy opens the same path · file-per-copy: each its own",
-        kind: Kind::Choice(FILE_SHARE),
-    }],
+    params: &[
+        ParamSpec {
+            name: "share",
+            default: "one-file,file-per-copy",
+            about:
+                "one-file: every copy opens the same path · file-per-copy: each its own",
+            kind: Kind::Choice(FILE_SHARE),
+        },
+        via::BOTH,
+    ],
     prepare: prepare_open_close,
 };
 
 fn prepare_open_close(p: &Params, cx: &RunContext) -> Result<Prepared, BenchError> {
+    let via = Via::of(p)?;
     let place = place(cx, "open", p.get("share") == "one-file")?;
     drop(open_file(&place.path)?);
     let path = CString::new(place.path.as_os_str().as_encoded_bytes())
         .map_err(|_| BenchError::Failed("a path with a NUL byte".into()))?;
-    let body = super::body(move || {
-        let _keep = &place;
-        let fd = rustix::fs::open(
-            path.as_c_str(),
-            OFlags::RDONLY | OFlags::CLOEXEC,
-            Mode::empty(),
-        );
-        match fd {
-            Ok(fd) => {
-                drop(fd);
-                Ok(())
-            }
-            Err(e) => Err(failed("open", e)),
-        }
-    });
+    let flags = libc::O_RDONLY | libc::O_CLOEXEC;
+    let body = match via {
+        Via::Libc => super::body(move || {
+            let _keep = &place;
+            let fd = sys::open(&path, flags).map_err(|e| BenchError::os("open", e))?;
+            check(sys::close_owned(fd) as i64, "close")
+        }),
+        Via::Raw => super::body(move || {
+            let _keep = &place;
+            let fd = raw::open(&path, flags).map_err(|e| BenchError::os("open", e))?;
+            check_raw(raw::close(fd), "close")
+        }),
+    };
     Ok(Prepared::new(body).op("open+close pair"))
 }
 
@@ -226,6 +224,27 @@ fn prepare_fault_shm(p: &Params, cx: &RunContext) -> Result<Prepared, BenchError
     Ok(Prepared::new(Box::new(body)).op("page").plan(plan))
 }
 
+/// A write or read of the pipe through the C library that moved no byte or failed.
+#[cold]
+#[inline(never)]
+fn pipe_failed(what: &'static str) -> BenchError {
+    let e = std::io::Error::last_os_error();
+    match e.raw_os_error() {
+        Some(0) | None => BenchError::Failed(format!("{what}(2) moved no byte")),
+        _ => BenchError::os(what, e),
+    }
+}
+
+/// The same for a raw call, whose result is the count or a negative errno.
+#[cold]
+#[inline(never)]
+fn raw_pipe_failed(what: &'static str, n: isize) -> BenchError {
+    match check_raw(n, what) {
+        Err(e) => e,
+        Ok(()) => BenchError::Failed(format!("{what}(2) moved {n} bytes, not 1")),
+    }
+}
+
 /// `ipc.pipe.self`.
 pub const PIPE_SELF: InRun =
     InRun {
@@ -234,13 +253,16 @@ pub const PIPE_SELF: InRun =
                 (no partner, no switch): with copies, share=one-fifo has every copy use the \
                 same FIFO (one pipe and its lock), pipe-per-copy a pipe each",
         origin: "",
-        params: &[ParamSpec {
-            name: "share",
-            default: "one-fifo,pipe-per-copy",
-            about: "one-fifo: every copy writes and reads one named FIFO · pipe-per-copy: \
-                    each its own pipe",
-            kind: Kind::Choice(&["one-fifo", "pipe-per-copy"]),
-        }],
+        params: &[
+            ParamSpec {
+                name: "share",
+                default: "one-fifo,pipe-per-copy",
+                about: "one-fifo: every copy writes and reads one named FIFO · \
+                        pipe-per-copy: each its own pipe",
+                kind: Kind::Choice(&["one-fifo", "pipe-per-copy"]),
+            },
+            via::BOTH,
+        ],
         prepare: prepare_pipe_self,
     };
 
@@ -268,20 +290,32 @@ fn prepare_pipe_self(p: &Params, cx: &RunContext) -> Result<Prepared, BenchError
     } else {
         rustix::pipe::pipe().map_err(|e| BenchError::os("pipe", e.into()))?
     };
-    let body = super::body(move || {
-        let _keep = &place;
-        let mut b = [0u8; 1];
-        match rustix::io::write(&w, &b) {
-            Ok(1) => {}
-            Ok(_) => return Err(BenchError::Failed("write(2) wrote no byte".into())),
-            Err(e) => return Err(failed("write", e)),
-        }
-        match rustix::io::read(&r, &mut b) {
-            Ok(1) => Ok(()),
-            Ok(_) => Err(BenchError::Failed("read(2) read no byte".into())),
-            Err(e) => Err(failed("read", e)),
-        }
-    });
+    // The byte lives in the body, as the C loops' byte is a static one: on the stack of
+    // the timed loop it made the raw pair slower here (docs/entry.md).
+    let mut b = [0u8; 1];
+    let body = match Via::of(p)? {
+        Via::Libc => super::body(move || {
+            let _keep = &place;
+            if task::write_fd(w.as_raw_fd(), &b) != 1 {
+                return Err(pipe_failed("write"));
+            }
+            if task::read_fd(r.as_raw_fd(), &mut b) != 1 {
+                return Err(pipe_failed("read"));
+            }
+            Ok(())
+        }),
+        Via::Raw => super::body(move || {
+            let _keep = &place;
+            match raw::write(w.as_fd(), &b) {
+                1 => {}
+                n => return Err(raw_pipe_failed("write", n)),
+            }
+            match raw::read(r.as_fd(), &mut b) {
+                1 => Ok(()),
+                n => Err(raw_pipe_failed("read", n)),
+            }
+        }),
+    };
     Ok(Prepared::new(body).op("write+read pair"))
 }
 

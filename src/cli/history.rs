@@ -341,6 +341,36 @@ pub struct CompareArgs {
     /// The history: a file or a postgres:// URL.
     #[arg(long, value_name = "PATH")]
     pub db: Option<PathBuf>,
+    /// Pairs rows whatever their parameter NAME: `--ignore-param via` compares a run's
+    /// `via=libc` rows with another's `via=raw` rows (each run must hold one value).
+    #[arg(long, value_name = "NAME")]
+    pub ignore_param: Vec<String>,
+}
+
+/// Removes the parameters `names` from every result of `runs`, so that rows differing
+/// only in them pair; an error if that leaves two rows of one run alike.
+fn ignore_params(
+    runs: &mut [(RunLabel, Run)],
+    names: &[String],
+) -> Result<(), UsageError> {
+    for (label, run) in runs.iter_mut() {
+        let mut seen = std::collections::BTreeSet::new();
+        for r in &mut run.results {
+            for n in names {
+                r.params.remove(n);
+            }
+            if !seen.insert(compare::key(r)) {
+                return Err(UsageError::new(format!(
+                    "--ignore-param: {} holds two rows of {} that differ only in {}; \
+                     give runs with one value of it",
+                    label.reference,
+                    compare::key(r),
+                    names.join(", ")
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Parses a percentage option.
@@ -362,6 +392,7 @@ pub fn compare_cmd(args: &CompareArgs) -> anyhow::Result<ExitCode> {
     }
     let mut runs = store::resolve(&args.runs, args.db.as_deref(), false)?;
     widen_from_history(&mut runs, args.db.as_deref());
+    ignore_params(&mut runs, &args.ignore_param)?;
     let mut out = crate::report::stdout();
     if runs.len() > 2 {
         let refs: Vec<(RunLabel, &Run)> =

@@ -13,6 +13,7 @@ pub mod load;
 pub mod mem;
 pub mod perf;
 pub mod placement;
+pub mod raw;
 pub mod sampler;
 pub mod signal;
 pub mod spawn;

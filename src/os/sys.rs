@@ -398,6 +398,19 @@ pub fn close_owned(fd: OwnedFd) -> libc::c_int {
     unsafe { libc::close(fd.into_raw_fd()) }
 }
 
+/// `open(path, flags)` through the C library (no `O_CREAT`: no mode is passed), the
+/// new descriptor owned at once.
+#[inline(always)]
+pub fn open(path: &std::ffi::CStr, flags: libc::c_int) -> io::Result<OwnedFd> {
+    if flags & libc::O_CREAT != 0 {
+        return Err(io::Error::from_raw_os_error(libc::EINVAL));
+    }
+    // SAFETY: `path` is NUL-terminated and readable for the call.
+    let r = cvt(unsafe { libc::open(path.as_ptr(), flags) } as libc::c_long)?;
+    // SAFETY: a fresh descriptor that nothing else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(r as libc::c_int) })
+}
+
 /// Duplicates `fd` into a new owned descriptor.
 #[inline(always)]
 pub fn dup_owned(fd: BorrowedFd<'_>) -> io::Result<OwnedFd> {

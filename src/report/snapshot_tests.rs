@@ -124,7 +124,7 @@ fn the_csv_of_a_small_run_has_a_row_per_result_with_every_field() {
 const TABLE: &str = r#"clock tsc (9.5 ns steps, 20.0 ns per read) · profile quick · CI target ±1%
 
 benchmark                   median        95% CI ±%      rnds       min     samples outl pert conv
-syscall.getpid via=libc    85.2 ns   84.40–86.10 ±1.0%      5   85.2 ns     380/400   12    8  yes
+syscall.getpid             85.2 ns   84.40–86.10 ±1.0%      5   85.2 ns     380/400   12    8  yes
 svc.mq.send              skipped: no /dev/mqueue here
 proc.fork                FAILED: fork: Resource temporarily unavailable
 
@@ -137,7 +137,7 @@ median: per operation, trimmed mean of the round medians; 95% CI, ±%: over the 
 const TABLE_VERBOSE: &str = r#"clock tsc (9.5 ns steps, 20.0 ns per read) · profile quick · CI target ±1%
 
 benchmark                   median        95% CI ±%      rnds       min     samples outl pert conv
-syscall.getpid via=libc    85.2 ns   84.40–86.10 ±1.0%      5   85.2 ns     380/400   12    8  yes
+syscall.getpid             85.2 ns   84.40–86.10 ±1.0%      5   85.2 ns     380/400   12    8  yes
     kernel events culled 6 of 400 samples (1 switch, 5 timer); clean median 85.2 ns (by rusage alone
       85.4 ns), culled samples' median 97.0 ns
 svc.mq.send              skipped: no /dev/mqueue here

@@ -55,18 +55,41 @@ const PINGPONG_PIPE_SAME: &[(&str, &str)] = &[
 /// The figures, in the order the summary shows them.
 pub const FIGURES: &[Figure] = &[
     Figure {
-        label: "null system call",
+        label: "null system call, libc",
         from: &[
             Source {
                 bench: "syscall.getpid",
-                params: &[],
-                what: "getpid",
+                params: &[("via", "libc")],
+                what: "getpid, C library",
                 show: Show::Time,
             },
             Source {
                 bench: "syscall.getppid",
+                params: &[("via", "libc")],
+                what: "getppid, C library",
+                show: Show::Time,
+            },
+        ],
+    },
+    Figure {
+        label: "null system call, raw",
+        from: &[
+            Source {
+                bench: "syscall.getpid.raw",
                 params: &[],
-                what: "getppid",
+                what: "getpid, syscall in the loop",
+                show: Show::Time,
+            },
+            Source {
+                bench: "syscall.getpid",
+                params: &[("via", "raw")],
+                what: "getpid, syscall in the loop",
+                show: Show::Time,
+            },
+            Source {
+                bench: "syscall.getppid",
+                params: &[("via", "raw")],
+                what: "getppid, syscall in the loop",
                 show: Show::Time,
             },
         ],
@@ -233,13 +256,15 @@ pub const FIGURES: &[Figure] = &[
 /// A run shows a summary when it has more results than this.
 pub const HANDFUL: usize = 5;
 
-/// Whether `r` is a measured row `s` describes.
+/// Whether `r` is a measured row `s` describes. A row recorded before its benchmark
+/// took `via` went through the C library, so it matches `via=libc`.
 fn matches(s: &Source, r: &BenchResult) -> bool {
     r.name == s.bench
         && r.measured.is_some()
-        && s.params
-            .iter()
-            .all(|(k, v)| r.params.get(*k).map(String::as_str) == Some(*v))
+        && s.params.iter().all(|(k, v)| match r.params.get(*k) {
+            Some(got) => got == v,
+            None => (*k, *v) == ("via", crate::bench::via::DEFAULT),
+        })
 }
 
 /// Each figure whose benchmark was measured, with the row and source it is read from.
@@ -475,7 +500,8 @@ mod tests {
     #[test]
     fn each_figure_comes_from_its_row_and_unselected_ones_are_left_out() {
         let run = run_of(&[
-            ("syscall.getpid", &[], 80.0),
+            ("syscall.getpid", &[("via", "libc")], 80.0),
+            ("syscall.getpid", &[("via", "raw")], 70.0),
             ("syscall.getppid", &[], 90.0),
             ("syscall.clock_gettime", &[("via", "syscall")], 60.0),
             ("syscall.clock_gettime", &[("via", "vdso")], 20.0),
@@ -494,7 +520,16 @@ mod tests {
         assert_eq!(
             picked,
             [
-                ("null system call", "getpid", "80.0 ns".to_string()),
+                (
+                    "null system call, libc",
+                    "getpid, C library",
+                    "80.0 ns".to_string()
+                ),
+                (
+                    "null system call, raw",
+                    "getpid, syscall in the loop",
+                    "70.0 ns".into()
+                ),
                 ("vDSO clock read", "clock_gettime", "20.0 ns".into()),
                 (
                     "context switch, same CPU",
@@ -519,7 +554,7 @@ mod tests {
             ]
         );
         let text = text(&run, 100);
-        assert!(text.contains("7 of 7 measured rows converged"), "{text}");
+        assert!(text.contains("8 of 8 measured rows converged"), "{text}");
         assert!(!text.contains("fork"), "fork was not selected: {text}");
         for line in text.lines() {
             assert!(line.chars().count() <= 100, "{text}");
@@ -561,7 +596,8 @@ mod tests {
         assert!(text.contains("2 of 6 measured rows converged"), "{text}");
         assert!(text.contains("2 interval wider than the target"), "{text}");
         let md = markdown(&run);
-        assert!(md.contains("| null system call | 80.0 ns |"), "{md}");
+        // A row from before via existed reads as via=libc.
+        assert!(md.contains("| null system call, libc | 80.0 ns |"), "{md}");
         assert!(md.contains("2 of 6 measured rows converged"), "{md}");
     }
 }

@@ -12,11 +12,13 @@
 //! warm it.
 
 use super::{IoTally, Scratch};
+use crate::bench::via::Via;
 use crate::bench::{After, InRun, Kind, ParamSpec, Params, Prepared, RunContext};
 use crate::error::BenchError;
 use crate::harness::{Body, Expect, Plan};
 use crate::os::file::CFile;
 use crate::os::mem::Mapping;
+use crate::os::raw;
 use crate::results::Fact;
 use std::cell::RefCell;
 use std::fs::File;
@@ -88,6 +90,11 @@ pub const READ: InRun = InRun {
             about: "file size; 0: 128 MiB as in the paper (16 MiB in the quick profile, 2 MiB in smoke)",
             kind: Kind::Bytes { min: 0, max: 64 << 30 },
         },
+        ParamSpec {
+            about: "libc: the C library's read and pread · raw: the syscall instruction in \
+                    the loop itself (method=read and pread only)",
+            ..crate::bench::via::BOTH
+        },
     ],
     prepare,
 };
@@ -141,6 +148,8 @@ struct Tally {
 
 struct Reader {
     method: Method,
+    /// read and pread through the `syscall` instruction (`via=raw`).
+    raw: bool,
     size: usize,
     len: u64,
     cold: bool,
@@ -181,6 +190,12 @@ impl Reader {
         let size = self.size;
         let buf = &mut self.buf.as_mut_slice()[..size];
         let got = match self.method {
+            Method::Read if self.raw => raw::check(raw::read(self.file.as_fd(), buf))
+                .map_err(|e| BenchError::os("read", e))?,
+            Method::Pread if self.raw => {
+                raw::check(raw::pread(self.file.as_fd(), buf, self.pos))
+                    .map_err(|e| BenchError::os("pread", e))?
+            }
             Method::Read => self.file.read(buf).map_err(|e| BenchError::os("read", e))?,
             Method::Pread => self
                 .file
@@ -264,6 +279,14 @@ impl Body for Reader {
 
 fn prepare(p: &Params, cx: &RunContext) -> Result<Prepared, BenchError> {
     let method = Method::parse(p.get("method"));
+    let raw = Via::of(p)? == Via::Raw;
+    if raw && !matches!(method, Method::Read | Method::Pread) {
+        return Err(BenchError::Skip(format!(
+            "via=raw applies to method=read and pread; method={} calls the C library or \
+             Rust's std",
+            p.get("method")
+        )));
+    }
     let size = p.int("size") as usize;
     let cold = p.get("cache") == "cold";
     let drop_caches = cx.files().drop_caches;
@@ -303,6 +326,7 @@ fn prepare(p: &Params, cx: &RunContext) -> Result<Prepared, BenchError> {
     }));
     let mut reader = Reader {
         method,
+        raw,
         size,
         len,
         cold,

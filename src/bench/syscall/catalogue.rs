@@ -1,24 +1,44 @@
 //! The memo's catalogue of CPU-bound calls (Figs. 4–5) and the 1999 trivial calls, each
 //! with a safe modern equivalent that changes nothing: ids are set to their current
 //! values, handlers re-installed as they were, signals sent only to ourselves with 0.
+//! Each takes `via=libc|raw` (the C library's wrapper, or the instruction in the loop),
+//! but for setuid and setgid, whose wrappers signal every thread: `via=syscall|raw`.
 
-use crate::bench::{body, check, Prepared, Simple};
+use crate::bench::via::{self, check_raw as raw_ok, Via};
+use crate::bench::{body, check, Kind, ParamSpec, Prepared, Simple};
 use crate::error::BenchError;
-use crate::os::sys;
+use crate::os::{raw, sys};
 use std::hint::black_box;
 use std::os::fd::AsFd;
+
+/// `via=syscall|raw`: the C library's generic `syscall()` (its setuid and setgid
+/// wrappers would signal every thread of the process), or the instruction in the loop.
+const SYSCALL_OR_RAW: &[ParamSpec] = &[ParamSpec {
+    name: "via",
+    default: "syscall",
+    about:
+        "syscall: the C library's generic syscall() (its wrapper signals every thread) · \
+            raw: the syscall instruction in the loop itself",
+    kind: Kind::Choice(&["syscall", "raw"]),
+}];
 
 /// `syscall.getppid`.
 pub const GETPPID: Simple = Simple {
     name: "syscall.getppid",
     about: "getppid()",
     origin: "manea1999 §3",
-    params: &[],
-    prepare: |_| {
-        Ok(Prepared::new(body(|| {
-            black_box(sys::getppid());
-            Ok(())
-        })))
+    params: via::ONLY_BOTH,
+    prepare: |p| {
+        Ok(Prepared::new(match Via::of(p)? {
+            Via::Libc => body(|| {
+                black_box(sys::getppid());
+                Ok(())
+            }),
+            Via::Raw => body(|| {
+                black_box(raw::getppid());
+                Ok(())
+            }),
+        }))
     },
 };
 
@@ -27,12 +47,18 @@ pub const GETUID: Simple = Simple {
     name: "syscall.getuid",
     about: "getuid()",
     origin: "perez1976 Fig. 4 guid",
-    params: &[],
-    prepare: |_| {
-        Ok(Prepared::new(body(|| {
-            black_box(sys::getuid());
-            Ok(())
-        })))
+    params: via::ONLY_BOTH,
+    prepare: |p| {
+        Ok(Prepared::new(match Via::of(p)? {
+            Via::Libc => body(|| {
+                black_box(sys::getuid());
+                Ok(())
+            }),
+            Via::Raw => body(|| {
+                black_box(raw::getuid());
+                Ok(())
+            }),
+        }))
     },
 };
 
@@ -41,12 +67,18 @@ pub const GETGID: Simple = Simple {
     name: "syscall.getgid",
     about: "getgid()",
     origin: "perez1976 Fig. 4 ggid",
-    params: &[],
-    prepare: |_| {
-        Ok(Prepared::new(body(|| {
-            black_box(sys::getgid());
-            Ok(())
-        })))
+    params: via::ONLY_BOTH,
+    prepare: |p| {
+        Ok(Prepared::new(match Via::of(p)? {
+            Via::Libc => body(|| {
+                black_box(sys::getgid());
+                Ok(())
+            }),
+            Via::Raw => body(|| {
+                black_box(raw::getgid());
+                Ok(())
+            }),
+        }))
     },
 };
 
@@ -55,12 +87,13 @@ pub const UNAME: Simple = Simple {
     name: "syscall.uname",
     about: "uname() into a struct utsname",
     origin: "manea1999 §3",
-    params: &[],
-    prepare: |_| {
+    params: via::ONLY_BOTH,
+    prepare: |p| {
         let mut u = Box::new(sys::utsname_zeroed());
-        Ok(Prepared::new(body(move || {
-            check(sys::uname(&mut u) as i64, "uname")
-        })))
+        Ok(Prepared::new(match Via::of(p)? {
+            Via::Libc => body(move || check(sys::uname(&mut u) as i64, "uname")),
+            Via::Raw => body(move || raw_ok(raw::uname(&mut u), "uname")),
+        }))
     },
 };
 
@@ -69,12 +102,13 @@ pub const TIMES: Simple = Simple {
     name: "syscall.times",
     about: "times() into a struct tms",
     origin: "perez1976 Fig. 4 times; manea1999 §3",
-    params: &[],
-    prepare: |_| {
+    params: via::ONLY_BOTH,
+    prepare: |p| {
         let mut t = sys::tms_zeroed();
-        Ok(Prepared::new(body(move || {
-            check(sys::times(&mut t) as i64, "times")
-        })))
+        Ok(Prepared::new(match Via::of(p)? {
+            Via::Libc => body(move || check(sys::times(&mut t) as i64, "times")),
+            Via::Raw => body(move || raw_ok(raw::times(&mut t), "times")),
+        }))
     },
 };
 
@@ -83,15 +117,22 @@ pub const DUP_CLOSE: Simple = Simple {
     name: "syscall.dup_close",
     about: "dup of an open descriptor, then close of the copy (one pair)",
     origin: "perez1976 Fig. 4 dup",
-    params: &[],
-    prepare: |_| {
+    params: via::ONLY_BOTH,
+    prepare: |p| {
         let f = std::fs::File::open("/dev/null")
             .map_err(|e| BenchError::os("open /dev/null", e))?;
-        Ok(Prepared::new(body(move || {
-            let d = sys::dup_owned(f.as_fd()).map_err(|e| BenchError::os("dup", e))?;
-            check(sys::close_owned(d) as i64, "close")
-        }))
-        .op("dup+close pair"))
+        let b = match Via::of(p)? {
+            Via::Libc => body(move || {
+                let d =
+                    sys::dup_owned(f.as_fd()).map_err(|e| BenchError::os("dup", e))?;
+                check(sys::close_owned(d) as i64, "close")
+            }),
+            Via::Raw => body(move || {
+                let d = raw::dup(f.as_fd()).map_err(|e| BenchError::os("dup", e))?;
+                raw_ok(raw::close(d), "close")
+            }),
+        };
+        Ok(Prepared::new(b).op("dup+close pair"))
     },
 };
 
@@ -100,8 +141,9 @@ pub const ALARM: Simple = Simple {
     name: "syscall.alarm",
     about: "alarm(0): cancels no alarm (syscost sets none)",
     origin: "perez1976 Fig. 4 alarm",
-    params: &[],
-    prepare: |_| {
+    params: via::ONLY_BOTH,
+    prepare: |p| {
+        let via = Via::of(p)?;
         // Held for the body's life: no timer benchmark arms ITIMER_REAL meanwhile.
         let lock = crate::os::task::signals_lock();
         // Look without touching: alarm(0) itself would cancel a pending alarm.
@@ -113,11 +155,18 @@ pub const ALARM: Simple = Simple {
                 "an alarm is pending in this process; alarm(0) would cancel it".into(),
             ));
         }
-        Ok(Prepared::new(body(move || {
-            let _held = &lock;
-            black_box(sys::alarm(0));
-            Ok(())
-        })))
+        Ok(Prepared::new(match via {
+            Via::Libc => body(move || {
+                let _held = &lock;
+                black_box(sys::alarm(0));
+                Ok(())
+            }),
+            Via::Raw => body(move || {
+                let _held = &lock;
+                black_box(raw::alarm(0));
+                Ok(())
+            }),
+        }))
     },
 };
 
@@ -126,13 +175,21 @@ pub const SIGACTION: Simple = Simple {
     name: "syscall.sigaction",
     about: "sigaction re-installing SIGUSR2's current disposition",
     origin: "perez1976 Fig. 4 sig",
-    params: &[],
-    prepare: |_| {
-        let act = sys::sigaction_get(libc::SIGUSR2)
-            .map_err(|e| BenchError::os("sigaction", e))?;
-        Ok(Prepared::new(body(move || {
-            check(sys::sigaction_set(libc::SIGUSR2, &act) as i64, "sigaction")
-        })))
+    params: via::ONLY_BOTH,
+    prepare: |p| {
+        let sig = libc::SIGUSR2;
+        Ok(Prepared::new(match Via::of(p)? {
+            Via::Libc => {
+                let act = sys::sigaction_get(sig)
+                    .map_err(|e| BenchError::os("sigaction", e))?;
+                body(move || check(sys::sigaction_set(sig, &act) as i64, "sigaction"))
+            }
+            Via::Raw => {
+                let act = raw::sigaction_get(sig)
+                    .map_err(|e| BenchError::os("rt_sigaction", e))?;
+                body(move || raw_ok(raw::sigaction_set(sig, &act), "rt_sigaction"))
+            }
+        }))
     },
 };
 
@@ -141,12 +198,13 @@ pub const KILL: Simple = Simple {
     name: "syscall.kill",
     about: "kill(own pid, 0): the permission check, no signal sent",
     origin: "perez1976 Fig. 4 kill",
-    params: &[],
-    prepare: |_| {
+    params: via::ONLY_BOTH,
+    prepare: |p| {
         let me = sys::getpid();
-        Ok(Prepared::new(body(move || {
-            check(sys::kill(me, 0) as i64, "kill")
-        })))
+        Ok(Prepared::new(match Via::of(p)? {
+            Via::Libc => body(move || check(sys::kill(me, 0) as i64, "kill")),
+            Via::Raw => body(move || raw_ok(raw::kill(me, 0), "kill")),
+        }))
     },
 };
 
@@ -155,13 +213,16 @@ pub const SETPRIORITY: Simple = Simple {
     name: "syscall.setpriority",
     about: "setpriority of this process to its current nice value",
     origin: "perez1976 Fig. 4 nice",
-    params: &[],
-    prepare: |_| {
+    params: via::ONLY_BOTH,
+    prepare: |p| {
         let prio =
             sys::getpriority_self().map_err(|e| BenchError::os("getpriority", e))?;
-        Ok(Prepared::new(body(move || {
-            check(sys::setpriority_self(prio) as i64, "setpriority")
-        })))
+        Ok(Prepared::new(match Via::of(p)? {
+            Via::Libc => {
+                body(move || check(sys::setpriority_self(prio) as i64, "setpriority"))
+            }
+            Via::Raw => body(move || raw_ok(raw::setpriority_self(prio), "setpriority")),
+        }))
     },
 };
 
@@ -170,12 +231,14 @@ pub const SETUID: Simple = Simple {
     name: "syscall.setuid",
     about: "setuid to the current user id (the kernel call, this thread)",
     origin: "perez1976 Fig. 4 suid",
-    params: &[],
-    prepare: |_| {
+    params: SYSCALL_OR_RAW,
+    prepare: |p| {
         let uid = sys::getuid();
-        Ok(Prepared::new(body(move || {
-            check(sys::setuid_syscall(uid), "setuid")
-        })))
+        Ok(Prepared::new(if Via::of(p)? == Via::Raw {
+            body(move || raw_ok(raw::setuid(uid), "setuid"))
+        } else {
+            body(move || check(sys::setuid_syscall(uid), "setuid"))
+        }))
     },
 };
 
@@ -184,12 +247,14 @@ pub const SETGID: Simple = Simple {
     name: "syscall.setgid",
     about: "setgid to the current group id (the kernel call, this thread)",
     origin: "perez1976 Fig. 4 sgid",
-    params: &[],
-    prepare: |_| {
+    params: SYSCALL_OR_RAW,
+    prepare: |p| {
         let gid = sys::getgid();
-        Ok(Prepared::new(body(move || {
-            check(sys::setgid_syscall(gid), "setgid")
-        })))
+        Ok(Prepared::new(if Via::of(p)? == Via::Raw {
+            body(move || raw_ok(raw::setgid(gid), "setgid"))
+        } else {
+            body(move || check(sys::setgid_syscall(gid), "setgid"))
+        }))
     },
 };
 
@@ -198,17 +263,24 @@ pub const TCGETS: Simple = Simple {
     name: "syscall.tcgets",
     about: "ioctl(TCGETS) on a pseudo-terminal syscost opens (the memo's gtty)",
     origin: "perez1976 Fig. 4 gtty",
-    params: &[],
-    prepare: |_| {
+    params: via::ONLY_BOTH,
+    prepare: |p| {
+        let via = Via::of(p)?;
         let (master, slave) = sys::openpty().map_err(|e| {
             BenchError::Skip(format!(
                 "cannot open a pseudo-terminal ({e}); is /dev/pts mounted?"
             ))
         })?;
         let mut t = sys::termios_zeroed();
-        Ok(Prepared::new(body(move || {
-            let _keep = &master; // the pty lives as long as the body
-            check(sys::tcgets(slave.as_fd(), &mut t) as i64, "ioctl(TCGETS)")
-        })))
+        Ok(Prepared::new(match via {
+            Via::Libc => body(move || {
+                let _keep = &master; // the pty lives as long as the body
+                check(sys::tcgets(slave.as_fd(), &mut t) as i64, "ioctl(TCGETS)")
+            }),
+            Via::Raw => body(move || {
+                let _keep = &master;
+                raw_ok(raw::tcgets(slave.as_fd(), &mut t), "ioctl(TCGETS)")
+            }),
+        }))
     },
 };

@@ -1,8 +1,9 @@
 //! Copy-in cost: system calls whose argument is an array the kernel copies in.
 
+use crate::bench::via::{self, check_raw, Via};
 use crate::bench::{body, check, Kind, ParamSpec, Prepared, Simple};
 use crate::error::BenchError;
-use crate::os::sys;
+use crate::os::{raw, sys};
 use std::os::fd::{AsFd, OwnedFd};
 
 /// `syscall.writev`: n one-byte iovecs to /dev/null.
@@ -10,14 +11,18 @@ pub const WRITEV: Simple = Simple {
     name: "syscall.writev",
     about: "writev of n one-byte iovecs to /dev/null: copying in the iovec array",
     origin: "perez1976 (argument fetching), DESIGN copy-in",
-    params: &[ParamSpec {
-        name: "n",
-        default: "1,8,64,512",
-        about: "iovec entries (IOV_MAX is 1024)",
-        kind: Kind::Int { min: 1, max: 1024 },
-    }],
+    params: &[
+        ParamSpec {
+            name: "n",
+            default: "1,8,64,512",
+            about: "iovec entries (IOV_MAX is 1024)",
+            kind: Kind::Int { min: 1, max: 1024 },
+        },
+        via::BOTH,
+    ],
     prepare: |p| {
         let n = p.int("n") as usize;
+        let via = Via::of(p)?;
         let null = std::fs::OpenOptions::new()
             .write(true)
             .open("/dev/null")
@@ -36,10 +41,16 @@ pub const WRITEV: Simple = Simple {
                 "writev to /dev/null wrote {wrote} of {n} bytes"
             )));
         }
-        Ok(Prepared::new(body(move || {
-            let _keep = &byte; // the iovecs point into it
-            check(sys::writev(fd.as_fd(), &iov) as i64, "writev")
-        })))
+        Ok(Prepared::new(match via {
+            Via::Libc => body(move || {
+                let _keep = &byte; // the iovecs point into it
+                check(sys::writev(fd.as_fd(), &iov) as i64, "writev")
+            }),
+            Via::Raw => body(move || {
+                let _keep = &byte;
+                check_raw(raw::writev(fd.as_fd(), &iov), "writev")
+            }),
+        }))
     },
 };
 
@@ -48,14 +59,18 @@ pub const POLL: Simple = Simple {
     name: "syscall.poll",
     about: "poll with a zero timeout on n descriptors that are all ready (copy-in of n pollfds)",
     origin: "DESIGN copy-in",
-    params: &[ParamSpec {
-        name: "n",
-        default: "1,8,64,512",
-        about: "descriptors polled",
-        kind: Kind::Int { min: 1, max: 4096 },
-    }],
+    params: &[
+        ParamSpec {
+            name: "n",
+            default: "1,8,64,512",
+            about: "descriptors polled",
+            kind: Kind::Int { min: 1, max: 4096 },
+        },
+        via::BOTH,
+    ],
     prepare: |p| {
         let n = p.int("n") as usize;
+        let via = Via::of(p)?;
         let limit = sys::nofile_limit();
         if n as u64 + 64 > limit {
             return Err(BenchError::Skip(format!(
@@ -76,9 +91,15 @@ pub const POLL: Simple = Simple {
         if ready != n as i32 {
             return Err(BenchError::Failed(format!("poll found {ready} of {n} descriptors ready")));
         }
-        Ok(Prepared::new(body(move || {
-            let _keep = (&efd, &fds); // the pollfds name these descriptors
-            check(sys::poll_now(&mut pfds) as i64, "poll")
-        })))
+        Ok(Prepared::new(match via {
+            Via::Libc => body(move || {
+                let _keep = (&efd, &fds); // the pollfds name these descriptors
+                check(sys::poll_now(&mut pfds) as i64, "poll")
+            }),
+            Via::Raw => body(move || {
+                let _keep = (&efd, &fds);
+                check_raw(raw::poll_now(&mut pfds), "poll")
+            }),
+        }))
     },
 };

@@ -1,21 +1,29 @@
 //! Entry paths: getpid three ways, the argument count, and vDSO against real calls.
 
+use crate::bench::via::{self, Via};
 use crate::bench::{body, check, Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
-use crate::os::sys;
+use crate::os::{raw, sys};
 use std::hint::black_box;
 
-/// `syscall.getpid`: the C library wrapper.
+/// `syscall.getpid`: the C library wrapper, or (`via=raw`) the instruction in the loop,
+/// as `syscall.getpid.raw`.
 pub const GETPID: Simple = Simple {
     name: "syscall.getpid",
-    about: "getpid() through the C library wrapper",
+    about: "getpid() through the C library wrapper (via=raw: the syscall instruction in the loop)",
     origin: "perez1976 Fig. 4 gpid; manea1999 §3",
-    params: &[],
-    prepare: |_| {
-        Ok(Prepared::new(body(|| {
-            black_box(sys::getpid());
-            Ok(())
-        })))
+    params: via::ONLY_BOTH,
+    prepare: |p| {
+        Ok(Prepared::new(match Via::of(p)? {
+            Via::Libc => body(|| {
+                black_box(sys::getpid());
+                Ok(())
+            }),
+            Via::Raw => body(|| {
+                black_box(raw::getpid());
+                Ok(())
+            }),
+        }))
     },
 };
 
@@ -131,7 +139,7 @@ fn prepare_args(_: &Params) -> Result<Prepared, BenchError> {
 const VIA: &[ParamSpec] = &[ParamSpec {
     name: "via",
     default: "vdso,syscall",
-    about: "vdso: the C library's call, served in user space by the vDSO; syscall: a real system call",
+    about: "vdso: the C library's call, served in user space by the vDSO; syscall: a real system call through the C library's generic syscall()",
     kind: Kind::Choice(&["vdso", "syscall"]),
 }];
 

@@ -15,6 +15,7 @@ mod members;
 pub use members::{BuildError, Ring};
 
 use super::home_cpu;
+use crate::bench::via::Via;
 use crate::bench::{body, InRun, Kind, ParamSpec, Params, Prepared, RunContext, Simple};
 use crate::error::BenchError;
 use crate::harness::{Body, Expect, Plan};
@@ -22,7 +23,7 @@ use crate::os::affinity;
 use crate::os::task;
 use crate::os::usage::{Usage, Who};
 use crate::results::Fact;
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsFd, AsRawFd};
 use std::time::Instant;
 
 /// The paper's process counts.
@@ -68,8 +69,14 @@ pub const PIPE: Simple = Simple {
     name: "ctx.pipe",
     about: "a one-byte write and read of the same pipe in one task: a hop's pipe cost without the switch",
     origin: "sloan1992 (control); lmbench lat_ctx's overhead",
-    params: &[],
-    prepare: |_| Ok(Prepared::new(pipe_pass()?).op("write+read of one byte")),
+    params: crate::bench::via::ONLY_BOTH,
+    prepare: |p| {
+        let b = match Via::of(p)? {
+            Via::Libc => pipe_pass()?,
+            Via::Raw => pipe_pass_raw()?,
+        };
+        Ok(Prepared::new(b).op("write+read of one byte"))
+    },
 };
 
 /// Where the ring's tasks run.
@@ -244,7 +251,8 @@ fn over_limits(n: usize, kind: TaskKind) -> Result<Option<String>, BenchError> {
     Ok(None)
 }
 
-/// The token through one pipe within one task: write a byte, read it back.
+/// The token through one pipe within one task: write a byte, read it back, through
+/// the C library's `write` and `read`.
 pub fn pipe_pass() -> Result<Box<dyn Body>, BenchError> {
     let (r, w) = task::pipe().map_err(|e| BenchError::os("pipe", e))?;
     let mut b = [b'x'];
@@ -257,6 +265,32 @@ pub fn pipe_pass() -> Result<Box<dyn Body>, BenchError> {
         }
         Ok(())
     }))
+}
+
+/// [`pipe_pass`] through the `syscall` instruction in the loop (`ctx.pipe via=raw`).
+pub fn pipe_pass_raw() -> Result<Box<dyn Body>, BenchError> {
+    let (r, w) = task::pipe().map_err(|e| BenchError::os("pipe", e))?;
+    let mut b = [b'x'];
+    Ok(body(move || {
+        let n = crate::os::raw::write(w.as_fd(), &b);
+        if n != 1 {
+            return Err(raw_short("write", n));
+        }
+        let n = crate::os::raw::read(r.as_fd(), &mut b);
+        if n != 1 {
+            return Err(raw_short("read", n));
+        }
+        Ok(())
+    }))
+}
+
+#[cold]
+#[inline(never)]
+fn raw_short(what: &'static str, n: isize) -> BenchError {
+    match crate::bench::via::check_raw(n, what) {
+        Err(e) => e,
+        Ok(()) => BenchError::Failed(format!("{what}(2) moved {n} bytes, not 1")),
+    }
 }
 
 fn prepare_ring(p: &Params, cx: &RunContext) -> Result<Prepared, BenchError> {

@@ -1,0 +1,313 @@
+//! System calls through the `syscall` instruction written at the call site: no C
+//! library function, no `call` and `ret` around the instruction, no cancellation check
+//! and no `errno`. These are the `via=raw` side of the benchmarks that take a `via`
+//! parameter; the `via=libc` side calls the C library's wrappers in [`super::sys`] and
+//! [`super::task`].
+//!
+//! Each function is `#[inline(always)]`, takes only references, borrowed or owned
+//! descriptors and plain integers, and returns the kernel's raw result: a negative
+//! errno on failure (see [`check`]). Only x86_64 has the instruction wired up; on other
+//! architectures every call returns `-ENOSYS` and [`AVAILABLE`] is false, so a
+//! benchmark skips `via=raw` before it builds anything.
+//!
+//! # Safety
+//! Every `unsafe` block executes the `syscall` instruction with a number and arguments
+//! that are plain integers or pointers to live, correctly sized memory the caller
+//! borrows for the call, and declares the registers the instruction clobbers (`rcx`,
+//! `r11`). The kernel reads and writes only the memory those pointers name.
+#![allow(unsafe_code)]
+
+use std::ffi::CStr;
+use std::io;
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, IntoRawFd, OwnedFd, RawFd};
+
+/// Whether this architecture's system-call instruction is wired up here.
+pub const AVAILABLE: bool = cfg!(target_arch = "x86_64");
+
+/// Turns a raw result (a negative errno on failure) into an `io::Result`.
+#[inline(always)]
+pub fn check(r: isize) -> io::Result<usize> {
+    if (-4095..0).contains(&r) {
+        Err(io::Error::from_raw_os_error(-r as i32))
+    } else {
+        Ok(r as usize)
+    }
+}
+
+/// The `syscall` instruction with up to four arguments (the rest are unused by the
+/// calls made here).
+///
+/// # Safety
+/// Every pointer among the arguments names memory that is valid for what call `nr`
+/// does with it (reads or writes of the sizes it is given) for the duration of the
+/// call, and the call changes nothing the Rust program relies on (no memory it does
+/// not own, no descriptor another owner holds).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn syscall4(nr: libc::c_long, a: usize, b: usize, c: usize, d: usize) -> isize {
+    let ret: isize;
+    // SAFETY: the caller vouches for the arguments; the instruction clobbers rcx and
+    // r11, which are declared, and does not touch the user stack.
+    unsafe {
+        std::arch::asm!(
+            "syscall",
+            inlateout("rax") nr as isize => ret,
+            in("rdi") a, in("rsi") b, in("rdx") c, in("r10") d,
+            lateout("rcx") _, lateout("r11") _,
+            options(nostack),
+        );
+    }
+    ret
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+unsafe fn syscall4(_: libc::c_long, _: usize, _: usize, _: usize, _: usize) -> isize {
+    -(libc::ENOSYS as isize)
+}
+
+/// Makes call `nr` with no arguments that it reads: the id calls.
+macro_rules! no_args {
+    ($($(#[$doc:meta])* $name:ident = $nr:ident;)*) => {$(
+        $(#[$doc])*
+        #[inline(always)]
+        pub fn $name() -> isize {
+            // SAFETY: the call takes no argument and only reads the caller's ids.
+            unsafe { syscall4(libc::$nr, 0, 0, 0, 0) }
+        }
+    )*};
+}
+
+no_args! {
+    /// getpid(2).
+    getpid = SYS_getpid;
+    /// getppid(2).
+    getppid = SYS_getppid;
+    /// getuid(2).
+    getuid = SYS_getuid;
+    /// getgid(2).
+    getgid = SYS_getgid;
+}
+
+/// write(2) of `buf` to `fd`.
+#[inline(always)]
+pub fn write(fd: BorrowedFd<'_>, buf: &[u8]) -> isize {
+    let (p, n) = (buf.as_ptr() as usize, buf.len());
+    // SAFETY: `buf` is readable for its length during the call.
+    unsafe { syscall4(libc::SYS_write, fd.as_raw_fd() as usize, p, n, 0) }
+}
+
+/// read(2) from `fd` into `buf`.
+#[inline(always)]
+pub fn read(fd: BorrowedFd<'_>, buf: &mut [u8]) -> isize {
+    let (p, n) = (buf.as_mut_ptr() as usize, buf.len());
+    // SAFETY: `buf` is writable for its length during the call.
+    unsafe { syscall4(libc::SYS_read, fd.as_raw_fd() as usize, p, n, 0) }
+}
+
+/// pread64(2) from `fd` at `offset` into `buf`.
+#[inline(always)]
+pub fn pread(fd: BorrowedFd<'_>, buf: &mut [u8], offset: u64) -> isize {
+    let (p, n) = (buf.as_mut_ptr() as usize, buf.len());
+    let fd = fd.as_raw_fd() as usize;
+    // SAFETY: `buf` is writable for its length during the call.
+    unsafe { syscall4(libc::SYS_pread64, fd, p, n, offset as usize) }
+}
+
+/// openat(2) of `path` relative to the current directory with `flags` (no `O_CREAT`:
+/// no mode is passed), the new descriptor owned at once.
+#[inline(always)]
+pub fn open(path: &CStr, flags: libc::c_int) -> io::Result<OwnedFd> {
+    if flags & libc::O_CREAT != 0 {
+        return Err(io::Error::from_raw_os_error(libc::EINVAL));
+    }
+    let dir = libc::AT_FDCWD as isize as usize;
+    // SAFETY: `path` is a NUL-terminated string readable during the call.
+    let r = unsafe {
+        syscall4(
+            libc::SYS_openat,
+            dir,
+            path.as_ptr() as usize,
+            flags as usize,
+            0,
+        )
+    };
+    // SAFETY: a descriptor openat just returned, which nothing else owns.
+    check(r).map(|fd| unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
+}
+
+/// close(2) of an owned descriptor, with close's own result (the descriptor is closed
+/// whatever it is).
+#[inline(always)]
+pub fn close(fd: OwnedFd) -> isize {
+    // SAFETY: `fd` is owned and consumed: nothing else holds or will use it.
+    unsafe { syscall4(libc::SYS_close, fd.into_raw_fd() as usize, 0, 0, 0) }
+}
+
+/// dup(2) of `fd`, the new descriptor owned at once.
+#[inline(always)]
+pub fn dup(fd: BorrowedFd<'_>) -> io::Result<OwnedFd> {
+    // SAFETY: an integer argument.
+    let r = unsafe { syscall4(libc::SYS_dup, fd.as_raw_fd() as usize, 0, 0, 0) };
+    // SAFETY: a descriptor dup just returned, which nothing else owns.
+    check(r).map(|fd| unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
+}
+
+/// uname(2) into `buf` (the kernel's `struct new_utsname`, which has `utsname`'s
+/// layout on Linux).
+#[inline(always)]
+pub fn uname(buf: &mut libc::utsname) -> isize {
+    let p = buf as *mut libc::utsname as usize;
+    // SAFETY: `buf` is a writable utsname during the call.
+    unsafe { syscall4(libc::SYS_uname, p, 0, 0, 0) }
+}
+
+/// times(2) into `buf`.
+#[inline(always)]
+pub fn times(buf: &mut libc::tms) -> isize {
+    let p = buf as *mut libc::tms as usize;
+    // SAFETY: `buf` is a writable tms during the call.
+    unsafe { syscall4(libc::SYS_times, p, 0, 0, 0) }
+}
+
+/// alarm(2): the benchmark passes 0, which cancels nothing it did not set.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub fn alarm(secs: u32) -> isize {
+    // SAFETY: an integer argument.
+    unsafe { syscall4(libc::SYS_alarm, secs as usize, 0, 0, 0) }
+}
+
+/// alarm(2) does not exist on this architecture.
+#[cfg(not(target_arch = "x86_64"))]
+pub fn alarm(_: u32) -> isize {
+    -(libc::ENOSYS as isize)
+}
+
+/// kill(2) of `pid` with `sig`. Refuses any pid ≤ 0, as [`super::sys::kill`] does.
+#[inline(always)]
+pub fn kill(pid: libc::pid_t, sig: libc::c_int) -> isize {
+    if pid <= 0 {
+        return -(libc::EPERM as isize);
+    }
+    // SAFETY: a single positive process id; integer arguments.
+    unsafe { syscall4(libc::SYS_kill, pid as usize, sig as usize, 0, 0) }
+}
+
+/// setpriority(2) of this process (`PRIO_PROCESS`, 0) to `prio`.
+#[inline(always)]
+pub fn setpriority_self(prio: i32) -> isize {
+    let which = libc::PRIO_PROCESS as usize;
+    // SAFETY: integer arguments; `who` 0 is the calling process.
+    unsafe { syscall4(libc::SYS_setpriority, which, 0, prio as isize as usize, 0) }
+}
+
+/// setuid(2) of this thread to `uid`; the benchmark passes the current id.
+#[inline(always)]
+pub fn setuid(uid: libc::uid_t) -> isize {
+    // SAFETY: an integer argument.
+    unsafe { syscall4(libc::SYS_setuid, uid as usize, 0, 0, 0) }
+}
+
+/// setgid(2) of this thread to `gid`; the benchmark passes the current id.
+#[inline(always)]
+pub fn setgid(gid: libc::gid_t) -> isize {
+    // SAFETY: an integer argument.
+    unsafe { syscall4(libc::SYS_setgid, gid as usize, 0, 0, 0) }
+}
+
+/// ioctl(fd, TCGETS) into `t` (the kernel writes its shorter `struct termios` at the
+/// start of the C library's, as the C library's `ioctl` would have it do).
+#[inline(always)]
+pub fn tcgets(fd: BorrowedFd<'_>, t: &mut libc::termios) -> isize {
+    let (fd, p) = (fd.as_raw_fd() as usize, t as *mut libc::termios as usize);
+    // SAFETY: `t` is a writable termios, larger than the kernel's, during the call.
+    unsafe { syscall4(libc::SYS_ioctl, fd, libc::TCGETS as usize, p, 0) }
+}
+
+/// writev(2) of `iov` to `fd`.
+#[inline(always)]
+pub fn writev(fd: BorrowedFd<'_>, iov: &[libc::iovec]) -> isize {
+    let (fd, p, n) = (fd.as_raw_fd() as usize, iov.as_ptr() as usize, iov.len());
+    // SAFETY: every iovec points into memory the caller keeps alive for the call.
+    unsafe { syscall4(libc::SYS_writev, fd, p, n, 0) }
+}
+
+/// poll(2) of `fds` with a zero timeout.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub fn poll_now(fds: &mut [libc::pollfd]) -> isize {
+    let (p, n) = (fds.as_mut_ptr() as usize, fds.len());
+    // SAFETY: `fds` is a writable slice of pollfd during the call.
+    unsafe { syscall4(libc::SYS_poll, p, n, 0, 0) }
+}
+
+/// poll(2) does not exist on this architecture.
+#[cfg(not(target_arch = "x86_64"))]
+pub fn poll_now(_: &mut [libc::pollfd]) -> isize {
+    -(libc::ENOSYS as isize)
+}
+
+/// A signal's disposition in the kernel's own layout (`struct sigaction` of
+/// rt_sigaction(2), not the C library's): read with [`sigaction_get`], installed again
+/// as it was with [`sigaction_set`].
+#[derive(Clone, Copy, Debug)]
+#[repr(C)]
+pub struct KernelAction {
+    handler: usize,
+    flags: u64,
+    restorer: usize,
+    mask: u64,
+}
+
+/// Reads the kernel's disposition of `sig`.
+pub fn sigaction_get(sig: libc::c_int) -> io::Result<KernelAction> {
+    let mut old = KernelAction {
+        handler: 0,
+        flags: 0,
+        restorer: 0,
+        mask: 0,
+    };
+    let p = &mut old as *mut KernelAction as usize;
+    // SAFETY: a null new action only queries; `old` is writable and the mask size
+    // (8 bytes) matches its field.
+    let r = unsafe { syscall4(libc::SYS_rt_sigaction, sig as usize, 0, p, 8) };
+    check(r)?;
+    Ok(old)
+}
+
+/// Installs `act`, a disposition the kernel reported, for `sig` again.
+#[inline(always)]
+pub fn sigaction_set(sig: libc::c_int, act: &KernelAction) -> isize {
+    let p = act as *const KernelAction as usize;
+    // SAFETY: `act` is what the kernel reported for a signal, so its handler and
+    // restorer are those already installed; the mask size matches its field.
+    unsafe { syscall4(libc::SYS_rt_sigaction, sig as usize, p, 0, 8) }
+}
+
+#[cfg(all(test, target_arch = "x86_64"))]
+mod tests {
+    use super::*;
+    use std::os::fd::AsFd;
+
+    #[test]
+    fn raw_calls_agree_with_the_c_library() {
+        assert_eq!(getpid(), super::super::sys::getpid() as isize);
+        assert_eq!(getppid(), super::super::sys::getppid() as isize);
+        assert_eq!(getuid(), super::super::sys::getuid() as isize);
+        let (r, w) = super::super::task::pipe().unwrap();
+        assert_eq!(write(w.as_fd(), b"x"), 1);
+        let mut b = [0u8; 1];
+        assert_eq!(read(r.as_fd(), &mut b), 1);
+        assert_eq!(&b, b"x");
+        let fd = open(c"/dev/null", libc::O_RDONLY | libc::O_CLOEXEC).unwrap();
+        assert_eq!(close(dup(fd.as_fd()).unwrap()), 0);
+        assert_eq!(close(fd), 0);
+        let e = open(c"/nonexistent/x", libc::O_RDONLY).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::NotFound);
+        assert!(open(c"/dev/null", libc::O_CREAT).is_err());
+        let a = sigaction_get(libc::SIGUSR2).unwrap();
+        assert_eq!(sigaction_set(libc::SIGUSR2, &a), 0);
+        assert_eq!(kill(0, 0), -(libc::EPERM as isize));
+    }
+}
