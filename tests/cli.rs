@@ -586,6 +586,49 @@ fn run_json_follows_the_schema() {
 }
 
 #[test]
+fn a_run_states_the_machines_floors_and_each_rows_target() {
+    let run = run_json(&["syscall.getppid", "call.empty", "mem.brk"], &[]);
+    let kinds: Vec<&str> = run.machine.floors.iter().map(|f| f.kind.as_str()).collect();
+    assert_eq!(kinds, ["syscall", "user", "memory"]);
+    for f in &run.machine.floors {
+        // The 24 probe processes before the first round at least.
+        assert!(f.readings >= 10, "{f:?}");
+        assert!(f.median_ns > 0.0 && f.median_ns < 1e6, "{f:?}");
+        assert!(f.floor_pct >= 0.0 && f.floor_pct < 100.0, "{f:?}");
+        assert!(f.spread_pct >= 0.0, "{f:?}");
+    }
+    let smoke_target: f64 = 5.0; // the smoke profile's ±5%
+    for (r, kind) in run.results.iter().zip(["syscall", "user", "memory"]) {
+        let m = r.measured.as_ref().expect("measured");
+        assert_eq!(m.work.as_deref(), Some(kind), "{}", r.name);
+        let target = m.target_pct.expect("a target");
+        let floor = m.floor_pct.unwrap_or(0.0);
+        assert!(
+            (target - smoke_target.max(floor)).abs() < 1e-9,
+            "{}: held to ±{target}% with the floor at ±{floor}%",
+            r.name
+        );
+    }
+    // Said once at the top of the table, once at its foot.
+    let out = run_smoke(&["syscall.getppid"], &[]).stdout;
+    assert_eq!(out.matches("machine floors").count(), 2, "{out}");
+}
+
+#[test]
+fn a_target_asked_for_is_held_even_below_the_floor() {
+    let run = run_json(&["syscall.getppid"], &["--target", "0.01"]);
+    let m = run.results[0].measured.as_ref().expect("measured");
+    assert_eq!(m.target_pct, Some(0.01));
+    assert!((run.harness.ci_target - 0.0001).abs() < 1e-12);
+    for bad in ["0", "100", "-1", "x"] {
+        let opt = format!("--target={bad}");
+        let args = ["run", "syscall.getppid", opt.as_str()];
+        let line = one_line(&args, &refused(&args)).to_string();
+        assert!(line.contains("--target"), "{args:?}: {line}");
+    }
+}
+
+#[test]
 fn run_json_without_samples() {
     let run = run_json(&["syscall.getppid"], &["--no-samples"]);
     assert_eq!(run.results.len(), 1);

@@ -456,9 +456,11 @@ impl Session {
         self.rounds(instances, progress, concluded, true)
     }
 
-    /// [`Session::run_all`], with the span between rounds only when `spread`. At most
-    /// [`MAX_LIVE`] instances are measured at once (each may hold a worker process):
-    /// a longer list is measured in consecutive groups.
+    /// [`Session::run_all`], with the span between rounds only when `spread`. A list of
+    /// more than [`GROUP`] instances is measured in consecutive groups of about equal
+    /// size, each with its share of the run's time budget: a group's rows conclude
+    /// (and are written) within seconds of its start instead of after the whole
+    /// catalogue's minimum rounds, and at most [`GROUP`] worker processes live at once.
     fn rounds(
         &self,
         instances: &[(&dyn Bench, Params)],
@@ -473,13 +475,18 @@ impl Session {
         };
         let mut machine: Vec<f64> = Vec::new();
         let mut rng = SplitMix(self.seed);
-        let budget = Budget::new(self.settings.profile, spread, instances.len());
         if self.first_probes().is_err() {
             out.interrupted = true;
             return Ok(out);
         }
-        for (n, group) in instances.chunks(MAX_LIVE).enumerate() {
-            let mut told = |i: usize, r: &BenchResult| concluded(n * MAX_LIVE + i, r);
+        let p = self.settings.profile;
+        let total = instances.len().max(1);
+        let size = total.div_ceil(total.div_ceil(GROUP));
+        let run_budget = Budget::for_instances(&p, total);
+        for (n, group) in instances.chunks(size).enumerate() {
+            let share = run_budget * group.len() as f64 / total as f64;
+            let budget = Budget::new(p, spread, share);
+            let mut told = |i: usize, r: &BenchResult| concluded(n * size + i, r);
             let interrupted = self.group(
                 group,
                 progress,
@@ -811,7 +818,8 @@ struct Budget {
 }
 
 impl Budget {
-    fn new(profile: Profile, spread: bool, instances: usize) -> Budget {
+    /// A budget of `budget_ns` (its share of [`Budget::for_instances`]) for a group.
+    fn new(profile: Profile, spread: bool, budget_ns: f64) -> Budget {
         let budgeted = spread
             && profile.budget_ns > 0
             && profile.budget_max_rounds > profile.max_rounds;
@@ -824,7 +832,7 @@ impl Budget {
                 profile.max_rounds
             },
             start: budgeted.then(std::time::Instant::now),
-            budget_ns: Budget::for_instances(&profile, instances),
+            budget_ns,
         }
     }
 
@@ -1011,9 +1019,10 @@ const FIRST_PROBES: usize = 24;
 /// or more has the profile's whole budget ([`Budget::for_instances`]).
 const WHOLE_CATALOGUE: usize = 250;
 
-/// How many instances are measured at once at most (each may hold a worker process
-/// and its socket).
-pub const MAX_LIVE: usize = 256;
+/// How many instances are measured together at most, in one group (each may hold a
+/// worker process and its socket): the whole catalogue is measured in groups of about
+/// this size, so that its first rows are written within seconds.
+pub const GROUP: usize = 32;
 
 /// What [`Session::run_all`] is about to measure.
 pub struct Step<'a> {
