@@ -2100,7 +2100,8 @@ fn gbench_export_has_a_repetition_per_round_and_aggregates() {
     let doc: Value = serde_json::from_str(&text).expect("Google Benchmark JSON");
     assert!(doc["context"]["date"].is_string() && doc["context"]["num_cpus"].is_u64());
     let benches = doc["benchmarks"].as_array().expect("benchmarks");
-    for name in ["syscall.getppid", "call.empty"] {
+    // A benchmark's parameters follow its name (`syscall.getppid/via:libc`).
+    for name in ["syscall.getppid/via:libc", "call.empty"] {
         let mine: Vec<&Value> =
             benches.iter().filter(|b| b["run_name"] == name).collect();
         let reps = mine.iter().filter(|b| b["run_type"] == "iteration").count();
@@ -2148,7 +2149,7 @@ fn prometheus_export_is_valid_exposition_text() {
         }
     }
     assert!(
-        text.contains("syscost_op_seconds{benchmark=\"syscall.getppid\"}"),
+        text.contains("syscost_op_seconds{benchmark=\"syscall.getppid\",via=\"libc\"}"),
         "{text}"
     );
     assert!(

@@ -341,8 +341,9 @@ pub struct CompareArgs {
     /// The history: a file or a postgres:// URL.
     #[arg(long, value_name = "PATH")]
     pub db: Option<PathBuf>,
-    /// Pairs rows whatever their parameter NAME: `--ignore-param via` compares a run's
-    /// `via=libc` rows with another's `via=raw` rows (each run must hold one value).
+    /// Pairs rows whatever their parameter NAME: with --ignore-param via, a run's
+    /// via=libc rows are compared with another's via=raw rows (each run must hold one
+    /// value of it).
     #[arg(long, value_name = "NAME")]
     pub ignore_param: Vec<String>,
 }

@@ -408,7 +408,7 @@ fn check_operations(out: &mut dyn Write, session: &Session) -> anyhow::Result<Ve
         (
             "getpid (system call)",
             find("syscall.getpid"),
-            Params::default(),
+            Params(vec![("via", "libc".to_string())]),
             Op::Getpid,
         ),
         (

@@ -215,8 +215,8 @@ pub fn flame(r: &BenchResult, e: &crate::explain::Explanation) -> Svg {
     crate::explain::flame::svg(&r.label(), &r.op, e)
 }
 
-/// Finds the one benchmark instance `filter` names (its key, or a name or glob that
-/// matches one instance), in every run that measured it.
+/// Finds the one benchmark instance `filter` names (its key, its name, or a name or
+/// glob that matches one instance), in every run that measured it.
 fn pick<'a>(
     runs: &'a [(RunLabel, Run)],
     filter: Option<&str>,
@@ -232,6 +232,14 @@ fn pick<'a>(
         .filter(|(_, r)| filter.is_some_and(|f| key(r) == f))
         .cloned()
         .collect();
+    // A benchmark's name alone (`syscall.getpid`, measured with its default `via`)
+    // before the names it is a prefix of (`syscall.getpid.raw`).
+    let named: Vec<_> = all
+        .iter()
+        .filter(|(_, r)| filter.is_some_and(|f| r.name == f))
+        .cloned()
+        .collect();
+    let exact = if exact.is_empty() { named } else { exact };
     let chosen = if exact.is_empty() {
         all.iter()
             .filter(|(_, r)| filter.is_none_or(|f| crate::bench::matches(f, &r.name)))
