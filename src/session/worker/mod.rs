@@ -42,6 +42,12 @@ use wire::{Reply, Request, Start};
 /// A worker's name (`comm`, as `ps` shows it).
 pub const WORKER_NAME: &std::ffi::CStr = c"syscost-worker";
 
+/// A probe process's name: it reads the machine's probes once and exits.
+pub const PROBE_NAME: &std::ffi::CStr = c"syscost-probe";
+
+/// The word after a probe process's arguments.
+pub const PROBE_WORD: &str = "probe";
+
 static SELF_EXEC: AtomicBool = AtomicBool::new(false);
 
 /// Declares that this process's executable is the `syscost` binary, which serves
@@ -162,6 +168,12 @@ impl Remote {
     /// ([`Remote::begin`]): a fresh worker starts while the one it succeeds packs what
     /// it gathered.
     pub(super) fn spawn(program: &Path) -> Result<Remote, BenchError> {
+        Remote::spawn_as(program, false)
+    }
+
+    /// [`Remote::spawn`], as a probe process when `probe` (named [`PROBE_NAME`], with
+    /// [`PROBE_WORD`] after its arguments, so that it is told from a worker at once).
+    fn spawn_as(program: &Path, probe: bool) -> Result<Remote, BenchError> {
         let failed = |what: &str, e: std::io::Error| {
             BenchError::Failed(format!(
                 "starting the worker process ({}): {what}: {e}",
@@ -170,16 +182,20 @@ impl Remote {
         };
         let (mine, theirs) = UnixStream::pair().map_err(|e| failed("socketpair", e))?;
         let fd = std::os::fd::AsRawFd::as_raw_fd(&theirs);
-        let args = [
+        let mut args = vec![
             program.as_os_str().to_owned(),
             WORKER_ARG.into(),
             fd.to_string().into(),
             std::process::id().to_string().into(),
         ];
+        if probe {
+            args.push(PROBE_WORD.into());
+        }
         let exec = PreparedExec::new(program.as_os_str(), &args)
             .map_err(|e| failed("its arguments", e))?;
-        let child = spawn_keeping(&exec, theirs.as_fd(), WORKER_NAME)
-            .map_err(|e| failed("fork", e))?;
+        let name = if probe { PROBE_NAME } else { WORKER_NAME };
+        let child =
+            spawn_keeping(&exec, theirs.as_fd(), name).map_err(|e| failed("fork", e))?;
         drop(theirs);
         Ok(Remote {
             stream: mine,
@@ -302,7 +318,7 @@ impl Remote {
     /// Starts `program` as a worker that reads the machine's probes once on the home
     /// CPU, with the clock `start` describes, and reaps it (see [`Request::Probe`]).
     pub(super) fn probe(program: &Path, start: Start) -> Result<Probes, BenchError> {
-        let mut r = Remote::spawn(program)?;
+        let mut r = Remote::spawn_as(program, true)?;
         r.send(&Request::Probe(Box::new(start)))?;
         let probes = match r.recv()? {
             Reply::Probed { probes } => probes,

@@ -31,12 +31,21 @@ pub fn serve(args: &[String]) -> ExitCode {
 
 fn serve_inner(args: &[String]) -> anyhow::Result<()> {
     use anyhow::Context;
-    let (fd, parent) = match args {
-        [fd, parent] => (fd.parse::<i32>()?, parent.parse::<i32>()?),
-        _ => anyhow::bail!("usage: syscost {WORKER_ARG} FD PARENT_PID (internal)"),
+    let (fd, parent, probe) = match args {
+        [fd, parent] => (fd.parse::<i32>()?, parent.parse::<i32>()?, false),
+        [fd, parent, word] if word == super::PROBE_WORD => {
+            (fd.parse::<i32>()?, parent.parse::<i32>()?, true)
+        }
+        _ => {
+            anyhow::bail!("usage: syscost {WORKER_ARG} FD PARENT_PID [probe] (internal)")
+        }
     };
     // The exec named it after the binary again.
-    let _ = rustix::thread::set_name(super::WORKER_NAME);
+    let _ = rustix::thread::set_name(if probe {
+        super::PROBE_NAME
+    } else {
+        super::WORKER_NAME
+    });
     rustix::process::set_parent_process_death_signal(Some(
         rustix::process::Signal::TERM,
     ))?;
