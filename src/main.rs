@@ -11,7 +11,7 @@ fn main() -> std::process::ExitCode {
     // A worker measuring one benchmark for a run (see `session::worker`).
     let args: Vec<String> = std::env::args_os()
         .skip(1)
-        .take(3)
+        .take(4)
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
     if args
