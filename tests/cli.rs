@@ -637,6 +637,44 @@ fn a_target_asked_for_is_held_even_below_the_floor() {
 }
 
 #[test]
+fn compare_pairs_rows_across_a_parameter_it_is_told_to_ignore() {
+    let dir = TempDir::new("ignore-param");
+    let file = |via: &str| dir.0.join(format!("{via}.json")).display().to_string();
+    for via in ["libc", "raw"] {
+        let p = format!("via={via}");
+        let out = file(via);
+        run_smoke(
+            &["syscall.getppid"],
+            &["-p", &p, "--no-save", "--format", "json", "-o", &out],
+        );
+    }
+    let (libc, raw) = (file("libc"), file("raw"));
+    // Without it, the two paths are different rows.
+    let apart = syscost(&["compare", &libc, &raw]);
+    assert_ne!(apart.code, Some(0), "{}", apart.stdout);
+    assert!(
+        apart.stderr.contains("no measured benchmark in common"),
+        "{}",
+        apart.stderr
+    );
+    let paired = success(&["compare", &libc, &raw, "--ignore-param", "via"]).stdout;
+    assert!(paired.contains("syscall.getppid"), "{paired}");
+    let json = success(&[
+        "compare",
+        &libc,
+        &raw,
+        "--ignore-param",
+        "via",
+        "--format",
+        "json",
+    ])
+    .stdout;
+    let v: serde_json::Value = serde_json::from_str(&json).expect("JSON");
+    let text = v.to_string();
+    assert!(text.contains("syscall.getppid"), "{text}");
+}
+
+#[test]
 fn run_json_without_samples() {
     let run = run_json(&["syscall.getppid"], &["--no-samples"]);
     assert_eq!(run.results.len(), 1);
