@@ -1022,7 +1022,7 @@ const WHOLE_CATALOGUE: usize = 250;
 /// How many instances are measured together at most, in one group (each may hold a
 /// worker process and its socket): the whole catalogue is measured in groups of about
 /// this size, so that its first rows are written within seconds.
-pub const GROUP: usize = 32;
+pub const GROUP: usize = 64;
 
 /// What [`Session::run_all`] is about to measure.
 pub struct Step<'a> {
