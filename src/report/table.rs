@@ -589,8 +589,8 @@ pub fn floors_text(floors: &[crate::results::Floor], target: f64) -> Option<Stri
             format!(
                 "{} ±{} (moves {})",
                 f.kind.name(),
-                pct_text(f.floor_pct),
-                pct_text(f.spread_pct)
+                pct(f.floor_pct),
+                pct(f.spread_pct)
             )
         })
         .collect();
@@ -603,17 +603,6 @@ pub fn floors_text(floors: &[crate::results::Floor], target: f64) -> Option<Stri
         target * 100.0,
         first.rounds
     ))
-}
-
-/// A percentage with two significant figures at least (0.14%, 2.1%, 13%).
-fn pct_text(pct: f64) -> String {
-    if pct >= 10.0 {
-        format!("{pct:.0}%")
-    } else if pct >= 1.0 {
-        format!("{pct:.1}%")
-    } else {
-        format!("{pct:.2}%")
-    }
 }
 
 /// The footer's line on the machine's speed beside its earlier runs.

@@ -221,11 +221,7 @@ pub fn floor(readings: &[f64], rounds: usize) -> Option<(f64, f64)> {
         return None;
     }
     xs.sort_by(f64::total_cmp);
-    let median = if n % 2 == 1 {
-        xs[n / 2]
-    } else {
-        (xs[n / 2 - 1] + xs[n / 2]) / 2.0
-    };
+    let median = super::percentile_sorted(&xs, 50.0);
     let g = trimmed_each_end(n);
     let (lo, hi) = (xs[g], xs[n - 1 - g]);
     let winsorized: Vec<f64> = xs.iter().map(|x| x.clamp(lo, hi) / median).collect();
@@ -289,12 +285,7 @@ pub fn between_runs(runs: &[(f64, f64)]) -> Option<f64> {
     }
     let median = |mut v: Vec<f64>| {
         v.sort_by(f64::total_cmp);
-        let n = v.len();
-        if n % 2 == 1 {
-            v[n / 2]
-        } else {
-            (v[n / 2 - 1] + v[n / 2]) / 2.0
-        }
+        super::percentile_sorted(&v, 50.0)
     };
     let m = median(ok.iter().map(|(f, _)| *f).collect());
     let s = 1.4826 * median(ok.iter().map(|(f, _)| (f - m).abs()).collect());
