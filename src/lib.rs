@@ -13,6 +13,8 @@
 pub mod bench;
 pub mod cli;
 pub mod compare;
+pub mod derive;
+pub mod draw;
 pub mod error;
 pub mod explain;
 pub mod fleet;

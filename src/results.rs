@@ -399,31 +399,8 @@ pub struct BenchResult {
     pub explain: Option<crate::explain::Explanation>,
 }
 
-/// A named figure a benchmark reports beside its per-operation time.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Fact {
-    /// A short identifier, e.g. `cpu_us_per_pass`.
-    pub name: String,
-    /// The value.
-    pub value: f64,
-    /// Its unit, e.g. `us`, `ns`, `count`, `ratio`.
-    pub unit: String,
-    /// One line saying what it is.
-    pub about: String,
-}
-
-impl Fact {
-    /// A fact.
-    pub fn new(name: &str, value: f64, unit: &str, about: &str) -> Fact {
-        Fact {
-            name: name.into(),
-            value,
-            unit: unit.into(),
-            about: about.into(),
-        }
-    }
-}
+pub use crate::bench::Fact;
+pub use crate::draw::units::{fmt_ns, unit_for};
 
 /// The figures of a measured benchmark.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -683,30 +660,6 @@ impl BenchResult {
 /// Whether a count is zero (serde leaves such fields out).
 fn is_zero(n: &u32) -> bool {
     *n == 0
-}
-
-/// The unit [`fmt_ns`] uses for a value: its size in ns and its name.
-pub fn unit_for(ns: f64) -> (f64, &'static str) {
-    match ns.abs() {
-        a if a < 1e3 => (1.0, "ns"),
-        a if a < 1e6 => (1e3, "µs"),
-        a if a < 1e9 => (1e6, "ms"),
-        _ => (1e9, "s"),
-    }
-}
-
-/// Formats nanoseconds with a unit that keeps 3–4 significant digits.
-pub fn fmt_ns(ns: f64) -> String {
-    if !ns.is_finite() {
-        return "-".into();
-    }
-    let (scale, unit) = unit_for(ns);
-    let decimals = if scale == 1.0 && ns.abs() >= 10.0 {
-        1
-    } else {
-        2
-    };
-    format!("{:.*} {unit}", decimals, ns / scale)
 }
 
 /// Describes levels in time, e.g. "two levels: 129 ns for 4.1 s, then 105 ns".

@@ -59,13 +59,13 @@ impl Spill {
     }
 
     /// Appends the samples of `r` from `file`, which holds them as `put` would write
-    /// them (a worker's [`MemFile`](crate::session::worker::wire::MemFile)), copied
+    /// them (a worker's [`MemFile`](crate::os::memfile::MemFile)), copied
     /// by the kernel where it can (`copy_file_range`, `sendfile`) rather than through
     /// this process's memory.
     pub fn put_file(
         &mut self,
         r: &BenchResult,
-        file: &crate::session::worker::wire::MemFile,
+        file: &crate::os::memfile::MemFile,
     ) -> io::Result<()> {
         let mut src = file.from_start()?;
         let mut dst = &self.file;
@@ -237,7 +237,7 @@ mod tests {
 
     #[test]
     fn samples_from_a_workers_memory_file_spill_as_the_results_own_would() {
-        use crate::session::worker::wire::MemFile;
+        use crate::os::memfile::MemFile;
         let run = run_with_samples();
         let mut lean = run.clone();
         let mut spill = Spill::new().unwrap();

@@ -31,7 +31,7 @@ use crate::error::BenchError;
 use crate::harness::probe::WorkKind;
 pub use crate::harness::Loop;
 use crate::harness::{Body, Harness, Measurement, Plan};
-use crate::results::Fact;
+use serde::{Deserialize, Serialize};
 
 /// A step run after the measurement, once the body has been dropped: it derives facts
 /// from the measurement, or makes its own untimed-by-the-harness run (a whole ring under
@@ -260,6 +260,32 @@ pub fn select(filters: &[String]) -> Vec<&'static dyn Bench> {
         .into_iter()
         .filter(|b| filters.is_empty() || filters.iter().any(|f| matches(f, b.name())))
         .collect()
+}
+
+/// A named figure a benchmark reports beside its per-operation time.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Fact {
+    /// A short identifier, e.g. `cpu_us_per_pass`.
+    pub name: String,
+    /// The value.
+    pub value: f64,
+    /// Its unit, e.g. `us`, `ns`, `count`, `ratio`.
+    pub unit: String,
+    /// One line saying what it is.
+    pub about: String,
+}
+
+impl Fact {
+    /// A fact.
+    pub fn new(name: &str, value: f64, unit: &str, about: &str) -> Fact {
+        Fact {
+            name: name.into(),
+            value,
+            unit: unit.into(),
+            about: about.into(),
+        }
+    }
 }
 
 #[cfg(test)]

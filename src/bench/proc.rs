@@ -24,11 +24,11 @@
 
 pub mod rss;
 
+use crate::bench::Fact;
 use crate::bench::{body, Bench, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::{Expect, Harness, Measurement, Plan};
 use crate::os::spawn::{self, ExitStatus, PreparedExec};
-use crate::results::Fact;
 use crate::stats::percentile_sorted;
 use rss::{Ballast, Footprint, RSS};
 use std::ffi::OsStr;

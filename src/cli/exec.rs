@@ -200,7 +200,7 @@ const FIGURES: &[(&str, &str, Unit, Getter)] = &[
 pub fn exec(args: &ExecArgs) -> anyhow::Result<ExitCode> {
     // Checked now, written (as the path's kind asks) when the command has ended.
     if let Some(path) = &args.output {
-        crate::report::target::Target::of(path)
+        crate::os::target::Target::of(path)
             .and_then(|t| t.check())
             .map_err(|e| {
                 UsageError::new(format!("cannot write {}: {e}", path.display()))
@@ -273,7 +273,7 @@ pub fn exec(args: &ExecArgs) -> anyhow::Result<ExitCode> {
         ExecFormat::Table => table(&command, &runs, &summary, args.times.then_some(tck)),
     };
     match &args.output {
-        Some(path) => crate::report::target::write(path, text.as_bytes())
+        Some(path) => crate::os::target::write(path, text.as_bytes())
             .map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?,
         None => {
             let mut err = io::stderr();

@@ -290,7 +290,7 @@ pub fn list_text(entries: &[store::Entry], width: usize) -> String {
     // The command, last, is cut to the room the other columns leave (at least 20
     // characters); only a terminal narrower than that wraps the columns.
     let others: Vec<Vec<String>> = rows.iter().map(|r| r[..8].to_vec()).collect();
-    let used = crate::report::layout::grid(&others, &right, 8, 0, usize::MAX)
+    let used = crate::draw::text::grid(&others, &right, 8, 0, usize::MAX)
         .lines()
         .map(|l| l.chars().count())
         .max()
@@ -299,7 +299,7 @@ pub fn list_text(entries: &[store::Entry], width: usize) -> String {
     for r in rows.iter_mut().skip(1) {
         r[8] = clip(&r[8], room);
     }
-    crate::report::layout::grid(&rows, &right, 1, 0, width)
+    crate::draw::text::grid(&rows, &right, 1, 0, width)
 }
 
 fn clip(s: &str, n: usize) -> String {
@@ -539,9 +539,7 @@ pub fn plot_cmd(args: &PlotArgs) -> anyhow::Result<ExitCode> {
 /// results either way).
 fn refit(runs: &mut [(RunLabel, Run)]) {
     for (_, run) in runs.iter_mut() {
-        run.sweeps = crate::report::sweep::fits(&run.results);
-        run.rings = crate::report::ring::tables(&run.results);
-        run.scaling = crate::report::scaling::tables(&run.results);
+        crate::derive::fill(run);
     }
 }
 

@@ -201,7 +201,7 @@ const START_DIFFERS: f64 = 0.10;
 fn warn(text: &str) {
     let line = format!("warning: {text}");
     match crate::os::term::columns_of(std::io::stderr()) {
-        Some(w) => eprint!("{}", layout::wrap(&line, w, 0, 2)),
+        Some(w) => eprint!("{}", crate::draw::text::wrap(&line, w, 0, 2)),
         None => eprintln!("{line}"),
     }
 }
@@ -311,9 +311,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             ));
         }
     }
-    run.sweeps = crate::report::sweep::fits(&run.results);
-    run.rings = crate::report::ring::tables(&run.results);
-    run.scaling = crate::report::scaling::tables(&run.results);
+    crate::derive::fill(&mut run);
     let spill = session.take_spill();
     drop(session); // stop the load before the last write
                    // Rows of a group an interruption left unfinished.
@@ -347,7 +345,7 @@ const EXPLAIN_ROUND_NS: u64 = 500_000_000;
 /// Runs `syscost explain`: `run --explain` of the benchmarks named, or the bias check.
 pub fn explain(mut args: super::ExplainArgs) -> anyhow::Result<ExitCode> {
     if args.skid {
-        return crate::explain::skid::command(&args.run);
+        return skid(&args.run);
     }
     if args.run.filters.iter().all(|f| f.contains('=')) {
         return Err(UsageError::new(
@@ -459,6 +457,21 @@ impl Progress {
             layout::short_name(name, &pairs)
         ));
     }
+}
+
+/// `syscost explain --skid`.
+fn skid(args: &RunArgs) -> anyhow::Result<ExitCode> {
+    if let Some(c) = args.cpu {
+        crate::os::affinity::set_cpus(&[c])?;
+    }
+    let k = crate::explain::skid::check(2.0, 4.0).map_err(|e| {
+        anyhow::anyhow!(
+            "explain --skid: sampling refused ({e}): it needs root, CAP_PERFMON, or \
+             kernel.perf_event_paranoid ≤ 1"
+        )
+    })?;
+    print!("{}", crate::explain::skid::text(&k));
+    Ok(ExitCode::SUCCESS)
 }
 
 #[cfg(test)]

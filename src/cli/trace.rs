@@ -212,7 +212,7 @@ fn record_cmd(a: &RecordArgs) -> anyhow::Result<ExitCode> {
         ),
     };
     // Can the file be written? Checked as its kind asks, leaving nothing behind.
-    crate::report::target::Target::of(&a.output)
+    crate::os::target::Target::of(&a.output)
         .and_then(|t| t.check())
         .map_err(|e| usage(format!("cannot write -o {}: {e}", a.output.display())))?;
     let request = KernelRequest {
@@ -252,7 +252,7 @@ fn record_cmd(a: &RecordArgs) -> anyhow::Result<ExitCode> {
     }
     // A file is read back for its counts; a device or FIFO cannot be.
     let readable =
-        crate::report::target::Target::of(&a.output).is_ok_and(|t| t.replaced_whole());
+        crate::os::target::Target::of(&a.output).is_ok_and(|t| t.replaced_whole());
     if readable {
         let (file, index) = open(&a.output)?;
         drop(file);
@@ -358,13 +358,13 @@ fn export_cmd(a: &ExportArgs) -> anyhow::Result<ExitCode> {
         None => vec![],
     };
     let guard = duration("--guard", &a.guard)?;
-    crate::report::target::Target::of(&a.output)
+    crate::os::target::Target::of(&a.output)
         .and_then(|t| t.check())
         .map_err(|e| usage(format!("cannot write -o {}: {e}", a.output.display())))?;
     let written = (|| -> anyhow::Result<export::Exported> {
         let mut out = std::io::BufWriter::with_capacity(
             1 << 20,
-            crate::report::target::create(&a.output)?,
+            crate::os::target::create(&a.output)?,
         );
         let n = export::export(&file, &index, &spec, guard, a.format, &mut out)?;
         out.into_inner().map_err(|e| e.into_error())?.commit()?;

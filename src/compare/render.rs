@@ -101,7 +101,7 @@ pub fn text_at(c: &Comparison, width: usize) -> String {
     }
     s.push('\n');
     let right = [false, true, true, true, true, true, false];
-    s += &crate::report::layout::grid(&rows, &right, 1, 0, width);
+    s += &crate::draw::text::grid(&rows, &right, 1, 0, width);
     s += &footer(c);
     for d in &c.explains {
         s += &crate::explain::diff::text(d, 15);
@@ -136,8 +136,8 @@ fn footer(c: &Comparison) -> String {
                 x.name,
                 fixed.join(" "),
                 x.n,
-                crate::report::scaling::fmt_rate(x.throughput_ops_s.0),
-                crate::report::scaling::fmt_rate(x.throughput_ops_s.1),
+                crate::draw::units::fmt_rate(x.throughput_ops_s.0),
+                crate::draw::units::fmt_rate(x.throughput_ops_s.1),
                 change_text(x.throughput_ops_s.1 / x.throughput_ops_s.0),
                 eff(x.efficiency.0),
                 eff(x.efficiency.1)
@@ -217,13 +217,7 @@ pub fn table_text(t: &Table) -> String {
     }
     let right: Vec<bool> = (0..rows[0].len()).map(|i| i > 0).collect();
     s.push('\n');
-    s += &crate::report::layout::grid(
-        &rows,
-        &right,
-        1,
-        0,
-        crate::os::term::stdout_width(),
-    );
+    s += &crate::draw::text::grid(&rows, &right, 1, 0, crate::os::term::stdout_width());
     s += "\nrelative speed (geometric mean of A/X over the benchmarks both measured; above 1 is faster than A):\n";
     for (i, g) in t.geomean_speed.iter().enumerate() {
         s += &format!(

@@ -5,7 +5,7 @@
 //! interrupts purple; each box's tooltip gives its ns per operation.
 
 use super::{analysis, Explanation, Group};
-use crate::report::svg::{escape, Svg};
+use crate::draw::svg::{escape, Svg};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 

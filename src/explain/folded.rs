@@ -29,24 +29,6 @@ pub fn lines(root: &str, e: &Explanation) -> String {
     out
 }
 
-/// The `--format folded` exporter: the folded stacks of each explained result, its
-/// label as the root frame; nothing for a result not explained.
-pub struct Folded;
-
-impl crate::report::Exporter for Folded {
-    fn header(&mut self, _: &crate::results::Run) -> String {
-        String::new()
-    }
-    fn result(&mut self, r: &crate::results::BenchResult) -> String {
-        r.explain
-            .as_ref()
-            .map_or_else(String::new, |e| lines(&r.label(), e))
-    }
-    fn footer(&mut self, _: &crate::results::Run) -> String {
-        String::new()
-    }
-}
-
 /// One parsed folded line: its frames and count.
 pub type Line = (Vec<String>, u64);
 

@@ -27,12 +27,12 @@ pub fn text(label: &str, op: &str, e: &Explanation, width: usize) -> String {
                     if bare.chars().count() <= width {
                         out += line;
                     } else {
-                        out += &crate::report::layout::wrap_lines(bare, width);
+                        out += &crate::draw::text::wrap_lines(bare, width);
                     }
                 }
             }
             Block::Grid(rows, right) => {
-                out += &crate::report::layout::grid(&rows, &right, 1, 2, width)
+                out += &crate::draw::text::grid(&rows, &right, 1, 2, width)
             }
         }
     }

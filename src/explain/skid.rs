@@ -8,10 +8,9 @@
 //!
 //! This runs in the calling process: it is a check of the sampler, not a benchmark.
 
+use crate::draw::units::fmt_ns;
 use crate::os::sampler::{Options, Record, Sampler};
-use crate::results::fmt_ns;
 use std::hint::black_box;
-use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 /// What the check found, ns per iteration unless said.
@@ -179,19 +178,4 @@ pub fn text(k: &Skid) -> String {
         fmt_ns(k.kernel_ns),
         fmt_ns(k.getpid_ns),
     )
-}
-
-/// `syscost explain --skid`.
-pub fn command(args: &crate::cli::RunArgs) -> anyhow::Result<ExitCode> {
-    if let Some(c) = args.cpu {
-        crate::os::affinity::set_cpus(&[c])?;
-    }
-    let k = check(2.0, 4.0).map_err(|e| {
-        anyhow::anyhow!(
-            "explain --skid: sampling refused ({e}): it needs root, CAP_PERFMON, or \
-             kernel.perf_event_paranoid ≤ 1"
-        )
-    })?;
-    print!("{}", text(&k));
-    Ok(ExitCode::SUCCESS)
 }

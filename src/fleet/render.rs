@@ -2,7 +2,7 @@
 //! (its JSON is the serde form of [`super::Fleet`]). Pure: a fleet in, a string out.
 
 use super::{Cell, Fleet};
-use crate::report::svg::{escape, Axis, Mark, Plot, Scale, Style, Units};
+use crate::draw::svg::{escape, Axis, Mark, Plot, Scale, Style, Units};
 use crate::results::fmt_ns;
 use std::fmt::Write;
 
@@ -81,9 +81,9 @@ pub fn text_at(f: &Fleet, width: usize) -> String {
     let mut s = groups_text(f, "");
     s.push('\n');
     let left = vec![false; table[0].len()];
-    s += &crate::report::layout::grid(&table, &left, 1, 0, width);
+    s += &crate::draw::text::grid(&table, &left, 1, 0, width);
     s.push('\n');
-    s += &crate::report::layout::wrap_lines(&(legend(f) + &odd_text(f)), width);
+    s += &crate::draw::text::wrap_lines(&(legend(f) + &odd_text(f)), width);
     s
 }
 
@@ -180,7 +180,7 @@ pub fn html(f: &Fleet) -> String {
 }
 
 /// One benchmark's strip plot: a row per group, a dot per host.
-fn strip(f: &Fleet, r: &super::Row) -> crate::report::svg::Svg {
+fn strip(f: &Fleet, r: &super::Row) -> crate::draw::svg::Svg {
     let labels: Vec<String> = r.cells.iter().map(|c| c.group.clone()).collect();
     let xs = r
         .cells

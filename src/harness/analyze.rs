@@ -299,7 +299,7 @@ pub fn analyze(
         for (i, x) in samples.iter().enumerate() {
             if x.kernel != 0 {
                 culled.push(a.per_op_ns[i]);
-                for name in crate::trace::cull::cause_names(x.kernel) {
+                for name in super::causes::cause_names(x.kernel) {
                     *by_cause.entry(name.to_string()).or_insert(0) += 1;
                 }
             }

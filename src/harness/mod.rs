@@ -11,6 +11,7 @@
 
 pub mod analyze;
 pub mod calibrate;
+pub mod causes;
 pub mod clock;
 pub mod packed;
 pub mod probe;
@@ -127,7 +128,7 @@ pub struct Sample {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub span: Option<Span>,
     /// What the kernel did during the batch that the operation does not do itself
-    /// (bits of [`crate::trace::cull::bits`]); 0 when nothing or not known.
+    /// (bits of [`causes::bits`]); 0 when nothing or not known.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub kernel: u16,
 }

@@ -8,8 +8,8 @@
 //! what it needs. A pure function of its inputs: the same runs give the same bytes.
 
 use super::graphs::{self, run_name};
-use super::svg::{escape, Svg};
 use crate::compare::{key, Comparison, RunLabel};
+use crate::draw::svg::{escape, Svg};
 use crate::error::UsageError;
 use crate::harness::describe_states;
 use crate::results::{fmt_ns, fmt_unix_time, BenchResult, Run, Status};

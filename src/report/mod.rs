@@ -8,7 +8,10 @@
 //! begins (empty, `complete: false`, so the file is valid from the start) and when it
 //! ends or is interrupted (with every result). The cost is linear in the run's size.
 
+use crate::os::target;
+
 pub mod csv;
+pub mod folded;
 pub mod gbench;
 pub mod graphs;
 pub mod html;
@@ -19,10 +22,7 @@ pub mod prometheus;
 pub mod ring;
 pub mod scaling;
 pub mod summary;
-pub mod svg;
-pub mod sweep;
 pub mod table;
-pub mod target;
 
 /// A writer whose errors name what they were writing to ("writing standard output:
 /// No space left on device").
@@ -115,7 +115,7 @@ fn exporter(format: Format, width: usize) -> Option<Box<dyn Exporter>> {
         Format::Table => Some(Box::new(table::Table::new(width))),
         Format::Csv => Some(Box::new(csv::Csv)),
         Format::Markdown => Some(Box::new(markdown::Markdown)),
-        Format::Folded => Some(Box::new(crate::explain::folded::Folded)),
+        Format::Folded => Some(Box::new(folded::Folded)),
         Format::Json | Format::Gbench | Format::Prometheus => None,
     }
 }

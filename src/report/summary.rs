@@ -389,12 +389,12 @@ pub fn text(run: &Run, width: usize) -> String {
     let line = converged_line(run);
     if rows.len() == 1 {
         return "\n".to_string()
-            + &super::layout::wrap(&format!("Summary: {line}"), width, 0, 2);
+            + &crate::draw::text::wrap(&format!("Summary: {line}"), width, 0, 2);
     }
     let rows: Vec<Vec<String>> = rows.into_iter().map(Vec::from).collect();
     let mut s = String::from("\n");
-    s += &super::layout::grid(&rows, &[false, true, true, true, false], 1, 0, width);
-    s += &super::layout::wrap(&line, width, 0, 2);
+    s += &crate::draw::text::grid(&rows, &[false, true, true, true, false], 1, 0, width);
+    s += &crate::draw::text::wrap(&line, width, 0, 2);
     s
 }
 

@@ -281,9 +281,9 @@ impl Exporter for Table {
         if h.load > 0 {
             s += &format!(" · load {}", h.load);
         }
-        let mut s = layout::wrap(&s, self.layout.width, 0, 2);
+        let mut s = crate::draw::text::wrap(&s, self.layout.width, 0, 2);
         if let Some(f) = floors_text(&run.machine.floors, h.ci_target) {
-            s += &layout::wrap(&f, self.layout.width, 0, 2);
+            s += &crate::draw::text::wrap(&f, self.layout.width, 0, 2);
         }
         s += "\n";
         s += &self.column_header();
@@ -302,7 +302,7 @@ impl Exporter for Table {
                     (Some(per), false) => format!("{h} · {per}"),
                     _ => h,
                 };
-                out += &layout::clip(&h, l.width);
+                out += &crate::draw::text::clip(&h, l.width);
                 out.push('\n');
             }
             self.last = Some(r.name.clone());
@@ -317,7 +317,7 @@ impl Exporter for Table {
             };
             let prefix = format!("{name:<nw$} {what}: ");
             return out
-                + &layout::wrap_after(
+                + &crate::draw::text::wrap_after(
                     &prefix,
                     r.reason.as_deref().unwrap_or(""),
                     l.width,
@@ -349,14 +349,14 @@ impl Exporter for Table {
         out.push('\n');
         if self.verbose {
             for text in notes(r, m) {
-                out += &layout::wrap(&text, l.width, 4, 6);
+                out += &crate::draw::text::wrap(&text, l.width, 4, 6);
             }
             return out;
         }
         // What one operation is: in a group's header, else with --verbose (and
         // `syscost list` says it for each benchmark).
         if let Some(note) = row_note(r, self.target) {
-            out += &layout::wrap(&note, l.width, 4, 6);
+            out += &crate::draw::text::wrap(&note, l.width, 4, 6);
         }
         out
     }
@@ -426,17 +426,22 @@ impl Exporter for Table {
                 }
             );
             if let (Some(p), Some(now)) = (&ms.past, ms.mean_ns()) {
-                s += &layout::wrap(&past_machine_text(p, now), self.layout.width, 2, 4);
+                s += &crate::draw::text::wrap(
+                    &past_machine_text(p, now),
+                    self.layout.width,
+                    2,
+                    4,
+                );
             }
         }
         if let Some(f) = floors_text(&ms.floors, run.harness.ci_target) {
             s += &format!("over the whole run, {f}\n");
         }
         for line in machine_during_rows(&run.results) {
-            s += &layout::wrap(&line, self.layout.width, 2, 4);
+            s += &crate::draw::text::wrap(&line, self.layout.width, 2, 4);
         }
         let w = self.layout.width;
-        let mut s = layout::wrap_lines(&s, w);
+        let mut s = crate::draw::text::wrap_lines(&s, w);
         // The ring tables are tables: written as they are.
         for t in &run.rings {
             s += "\n";
@@ -492,7 +497,7 @@ impl Exporter for Table {
                 hidden.join(", ")
             );
         }
-        s += &layout::wrap_lines(&rest, w);
+        s += &crate::draw::text::wrap_lines(&rest, w);
         s += &super::summary::text(run, w);
         // The explanations' tables are tables too: written as they are.
         for r in &run.results {

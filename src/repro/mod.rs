@@ -50,9 +50,7 @@ pub fn run(args: &Options) -> anyhow::Result<(ExitCode, Option<Run>)> {
             run.harness = harness;
             run.complete = code == ExitCode::SUCCESS;
             run.results = taken.results;
-            run.sweeps = crate::report::sweep::fits(&run.results);
-            run.rings = crate::report::ring::tables(&run.results);
-            run.scaling = crate::report::scaling::tables(&run.results);
+            crate::derive::fill(&mut run);
             Some(run)
         }
         _ => None,

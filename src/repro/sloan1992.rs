@@ -8,9 +8,9 @@
 use super::sloan1992_data::{System, SYSTEMS};
 use super::Options;
 use crate::bench::{self, params, Params};
+use crate::derive::ring::{self, KNEE_THRESHOLD};
 use crate::error::BenchError;
 use crate::os::interrupt::{interrupted, InterruptGuard};
-use crate::report::ring::{self, KNEE_THRESHOLD};
 use crate::results::{fmt_ns, RingTable};
 use crate::session::{Session, SessionOptions};
 use std::io::Write;
@@ -132,7 +132,11 @@ pub fn run(args: &Options) -> anyhow::Result<ExitCode> {
     for placement in ["same-cpu", "free"] {
         match measure(&session, placement) {
             Ok(Some(t)) => {
-                writeln!(out, "{}", ring::render(&t, crate::os::term::stdout_width()))?;
+                writeln!(
+                    out,
+                    "{}",
+                    crate::report::ring::render(&t, crate::os::term::stdout_width())
+                )?;
                 if let Some(s) = our_summary(&t) {
                     ours.push((format!("this machine, ring {placement}"), s));
                 }

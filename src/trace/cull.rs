@@ -22,44 +22,8 @@
 //! itself (a blocking operation switches; a fault benchmark faults).
 
 use super::format::{KernelEvent, KernelKind, Lost};
+use crate::harness::causes::bits;
 use std::collections::BTreeMap;
-
-/// Causes, as bits.
-pub mod bits {
-    /// A clock interrupt.
-    pub const TIMER: u16 = 1;
-    /// A device interrupt.
-    pub const IRQ: u16 = 1 << 1;
-    /// A softirq.
-    pub const SOFTIRQ: u16 = 1 << 2;
-    /// An inter-processor interrupt.
-    pub const IPI: u16 = 1 << 3;
-    /// A context switch.
-    pub const SWITCH: u16 = 1 << 4;
-    /// A page fault of the thread.
-    pub const FAULT: u16 = 1 << 5;
-    /// A migration of the thread.
-    pub const MIGRATE: u16 = 1 << 6;
-    /// Kernel events lost: unknown.
-    pub const LOST: u16 = 1 << 7;
-}
-
-const NAMES: [&str; 8] = [
-    "timer", "irq", "softirq", "ipi", "switch", "fault", "migrate", "lost",
-];
-
-/// The names of the causes in a bit set, in a fixed order.
-pub fn cause_names(set: u16) -> Vec<&'static str> {
-    (0..NAMES.len())
-        .filter(|b| set & (1 << b) != 0)
-        .map(|b| NAMES[b])
-        .collect()
-}
-
-/// The bit of a cause named as [`cause_names`] names it.
-pub fn cause_bit(name: &str) -> Option<u16> {
-    NAMES.iter().position(|n| *n == name).map(|i| 1 << i)
-}
 
 /// One span to judge.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -366,8 +330,6 @@ mod tests {
         let mut excused = q(8000, 10_000, 0);
         excused.expect = bits::SWITCH;
         assert_eq!(k.causes(&excused), 0);
-        assert_eq!(cause_names(bits::TIMER | bits::LOST), vec!["timer", "lost"]);
-        assert_eq!(cause_bit("fault"), Some(bits::FAULT));
     }
 
     #[test]

@@ -15,9 +15,10 @@
 //!
 //! Field numbers are those of Perfetto's protos (`protos/perfetto/trace/`).
 
-use super::cull::{cause_names, KernelIndex, Query};
+use super::cull::{KernelIndex, Query};
 use super::format::{self, Event, Index, KernelEvent, KernelKind, Meta};
 use super::reduce::{IntervalSpec, Pairer};
+use crate::harness::causes::cause_names;
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 

@@ -357,7 +357,7 @@ fn finish_kernel(
 
 /// Writes the trace file: the header, the user chunks, the kernel chunks and the
 /// records (to a regular file through a temporary one renamed into place when whole,
-/// removed on error; to a device or FIFO in place: see [`crate::report::target`]).
+/// removed on error; to a device or FIFO in place: see [`crate::os::target`]).
 /// Returns whether the user trace was truncated (None: the program wrote none).
 fn assemble(
     output: &Path,
@@ -368,7 +368,7 @@ fn assemble(
 ) -> anyhow::Result<Option<bool>> {
     let assembled = (|| -> io::Result<Option<bool>> {
         let mut out =
-            BufWriter::with_capacity(1 << 20, crate::report::target::create(output)?);
+            BufWriter::with_capacity(1 << 20, crate::os::target::create(output)?);
         out.write_all(&format::file_header())?;
         let user = copy_user_chunks(user_path, &mut out)?;
         if kernel_path.exists() {

@@ -39,8 +39,9 @@
 //! buckets are at most 1/1024 of their value wide (quantiles within 0.05%, exact
 //! below 2 µs). Kernel events are loaded, which is fine for their rates.
 
-use super::cull::{cause_names, KernelIndex, Query};
+use super::cull::{KernelIndex, Query};
 use super::format::{self, Event, Index, KernelEvent, Meta, UserEvent};
+use crate::harness::causes::cause_names;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -649,7 +650,7 @@ fn span_of(index: &Index, kernel: &[KernelEvent]) -> (u64, u64) {
 
 /// The reduction as a table: the memo's two sets of numbers.
 pub fn render(r: &Reduction) -> String {
-    use crate::results::fmt_ns;
+    use crate::draw::units::fmt_ns;
     let mut s = format!(
         "event cost {} subtracted from every interval · guard band {} · user events {} ({} lost) · kernel events {} ({} lost)\nkernel: {}\n",
         fmt_ns(r.event_cost_ns),

@@ -2,10 +2,11 @@
 //! whole session, joined with each round's batches as the round ends, and pruned as
 //! the samples move on.
 
-use super::cull::{bits, KernelIndex, Query};
+use super::cull::{KernelIndex, Query};
 use super::format::{KernelEvent, Lost};
 use super::kernel::{KernelRecorder, KernelRequest};
 use crate::error::BenchError;
+use crate::harness::causes::bits;
 use crate::harness::{Expect, Sample};
 
 /// The guard band around each kernel event, ns: entry and exit code that runs

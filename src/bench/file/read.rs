@@ -13,13 +13,13 @@
 
 use super::{IoTally, Scratch};
 use crate::bench::via::Via;
+use crate::bench::Fact;
 use crate::bench::{After, InRun, Kind, ParamSpec, Params, Prepared, RunContext};
 use crate::error::BenchError;
 use crate::harness::{Body, Expect, Plan};
 use crate::os::file::CFile;
 use crate::os::mem::Mapping;
 use crate::os::raw;
-use crate::results::Fact;
 use std::cell::RefCell;
 use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom};

@@ -9,6 +9,7 @@
 
 use super::link::{read_all, write_all, Link};
 use super::mb_per_s;
+use crate::bench::Fact;
 use crate::bench::{Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::{Body, Expect, Plan};
@@ -16,7 +17,6 @@ use crate::os::affinity::Pin;
 use crate::os::interrupt;
 use crate::os::ipc::MsgBuf;
 use crate::os::task::{self, Child};
-use crate::results::Fact;
 use std::os::fd::{AsRawFd, RawFd};
 use std::time::{Duration, Instant};
 

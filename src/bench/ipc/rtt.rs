@@ -10,6 +10,7 @@
 use super::link::{Link, Port, CUT_SHORT, TIMED_OUT, TRANSPORTS};
 use super::mb_per_s;
 use super::priority::{self, MasterSched};
+use crate::bench::Fact;
 use crate::bench::{Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::{Body, Expect, Plan};
@@ -17,7 +18,6 @@ use crate::os::affinity::Pin;
 use crate::os::interrupt;
 use crate::os::ipc::MsgBuf;
 use crate::os::task::{self, Child};
-use crate::results::Fact;
 use std::time::{Duration, Instant};
 
 static PARAMS: &[ParamSpec] = &[

@@ -8,11 +8,11 @@
 //! forked). Only the touches are timed, plus the prefault call itself where the
 //! benchmark asks for one (`prefault=populate`).
 
+use crate::bench::Fact;
 use crate::bench::{InRun, Kind, ParamSpec, Params, Prepared, RunContext, Simple};
 use crate::error::BenchError;
 use crate::harness::{Body, Expect, Measurement, Plan};
 use crate::os::mem::{page_size, Mapping, Sharer};
-use crate::results::Fact;
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::thread::JoinHandle;
 

@@ -3,13 +3,13 @@
 //! protection fault repaired by a SIGSEGV handler.
 
 use super::{check_errno, expect_runs, own_ids};
+use crate::bench::Fact;
 use crate::bench::{check, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::{Body, EmptyLoop, Expect, Harness, Measurement, Plan};
 use crate::os::signal::{self, ProtTrap, QueueInfo, SavedAction, SavedMask};
 use crate::os::sys;
 use crate::os::task::{self, Handler, SigSet};
-use crate::results::Fact;
 use std::sync::MutexGuard;
 
 /// The signal the one-thread benchmarks raise.

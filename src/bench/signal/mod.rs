@@ -72,13 +72,13 @@ fn own_ids() -> (libc::pid_t, libc::pid_t) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bench::Fact;
     use crate::bench::{params, Prepared};
     use crate::harness::clock::Monotonic;
     use crate::harness::{EmptyLoop, Harness, Measurement, Profile, Settings};
     use crate::os::signal::same_action;
     use crate::os::sys;
     use crate::os::task::SigSet;
-    use crate::results::Fact;
 
     /// The signals the family touches, and their dispositions now.
     fn dispositions() -> Vec<(libc::c_int, sys::Action)> {

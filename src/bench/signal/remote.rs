@@ -8,6 +8,7 @@
 
 use super::{check_errno, own_ids};
 use crate::bench::ctx::{place_pinned, placement};
+use crate::bench::Fact;
 use crate::bench::{check, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::{Body, Expect, Plan};
@@ -15,7 +16,6 @@ use crate::os::affinity::{self, Pin};
 use crate::os::interrupt;
 use crate::os::signal::{self, QueueInfo, SavedMask};
 use crate::os::task::{self, Child, SharedMem, SigSet};
-use crate::results::Fact;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};

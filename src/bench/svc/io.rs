@@ -12,6 +12,7 @@
 //! worker too; `inline` then says so (`blocked_per_write` near 1).
 
 use super::{expect, fail};
+use crate::bench::Fact;
 use crate::bench::{body, Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::Body;
@@ -19,7 +20,6 @@ use crate::harness::{Expect, Plan};
 use crate::os::interrupt;
 use crate::os::task;
 use crate::os::uring::{Ring, SetupError, IORING_ENTER_GETEVENTS, IOSQE_ASYNC};
-use crate::results::Fact;
 use std::cell::Cell;
 use std::fs::File;
 use std::os::fd::AsRawFd;

@@ -119,11 +119,11 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 #[cfg(test)]
 pub(crate) mod testing {
     //! Runs one `svc` benchmark in the smoke profile, as the CLI would.
+    use crate::bench::Fact;
     use crate::bench::{params, Bench, Params};
     use crate::error::BenchError;
     use crate::harness::clock::Monotonic;
     use crate::harness::{EmptyLoop, Harness, Measurement, Profile, Settings};
-    use crate::results::Fact;
 
     /// The parameters of `b` with `set` overriding the defaults (first of a sweep).
     pub fn params_of(b: &dyn Bench, set: &[(&str, &str)]) -> Params {

@@ -5,12 +5,12 @@
 //! sample, as cyclictest reports it.
 
 use super::percentile;
+use crate::bench::Fact;
 use crate::bench::{Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::{Body, Expect, Plan};
 use crate::os::interrupt;
 use crate::os::svc;
-use crate::results::Fact;
 
 static PARAMS: &[ParamSpec] = &[ParamSpec {
     name: "ns",

@@ -12,13 +12,13 @@
 //! the time elapsed since prepare).
 
 use super::{expect, fail};
+use crate::bench::Fact;
 use crate::bench::{After, Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::{Body, Plan};
 use crate::os::svc::{self, PosixTimer};
 use crate::os::sys;
 use crate::os::task::{self, Handler};
-use crate::results::Fact;
 use std::cell::Cell;
 use std::os::fd::{AsFd, OwnedFd};
 use std::rc::Rc;

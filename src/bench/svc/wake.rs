@@ -25,6 +25,7 @@
 
 use super::{fail, percentile};
 use crate::bench::ctx::place_pinned;
+use crate::bench::Fact;
 use crate::bench::{ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::{Body, Expect, Plan};
@@ -33,7 +34,6 @@ use crate::os::interrupt;
 use crate::os::svc;
 use crate::os::sys;
 use crate::os::task::{self, Child, SharedMem};
-use crate::results::Fact;
 use std::cell::Cell;
 use std::fs::File;
 use std::os::fd::AsFd;

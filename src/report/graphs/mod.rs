@@ -3,7 +3,7 @@
 //! Sloan's ring (NCAR) graph, the 1999 file-read figure, Nagy's mailbox echo, the
 //! scaling of copies, and the forest plot of a comparison; and [`plot`], which picks one for `syscost plot`.
 //!
-//! Drawing belongs to [`super::svg`]; this module chooses what to draw and says, as a
+//! Drawing belongs to [`crate::draw::svg`]; this module chooses what to draw and says, as a
 //! [`UsageError`], what a graph needs when the runs do not hold it. It measures nothing.
 
 mod samples;
@@ -21,8 +21,8 @@ pub use seeds::{file_read, mailbox, ring};
 use sweeps::{distinguishing, fit_curve, label_of, Point, PAD};
 pub use sweeps::{equation, sweeps};
 
-use super::svg::{color, Axis, Mark, Plot, Scale, Side, Style, Svg, Units};
 use crate::compare::{key, Comparison, RunLabel, Verdict};
+use crate::draw::svg::{color, Axis, Mark, Plot, Scale, Side, Style, Svg, Units};
 use crate::error::UsageError;
 use crate::results::{fmt_ns, BenchResult, Measured, Run};
 use crate::stats::fit::linear_fit;

@@ -6,8 +6,8 @@ use super::seeds::one_or_stack;
 use super::sweeps::{distinguishing, label_of};
 use super::{run_name, GREY};
 use crate::compare::RunLabel;
+use crate::draw::svg::{color, Axis, Mark, Plot, Scale, Side, Style, Svg, Units};
 use crate::error::UsageError;
-use crate::report::svg::{color, Axis, Mark, Plot, Scale, Side, Style, Svg, Units};
 use crate::results::{Run, ScalingTable};
 use std::collections::BTreeMap;
 

@@ -125,9 +125,9 @@ pub(crate) mod fixture {
                 ..HarnessInfo::default()
             },
             complete: true,
-            sweeps: crate::report::sweep::fits(&results),
-            rings: crate::report::ring::tables(&results),
-            scaling: crate::report::scaling::tables(&results),
+            sweeps: crate::derive::sweep::fits(&results),
+            rings: crate::derive::ring::tables(&results),
+            scaling: crate::derive::scaling::tables(&results),
             results,
             machine: Default::default(),
         }

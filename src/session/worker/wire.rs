@@ -11,9 +11,10 @@ use crate::results::BenchResult;
 use crate::session::slot::Carried;
 use serde::{Deserialize, Serialize};
 use std::io::{self, Read, Write};
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
+
+pub use crate::os::memfile::{recv_fd, send_fd, MemFile};
 
 /// The largest message accepted (a result with every sample of a long run kept).
 const MAX_MESSAGE: usize = 1 << 30;
@@ -167,71 +168,6 @@ pub struct Start {
     /// from the [`Sealed`] descriptor that follows the start.
     #[serde(default)]
     pub resume: bool,
-}
-
-/// A memory file (`memfd_create`) that travels between processes as a descriptor
-/// ([`MemFile::send`], [`MemFile::recv`]): how a worker's bulk (a hand-over, a
-/// result's samples) reaches its reader without passing through the parent's memory.
-/// The file is gone when the last process holding it closes it, so nothing is left
-/// behind on any exit.
-pub struct MemFile(std::fs::File);
-
-impl MemFile {
-    /// A new, empty one, named `name` (as `/proc/PID/fd` shows it).
-    pub fn create(name: &str) -> io::Result<MemFile> {
-        let fd = rustix::fs::memfd_create(name, rustix::fs::MemfdFlags::CLOEXEC)?;
-        Ok(MemFile(std::fs::File::from(fd)))
-    }
-
-    /// Writes `value` into it as JSON, from its current offset.
-    pub fn write_json<T: Serialize>(&self, value: &T) -> io::Result<()> {
-        let mut w = io::BufWriter::with_capacity(1 << 16, &self.0);
-        serde_json::to_writer(&mut w, value)?;
-        w.flush()
-    }
-
-    /// Reads what [`MemFile::write_json`] wrote, from its start.
-    pub fn read_json<T: for<'de> Deserialize<'de>>(&self) -> io::Result<T> {
-        let r = io::BufReader::with_capacity(1 << 16, self.from_start()?);
-        Ok(serde_json::from_reader(r)?)
-    }
-
-    /// The file, its offset at its start.
-    pub fn from_start(&self) -> io::Result<&std::fs::File> {
-        use std::io::{Seek, SeekFrom};
-        let mut f = &self.0;
-        f.seek(SeekFrom::Start(0))?;
-        Ok(&self.0)
-    }
-
-    /// Its length, bytes.
-    pub fn len(&self) -> io::Result<u64> {
-        Ok(self.0.metadata()?.len())
-    }
-
-    /// Whether it is empty.
-    pub fn is_empty(&self) -> io::Result<bool> {
-        Ok(self.len()? == 0)
-    }
-
-    /// Sends its descriptor (see [`send_fd`]).
-    pub fn send(&self, s: &UnixStream) -> io::Result<()> {
-        send_fd(s, self.0.as_fd())
-    }
-
-    /// Receives one that [`MemFile::send`] sent.
-    pub fn recv(s: &UnixStream) -> io::Result<MemFile> {
-        recv_fd(s).map(|fd| MemFile(std::fs::File::from(fd)))
-    }
-}
-
-impl std::fmt::Debug for MemFile {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.len() {
-            Ok(n) => write!(f, "MemFile({n} bytes)"),
-            Err(e) => write!(f, "MemFile(unknown length: {e})"),
-        }
-    }
 }
 
 /// What a worker handed over ([`Reply::Handed`]): its encoding, in a [`MemFile`]. The
@@ -414,55 +350,6 @@ pub fn recv<T: for<'de> Deserialize<'de>>(s: &mut UnixStream) -> io::Result<Opti
         .map_err(invalid)
 }
 
-/// Sends `fd` as one byte with `SCM_RIGHTS`.
-pub fn send_fd(s: &UnixStream, fd: BorrowedFd<'_>) -> io::Result<()> {
-    use rustix::net::{sendmsg, SendAncillaryBuffer, SendAncillaryMessage, SendFlags};
-    use std::mem::MaybeUninit;
-    let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
-    let mut control = SendAncillaryBuffer::new(&mut space);
-    let fds = [fd];
-    if !control.push(SendAncillaryMessage::ScmRights(&fds)) {
-        return Err(io::Error::other("no room for the descriptor"));
-    }
-    let byte = [0u8];
-    sendmsg(
-        s.as_fd(),
-        &[io::IoSlice::new(&byte)],
-        &mut control,
-        SendFlags::NOSIGNAL,
-    )?;
-    Ok(())
-}
-
-/// Receives the descriptor [`send_fd`] sent.
-pub fn recv_fd(s: &UnixStream) -> io::Result<OwnedFd> {
-    use rustix::net::{recvmsg, RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags};
-    use std::mem::MaybeUninit;
-    let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
-    let mut control = RecvAncillaryBuffer::new(&mut space);
-    let mut byte = [0u8];
-    let got = recvmsg(
-        s.as_fd(),
-        &mut [io::IoSliceMut::new(&mut byte)],
-        &mut control,
-        RecvFlags::CMSG_CLOEXEC,
-    )?;
-    if got.bytes != 1 {
-        return Err(io::Error::new(
-            io::ErrorKind::UnexpectedEof,
-            "the descriptor did not arrive",
-        ));
-    }
-    for msg in control.drain() {
-        if let RecvAncillaryMessage::ScmRights(mut fds) = msg {
-            if let Some(fd) = fds.next() {
-                return Ok(fd);
-            }
-        }
-    }
-    Err(invalid("a message without the descriptor"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -497,17 +384,6 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        let file = tempfile::tempfile().unwrap();
-        use std::io::Write as _;
-        (&file).write_all(b"scratch").unwrap();
-        send_fd(&a, file.as_fd()).unwrap();
-        let fd = recv_fd(&b).unwrap();
-        let mut got = String::new();
-        use std::io::{Seek, SeekFrom};
-        let mut f = std::fs::File::from(fd);
-        f.seek(SeekFrom::Start(0)).unwrap();
-        f.read_to_string(&mut got).unwrap();
-        assert_eq!(got, "scratch");
         drop(a);
         assert!(recv::<Reply>(&mut b).unwrap().is_none(), "end of stream");
     }

@@ -15,12 +15,12 @@ mod master;
 mod slave;
 
 use super::place;
+use crate::bench::Fact;
 use crate::bench::{After, Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::{Expect, Plan};
 use crate::os::affinity::{self, Pin};
 use crate::os::task::{self, Blocked, Handler, SharedMem, SigSet, Vector};
-use crate::results::Fact;
 use master::{Peer, PingPong};
 use slave::{slave, SlaveEnds};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};

@@ -16,13 +16,13 @@ pub use members::{BuildError, Ring};
 
 use super::home_cpu;
 use crate::bench::via::Via;
+use crate::bench::Fact;
 use crate::bench::{body, InRun, Kind, ParamSpec, Params, Prepared, RunContext, Simple};
 use crate::error::BenchError;
 use crate::harness::{Body, Expect, Plan};
 use crate::os::affinity;
 use crate::os::task;
 use crate::os::usage::{Usage, Who};
-use crate::results::Fact;
 use std::os::fd::{AsFd, AsRawFd};
 use std::time::Instant;
 

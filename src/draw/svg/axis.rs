@@ -1,7 +1,7 @@
 //! Axes: linear or log10 scales, nice tick steps, and tick labels that carry their
 //! unit (ns, µs, ms, s; bytes).
 
-use crate::results::unit_for;
+use crate::draw::units::unit_for;
 
 /// How an axis maps values to positions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
