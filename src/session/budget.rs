@@ -1,0 +1,268 @@
+//! The time a run may spend, and who gets it: the budget in proportion to the
+//! selection, the rounds each instance is expected to need, and which instances the
+//! time left funds.
+
+use super::instance::{self, Instance};
+use crate::harness::Profile;
+
+/// How a run spends its time past the minimum rounds: within the profile's budget
+/// (`syscost run`), more rounds go to the benchmarks that have not converged, those
+/// that need the least time to reach their target first, up to `budget_max_rounds`;
+/// without a budget (one benchmark at a time, as `repro` measures), up to `max_rounds`.
+pub(super) struct Budget {
+    pub(super) profile: Profile,
+    /// Spread the rounds over time at the pace of the profile's span (a whole run).
+    pub(super) spread: bool,
+    /// The most rounds an instance gets.
+    pub(super) cap: usize,
+    /// The run's start, when a budget applies.
+    pub(super) start: Option<std::time::Instant>,
+    /// The run's budget, ns: the profile's for a whole catalogue, less for fewer
+    /// instances ([`Budget::for_instances`]).
+    pub(super) budget_ns: f64,
+}
+
+impl Budget {
+    /// A budget of `budget_ns` (its share of [`Budget::for_instances`]) for a group.
+    pub(super) fn new(profile: Profile, spread: bool, budget_ns: f64) -> Budget {
+        let budgeted = spread
+            && profile.budget_ns > 0
+            && profile.budget_max_rounds > profile.max_rounds;
+        Budget {
+            profile,
+            spread,
+            cap: if budgeted {
+                profile.budget_max_rounds
+            } else {
+                profile.max_rounds
+            },
+            start: budgeted.then(std::time::Instant::now),
+            budget_ns,
+        }
+    }
+
+    /// The time a run of `n` instances may take at most, ns: the profile's budget for
+    /// [`WHOLE_CATALOGUE`] instances or more, a share of it in proportion for fewer,
+    /// and never less than four spans (the minimum rounds' span and three more at
+    /// their pace). A cap, not a time to fill: a run ends as soon as every instance is
+    /// done. So `syscost run syscall.getpid` answers within about 12 s in the standard
+    /// profile however its rounds spread, where the whole catalogue's 105 s would let a
+    /// row that converges slowly hold the answer for a minute and more.
+    pub(super) fn for_instances(p: &Profile, n: usize) -> f64 {
+        let share = p.budget_ns as f64 * n as f64 / WHOLE_CATALOGUE as f64;
+        share.max(4.0 * p.span_ns as f64).min(p.budget_ns as f64)
+    }
+
+    /// The time left, ns (None without a budget).
+    pub(super) fn left_ns(&self) -> Option<f64> {
+        let start = self.start?;
+        Some(self.budget_ns - start.elapsed().as_nanos() as f64)
+    }
+
+    /// Once the budget is spent, why `inst` gets no more rounds.
+    pub(super) fn spent(&self, inst: &Instance<'_>) -> Option<String> {
+        match self.left_ns() {
+            Some(left) if left <= 0.0 => Some(format!(
+                "the run's time budget ({:.0} s) ended; {}",
+                self.budget_ns / 1e9,
+                self.outlook(inst).2
+            )),
+            _ => None,
+        }
+    }
+
+    /// Past the profile's usual rounds (`max_rounds`), why `inst` gets no more when it
+    /// cannot reach its target within the cap: the budget is a cap, not a time to
+    /// fill, and rounds that narrow an interval which stays above its target anyway
+    /// only make the run longer. None without a budget.
+    pub(super) fn hopeless(&self, inst: &Instance<'_>) -> Option<String> {
+        if self.start.is_none() || inst.progress().rounds < self.profile.max_rounds {
+            return None;
+        }
+        let (feasible, _, why) = self.outlook(inst);
+        (!feasible).then_some(why)
+    }
+
+    /// Whether `inst` can converge within the cap, what more rounds would cost it (ns:
+    /// to its target, or else to the cap), and that in words.
+    pub(super) fn outlook(&self, inst: &Instance<'_>) -> (bool, f64, String) {
+        let instance::Progress {
+            rounds,
+            ci,
+            floor,
+            visit_ns,
+            held,
+        } = inst.progress();
+        let target = held.target(&self.profile);
+        let to_cap = self.cap.saturating_sub(rounds) as f64 * visit_ns;
+        if floor > target {
+            return (
+                false,
+                to_cap,
+                format!(
+                    "more rounds cannot narrow its interval below ±{:.2}%, half the \
+                     clock's step per operation",
+                    floor * 100.0
+                ),
+            );
+        }
+        let Some(need) = rounds_needed(rounds, ci, target) else {
+            return (
+                false,
+                to_cap,
+                "no round has a clean sample, so the interval cannot narrow".into(),
+            );
+        };
+        if need > self.cap {
+            return (
+                false,
+                to_cap,
+                format!(
+                    "its rounds spread so that the interval would reach the target after \
+                     about {need} rounds, more than the cap of {}",
+                    self.cap
+                ),
+            );
+        }
+        let look = self.profile.next_look(need, self.cap);
+        let more = look.saturating_sub(rounds);
+        (
+            true,
+            more as f64 * visit_ns,
+            format!(
+                "it would need about {more} more rounds ({:.1} s) to reach the target",
+                more as f64 * visit_ns / 1e9
+            ),
+        )
+    }
+
+    /// The instances of `order` that the budget left pays for, and what they need, ns:
+    /// those that can reach their target within the cap, the cheapest first (what more
+    /// rounds to their target cost), as long as the sum of their needs fits in the
+    /// budget left. Funding every instance that could converge within the cap would
+    /// share the budget among more than it can carry, and a row that gets rounds
+    /// without reaching its next look before the budget ends gains nothing from them.
+    pub(super) fn funded(
+        &self,
+        all: &[Instance<'_>],
+        order: &[usize],
+    ) -> (Vec<usize>, f64) {
+        let Some(left) = self.left_ns() else {
+            return (Vec::new(), 0.0);
+        };
+        let needs: Vec<(f64, usize)> = order
+            .iter()
+            .filter(|&&i| all[i].open())
+            .filter_map(|&i| {
+                let (feasible, cost, _) = self.outlook(&all[i]);
+                feasible.then_some((cost, i))
+            })
+            .collect();
+        cheapest_within(needs, left)
+    }
+
+    /// Whether an instance the budget does not fund waits this cycle: while the budget
+    /// left is no more than what the funded ones still need (`reserve`). A round of it
+    /// would narrow an interval that stays unconverged anyway, and take the time
+    /// another row needs to converge.
+    pub(super) fn defer(&self, reserve: f64) -> bool {
+        match self.left_ns() {
+            Some(left) => reserve > 0.0 && left <= reserve,
+            None => false,
+        }
+    }
+
+    /// The order in which the instances of `order` (past the minimum cycles) get their
+    /// next round: any still short of its minimum rounds (a round of it was measured
+    /// again) first, then those that need the least time to reach their target first,
+    /// those that cannot within the cap last (they still get rounds while the budget
+    /// lasts: the run's time goes where the uncertainty is).
+    pub(super) fn choose(&self, all: &[Instance<'_>], order: Vec<usize>) -> Vec<usize> {
+        if self.start.is_none() {
+            return order;
+        }
+        let mut keyed: Vec<(bool, bool, f64, usize)> = order
+            .into_iter()
+            .map(|i| {
+                let short = all[i].progress().rounds < self.profile.min_rounds;
+                let (feasible, cost, _) = self.outlook(&all[i]);
+                (short, feasible, cost, i)
+            })
+            .collect();
+        keyed.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)).then(a.2.total_cmp(&b.2)));
+        keyed.into_iter().map(|(_, _, _, i)| i).collect()
+    }
+}
+
+/// Of `needs` (what each one needs, ns, and its index), those that fit in `left`
+/// together, the smallest needs first, and the sum of their needs.
+pub(super) fn cheapest_within(
+    mut needs: Vec<(f64, usize)>,
+    left: f64,
+) -> (Vec<usize>, f64) {
+    needs.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let (mut ids, mut sum) = (Vec::new(), 0.0);
+    for (need, i) in needs {
+        if sum + need > left {
+            break;
+        }
+        sum += need;
+        ids.push(i);
+    }
+    (ids, sum)
+}
+
+/// About how many rounds an interval of relative half-width `ci` after `rounds` rounds
+/// needs to reach `target`: the half-width shrinks as one over the square root of the
+/// rounds (the t quantile's shrinking is left out, so the estimate errs long).
+/// None when the interval is not known.
+pub(super) fn rounds_needed(rounds: usize, ci: f64, target: f64) -> Option<usize> {
+    if !ci.is_finite() || target <= 0.0 {
+        return None;
+    }
+    let r = rounds.max(1) as f64 * (ci / target).powi(2);
+    Some((r.min(1e6).ceil() as usize).max(rounds + 1))
+}
+
+/// How many instances make a whole catalogue, for the time budget: a run of this many
+/// or more has the profile's whole budget ([`Budget::for_instances`]).
+pub(super) const WHOLE_CATALOGUE: usize = 250;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_small_selection_has_a_budget_in_proportion_but_never_below_four_spans() {
+        let p = Profile::STANDARD;
+        let s = |n| Budget::for_instances(&p, n) / 1e9;
+        assert_eq!(s(1), 4.0 * p.span_ns as f64 / 1e9);
+        assert_eq!(s(3), s(1));
+        assert_eq!(s(WHOLE_CATALOGUE), p.budget_ns as f64 / 1e9);
+        assert_eq!(s(10 * WHOLE_CATALOGUE), s(WHOLE_CATALOGUE));
+        assert!(s(200) > s(100) && s(100) > s(1));
+    }
+
+    #[test]
+    fn the_rounds_a_benchmark_needs_grow_with_the_square_of_its_interval() {
+        assert_eq!(rounds_needed(5, 0.02, 0.01), Some(20));
+        assert_eq!(rounds_needed(5, 0.011, 0.01), Some(7));
+        assert_eq!(rounds_needed(8, 0.005, 0.01), Some(9), "at least one more");
+        assert_eq!(rounds_needed(5, f64::INFINITY, 0.01), None);
+    }
+
+    #[test]
+    fn the_budget_funds_the_smallest_needs_that_fit_together() {
+        let needs = vec![(5.0, 0), (1.0, 1), (3.0, 2), (2.0, 3)];
+        assert_eq!(cheapest_within(needs.clone(), 6.5), (vec![1, 3, 2], 6.0));
+        // The next smallest need does not fit: none after it is funded either, so the
+        // order of need is kept (a larger need never goes before a smaller one).
+        assert_eq!(cheapest_within(needs.clone(), 2.5), (vec![1], 1.0));
+        assert_eq!(
+            cheapest_within(needs.clone(), 11.0),
+            (vec![1, 3, 2, 0], 11.0)
+        );
+        assert_eq!(cheapest_within(needs, 0.5), (vec![], 0.0));
+        assert_eq!(cheapest_within(Vec::new(), 10.0), (vec![], 0.0));
+    }
+}

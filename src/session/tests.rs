@@ -1,0 +1,180 @@
+//! The session's tests: a smoke session's rounds, hand-overs and failures.
+
+use super::*;
+use crate::harness::Profile;
+
+#[test]
+fn a_run_looks_at_its_interval_a_few_times_not_after_every_round() {
+    let p = Profile::STANDARD;
+    let looks: Vec<usize> = (1..=p.budget_max_rounds)
+        .filter(|&r| p.looks_at(r, p.budget_max_rounds))
+        .collect();
+    assert_eq!(looks, [5, 8, 12, 18, 27, 41, 62, 93]);
+    let plain: Vec<usize> = (1..=p.max_rounds)
+        .filter(|&r| p.looks_at(r, p.max_rounds))
+        .collect();
+    assert_eq!(plain, [5, 8]);
+    assert_eq!(p.next_look(6, 18), 8);
+    assert_eq!(p.next_look(13, 18), 18);
+    let q = Profile::QUICK;
+    let quick: Vec<usize> = (1..=q.budget_max_rounds)
+        .filter(|&r| q.looks_at(r, q.budget_max_rounds))
+        .collect();
+    assert_eq!(quick, [3, 5, 8]);
+}
+
+/// Takes a few microseconds per operation; its after step fails.
+const FAILS_AFTER: crate::bench::Simple = crate::bench::Simple {
+    name: "test.fails_after",
+    about: "",
+    origin: "",
+    params: &[],
+    prepare: |_| {
+        Ok(crate::bench::Prepared::new(crate::bench::body(|| {
+            std::hint::black_box(std::time::Instant::now());
+            Ok(())
+        }))
+        .after(Box::new(|_, _| {
+            Err(BenchError::Failed("the check found a bad count".into()))
+        })))
+    },
+};
+
+/// A session of the smoke profile on the monotonic clock.
+fn smoke_session() -> Session {
+    let opts = SessionOptions {
+        clock: ClockChoice::Monotonic,
+        ..SessionOptions::new(Profile::SMOKE, false)
+    };
+    Session::start(opts).unwrap()
+}
+
+#[test]
+fn a_failure_after_the_measurement_keeps_the_measurement() {
+    let session = smoke_session();
+    let r = session
+        .run(&FAILS_AFTER, &crate::bench::Params(vec![]))
+        .unwrap();
+    assert_eq!(r.status, Status::Failed);
+    let why = r.reason.as_deref().unwrap_or("");
+    assert!(
+        why.contains("after the measurement") && why.contains("bad count"),
+        "{why}"
+    );
+    let median = r.median_ns().expect("the measurement is kept");
+    assert!(median > 0.0 && median < 1e6, "{median}");
+}
+
+/// One round of `slot` in `session`, as a worker measures it: whether it was kept.
+fn visit_in(
+    session: &Session,
+    slot: &mut slot::Slot<'_>,
+    begin: u64,
+    round: u32,
+    canary: f64,
+    limit: f64,
+) -> bool {
+    let mut env = slot::Env {
+        clock: session.clock.as_ref(),
+        settings: session.settings,
+        context: &session.context,
+        flag: None,
+        explain: None,
+    };
+    slot.visit(&mut env, round, begin, canary, limit).unwrap()
+}
+
+#[test]
+fn a_round_in_a_slow_episode_is_measured_again_but_never_more_often_than_kept() {
+    let session = smoke_session();
+    let params = crate::bench::Params(vec![]);
+    let mut slot = slot::Slot::new(&FAILS_AFTER, &params);
+    let begin = session.clock.now();
+    let visit = |slot: &mut slot::Slot<'_>, round: u32, canary: f64, limit: f64| {
+        visit_in(&session, slot, begin, round, canary, limit)
+    };
+    // The canary before the round read above the limit: not kept.
+    assert!(!visit(&mut slot, 0, 200.0, 100.0));
+    assert_eq!((slot.rounds, slot.redone), (0, 1));
+    assert!(slot.samples.is_empty() && slot.canaries.is_empty());
+    // Again: no more rounds measured again than kept (here, one), so it is kept.
+    assert!(visit(&mut slot, 0, 200.0, 100.0));
+    assert_eq!((slot.rounds, slot.redone), (1, 1));
+    assert!(!slot.samples.is_empty());
+    // Without a limit, every round is kept.
+    assert!(visit(&mut slot, 1, 1e9, 0.0));
+    assert_eq!((slot.rounds, slot.redone), (2, 1));
+    let kept = slot.samples.len();
+    // The getpid canary after a round takes far more than a picosecond: not kept.
+    assert!(!visit(&mut slot, 2, 0.0, 1e-3));
+    assert_eq!((slot.rounds, slot.redone, slot.samples.len()), (2, 2, kept));
+    assert!(visit(&mut slot, 2, 1e9, 0.0));
+    assert_eq!((slot.rounds, slot.redone), (3, 2));
+    let h = session.harness();
+    let r = slot.finish(&h, false, false).expect("a result");
+    let m = r.measured.expect("measured");
+    assert_eq!(m.rounds_redone, 2);
+    assert_eq!(m.rounds.len(), 3, "only the rounds kept");
+    let json = serde_json::to_value(&m).unwrap();
+    assert_eq!(json["rounds_redone"], 2);
+}
+
+#[test]
+fn a_hand_over_crosses_a_socket_as_a_descriptor_and_resumes_whole() {
+    use std::os::unix::net::UnixStream;
+    use worker::wire::{self, Reply, Sealed};
+    let session = smoke_session();
+    let params = crate::bench::Params(vec![]);
+    let mut slot = slot::Slot::new(&FAILS_AFTER, &params);
+    let begin = session.clock.now();
+    assert!(visit_in(&session, &mut slot, begin, 0, 70.0, 0.0));
+    let (rounds, samples) = (slot.rounds, slot.samples.len());
+    assert!(samples > 0);
+    // The ticks the overhead subtracts: the first round's, and one later round's.
+    let mut setup = slot.setup.clone().expect("set up in the first round");
+    setup.1.ticks = 61;
+    setup.1.later = vec![52];
+    slot.setup = Some(setup.clone());
+    let sealed = Sealed::seal(&slot.carry(Some(1234))).unwrap();
+    let bytes = sealed.0.len().unwrap();
+    assert!(bytes > 0);
+    // The worker's side: the reply, then the descriptor; dropping its own copy
+    // leaves the file to the descriptor in flight.
+    let (mut worker, mut parent) = UnixStream::pair().unwrap();
+    wire::send(&mut worker, &Reply::Handed { bytes }).unwrap();
+    sealed.0.send(&worker).unwrap();
+    drop(sealed);
+    match wire::recv::<Reply>(&mut parent).unwrap() {
+        Some(Reply::Handed { bytes: b }) => assert_eq!(b, bytes),
+        other => panic!("{other:?}"),
+    }
+    let got = Sealed(wire::MemFile::recv(&parent).unwrap());
+    assert_eq!(got.0.len().unwrap(), bytes);
+    // The next worker reads it from the start, whatever the file's offset.
+    let resumed = slot::Slot::resume(&FAILS_AFTER, &params, got.open().unwrap());
+    assert_eq!((resumed.rounds, resumed.samples.len()), (rounds, samples));
+    assert_eq!(resumed.processes(), 2, "the worker that handed over counts");
+    assert_eq!(resumed.earlier_peak_kib, Some(1234));
+    let (k, o) = resumed.setup.clone().expect("the set-up travels");
+    assert_eq!((k, o.ticks, &o.later), (setup.0, 61, &vec![52]));
+    assert_eq!(
+        (o.ticks_for(0), o.ticks_for(1), o.ticks_for(2)),
+        (61, 52, 61)
+    );
+    // A file that is not a whole hand-over is refused, not half read.
+    let torn = wire::MemFile::create("torn").unwrap();
+    torn.write_json(&"not a hand-over").unwrap();
+    assert!(Sealed(torn).open().is_err());
+}
+
+#[test]
+fn asking_for_a_tsc_the_cpu_does_not_keep_steady_is_a_usage_error() {
+    let opts = SessionOptions {
+        clock: ClockChoice::Tsc,
+        ..SessionOptions::new(Profile::SMOKE, false)
+    };
+    let e = Session::start(opts).err().expect("refused");
+    let usage = e.downcast_ref::<crate::error::UsageError>();
+    assert!(usage.is_some(), "not a usage error: {e:#}");
+    assert!(e.to_string().contains("--clock tsc"), "{e}");
+}
