@@ -6,11 +6,14 @@ src/A/...), outside comments, string literals and `#[cfg(test)]` items: unit tes
 reach anywhere, shipped code may not. Grouped imports (`use crate::{B, C::x}`) count
 every module they name.
 
-    scripts/layers.py            the graph's cycles (exit 1 if any) and the layer order
+    scripts/layers.py            checks the graph (exit 1 on a fault) and prints the layers
     scripts/layers.py --edges    every edge, with one place that makes it
     scripts/layers.py --why A B  every place where A uses B
 
-ARCHITECTURE.md gives the layers this check keeps; `.ci/run` runs it.
+The check fails when the graph has a cycle, when a module is missing from LAYERS, when
+a module uses one in its own layer or above, or when ARCHITECTURE.md's code map does not
+name a module (as `src/NAME`). ARCHITECTURE.md gives the layers in words; `.ci/run`
+runs this check.
 """
 
 import argparse
@@ -20,6 +23,22 @@ import sys
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 SRC = os.path.join(ROOT, "src")
+
+# Lowest first. A module may use only modules of lower layers (ARCHITECTURE.md).
+LAYERS = [
+    ("foundation", ["error", "stats", "host", "draw"]),
+    ("system calls", ["os"]),
+    ("measurement core", ["harness"]),
+    ("what is measured and how it is recorded", ["bench", "trace", "explain"]),
+    ("result model", ["results"]),
+    ("after the measurement", ["derive", "spill"]),
+    ("orchestration", ["session"]),
+    ("comparison", ["compare"]),
+    ("outputs", ["report", "store"]),
+    ("fleet", ["fleet"]),
+    ("seed studies", ["repro"]),
+    ("command line", ["cli"]),
+]
 
 
 def modules():
@@ -215,18 +234,31 @@ def cycles(edges):
     return out
 
 
-def levels(edges):
-    """Each module's level: 0 for one that uses none, else one above its highest use."""
-    level = {}
-
-    def of(v, seen=()):
-        if v not in level:
-            level[v] = 1 + max((of(w, seen + (v,)) for w in edges[v]), default=-1)
-        return level[v]
-
-    for v in edges:
-        of(v)
-    return level
+def faults(edges):
+    """What breaks the declared layers, one line each."""
+    out = []
+    layer = {m: i for i, (_, ms) in enumerate(LAYERS) for m in ms}
+    for m in sorted(edges):
+        if m not in layer:
+            out.append(f"{m} is in no layer of LAYERS")
+    for m in sorted(layer):
+        if m not in edges:
+            out.append(f"{m} is in LAYERS but not a module of src/lib.rs")
+    for a in sorted(edges):
+        for b in sorted(edges[a]):
+            if a in layer and b in layer and layer[b] >= layer[a]:
+                file, line = edges[a][b][0]
+                where = "its own layer" if layer[b] == layer[a] else "a higher layer"
+                out.append(f"{a} uses {b}, of {where} ({file}:{line})")
+    try:
+        with open(os.path.join(ROOT, "ARCHITECTURE.md")) as f:
+            doc = f.read()
+    except OSError:
+        return out + ["ARCHITECTURE.md is missing"]
+    for m in sorted(edges):
+        if f"src/{m}" not in doc:
+            out.append(f"ARCHITECTURE.md's code map does not name src/{m}")
+    return out
 
 
 def main():
@@ -252,10 +284,15 @@ def main():
             print(f"cycle among {len(comp)} modules ({inner} edges): {', '.join(comp)}")
         print("scripts/layers.py --edges lists the edges; --why A B says where", file=sys.stderr)
         return 1
-    level = levels(edges)
-    for n in range(max(level.values()) + 1):
-        print(f"layer {n}: {', '.join(sorted(v for v in level if level[v] == n))}")
-    print(f"no cycle among {len(edges)} top-level modules")
+    broken = faults(edges)
+    for line in broken:
+        print(line)
+    if broken:
+        return 1
+    for i, (name, ms) in enumerate(LAYERS):
+        print(f"layer {i} ({name}): {', '.join(ms)}")
+    n = sum(len(e) for e in edges.values())
+    print(f"no cycle among {len(edges)} top-level modules; all {n} edges go down a layer")
     return 0
 
 

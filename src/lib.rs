@@ -2,13 +2,15 @@
 //! context switches, signals, faults, file reads — with statistics a performance
 //! engineer can trust.
 //!
-//! The library is the whole tool; `main.rs` only calls [`cli::main`]. The tree follows
-//! the architecture: [`cli`] turns arguments into one validated configuration,
-//! [`harness`] measures any prepared operation, [`stats`] holds the pure statistics,
-//! [`bench`](mod@bench) is the catalogue, [`os`] is the only place with raw system calls,
-//! [`report`] renders results, [`host`] reads the machine's facts, [`store`] keeps the
-//! history of runs, [`compare`] compares runs, and [`repro`] puts the seed studies'
-//! tables beside today's figures.
+//! The library is the whole tool; `main.rs` only dispatches to a worker or to
+//! [`cli::main`]. The modules form layers, each using only those below it (lowest
+//! first): [`error`], [`stats`], [`host`] and [`draw`] (the drawing toolkit); [`os`],
+//! the only place with raw system calls; [`harness`], the measurement core;
+//! [`bench`](mod@bench) (the catalogue), [`trace`] and [`explain`]; [`results`], the
+//! result model; [`derive`] and [`spill`]; [`session`], which measures a run in worker
+//! processes; [`compare`]; [`report`] (the renderers) and [`store`] (the history);
+//! [`fleet`]; [`repro`]; and [`cli`] on top. `ARCHITECTURE.md` maps them, and
+//! `scripts/layers.py` checks that no use goes up a layer.
 
 pub mod bench;
 pub mod cli;
