@@ -14,12 +14,22 @@
 //! container's seccomp profile refuse, [`KernelRecorder::start`] says why in one line
 //! and the caller goes on without kernel events; a tracepoint this kernel lacks is
 //! left out and named.
+//!
+//! The tracepoints known, their tracefs ids and record layouts, and how a raw record
+//! decodes are in `tracepoints`; this file opens them, drains the rings and reports.
+
+mod tracepoints;
+
+pub use tracepoints::{parse_format, Field};
 
 use super::format::{KernelEvent, KernelKind, Lost};
 use crate::os::perf::{self, Event, Record, Ring};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::io;
+use tracepoints::{
+    exit_of, read_field, tracepoint_ids, Decoder, Known, Tracepoint, TRACEPOINTS,
+};
 
 /// What to record.
 #[derive(Debug, Clone)]
@@ -83,242 +93,6 @@ pub const DEFAULT_KINDS: &[KernelKind] = &[
     KernelKind::Fault,
 ];
 
-/// A tracepoint, what it becomes, and which of its fields fill `a` and `b`.
-struct Tracepoint {
-    system: &'static str,
-    name: &'static str,
-    kind: KernelKind,
-    /// The field for `a` (and the task's tid when `tid_field` is set).
-    a: Option<&'static str>,
-    b: Option<&'static str>,
-    /// The field holding the task the event is about, when it is not the current one.
-    tid_field: Option<&'static str>,
-}
-
-const fn tp(
-    system: &'static str,
-    name: &'static str,
-    kind: KernelKind,
-    a: Option<&'static str>,
-    b: Option<&'static str>,
-    tid_field: Option<&'static str>,
-) -> Tracepoint {
-    Tracepoint {
-        system,
-        name,
-        kind,
-        a,
-        b,
-        tid_field,
-    }
-}
-
-/// Every tracepoint this recorder knows, by the kind it records.
-const TRACEPOINTS: &[Tracepoint] = &[
-    tp(
-        "sched",
-        "sched_switch",
-        KernelKind::Switch,
-        Some("next_pid"),
-        Some("prev_state"),
-        Some("prev_pid"),
-    ),
-    tp(
-        "sched",
-        "sched_migrate_task",
-        KernelKind::Migrate,
-        Some("orig_cpu"),
-        Some("dest_cpu"),
-        Some("pid"),
-    ),
-    tp(
-        "irq_vectors",
-        "local_timer_entry",
-        KernelKind::TimerEntry,
-        Some("vector"),
-        None,
-        None,
-    ),
-    tp(
-        "irq_vectors",
-        "local_timer_exit",
-        KernelKind::TimerExit,
-        Some("vector"),
-        None,
-        None,
-    ),
-    tp(
-        "irq",
-        "irq_handler_entry",
-        KernelKind::IrqEntry,
-        Some("irq"),
-        None,
-        None,
-    ),
-    tp(
-        "irq",
-        "irq_handler_exit",
-        KernelKind::IrqExit,
-        Some("irq"),
-        None,
-        None,
-    ),
-    tp(
-        "irq",
-        "softirq_entry",
-        KernelKind::SoftirqEntry,
-        Some("vec"),
-        None,
-        None,
-    ),
-    tp(
-        "irq",
-        "softirq_exit",
-        KernelKind::SoftirqExit,
-        Some("vec"),
-        None,
-        None,
-    ),
-    tp(
-        "irq_vectors",
-        "call_function_entry",
-        KernelKind::IpiEntry,
-        Some("vector"),
-        None,
-        None,
-    ),
-    tp(
-        "irq_vectors",
-        "call_function_exit",
-        KernelKind::IpiExit,
-        Some("vector"),
-        None,
-        None,
-    ),
-    tp(
-        "irq_vectors",
-        "call_function_single_entry",
-        KernelKind::IpiEntry,
-        Some("vector"),
-        None,
-        None,
-    ),
-    tp(
-        "irq_vectors",
-        "call_function_single_exit",
-        KernelKind::IpiExit,
-        Some("vector"),
-        None,
-        None,
-    ),
-    tp(
-        "irq_vectors",
-        "reschedule_entry",
-        KernelKind::IpiEntry,
-        Some("vector"),
-        None,
-        None,
-    ),
-    tp(
-        "irq_vectors",
-        "reschedule_exit",
-        KernelKind::IpiExit,
-        Some("vector"),
-        None,
-        None,
-    ),
-    tp(
-        "exceptions",
-        "page_fault_user",
-        KernelKind::Fault,
-        Some("address"),
-        Some("error_code"),
-        None,
-    ),
-];
-
-/// The exit kind that pairs with an entry kind.
-fn exit_of(k: KernelKind) -> Option<KernelKind> {
-    match k {
-        KernelKind::TimerEntry => Some(KernelKind::TimerExit),
-        KernelKind::IrqEntry => Some(KernelKind::IrqExit),
-        KernelKind::SoftirqEntry => Some(KernelKind::SoftirqExit),
-        KernelKind::IpiEntry => Some(KernelKind::IpiExit),
-        _ => None,
-    }
-}
-
-/// A field of a tracepoint's record: where it is and how wide.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Field {
-    /// Byte offset in the raw record.
-    pub offset: usize,
-    /// Bytes.
-    pub size: usize,
-    /// Whether it is signed.
-    pub signed: bool,
-}
-
-/// Parses a tracefs `format` file into its fields by name.
-pub fn parse_format(text: &str) -> BTreeMap<String, Field> {
-    let mut out = BTreeMap::new();
-    for line in text.lines() {
-        let line = line.trim();
-        let Some(rest) = line.strip_prefix("field:") else {
-            continue;
-        };
-        let mut decl = "";
-        let (mut offset, mut size, mut signed) = (None, None, false);
-        for part in rest.split(';').map(str::trim) {
-            if let Some(v) = part.strip_prefix("offset:") {
-                offset = v.trim().parse().ok();
-            } else if let Some(v) = part.strip_prefix("size:") {
-                size = v.trim().parse().ok();
-            } else if let Some(v) = part.strip_prefix("signed:") {
-                signed = v.trim() == "1";
-            } else if decl.is_empty() {
-                decl = part;
-            }
-        }
-        // "unsigned long address" → "address"; "char prev_comm[16]" → "prev_comm".
-        let name = decl
-            .split_whitespace()
-            .last()
-            .unwrap_or("")
-            .split('[')
-            .next()
-            .unwrap_or("");
-        if let (false, Some(offset), Some(size)) = (name.is_empty(), offset, size) {
-            out.insert(
-                name.to_string(),
-                Field {
-                    offset,
-                    size,
-                    signed,
-                },
-            );
-        }
-    }
-    out
-}
-
-/// Reads an integer field from a raw record (0 when it does not fit).
-fn read_field(raw: &[u8], f: Field) -> u64 {
-    let Some(bytes) = raw.get(f.offset..f.offset + f.size) else {
-        return 0;
-    };
-    let mut v = [0u8; 8];
-    let n = f.size.min(8);
-    v[..n].copy_from_slice(&bytes[..n]);
-    let x = u64::from_le_bytes(v);
-    if f.signed && n < 8 && bytes[n - 1] & 0x80 != 0 {
-        // sign-extend, then keep as the two's complement u64
-        x | (!0u64 << (8 * n))
-    } else {
-        x
-    }
-}
-
 /// Why the kernel's events cannot be had, in one line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unavailable(pub String);
@@ -330,14 +104,6 @@ impl fmt::Display for Unavailable {
 }
 
 impl std::error::Error for Unavailable {}
-
-/// How one opened event decodes.
-struct Decoder {
-    kind: KernelKind,
-    a: Option<Field>,
-    b: Option<Field>,
-    tid: Option<Field>,
-}
 
 /// What a drain found.
 #[derive(Debug, Default)]
@@ -424,50 +190,6 @@ fn refusal(e: &io::Error, what: &str) -> Unavailable {
         _ => e.to_string(),
     };
     Unavailable(format!("kernel events unavailable: {what}: {why}"))
-}
-
-/// A tracepoint this kernel has: its id and the fields of its record.
-type Known<'a> = (&'a Tracepoint, u64, BTreeMap<String, Field>);
-
-/// Reads the id and record format of each chosen tracepoint from tracefs; returns where
-/// tracefs was found, the tracepoints this kernel has, and the names of those it has
-/// not (`system:name`). None at all is a reason to record without kernel events.
-fn tracepoint_ids<'a>(
-    chosen: &[&'a Tracepoint],
-) -> Result<(String, Vec<Known<'a>>, Vec<String>), Unavailable> {
-    let files: Vec<String> = chosen
-        .iter()
-        .flat_map(|t| {
-            [
-                format!("events/{}/{}/id", t.system, t.name),
-                format!("events/{}/{}/format", t.system, t.name),
-            ]
-        })
-        .collect();
-    let (where_, texts) = perf::read_tracefs(&files).map_err(|e| {
-        refusal(
-            &e,
-            "tracefs is not mounted and could not be mounted privately",
-        )
-    })?;
-    let mut ids = Vec::new();
-    let mut missing = Vec::new();
-    for (i, t) in chosen.iter().enumerate() {
-        match (&texts[2 * i], &texts[2 * i + 1]) {
-            (Ok(id), Ok(format)) => match id.trim().parse::<u64>() {
-                Ok(id) => ids.push((*t, id, parse_format(format))),
-                Err(_) => missing.push(format!("{}:{}", t.system, t.name)),
-            },
-            _ => missing.push(format!("{}:{}", t.system, t.name)),
-        }
-    }
-    if ids.is_empty() {
-        return Err(Unavailable(format!(
-            "kernel events unavailable: this kernel has none of the tracepoints asked for ({})",
-            missing.join(", ")
-        )));
-    }
-    Ok((where_, ids, missing))
 }
 
 /// What opening the events of every CPU learns: how to decode each event, the kinds
@@ -713,67 +435,6 @@ impl KernelRecorder {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    const SWITCH_FORMAT: &str = "name: sched_switch
-ID: 372
-format:
-\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;
-\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;
-\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;
-\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;
-
-\tfield:char prev_comm[16];\toffset:8;\tsize:16;\tsigned:0;
-\tfield:pid_t prev_pid;\toffset:24;\tsize:4;\tsigned:1;
-\tfield:int prev_prio;\toffset:28;\tsize:4;\tsigned:1;
-\tfield:long prev_state;\toffset:32;\tsize:8;\tsigned:1;
-\tfield:char next_comm[16];\toffset:40;\tsize:16;\tsigned:0;
-\tfield:pid_t next_pid;\toffset:56;\tsize:4;\tsigned:1;
-\tfield:int next_prio;\toffset:60;\tsize:4;\tsigned:1;
-
-print fmt: \"prev_comm=%s prev_pid=%d\", REC->prev_comm, REC->prev_pid
-";
-
-    #[test]
-    fn a_format_file_gives_every_fields_offset_and_size() {
-        let f = parse_format(SWITCH_FORMAT);
-        assert_eq!(
-            f["prev_pid"],
-            Field {
-                offset: 24,
-                size: 4,
-                signed: true
-            }
-        );
-        assert_eq!(
-            f["prev_state"],
-            Field {
-                offset: 32,
-                size: 8,
-                signed: true
-            }
-        );
-        assert_eq!(
-            f["next_pid"],
-            Field {
-                offset: 56,
-                size: 4,
-                signed: true
-            }
-        );
-        assert_eq!(f["prev_comm"].size, 16);
-        assert_eq!(f.len(), 11);
-        let mut raw = vec![0u8; 64];
-        raw[24..28].copy_from_slice(&1234i32.to_le_bytes());
-        raw[56..60].copy_from_slice(&(-1i32).to_le_bytes());
-        assert_eq!(read_field(&raw, f["prev_pid"]), 1234);
-        assert_eq!(read_field(&raw, f["next_pid"]) as i64, -1);
-        assert_eq!(
-            read_field(&raw[..30], f["next_pid"]),
-            0,
-            "past the end reads 0"
-        );
-        assert!(parse_format("garbage\nfield:;;;\nfield:int x;\toffset:zz;").is_empty());
-    }
 
     #[test]
     fn kinds_parse_from_a_list_and_unknown_ones_are_named() {
