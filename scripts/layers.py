@@ -31,7 +31,7 @@ LAYERS = [
     ("measurement core", ["harness"]),
     ("what is measured and how it is recorded", ["bench", "trace", "explain"]),
     ("result model", ["results"]),
-    ("after the measurement", ["derive", "spill"]),
+    ("after the measurement", ["derived", "spill"]),
     ("orchestration", ["session"]),
     ("comparison", ["compare"]),
     ("outputs", ["report", "store"]),

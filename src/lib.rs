@@ -7,7 +7,7 @@
 //! first): [`error`], [`stats`], [`host`] and [`draw`] (the drawing toolkit); [`os`],
 //! the only place with raw system calls; [`harness`], the measurement core;
 //! [`bench`](mod@bench) (the catalogue), [`trace`] and [`explain`]; [`results`], the
-//! result model; [`derive`] and [`spill`]; [`session`], which measures a run in worker
+//! result model; [`derived`] and [`spill`]; [`session`], which measures a run in worker
 //! processes; [`compare`]; [`report`] (the renderers) and [`store`] (the history);
 //! [`fleet`]; [`repro`]; and [`cli`] on top. `ARCHITECTURE.md` maps them, and
 //! `scripts/layers.py` checks that no use goes up a layer.
@@ -15,7 +15,7 @@
 pub mod bench;
 pub mod cli;
 pub mod compare;
-pub mod derive;
+pub mod derived;
 pub mod draw;
 pub mod error;
 pub mod explain;

@@ -25,8 +25,8 @@ fn fixture() -> Run {
     if let Some(r) = run.results.iter_mut().find(|r| r.name == "syscall.getpid") {
         r.explain = Some(serde_json::from_str(&explain).expect("a valid explanation"));
     }
-    run.sweeps = syscost::derive::sweep::fits(&run.results);
-    run.rings = syscost::derive::ring::tables(&run.results);
+    run.sweeps = syscost::derived::sweep::fits(&run.results);
+    run.rings = syscost::derived::ring::tables(&run.results);
     run
 }
 

@@ -539,7 +539,7 @@ pub fn plot_cmd(args: &PlotArgs) -> anyhow::Result<ExitCode> {
 /// results either way).
 fn refit(runs: &mut [(RunLabel, Run)]) {
     for (_, run) in runs.iter_mut() {
-        crate::derive::fill(run);
+        crate::derived::fill(run);
     }
 }
 

@@ -311,7 +311,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             ));
         }
     }
-    crate::derive::fill(&mut run);
+    crate::derived::fill(&mut run);
     let spill = session.take_spill();
     drop(session); // stop the load before the last write
                    // Rows of a group an interruption left unfinished.

@@ -183,8 +183,8 @@ pub struct ScalingChange {
 
 /// The copies points measured in both runs, in A's order.
 fn scaling_changes(ra: &Run, rb: &Run) -> Vec<ScalingChange> {
-    let ta = crate::derive::scaling::tables(&ra.results);
-    let tb = crate::derive::scaling::tables(&rb.results);
+    let ta = crate::derived::scaling::tables(&ra.results);
+    let tb = crate::derived::scaling::tables(&rb.results);
     let mut out = Vec::new();
     for a in &ta {
         let Some(b) = tb.iter().find(|b| b.name == a.name && b.fixed == a.fixed) else {

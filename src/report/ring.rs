@@ -1,4 +1,4 @@
-//! The ring table as text ([`crate::derive::ring`] makes it), and the ping-pong
+//! The ring table as text ([`crate::derived::ring`] makes it), and the ping-pong
 //! mechanisms against the pipe.
 
 use crate::results::{BenchResult, RingTable};

@@ -1,4 +1,4 @@
-//! A scaling table ([`crate::derive::scaling`] makes it) as text, and the note under a
+//! A scaling table ([`crate::derived::scaling`] makes it) as text, and the note under a
 //! result run as copies.
 
 use crate::results::{fmt_ns, CopiesFigures, ScalingTable};

@@ -50,7 +50,7 @@ pub fn run(args: &Options) -> anyhow::Result<(ExitCode, Option<Run>)> {
             run.harness = harness;
             run.complete = code == ExitCode::SUCCESS;
             run.results = taken.results;
-            crate::derive::fill(&mut run);
+            crate::derived::fill(&mut run);
             Some(run)
         }
         _ => None,

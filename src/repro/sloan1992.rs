@@ -8,7 +8,7 @@
 use super::sloan1992_data::{System, SYSTEMS};
 use super::Options;
 use crate::bench::{self, params, Params};
-use crate::derive::ring::{self, KNEE_THRESHOLD};
+use crate::derived::ring::{self, KNEE_THRESHOLD};
 use crate::error::BenchError;
 use crate::os::interrupt::{interrupted, InterruptGuard};
 use crate::results::{fmt_ns, RingTable};

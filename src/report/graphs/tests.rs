@@ -125,9 +125,9 @@ pub(crate) mod fixture {
                 ..HarnessInfo::default()
             },
             complete: true,
-            sweeps: crate::derive::sweep::fits(&results),
-            rings: crate::derive::ring::tables(&results),
-            scaling: crate::derive::scaling::tables(&results),
+            sweeps: crate::derived::sweep::fits(&results),
+            rings: crate::derived::ring::tables(&results),
+            scaling: crate::derived::scaling::tables(&results),
             results,
             machine: Default::default(),
         }
