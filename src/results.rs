@@ -10,6 +10,11 @@ use crate::stats::{Mode, Summary};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+/// A benchmark's named figure: the catalogue makes it ([`crate::bench`]), a result keeps it.
+pub use crate::bench::Fact;
+/// Times as every renderer prints them ([`crate::draw::units`]).
+pub use crate::draw::units::{fmt_ns, unit_for};
+
 /// The version of the JSON schema; raised on any incompatible change.
 pub const SCHEMA_VERSION: u32 = 2;
 
@@ -398,9 +403,6 @@ pub struct BenchResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub explain: Option<crate::explain::Explanation>,
 }
-
-pub use crate::bench::Fact;
-pub use crate::draw::units::{fmt_ns, unit_for};
 
 /// The figures of a measured benchmark.
 #[derive(Debug, Clone, Serialize, Deserialize)]

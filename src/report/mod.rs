@@ -8,8 +8,6 @@
 //! begins (empty, `complete: false`, so the file is valid from the start) and when it
 //! ends or is interrupted (with every result). The cost is linear in the run's size.
 
-use crate::os::target;
-
 pub mod csv;
 pub mod folded;
 pub mod gbench;
@@ -62,6 +60,7 @@ mod snapshot_tests;
 mod table_width_tests;
 
 use crate::error::UsageError;
+use crate::os::target;
 use crate::results::{BenchResult, Run};
 use std::io::Write;
 use std::path::{Path, PathBuf};
