@@ -4,9 +4,11 @@
 //! parameter; the `via=libc` side calls the C library's wrappers in [`super::sys`] and
 //! [`super::task`].
 //!
-//! Each function is `#[inline(always)]`, takes only references, borrowed or owned
+//! Each single call is `#[inline(always)]`, takes only references, borrowed or owned
 //! descriptors and plain integers, and returns the kernel's raw result: a negative
-//! errno on failure (see [`check`]). Only x86_64 has the instruction wired up; on other
+//! errno on failure (see [`check`]). The `*_repeat` functions hold a whole timed loop
+//! of one or two calls in one `asm!` block at a fixed, aligned placement (see
+//! [`getpid_repeat`]) and return where it stopped if a call failed ([`Stopped`]). Only x86_64 has the instruction wired up; on other
 //! architectures every call returns `-ENOSYS` and [`AVAILABLE`] is false, so a
 //! benchmark skips `via=raw` before it builds anything.
 //!
@@ -285,6 +287,183 @@ pub fn sigaction_set(sig: libc::c_int, act: &KernelAction) -> isize {
     unsafe { syscall4(libc::SYS_rt_sigaction, sig as usize, p, 0, 8) }
 }
 
+/// Where a [`repeat`](getpid_repeat) loop stopped early: the call that failed and its
+/// raw result (a negative errno, or for the pipe pair a count other than 1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stopped {
+    /// The call's name, as its man page names it.
+    pub call: &'static str,
+    /// What it returned.
+    pub result: isize,
+}
+
+// The repeat loops: the whole timed loop in one `asm!` block, the count in a register
+// and the `syscall` instruction inside, the loop's head at the start of a 64-byte block
+// (`.p2align 6`). On this project's VM (AMD, SRSO "Safe RET, no microcode") the same
+// instruction costs more at some code placements than at others (docs/entry.md, "the
+// call site's placement"); a loop the compiler places lands wherever the rest of the
+// program puts it, and `scripts/via.py --sweep` found the start of a block fast for
+// both the getpid loop and the pipe pair. Each iteration checks its result and leaves
+// the loop at the first failure, which the function returns: a failed call fails the
+// benchmark, never shortens its loop unnoticed.
+
+/// Makes no-argument call `nr` `n` times in one aligned loop, stopping at the first
+/// negative result.
+#[cfg(target_arch = "x86_64")]
+macro_rules! repeat_no_args {
+    ($($(#[$doc:meta])* $name:ident = $nr:expr, $call:literal;)*) => {$(
+        $(#[$doc])*
+        #[inline(never)]
+        pub fn $name(n: u64) -> Result<(), Stopped> {
+            if n == 0 {
+                return Ok(());
+            }
+            let (left, ret): (u64, isize);
+            // SAFETY: the call takes no argument and only reads the caller's ids; the
+            // instruction clobbers rax, rcx and r11, which are declared, and neither
+            // the loop nor the kernel touches the user stack.
+            unsafe {
+                std::arch::asm!(
+                    ".p2align 6",
+                    "2:",
+                    "mov eax, {nr}",
+                    "syscall",
+                    "test rax, rax",
+                    "js 3f",
+                    "dec {n}",
+                    "jnz 2b",
+                    "3:",
+                    nr = const $nr,
+                    n = inout(reg) n => left,
+                    out("rax") ret, out("rcx") _, out("r11") _,
+                    options(nostack),
+                );
+            }
+            if left == 0 {
+                Ok(())
+            } else {
+                Err(Stopped { call: $call, result: ret })
+            }
+        }
+    )*};
+}
+
+/// The same where the instruction is not wired up: every call fails with `-ENOSYS`.
+#[cfg(not(target_arch = "x86_64"))]
+macro_rules! repeat_no_args {
+    ($($(#[$doc:meta])* $name:ident = $nr:expr, $call:literal;)*) => {$(
+        $(#[$doc])*
+        pub fn $name(n: u64) -> Result<(), Stopped> {
+            if n == 0 {
+                return Ok(());
+            }
+            Err(Stopped { call: $call, result: -(libc::ENOSYS as isize) })
+        }
+    )*};
+}
+
+repeat_no_args! {
+    /// getpid(2) `n` times in one aligned loop: the timed loop of `syscall.getpid
+    /// via=raw`.
+    getpid_repeat = libc::SYS_getpid, "getpid";
+    /// getppid(2) `n` times in one aligned loop.
+    getppid_repeat = libc::SYS_getppid, "getppid";
+    /// getuid(2) `n` times in one aligned loop.
+    getuid_repeat = libc::SYS_getuid, "getuid";
+    /// getgid(2) `n` times in one aligned loop.
+    getgid_repeat = libc::SYS_getgid, "getgid";
+}
+
+#[cfg(test)]
+repeat_no_args! {
+    /// A number no kernel implements, `n` times: the first call fails with `-ENOSYS`.
+    unimplemented_repeat = super::sys::UNIMPLEMENTED_SYSCALL, "unimplemented";
+}
+
+/// A one-byte write(2) of `buf` to `w` then a one-byte read(2) from `r` into `buf`, `n`
+/// times in one aligned loop, stopping at the first call that does not move exactly
+/// one byte: the timed loop of `ipc.pipe.self via=raw` and `ctx.pipe via=raw`.
+#[cfg(target_arch = "x86_64")]
+#[inline(never)]
+pub fn write_read_repeat(
+    w: BorrowedFd<'_>,
+    r: BorrowedFd<'_>,
+    buf: &mut [u8; 1],
+    n: u64,
+) -> Result<(), Stopped> {
+    if n == 0 {
+        return Ok(());
+    }
+    let (left, ret, which): (u64, isize, u32);
+    // SAFETY: `buf` is one readable and writable byte during the loop, and each call
+    // moves at most one byte (rdx = 1); rsi and rdx are inputs the kernel preserves
+    // across the instruction, which clobbers rax, rcx and r11 (declared), as rdi is;
+    // neither the loop nor the kernel touches the user stack.
+    unsafe {
+        std::arch::asm!(
+            ".p2align 6",
+            "2:",
+            "mov eax, {write}",
+            "mov edi, {w:e}",
+            "syscall",
+            "cmp rax, 1",
+            "jne 3f",
+            "mov eax, {read}",
+            "mov edi, {r:e}",
+            "syscall",
+            "cmp rax, 1",
+            "jne 4f",
+            "dec {n}",
+            "jnz 2b",
+            "jmp 5f",
+            "3:",
+            "mov {which:e}, 1",
+            "jmp 5f",
+            "4:",
+            "mov {which:e}, 2",
+            "5:",
+            write = const libc::SYS_write,
+            read = const libc::SYS_read,
+            w = in(reg) w.as_raw_fd(),
+            r = in(reg) r.as_raw_fd(),
+            n = inout(reg) n => left,
+            which = inout(reg) 0u32 => which,
+            in("rsi") buf.as_mut_ptr(),
+            in("rdx") 1usize,
+            out("rax") ret, out("rdi") _, out("rcx") _, out("r11") _,
+            options(nostack),
+        );
+    }
+    match (left, which) {
+        (0, _) => Ok(()),
+        (_, 1) => Err(Stopped {
+            call: "write",
+            result: ret,
+        }),
+        _ => Err(Stopped {
+            call: "read",
+            result: ret,
+        }),
+    }
+}
+
+/// The same where the instruction is not wired up: the write fails with `-ENOSYS`.
+#[cfg(not(target_arch = "x86_64"))]
+pub fn write_read_repeat(
+    _: BorrowedFd<'_>,
+    _: BorrowedFd<'_>,
+    _: &mut [u8; 1],
+    n: u64,
+) -> Result<(), Stopped> {
+    if n == 0 {
+        return Ok(());
+    }
+    Err(Stopped {
+        call: "write",
+        result: -(libc::ENOSYS as isize),
+    })
+}
+
 #[cfg(all(test, target_arch = "x86_64"))]
 mod tests {
     use super::*;
@@ -309,5 +488,78 @@ mod tests {
         let a = sigaction_get(libc::SIGUSR2).unwrap();
         assert_eq!(sigaction_set(libc::SIGUSR2, &a), 0);
         assert_eq!(kill(0, 0), -(libc::EPERM as isize));
+    }
+
+    #[test]
+    fn id_repeat_loops_run_and_stop_at_the_first_failure() {
+        for f in [getpid_repeat, getppid_repeat, getuid_repeat, getgid_repeat] {
+            assert_eq!(f(0), Ok(()));
+            assert_eq!(f(1), Ok(()));
+            assert_eq!(f(1000), Ok(()));
+        }
+        assert_eq!(unimplemented_repeat(0), Ok(()));
+        let enosys = Stopped {
+            call: "unimplemented",
+            result: -(libc::ENOSYS as isize),
+        };
+        assert_eq!(unimplemented_repeat(1), Err(enosys));
+        assert_eq!(unimplemented_repeat(1000), Err(enosys));
+    }
+
+    /// Bytes waiting in a non-blocking pipe, read out.
+    fn drain(r: &OwnedFd) -> usize {
+        let mut big = [0u8; 4096];
+        match rustix::io::read(r, &mut big) {
+            Ok(n) => n,
+            Err(rustix::io::Errno::AGAIN) => 0,
+            Err(e) => panic!("read: {e}"),
+        }
+    }
+
+    /// The pipe pair runs exactly its count: each iteration writes one byte into one
+    /// pipe and reads one from another that holds 10, so what the first gained and the
+    /// second lost is the number of iterations; the eleventh read finds the second
+    /// empty and stops the loop with its error, one write later.
+    #[test]
+    fn the_pipe_repeat_loop_runs_its_count_and_stops_at_a_failure() {
+        use rustix::pipe::{pipe_with, PipeFlags};
+        let nb = PipeFlags::NONBLOCK | PipeFlags::CLOEXEC;
+        let (r1, w1) = pipe_with(nb).unwrap();
+        let (r2, w2) = pipe_with(nb).unwrap();
+        assert_eq!(rustix::io::write(&w2, &[b'y'; 10]).unwrap(), 10);
+        let mut b = [b'x'];
+        assert_eq!(write_read_repeat(w1.as_fd(), r2.as_fd(), &mut b, 0), Ok(()));
+        assert_eq!(write_read_repeat(w1.as_fd(), r2.as_fd(), &mut b, 7), Ok(()));
+        assert_eq!(&b, b"y");
+        assert_eq!(drain(&r1), 7);
+        let again = Stopped {
+            call: "read",
+            result: -(libc::EAGAIN as isize),
+        };
+        assert_eq!(
+            write_read_repeat(w1.as_fd(), r2.as_fd(), &mut b, 100),
+            Err(again)
+        );
+        assert_eq!(
+            drain(&r1),
+            4,
+            "3 reads left in the second pipe, then the failed one"
+        );
+        assert_eq!(drain(&r2), 0);
+        // The same pipe both ways, as the benchmarks have it: nothing left over.
+        assert_eq!(
+            write_read_repeat(w1.as_fd(), r1.as_fd(), &mut b, 1000),
+            Ok(())
+        );
+        assert_eq!(drain(&r1), 0);
+        // A write to the read end fails at once, and nothing is read.
+        let ebadf = Stopped {
+            call: "write",
+            result: -(libc::EBADF as isize),
+        };
+        assert_eq!(
+            write_read_repeat(r1.as_fd(), r1.as_fd(), &mut b, 5),
+            Err(ebadf)
+        );
     }
 }

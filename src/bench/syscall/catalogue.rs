@@ -34,10 +34,7 @@ pub const GETPPID: Simple = Simple {
                 black_box(sys::getppid());
                 Ok(())
             }),
-            Via::Raw => body(|| {
-                black_box(raw::getppid());
-                Ok(())
-            }),
+            Via::Raw => via::repeat(|n| raw::getppid_repeat(n).map_err(via::stopped)),
         }))
     },
 };
@@ -54,10 +51,7 @@ pub const GETUID: Simple = Simple {
                 black_box(sys::getuid());
                 Ok(())
             }),
-            Via::Raw => body(|| {
-                black_box(raw::getuid());
-                Ok(())
-            }),
+            Via::Raw => via::repeat(|n| raw::getuid_repeat(n).map_err(via::stopped)),
         }))
     },
 };
@@ -74,10 +68,7 @@ pub const GETGID: Simple = Simple {
                 black_box(sys::getgid());
                 Ok(())
             }),
-            Via::Raw => body(|| {
-                black_box(raw::getgid());
-                Ok(())
-            }),
+            Via::Raw => via::repeat(|n| raw::getgid_repeat(n).map_err(via::stopped)),
         }))
     },
 };
