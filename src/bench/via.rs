@@ -18,7 +18,7 @@
 use super::{Kind, ParamSpec, Params};
 use crate::error::BenchError;
 use crate::harness::Body;
-use crate::os::raw::Stopped;
+use crate::os::raw::{Call, Stopped};
 
 /// Every word of every benchmark's `via` parameter, each with one meaning.
 pub const WORDS: [&str; 4] = ["libc", "raw", "syscall", "vdso"];
@@ -94,6 +94,13 @@ pub fn stopped(s: Stopped) -> BenchError {
             BenchError::Failed(format!("{}(2) moved {} bytes, not 1", s.call, s.result))
         }
     }
+}
+
+/// Makes `call` `n` times in its aligned loop ([`crate::os::raw::repeat`]), a failure
+/// the benchmark's error: the batch of a [`repeat`] body of one call with arguments.
+#[inline(always)]
+pub fn call_n(call: Call<'_>, n: u64) -> Result<(), BenchError> {
+    crate::os::raw::repeat(call, n).map_err(stopped)
 }
 
 /// `via=libc|raw`, default `libc`, for a benchmark whose call has a C library wrapper.
