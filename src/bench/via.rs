@@ -17,6 +17,8 @@
 
 use super::{Kind, ParamSpec, Params};
 use crate::error::BenchError;
+use crate::harness::Body;
+use crate::os::raw::{Call, Stopped};
 
 /// Every word of every benchmark's `via` parameter, each with one meaning.
 pub const WORDS: [&str; 4] = ["libc", "raw", "syscall", "vdso"];
@@ -63,6 +65,44 @@ fn raw_failed(r: isize, what: &'static str) -> BenchError {
     BenchError::os(what, std::io::Error::from_raw_os_error(-r as i32))
 }
 
+/// A body whose batch is one call of `f(iters)`, a loop of its own: the `via=raw`
+/// repeat loops of [`crate::os::raw`] (`getpid_repeat`, `write_read_repeat`), which
+/// hold the whole timed loop at a fixed, aligned placement. Like [`crate::harness::Loop`]
+/// it does the operation `iters` times and nothing else, and fails if one failed.
+pub struct Repeat<F>(pub F);
+
+impl<F: FnMut(u64) -> Result<(), BenchError>> Body for Repeat<F> {
+    #[inline(never)]
+    fn run(&mut self, iters: u64) -> Result<(), BenchError> {
+        (self.0)(iters)
+    }
+}
+
+/// [`Repeat`] boxed, as [`crate::bench::body`] boxes a loop of one call.
+pub fn repeat<F: FnMut(u64) -> Result<(), BenchError> + 'static>(f: F) -> Box<dyn Body> {
+    Box::new(Repeat(f))
+}
+
+/// A repeat loop's early stop as the benchmark's error: the errno the call returned,
+/// or (a pipe write or read that moved other than one byte) the count.
+#[cold]
+#[inline(never)]
+pub fn stopped(s: Stopped) -> BenchError {
+    match check_raw(s.result, s.call) {
+        Err(e) => e,
+        Ok(()) => {
+            BenchError::Failed(format!("{}(2) moved {} bytes, not 1", s.call, s.result))
+        }
+    }
+}
+
+/// Makes `call` `n` times in its aligned loop ([`crate::os::raw::repeat`]), a failure
+/// the benchmark's error: the batch of a [`repeat`] body of one call with arguments.
+#[inline(always)]
+pub fn call_n(call: Call<'_>, n: u64) -> Result<(), BenchError> {
+    crate::os::raw::repeat(call, n).map_err(stopped)
+}
+
 /// `via=libc|raw`, default `libc`, for a benchmark whose call has a C library wrapper.
 pub const BOTH: ParamSpec = ParamSpec {
     name: "via",
@@ -79,6 +119,7 @@ pub const ONLY_BOTH: &[ParamSpec] = &[BOTH];
 mod tests {
     use super::*;
     use crate::bench::{catalogue, params};
+    use crate::os::raw;
 
     /// The benchmarks the issue names take `via=libc|raw` with the default `libc`, and
     /// no benchmark uses a word outside [`WORDS`].
@@ -117,6 +158,35 @@ mod tests {
         ] {
             assert!(both.contains(&name), "{name} does not take via=libc|raw");
         }
+    }
+
+    /// A repeat body runs its batch as one call with the batch's count, and a stopped
+    /// loop fails with the call's errno, or with the count a pipe call moved.
+    #[test]
+    fn repeat_bodies_pass_the_count_and_stops_become_errors() {
+        let mut seen = Vec::new();
+        let mut b = Repeat(|n| {
+            seen.push(n);
+            Ok(())
+        });
+        b.run(7).unwrap();
+        b.run(0).unwrap();
+        assert_eq!(seen, [7, 0]);
+        let e = stopped(Stopped {
+            call: "read",
+            result: -(libc::EBADF as isize),
+        });
+        assert!(e.to_string().contains("read"), "{e}");
+        let e = stopped(Stopped {
+            call: "write",
+            result: 0,
+        });
+        assert!(
+            e.to_string().contains("write(2) moved 0 bytes, not 1"),
+            "{e}"
+        );
+        let mut getpids = repeat(|n| raw::getpid_repeat(n).map_err(stopped));
+        assert_eq!(getpids.run(100).is_ok(), raw::AVAILABLE);
     }
 
     #[test]

@@ -34,10 +34,7 @@ pub const GETPPID: Simple = Simple {
                 black_box(sys::getppid());
                 Ok(())
             }),
-            Via::Raw => body(|| {
-                black_box(raw::getppid());
-                Ok(())
-            }),
+            Via::Raw => via::repeat(|n| raw::getppid_repeat(n).map_err(via::stopped)),
         }))
     },
 };
@@ -54,10 +51,7 @@ pub const GETUID: Simple = Simple {
                 black_box(sys::getuid());
                 Ok(())
             }),
-            Via::Raw => body(|| {
-                black_box(raw::getuid());
-                Ok(())
-            }),
+            Via::Raw => via::repeat(|n| raw::getuid_repeat(n).map_err(via::stopped)),
         }))
     },
 };
@@ -74,10 +68,7 @@ pub const GETGID: Simple = Simple {
                 black_box(sys::getgid());
                 Ok(())
             }),
-            Via::Raw => body(|| {
-                black_box(raw::getgid());
-                Ok(())
-            }),
+            Via::Raw => via::repeat(|n| raw::getgid_repeat(n).map_err(via::stopped)),
         }))
     },
 };
@@ -92,7 +83,7 @@ pub const UNAME: Simple = Simple {
         let mut u = Box::new(sys::utsname_zeroed());
         Ok(Prepared::new(match Via::of(p)? {
             Via::Libc => body(move || check(sys::uname(&mut u) as i64, "uname")),
-            Via::Raw => body(move || raw_ok(raw::uname(&mut u), "uname")),
+            Via::Raw => via::repeat(move |n| via::call_n(raw::uname_call(&mut u), n)),
         }))
     },
 };
@@ -107,7 +98,7 @@ pub const TIMES: Simple = Simple {
         let mut t = sys::tms_zeroed();
         Ok(Prepared::new(match Via::of(p)? {
             Via::Libc => body(move || check(sys::times(&mut t) as i64, "times")),
-            Via::Raw => body(move || raw_ok(raw::times(&mut t), "times")),
+            Via::Raw => via::repeat(move |n| via::call_n(raw::times_call(&mut t), n)),
         }))
     },
 };
@@ -161,10 +152,9 @@ pub const ALARM: Simple = Simple {
                 black_box(sys::alarm(0));
                 Ok(())
             }),
-            Via::Raw => body(move || {
+            Via::Raw => via::repeat(move |n| {
                 let _held = &lock;
-                black_box(raw::alarm(0));
-                Ok(())
+                via::call_n(raw::alarm_call(0), n)
             }),
         }))
     },
@@ -187,7 +177,7 @@ pub const SIGACTION: Simple = Simple {
             Via::Raw => {
                 let act = raw::sigaction_get(sig)
                     .map_err(|e| BenchError::os("rt_sigaction", e))?;
-                body(move || raw_ok(raw::sigaction_set(sig, &act), "rt_sigaction"))
+                via::repeat(move |n| via::call_n(raw::sigaction_set_call(sig, &act), n))
             }
         }))
     },
@@ -203,7 +193,7 @@ pub const KILL: Simple = Simple {
         let me = sys::getpid();
         Ok(Prepared::new(match Via::of(p)? {
             Via::Libc => body(move || check(sys::kill(me, 0) as i64, "kill")),
-            Via::Raw => body(move || raw_ok(raw::kill(me, 0), "kill")),
+            Via::Raw => via::repeat(move |n| via::call_n(raw::kill_call(me, 0), n)),
         }))
     },
 };
@@ -221,7 +211,9 @@ pub const SETPRIORITY: Simple = Simple {
             Via::Libc => {
                 body(move || check(sys::setpriority_self(prio) as i64, "setpriority"))
             }
-            Via::Raw => body(move || raw_ok(raw::setpriority_self(prio), "setpriority")),
+            Via::Raw => {
+                via::repeat(move |n| via::call_n(raw::setpriority_self_call(prio), n))
+            }
         }))
     },
 };
@@ -235,7 +227,7 @@ pub const SETUID: Simple = Simple {
     prepare: |p| {
         let uid = sys::getuid();
         Ok(Prepared::new(if Via::of(p)? == Via::Raw {
-            body(move || raw_ok(raw::setuid(uid), "setuid"))
+            via::repeat(move |n| via::call_n(raw::setuid_call(uid), n))
         } else {
             body(move || check(sys::setuid_syscall(uid), "setuid"))
         }))
@@ -251,7 +243,7 @@ pub const SETGID: Simple = Simple {
     prepare: |p| {
         let gid = sys::getgid();
         Ok(Prepared::new(if Via::of(p)? == Via::Raw {
-            body(move || raw_ok(raw::setgid(gid), "setgid"))
+            via::repeat(move |n| via::call_n(raw::setgid_call(gid), n))
         } else {
             body(move || check(sys::setgid_syscall(gid), "setgid"))
         }))
@@ -277,9 +269,9 @@ pub const TCGETS: Simple = Simple {
                 let _keep = &master; // the pty lives as long as the body
                 check(sys::tcgets(slave.as_fd(), &mut t) as i64, "ioctl(TCGETS)")
             }),
-            Via::Raw => body(move || {
+            Via::Raw => via::repeat(move |n| {
                 let _keep = &master;
-                raw_ok(raw::tcgets(slave.as_fd(), &mut t), "ioctl(TCGETS)")
+                via::call_n(raw::tcgets_call(slave.as_fd(), &mut t), n)
             }),
         }))
     },

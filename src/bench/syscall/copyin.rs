@@ -1,6 +1,6 @@
 //! Copy-in cost: system calls whose argument is an array the kernel copies in.
 
-use crate::bench::via::{self, check_raw, Via};
+use crate::bench::via::{self, Via};
 use crate::bench::{body, check, Kind, ParamSpec, Prepared, Simple};
 use crate::error::BenchError;
 use crate::os::{raw, sys};
@@ -46,9 +46,9 @@ pub const WRITEV: Simple = Simple {
                 let _keep = &byte; // the iovecs point into it
                 check(sys::writev(fd.as_fd(), &iov) as i64, "writev")
             }),
-            Via::Raw => body(move || {
+            Via::Raw => via::repeat(move |n| {
                 let _keep = &byte;
-                check_raw(raw::writev(fd.as_fd(), &iov), "writev")
+                via::call_n(raw::writev_call(fd.as_fd(), &iov), n)
             }),
         }))
     },
@@ -96,9 +96,9 @@ pub const POLL: Simple = Simple {
                 let _keep = (&efd, &fds); // the pollfds name these descriptors
                 check(sys::poll_now(&mut pfds) as i64, "poll")
             }),
-            Via::Raw => body(move || {
+            Via::Raw => via::repeat(move |n| {
                 let _keep = (&efd, &fds);
-                check_raw(raw::poll_now(&mut pfds), "poll")
+                via::call_n(raw::poll_now_call(&mut pfds), n)
             }),
         }))
     },

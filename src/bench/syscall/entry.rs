@@ -19,10 +19,7 @@ pub const GETPID: Simple = Simple {
                 black_box(sys::getpid());
                 Ok(())
             }),
-            Via::Raw => body(|| {
-                black_box(raw::getpid());
-                Ok(())
-            }),
+            Via::Raw => via::repeat(|n| raw::getpid_repeat(n).map_err(via::stopped)),
         }))
     },
 };
@@ -36,11 +33,11 @@ pub const GETPID_RAW: Simple = Simple {
     prepare: prepare_getpid_raw,
 };
 
+/// The same aligned loop as `syscall.getpid via=raw` ([`raw::getpid_repeat`]).
 #[cfg(target_arch = "x86_64")]
 fn prepare_getpid_raw(_: &Params) -> Result<Prepared, BenchError> {
-    Ok(Prepared::new(body(|| {
-        black_box(sys::raw_syscall0(sys::PlainCall::GETPID));
-        Ok(())
+    Ok(Prepared::new(via::repeat(|n| {
+        raw::getpid_repeat(n).map_err(via::stopped)
     })))
 }
 

@@ -267,30 +267,15 @@ pub fn pipe_pass() -> Result<Box<dyn Body>, BenchError> {
     }))
 }
 
-/// [`pipe_pass`] through the `syscall` instruction in the loop (`ctx.pipe via=raw`).
+/// [`pipe_pass`] through the `syscall` instruction in the loop (`ctx.pipe via=raw`): the
+/// whole loop one aligned asm block ([`crate::os::raw::write_read_repeat`]).
 pub fn pipe_pass_raw() -> Result<Box<dyn Body>, BenchError> {
     let (r, w) = task::pipe().map_err(|e| BenchError::os("pipe", e))?;
     let mut b = [b'x'];
-    Ok(body(move || {
-        let n = crate::os::raw::write(w.as_fd(), &b);
-        if n != 1 {
-            return Err(raw_short("write", n));
-        }
-        let n = crate::os::raw::read(r.as_fd(), &mut b);
-        if n != 1 {
-            return Err(raw_short("read", n));
-        }
-        Ok(())
+    Ok(crate::bench::via::repeat(move |n| {
+        crate::os::raw::write_read_repeat(w.as_fd(), r.as_fd(), &mut b, n)
+            .map_err(crate::bench::via::stopped)
     }))
-}
-
-#[cold]
-#[inline(never)]
-fn raw_short(what: &'static str, n: isize) -> BenchError {
-    match crate::bench::via::check_raw(n, what) {
-        Err(e) => e,
-        Ok(()) => BenchError::Failed(format!("{what}(2) moved {n} bytes, not 1")),
-    }
 }
 
 fn prepare_ring(p: &Params, cx: &RunContext) -> Result<Prepared, BenchError> {
