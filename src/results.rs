@@ -385,6 +385,11 @@ pub struct BenchResult {
     pub name: String,
     /// Parameter values.
     pub params: BTreeMap<String, String>,
+    /// How its timed calls enter the kernel ([`crate::bench::via::entry`]): its `via`,
+    /// or its fixed path; absent for a benchmark that does not enter the kernel, and in
+    /// a document saved before this field existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entry: Option<crate::bench::via::EntryPath>,
     /// What one operation is.
     pub op: String,
     /// The unit of every time below: "ns" per operation.
@@ -826,6 +831,7 @@ pub(crate) mod tests {
                     BenchResult {
                         name: name.into(),
                         params: BTreeMap::new(),
+                        entry: None,
                         op: "call".into(),
                         unit: "ns".into(),
                         status: Status::Ok,

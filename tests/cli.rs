@@ -741,6 +741,18 @@ fn run_sweeps_the_entry_path() {
     assert!(e.contains("one of vdso, syscall"), "{e}");
     let list = success(&["list", "syscall.setuid"]).stdout;
     assert!(list.contains("via=syscall  (syscall|raw"), "{list}");
+    assert!(!list.contains("entry: "), "via says it: {list}");
+    let list = success(&["list", "ctx.pingpong", "mem.brk", "call.empty"]).stdout;
+    assert!(
+        list.contains("entry: libc  (mechanism=futex,signal: syscall; "),
+        "{list}"
+    );
+    assert!(list.contains("entry: syscall  (brk up and down"), "{list}");
+    assert_eq!(
+        list.matches("entry: ").count(),
+        2,
+        "none for call.empty: {list}"
+    );
 }
 
 // ---------------------------------------------------------------------------------------
@@ -752,6 +764,13 @@ fn run_writes_json_to_a_file() {
     assert!(run.complete);
     assert_eq!(run.results.len(), 2);
     run.results.iter().for_each(check_measured);
+    // How each enters the kernel: its via (libc by default), or no entry at all.
+    let entry = |name: &str| run.results.iter().find(|r| r.name == name).map(|r| r.entry);
+    assert_eq!(
+        entry("syscall.getppid"),
+        Some(Some(schema::EntryPath::Libc))
+    );
+    assert_eq!(entry("call.empty"), Some(None));
 }
 
 #[test]

@@ -14,11 +14,17 @@
 //! A benchmark takes `libc,raw` where both are meaningful ([`BOTH`]), or names its
 //! one path. `docs/entry.md` measures what the two cost on one machine and why they
 //! differ.
+//!
+//! Every other benchmark's path is fixed, and [`FIXED`] says it, in the same words (and
+//! `fault`, [`EntryPath::Fault`]); [`NO_ENTRY`] lists those whose timed region does not
+//! enter the kernel. [`entry`] reads both: the one answer to "how does this instance
+//! enter the kernel" that `syscost list`, the JSON (`entry`) and `docs/entry.md` give.
 
 use super::{Kind, ParamSpec, Params};
 use crate::error::BenchError;
 use crate::harness::Body;
 use crate::os::raw::{Call, Stopped};
+use serde::{Deserialize, Serialize};
 
 /// Every word of every benchmark's `via` parameter, each with one meaning.
 pub const WORDS: [&str; 4] = ["libc", "raw", "syscall", "vdso"];
@@ -115,6 +121,324 @@ pub const BOTH: ParamSpec = ParamSpec {
 /// [`BOTH`] in a list of its own, for a benchmark with no other parameter.
 pub const ONLY_BOTH: &[ParamSpec] = &[BOTH];
 
+/// How an instance's timed calls enter the kernel: the `via` words ([`WORDS`]), one
+/// meaning each wherever they appear, and `fault`. The JSON writes it as the word.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EntryPath {
+    /// `libc`: a function of the C library holds the `syscall` instruction (its wrapper,
+    /// as glibc's `write`, or a function it calls), called from syscost's loop, so that
+    /// a return follows the kernel's; what most programs pay.
+    Libc,
+    /// `raw`: the `syscall` instruction in syscost's own code, no C library function
+    /// around it: in the timed loop itself ([`crate::os::raw`], the aligned loops of
+    /// `via=raw`, or an `asm!` block the compiler places).
+    Raw,
+    /// `syscall`: the C library's generic `syscall()` function, for calls it has no
+    /// wrapper of (futex, tgkill, io_uring_enter) or whose wrapper does more.
+    Syscall,
+    /// `vdso`: the C library's call served in user space by the vDSO: no kernel entry.
+    Vdso,
+    /// `fault`: no call; the kernel is entered by the page faults of plain loads and
+    /// stores.
+    Fault,
+}
+
+impl EntryPath {
+    /// Every path, in the order the words are explained.
+    pub const ALL: [EntryPath; 5] = [
+        EntryPath::Libc,
+        EntryPath::Raw,
+        EntryPath::Syscall,
+        EntryPath::Vdso,
+        EntryPath::Fault,
+    ];
+
+    /// The word, as `via=` and the JSON write it.
+    pub fn word(self) -> &'static str {
+        match self {
+            EntryPath::Libc => "libc",
+            EntryPath::Raw => "raw",
+            EntryPath::Syscall => "syscall",
+            EntryPath::Vdso => "vdso",
+            EntryPath::Fault => "fault",
+        }
+    }
+
+    /// The path a word names.
+    pub fn from_word(w: &str) -> Option<EntryPath> {
+        EntryPath::ALL.into_iter().find(|p| p.word() == w)
+    }
+
+    /// One line: what the word means.
+    pub fn meaning(self) -> &'static str {
+        match self {
+            EntryPath::Libc => {
+                "a C library function holds the syscall instruction (its wrapper)"
+            }
+            EntryPath::Raw => {
+                "the syscall instruction in syscost's own code, no function around it"
+            }
+            EntryPath::Syscall => "the C library's generic syscall() function",
+            EntryPath::Vdso => "served in user space by the vDSO, no kernel entry",
+            EntryPath::Fault => "no call: the kernel is entered by page faults",
+        }
+    }
+}
+
+impl std::fmt::Display for EntryPath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.word())
+    }
+}
+
+/// The fixed path of a benchmark without a `via` parameter: what its timed region's
+/// main calls go through, the parameter values that change it, and the rest.
+#[derive(Debug, Clone, Copy)]
+pub struct Fixed {
+    /// The benchmark.
+    pub bench: &'static str,
+    /// The main calls' path.
+    pub path: EntryPath,
+    /// `(parameter, value, path)`: an instance with that value takes that path instead.
+    pub unless: &'static [(&'static str, &'static str, EntryPath)],
+    /// The calls, and the rest of the timed region's entries where it mixes paths.
+    pub calls: &'static str,
+}
+
+const fn fixed(bench: &'static str, path: EntryPath, calls: &'static str) -> Fixed {
+    Fixed {
+        bench,
+        path,
+        unless: &[],
+        calls,
+    }
+}
+
+use EntryPath::{Fault, Libc, Raw, Syscall as Generic, Vdso};
+
+/// The path of every benchmark that enters the kernel and has no `via` parameter, read
+/// from its timed body and the `src/os` wrappers it calls. A benchmark that enters the
+/// kernel is here, takes `via`, or is in [`NO_ENTRY`] (a unit test holds it).
+pub const FIXED: &[Fixed] = &[
+    fixed(
+        "syscall.getpid.raw",
+        Raw,
+        "getpid: the aligned loop of syscall.getpid via=raw",
+    ),
+    fixed(
+        "syscall.getpid.indirect",
+        Generic,
+        "getpid: syscall(SYS_getpid)",
+    ),
+    fixed(
+        "syscall.args",
+        Raw,
+        "an unimplemented call: the instruction inlined where the compiler places it, \
+         not an aligned loop",
+    ),
+    fixed(
+        "ctx.ring",
+        Libc,
+        "write and read of the token, in every member",
+    ),
+    Fixed {
+        bench: "ctx.pingpong",
+        path: Libc,
+        unless: &[
+            ("mechanism", "futex", Generic),
+            ("mechanism", "signal", Generic),
+        ],
+        calls: "the measuring task's write and read, or sched_yield; futex: FUTEX_WAKE \
+                and FUTEX_WAIT; signal: tgkill, then sigsuspend (libc); the other task \
+                blocks through its own syscall instruction",
+    },
+    Fixed {
+        bench: "ipc.rtt",
+        path: Libc,
+        unless: &[("transport", "shm_futex", Generic)],
+        calls: "write/send and read/recv, mq_send and mq_receive, msgsnd and msgrcv; \
+                shm_futex: FUTEX_WAKE and FUTEX_WAIT",
+    },
+    fixed(
+        "ipc.bw",
+        Libc,
+        "write (pipe) or send (sockets) of each chunk",
+    ),
+    fixed("proc.fork", Libc, "fork, then waitpid"),
+    fixed(
+        "proc.vfork",
+        Raw,
+        "vfork in an asm! block of src/os/spawn; the signal mask around it and \
+         waitpid through libc",
+    ),
+    fixed("proc.exec", Libc, "fork, execve in the child, waitpid"),
+    fixed("proc.spawn", Libc, "posix_spawn, then waitpid"),
+    fixed("proc.thread", Libc, "pthread_create and pthread_join"),
+    fixed("signal.install", Libc, "sigaction"),
+    fixed("signal.mask", Libc, "pthread_sigmask, twice"),
+    fixed(
+        "signal.catch",
+        Generic,
+        "tgkill; the handler returns through the C library's restorer",
+    ),
+    fixed(
+        "signal.pending",
+        Generic,
+        "tgkill, then pthread_sigmask twice (libc); the handler returns through the \
+         C library's restorer",
+    ),
+    fixed("signal.raise_blocked", Generic, "tgkill"),
+    fixed(
+        "signal.prot",
+        Libc,
+        "mprotect, in the handler and after it; entered first by the store's page \
+         fault, left through the C library's restorer",
+    ),
+    fixed("signal.queue", Generic, "rt_sigqueueinfo"),
+    fixed(
+        "signal.queue_rtt",
+        Generic,
+        "rt_sigqueueinfo, then rt_sigtimedwait",
+    ),
+    fixed("signal.stop", Libc, "kill, then waitid"),
+    fixed(
+        "signal.cont",
+        Libc,
+        "kill, then waitid; FUTEX_WAIT (syscall) until the child's handler has run",
+    ),
+    Fixed {
+        bench: "mem.fault.zero",
+        path: Fault,
+        unless: &[("prefault", "populate", Libc)],
+        calls: "the touches' faults; populate: madvise(MADV_POPULATE_*) first, timed",
+    },
+    fixed("mem.fault.file", Fault, "the reads' faults"),
+    fixed("mem.fault.cow", Fault, "the writes' faults"),
+    fixed("mem.fault.shm", Fault, "the writes' faults"),
+    fixed(
+        "mem.mmap",
+        Libc,
+        "mmap and munmap (touch=yes: and the faults between)",
+    ),
+    fixed(
+        "mem.brk",
+        Generic,
+        "brk up and down (the C library's brk would move its own idea of the break)",
+    ),
+    fixed("mem.mprotect", Libc, "mprotect"),
+    fixed("mem.map_shared", Libc, "mmap, then mmap or munmap"),
+    fixed("mem.mremap", Libc, "mremap, twice"),
+    fixed("svc.ef.set", Libc, "write"),
+    fixed("svc.ef.set_futex", Generic, "FUTEX_WAKE"),
+    fixed("svc.ef.clear", Libc, "read"),
+    fixed("svc.ef.read", Libc, "read"),
+    fixed("svc.ef.wait", Libc, "poll"),
+    fixed("svc.ef.wait_any", Libc, "poll or epoll_wait"),
+    fixed("svc.ef.wait_all", Libc, "poll or epoll_wait"),
+    fixed("svc.getrusage", Libc, "getrusage"),
+    fixed("svc.procstat", Libc, "pread"),
+    fixed("svc.setpri", Libc, "setpriority"),
+    fixed("svc.canwak", Libc, "read"),
+    fixed("svc.wake.other", Generic, "FUTEX_WAKE"),
+    fixed(
+        "svc.wake.latency",
+        Generic,
+        "FUTEX_WAKE; then, same-cpu, sched_yield (libc) until the child runs",
+    ),
+    fixed("svc.wake.self", Generic, "FUTEX_WAKE"),
+    fixed("svc.hiber.pending", Generic, "FUTEX_WAIT"),
+    fixed(
+        "svc.timer.arm",
+        Libc,
+        "timerfd_settime, timer_settime, setitimer or alarm",
+    ),
+    fixed(
+        "svc.timer.cancel",
+        Libc,
+        "timerfd_settime, timer_settime, setitimer or alarm",
+    ),
+    fixed("svc.timer.cancel_all", Libc, "timer_settime, n times"),
+    fixed("svc.null.write", Libc, "write"),
+    fixed(
+        "svc.uring.write",
+        Generic,
+        "io_uring_enter (the C library has no wrapper)",
+    ),
+    fixed("svc.sleep", Libc, "clock_nanosleep"),
+    fixed("clock.monotonic", Vdso, "clock_gettime"),
+    fixed("clock.monotonic_raw", Vdso, "clock_gettime"),
+    fixed("clock.monotonic_coarse", Vdso, "clock_gettime"),
+    fixed("clock.realtime", Vdso, "clock_gettime"),
+    fixed("clock.realtime_coarse", Vdso, "clock_gettime"),
+    fixed("clock.boottime", Vdso, "clock_gettime"),
+    fixed(
+        "clock.process_cputime",
+        Libc,
+        "clock_gettime: the vDSO reads no CPU-time clock and makes the call from its \
+         own function",
+    ),
+    fixed(
+        "clock.thread_cputime",
+        Libc,
+        "clock_gettime: the vDSO reads no CPU-time clock and makes the call from its \
+         own function",
+    ),
+    fixed("clock.gettimeofday", Vdso, "gettimeofday"),
+    fixed("clock.time", Vdso, "time"),
+];
+
+/// The benchmarks whose timed region does not enter the kernel, and what it does.
+pub const NO_ENTRY: &[(&str, &str)] = &[
+    ("call.empty", "a function call"),
+    ("call.loop", "the loop alone"),
+    ("clock.tsc", "the rdtsc instruction"),
+    ("clock.rdtscp", "the rdtscp instruction"),
+    ("svc.gmtime", "calendar arithmetic in the C library"),
+    (
+        "svc.localtime",
+        "calendar arithmetic in the C library, the zone read in prepare",
+    ),
+    ("trace.event", "a store into a ring in memory"),
+];
+
+/// How an instance of `bench` with the parameters `p` enters the kernel in its timed
+/// region: its `via` where it takes one, else its fixed path ([`FIXED`]); `None` for a
+/// benchmark that does not enter it ([`NO_ENTRY`]) or one unknown.
+pub fn entry(bench: &str, p: &Params) -> Option<EntryPath> {
+    if let Some((_, v)) = p.0.iter().find(|(n, _)| *n == "via") {
+        return EntryPath::from_word(v);
+    }
+    let f = FIXED.iter().find(|f| f.bench == bench)?;
+    let has = |k: &str, v: &str| p.0.iter().any(|(n, x)| *n == k && x == v);
+    Some(
+        f.unless
+            .iter()
+            .find(|(k, v, _)| has(k, v))
+            .map_or(f.path, |u| u.2),
+    )
+}
+
+/// `bench`'s fixed path as `syscost list` shows it: the word, then in brackets the
+/// parameter values that take another path and the calls (`None` for a benchmark that
+/// takes `via`, or does not enter the kernel).
+pub fn fixed_line(bench: &str) -> Option<String> {
+    let f = FIXED.iter().find(|f| f.bench == bench)?;
+    let mut other: Vec<(&str, Vec<&str>, EntryPath)> = Vec::new();
+    for &(k, v, path) in f.unless {
+        match other.iter_mut().find(|(ok, _, op)| *ok == k && *op == path) {
+            Some(o) => o.1.push(v),
+            None => other.push((k, vec![v], path)),
+        }
+    }
+    let mut about: Vec<String> = other
+        .iter()
+        .map(|(k, vs, path)| format!("{k}={}: {path}", vs.join(",")))
+        .collect();
+    about.push(f.calls.to_string());
+    Some(format!("{}  ({})", f.path, about.join("; ")))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -187,6 +511,150 @@ mod tests {
         );
         let mut getpids = repeat(|n| raw::getpid_repeat(n).map_err(stopped));
         assert_eq!(getpids.run(100).is_ok(), raw::AVAILABLE);
+    }
+
+    /// Every benchmark says how it enters the kernel, in one place only: it takes
+    /// `via`, or has its fixed path in [`FIXED`], or is in [`NO_ENTRY`]; and every
+    /// instance of its defaults gets an entry unless it is in [`NO_ENTRY`].
+    #[test]
+    fn every_benchmark_says_how_it_enters_the_kernel() {
+        let all = catalogue();
+        for b in &all {
+            let via = b.params().iter().any(|p| p.name == "via");
+            let fixed = FIXED.iter().filter(|f| f.bench == b.name()).count();
+            let none = NO_ENTRY.iter().filter(|(n, _)| *n == b.name()).count();
+            assert_eq!(
+                usize::from(via) + fixed + none,
+                1,
+                "{}: say how its timed region enters the kernel once: a via parameter, \
+                 an entry in via::FIXED, or via::NO_ENTRY",
+                b.name()
+            );
+            for p in params::expand(b.name(), b.params(), &[]).unwrap() {
+                assert_eq!(entry(b.name(), &p).is_none(), none == 1, "{}", b.name());
+            }
+            assert_eq!(fixed_line(b.name()).is_some(), fixed == 1, "{}", b.name());
+        }
+        let names: Vec<_> = all.iter().map(|b| b.name()).collect();
+        for name in FIXED
+            .iter()
+            .map(|f| f.bench)
+            .chain(NO_ENTRY.iter().map(|n| n.0))
+        {
+            assert!(names.contains(&name), "{name} is not in the catalogue");
+        }
+        for f in FIXED {
+            let b = all.iter().find(|b| b.name() == f.bench).unwrap();
+            for (k, v, path) in f.unless {
+                let spec = b.params().iter().find(|p| p.name == *k);
+                let Some(ParamSpec {
+                    kind: Kind::Choice(words),
+                    ..
+                }) = spec
+                else {
+                    panic!("{}: {k} is not a choice it takes", f.bench);
+                };
+                assert!(words.contains(v), "{}: {k}={v}", f.bench);
+                assert_ne!(*path, f.path, "{}: {k}={v}", f.bench);
+            }
+        }
+    }
+
+    /// `via` decides where a benchmark takes it; elsewhere the fixed path, changed by
+    /// the parameter values that change it.
+    #[test]
+    fn entry_follows_via_then_the_fixed_path() {
+        let p = |kv: &[(&'static str, &str)]| {
+            Params(kv.iter().map(|(k, v)| (*k, v.to_string())).collect())
+        };
+        let e = |name, kv: &[(&'static str, &str)]| entry(name, &p(kv));
+        assert_eq!(e("syscall.getpid", &[("via", "raw")]), Some(EntryPath::Raw));
+        assert_eq!(
+            e("syscall.setuid", &[("via", "syscall")]),
+            Some(EntryPath::Syscall)
+        );
+        assert_eq!(e("syscall.time", &[("via", "vdso")]), Some(EntryPath::Vdso));
+        assert_eq!(e("syscall.getpid.raw", &[]), Some(EntryPath::Raw));
+        assert_eq!(e("syscall.getpid.indirect", &[]), Some(EntryPath::Syscall));
+        let mech = |m| e("ctx.pingpong", &[("mechanism", m), ("kind", "process")]);
+        assert_eq!(mech("pipe"), Some(EntryPath::Libc));
+        assert_eq!(mech("futex"), Some(EntryPath::Syscall));
+        assert_eq!(mech("signal"), Some(EntryPath::Syscall));
+        assert_eq!(
+            e("mem.fault.zero", &[("prefault", "none")]),
+            Some(EntryPath::Fault)
+        );
+        assert_eq!(
+            e("mem.fault.zero", &[("prefault", "populate")]),
+            Some(EntryPath::Libc)
+        );
+        assert_eq!(e("call.empty", &[]), None);
+        assert_eq!(e("clock.tsc", &[]), None);
+        assert_eq!(e("no.such", &[]), None);
+        for w in WORDS {
+            assert_eq!(EntryPath::from_word(w).map(|p| p.word()), Some(w));
+        }
+        let line = fixed_line("ctx.pingpong").unwrap();
+        assert!(
+            line.starts_with("libc  (mechanism=futex,signal: syscall; "),
+            "{line}"
+        );
+        assert_eq!(fixed_line("syscall.getpid"), None);
+        let json = serde_json::to_string(&EntryPath::Syscall).unwrap();
+        assert_eq!(json, "\"syscall\"");
+        let back: EntryPath = serde_json::from_str("\"fault\"").unwrap();
+        assert_eq!(back, EntryPath::Fault);
+    }
+
+    /// `docs/entry.md`'s list of which benchmarks take which path, as [`FIXED`] and
+    /// [`NO_ENTRY`] make it (in catalogue order).
+    fn paths_markdown() -> String {
+        let mut out = String::from(
+            "| path | what it means | benchmarks without `via` |\n|---|---|---|\n",
+        );
+        let names: Vec<_> = catalogue().iter().map(|b| b.name()).collect();
+        for path in EntryPath::ALL {
+            let mut cell = Vec::new();
+            for name in &names {
+                let Some(f) = FIXED.iter().find(|f| f.bench == *name) else {
+                    continue;
+                };
+                if f.path == path {
+                    cell.push(format!("`{name}`"));
+                }
+                let vals: Vec<_> = f.unless.iter().filter(|u| u.2 == path).collect();
+                if let Some((k, _, _)) = vals.first() {
+                    let vs: Vec<_> = vals.iter().map(|u| u.1).collect();
+                    cell.push(format!("`{name} {k}={}`", vs.join(",")));
+                }
+            }
+            let cell = if cell.is_empty() {
+                "none".to_string()
+            } else {
+                cell.join(", ")
+            };
+            out += &format!("| `{path}` | {} | {cell} |\n", path.meaning());
+        }
+        let none: Vec<_> = names
+            .iter()
+            .filter(|n| NO_ENTRY.iter().any(|(m, _)| m == *n))
+            .map(|n| format!("`{n}`"))
+            .collect();
+        out += &format!("| none | no kernel entry | {} |\n", none.join(", "));
+        out
+    }
+
+    /// The table in `docs/entry.md` is the one the code makes: it cannot drift.
+    #[test]
+    fn docs_list_the_paths_the_code_gives() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/entry.md");
+        let doc = std::fs::read_to_string(path).unwrap();
+        let want = paths_markdown();
+        assert!(
+            doc.contains(&want),
+            "docs/entry.md's table of paths differs from src/bench/via.rs; it should \
+             read:\n\n{want}"
+        );
     }
 
     #[test]

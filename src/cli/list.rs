@@ -36,6 +36,11 @@ pub fn list(filters: &[String]) -> anyhow::Result<ExitCode> {
                 p.about
             )?;
         }
+        if !b.params().iter().any(|p| p.name == "via") {
+            if let Some(line) = bench::via::fixed_line(b.name()) {
+                writeln!(out, "  {:<28}   entry: {line}", "")?;
+            }
+        }
         if let Some(why) = bench::copies::serial(b) {
             writeln!(out, "  {:<28}   copies: no ({why})", "")?;
         }
@@ -56,5 +61,13 @@ pub fn list(filters: &[String]) -> anyhow::Result<ExitCode> {
         mode.values(),
         mode.about
     )?;
+    writeln!(
+        out,
+        "\nHow the timed calls enter the kernel ('via=' where there is a choice, \
+         'entry:' where not):"
+    )?;
+    for path in bench::via::EntryPath::ALL {
+        writeln!(out, "  {:<8} {}", path.word(), path.meaning())?;
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -70,6 +70,7 @@ mod tests {
                 .iter()
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
+            entry: None,
             op: "call".into(),
             unit: "ns".into(),
             status: Status::Ok,

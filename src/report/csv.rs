@@ -148,6 +148,7 @@ mod tests {
         let r = BenchResult {
             name: "x.y".into(),
             params: [("n".to_string(), "2".to_string())].into(),
+            entry: None,
             op: "call".into(),
             unit: "ns".into(),
             status: Status::Skipped,

@@ -29,6 +29,10 @@
 //!   "complete": true,              // false if interrupted (or still running)
 //!   "results": [ {
 //!     "name": "syscall.getpid", "params": {"via": "vdso"}, "op": "call", "unit": "ns",
+//!     "entry"?: "libc" | "raw" | "syscall" | "vdso" | "fault",  // how its timed calls
+//!                // enter the kernel (src/bench/via.rs, docs/entry.md): its via, or the
+//!                // benchmark's fixed path; absent where they do not enter it, and in
+//!                // documents written before this field existed
 //!     "status": "ok" | "skipped" | "failed", "reason": null | "why",
 //!     "measured": null | {
 //!       "median_ns",          // the headline: trimmed mean of the rounds' clean medians

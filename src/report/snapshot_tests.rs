@@ -45,6 +45,7 @@ fn run() -> Run {
         run.results.push(BenchResult {
             name: name.into(),
             params: Default::default(),
+            entry: None,
             op: "call".into(),
             unit: "ns".into(),
             status,

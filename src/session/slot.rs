@@ -181,6 +181,7 @@ impl<'b> Slot<'b> {
                     .iter()
                     .map(|(k, v)| (k.to_string(), v.clone()))
                     .collect(),
+                entry: crate::bench::via::entry(bench.name(), params),
                 op: "call".into(),
                 unit: "ns".into(),
                 status: Status::Ok,

@@ -482,3 +482,27 @@ fn a_url_is_never_a_file_name() {
     assert!(e.to_string().contains("mysql://"), "{e}");
     assert!(!Path::new("mysql:").exists(), "nothing was created");
 }
+
+/// A result's `entry` is saved and loaded with its run, and is no part of a row's key: a
+/// run saved before the field existed (no `entry`) pairs with one that has it.
+#[test]
+fn entries_round_trip_and_leave_a_rows_key_alone() {
+    use crate::bench::via::EntryPath;
+    let dir = temp();
+    let mut h = History::open(&dir.path().join("history.db"), true).expect("create");
+    let old = run_with_medians(&[("syscall.getpid", 80.0)]);
+    assert_eq!(old.results[0].entry, None);
+    let doc = serde_json::to_string(&old).unwrap();
+    assert!(!doc.contains("\"entry\""), "no entry, no field");
+    let a = h.save(&old, Origin::Run).expect("save");
+    let mut new = old.clone();
+    new.results[0].entry = Some(EntryPath::Libc);
+    let b = h.save(&new, Origin::Run).expect("save");
+    assert_eq!(h.load(a).unwrap().results[0].entry, None);
+    assert_eq!(h.load(b).unwrap().results[0].entry, Some(EntryPath::Libc));
+    let past = h
+        .past_figures("syscall.getpid", &conditions(&new), 10)
+        .unwrap();
+    let ids: Vec<_> = past.iter().map(|p| p.run_id).collect();
+    assert!(ids.contains(&a) && ids.contains(&b), "{ids:?}");
+}

@@ -235,12 +235,25 @@ pub enum Status {
     Failed,
 }
 
+/// How a result's timed calls enter the kernel (`entry`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EntryPath {
+    Libc,
+    Raw,
+    Syscall,
+    Vdso,
+    Fault,
+}
+
 /// One benchmark with one set of parameter values.
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BenchResult {
     pub name: String,
     pub params: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entry: Option<EntryPath>,
     pub op: String,
     pub unit: String,
     pub status: Status,

@@ -75,6 +75,7 @@ pub(crate) mod fixture {
                 .iter()
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
+            entry: None,
             op: "call".into(),
             unit: "ns".into(),
             status: Status::Ok,
