@@ -288,7 +288,7 @@ pub fn sigaction_set(sig: libc::c_int, act: &KernelAction) -> isize {
     unsafe { syscall4(libc::SYS_rt_sigaction, sig as usize, p, 0, 8) }
 }
 
-/// Where a [`repeat`](getpid_repeat) loop stopped early: the call that failed and its
+/// Where a [`repeat`] loop stopped early: the call that failed and its
 /// raw result (a negative errno, or for the pipe pair a count other than 1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Stopped {
@@ -308,77 +308,40 @@ pub struct Stopped {
 // the loop at the first failure, which the function returns: a failed call fails the
 // benchmark, never shortens its loop unnoticed.
 
-/// Makes no-argument call `nr` `n` times in one aligned loop, stopping at the first
-/// negative result.
-#[cfg(target_arch = "x86_64")]
-macro_rules! repeat_no_args {
-    ($($(#[$doc:meta])* $name:ident = $nr:expr, $call:literal;)*) => {$(
-        $(#[$doc])*
-        #[inline(never)]
-        pub fn $name(n: u64) -> Result<(), Stopped> {
-            if n == 0 {
-                return Ok(());
-            }
-            let (left, ret): (u64, isize);
-            // SAFETY: the call takes no argument and only reads the caller's ids; the
-            // instruction clobbers rax, rcx and r11, which are declared, and neither
-            // the loop nor the kernel touches the user stack.
-            unsafe {
-                std::arch::asm!(
-                    ".p2align 6",
-                    "2:",
-                    "mov eax, {nr}",
-                    "syscall",
-                    "test rax, rax",
-                    "js 3f",
-                    "dec {n}",
-                    "jnz 2b",
-                    "3:",
-                    nr = const $nr,
-                    n = inout(reg) n => left,
-                    out("rax") ret, out("rcx") _, out("r11") _,
-                    options(nostack),
-                );
-            }
-            if left == 0 {
-                Ok(())
-            } else {
-                Err(Stopped { call: $call, result: ret })
-            }
-        }
-    )*};
+/// A call without arguments, made `n` times by [`repeat`] in one aligned loop.
+fn no_args(nr: libc::c_long, name: &'static str, n: u64) -> Result<(), Stopped> {
+    repeat(Call::new(nr, name, [0; 4]), n)
 }
 
-/// The same where the instruction is not wired up: every call fails with `-ENOSYS`.
-#[cfg(not(target_arch = "x86_64"))]
-macro_rules! repeat_no_args {
-    ($($(#[$doc:meta])* $name:ident = $nr:expr, $call:literal;)*) => {$(
-        $(#[$doc])*
-        pub fn $name(n: u64) -> Result<(), Stopped> {
-            if n == 0 {
-                return Ok(());
-            }
-            Err(Stopped { call: $call, result: -(libc::ENOSYS as isize) })
-        }
-    )*};
+/// getpid(2) `n` times in one aligned loop: the timed loop of `syscall.getpid via=raw`
+/// and of `syscall.getpid.raw`.
+pub fn getpid_repeat(n: u64) -> Result<(), Stopped> {
+    no_args(libc::SYS_getpid, "getpid", n)
 }
 
-repeat_no_args! {
-    /// getpid(2) `n` times in one aligned loop: the timed loop of `syscall.getpid
-    /// via=raw`.
-    getpid_repeat = libc::SYS_getpid, "getpid";
-    /// getppid(2) `n` times in one aligned loop.
-    getppid_repeat = libc::SYS_getppid, "getppid";
-    /// getuid(2) `n` times in one aligned loop.
-    getuid_repeat = libc::SYS_getuid, "getuid";
-    /// getgid(2) `n` times in one aligned loop.
-    getgid_repeat = libc::SYS_getgid, "getgid";
+/// getppid(2) `n` times in one aligned loop.
+pub fn getppid_repeat(n: u64) -> Result<(), Stopped> {
+    no_args(libc::SYS_getppid, "getppid", n)
 }
 
+/// getuid(2) `n` times in one aligned loop.
+pub fn getuid_repeat(n: u64) -> Result<(), Stopped> {
+    no_args(libc::SYS_getuid, "getuid", n)
+}
+
+/// getgid(2) `n` times in one aligned loop.
+pub fn getgid_repeat(n: u64) -> Result<(), Stopped> {
+    no_args(libc::SYS_getgid, "getgid", n)
+}
+
+/// A number no kernel implements, `n` times: the first call fails with `-ENOSYS`.
 #[cfg(test)]
-repeat_no_args! {
-    /// A number no kernel implements, `n` times: the first call fails with `-ENOSYS`.
-    unimplemented_repeat = super::sys::UNIMPLEMENTED_SYSCALL, "unimplemented";
+fn unimplemented_repeat(n: u64) -> Result<(), Stopped> {
+    no_args(
+        super::sys::UNIMPLEMENTED_SYSCALL as libc::c_long,
+        "unimplemented",
+        n,
+    )
 }
 
 /// A one-byte write(2) of `buf` to `w` then a one-byte read(2) from `r` into `buf`, `n`
@@ -506,10 +469,10 @@ impl<'a> Call<'a> {
     }
 }
 
-/// Makes `call` `n` times in one aligned loop (as [`getpid_repeat`]), the arguments in
-/// their registers throughout (the kernel preserves them), stopping at the first
-/// negative result: the timed loop of the `via=raw` rows of a single call with
-/// arguments (`syscall.uname`, `times`, `kill`, `writev`, `poll`, …).
+/// Makes `call` `n` times in one aligned loop, the arguments in their registers
+/// throughout (the kernel preserves them), stopping at the first negative result: the
+/// timed loop of the `via=raw` rows of a single call (`syscall.getpid`, `uname`,
+/// `times`, `kill`, `writev`, `poll`, …).
 #[cfg(target_arch = "x86_64")]
 #[inline(never)]
 pub fn repeat(call: Call<'_>, n: u64) -> Result<(), Stopped> {
