@@ -19,7 +19,7 @@ pub const GETPID: Simple = Simple {
                 black_box(sys::getpid());
                 Ok(())
             }),
-            Via::Raw => via::repeat(|n| raw::getpid_repeat(n).map_err(via::stopped)),
+            Via::Raw => getpid_repeat(),
         }))
     },
 };
@@ -33,12 +33,16 @@ pub const GETPID_RAW: Simple = Simple {
     prepare: prepare_getpid_raw,
 };
 
-/// The same aligned loop as `syscall.getpid via=raw` ([`raw::getpid_repeat`]).
+/// getpid in its aligned loop ([`raw::getpid_repeat`]): the body of `syscall.getpid
+/// via=raw` and of `syscall.getpid.raw`.
+fn getpid_repeat() -> Box<dyn crate::harness::Body> {
+    via::repeat(|n| raw::getpid_repeat(n).map_err(via::stopped))
+}
+
+/// The same aligned loop as `syscall.getpid via=raw`.
 #[cfg(target_arch = "x86_64")]
 fn prepare_getpid_raw(_: &Params) -> Result<Prepared, BenchError> {
-    Ok(Prepared::new(via::repeat(|n| {
-        raw::getpid_repeat(n).map_err(via::stopped)
-    })))
+    Ok(Prepared::new(getpid_repeat()))
 }
 
 #[cfg(not(target_arch = "x86_64"))]
