@@ -416,8 +416,10 @@ pub struct Measured {
     /// The headline, ns per operation: the 20% trimmed mean over rounds of each round's
     /// median of its clean samples (see [`crate::stats::rounds`]).
     pub median_ns: f64,
-    /// The headline's 95% interval, low end: Yuen's, over the round medians, never
-    /// narrower than half a clock step per operation or the pooled samples' interval.
+    /// The headline's 95% interval, low end: where a rerun's headline lands (Yuen's
+    /// interval over the round medians, √2 wider than the mean's; see
+    /// [`crate::stats::rounds`]), never narrower than half a clock step per operation,
+    /// the pooled samples' interval or the machine's floor for its kind of work.
     pub ci_low_ns: f64,
     /// The headline's 95% interval, high end.
     pub ci_high_ns: f64,
@@ -491,8 +493,8 @@ pub struct Measured {
     #[serde(default, skip_serializing_if = "is_zero")]
     pub worker_processes: u32,
     /// Rounds measured again because the getpid canary read just before or after them
-    /// was more than 15% above the run's recent readings (a slow episode of the
-    /// machine); their samples are not kept. Absent when none.
+    /// was more than 5% above the machine's base state (a slow state of the machine);
+    /// their samples are not kept. Absent when none.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub rounds_redone: u32,
     /// The per-copy figures of an instance run as copies (`copies=N`; absent

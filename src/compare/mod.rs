@@ -253,7 +253,7 @@ fn estimate(r: &BenchResult) -> Option<Estimate> {
     let df = crate::stats::rounds::degrees_of_freedom(rounds).max(1);
     let half = ((m.ci_high_ns - m.ci_low_ns) / 2.0).max(0.0);
     let se = if half.is_finite() {
-        half / t975(df)
+        crate::stats::rounds::standard_error(half, df)
     } else {
         f64::INFINITY
     };

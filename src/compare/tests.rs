@@ -61,8 +61,8 @@ fn a_significant_change_below_the_threshold_is_no_change() {
 fn wide_intervals_make_a_large_change_uncertain() {
     let mut a = run_with_medians(&[("syscall.getpid", 80.0)]);
     let mut b = run_with_medians(&[("syscall.getpid", 100.0)]);
-    widen(&mut a, "syscall.getpid", 0.3);
-    widen(&mut b, "syscall.getpid", 0.3);
+    widen(&mut a, "syscall.getpid", 0.4);
+    widen(&mut b, "syscall.getpid", 0.4);
     let c = compare((&label("a", &a), &a), (&label("b", &b), &b), 0.05);
     assert!(c.rows[0].ci_low < 1.0);
     assert_eq!(c.rows[0].verdict, Verdict::NoChange);
@@ -71,12 +71,13 @@ fn wide_intervals_make_a_large_change_uncertain() {
 #[test]
 fn the_interval_matches_the_delta_method() {
     // Two runs of 5 rounds with ±1% intervals: the trimmed mean of 5 keeps 3, so
-    // se/mean = 0.01/t(2) each, and Welch's df for equal variances is 4.
+    // se/mean = 0.01/(t(2)·√2) each (the interval holds a rerun), the difference's is
+    // √2 times that, and Welch's df for equal variances is 4.
     let a = run_with_medians(&[("x.y", 100.0)]);
     let b = run_with_medians(&[("x.y", 110.0)]);
     let c = compare((&label("a", &a), &a), (&label("b", &b), &b), 0.05);
     assert_eq!(crate::stats::rounds::degrees_of_freedom(5), 2);
-    let se = (2.0f64).sqrt() * 0.01 / t975(2);
+    let se = (2.0f64).sqrt() * 0.01 / (t975(2) * crate::stats::rounds::RERUN);
     let w = t975(4) * se;
     let r = &c.rows[0];
     assert!((r.ci_low - 1.1 * (-w).exp()).abs() < 1e-12, "{r:?}");

@@ -622,9 +622,11 @@ impl<'a> Harness<'a> {
         overhead: &Overhead,
         plan: Plan,
     ) -> (Analysis, bool, String) {
-        let a = self.analyze(samples, k * plan.per_iter.max(1), overhead, plan.expect);
+        let mut a =
+            self.analyze(samples, k * plan.per_iter.max(1), overhead, plan.expect);
         let held = self.settings.held;
         let (ok, why) = verdict_held(&a, &self.settings.profile, held);
+        at_least_the_floor(&mut a, held);
         (a, ok, why)
     }
 
@@ -852,6 +854,23 @@ fn check_interrupt() -> Result<(), BenchError> {
         Err(BenchError::Interrupted)
     } else {
         Ok(())
+    }
+}
+
+/// Widens the interval of `a` to at least its kind's floor (`held.floor` of the
+/// headline on each side), after the verdict: the floor is how far apart two runs of a
+/// figure that moves as the machine does lie, so a row whose few rounds happen to
+/// agree more closely than that still says where a rerun lands, not how alike its own
+/// rounds were. Not when the user asked for a target below the floor (`strict`): the
+/// interval is then the rounds' own, as asked.
+fn at_least_the_floor(a: &mut Analysis, held: Held) {
+    if held.strict || !(held.floor.is_finite() && held.floor > 0.0) {
+        return;
+    }
+    if let Some(e) = a.estimate.as_mut() {
+        let half = held.floor * e.center.abs();
+        e.ci_low = e.ci_low.min(e.center - half);
+        e.ci_high = e.ci_high.max(e.center + half);
     }
 }
 

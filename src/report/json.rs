@@ -36,7 +36,7 @@
 //!     "status": "ok" | "skipped" | "failed", "reason": null | "why",
 //!     "measured": null | {
 //!       "median_ns",          // the headline: trimmed mean of the rounds' clean medians
-//!       "ci_low_ns", "ci_high_ns",       // its 95% interval: Yuen's, over the rounds
+//!       "ci_low_ns", "ci_high_ns",       // its 95% interval: where a rerun's median lands
 //!       "rounds": [{ "round", "start_ns", "median_ns": null | ns, "clean", "total" }],
 //!       "round_sd_ns", "round_spread",   // sd of the round medians; (max − min) / headline
 //!       "states": [{ "median_ns", "share", "count" }],   // round medians > 3% apart
@@ -47,7 +47,7 @@
 //!       "basis": "clean" | "all",        // which samples the headline rests on
 //!       "worker_peak_kib"?,              // the measuring workers' highest peak resident KiB
 //!       "worker_processes"?,             // the worker processes that measured it, in turn
-//!       "rounds_redone"?,                // rounds measured again: a slow episode (canary > +15%)
+//!       "rounds_redone"?,                // rounds measured again: outside the base state (canary > base +5%)
 //!       "work"?: "syscall" | "user" | "memory",  // its kind of work (whose floor holds it)
 //!       "target_pct"?, "floor_pct"?,     // ±% it was held to; its kind's floor, ±%
 //!       "center_ns", "batch", "operations",

@@ -130,8 +130,9 @@ svc.mq.send              skipped: no /dev/mqueue here
 proc.fork                FAILED: fork: Resource temporarily unavailable
 
 3 results: 1 measured (0 not converged), 1 skipped, 1 failed
-median: per operation, trimmed mean of the round medians; 95% CI, ±%: over the rounds; outl, pert:
-  samples left out; conv: reached the target. -v: every note; docs/method.md: how a figure is made.
+median: per operation, trimmed mean of the round medians; 95% CI, ±%: where a rerun's median lands;
+  outl, pert: samples left out; conv: reached the target. -v: every note; docs/method.md: how a
+  figure is made.
 --cull kernel: pert also counts samples during which the kernel's events (a clock or other
   interrupt, a switch, a fault, a migration) show it did something the operation does not do.
 "#;
@@ -148,8 +149,9 @@ proc.fork                FAILED: fork: Resource temporarily unavailable
 median: per operation, empty-loop overhead subtracted: the 20% trimmed mean over rounds of each
   round's median of its clean samples (no outlier, no switch or fault); a sample is one batch's
   mean.
-95% CI: Yuen's, over the round medians, so it covers the machine's drift between rounds; ±%: its
-  half-width in percent of the median.
+95% CI: where a rerun's median lands, 95 times in 100: Yuen's interval over the round medians, √2
+  wider than the mean's, and no narrower than the machine's floor; ±%: its half-width in percent of
+  the median.
 outl: samples outside the window around the median, or MAD outliers; pert: samples with a switch or
   fault; rnds: rounds; conv: converged.
 A result with fewer than 30 clean samples (or fewer than a tenth clean) is never converged: its

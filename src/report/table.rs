@@ -221,7 +221,7 @@ pub fn notes(r: &BenchResult, m: &Measured) -> Vec<String> {
     if m.rounds_redone > 0 {
         notes.push(format!(
             "{} {} measured again: the getpid canary just before or after {} read more \
-             than {:.0}% above the run's recent readings (a slow episode of the machine)",
+             than {:.0}% above the machine's base state (a slow state of the machine)",
             m.rounds_redone,
             if m.rounds_redone == 1 {
                 "round"
@@ -463,15 +463,16 @@ impl Exporter for Table {
         if self.verbose {
             rest += VERBOSE_LEGEND;
         } else {
-            rest += "median: per operation, trimmed mean of the round medians; 95% CI, ±%: over \
-                  the rounds; outl, pert: samples left out; conv: reached the target. -v: every \
-                  note; docs/method.md: how a figure is made.\n";
+            rest += "median: per operation, trimmed mean of the round medians; 95% CI, ±%: where \
+                  a rerun's median lands; outl, pert: samples left out; conv: reached the \
+                  target. -v: every note; docs/method.md: how a figure is made.\n";
         }
         const VERBOSE_LEGEND: &str = "median: per operation, empty-loop overhead subtracted: the 20% trimmed mean over \
               rounds of each round's median of its clean samples (no outlier, no switch or fault); a \
               sample is one batch's mean.\n\
-              95% CI: Yuen's, over the round medians, so it covers the machine's drift between rounds; \
-              ±%: its half-width in percent of the median.\n\
+              95% CI: where a rerun's median lands, 95 times in 100: Yuen's interval over the round \
+              medians, √2 wider than the mean's, and no narrower than the machine's floor; ±%: its \
+              half-width in percent of the median.\n\
               outl: samples outside the window around the median, or MAD outliers; pert: samples with a switch or fault; \
               rnds: rounds; conv: converged.\n\
               A result with fewer than 30 clean samples (or fewer than a tenth clean) is never converged: \
@@ -510,7 +511,7 @@ impl Exporter for Table {
 }
 
 /// What the machine did during the rows' rounds, said once for the run rather than
-/// under each row: rounds measured again after a slow episode, and rows whose rounds
+/// under each row: rounds measured again outside the machine's base state, and rows whose rounds
 /// saw the machine at several speeds (`--verbose` names them under each row).
 fn machine_during_rows(results: &[BenchResult]) -> Vec<String> {
     let measured: Vec<&Measured> =
@@ -520,8 +521,8 @@ fn machine_during_rows(results: &[BenchResult]) -> Vec<String> {
     let rows = measured.iter().filter(|m| m.rounds_redone > 0).count();
     if redone > 0 {
         lines.push(format!(
-            "{redone} {} measured again, in {rows} {}, after a slow episode (getpid over \
-             {:.0}% above its recent readings)",
+            "{redone} {} measured again, in {rows} {}, read outside the machine's base \
+             state (getpid over {:.0}% above it)",
             if redone == 1 { "round" } else { "rounds" },
             if rows == 1 { "row" } else { "rows" },
             crate::session::REDO_ABOVE * 100.0

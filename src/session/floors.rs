@@ -3,16 +3,20 @@
 //! the results of that kind ([`crate::stats::rounds::floor`]).
 //!
 //! The readings come from where rounds are measured: each worker reads the probes
-//! right after its round, warm as the round was (a round measured again in a slow
-//! episode gives none, as it gives no figure). So the spread of a kind's readings holds
-//! what the machine does between rounds and between processes over the run, as the
-//! rounds of a benchmark of that kind see it. Before the first round, a few probe
+//! just before its round's samples, warm as the round is (a round measured again
+//! outside the machine's base state gives none, as it gives no figure), and only
+//! readings in the base state count (see `Floors::in_base_state`). So the spread of a
+//! kind's readings holds what the machine does between rounds and between processes
+//! over the run in the state the figures are measured in, as the rounds of a
+//! benchmark of that kind see it. Before the first round, a few probe
 //! processes of their own, warmed as long as a round, give the run's header its first
 //! floors. Processes started only to read the probes while a small selection waits
 //! between its rounds were tried and left out: on the 2-vCPU VM this project is
 //! developed on, 41–48% of their getpid readings were more than 5% slow against
 //! 14–20% of the workers', so they described another machine than the rounds met.
 
+use super::canary::BASE_QUANTILE;
+use super::slot::REDO_ABOVE;
 use crate::harness::probe::{Probes, WorkKind};
 use crate::harness::Held;
 use crate::results::Floor;
@@ -55,23 +59,59 @@ impl Floors {
         self.readings.len()
     }
 
-    /// A kind's readings, each relative to the median of those read where it was
-    /// (the same instance's workers, or the probe processes): so the spread is the
-    /// machine's between rounds, processes and moments, not the difference between
-    /// one benchmark's process and another's (a probe read beside a ring of
-    /// processes, or a file's pages, is not read beside a getpid loop). Places with
-    /// fewer than [`MIN_AT_PLACE`] readings are left out.
-    fn of(&self, kind: WorkKind) -> Vec<f64> {
-        let mut by_place: std::collections::BTreeMap<usize, Vec<f64>> =
+    /// The readings in the machine's base state, by where they were read: at each
+    /// place, those whose system call probe reads within [`REDO_ABOVE`] of the place's
+    /// base (its [`BASE_QUANTILE`]), as a round is kept only when the getpid canary
+    /// around it reads so. The floors describe how the machine moves within the state
+    /// the figures are measured in; the states themselves are the canary's, said
+    /// apart. Places with fewer than [`MIN_AT_PLACE`] readings are left out.
+    fn in_base_state(&self) -> Vec<Vec<Probes>> {
+        let mut by_place: std::collections::BTreeMap<usize, Vec<Probes>> =
             Default::default();
         for (at, p) in &self.readings {
-            let x = p[kind.index()];
-            if x.is_finite() && x > 0.0 {
-                by_place.entry(*at).or_default().push(x);
-            }
+            by_place.entry(*at).or_default().push(*p);
         }
+        let sys = WorkKind::Syscall.index();
+        by_place
+            .into_values()
+            .filter(|v| v.len() >= MIN_AT_PLACE)
+            .map(|v| {
+                let mut calls: Vec<f64> = v
+                    .iter()
+                    .map(|p| p[sys])
+                    .filter(|x| x.is_finite() && *x > 0.0)
+                    .collect();
+                if calls.is_empty() {
+                    return v;
+                }
+                calls.sort_by(f64::total_cmp);
+                let k = ((calls.len() - 1) as f64 * BASE_QUANTILE).round() as usize;
+                let limit = calls[k] * (1.0 + REDO_ABOVE);
+                // A reading without a system call figure is kept: nothing says it was
+                // read in a slow state.
+                v.into_iter()
+                    .filter(|p| !(p[sys].is_finite() && p[sys] > limit))
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// A kind's readings in the machine's base state, each relative to the median of
+    /// those read where it was (the same instance's workers, or the probe processes):
+    /// so the spread is the machine's between rounds, processes and moments, not the
+    /// difference between one benchmark's process and another's (a probe read beside a
+    /// ring of processes, or a file's pages, is not read beside a getpid loop).
+    fn of(&self, kind: WorkKind) -> Vec<f64> {
         let mut out = Vec::new();
-        for mut xs in by_place.into_values().filter(|v| v.len() >= MIN_AT_PLACE) {
+        for place in self.in_base_state() {
+            let mut xs: Vec<f64> = place
+                .iter()
+                .map(|p| p[kind.index()])
+                .filter(|x| x.is_finite() && *x > 0.0)
+                .collect();
+            if xs.len() < MIN_AT_PLACE {
+                continue;
+            }
             xs.sort_by(f64::total_cmp);
             let median = crate::stats::percentile_sorted(&xs, 50.0);
             out.extend(xs.iter().map(|x| x / median));
@@ -79,12 +119,13 @@ impl Floors {
         out
     }
 
-    /// A kind's readings as read, for their median.
+    /// A kind's readings in the machine's base state as read, for their median.
     fn raw(&self, kind: WorkKind) -> Vec<f64> {
         let mut xs: Vec<f64> = self
-            .readings
+            .in_base_state()
             .iter()
-            .map(|(_, p)| p[kind.index()])
+            .flatten()
+            .map(|p| p[kind.index()])
             .filter(|x| x.is_finite())
             .collect();
         xs.sort_by(f64::total_cmp);
@@ -180,5 +221,24 @@ mod tests {
         assert_eq!(s[0].readings, 20);
         assert!(s[0].median_ns > 100.0 && s[0].median_ns < 200.0, "as read");
         assert!((s[0].floor_pct - syscall.floor * 100.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn readings_outside_the_base_state_are_left_out() {
+        // Twenty readings in the base state (system call 100, memory 1000 ±1%) and ten
+        // in a slow state 35% up on every kind, as the VM's slow spells are: the
+        // floors are the base state's, and so is the median said.
+        let mut f = Floors::new(8);
+        for i in 0..30 {
+            let wobble = if i % 2 == 0 { 0.99 } else { 1.01 };
+            let slow = if i % 3 == 2 { 1.35 } else { 1.0 };
+            f.push(0, [100.0 * slow, 1.0 * slow, 1000.0 * wobble * slow]);
+        }
+        let memory = f.held(WorkKind::Memory).floor;
+        assert!(memory > 0.0 && memory < 0.02, "{memory}");
+        assert_eq!(f.held(WorkKind::Syscall).floor, 0.0);
+        let s = f.summary();
+        assert_eq!(s[0].readings, 20);
+        assert!((s[0].median_ns - 100.0).abs() < 1e-9, "{:?}", s[0]);
     }
 }

@@ -205,7 +205,9 @@ impl<'b> Instance<'b> {
                     explain: None,
                 };
                 match slot.visit(&mut env, round, begin, canary, limit) {
-                    Ok(_) => Ok(slot.probes.take()),
+                    // The probes of a round measured again describe the state it was
+                    // dropped for, which the floors leave out as the figures do.
+                    Ok(kept) => Ok(slot.probes.take().filter(|_| kept)),
                     Err(BenchError::Interrupted) => Err(BenchError::Interrupted),
                     Err(e) => {
                         slot.end(e);

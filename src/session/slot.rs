@@ -132,12 +132,20 @@ impl Carried {
 }
 
 /// A round is measured again when the getpid canary read just before or just after it
-/// is more than this fraction above the run's recent readings (their median): the
-/// machine was in a slow episode (on the 2-vCPU VM this project is developed on, about
-/// one round in ten ran 15–35% slow, for tens of ms at a time, whatever was measured).
-/// At most as many rounds are measured again as are kept, so a benchmark that slows
-/// the canary itself, or a machine that stays slow, is measured as it is.
-pub const REDO_ABOVE: f64 = 0.15;
+/// is more than this fraction above the machine's base state (see
+/// [`super::canary::base`]): the machine was in a slow state, and a rerun that meets
+/// it for another share of its rounds would read another figure. On the 2-vCPU VM
+/// this project is developed on, the base state read 137–139 ns and the slow ones
+/// 149–151 ns (system calls 8% slower, for hundreds of ms) and 180–207 ns (every kind
+/// of work 20–40% slower, for seconds at a time); 5% leaves the base state's own
+/// spread in. At most [`REDO_PER_KEPT`] times as many rounds are measured again as
+/// are kept, so a benchmark that slows the canary itself, or a machine that stays
+/// slow, is measured as it is.
+pub const REDO_ABOVE: f64 = 0.05;
+
+/// How many rounds may be measured again for each one kept (counting the profile's
+/// minimum as kept from the start).
+pub const REDO_PER_KEPT: u32 = 3;
 
 /// Where an instance's tasks ran during one round.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -308,9 +316,9 @@ impl<'b> Slot<'b> {
         let may_redo = limit > 0.0
             && !self.free
             && env.explain.is_none()
-            && self.redone < self.rounds.max(1);
+            && self.redone < REDO_PER_KEPT * self.rounds.max(p.min_rounds as u32);
         if may_redo && canary > limit {
-            // The machine is in a slow episode already: measuring the round only to
+            // The machine is in a slow state already: measuring the round only to
             // drop it would spend a round's time on nothing.
             self.redone += 1;
             return Ok(false);
@@ -391,7 +399,7 @@ impl<'b> Slot<'b> {
         self.setup_ns += c.to_ns(c.now().wrapping_sub(t2));
         self.after = prepared.after;
         if may_redo && after > limit {
-            // A slow episode of the machine: this round is measured again.
+            // A slow state of the machine: this round is measured again.
             self.samples.truncate(first);
             self.canaries.pop();
             self.redone += 1;

@@ -642,7 +642,9 @@ impl History {
         run: &mut Run,
         except: Option<i64>,
     ) -> anyhow::Result<usize> {
-        use crate::stats::rounds::{between_runs, degrees_of_freedom, t975};
+        use crate::stats::rounds::{
+            between_runs, degrees_of_freedom, standard_error, t975,
+        };
         let cond = conditions(run);
         if except.is_some() {
             // A saved run: the history may know more now than when it was saved, so its
@@ -667,8 +669,10 @@ impl History {
                 continue;
             }
             let se = |lo: f64, hi: f64, rounds: i64| {
-                ((hi - lo) / 2.0).max(0.0)
-                    / t975(degrees_of_freedom(rounds.max(2) as usize).max(1))
+                standard_error(
+                    ((hi - lo) / 2.0).max(0.0),
+                    degrees_of_freedom(rounds.max(2) as usize).max(1),
+                )
             };
             let now_rounds =
                 m.rounds.iter().filter(|x| x.median_ns.is_some()).count() as i64;

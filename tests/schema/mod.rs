@@ -380,7 +380,7 @@ pub struct Measured {
     /// The worker processes that measured it, one after another; absent in-process.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub worker_processes: u32,
-    /// Rounds measured again (a slow episode of the machine); absent when none.
+    /// Rounds measured again (outside the machine's base state); absent when none.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub rounds_redone: u32,
     /// Run as copies (`copies=N`) only.
