@@ -16,7 +16,7 @@
 //! 14–20% of the workers', so they described another machine than the rounds met.
 
 use super::canary::BASE_QUANTILE;
-use super::slot::REDO_ABOVE;
+use super::slot::REDO_AFTER_ABOVE;
 use crate::harness::probe::{Probes, WorkKind};
 use crate::harness::Held;
 use crate::results::Floor;
@@ -60,11 +60,12 @@ impl Floors {
     }
 
     /// The readings in the machine's base state, by where they were read: at each
-    /// place, those whose system call probe reads within [`REDO_ABOVE`] of the place's
-    /// base (its [`BASE_QUANTILE`]), as a round is kept only when the getpid canary
-    /// around it reads so. The floors describe how the machine moves within the state
-    /// the figures are measured in; the states themselves are the canary's, said
-    /// apart. Places with fewer than [`MIN_AT_PLACE`] readings are left out.
+    /// place, those whose system call probe reads within [`REDO_AFTER_ABOVE`] of the
+    /// place's base (its [`BASE_QUANTILE`]), as a round is kept only when the worker's
+    /// getpid canary after it reads so. The floors describe how the machine moves
+    /// between rounds and processes within the state the figures are measured in; the
+    /// slow states themselves are the canary's, said apart. Places with fewer than
+    /// [`MIN_AT_PLACE`] readings are left out.
     fn in_base_state(&self) -> Vec<Vec<Probes>> {
         let mut by_place: std::collections::BTreeMap<usize, Vec<Probes>> =
             Default::default();
@@ -86,7 +87,7 @@ impl Floors {
                 }
                 calls.sort_by(f64::total_cmp);
                 let k = ((calls.len() - 1) as f64 * BASE_QUANTILE).round() as usize;
-                let limit = calls[k] * (1.0 + REDO_ABOVE);
+                let limit = calls[k] * (1.0 + REDO_AFTER_ABOVE);
                 // A reading without a system call figure is kept: nothing says it was
                 // read in a slow state.
                 v.into_iter()

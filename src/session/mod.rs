@@ -34,7 +34,7 @@ mod slot;
 pub mod worker;
 
 pub use canary::CANARY_THRESHOLD;
-pub use slot::REDO_ABOVE;
+pub use slot::{REDO_ABOVE, REDO_AFTER_ABOVE};
 pub use worker::Workers;
 
 /// What the user asked of the session.
