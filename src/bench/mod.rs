@@ -207,6 +207,14 @@ pub fn work_kind(name: &str, params: &Params) -> WorkKind {
         .iter()
         .find(|(n, _)| *n == "via")
         .map(|(_, v)| v.as_str());
+    let placement = params
+        .0
+        .iter()
+        .find(|(n, _)| *n == "placement")
+        .map(|(_, v)| v.as_str());
+    if matches!(placement, Some("cross-cpu" | "free")) {
+        return WorkKind::Cross;
+    }
     match (family, name) {
         // The C library sends the CPU-time clocks to the kernel: no vDSO serves them.
         ("clock", "clock.process_cputime" | "clock.thread_cputime") => WorkKind::Syscall,
@@ -325,6 +333,21 @@ mod tests {
         );
         assert_eq!(work_kind("mem.fault.zero", &none), WorkKind::Memory);
         assert_eq!(work_kind("ctx.pingpong", &none), WorkKind::Syscall);
+        // Placed on another CPU, or by the scheduler: the other CPU's kind of work.
+        let placed = |p: &str| Params(vec![("placement", p.to_string())]);
+        assert_eq!(
+            work_kind("ctx.pingpong", &placed("same-cpu")),
+            WorkKind::Syscall
+        );
+        assert_eq!(
+            work_kind("ctx.pingpong", &placed("cross-cpu")),
+            WorkKind::Cross
+        );
+        assert_eq!(work_kind("ctx.ring", &placed("free")), WorkKind::Cross);
+        assert_eq!(
+            work_kind("svc.wake.latency", &placed("cross-cpu")),
+            WorkKind::Cross
+        );
     }
 
     #[test]

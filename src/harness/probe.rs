@@ -1,6 +1,6 @@
-//! The machine's probes: three fixed operations, one per kind of work whose speed
-//! moves on its own (a system call, user-space arithmetic, a zero-fill page fault),
-//! timed briefly in the process and on the CPU where a round has just been measured.
+//! The machine's probes: fixed operations, one per kind of work whose speed moves on
+//! its own (a system call, user-space arithmetic, a zero-fill page fault, a wake-up
+//! across CPUs), timed briefly in the process and on the CPU where a round is measured.
 //!
 //! A probe does the same work every time, so whatever moves its reading from one
 //! round (one process, one moment) to the next is the machine: a vCPU that runs at
@@ -12,6 +12,7 @@
 //! which kind each benchmark is.
 
 use super::{BenchError, Body, Harness, Loop};
+use crate::os::affinity;
 use crate::os::mem::{page_size, Mapping};
 use crate::os::sys;
 use serde::{Deserialize, Serialize};
@@ -28,11 +29,20 @@ pub enum WorkKind {
     User,
     /// Page faults and mapping changes: the memory system and its page tables.
     Memory,
+    /// Work that crosses CPUs or that the scheduler places (`placement=cross-cpu` or
+    /// `free`): it waits on another CPU, whose speed and wake-up latency move apart
+    /// from the home CPU's.
+    Cross,
 }
 
 impl WorkKind {
     /// Every kind, in the order of [`Probes`]' readings.
-    pub const ALL: [WorkKind; 3] = [WorkKind::Syscall, WorkKind::User, WorkKind::Memory];
+    pub const ALL: [WorkKind; 4] = [
+        WorkKind::Syscall,
+        WorkKind::User,
+        WorkKind::Memory,
+        WorkKind::Cross,
+    ];
 
     /// Its name, as the JSON spells it.
     pub fn name(self) -> &'static str {
@@ -40,6 +50,7 @@ impl WorkKind {
             WorkKind::Syscall => "syscall",
             WorkKind::User => "user",
             WorkKind::Memory => "memory",
+            WorkKind::Cross => "cross",
         }
     }
 
@@ -49,6 +60,7 @@ impl WorkKind {
             WorkKind::Syscall => "getpid",
             WorkKind::User => "an add-multiply chain",
             WorkKind::Memory => "a zero-fill page fault",
+            WorkKind::Cross => "a wake-up round trip with another CPU",
         }
     }
 
@@ -58,8 +70,9 @@ impl WorkKind {
     }
 }
 
-/// One reading of every probe, ns per operation, indexed by [`WorkKind::index`].
-pub type Probes = [f64; 3];
+/// One reading of every probe, ns per operation, indexed by [`WorkKind::index`] (NaN
+/// for a probe not read).
+pub type Probes = [f64; 4];
 
 /// getpid calls in one syscall probe batch.
 const SYSCALL_BATCH: u64 = 300;
@@ -67,13 +80,18 @@ const SYSCALL_BATCH: u64 = 300;
 const USER_BATCH: u64 = 4_000;
 /// Pages faulted in one memory probe batch.
 const MEMORY_PAGES: usize = 32;
+/// Round trips with another CPU in one cross probe batch.
+const CROSS_BATCH: u64 = 8;
 /// Batches per probe: the reading is their median.
 const BATCHES: usize = 5;
 
 impl Harness<'_> {
-    /// Reads every probe once (about half a millisecond): each is the median of a few
-    /// short batches, nothing subtracted. A failed mapping fails the reading.
-    pub fn probe(&self) -> Result<Probes, BenchError> {
+    /// Reads every probe once: each is the median of a few short batches, nothing
+    /// subtracted. The cross probe (about 2 ms on the VM this project is developed on,
+    /// against half a millisecond for the others) only with `cross`; it reads NaN
+    /// without, or when this thread may use no other CPU. A failed mapping, thread or
+    /// socket fails the reading.
+    pub fn probe(&self, cross: bool) -> Result<Probes, BenchError> {
         let mut getpid = Loop(|| {
             std::hint::black_box(sys::getpid());
             Ok(())
@@ -92,7 +110,61 @@ impl Harness<'_> {
             len: MEMORY_PAGES * page_size(),
         };
         let memory = self.canary(&mut faults, 1, BATCHES)? / MEMORY_PAGES as f64;
-        Ok([syscall, user, memory])
+        let cross = if cross { self.cross_probe()? } else { f64::NAN };
+        Ok([syscall, user, memory, cross])
+    }
+
+    /// A byte sent to a thread pinned on another CPU and back, over a socket pair: ns
+    /// per round trip, NaN when there is no other CPU to use. The thread is joined
+    /// before this returns, whatever happened.
+    fn cross_probe(&self) -> Result<f64, BenchError> {
+        use std::io::{Read, Write};
+        use std::os::unix::net::UnixStream;
+        // From the CPU this thread is pinned to (a round's home) to another one.
+        let here = affinity::allowed_cpus()
+            .map_err(|e| BenchError::os("sched_getaffinity", e))?;
+        let other = match here.as_slice() {
+            [home] => affinity::process_cpus().into_iter().find(|c| c != home),
+            _ => None,
+        };
+        let Some(other) = other else {
+            return Ok(f64::NAN);
+        };
+        let (mut mine, mut theirs) =
+            UnixStream::pair().map_err(|e| BenchError::os("socketpair", e))?;
+        let echo = std::thread::Builder::new()
+            .name("syscost-cross-probe".into())
+            .spawn(move || -> std::io::Result<()> {
+                affinity::set_cpus(&[other])?;
+                let mut b = [0u8; 1];
+                loop {
+                    theirs.read_exact(&mut b)?;
+                    if b[0] == 0 {
+                        return Ok(());
+                    }
+                    theirs.write_all(&b)?;
+                }
+            })
+            .map_err(|e| BenchError::os("spawning the cross probe's thread", e))?;
+        let mut b = [1u8; 1];
+        let mut trip = Loop(|| {
+            mine.write_all(&[1])
+                .and_then(|()| mine.read_exact(&mut b))
+                .map_err(|e| BenchError::os("the cross probe's round trip", e))
+        });
+        let reading = self.canary(&mut trip, CROSS_BATCH, BATCHES);
+        // The thread ends on a zero byte, or on the socket's end if that fails.
+        let _ = mine.write_all(&[0]);
+        drop(mine);
+        let joined = echo.join();
+        let reading = reading?;
+        match joined {
+            Ok(Ok(())) => Ok(reading),
+            Ok(Err(e)) => Err(BenchError::os("the cross probe's thread", e)),
+            Err(_) => Err(BenchError::Failed(
+                "the cross probe's thread panicked".into(),
+            )),
+        }
     }
 }
 

@@ -48,7 +48,7 @@
 //!       "worker_peak_kib"?,              // the measuring workers' highest peak resident KiB
 //!       "worker_processes"?,             // the worker processes that measured it, in turn
 //!       "rounds_redone"?,                // rounds measured again: outside the base state (canary > base +5%)
-//!       "work"?: "syscall" | "user" | "memory",  // its kind of work (whose floor holds it)
+//!       "work"?: "syscall" | "user" | "memory" | "cross",  // its kind of work (whose floor holds it)
 //!       "target_pct"?, "floor_pct"?,     // ±% it was held to; its kind's floor, ±%
 //!       "center_ns", "batch", "operations",
 //!       "overhead": { "per_batch_ns", "per_op_ns", "samples", "subtracted" },
@@ -130,11 +130,12 @@
 //! `target_pct` (the larger of `ci_target` and the machine's floor for its `work`, or
 //! `ci_target` alone with `run --target`) after at least `min_rounds` rounds, on at
 //! least 30 clean samples that are at least a tenth of all. `machine.floors` has, per
-//! kind of work, the probe (getpid, an add-multiply chain, a zero-fill fault) read in
-//! each worker before its round's samples: `readings`, their `median_ns`, their
+//! kind of work, the probe (getpid, an add-multiply chain, a zero-fill fault, a wake-up
+//! round trip with another CPU, the last only beside rows of that kind) read in
+//! each worker before its round's samples, in the machine's base state: `readings`, their `median_ns`, their
 //! `spread_pct` ((p90 − p10) / median, each reading taken relative to the median of the
 //! instance it was read beside), and `floor_pct`, the 95% half-width the headline of
-//! `rounds` rounds that move so would have (see [`crate::stats::rounds::floor`]). With fewer clean samples `basis` is `"all"`: `median_ns` is
+//! `rounds` rounds that move so would have, on the interval's scale (a rerun's; see [`crate::stats::rounds::floor`]). With fewer clean samples `basis` is `"all"`: `median_ns` is
 //! then the median of every sample (perturbed and outliers included), `ci_low_ns`..
 //! `ci_high_ns` their order-statistic interval, widened to the round medians' t interval
 //! and to at least ±1% (or `ci_target`, if wider), each round's `median_ns` is the

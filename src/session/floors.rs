@@ -201,11 +201,11 @@ mod tests {
             let m = if i % 2 == 0 { 900.0 } else { 1100.0 };
             let at = i % 4 / 2;
             let k = if at == 1 { 2.0 } else { 1.0 };
-            f.push(at, [s * k, k, m * k]);
+            f.push(at, [s * k, k, m * k, f64::NAN]);
         }
         // Two readings at a third place count for nothing.
-        f.push(7, [1e6, 1e6, 1e6]);
-        f.push(7, [1.0, 1.0, 1.0]);
+        f.push(7, [1e6, 1e6, 1e6, 1e6]);
+        f.push(7, [1.0, 1.0, 1.0, 1.0]);
         assert_eq!(f.len(), 22);
         let syscall = f.held(WorkKind::Syscall);
         let memory = f.held(WorkKind::Memory);
@@ -233,7 +233,10 @@ mod tests {
         for i in 0..30 {
             let wobble = if i % 2 == 0 { 0.99 } else { 1.01 };
             let slow = if i % 3 == 2 { 1.35 } else { 1.0 };
-            f.push(0, [100.0 * slow, 1.0 * slow, 1000.0 * wobble * slow]);
+            f.push(
+                0,
+                [100.0 * slow, 1.0 * slow, 1000.0 * wobble * slow, f64::NAN],
+            );
         }
         let memory = f.held(WorkKind::Memory).floor;
         assert!(memory > 0.0 && memory < 0.02, "{memory}");

@@ -539,7 +539,7 @@ impl Session {
                 let _home = crate::bench::ctx::home_cpu()
                     .ok()
                     .and_then(|c| crate::os::affinity::Pin::to(c).ok());
-                self.harness().probe().ok()
+                self.harness().probe(true).ok()
             }
         }
     }

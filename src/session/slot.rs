@@ -375,7 +375,9 @@ impl<'b> Slot<'b> {
         // samples (after them, they would read what the round left behind: a ring's
         // children exiting, a file's pages, caches full of the benchmark's data). A
         // failed one only goes unread.
-        self.probes = h.probe().ok();
+        self.probes = h
+            .probe(self.held.kind == Some(crate::harness::probe::WorkKind::Cross))
+            .ok();
         let t1 = c.now();
         self.warmup_ns += c.to_ns(t1.wrapping_sub(t_prepared));
         let first = self.samples.len();

@@ -189,3 +189,30 @@ fn asking_for_a_tsc_the_cpu_does_not_keep_steady_is_a_usage_error() {
     assert!(usage.is_some(), "not a usage error: {e:#}");
     assert!(e.to_string().contains("--clock tsc"), "{e}");
 }
+
+#[test]
+fn the_cross_probe_reads_a_round_trip_with_another_cpu_or_nothing() {
+    use crate::harness::probe::WorkKind;
+    use crate::os::affinity;
+    let session = smoke_session();
+    let h = session.harness();
+    // Unpinned, there is no home to cross from: only the other probes are read.
+    let cpus = affinity::allowed_cpus().unwrap();
+    if cpus.len() > 1 {
+        let p = h.probe(true).unwrap();
+        assert!(p[WorkKind::Cross.index()].is_nan(), "{p:?}");
+    }
+    let _pin = affinity::Pin::to(cpus[0]).unwrap();
+    let p = h.probe(true).unwrap();
+    let cross = p[WorkKind::Cross.index()];
+    if affinity::process_cpus().len() > 1 {
+        // A wake-up on another CPU and back: more than a system call, less than a
+        // millisecond (a sanity range, not a speed).
+        assert!(cross > 0.0 && cross < 1e6, "{p:?}");
+    } else {
+        assert!(cross.is_nan(), "one CPU: nothing to cross to, {p:?}");
+    }
+    assert!(p[..3].iter().all(|x| x.is_finite() && *x > 0.0), "{p:?}");
+    // Not asked for, it is not read.
+    assert!(h.probe(false).unwrap()[WorkKind::Cross.index()].is_nan());
+}
