@@ -34,7 +34,7 @@ pub(super) struct Floors {
     pub(super) strict: bool,
     /// Each kind's floor and the readings it was taken from: taken again once a
     /// twentieth more (at least 4) are in, as each draws [`rounds::RESAMPLES`] sets.
-    cache: std::cell::RefCell<[Option<(usize, f64)>; 3]>,
+    cache: std::cell::RefCell<[Option<(usize, f64)>; WorkKind::ALL.len()]>,
 }
 
 impl Floors {
@@ -216,6 +216,8 @@ mod tests {
             "{memory:?}"
         );
         assert_eq!(f.held(WorkKind::User).floor, 0.0);
+        // No cross reading anywhere: no floor for that kind, and none said.
+        assert_eq!(f.held(WorkKind::Cross).floor, 0.0);
         let s = f.summary();
         assert_eq!(s.len(), 3);
         assert_eq!(s[0].kind, WorkKind::Syscall);
