@@ -133,12 +133,12 @@ impl Carried {
 
 /// A round is measured again when the getpid canary read just before it (by the run's
 /// own process, where it reads the machine's state) is more than this fraction above
-/// the machine's base state (see [`super::canary::base`]): the machine was in a slow
+/// the machine's base state (see `session::canary::base`): the machine was in a slow
 /// state, and a rerun that meets it for another share of its rounds would read another
 /// figure. On the 2-vCPU VM this project is developed on, the base state read
 /// 137–143 ns and the slow ones 149–156 ns (system calls 8% slower, for hundreds of
 /// ms) and 180–207 ns (every kind of work 20–40% slower, for seconds at a time); 5%
-/// leaves the base state's own spread in. At most [`REDO_PER_KEPT`] times as many
+/// leaves the base state's own spread in. At most `REDO_PER_KEPT` times as many
 /// rounds are measured again as are kept, so a benchmark that slows the canary itself,
 /// or a machine that stays slow, is measured as it is.
 pub const REDO_ABOVE: f64 = 0.05;
