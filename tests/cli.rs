@@ -604,7 +604,14 @@ fn a_run_states_the_machines_floors_and_each_rows_target() {
         // The 24 probe processes before the first round at least.
         assert!(f.readings >= 10, "{f:?}");
         assert!(f.median_ns > 0.0 && f.median_ns < 1e6, "{f:?}");
-        assert!(f.floor_pct >= 0.0 && f.floor_pct < 100.0, "{f:?}");
+        // Two rounds (the smoke profile) of a wake-up across CPUs, whose readings have a
+        // long tail (an idle CPU woken), may lie further apart than the figure itself.
+        let most = if f.kind == "cross" {
+            f64::INFINITY
+        } else {
+            100.0
+        };
+        assert!(f.floor_pct >= 0.0 && f.floor_pct < most, "{f:?}");
         assert!(f.spread_pct >= 0.0, "{f:?}");
     }
     let smoke_target: f64 = 5.0; // the smoke profile's ±5%

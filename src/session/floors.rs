@@ -64,8 +64,10 @@ impl Floors {
     /// place's base (its [`BASE_QUANTILE`]), as a round is kept only when the worker's
     /// getpid canary after it reads so. The floors describe how the machine moves
     /// between rounds and processes within the state the figures are measured in; the
-    /// slow states themselves are the canary's, said apart. Places with fewer than
-    /// [`MIN_AT_PLACE`] readings are left out.
+    /// slow states themselves are the canary's, said apart. Where fewer than a floor
+    /// needs ([`rounds::MIN_FLOOR_READINGS`]) are within it, the readings nearest the
+    /// base, as many as it needs. Places with fewer than [`MIN_AT_PLACE`] readings are
+    /// left out.
     fn in_base_state(&self) -> Vec<Vec<Probes>> {
         let mut by_place: std::collections::BTreeMap<usize, Vec<Probes>> =
             Default::default();
@@ -90,9 +92,21 @@ impl Floors {
                 let limit = calls[k] * (1.0 + REDO_AFTER_ABOVE);
                 // A reading without a system call figure is kept: nothing says it was
                 // read in a slow state.
-                v.into_iter()
-                    .filter(|p| !(p[sys].is_finite() && p[sys] > limit))
-                    .collect()
+                let slow = |p: &Probes| p[sys].is_finite() && p[sys] > limit;
+                let kept = v.iter().filter(|p| !slow(p)).count();
+                if kept >= rounds::MIN_FLOOR_READINGS || kept == v.len() {
+                    return v.into_iter().filter(|p| !slow(p)).collect();
+                }
+                // Too few in the base state for a floor (the probe processes before
+                // the first round, in a slow spell of fresh processes): the readings
+                // nearest it, as many as a floor needs.
+                let mut v = v;
+                v.sort_by(|a, b| {
+                    let key = |p: &Probes| if p[sys].is_finite() { p[sys] } else { 0.0 };
+                    key(a).total_cmp(&key(b))
+                });
+                v.truncate(rounds::MIN_FLOOR_READINGS.max(kept));
+                v
             })
             .collect()
     }
@@ -246,5 +260,16 @@ mod tests {
         let s = f.summary();
         assert_eq!(s[0].readings, 20);
         assert!((s[0].median_ns - 100.0).abs() < 1e-9, "{:?}", s[0]);
+        // A place whose readings are mostly slow (fresh processes in a slow spell)
+        // still gives a floor: from the ten nearest its base.
+        let mut f = Floors::new(8);
+        for i in 0..24 {
+            let s = if i < 4 { 100.0 } else { 150.0 + i as f64 };
+            f.push(PROBE_PROCESS, [s, 1.0, 1000.0, f64::NAN]);
+        }
+        let s = f.summary();
+        assert_eq!(s.len(), 3, "{s:?}");
+        assert_eq!(s[0].readings, rounds::MIN_FLOOR_READINGS);
+        assert!(s[0].median_ns < 160.0, "{:?}", s[0]);
     }
 }
