@@ -46,9 +46,14 @@ pub(crate) fn base(readings: &[f64]) -> Option<f64> {
     if v.len() < 5 {
         return None;
     }
-    let k = ((v.len() - 1) as f64 * BASE_QUANTILE).round() as usize;
-    let (_, b, _) = v.select_nth_unstable_by(k, f64::total_cmp);
-    Some(*b)
+    Some(base_of(&mut v))
+}
+
+/// The [`BASE_QUANTILE`] of `xs` (reordered; not empty): where a set of readings
+/// puts the machine's base state.
+pub(super) fn base_of(xs: &mut [f64]) -> f64 {
+    let k = ((xs.len() - 1) as f64 * BASE_QUANTILE).round() as usize;
+    *xs.select_nth_unstable_by(k, f64::total_cmp).1
 }
 
 /// Where in the canary's readings the machine's base state is read ([`base`]).

@@ -15,7 +15,7 @@
 //! developed on, 41–48% of their getpid readings were more than 5% slow against
 //! 14–20% of the workers', so they described another machine than the rounds met.
 
-use super::canary::BASE_QUANTILE;
+use super::canary::base_of;
 use super::slot::REDO_AFTER_ABOVE;
 use crate::harness::probe::{Probes, WorkKind};
 use crate::harness::Held;
@@ -61,7 +61,7 @@ impl Floors {
 
     /// The readings in the machine's base state, by where they were read: at each
     /// place, those whose system call probe reads within [`REDO_AFTER_ABOVE`] of the
-    /// place's base (its [`BASE_QUANTILE`]), as a round is kept only when the worker's
+    /// place's base (its [`super::canary::BASE_QUANTILE`]), as a round is kept only when the worker's
     /// getpid canary after it reads so. The floors describe how the machine moves
     /// between rounds and processes within the state the figures are measured in; the
     /// slow states themselves are the canary's, said apart. Where fewer than a floor
@@ -87,9 +87,7 @@ impl Floors {
                 if calls.is_empty() {
                     return v;
                 }
-                calls.sort_by(f64::total_cmp);
-                let k = ((calls.len() - 1) as f64 * BASE_QUANTILE).round() as usize;
-                let limit = calls[k] * (1.0 + REDO_AFTER_ABOVE);
+                let limit = base_of(&mut calls) * (1.0 + REDO_AFTER_ABOVE);
                 // A reading without a system call figure is kept: nothing says it was
                 // read in a slow state.
                 let slow = |p: &Probes| p[sys].is_finite() && p[sys] > limit;
