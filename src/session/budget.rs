@@ -59,6 +59,15 @@ impl Budget {
         Some(self.budget_ns - start.elapsed().as_nanos() as f64)
     }
 
+    /// Whether a visit in a slow state of the machine may wait for a later cycle:
+    /// while less than [`PATIENCE`] of the budget is spent (never without a
+    /// budget). The rest of the budget is left for the rounds that must still be
+    /// measured whatever the machine's state.
+    pub(super) fn patient(&self) -> bool {
+        self.left_ns()
+            .is_some_and(|left| left > (1.0 - PATIENCE) * self.budget_ns)
+    }
+
     /// Once the budget is spent, why `inst` gets no more rounds.
     pub(super) fn spent(&self, inst: &Instance<'_>) -> Option<String> {
         match self.left_ns() {
@@ -228,6 +237,11 @@ pub(super) fn rounds_needed(rounds: usize, ci: f64, target: f64) -> Option<usize
 /// or more has the profile's whole budget ([`Budget::for_instances`]).
 pub(super) const WHOLE_CATALOGUE: usize = 250;
 
+/// The share of a budget within which visits wait out a slow state of the machine
+/// ([`Budget::patient`]). On the 2-vCPU VM this project is developed on, slow
+/// spells lasted seconds to about a minute; a single benchmark's budget is 12 s.
+pub(super) const PATIENCE: f64 = 0.6;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -241,6 +255,21 @@ mod tests {
         assert_eq!(s(WHOLE_CATALOGUE), p.budget_ns as f64 / 1e9);
         assert_eq!(s(10 * WHOLE_CATALOGUE), s(WHOLE_CATALOGUE));
         assert!(s(200) > s(100) && s(100) > s(1));
+    }
+
+    #[test]
+    fn a_slow_spell_is_waited_out_only_within_the_budgets_patience() {
+        let p = Profile::STANDARD;
+        assert!(Budget::new(p, true, 1e12).patient(), "a budget just begun");
+        // Spent past its patience (here, the whole budget at once).
+        assert!(!Budget::new(p, true, 0.0).patient());
+        let mut b = Budget::new(p, true, 1e9);
+        b.start = Some(std::time::Instant::now() - std::time::Duration::from_millis(700));
+        assert!(!b.patient(), "70% of the budget spent");
+        b.start = Some(std::time::Instant::now() - std::time::Duration::from_millis(100));
+        assert!(b.patient(), "10% spent");
+        // Without a budget (rounds not spread), never: nothing would end the wait.
+        assert!(!Budget::new(p, false, 1e12).patient());
     }
 
     #[test]

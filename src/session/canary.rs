@@ -24,29 +24,64 @@ pub(crate) fn getpid_canary(h: &Harness<'_>) -> Result<f64, BenchError> {
     h.canary(b.as_mut(), CANARY_BATCH, CANARY_BATCHES)
 }
 
-/// The canary reading above which a round is measured again: [`slot::REDO_ABOVE`]
-/// above the machine's base state ([`base`] of the run's last [`REDO_WINDOW`]
-/// readings; 0, no limit, before there are five).
-pub(super) fn redo_limit(readings: &[f64]) -> f64 {
-    base(readings).map_or(0.0, |b| b * (1.0 + slot::REDO_ABOVE))
+/// The canary's readings of the last [`BASE_WINDOW_NS`], thinned to one per
+/// [`BASE_THIN_NS`] so that they weigh the machine's states by the time it spends in
+/// them (a run reads the canary back to back while it paces its rounds, and once a
+/// visit otherwise): where the run reads the machine's base state ([`Window::base`]).
+#[derive(Debug, Default)]
+pub(super) struct Window {
+    /// (when, ns per getpid), oldest first.
+    readings: std::collections::VecDeque<(std::time::Instant, f64)>,
 }
 
-/// The machine's base state: the level the getpid canary reads at when nothing slows
-/// the machine, taken as the [`BASE_QUANTILE`] of the run's last [`REDO_WINDOW`]
-/// readings (None before there are five). A low quantile rather than the lowest
-/// reading, which one lucky reading would set; rather than the median, which a machine
-/// slow for most of a run would raise to its slow state. On the 2-vCPU VM this project
-/// is developed on, the canary read 137–139 ns at its base in every run of an hour and
-/// 180–207 ns in slow spells that took 10–65% of a run's rounds and moved every kind of
-/// benchmark with it (a zero-fill fault, a getpid, an eventfd, a `gmtime`), while runs
-/// that met the machine slow for longer read 30% apart.
-pub(crate) fn base(readings: &[f64]) -> Option<f64> {
-    let recent = &readings[readings.len().saturating_sub(REDO_WINDOW)..];
-    let mut v: Vec<f64> = recent.iter().copied().filter(|x| x.is_finite()).collect();
-    if v.len() < 5 {
-        return None;
+impl Window {
+    /// Takes a reading made at `at` (a non-finite one, or one within [`BASE_THIN_NS`]
+    /// of the last taken, is left out) and forgets those older than
+    /// [`BASE_WINDOW_NS`].
+    pub(super) fn push(&mut self, at: std::time::Instant, ns: f64) {
+        if !ns.is_finite() {
+            return;
+        }
+        if let Some(&(last, _)) = self.readings.back() {
+            if at.saturating_duration_since(last).as_nanos() < u128::from(BASE_THIN_NS) {
+                return;
+            }
+        }
+        self.readings.push_back((at, ns));
+        while let Some(&(first, _)) = self.readings.front() {
+            if at.saturating_duration_since(first).as_nanos()
+                <= u128::from(BASE_WINDOW_NS)
+            {
+                break;
+            }
+            self.readings.pop_front();
+        }
     }
-    Some(base_of(&mut v))
+
+    /// The machine's base state: the level the getpid canary reads at when nothing
+    /// slows the machine, taken as the [`BASE_QUANTILE`] of the window's readings
+    /// (None before there are five). A low quantile rather than the lowest reading,
+    /// which one lucky reading would set; rather than the median, which a machine
+    /// slow for most of a run would raise to its slow state; over a window in time
+    /// rather than the latest readings, which a slow spell read visit after visit
+    /// would fill within seconds. On the 2-vCPU VM this project is developed on, the
+    /// canary read 137–139 ns at its base in every run of an hour and 180–207 ns in
+    /// slow spells that took 10–65% of a run's rounds and moved every kind of
+    /// benchmark with it (a zero-fill fault, a getpid, an eventfd, a `gmtime`), while
+    /// runs that met the machine slow for longer read 30% apart.
+    pub(super) fn base(&self) -> Option<f64> {
+        if self.readings.len() < 5 {
+            return None;
+        }
+        let mut v: Vec<f64> = self.readings.iter().map(|r| r.1).collect();
+        Some(base_of(&mut v))
+    }
+
+    /// The canary reading above which a round is measured again: [`slot::REDO_ABOVE`]
+    /// above the base state (0, no limit, before there is one).
+    pub(super) fn limit(&self) -> f64 {
+        self.base().map_or(0.0, |b| b * (1.0 + slot::REDO_ABOVE))
+    }
 }
 
 /// The [`BASE_QUANTILE`] of `xs` (reordered; not empty): where a set of readings
@@ -59,8 +94,18 @@ pub(super) fn base_of(xs: &mut [f64]) -> f64 {
 /// Where in the canary's readings the machine's base state is read ([`base`]).
 pub const BASE_QUANTILE: f64 = 0.1;
 
-/// How many of the run's latest canary readings its base state is read from.
-pub(super) const REDO_WINDOW: usize = 1000;
+/// How far back in time the run's canary readings set its base state ([`Window`]):
+/// longer than the slow spells of the VM this project is developed on (seconds, at
+/// most about a minute), so that a spell does not become the base; short enough
+/// that a machine that moved for good is measured as it is now.
+pub(super) const BASE_WINDOW_NS: u64 = 60_000_000_000;
+
+/// How long a run reads the canary before its first round, so that the first rounds
+/// have a base state to be read against: ten readings of the [`Window`].
+pub(super) const BASE_SEED_NS: u64 = 100_000_000;
+
+/// The least time between two readings the [`Window`] takes.
+pub(super) const BASE_THIN_NS: u64 = 10_000_000;
 
 /// How many more canary readings a visit takes, at most, while they read above the
 /// slow-episode limit, before it goes ahead (and its round is measured again). On the
@@ -111,23 +156,55 @@ mod tests {
 
     #[test]
     fn the_redo_limit_is_above_the_machines_base_state() {
-        assert_eq!(redo_limit(&[70.0; 4]), 0.0, "no limit before five readings");
-        assert_eq!(base(&[70.0; 4]), None);
+        use std::time::{Duration, Instant};
+        let t0 = Instant::now();
+        let ms = |n: u64| t0 + Duration::from_millis(n);
+        let mut w = Window::default();
+        for n in 0..4 {
+            w.push(ms(20 * n), 70.0);
+        }
+        assert_eq!(w.limit(), 0.0, "no limit before five readings");
+        assert_eq!(w.base(), None);
         // The base is a low quantile, not the median: a machine slow in most readings
         // still has its base state, and one lucky reading does not set it.
-        let mut readings = vec![190.0; 60];
-        readings.extend([138.0; 29]);
-        readings.extend([137.0; 10]);
-        readings.push(120.0);
-        assert_eq!(base(&readings), Some(137.0));
-        let limit = redo_limit(&readings);
+        let mut w = Window::default();
+        let mut t = 0;
+        let put = |w: &mut Window, t: &mut u64, v: f64, n: usize| {
+            for _ in 0..n {
+                w.push(ms(*t), v);
+                *t += 20;
+            }
+        };
+        put(&mut w, &mut t, 190.0, 60);
+        put(&mut w, &mut t, 138.0, 29);
+        put(&mut w, &mut t, 137.0, 10);
+        put(&mut w, &mut t, 120.0, 1);
+        assert_eq!(w.base(), Some(137.0));
+        let limit = w.limit();
         assert!((limit - 137.0 * (1.0 + REDO_ABOVE)).abs() < 1e-9, "{limit}");
-        // Only the latest readings count: a machine that moved for good is measured
-        // as it is now.
-        let mut readings = vec![70.0; 500];
-        readings.extend([140.0; REDO_WINDOW]);
-        assert_eq!(base(&readings), Some(140.0));
+        // Readings closer together than the thinning count once: a slow spell read
+        // back to back does not outweigh the time the machine spent at its base.
+        let mut w = Window::default();
+        put(&mut w, &mut t, 137.0, 10);
+        let at = t;
+        for n in 0..10_000 {
+            w.push(ms(at) + Duration::from_micros(n), 190.0);
+        }
+        assert_eq!(w.readings.len(), 11);
+        assert_eq!(w.base(), Some(137.0));
+        // Only the readings of the last minute count: a machine that moved for good
+        // is measured as it is now.
+        let mut w = Window::default();
+        put(&mut w, &mut t, 70.0, 500);
+        let mut late = t + BASE_WINDOW_NS / 1_000_000;
+        for _ in 0..100 {
+            w.push(ms(late), 140.0);
+            late += 20;
+        }
+        assert_eq!(w.base(), Some(140.0));
         // Non-finite readings are left out.
-        assert_eq!(base(&[f64::NAN, 1.0, 2.0, 3.0, 4.0, 5.0]), Some(1.0));
+        let mut w = Window::default();
+        w.push(ms(0), f64::NAN);
+        assert!(w.readings.is_empty());
     }
 }

@@ -61,13 +61,14 @@ impl Floors {
 
     /// The readings in the machine's base state, by where they were read: at each
     /// place, those whose system call probe reads within [`REDO_AFTER_ABOVE`] of the
-    /// place's base (its [`super::canary::BASE_QUANTILE`]), as a round is kept only when the worker's
-    /// getpid canary after it reads so. The floors describe how the machine moves
-    /// between rounds and processes within the state the figures are measured in; the
-    /// slow states themselves are the canary's, said apart. Where fewer than a floor
-    /// needs ([`rounds::MIN_FLOOR_READINGS`]) are within it, the readings nearest the
-    /// base, as many as it needs. Places with fewer than [`MIN_AT_PLACE`] readings are
-    /// left out.
+    /// place's base (its [`super::canary::BASE_QUANTILE`]), as a round is kept only
+    /// when the worker's getpid canary after it reads so. The floors describe how the
+    /// machine moves between rounds and processes within the state the figures are
+    /// measured in; the slow states themselves are the canary's, said apart. Where
+    /// fewer than a floor needs ([`rounds::MIN_FLOOR_READINGS`]) are within it over
+    /// every place (the probe processes before the first round, in a slow spell of
+    /// fresh processes), each place gives the readings nearest its base, as many as a
+    /// floor needs. Places with fewer than [`MIN_AT_PLACE`] readings are left out.
     fn in_base_state(&self) -> Vec<Vec<Probes>> {
         let mut by_place: std::collections::BTreeMap<usize, Vec<Probes>> =
             Default::default();
@@ -75,7 +76,7 @@ impl Floors {
             by_place.entry(*at).or_default().push(*p);
         }
         let sys = WorkKind::Syscall.index();
-        by_place
+        let places: Vec<(Vec<Probes>, f64)> = by_place
             .into_values()
             .filter(|v| v.len() >= MIN_AT_PLACE)
             .map(|v| {
@@ -84,26 +85,36 @@ impl Floors {
                     .map(|p| p[sys])
                     .filter(|x| x.is_finite() && *x > 0.0)
                     .collect();
-                if calls.is_empty() {
-                    return v;
-                }
-                let limit = base_of(&mut calls) * (1.0 + REDO_AFTER_ABOVE);
-                // A reading without a system call figure is kept: nothing says it was
-                // read in a slow state.
-                let slow = |p: &Probes| p[sys].is_finite() && p[sys] > limit;
-                let kept = v.iter().filter(|p| !slow(p)).count();
-                if kept >= rounds::MIN_FLOOR_READINGS || kept == v.len() {
-                    return v.into_iter().filter(|p| !slow(p)).collect();
-                }
-                // Too few in the base state for a floor (the probe processes before
-                // the first round, in a slow spell of fresh processes): the readings
-                // nearest it, as many as a floor needs.
-                let mut v = v;
+                let limit = if calls.is_empty() {
+                    f64::INFINITY
+                } else {
+                    base_of(&mut calls) * (1.0 + REDO_AFTER_ABOVE)
+                };
+                (v, limit)
+            })
+            .collect();
+        // A reading without a system call figure is kept: nothing says it was read in
+        // a slow state.
+        let slow = |p: &Probes, limit: f64| p[sys].is_finite() && p[sys] > limit;
+        let kept: usize = places
+            .iter()
+            .map(|(v, limit)| v.iter().filter(|p| !slow(p, *limit)).count())
+            .sum();
+        if kept >= rounds::MIN_FLOOR_READINGS {
+            return places
+                .into_iter()
+                .map(|(v, limit)| v.into_iter().filter(|p| !slow(p, limit)).collect())
+                .collect();
+        }
+        places
+            .into_iter()
+            .map(|(mut v, limit)| {
+                let fast = v.iter().filter(|p| !slow(p, limit)).count();
                 v.sort_by(|a, b| {
                     let key = |p: &Probes| if p[sys].is_finite() { p[sys] } else { 0.0 };
                     key(a).total_cmp(&key(b))
                 });
-                v.truncate(rounds::MIN_FLOOR_READINGS.max(kept));
+                v.truncate(rounds::MIN_FLOOR_READINGS.max(fast));
                 v
             })
             .collect()
@@ -269,5 +280,17 @@ mod tests {
         assert_eq!(s.len(), 3, "{s:?}");
         assert_eq!(s[0].readings, rounds::MIN_FLOOR_READINGS);
         assert!(s[0].median_ns < 160.0, "{:?}", s[0]);
+        // Places of a few rounds each (a small selection's instances) leave their
+        // slow readings out too once the run has enough in the base state.
+        let mut f = Floors::new(8);
+        for at in 0..4 {
+            for i in 0..6 {
+                let slow = if i == 5 { 1.35 } else { 1.0 };
+                f.push(at, [100.0 * slow, 1.0, 1000.0 * slow, f64::NAN]);
+            }
+        }
+        let s = f.summary();
+        assert_eq!(s[0].readings, 20, "{s:?}");
+        assert_eq!(f.held(WorkKind::Memory).floor, 0.0, "{s:?}");
     }
 }

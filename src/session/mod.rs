@@ -21,7 +21,7 @@ use crate::results::{
 };
 use anyhow::Context;
 use budget::Budget;
-use canary::{getpid_canary, machine_states, redo_limit, SLOW_WAIT_READINGS};
+use canary::{getpid_canary, machine_states, Window, SLOW_WAIT_READINGS};
 use instance::Instance;
 use slot::{Env, Slot};
 
@@ -472,10 +472,23 @@ impl Session {
             interrupted: false,
         };
         let mut machine: Vec<f64> = Vec::new();
+        let mut window = Window::default();
         let mut rng = SplitMix(self.seed);
         if self.first_probes().is_err() {
             out.interrupted = true;
             return Ok(out);
+        }
+        // The first rounds know the base state too: a tenth of a second of readings
+        // before them (one per `BASE_THIN_NS`).
+        let seeded = std::time::Instant::now();
+        while seeded.elapsed().as_nanos() < u128::from(canary::BASE_SEED_NS) {
+            match self.canary() {
+                Ok(v) => window.push(std::time::Instant::now(), v),
+                Err(_) => {
+                    out.interrupted = true;
+                    return Ok(out);
+                }
+            }
         }
         let p = self.settings.profile;
         let total = instances.len().max(1);
@@ -491,7 +504,7 @@ impl Session {
                 &mut told,
                 &budget,
                 &mut rng,
-                &mut machine,
+                (&mut machine, &mut window),
                 &mut out.results,
             );
             if interrupted {
@@ -555,7 +568,7 @@ impl Session {
         concluded: &mut dyn FnMut(usize, &BenchResult),
         budget: &Budget,
         rng: &mut SplitMix,
-        machine: &mut Vec<f64>,
+        (machine, window): (&mut Vec<f64>, &mut Window),
         results: &mut Vec<BenchResult>,
     ) -> bool {
         let p = self.settings.profile;
@@ -573,6 +586,14 @@ impl Session {
         for i in &mut all {
             i.set_max_rounds(budget.cap);
         }
+        // Which instances wait out a slow spell (a free placement's rounds, whose
+        // canary describes another CPU, and copies, measured together, do not), and
+        // how many of their visits did.
+        let waits: Vec<bool> = instances
+            .iter()
+            .map(|(_, params)| slot::waits(params))
+            .collect();
+        let mut waited = vec![0u32; all.len()];
         let c = self.clock.as_ref();
         let begin = c.now();
         let mut interrupted = false;
@@ -643,7 +664,7 @@ impl Session {
                 // visit describes the machine: the readings of the wait are taken
                 // because the machine was slow, and counting them would let a slow
                 // spell raise the limit after a few visits.
-                let limit = redo_limit(machine);
+                let limit = window.limit();
                 let mut canary = f64::INFINITY;
                 for n in 0..=SLOW_WAIT_READINGS {
                     canary = match self.canary() {
@@ -655,10 +676,24 @@ impl Session {
                     };
                     if n == 0 {
                         machine.push(canary);
+                        window.push(std::time::Instant::now(), canary);
                     }
                     if limit == 0.0 || canary <= limit {
                         break;
                     }
+                }
+                // Still slow: while the budget has time to spare, the visit waits for
+                // a later cycle without costing the instance any of the rounds it may
+                // measure again (a slow spell of seconds would use them up within a
+                // few cycles, and its rounds would then be kept in the slow state).
+                if limit > 0.0
+                    && canary > limit
+                    && self.explain == 0
+                    && waits[i]
+                    && budget.patient()
+                {
+                    waited[i] += 1;
+                    continue;
                 }
                 match all[i].visit(self, round, begin, canary, limit) {
                     Err(_) => {
@@ -684,7 +719,10 @@ impl Session {
                     && all.iter().any(Instance::open)
                 {
                     match self.canary() {
-                        Ok(v) => machine.push(v),
+                        Ok(v) => {
+                            machine.push(v);
+                            window.push(std::time::Instant::now(), v);
+                        }
                         Err(_) => {
                             interrupted = true;
                             break 'rounds;
@@ -703,6 +741,9 @@ impl Session {
             if let Some((mut r, samples)) =
                 i.finish(&h, self.opts.keep_samples, interrupted)
             {
+                if let Some(m) = r.measured.as_mut() {
+                    m.rounds_redone += waited[n];
+                }
                 self.keep(&mut r, samples);
                 if !told[n] {
                     concluded(n, &r);

@@ -133,7 +133,7 @@ impl Carried {
 
 /// A round is measured again when the getpid canary read just before it (by the run's
 /// own process, where it reads the machine's state) is more than this fraction above
-/// the machine's base state (see `session::canary::base`): the machine was in a slow
+/// the machine's base state (see `session::canary::Window::base`): the machine was in a slow
 /// state, and a rerun that meets it for another share of its rounds would read another
 /// figure. On the 2-vCPU VM this project is developed on, the base state read
 /// 137–143 ns and the slow ones 149–156 ns (system calls 8% slower, for hundreds of
@@ -155,6 +155,21 @@ pub const REDO_AFTER_ABOVE: f64 = 0.15;
 /// above the base state): [`REDO_AFTER_ABOVE`] above the same base.
 pub(super) fn after_limit(limit: f64) -> f64 {
     limit / (1.0 + REDO_ABOVE) * (1.0 + REDO_AFTER_ABOVE)
+}
+
+/// Whether the scheduler places the tasks (`placement=free`).
+fn free(params: &Params) -> bool {
+    params
+        .0
+        .iter()
+        .any(|(n, v)| *n == "placement" && v == "free")
+}
+
+/// Whether a visit with these parameters waits out a slow state of the machine
+/// (see [`REDO_ABOVE`]): not for a free placement, whose canary describes another
+/// CPU than its tasks run on, nor for copies, which are measured together.
+pub(super) fn waits(params: &Params) -> bool {
+    !free(params) && Copies::of(params).is_none_or(|c| c.n <= 1)
 }
 
 /// How many rounds may be measured again for each one kept (counting the profile's
@@ -224,10 +239,7 @@ impl<'b> Slot<'b> {
             after_ns: 0.0,
             concluded: None,
             ended: false,
-            free: params
-                .0
-                .iter()
-                .any(|(n, v)| *n == "placement" && v == "free"),
+            free: free(params),
             places: Vec::new(),
             max_rounds: 0,
             last_ci: f64::INFINITY,
