@@ -215,6 +215,9 @@ pub fn work_kind(name: &str, params: &Params) -> WorkKind {
     if matches!(placement, Some("cross-cpu" | "free")) {
         return WorkKind::Cross;
     }
+    if params.0.iter().any(|(n, v)| *n == "cache" && v == "cold") {
+        return WorkKind::Io;
+    }
     match (family, name) {
         // The C library sends the CPU-time clocks to the kernel: no vDSO serves them.
         ("clock", "clock.process_cputime" | "clock.thread_cputime") => WorkKind::Syscall,
@@ -344,6 +347,10 @@ mod tests {
             WorkKind::Cross
         );
         assert_eq!(work_kind("ctx.ring", &placed("free")), WorkKind::Cross);
+        // A read that waits for storage.
+        let cache = |c: &str| Params(vec![("cache", c.to_string())]);
+        assert_eq!(work_kind("file.read", &cache("cold")), WorkKind::Io);
+        assert_eq!(work_kind("file.read", &cache("warm")), WorkKind::Syscall);
         assert_eq!(
             work_kind("svc.wake.latency", &placed("cross-cpu")),
             WorkKind::Cross

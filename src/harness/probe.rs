@@ -1,6 +1,6 @@
 //! The machine's probes: fixed operations, one per kind of work whose speed moves on
 //! its own (a system call, user-space arithmetic, a zero-fill page fault, a wake-up
-//! across CPUs), timed briefly in the process and on the CPU where a round is measured.
+//! across CPUs, a read from a cold page cache), timed briefly in the process and on the CPU where a round is measured.
 //!
 //! A probe does the same work every time, so whatever moves its reading from one
 //! round (one process, one moment) to the next is the machine: a vCPU that runs at
@@ -33,15 +33,19 @@ pub enum WorkKind {
     /// `free`): it waits on another CPU, whose speed and wake-up latency move apart
     /// from the home CPU's.
     Cross,
+    /// Reads that wait for storage (`cache=cold`): the disk's latency, or on a VM the
+    /// host's, moves apart from any CPU's speed.
+    Io,
 }
 
 impl WorkKind {
     /// Every kind, in the order of [`Probes`]' readings.
-    pub const ALL: [WorkKind; 4] = [
+    pub const ALL: [WorkKind; 5] = [
         WorkKind::Syscall,
         WorkKind::User,
         WorkKind::Memory,
         WorkKind::Cross,
+        WorkKind::Io,
     ];
 
     /// Its name, as the JSON spells it.
@@ -51,6 +55,7 @@ impl WorkKind {
             WorkKind::User => "user",
             WorkKind::Memory => "memory",
             WorkKind::Cross => "cross",
+            WorkKind::Io => "io",
         }
     }
 
@@ -61,6 +66,7 @@ impl WorkKind {
             WorkKind::User => "an add-multiply chain",
             WorkKind::Memory => "a zero-fill page fault",
             WorkKind::Cross => "a wake-up round trip with another CPU",
+            WorkKind::Io => "a 4 KiB read from a cold page cache",
         }
     }
 
@@ -72,7 +78,17 @@ impl WorkKind {
 
 /// One reading of every probe, ns per operation, indexed by [`WorkKind::index`] (NaN
 /// for a probe not read).
-pub type Probes = [f64; 4];
+pub type Probes = [f64; 5];
+
+/// Which probes beyond the three always read a reading takes: each costs more, and is
+/// read only beside rows of its kind (and, for `cross`, in the probe processes).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Extra<'a> {
+    /// The cross probe ([`WorkKind::Cross`]).
+    pub cross: bool,
+    /// The io probe ([`WorkKind::Io`]), with the directory its unnamed file goes to.
+    pub io: Option<&'a std::path::Path>,
+}
 
 /// getpid calls in one syscall probe batch.
 const SYSCALL_BATCH: u64 = 300;
@@ -82,16 +98,21 @@ const USER_BATCH: u64 = 4_000;
 const MEMORY_PAGES: usize = 32;
 /// Round trips with another CPU in one cross probe batch.
 const CROSS_BATCH: u64 = 8;
+/// Bytes of the io probe's file, evicted whole before each of its reads.
+const IO_FILE: usize = 64 * 1024;
+/// Bytes the io probe reads, from the file's start.
+const IO_READ: usize = 4096;
 /// Batches per probe: the reading is their median.
 const BATCHES: usize = 5;
 
 impl Harness<'_> {
     /// Reads every probe once: each is the median of a few short batches, nothing
     /// subtracted. The cross probe (about 2 ms on the VM this project is developed on,
-    /// against half a millisecond for the others) only with `cross`; it reads NaN
-    /// without, or when this thread may use no other CPU. A failed mapping, thread or
-    /// socket fails the reading.
-    pub fn probe(&self, cross: bool) -> Result<Probes, BenchError> {
+    /// against half a millisecond for the others) only with `extra.cross`; it reads
+    /// NaN without, or when this thread may use no other CPU. The io probe only with
+    /// `extra.io`; NaN without, or where the page cache cannot be made cold (tmpfs). A
+    /// failed mapping, thread, socket or file fails the reading.
+    pub fn probe(&self, extra: Extra<'_>) -> Result<Probes, BenchError> {
         let mut getpid = Loop(|| {
             std::hint::black_box(sys::getpid());
             Ok(())
@@ -110,8 +131,39 @@ impl Harness<'_> {
             len: MEMORY_PAGES * page_size(),
         };
         let memory = self.canary(&mut faults, 1, BATCHES)? / MEMORY_PAGES as f64;
-        let cross = if cross { self.cross_probe()? } else { f64::NAN };
-        Ok([syscall, user, memory, cross])
+        let cross = if extra.cross {
+            self.cross_probe()?
+        } else {
+            f64::NAN
+        };
+        let io = match extra.io {
+            Some(dir) => self.io_probe(dir)?,
+            None => f64::NAN,
+        };
+        Ok([syscall, user, memory, cross, io])
+    }
+
+    /// [`IO_READ`] bytes read (`pread`) from the start of a file of [`IO_FILE`] bytes
+    /// in `dir` whose pages were evicted from the page cache just before, untimed: ns
+    /// per read, NaN when the pages stayed resident (a file system in memory). The
+    /// file has no name from the start, so nothing is left behind on any exit path.
+    fn io_probe(&self, dir: &std::path::Path) -> Result<f64, BenchError> {
+        use crate::os::file;
+        use std::os::fd::AsFd;
+        let f = file::unnamed_file(dir)
+            .map_err(|e| BenchError::os("creating the io probe's file", e))?;
+        file::fill(&f, IO_FILE as u64)
+            .map_err(|e| BenchError::os("writing the io probe's file", e))?;
+        let map = Mapping::file(f.as_fd(), IO_FILE, false)
+            .map_err(|e| BenchError::os("mapping the io probe's file", e))?;
+        let mut cold = ColdRead {
+            file: &f,
+            map: &map,
+            buf: vec![0; IO_READ],
+            resident: false,
+        };
+        let reading = self.canary(&mut cold, 1, BATCHES)?;
+        Ok(if cold.resident { f64::NAN } else { reading })
     }
 
     /// A byte sent to a thread pinned on another CPU and back, over a socket pair: ns
@@ -165,6 +217,47 @@ impl Harness<'_> {
                 "the cross probe's thread panicked".into(),
             )),
         }
+    }
+}
+
+/// Cold reads: each batch's reset evicts the whole file (`POSIX_FADV_DONTNEED`) and
+/// checks with `mincore` that the pages read are gone; the batch reads them.
+struct ColdRead<'a> {
+    file: &'a std::fs::File,
+    /// A mapping of the file never touched, for `mincore`.
+    map: &'a Mapping,
+    buf: Vec<u8>,
+    /// Some page read was still resident after an eviction.
+    resident: bool,
+}
+
+impl Body for ColdRead<'_> {
+    fn reset(&mut self, _iters: u64) -> Result<(), BenchError> {
+        use std::os::fd::AsFd;
+        crate::os::file::evict(self.file.as_fd(), None)
+            .map_err(|e| BenchError::os("posix_fadvise", e))?;
+        let left = self
+            .map
+            .resident_pages_in(IO_READ)
+            .map_err(|e| BenchError::os("mincore", e))?;
+        self.resident |= left > 0;
+        Ok(())
+    }
+
+    fn run(&mut self, iters: u64) -> Result<(), BenchError> {
+        use std::os::unix::fs::FileExt;
+        for _ in 0..iters {
+            let n = self
+                .file
+                .read_at(&mut self.buf, 0)
+                .map_err(|e| BenchError::os("the io probe's read", e))?;
+            if n != IO_READ {
+                return Err(BenchError::Failed(format!(
+                    "the io probe read {n} bytes of {IO_READ}"
+                )));
+            }
+        }
+        Ok(())
     }
 }
 

@@ -48,7 +48,7 @@
 //!       "worker_peak_kib"?,              // the measuring workers' highest peak resident KiB
 //!       "worker_processes"?,             // the worker processes that measured it, in turn
 //!       "rounds_redone"?,                // rounds measured again: outside the base state (canary > base +5%)
-//!       "work"?: "syscall" | "user" | "memory" | "cross",  // its kind of work (whose floor holds it)
+//!       "work"?: "syscall" | "user" | "memory" | "cross" | "io",  // its kind of work (whose floor holds it)
 //!       "target_pct"?, "floor_pct"?,     // ±% it was held to; its kind's floor, ±%
 //!       "center_ns", "batch", "operations",
 //!       "overhead": { "per_batch_ns", "per_op_ns", "samples", "subtracted" },

@@ -224,11 +224,11 @@ mod tests {
             let m = if i % 2 == 0 { 900.0 } else { 1100.0 };
             let at = i % 4 / 2;
             let k = if at == 1 { 2.0 } else { 1.0 };
-            f.push(at, [s * k, k, m * k, f64::NAN]);
+            f.push(at, [s * k, k, m * k, f64::NAN, f64::NAN]);
         }
         // Two readings at a third place count for nothing.
-        f.push(7, [1e6, 1e6, 1e6, 1e6]);
-        f.push(7, [1.0, 1.0, 1.0, 1.0]);
+        f.push(7, [1e6; 5]);
+        f.push(7, [1.0; 5]);
         assert_eq!(f.len(), 22);
         let syscall = f.held(WorkKind::Syscall);
         let memory = f.held(WorkKind::Memory);
@@ -260,7 +260,13 @@ mod tests {
             let slow = if i % 3 == 2 { 1.35 } else { 1.0 };
             f.push(
                 0,
-                [100.0 * slow, 1.0 * slow, 1000.0 * wobble * slow, f64::NAN],
+                [
+                    100.0 * slow,
+                    1.0 * slow,
+                    1000.0 * wobble * slow,
+                    f64::NAN,
+                    f64::NAN,
+                ],
             );
         }
         let memory = f.held(WorkKind::Memory).floor;
@@ -274,7 +280,7 @@ mod tests {
         let mut f = Floors::new(8);
         for i in 0..24 {
             let s = if i < 4 { 100.0 } else { 150.0 + i as f64 };
-            f.push(PROBE_PROCESS, [s, 1.0, 1000.0, f64::NAN]);
+            f.push(PROBE_PROCESS, [s, 1.0, 1000.0, f64::NAN, f64::NAN]);
         }
         let s = f.summary();
         assert_eq!(s.len(), 3, "{s:?}");
@@ -286,7 +292,7 @@ mod tests {
         for at in 0..4 {
             for i in 0..6 {
                 let slow = if i == 5 { 1.35 } else { 1.0 };
-                f.push(at, [100.0 * slow, 1.0, 1000.0 * slow, f64::NAN]);
+                f.push(at, [100.0 * slow, 1.0, 1000.0 * slow, f64::NAN, f64::NAN]);
             }
         }
         let s = f.summary();

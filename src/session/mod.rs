@@ -552,7 +552,12 @@ impl Session {
                 let _home = crate::bench::ctx::home_cpu()
                     .ok()
                     .and_then(|c| crate::os::affinity::Pin::to(c).ok());
-                self.harness().probe(true).ok()
+                self.harness()
+                    .probe(crate::harness::probe::Extra {
+                        cross: true,
+                        io: None,
+                    })
+                    .ok()
             }
         }
     }

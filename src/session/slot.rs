@@ -7,7 +7,7 @@
 
 use super::*;
 use crate::bench::copies::Copies;
-use crate::harness::probe::Probes;
+use crate::harness::probe::{Probes, WorkKind};
 use crate::harness::Held;
 use crate::os::placement::{self, TaskPlace};
 use crate::results::Fact;
@@ -387,9 +387,12 @@ impl<'b> Slot<'b> {
         // samples (after them, they would read what the round left behind: a ring's
         // children exiting, a file's pages, caches full of the benchmark's data). A
         // failed one only goes unread.
-        self.probes = h
-            .probe(self.held.kind == Some(crate::harness::probe::WorkKind::Cross))
-            .ok();
+        let dir = env.context.scratch_dir();
+        let extra = crate::harness::probe::Extra {
+            cross: self.held.kind == Some(WorkKind::Cross),
+            io: (self.held.kind == Some(WorkKind::Io)).then_some(dir.as_path()),
+        };
+        self.probes = h.probe(extra).ok();
         let t1 = c.now();
         self.warmup_ns += c.to_ns(t1.wrapping_sub(t_prepared));
         let first = self.samples.len();

@@ -192,18 +192,22 @@ fn asking_for_a_tsc_the_cpu_does_not_keep_steady_is_a_usage_error() {
 
 #[test]
 fn the_cross_probe_reads_a_round_trip_with_another_cpu_or_nothing() {
-    use crate::harness::probe::WorkKind;
+    use crate::harness::probe::{Extra, WorkKind};
     use crate::os::affinity;
+    let cross_only = Extra {
+        cross: true,
+        io: None,
+    };
     let session = smoke_session();
     let h = session.harness();
     // Unpinned, there is no home to cross from: only the other probes are read.
     let cpus = affinity::allowed_cpus().unwrap();
     if cpus.len() > 1 {
-        let p = h.probe(true).unwrap();
+        let p = h.probe(cross_only).unwrap();
         assert!(p[WorkKind::Cross.index()].is_nan(), "{p:?}");
     }
     let _pin = affinity::Pin::to(cpus[0]).unwrap();
-    let p = h.probe(true).unwrap();
+    let p = h.probe(cross_only).unwrap();
     let cross = p[WorkKind::Cross.index()];
     if affinity::process_cpus().len() > 1 {
         // A wake-up on another CPU and back: more than a system call, less than a
@@ -213,6 +217,36 @@ fn the_cross_probe_reads_a_round_trip_with_another_cpu_or_nothing() {
         assert!(cross.is_nan(), "one CPU: nothing to cross to, {p:?}");
     }
     assert!(p[..3].iter().all(|x| x.is_finite() && *x > 0.0), "{p:?}");
-    // Not asked for, it is not read.
-    assert!(h.probe(false).unwrap()[WorkKind::Cross.index()].is_nan());
+    // Not asked for, neither it nor the io probe is read.
+    let p = h.probe(Extra::default()).unwrap();
+    assert!(p[WorkKind::Cross.index()].is_nan() && p[WorkKind::Io.index()].is_nan());
+}
+
+#[test]
+fn the_io_probe_reads_a_cold_page_or_nothing_and_leaves_no_file() {
+    use crate::harness::probe::{Extra, WorkKind};
+    let session = smoke_session();
+    let h = session.harness();
+    let dir = tempfile::tempdir().unwrap();
+    let extra = Extra {
+        cross: false,
+        io: Some(dir.path()),
+    };
+    let p = h.probe(extra).unwrap();
+    let io = p[WorkKind::Io.index()];
+    match crate::os::file::fs_name(dir.path()) {
+        // Pages in memory cannot be made cold.
+        Some("tmpfs" | "ramfs") => assert!(io.is_nan(), "{p:?}"),
+        // A read that waits for storage: more than a system call's worth, less than
+        // a second (a sanity range, not a speed).
+        _ => assert!(io > 100.0 && io < 1e9, "{p:?}"),
+    }
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    // A directory it cannot write to fails the reading.
+    let missing = dir.path().join("missing");
+    let extra = Extra {
+        cross: false,
+        io: Some(&missing),
+    };
+    assert!(h.probe(extra).is_err());
 }

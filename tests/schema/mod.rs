@@ -386,7 +386,7 @@ pub struct Measured {
     /// Run as copies (`copies=N`) only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub copies: Option<Copies>,
-    /// "syscall", "user", "memory" or "cross"; absent without floors.
+    /// "syscall", "user", "memory", "cross" or "io"; absent without floors.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub work: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -607,7 +607,7 @@ pub struct MachineStates {
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Floor {
-    /// "syscall", "user", "memory" or "cross".
+    /// "syscall", "user", "memory", "cross" or "io".
     pub kind: String,
     pub probe: String,
     pub readings: usize,

@@ -255,8 +255,11 @@ fn probe_once(start: &Start, link: &mut UnixStream) -> anyhow::Result<()> {
         .with_resolution(start.resolution_ns);
     let h = crate::harness::Harness::new(clock.as_ref(), settings);
     let read = || {
-        h.probe(true)
-            .map_err(|e| anyhow::anyhow!("reading the probes: {e}"))
+        h.probe(crate::harness::probe::Extra {
+            cross: true,
+            io: None,
+        })
+        .map_err(|e| anyhow::anyhow!("reading the probes: {e}"))
     };
     // Warmed as long as a standard round's warm-up and samples last, since a worker
     // reads them after its round: a process fresh from exec, on a CPU that may have
