@@ -108,7 +108,7 @@ impl Profile {
         ci_target: 0.005,
         min_batch_ns: 50_000,
         overhead_samples: 51,
-        budget_ns: 105_000 * MS,
+        budget_ns: 110_000 * MS,
         budget_max_rounds: 93,
     };
     /// Long runs: ten to thirty rounds over at least twenty seconds, tighter CI.
