@@ -237,6 +237,28 @@ pub(super) fn rounds_needed(rounds: usize, ci: f64, target: f64) -> Option<usize
 /// or more has the profile's whole budget ([`Budget::for_instances`]).
 pub(super) const WHOLE_CATALOGUE: usize = 250;
 
+/// A group's share of a run's budget `run_ns` when `spent_ns` of it are spent: the
+/// time left in proportion to the group's `len` among the `left` instances not yet
+/// measured (this group's included), so that what a group leaves unspent (its rows
+/// converged early) goes to the groups after it, and what one overran (a slow spell
+/// waited out) comes out of theirs; never less than [`MIN_GROUP_SHARE`] of its share
+/// of the whole budget among the run's `total` instances.
+pub(super) fn group_share(
+    run_ns: f64,
+    spent_ns: f64,
+    len: usize,
+    left: usize,
+    total: usize,
+) -> f64 {
+    let nominal = run_ns * len as f64 / total.max(1) as f64;
+    let fair = (run_ns - spent_ns).max(0.0) * len as f64 / left.max(1) as f64;
+    fair.max(MIN_GROUP_SHARE * nominal)
+}
+
+/// The least share of its proportion of the budget a group gets ([`group_share`]),
+/// however much the groups before it overran.
+pub(super) const MIN_GROUP_SHARE: f64 = 0.5;
+
 /// The share of a budget within which visits wait out a slow state of the machine
 /// ([`Budget::patient`]). On the 2-vCPU VM this project is developed on, slow
 /// spells lasted seconds to about a minute; a single benchmark's budget is 12 s.
@@ -255,6 +277,21 @@ mod tests {
         assert_eq!(s(WHOLE_CATALOGUE), p.budget_ns as f64 / 1e9);
         assert_eq!(s(10 * WHOLE_CATALOGUE), s(WHOLE_CATALOGUE));
         assert!(s(200) > s(100) && s(100) > s(1));
+    }
+
+    #[test]
+    fn a_group_gets_what_the_groups_before_it_left() {
+        let g = |spent: f64, len, left| group_share(100.0, spent, len, left, 200);
+        // The first of four groups of 50: a quarter.
+        assert_eq!(g(0.0, 50, 200), 25.0);
+        // The first group took only 10: the other three share 90.
+        assert_eq!(g(10.0, 50, 150), 30.0);
+        // It overran to 40: they share 60.
+        assert_eq!(g(40.0, 50, 150), 20.0);
+        // Never below half its quarter, even with the budget gone.
+        assert_eq!(g(150.0, 50, 50), 12.5);
+        // The last group gets all that is left.
+        assert_eq!(g(70.0, 50, 50), 30.0);
     }
 
     #[test]

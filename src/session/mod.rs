@@ -494,8 +494,15 @@ impl Session {
         let total = instances.len().max(1);
         let size = total.div_ceil(total.div_ceil(GROUP));
         let run_budget = Budget::for_instances(&p, total);
+        let started = std::time::Instant::now();
         for (n, group) in instances.chunks(size).enumerate() {
-            let share = run_budget * group.len() as f64 / total as f64;
+            let share = budget::group_share(
+                run_budget,
+                started.elapsed().as_nanos() as f64,
+                group.len(),
+                total - n * size,
+                total,
+            );
             let budget = Budget::new(p, spread, share);
             let mut told = |i: usize, r: &BenchResult| concluded(n * size + i, r);
             let interrupted = self.group(
