@@ -11,7 +11,8 @@ machine floor, and agreement with plain C loops run in the same minutes.
    mechanism=pipe placement=same-cpu`) and the zero-fill fault (`mem.fault.zero`), N
    separate invocations, each saved in a history of its own series (a fresh one in a
    temporary directory, so the series starts as a new user's first runs do), with a
-   plain C loop of the same operation run between invocations. Per row: the wall time
+   plain C loop of the same operation run between invocations (the median of 31
+   batches' means, as a syscost round is the median of its batches). Per row: the wall time
    of its invocations (target: getpid <= 15 s, the pipe row <= 20 s), how many of the
    N intervals hold the median of the N medians (target >= 9 of 10), the median
    half-width beside the medians' spread (max - min) / median (target: no wider), the C
@@ -31,8 +32,6 @@ figure here is a time.
 """
 import argparse, json, os, re, shutil, statistics, subprocess, sys, tempfile, threading, time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import repeat  # noqa: E402  (the plain C loops of the pipe and the fault)
 
 HEAD = r'''
 #include <stdio.h>
@@ -41,12 +40,22 @@ HEAD = r'''
 #include <sys/syscall.h>
 static double now(void){struct timespec t;clock_gettime(CLOCK_MONOTONIC,&t);return t.tv_sec*1e9+t.tv_nsec;}
 '''
+# Each C loop prints the median of its batches' means, as a syscost round is the median
+# of its samples (batch means): a single mean over the whole loop holds every timer tick
+# and interrupt the loop met, which syscost's figure leaves out.
+HEAD += r'''
+#include <stdlib.h>
+#define BATCHES 31
+static int cmp(const void*a,const void*b){double x=*(const double*)a,y=*(const double*)b;return (x>y)-(x<y);}
+static void report(double*v,int n){qsort(v,n,sizeof *v,cmp);printf("%.3f\n",v[n/2]);}
+'''
 # getpid three ways, as the three syscost rows call it: the C library's wrapper, the
 # bare instruction, and the generic syscall() function.
 C_GETPID = {
     "syscall.getpid": HEAD + r'''
-int main(void){long n=3000000;for(long i=0;i<100000;i++)getpid();
-double t0=now();for(long i=0;i<n;i++)getpid();printf("%.3f\n",(now()-t0)/n);return 0;}
+int main(void){long n=100000;double v[BATCHES];for(long i=0;i<n;i++)getpid();
+for(int b=0;b<BATCHES;b++){double t0=now();for(long i=0;i<n;i++)getpid();v[b]=(now()-t0)/n;}
+report(v,BATCHES);return 0;}
 ''',
     # The same loop as syscost's (src/os/raw.rs): the whole loop in one asm block, its
     # head at the start of a 64-byte block, so that neither sits at a slow placement
@@ -55,16 +64,43 @@ double t0=now();for(long i=0;i<n;i++)getpid();printf("%.3f\n",(now()-t0)/n);retu
 static long raw_getpid_loop(long n){long r;__asm__ volatile(
  ".p2align 6\n1:\n\tmov %[nr], %%eax\n\tsyscall\n\ttest %%rax, %%rax\n\tjs 2f\n\tdec %[n]\n\tjnz 1b\n2:\n"
  :"=&a"(r),[n]"+r"(n):[nr]"i"(SYS_getpid):"rcx","r11","memory");return n?r:0;}
-int main(void){long n=3000000;if(raw_getpid_loop(100000))return 1;
-double t0=now();if(raw_getpid_loop(n))return 1;printf("%.3f\n",(now()-t0)/n);return 0;}
+int main(void){long n=100000;double v[BATCHES];if(raw_getpid_loop(n))return 1;
+for(int b=0;b<BATCHES;b++){double t0=now();if(raw_getpid_loop(n))return 1;v[b]=(now()-t0)/n;}
+report(v,BATCHES);return 0;}
 ''',
-    "syscall.getpid.indirect": repeat.C["getpid"],
+    "syscall.getpid.indirect": HEAD + r'''
+int main(void){long n=100000;double v[BATCHES];for(long i=0;i<n;i++)syscall(SYS_getpid);
+for(int b=0;b<BATCHES;b++){double t0=now();for(long i=0;i<n;i++)syscall(SYS_getpid);v[b]=(now()-t0)/n;}
+report(v,BATCHES);return 0;}
+''',
 }
+# The pipe round trip of scripts/repeat.py, in 31 batches of 1,000 round trips.
+C_PIPE = "#define _GNU_SOURCE\n" + HEAD + r'''
+#include <sched.h>
+#include <signal.h>
+#include <sys/wait.h>
+int main(void){int n=1000,a[2],b[2];char c[4]={0};double v[BATCHES];if(pipe(a)||pipe(b))return 1;
+cpu_set_t s;CPU_ZERO(&s);CPU_SET(0,&s);sched_setaffinity(0,sizeof s,&s);
+pid_t p=fork();if(p==0){close(a[1]);for(;;){if(read(a[0],c,4)!=4)_exit(0);if(write(b[1],c,4)!=4)_exit(1);}}
+for(int i=0;i<n;i++){if(write(a[1],c,4)!=4||read(b[0],c,4)!=4)return 1;}
+for(int k=0;k<BATCHES;k++){double t0=now();for(int i=0;i<n;i++){if(write(a[1],c,4)!=4||read(b[0],c,4)!=4)return 1;}v[k]=(now()-t0)/n;}
+report(v,BATCHES);kill(p,SIGKILL);waitpid(p,0,0);return 0;}
+'''
+# The zero-fill fault of scripts/repeat.py (the touches in a function of their own, as
+# the note there explains), over 31 fresh 8 MiB regions.
+C_FAULT = HEAD + r'''
+#include <sys/mman.h>
+__attribute__((noinline)) static void touch(char*m,size_t size){for(size_t i=0;i<size;i+=4096)((volatile char*)m)[i]=1;}
+int main(void){size_t size=8<<20,pages=size/4096;double v[BATCHES];
+for(int r=0;r<BATCHES;r++){char*m=mmap(0,size,PROT_READ|PROT_WRITE,MAP_PRIVATE|MAP_ANONYMOUS,-1,0);if(m==MAP_FAILED)return 1;
+madvise(m,size,MADV_NOHUGEPAGE);double t0=now();touch(m,size);v[r]=(now()-t0)/pages;munmap(m,size);}
+report(v,BATCHES);return 0;}
+'''
 SERIES = {
     "getpid": (["syscall.getpid"], C_GETPID),
     "pipe": (["ctx.pingpong", "-p", "mechanism=pipe", "-p", "placement=same-cpu"],
-             {"ctx.pingpong": repeat.C["pipe"]}),
-    "fault": (["mem.fault.zero"], {"mem.fault.zero": repeat.C["fault"]}),
+             {"ctx.pingpong": C_PIPE}),
+    "fault": (["mem.fault.zero"], {"mem.fault.zero": C_FAULT}),
 }
 WALL_TARGET = {"getpid": 15.0, "pipe": 20.0, "fault": None}
 RATIO_ROWS = {"syscall.getpid.raw", "ctx.pingpong", "mem.fault.zero"}
