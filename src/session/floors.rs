@@ -59,17 +59,19 @@ impl Floors {
         self.readings.len()
     }
 
-    /// The readings in the machine's base state, by where they were read: at each
-    /// place, those whose system call probe reads within [`REDO_AFTER_ABOVE`] of the
-    /// place's base (its [`super::canary::BASE_QUANTILE`]), as a round is kept only
-    /// when the worker's getpid canary after it reads so. The floors describe how the
-    /// machine moves between rounds and processes within the state the figures are
-    /// measured in; the slow states themselves are the canary's, said apart. Where
-    /// fewer than a floor needs ([`rounds::MIN_FLOOR_READINGS`]) are within it over
-    /// every place (the probe processes before the first round, in a slow spell of
-    /// fresh processes), each place gives the readings nearest its base, as many as a
-    /// floor needs. Places with fewer than [`MIN_AT_PLACE`] readings are left out.
-    fn in_base_state(&self) -> Vec<Vec<Probes>> {
+    /// The readings in the machine's base state for `kind`'s floor, by where they were
+    /// read: at each place, those whose system call probe reads within
+    /// [`REDO_AFTER_ABOVE`] of the place's base (its
+    /// [`super::canary::BASE_QUANTILE`]), as a round is kept only when the worker's
+    /// getpid canary after it reads so. The floors describe how the machine moves
+    /// between rounds and processes within the state the figures are measured in; the
+    /// slow states themselves are the canary's, said apart. Where fewer than a floor
+    /// needs ([`rounds::MIN_FLOOR_READINGS`]) of `kind` are within it over every place
+    /// (the probe processes before the first round, in a slow spell of fresh
+    /// processes, hold most of a kind read beside few rows), each place gives the
+    /// readings nearest its base, as many as a floor needs. Places with fewer than
+    /// [`MIN_AT_PLACE`] readings are left out.
+    fn in_base_state(&self, kind: WorkKind) -> Vec<Vec<Probes>> {
         let mut by_place: std::collections::BTreeMap<usize, Vec<Probes>> =
             Default::default();
         for (at, p) in &self.readings {
@@ -96,9 +98,10 @@ impl Floors {
         // A reading without a system call figure is kept: nothing says it was read in
         // a slow state.
         let slow = |p: &Probes, limit: f64| p[sys].is_finite() && p[sys] > limit;
+        let of_kind = |p: &Probes| p[kind.index()].is_finite();
         let kept: usize = places
             .iter()
-            .map(|(v, limit)| v.iter().filter(|p| !slow(p, *limit)).count())
+            .map(|(v, limit)| v.iter().filter(|p| of_kind(p) && !slow(p, *limit)).count())
             .sum();
         if kept >= rounds::MIN_FLOOR_READINGS {
             return places
@@ -127,7 +130,7 @@ impl Floors {
     /// ring of processes, or a file's pages, is not read beside a getpid loop).
     fn of(&self, kind: WorkKind) -> Vec<f64> {
         let mut out = Vec::new();
-        for place in self.in_base_state() {
+        for place in self.in_base_state(kind) {
             let mut xs: Vec<f64> = place
                 .iter()
                 .map(|p| p[kind.index()])
@@ -146,7 +149,7 @@ impl Floors {
     /// A kind's readings in the machine's base state as read, for their median.
     fn raw(&self, kind: WorkKind) -> Vec<f64> {
         let mut xs: Vec<f64> = self
-            .in_base_state()
+            .in_base_state(kind)
             .iter()
             .flatten()
             .map(|p| p[kind.index()])
@@ -298,5 +301,15 @@ mod tests {
         let s = f.summary();
         assert_eq!(s[0].readings, 20, "{s:?}");
         assert_eq!(f.held(WorkKind::Memory).floor, 0.0, "{s:?}");
+        // A kind read only in the probe processes, most of them in a slow spell,
+        // while the rounds' places hold plenty of the others: it keeps a floor, from
+        // the readings nearest the base.
+        for i in 0..24 {
+            let s = if i < 6 { 100.0 } else { 150.0 + i as f64 };
+            let cross = 30_000.0 + 100.0 * i as f64;
+            f.push(PROBE_PROCESS, [s, 1.0, 1000.0, cross, f64::NAN]);
+        }
+        let cross = f.held(WorkKind::Cross).floor;
+        assert!(cross > 0.0, "{:?}", f.summary());
     }
 }
