@@ -495,9 +495,11 @@ impl Session {
         let size = total.div_ceil(total.div_ceil(GROUP));
         let run_budget = Budget::for_instances(&p, total);
         let started = std::time::Instant::now();
+        // The time the groups so far were given back for waiting out slow spells.
+        let mut credit = 0.0;
         for (n, group) in instances.chunks(size).enumerate() {
             let share = budget::group_share(
-                run_budget,
+                run_budget + credit,
                 started.elapsed().as_nanos() as f64,
                 group.len(),
                 total - n * size,
@@ -514,6 +516,7 @@ impl Session {
                 (&mut machine, &mut window),
                 &mut out.results,
             );
+            credit += budget.credit_ns();
             if interrupted {
                 out.interrupted = true;
                 break;
@@ -677,6 +680,7 @@ impl Session {
                 // because the machine was slow, and counting them would let a slow
                 // spell raise the limit after a few visits.
                 let limit = window.limit();
+                let read_from = std::time::Instant::now();
                 let mut canary = f64::INFINITY;
                 for n in 0..=SLOW_WAIT_READINGS {
                     canary = match self.canary() {
@@ -705,6 +709,7 @@ impl Session {
                     && budget.patient()
                 {
                     waited[i] += 1;
+                    budget.waited(read_from.elapsed().as_nanos() as f64);
                     continue;
                 }
                 match all[i].visit(self, round, begin, canary, limit) {
