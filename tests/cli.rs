@@ -2224,7 +2224,14 @@ fn prometheus_export_is_valid_exposition_text() {
         let v: f64 = value.parse().expect("a number");
         assert!(v.is_finite(), "{line}");
         if name == "syscost_op_seconds" {
-            assert!(v > 0.0 && v < 1e-3, "{line}: a sanity range, not a speed");
+            // A yield hands the CPU to whatever else is runnable on it: beside the
+            // other tests' runs, a scheduler slice (1.4 ms seen).
+            let most = if series.contains("mechanism=\"yield\"") {
+                0.1
+            } else {
+                1e-3
+            };
+            assert!(v > 0.0 && v < most, "{line}: a sanity range, not a speed");
         }
     }
     assert!(
