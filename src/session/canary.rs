@@ -35,6 +35,23 @@ pub(super) struct Window {
 }
 
 impl Window {
+    /// Forgets the readings older than [`BASE_WINDOW_NS`] before `now`.
+    pub(super) fn forget_before(&mut self, now: std::time::Instant) {
+        while let Some(&(first, _)) = self.readings.front() {
+            if now.saturating_duration_since(first).as_nanos()
+                <= u128::from(BASE_WINDOW_NS)
+            {
+                break;
+            }
+            self.readings.pop_front();
+        }
+    }
+
+    /// How many readings it holds.
+    pub(super) fn len(&self) -> usize {
+        self.readings.len()
+    }
+
     /// Takes a reading made at `at` (a non-finite one, or one within [`BASE_THIN_NS`]
     /// of the last taken, is left out) and forgets those older than
     /// [`BASE_WINDOW_NS`].
@@ -48,14 +65,7 @@ impl Window {
             }
         }
         self.readings.push_back((at, ns));
-        while let Some(&(first, _)) = self.readings.front() {
-            if at.saturating_duration_since(first).as_nanos()
-                <= u128::from(BASE_WINDOW_NS)
-            {
-                break;
-            }
-            self.readings.pop_front();
-        }
+        self.forget_before(at);
     }
 
     /// The machine's base state: the level the getpid canary reads at when nothing
@@ -101,8 +111,12 @@ pub const BASE_QUANTILE: f64 = 0.1;
 pub(super) const BASE_WINDOW_NS: u64 = 60_000_000_000;
 
 /// How long a run reads the canary before its first round, so that the first rounds
-/// have a base state to be read against: ten readings of the [`Window`].
+/// have a base state to be read against: ten readings of the [`Window`], unless the
+/// session's window already holds [`BASE_SEED_READINGS`].
 pub(super) const BASE_SEED_NS: u64 = 100_000_000;
+
+/// The readings of the [`Window`] that spare a run the reading before its first round.
+pub(super) const BASE_SEED_READINGS: usize = 10;
 
 /// The least time between two readings the [`Window`] takes.
 pub(super) const BASE_THIN_NS: u64 = 10_000_000;
@@ -202,6 +216,12 @@ mod tests {
             late += 20;
         }
         assert_eq!(w.base(), Some(140.0));
+        // A session's next run, minutes later, forgets them all and reads anew.
+        let len = w.len();
+        w.forget_before(ms(late));
+        assert_eq!(w.len(), len);
+        w.forget_before(ms(late) + Duration::from_nanos(BASE_WINDOW_NS) * 2);
+        assert_eq!((w.len(), w.base()), (0, None));
         // Non-finite readings are left out.
         let mut w = Window::default();
         w.push(ms(0), f64::NAN);

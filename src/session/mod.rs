@@ -152,6 +152,9 @@ pub struct Session {
     explain: u64,
     /// The machine's probe readings so far, over every run of this session.
     floors: std::cell::RefCell<floors::Floors>,
+    /// The canary's readings of the last minute, over every run of this session:
+    /// where its base state is read (a `repro` measures its rows one run at a time).
+    window: std::cell::RefCell<Window>,
     /// Instances measured so far in this session: where the next one's probe readings
     /// are kept apart from the others'.
     measured: std::cell::Cell<usize>,
@@ -221,6 +224,7 @@ impl Session {
             spill: None,
             explain: 0,
             floors,
+            window: Default::default(),
             measured: std::cell::Cell::new(0),
         })
     }
@@ -472,17 +476,21 @@ impl Session {
             interrupted: false,
         };
         let mut machine: Vec<f64> = Vec::new();
-        let mut window = Window::default();
+        let mut window = self.window.borrow_mut();
         let mut rng = SplitMix(self.seed);
         if self.first_probes().is_err() {
             out.interrupted = true;
             return Ok(out);
         }
         // The first rounds know the base state too: a tenth of a second of readings
-        // before them (one per `BASE_THIN_NS`).
+        // before them (one per `BASE_THIN_NS`), unless the session's last minute
+        // already has them.
+        window.forget_before(std::time::Instant::now());
         let seeded = std::time::Instant::now();
-        while seeded.elapsed().as_nanos() < u128::from(canary::BASE_SEED_NS) {
-            match self.canary() {
+        while seeded.elapsed().as_nanos() < u128::from(canary::BASE_SEED_NS)
+            && window.len() < canary::BASE_SEED_READINGS
+        {
+            match self.canary().and_then(|v| check_interrupt().map(|()| v)) {
                 Ok(v) => window.push(std::time::Instant::now(), v),
                 Err(_) => {
                     out.interrupted = true;
