@@ -1,6 +1,7 @@
 //! The machine's probes: fixed operations, one per kind of work whose speed moves on
 //! its own (a system call, user-space arithmetic, a zero-fill page fault, a wake-up
-//! across CPUs, a read from a cold page cache), timed briefly in the process and on the CPU where a round is measured.
+//! across CPUs, a read from a cold page cache), timed briefly in the process and on the
+//! CPU where a round is measured.
 //!
 //! A probe does the same work every time, so whatever moves its reading from one
 //! round (one process, one moment) to the next is the machine: a vCPU that runs at
