@@ -622,10 +622,21 @@ impl Session {
         let mut interrupted = false;
         // Which results `concluded` has been told of.
         let mut told = vec![false; all.len()];
-        let mut tell = |i: usize, inst: &Instance<'_>| {
+        // `waited`: its visits that waited out a slow spell, counted among its rounds
+        // measured again (its result as told says so, as the one returned does).
+        let mut tell = |i: usize, inst: &Instance<'_>, waited: u32| {
             if let Some(r) = inst.concluded().filter(|_| !told[i]) {
                 told[i] = true;
-                concluded(i, r);
+                match r.measured.as_ref().filter(|_| waited > 0) {
+                    Some(_) => {
+                        let mut r = r.clone();
+                        if let Some(m) = r.measured.as_mut() {
+                            m.rounds_redone += waited;
+                        }
+                        concluded(i, &r);
+                    }
+                    None => concluded(i, r),
+                }
             }
         };
         // A cycle visits every open instance once, except that past the minimum rounds
@@ -655,19 +666,19 @@ impl Session {
                 if past_min && all[i].progress().rounds >= p.min_rounds {
                     if let Some(why) = budget.spent(&all[i]) {
                         all[i].stop(self, why);
-                        tell(i, &all[i]);
+                        tell(i, &all[i], waited[i]);
                         continue;
                     }
                     if let Some(why) = budget.hopeless(&all[i]) {
                         all[i].stop(self, why);
-                        tell(i, &all[i]);
+                        tell(i, &all[i], waited[i]);
                         continue;
                     }
                     if all[i].progress().floor > held.target(&p) {
                         // More rounds cannot bring it to the target (its verdict says
                         // why).
                         all[i].stop(self, "so it got no more rounds".into());
-                        tell(i, &all[i]);
+                        tell(i, &all[i], waited[i]);
                         continue;
                     }
                     if !funded.0.contains(&i) && budget.defer(funded.1) {
@@ -728,7 +739,7 @@ impl Session {
                     Ok(Some(probes)) => self.floors.borrow_mut().push(base + i, probes),
                     Ok(None) => {}
                 }
-                tell(i, &all[i]);
+                tell(i, &all[i], waited[i]);
                 if interrupt::interrupted() {
                     interrupted = true;
                     break 'rounds;
