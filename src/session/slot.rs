@@ -442,7 +442,9 @@ impl<'b> Slot<'b> {
             let (a, ok, why) = h.conclude(&self.samples, k, &overhead, plan);
             self.last_ci = a.relative_ci();
             self.last_floor = a.relative_clock_floor();
-            if ok || rounds >= cap {
+            // A free placement whose rounds found the tasks both on one CPU and on
+            // several has two figures, which more rounds only count again.
+            if ok || rounds >= cap || split(&self.places) {
                 self.concluded = Some((a, ok, why));
             }
         }
@@ -667,6 +669,12 @@ struct Kind {
     cpus: Vec<u32>,
 }
 
+/// Whether a free placement's rounds found its tasks both on one CPU and on several.
+pub(super) fn split(places: &[RoundPlace]) -> bool {
+    let one = places.iter().filter(|p| p.cpus.len() <= 1).count();
+    one > 0 && one < places.len()
+}
+
 /// Where the scheduler put a free placement's tasks: a fact per kind of placement (all
 /// tasks on one CPU, or on several) with the mean of its rounds' figures, and when the
 /// rounds saw both kinds, why one mean of them is no figure. None when nothing was
@@ -741,7 +749,8 @@ fn placed(places: &[RoundPlace], a: &Analysis) -> Option<(Vec<Fact>, Option<Stri
     let split = (kinds.len() > 1).then(|| {
         format!(
             "the scheduler placed the tasks differently between rounds ({}): compare \
-             placement=same-cpu and placement=cross-cpu",
+             placement=same-cpu and placement=cross-cpu (more rounds would not make one \
+             figure of them: none are measured once a look sees both)",
             words.join(", ")
         )
     });

@@ -250,3 +250,19 @@ fn the_io_probe_reads_a_cold_page_or_nothing_and_leaves_no_file() {
     };
     assert!(h.probe(extra).is_err());
 }
+
+#[test]
+fn a_free_placement_is_split_once_its_rounds_saw_one_cpu_and_several() {
+    use super::slot::{split, RoundPlace};
+    let at = |round: u32, cpus: &[u32]| RoundPlace {
+        round,
+        cpus: cpus.to_vec(),
+        migrations: 0,
+    };
+    assert!(!split(&[]));
+    assert!(!split(&[at(0, &[0]), at(1, &[1]), at(2, &[0])]));
+    assert!(!split(&[at(0, &[0, 1]), at(1, &[0, 1])]));
+    // A task seen nowhere (it had exited) counts as one CPU, as the facts count it.
+    assert!(split(&[at(0, &[]), at(1, &[0, 1])]));
+    assert!(split(&[at(0, &[0]), at(1, &[0, 1]), at(2, &[1])]));
+}

@@ -43,8 +43,8 @@ static PARAMS: &[ParamSpec] = &[
         kind: Kind::Choice(&["process", "thread"]),
     },
     super::placement_among(
-        "same-cpu,free",
-        "same-cpu pins every task to one CPU (every hop a true switch); free lets the scheduler place them",
+        "same-cpu",
+        "same-cpu pins every task to one CPU (every hop a true switch); free lets the scheduler place them (asked for, not by default: its figure is the scheduler's choice of the run)",
         &["same-cpu", "free"],
     ),
     ParamSpec {
