@@ -266,3 +266,42 @@ fn a_free_placement_is_split_once_its_rounds_saw_one_cpu_and_several() {
     assert!(split(&[at(0, &[]), at(1, &[0, 1])]));
     assert!(split(&[at(0, &[0]), at(1, &[0, 1]), at(2, &[1])]));
 }
+
+#[test]
+fn the_canary_chooses_the_next_workers_home_among_the_first_cpus() {
+    let cpus = crate::os::affinity::process_cpus();
+    let with = |workers: Workers, cpu: Option<usize>| {
+        let opts = SessionOptions {
+            clock: ClockChoice::Monotonic,
+            workers,
+            cpu,
+            ..SessionOptions::new(Profile::SMOKE, false)
+        };
+        Session::start(opts).unwrap()
+    };
+    let exec = || Workers::Exec {
+        program: std::env::current_exe().unwrap(),
+        rounds: 1,
+    };
+    let s = with(exec(), None);
+    let v = s.canary().unwrap();
+    // A sanity range, not a speed.
+    assert!(v > 0.0 && v < 1e6, "{v}");
+    let first = &cpus[..HOMES.min(cpus.len())];
+    let home = s.home.get().expect("a home is chosen");
+    assert!(first.contains(&home), "{home} among {first:?}");
+    // The next worker is told it.
+    assert_eq!(
+        s.start_for("syscall.getpid", &Params(vec![]), 0).home,
+        Some(home)
+    );
+    drop(s);
+    // `--cpu` keeps its CPU, and a session without workers has none to tell.
+    let s = with(exec(), Some(cpus[0]));
+    s.canary().unwrap();
+    assert_eq!(s.home.get(), None);
+    drop(s);
+    let s = with(Workers::Inline, None);
+    s.canary().unwrap();
+    assert_eq!(s.home.get(), None);
+}

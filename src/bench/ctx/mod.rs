@@ -43,17 +43,34 @@ pub const fn placement_among(
 }
 
 /// The CPU that tasks placed on one CPU share: the measuring thread's CPU when it is
-/// pinned to one (`--cpu`), else the first CPU this process may use.
+/// pinned to one (`--cpu`), else the one this process was told to measure on
+/// ([`choose_home`]), else the first CPU this process may use.
 pub fn home_cpu() -> Result<usize, BenchError> {
     let now =
         affinity::allowed_cpus().map_err(|e| BenchError::os("sched_getaffinity", e))?;
-    match now.as_slice() {
-        [one] => Ok(*one),
-        _ => affinity::process_cpus()
-            .first()
-            .copied()
-            .ok_or_else(|| BenchError::Failed("this process may use no CPU".into())),
+    let chosen = CHOSEN.load(std::sync::atomic::Ordering::Relaxed);
+    home_among(&now, &affinity::process_cpus(), chosen)
+        .ok_or_else(|| BenchError::Failed("this process may use no CPU".into()))
+}
+
+/// [`home_cpu`] for a thread allowed `now`, in a process that may use `cpus` and was
+/// told `chosen` (`usize::MAX`: nothing).
+fn home_among(now: &[usize], cpus: &[usize], chosen: usize) -> Option<usize> {
+    match now {
+        [one] => Some(*one),
+        _ if cpus.contains(&chosen) => Some(chosen),
+        _ => cpus.first().copied(),
     }
+}
+
+/// The home CPU this process was told to measure on (`usize::MAX`: none).
+static CHOSEN: std::sync::atomic::AtomicUsize =
+    std::sync::atomic::AtomicUsize::new(usize::MAX);
+
+/// Makes `cpu` this process's home CPU ([`home_cpu`]) when it may use it: a worker
+/// told by its parent which CPU read the machine fastest before its round.
+pub fn choose_home(cpu: usize) {
+    CHOSEN.store(cpu, std::sync::atomic::Ordering::Relaxed);
 }
 
 /// A CPU other than `home` that this process may use.
@@ -95,6 +112,19 @@ pub fn place(placement: &str) -> Result<(Option<usize>, Vec<usize>), BenchError>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_home_is_the_pinned_cpu_else_the_chosen_one_else_the_first() {
+        const NONE: usize = usize::MAX;
+        // Pinned to one CPU (--cpu): that one, whatever was chosen.
+        assert_eq!(home_among(&[3], &[0, 1, 2, 3], 1), Some(3));
+        // Told which: that one, when the process may use it.
+        assert_eq!(home_among(&[0, 1], &[0, 1], 1), Some(1));
+        assert_eq!(home_among(&[0, 1], &[0, 1], 7), Some(0));
+        // Told nothing: the first CPU the process may use.
+        assert_eq!(home_among(&[2, 5], &[2, 5], NONE), Some(2));
+        assert_eq!(home_among(&[], &[], NONE), None);
+    }
 
     #[test]
     fn placement_means_the_same_words_in_every_benchmark() {

@@ -60,7 +60,12 @@ fn serve_inner(args: &[String]) -> anyhow::Result<()> {
     let mut link = stream.try_clone()?;
     let start = match wire::recv::<Request>(&mut link)? {
         Some(Request::Start(start)) => start,
-        Some(Request::Probe(start)) => return probe_once(&start, &mut link),
+        Some(Request::Probe(start)) => {
+            if let Some(cpu) = start.home {
+                crate::bench::ctx::choose_home(cpu);
+            }
+            return probe_once(&start, &mut link);
+        }
         // The parent let it go before its start (the worker it was to succeed failed
         // to hand over).
         None => return Ok(()),
@@ -79,6 +84,9 @@ fn serve_inner(args: &[String]) -> anyhow::Result<()> {
             })
             .collect::<anyhow::Result<_>>()?,
     );
+    if let Some(cpu) = start.home {
+        crate::bench::ctx::choose_home(cpu);
+    }
     let _home = home_pin(bench, &start.params)?;
     wire::send(
         &mut link,

@@ -61,7 +61,7 @@ pub enum Request {
 
 /// The version of this conversation: a worker started from a binary rebuilt since the
 /// run began (another protocol) is refused at once.
-pub const PROTOCOL: u32 = 7;
+pub const PROTOCOL: u32 = 8;
 
 /// The worker's messages.
 #[derive(Debug, Serialize, Deserialize)]
@@ -168,6 +168,10 @@ pub struct Start {
     /// from the [`Sealed`] descriptor that follows the start.
     #[serde(default)]
     pub resume: bool,
+    /// The CPU to measure on: the one whose canary read fastest just before (see
+    /// `Session::canary`); None: the first CPU the worker may use.
+    #[serde(default)]
+    pub home: Option<usize>,
 }
 
 /// What a worker handed over ([`Reply::Handed`]): its encoding, in a [`MemFile`]. The
