@@ -573,13 +573,17 @@ impl Session {
         Ok(self.floors.borrow().summary())
     }
 
-    /// Reads the machine's probes in fresh processes until the session has
-    /// [`FIRST_PROBES`] readings (so that the first rounds already know the floors);
+    /// Reads the machine's probes in fresh processes, each on the home a worker would
+    /// be given at that moment, until the session has [`FIRST_PROBES`] readings (so
+    /// that the first rounds already know the floors);
     /// a probe process that cannot be had ends it early. Only an interruption is
     /// returned.
     fn first_probes(&self) -> Result<(), BenchError> {
         while self.floors.borrow().len() < FIRST_PROBES {
             check_interrupt()?;
+            // On the CPU a worker would measure on now (a failed reading leaves the
+            // home as it was).
+            let _ = self.canary();
             match self.probe_reading() {
                 Some(p) => self.floors.borrow_mut().push(floors::PROBE_PROCESS, p),
                 None => break,
