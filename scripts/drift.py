@@ -220,7 +220,7 @@ def fmt(ns):
     return f"{ns / 1000:.3f} µs" if ns >= 1000 else f"{ns:.1f} ns"
 
 
-def catalogue(syscost, tmp):
+def catalogue(syscost, tmp, keep=None):
     env = dict(os.environ, SYSCOST_DB=os.path.join(tmp, "catalogue.db"), COLUMNS="100")
     env.pop("SYSCOST_NO_SAVE", None)
     t0 = time.monotonic()
@@ -238,8 +238,12 @@ def catalogue(syscost, tmp):
     p.wait()
     drain.join()
     wall = time.monotonic() - t0
-    doc = json.loads(subprocess.run([syscost, "history", "export", "last"], check=True,
-                                    capture_output=True, text=True, env=env).stdout)
+    exported = subprocess.run([syscost, "history", "export", "last"], check=True,
+                              capture_output=True, text=True, env=env).stdout
+    doc = json.loads(exported)
+    if keep:
+        with open(os.path.join(keep, "catalogue.json"), "w") as f:
+            f.write(exported)
     measured = [r for r in doc["results"] if r.get("measured")]
     conv = sum(r["measured"]["converged"] for r in measured)
     at_floor = sum(r["measured"]["converged"] and "machine's floor" in r["measured"]["stop_reason"]
@@ -256,6 +260,11 @@ def catalogue(syscost, tmp):
     print(f"{verdict(floor_lines >= 1)} floors printed: {floor_lines} line(s) name them; "
           + "; ".join(f"{f['kind']} ±{f['floor_pct']:.2f}% (moves {f['spread_pct']:.2f}%, "
                       f"{f['readings']} readings)" for f in doc["machine"].get("floors", [])))
+    # How much of the run the machine spent in each state: convergence follows it.
+    states = doc["machine"].get("states", [])
+    print("     the machine: the canary read " + ", ".join(
+        f"{s['median_ns']:.0f} ns for {s['share'] * 100:.0f}%" for s in states)
+        + f" of the run's {doc['machine'].get('readings', 0)} readings")
     for r in measured:
         m = r["measured"]
         if not m["converged"]:
@@ -270,8 +279,11 @@ def main():
     ap.add_argument("-n", type=int, default=10)
     ap.add_argument("--series", default="getpid,pipe,fault")
     ap.add_argument("--skip-catalogue", action="store_true")
-    ap.add_argument("--keep", metavar="DIR", help="keep each invocation's JSON document in DIR")
+    ap.add_argument("--keep", metavar="DIR",
+                    help="keep each invocation's JSON document (and the catalogue's) in DIR")
     a = ap.parse_args()
+    if a.keep:
+        os.makedirs(a.keep, exist_ok=True)
     tmp = tempfile.mkdtemp(prefix="syscost-drift-")
     ok = True
     try:
@@ -279,7 +291,7 @@ def main():
         for which in [s for s in a.series.split(",") if s]:
             ok &= series(a.syscost, which, a.n, tmp, a.keep)
         if not a.skip_catalogue:
-            ok &= catalogue(a.syscost, tmp)
+            ok &= catalogue(a.syscost, tmp, a.keep)
     finally:
         shutil.rmtree(tmp)
     print("all targets met" if ok else "some targets missed")
