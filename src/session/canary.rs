@@ -169,7 +169,7 @@ impl super::Session {
     /// of the first [`HOMES`] CPUs the run may use, and the next worker measures on the
     /// one that read fastest (`--cpu` keeps that CPU). A VM's vCPUs run at different
     /// speeds at any moment and trade them every few seconds (on the 2-vCPU VM this
-    /// project is developed on, getpid read 139 ns on one and 188–205 ns on the other,
+    /// project is developed on, getpid read 139 ns on one and about 195 ns on the other,
     /// and the two swapped within a minute), so a run bound to one of them would wait
     /// out, or measure, every spell its host gives that one.
     pub fn canary(&self) -> Result<f64, BenchError> {
