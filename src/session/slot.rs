@@ -746,7 +746,7 @@ fn placed(places: &[RoundPlace], a: &Analysis) -> Option<(Vec<Fact>, Option<Stri
             crate::results::fmt_ns(mean)
         ));
     }
-    let split = (kinds.len() > 1).then(|| {
+    let why = split(places).then(|| {
         format!(
             "the scheduler placed the tasks differently between rounds ({}): compare \
              placement=same-cpu and placement=cross-cpu (more rounds would not make one \
@@ -754,5 +754,5 @@ fn placed(places: &[RoundPlace], a: &Analysis) -> Option<(Vec<Fact>, Option<Stri
             words.join(", ")
         )
     });
-    Some((facts, split))
+    Some((facts, why))
 }

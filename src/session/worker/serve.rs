@@ -58,19 +58,20 @@ fn serve_inner(args: &[String]) -> anyhow::Result<()> {
         crate::os::spawn::take_inherited(fd).context("the worker's socket")?,
     );
     let mut link = stream.try_clone()?;
-    let start = match wire::recv::<Request>(&mut link)? {
-        Some(Request::Start(start)) => start,
-        Some(Request::Probe(start)) => {
-            if let Some(cpu) = start.home {
-                crate::bench::ctx::choose_home(cpu);
-            }
-            return probe_once(&start, &mut link);
-        }
+    let (start, probe) = match wire::recv::<Request>(&mut link)? {
+        Some(Request::Start(start)) => (start, false),
+        Some(Request::Probe(start)) => (start, true),
         // The parent let it go before its start (the worker it was to succeed failed
         // to hand over).
         None => return Ok(()),
         Some(other) => anyhow::bail!("the parent sent {other:?} before the start"),
     };
+    if let Some(cpu) = start.home {
+        crate::bench::ctx::choose_home(cpu);
+    }
+    if probe {
+        return probe_once(&start, &mut link);
+    }
     let bench = bench::find(&start.bench)
         .ok_or_else(|| anyhow::anyhow!("no benchmark is named {}", start.bench))?;
     let params = Params(
@@ -84,9 +85,6 @@ fn serve_inner(args: &[String]) -> anyhow::Result<()> {
             })
             .collect::<anyhow::Result<_>>()?,
     );
-    if let Some(cpu) = start.home {
-        crate::bench::ctx::choose_home(cpu);
-    }
     let _home = home_pin(bench, &start.params)?;
     wire::send(
         &mut link,
