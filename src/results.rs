@@ -514,6 +514,26 @@ pub struct Measured {
     /// none was known).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub floor_pct: Option<f64>,
+    /// The interval as this run's rounds alone gave it, low end, ns, when the machine's
+    /// floor for its kind widened it (absent otherwise): what the history's spread
+    /// between runs is combined with once it replaces the floor (see `between_runs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub own_ci_low_ns: Option<f64>,
+    /// Its high end, ns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub own_ci_high_ns: Option<f64>,
+}
+
+impl Measured {
+    /// The interval (low, high, ns) this run's rounds gave alone: before the machine's
+    /// floor widened it, and before the history's spread between runs did.
+    pub fn own_interval(&self) -> (f64, f64) {
+        match (self.own_ci_low_ns, self.own_ci_high_ns, &self.between_runs) {
+            (Some(lo), Some(hi), _) => (lo, hi),
+            (_, _, Some(b)) => (b.run_ci_low_ns, b.run_ci_high_ns),
+            _ => (self.ci_low_ns, self.ci_high_ns),
+        }
+    }
 }
 
 /// What an instance run as N concurrent copies measured (`copies=N`): each copy timed
@@ -791,6 +811,8 @@ pub(crate) mod tests {
             work: None,
             target_pct: None,
             floor_pct: None,
+            own_ci_low_ns: None,
+            own_ci_high_ns: None,
         }
     }
 

@@ -2002,14 +2002,22 @@ fn runs_are_saved_listed_compared_exported_and_removed() {
             out.stderr
         );
     }
-    // A third run has two earlier ones: its intervals cover the spread between runs.
+    // A third run has two earlier ones: its intervals cover the spread between runs,
+    // in place of the machine's floor (so they hold the rounds' own interval, not
+    // necessarily the floored one).
     let third = run_json(&["syscall.getpid", "syscall.getppid"], &["--db", db]);
     for r in &third.results {
         let m = r.measured.as_ref().expect("measured");
         let b = m.between_runs.as_ref().expect("widened by the history");
         assert_eq!(b.runs, 2);
         assert!(b.sd_ns >= 0.0 && b.sd_ns.is_finite());
-        assert!(m.ci_low_ns <= b.run_ci_low_ns && b.run_ci_high_ns <= m.ci_high_ns);
+        let (own_low, own_high) = match (m.own_ci_low_ns, m.own_ci_high_ns) {
+            (Some(lo), Some(hi)) => (lo, hi),
+            _ => (b.run_ci_low_ns, b.run_ci_high_ns),
+        };
+        assert!(own_low >= b.run_ci_low_ns && own_high <= b.run_ci_high_ns);
+        assert!(m.ci_low_ns <= own_low && own_high <= m.ci_high_ns, "{m:?}");
+        assert!(m.ci_low_ns <= m.median_ns && m.median_ns <= m.ci_high_ns);
     }
     // And its canary is set beside theirs.
     let past = third

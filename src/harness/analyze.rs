@@ -194,6 +194,10 @@ pub struct Analysis {
     /// What culling by kernel events did (`--cull kernel`), when the samples carry
     /// their spans.
     pub kernel: Option<KernelCull>,
+    /// The interval (low, high, ns) as the rounds alone gave it, when the machine's
+    /// floor for the result's kind of work widened it afterwards (see
+    /// [`crate::harness::Harness::conclude`]).
+    pub before_floor: Option<(f64, f64)>,
 }
 
 /// What culling by the kernel's events did to one benchmark's samples: the memo's
@@ -434,6 +438,7 @@ fn analyze_with(
         basis,
         states,
         kernel: None,
+        before_floor: None,
     }
 }
 

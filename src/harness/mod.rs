@@ -862,15 +862,21 @@ fn check_interrupt() -> Result<(), BenchError> {
 /// figure that moves as the machine does lie, so a row whose few rounds happen to
 /// agree more closely than that still says where a rerun lands, not how alike its own
 /// rounds were. Not when the user asked for a target below the floor (`strict`): the
-/// interval is then the rounds' own, as asked.
+/// interval is then the rounds' own, as asked. The rounds' own interval is kept in
+/// `before_floor` when the floor widened it: a history that has measured how far apart
+/// this row's runs lie replaces the floor with that ([`crate::store::History`]).
 fn at_least_the_floor(a: &mut Analysis, held: Held) {
     if held.strict || !(held.floor.is_finite() && held.floor > 0.0) {
         return;
     }
     if let Some(e) = a.estimate.as_mut() {
         let half = held.floor * e.center.abs();
+        let own = (e.ci_low, e.ci_high);
         e.ci_low = e.ci_low.min(e.center - half);
         e.ci_high = e.ci_high.max(e.center + half);
+        if (e.ci_low, e.ci_high) != own {
+            a.before_floor = Some(own);
+        }
     }
 }
 

@@ -306,12 +306,7 @@ fn summary_section(out: &mut String, runs: &[(RunLabel, Run)]) {
                             notes.push("not converged".into());
                         }
                         if let Some(b) = &m.between_runs {
-                            notes.push(format!(
-                                "interval widened by the spread between {} earlier runs \
-                                 (±{})",
-                                b.runs,
-                                fmt_ns(b.sd_ns)
-                            ));
+                            notes.push(super::table::between_runs_note(m, b));
                         }
                         let notes = notes.join("; ");
                         let _ = writeln!(

@@ -50,6 +50,7 @@
 //!       "rounds_redone"?,                // rounds measured again: outside the base state (canary > base +5%)
 //!       "work"?: "syscall" | "user" | "memory" | "cross" | "io",  // its kind of work (whose floor holds it)
 //!       "target_pct"?, "floor_pct"?,     // ±% it was held to; its kind's floor, ±%
+//!       "own_ci_low_ns"?, "own_ci_high_ns"?,  // its rounds' own interval, when the floor widened it
 //!       "center_ns", "batch", "operations",
 //!       "overhead": { "per_batch_ns", "per_op_ns", "samples", "subtracted" },
 //!       "accounting": { "user_ns", "sys_ns", "vol_switches", "invol_switches",
@@ -117,15 +118,19 @@
 //!
 //! The headline and its interval (see [`crate::stats::rounds`] for the estimator and its
 //! assumptions): each round's figure is the median of its clean samples; `median_ns` is
-//! their 20% trimmed mean and `ci_low_ns`..`ci_high_ns` is Yuen's interval,
-//! `trimmed mean ± t(0.975, h−1)·se` over the R rounds (h of them kept), never narrower than half a clock step per operation or the pooled
-//! samples' order-statistic interval. When the history holds at least two earlier runs
-//! of the benchmark under the same conditions (same host facts, clock, profile, load,
-//! pinning and batch), the interval is widened to `±√(h² + (t(0.975, K−1)·τ)²)`, where
-//! `h` is this run's own half-width (kept in `between_runs.run_ci_*`), K the number of
-//! runs including this one, and τ (`between_runs.sd_ns`) the spread between runs that
-//! their own intervals leave unexplained (see [`crate::stats::rounds::between_runs`]):
-//! the interval then covers where the next run will land, not only this one's rounds.
+//! their 20% trimmed mean and `ci_low_ns`..`ci_high_ns` is Yuen's interval sized for a
+//! rerun, `trimmed mean ± t(0.975, h−1)·√2·se` over the R rounds (h of them kept), never
+//! narrower than half a clock step per operation or the pooled samples' order-statistic
+//! interval, then widened to at least the machine's floor for its `work` (`floor_pct`
+//! of the headline each side; not with `run --target`), the interval before that kept in
+//! `own_ci_low_ns`..`own_ci_high_ns` when the floor widened it. When the history holds
+//! at least two earlier runs of the benchmark under the same conditions (same host
+//! facts, clock, profile, load, pinning and batch), their spread replaces the floor:
+//! each side becomes `√(h² + (t(0.975, K−1)·τ)²)`, where `h` is that side of the rounds'
+//! own interval, K the number of runs including this one, and τ (`between_runs.sd_ns`)
+//! the spread between runs that their own intervals leave unexplained (see
+//! [`crate::stats::rounds::between_runs`]); the interval before it is kept in
+//! `between_runs.run_ci_*`.
 //! `converged` is true when its half-width is within
 //! `target_pct` (the larger of `ci_target` and the machine's floor for its `work`, or
 //! `ci_target` alone with `run --target`) after at least `min_rounds` rounds, on at

@@ -174,14 +174,7 @@ pub fn notes(r: &BenchResult, m: &Measured) -> Vec<String> {
         notes.push(format!("rounds disagree: {}", describe_states(&m.states)));
     }
     if let Some(b) = &m.between_runs {
-        let own = (b.run_ci_high_ns - b.run_ci_low_ns) / 2.0 / m.median_ns * 100.0;
-        notes.push(format!(
-            "interval widened for the spread between runs: sd {} ({:.1}%) over {} earlier \
-             runs here; this run alone ±{own:.2}%",
-            fmt_ns(b.sd_ns),
-            b.sd_ns / m.median_ns * 100.0,
-            b.runs
-        ));
+        notes.push(between_runs_note(m, b));
     }
     if let Some(k) = &m.kernel {
         notes.push(kernel_note(k));
@@ -654,6 +647,33 @@ pub(crate) fn step_text(ns: f64) -> String {
 fn ci_text(lo: f64, hi: f64, median: f64) -> String {
     let (range, rel) = ci_parts(lo, hi, median);
     format!("{range} {rel}")
+}
+
+/// What the history did to a row's interval: its runs' spread, and whether it took the
+/// place of the machine's floor.
+pub(super) fn between_runs_note(m: &Measured, b: &crate::results::BetweenRuns) -> String {
+    let pct = |lo: f64, hi: f64| (hi - lo) / 2.0 / m.median_ns * 100.0;
+    let (own_low, own_high) = m.own_interval();
+    let spread = format!(
+        "sd {} ({:.1}%) over {} earlier runs here",
+        fmt_ns(b.sd_ns),
+        b.sd_ns / m.median_ns * 100.0,
+        b.runs
+    );
+    if m.own_ci_low_ns.is_some() {
+        format!(
+            "interval from the spread between runs in place of the machine's floor \
+             (±{:.2}%): {spread}; this run's rounds alone ±{:.2}%",
+            pct(b.run_ci_low_ns, b.run_ci_high_ns),
+            pct(own_low, own_high)
+        )
+    } else {
+        format!(
+            "interval widened for the spread between runs: {spread}; this run alone \
+             ±{:.2}%",
+            pct(own_low, own_high)
+        )
+    }
 }
 
 /// One line on what culling by kernel events did.

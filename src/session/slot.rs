@@ -655,6 +655,8 @@ pub(super) fn measured(
         work: None,
         target_pct: None,
         floor_pct: None,
+        own_ci_low_ns: a.before_floor.map(|b| b.0),
+        own_ci_high_ns: a.before_floor.map(|b| b.1),
     })
 }
 

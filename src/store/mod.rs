@@ -43,7 +43,7 @@ use std::path::{Path, PathBuf};
 pub use refs::{resolve, RunRef};
 
 /// The database schema this build reads and writes.
-pub const DB_SCHEMA: i32 = 1;
+pub const DB_SCHEMA: i32 = 2;
 
 /// The statements that bring an SQLite history from schema `i` to `i + 1`, in order.
 const MIGRATIONS_SQLITE: &[&str] = &[
@@ -82,6 +82,10 @@ const MIGRATIONS_SQLITE: &[&str] = &[
         PRIMARY KEY (run_id, idx)
      );
      CREATE INDEX results_by_key ON results(key, run_id);",
+    // 1 → 2: each result's interval from its rounds alone, before the machine's floor
+    // (NULL where the floor did not widen it, and in runs saved before).
+    "ALTER TABLE results ADD COLUMN own_ci_low_ns REAL;
+     ALTER TABLE results ADD COLUMN own_ci_high_ns REAL;",
 ];
 
 /// The statements that bring a PostgreSQL history from schema `i` to `i + 1`: the same
@@ -125,6 +129,9 @@ const MIGRATIONS_POSTGRES: &[&str] = &[
         PRIMARY KEY (run_id, idx)
      );
      CREATE INDEX results_by_key ON results(key, run_id);",
+    // 1 → 2: as in SQLite.
+    "ALTER TABLE results ADD COLUMN own_ci_low_ns DOUBLE PRECISION;
+     ALTER TABLE results ADD COLUMN own_ci_high_ns DOUBLE PRECISION;",
 ];
 
 /// A saved document as stored: its encoding, its body, and its samples when asked for.
@@ -156,6 +163,8 @@ struct NewResult {
     ci_low_ns: Option<f64>,
     ci_high_ns: Option<f64>,
     rounds: Option<i64>,
+    own_ci_low_ns: Option<f64>,
+    own_ci_high_ns: Option<f64>,
 }
 
 /// What a store does: its SQL, nothing more. [`History`] holds one and does the rest
@@ -277,6 +286,11 @@ pub struct PastFigure {
     pub ci_high_ns: f64,
     /// Its rounds.
     pub rounds: i64,
+    /// Its interval from its rounds alone, before the machine's floor and the history
+    /// widened it (in runs saved before this was kept, the interval as saved).
+    pub own_ci_low_ns: f64,
+    /// Its high end.
+    pub own_ci_high_ns: f64,
 }
 
 /// The history, open: an SQLite file or a PostgreSQL database, the same to every
@@ -443,6 +457,8 @@ impl History {
                     rounds: m.map(|m| {
                         m.rounds.iter().filter(|x| x.median_ns.is_some()).count() as i64
                     }),
+                    own_ci_low_ns: m.map(|m| m.own_interval().0),
+                    own_ci_high_ns: m.map(|m| m.own_interval().1),
                 }
             })
             .collect();
@@ -630,13 +646,18 @@ impl History {
         Ok(doc.machine)
     }
 
-    /// Widens each measured result's interval to cover the spread between runs seen in
-    /// the history (the other runs of the same benchmark under the same conditions,
-    /// newest first, at most [`PAST_RUNS`]), recording the run's own interval in
-    /// `between_runs`. `except` is this run's id when it is saved
-    /// already: it is left out, and intervals widened when it was saved are widened
-    /// afresh from its own. Needs two other runs; a result without them is left as it
-    /// is. Returns how many results were widened.
+    /// Sizes each measured result's interval for the spread between runs seen in the
+    /// history (the other runs of the same benchmark under the same conditions, newest
+    /// first, at most [`PAST_RUNS`]), recording the interval it had before in
+    /// `between_runs`. The spread measured for this row replaces the machine's floor
+    /// for its kind, which stands in for it until the history has it: each side of the
+    /// interval becomes `√(h² + (t(0.975, K−1)·τ)²)`, where `h` is that side of the
+    /// interval this run's rounds gave alone ([`crate::results::Measured::own_interval`],
+    /// before the floor), K the runs including this one and τ their spread that their
+    /// own intervals leave unexplained ([`crate::stats::rounds::between_runs`], from
+    /// each run's own interval). `except` is this run's id when it is saved already: it
+    /// is left out, and intervals set when it was saved are set afresh. Needs two other
+    /// runs; a result without them is left as it is. Returns how many results were set.
     pub fn widen_by_past_runs(
         &self,
         run: &mut Run,
@@ -648,7 +669,7 @@ impl History {
         let cond = conditions(run);
         if except.is_some() {
             // A saved run: the history may know more now than when it was saved, so its
-            // own intervals are widened afresh.
+            // intervals are set afresh.
             for m in run.results.iter_mut().filter_map(|r| r.measured.as_mut()) {
                 if let Some(b) = m.between_runs.take() {
                     m.ci_low_ns = b.run_ci_low_ns;
@@ -676,11 +697,15 @@ impl History {
             };
             let now_rounds =
                 m.rounds.iter().filter(|x| x.median_ns.is_some()).count() as i64;
+            let (own_low, own_high) = m.own_interval();
             let mut figures: Vec<(f64, f64)> = past
                 .iter()
-                .map(|p| (p.median_ns, se(p.ci_low_ns, p.ci_high_ns, p.rounds)))
+                .map(|p| {
+                    let s = se(p.own_ci_low_ns, p.own_ci_high_ns, p.rounds);
+                    (p.median_ns, s)
+                })
                 .collect();
-            figures.push((m.median_ns, se(m.ci_low_ns, m.ci_high_ns, now_rounds)));
+            figures.push((m.median_ns, se(own_low, own_high, now_rounds)));
             if let Some(tau) = between_runs(&figures) {
                 found.push((i, tau, figures.len()));
             }
@@ -690,12 +715,13 @@ impl History {
             let Some(m) = run.results[i].measured.as_mut() else {
                 continue;
             };
-            // Each side of the run's own interval is widened: it need not be centred on
-            // the headline (an order-statistic floor or the median of all samples), and
-            // the widened interval always holds it.
+            // Each side of the rounds' own interval is widened: it need not be centred
+            // on the headline (an order-statistic floor or the median of all samples),
+            // and the interval always holds it.
             let between = t975(k - 1) * tau;
-            let below = (m.median_ns - m.ci_low_ns).max(0.0).hypot(between);
-            let above = (m.ci_high_ns - m.median_ns).max(0.0).hypot(between);
+            let (own_low, own_high) = m.own_interval();
+            let below = (m.median_ns - own_low).max(0.0).hypot(between);
+            let above = (own_high - m.median_ns).max(0.0).hypot(between);
             m.between_runs = Some(crate::results::BetweenRuns {
                 runs: k - 1,
                 sd_ns: tau,

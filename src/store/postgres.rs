@@ -254,13 +254,19 @@ impl Backend for Postgres {
         let low: Vec<Option<f64>> = results.iter().map(|r| r.ci_low_ns).collect();
         let high: Vec<Option<f64>> = results.iter().map(|r| r.ci_high_ns).collect();
         let rounds: Vec<Option<i64>> = results.iter().map(|r| r.rounds).collect();
+        let own_low: Vec<Option<f64>> = results.iter().map(|r| r.own_ci_low_ns).collect();
+        let own_high: Vec<Option<f64>> =
+            results.iter().map(|r| r.own_ci_high_ns).collect();
         tx.execute(
             "INSERT INTO results (run_id, idx, key, status, median_ns, ci_low_ns,
-                                  ci_high_ns, rounds)
+                                  ci_high_ns, rounds, own_ci_low_ns, own_ci_high_ns)
              SELECT $1, * FROM unnest($2::bigint[], $3::text[], $4::text[],
                                       $5::float8[], $6::float8[], $7::float8[],
-                                      $8::bigint[])",
-            &[&id, &idx, &key, &status, &median, &low, &high, &rounds],
+                                      $8::bigint[], $9::float8[], $10::float8[])",
+            &[
+                &id, &idx, &key, &status, &median, &low, &high, &rounds, &own_low,
+                &own_high,
+            ],
         )?;
         tx.commit()?;
         Ok(id)
@@ -335,7 +341,9 @@ impl Backend for Postgres {
         limit: usize,
     ) -> anyhow::Result<Vec<PastFigure>> {
         let rows = self.client.query(
-            "SELECT r.run_id, r.median_ns, r.ci_low_ns, r.ci_high_ns, r.rounds
+            "SELECT r.run_id, r.median_ns, r.ci_low_ns, r.ci_high_ns, r.rounds,
+                    coalesce(r.own_ci_low_ns, r.ci_low_ns),
+                    coalesce(r.own_ci_high_ns, r.ci_high_ns)
              FROM results r JOIN runs u ON u.id = r.run_id
              WHERE r.key = $1 AND u.conditions = $2 AND u.origin != 'import'
                AND r.status = 'ok' AND r.median_ns IS NOT NULL
@@ -350,6 +358,8 @@ impl Backend for Postgres {
                 ci_low_ns: r.get(2),
                 ci_high_ns: r.get(3),
                 rounds: r.get(4),
+                own_ci_low_ns: r.get(5),
+                own_ci_high_ns: r.get(6),
             })
             .collect())
     }

@@ -10,7 +10,7 @@ use std::path::Path;
 use std::time::Duration;
 
 /// "SYCH" (syscost history): the SQLite application id of a history file.
-const APPLICATION_ID: i32 = 0x5359_4348;
+pub(super) const APPLICATION_ID: i32 = 0x5359_4348;
 
 /// An open SQLite history.
 pub(super) struct Sqlite {
@@ -175,8 +175,8 @@ impl Backend for Sqlite {
         {
             let mut insert = tx.prepare(
                 "INSERT INTO results (run_id, idx, key, status, median_ns, ci_low_ns,
-                                      ci_high_ns, rounds)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                                      ci_high_ns, rounds, own_ci_low_ns, own_ci_high_ns)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
             )?;
             for r in results {
                 insert.execute(params![
@@ -187,7 +187,9 @@ impl Backend for Sqlite {
                     r.median_ns,
                     r.ci_low_ns,
                     r.ci_high_ns,
-                    r.rounds
+                    r.rounds,
+                    r.own_ci_low_ns,
+                    r.own_ci_high_ns
                 ])?;
             }
         }
@@ -268,7 +270,9 @@ impl Backend for Sqlite {
         limit: usize,
     ) -> anyhow::Result<Vec<PastFigure>> {
         let mut q = self.conn.prepare_cached(
-            "SELECT r.run_id, r.median_ns, r.ci_low_ns, r.ci_high_ns, r.rounds
+            "SELECT r.run_id, r.median_ns, r.ci_low_ns, r.ci_high_ns, r.rounds,
+                    coalesce(r.own_ci_low_ns, r.ci_low_ns),
+                    coalesce(r.own_ci_high_ns, r.ci_high_ns)
              FROM results r JOIN runs u ON u.id = r.run_id
              WHERE r.key = ?1 AND u.conditions = ?2 AND u.origin != 'import'
                AND r.status = 'ok' AND r.median_ns IS NOT NULL
@@ -281,6 +285,8 @@ impl Backend for Sqlite {
                 ci_low_ns: r.get(2)?,
                 ci_high_ns: r.get(3)?,
                 rounds: r.get(4)?,
+                own_ci_low_ns: r.get(5)?,
+                own_ci_high_ns: r.get(6)?,
             })
         })?;
         Ok(rows.collect::<Result<_, _>>()?)

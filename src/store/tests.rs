@@ -266,6 +266,89 @@ fn past_runs_widen_only_under_the_same_conditions_on(open: Opener<'_>) {
     assert!(b.ci_low_ns > 40.0 && b.ci_high_ns < 140.0, "{b:?}");
 }
 
+#[test]
+fn the_spread_between_runs_replaces_the_floor() {
+    let dir = temp();
+    let path = dir.path().join("h.db");
+    the_spread_between_runs_replaces_the_floor_on(&|| {
+        History::open(&path, true).unwrap()
+    });
+}
+
+/// A run of getpid at `m` ns whose rounds gave ±`own` (relative) and the machine's floor
+/// ±3%.
+fn floored(m: f64, own: f64) -> Run {
+    let mut run = run_with_medians(&[("syscall.getpid", m)]);
+    let x = run.results[0].measured.as_mut().unwrap();
+    (x.own_ci_low_ns, x.own_ci_high_ns) = (Some(m * (1.0 - own)), Some(m * (1.0 + own)));
+    (x.ci_low_ns, x.ci_high_ns) = (m * 0.97, m * 1.03);
+    run
+}
+
+fn the_spread_between_runs_replaces_the_floor_on(open: Opener<'_>) {
+    let mut h = open();
+    // Runs that agree within 0.1%, each ±0.2% by its rounds: the interval is the
+    // history's, narrower than the floor and never narrower than the rounds'.
+    for m in [100.0, 100.1] {
+        h.save(&floored(m, 0.002), Origin::Run).unwrap();
+    }
+    let mut now = floored(99.9, 0.002);
+    assert_eq!(h.widen_by_past_runs(&mut now, None).unwrap(), 1);
+    let m = now.results[0].measured.as_ref().unwrap();
+    let b = m.between_runs.as_ref().unwrap();
+    assert_eq!(
+        (b.run_ci_low_ns, b.run_ci_high_ns),
+        (99.9 * 0.97, 99.9 * 1.03)
+    );
+    assert!(b.sd_ns > 0.0 && b.sd_ns < 0.3, "{b:?}");
+    let half = (m.ci_high_ns - m.ci_low_ns) / 2.0 / m.median_ns;
+    assert!(half > 0.002 && half < 0.015, "{m:?}");
+    assert_eq!(m.own_interval(), (99.9 * 0.998, 99.9 * 1.002));
+    // Saved, it is the rounds' own interval that the next run's estimate reads, not
+    // the one the history gave it.
+    h.save(&now, Origin::Run).unwrap();
+    let cond = conditions(&now);
+    let past = h.past_figures("syscall.getpid", &cond, 1).unwrap();
+    assert_eq!(
+        (past[0].own_ci_low_ns, past[0].own_ci_high_ns),
+        (99.9 * 0.998, 99.9 * 1.002)
+    );
+    // Runs 10% apart: the interval is wider than the floor.
+    for m in [90.0, 110.0, 90.0, 110.0] {
+        h.save(&floored(m, 0.002), Origin::Run).unwrap();
+    }
+    let mut wide = floored(100.0, 0.002);
+    assert_eq!(h.widen_by_past_runs(&mut wide, None).unwrap(), 1);
+    let m = wide.results[0].measured.as_ref().unwrap();
+    assert!(m.ci_low_ns < 97.0 && m.ci_high_ns > 103.0, "{m:?}");
+}
+
+#[test]
+fn a_history_of_the_first_schema_is_brought_up_to_date() {
+    let dir = temp();
+    let path = dir.path().join("old.db");
+    {
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.execute_batch(super::MIGRATIONS_SQLITE[0]).unwrap();
+        c.execute_batch(&format!(
+            "PRAGMA user_version = 1; PRAGMA application_id = {};",
+            super::sqlite::APPLICATION_ID
+        ))
+        .unwrap();
+    }
+    let mut h = History::open(&path, true).unwrap();
+    for m in [100.0, 100.1] {
+        h.save(&floored(m, 0.002), Origin::Run).unwrap();
+    }
+    let mut now = floored(99.9, 0.002);
+    assert_eq!(h.widen_by_past_runs(&mut now, None).unwrap(), 1);
+    let c = rusqlite::Connection::open(&path).unwrap();
+    let v: i32 = c
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(v, super::DB_SCHEMA);
+}
+
 /// A run whose canary read `ns` throughout.
 fn run_at_speed(ns: f64) -> Run {
     let mut run = run_with_medians(&[("syscall.getpid", 90.0)]);
@@ -365,6 +448,7 @@ fn on_postgres() {
             past_runs_widen_only_under_the_same_conditions_on,
         ),
         ("canary", canary_beside_earlier_runs_on),
+        ("floor", the_spread_between_runs_replaces_the_floor_on),
     ];
     for (name, test) in tests {
         cluster.create_db(name);

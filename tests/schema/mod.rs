@@ -393,6 +393,11 @@ pub struct Measured {
     pub target_pct: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub floor_pct: Option<f64>,
+    /// The rounds' own interval, when the machine's floor widened it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub own_ci_low_ns: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub own_ci_high_ns: Option<f64>,
 }
 
 /// An instance run as N copies.
