@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""Recomputes, from the series `scripts/drift.py --keep DIR` kept, the interval each run
+of a row would have had from the history of the runs before it in its series, under
+several ways of taking the spread between runs, and counts what drift.py counts: how
+many of a row's intervals hold the median of its figures (target: at least 9 of 10), and
+whether the median half-width is within the figures' own spread ((max - min) / median).
+
+    scripts/history_intervals.py DIR [DIR ...]
+
+Each run's own interval is recomputed from its rounds (Yuen's, sized for a rerun, as
+syscost's `stats::rounds::estimate` makes it before any floor); the first two runs of a
+series have no history and count with the interval they printed. The ways:
+
+- printed:    the interval syscost printed (the floor, or the history in builds that
+              have it);
+- mad:        hypot(own, t(K-1)*tau), tau from 1.4826 * the median absolute deviation;
+- wsd<6,mad:  the same, tau from the 20% winsorized sd below six runs (syscost's way);
+- sd:         the same, tau from the plain standard deviation;
+- t*s:        t(K-1) times the plain sd of the K figures, no own interval.
+
+Nothing is measured; nothing is written.
+"""
+import glob
+import json
+import math
+import statistics as st
+import sys
+
+T = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
+     2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
+     2.060, 2.056, 2.052, 2.048, 2.045, 2.042]
+RERUN = math.sqrt(2)
+
+
+def t975(df):
+    return T[df - 1] if df <= 30 else 1.96 + 2.4 / df
+
+
+def trim(n):
+    return int(0.2 * n + 1e-9) if n >= 5 else 0
+
+
+def winsorized_sd(xs):
+    xs = sorted(xs)
+    g = trim(len(xs))
+    lo, hi = xs[g], xs[len(xs) - 1 - g]
+    return st.stdev([min(max(x, lo), hi) for x in xs])
+
+
+def own(rounds):
+    """(figure, own half-width, se) of one run's rounds, as syscost's estimate."""
+    xs = sorted(rounds)
+    r = len(xs)
+    g = trim(r)
+    kept = xs[g:r - g]
+    h = len(kept)
+    c = sum(kept) / h
+    if h < 2:
+        return c, 0.0, 0.0
+    se = winsorized_sd(xs) * math.sqrt((r - 1) / (h * (h - 1)))
+    return c, t975(h - 1) * RERUN * se, se
+
+
+def tau(figures, how):
+    xs = [f for f, _ in figures]
+    if how == "mad" or (how == "wsd<6,mad" and len(xs) >= 6):
+        m = st.median(xs)
+        s = 1.4826 * st.median(abs(x - m) for x in xs)
+    elif how == "wsd<6,mad":
+        s = winsorized_sd(xs)
+    else:
+        s = st.stdev(xs)
+    se2 = st.median(se * se for _, se in figures)
+    return math.sqrt(max(0.0, s * s - se2))
+
+
+WAYS = ["printed", "mad", "wsd<6,mad", "sd", "t*s"]
+
+
+def main():
+    totals = {w: [0, 0, 0] for w in WAYS}
+    n = 0
+    for d in sys.argv[1:]:
+        rows = {}
+        for f in sorted(glob.glob(f"{d}/*-[0-9][0-9].json")):
+            for r in json.load(open(f))["results"]:
+                m = r.get("measured")
+                if not m:
+                    continue
+                xs = [x["median_ns"] for x in m["rounds"] if x["median_ns"] is not None]
+                _, h, se = own(xs) if len(xs) > 1 else (0, 0.0, 0.0)
+                printed = (m["ci_high_ns"] - m["ci_low_ns"]) / 2
+                rows.setdefault(r["name"], []).append((m["median_ns"], printed, h, se))
+        for name, runs in rows.items():
+            figs = [c for c, *_ in runs]
+            mm = st.median(figs)
+            spread = (max(figs) - min(figs)) / mm
+            line = f"{d} {name[:24]:24} spread {spread * 100:5.2f}%"
+            n += 1
+            for way in WAYS:
+                halves = []
+                for i, (c, printed, h, se) in enumerate(runs):
+                    if way == "printed" or i < 2:
+                        halves.append(printed)
+                        continue
+                    history = [(f, s) for f, _, _, s in runs[:i + 1]]
+                    k = len(history)
+                    if way == "t*s":
+                        halves.append(t975(k - 1) * st.stdev([f for f, _ in history]))
+                    else:
+                        halves.append(math.hypot(h, t975(k - 1) * tau(history, way)))
+                cover = sum(abs(c - mm) <= hw for (c, *_), hw in zip(runs, halves))
+                width = st.median(hw / c for (c, *_), hw in zip(runs, halves))
+                ok_cover, ok_width = cover >= 0.9 * len(runs), width <= spread
+                t = totals[way]
+                t[0] += ok_cover
+                t[1] += ok_width
+                t[2] += ok_cover and ok_width
+                line += f" | {way} {cover}/{len(runs)} ±{width * 100:.2f}%"
+            print(line)
+    print(f"over {n} row-series: way, coverage >= 9 of 10, width within the spread, both")
+    for way, (c, w, b) in totals.items():
+        print(f"  {way:10} {c:3}/{n} {w:3}/{n} {b:3}/{n}")
+
+
+if __name__ == "__main__":
+    main()
