@@ -1,0 +1,143 @@
+use super::*;
+use crate::harness::analyze::{Accounting, Counts};
+
+/// A measured result with only its median filled in, for exporter tests.
+pub(crate) fn measured_with_median(median_ns: f64) -> Measured {
+    let summary = crate::stats::summarize(&[median_ns]).expect("one value");
+    Measured {
+        median_ns,
+        ci_low_ns: median_ns,
+        ci_high_ns: median_ns,
+        rounds: vec![],
+        round_sd_ns: 0.0,
+        round_spread: 0.0,
+        states: vec![],
+        clean: Some(summary.clone()),
+        raw: summary,
+        counts: Counts::default(),
+        center_ns: median_ns,
+        batch: 1,
+        operations: 1,
+        overhead: Overhead {
+            per_batch_ns: 0.0,
+            per_op_ns: 0.0,
+            samples: 0,
+            subtracted: true,
+            ticks: 0,
+            later: vec![],
+        },
+        accounting: Accounting::default(),
+        converged: true,
+        stop_reason: String::new(),
+        levels: vec![],
+        modes: vec![],
+        canary: None,
+        warmup_ns: 0.0,
+        elapsed_ns: 0.0,
+        setup_ns: 0.0,
+        after_ns: 0.0,
+        samples: None,
+        between_runs: None,
+        copies: None,
+        kernel: None,
+        basis: Default::default(),
+        worker_peak_kib: None,
+        worker_processes: 0,
+        rounds_redone: 0,
+        work: None,
+        target_pct: None,
+        floor_pct: None,
+        own_ci_low_ns: None,
+        own_ci_high_ns: None,
+    }
+}
+
+/// A complete run on host `testhost`, kernel `6.0-test`, profile quick, with one
+/// measured result per `(name, median)` (five rounds at the median, a ±1% interval).
+pub(crate) fn run_with_medians(results: &[(&str, f64)]) -> Run {
+    let host = HostFacts {
+        hostname: Some("testhost".into()),
+        kernel: Some("6.0-test".into()),
+        ..HostFacts::default()
+    };
+    Run {
+        schema_version: SCHEMA_VERSION,
+        tool: "syscost".into(),
+        version: "0.0.0".into(),
+        command_line: vec!["syscost".into(), "run".into()],
+        started_unix_s: 1.7e9,
+        host,
+        clock: ClockInfo::default(),
+        harness: HarnessInfo {
+            profile: "quick".into(),
+            ..HarnessInfo::default()
+        },
+        complete: true,
+        results: results
+            .iter()
+            .map(|&(name, m)| {
+                let mut measured = measured_with_median(m);
+                measured.ci_low_ns = m * 0.99;
+                measured.ci_high_ns = m * 1.01;
+                measured.rounds = (0..5)
+                    .map(|i| RoundFigure {
+                        round: i,
+                        start_ns: 0.0,
+                        median_ns: Some(m),
+                        clean: 1,
+                        total: 1,
+                    })
+                    .collect();
+                BenchResult {
+                    name: name.into(),
+                    params: BTreeMap::new(),
+                    entry: None,
+                    op: "call".into(),
+                    unit: "ns".into(),
+                    status: Status::Ok,
+                    reason: None,
+                    measured: Some(measured),
+                    facts: vec![],
+                    explain: None,
+                }
+            })
+            .collect(),
+        machine: MachineStates::default(),
+        sweeps: vec![],
+        rings: vec![],
+        scaling: vec![],
+    }
+}
+
+#[test]
+fn unix_times_read_as_utc_dates() {
+    assert_eq!(fmt_unix_time(0.0), "1970-01-01 00:00 UTC");
+    assert_eq!(fmt_unix_time(951_782_400.0), "2000-02-29 00:00 UTC");
+    assert_eq!(fmt_unix_time(1_795_398_420.0), "2026-11-23 01:47 UTC");
+    assert_eq!(fmt_unix_time(f64::NAN), "unknown time");
+    assert_eq!(fmt_unix_time(-5.0), "unknown time");
+}
+
+#[test]
+fn ns_formatting_picks_units() {
+    assert_eq!(fmt_ns(3.456), "3.46 ns");
+    assert_eq!(fmt_ns(104.94), "104.9 ns");
+    assert_eq!(fmt_ns(22_252.75), "22.25 µs");
+    assert_eq!(fmt_ns(73_136_770.0), "73.14 ms");
+    assert_eq!(fmt_ns(f64::NAN), "-");
+}
+
+#[test]
+fn levels_read_like_a_sentence() {
+    let l = |m: f64, s: f64, d: f64| Level {
+        median_ns: m,
+        start_ns: s,
+        duration_ns: d,
+        samples: 10,
+    };
+    assert_eq!(describe_levels(&[l(129.0, 0.0, 4.1e9)]), None);
+    assert_eq!(
+        describe_levels(&[l(129.0, 0.0, 4.1e9), l(105.0, 4.1e9, 2e9)]).unwrap(),
+        "two levels: 129.0 ns for 4.1 s, then 105.0 ns"
+    );
+}
