@@ -457,6 +457,24 @@ fn on_postgres() {
             History::open(Path::new(&url), true).expect("open the postgres history")
         });
     }
+    // A history of the first schema is brought up to date when opened, and its runs
+    // count.
+    cluster.create_db("first_schema");
+    cluster.sql("first_schema", super::MIGRATIONS_POSTGRES[0]);
+    cluster.sql(
+        "first_schema",
+        "INSERT INTO syscost_meta (key, value) VALUES ('application', 'syscost history'), \
+         ('schema', '1')",
+    );
+    {
+        let url = cluster.tcp_url("first_schema");
+        let mut h = History::open(Path::new(&url), false).expect("migrated");
+        for m in [100.0, 100.1] {
+            h.save(&floored(m, 0.002), Origin::Run).unwrap();
+        }
+        let mut now = floored(99.9, 0.002);
+        assert_eq!(h.widen_by_past_runs(&mut now, None).unwrap(), 1);
+    }
     // Reading a database nothing was saved in is refused, and creates nothing.
     cluster.create_db("empty");
     let e = History::open(Path::new(&cluster.socket_url("empty")), false)
