@@ -178,9 +178,7 @@ pub fn estimate(figures: &[f64], floor: f64) -> Option<RoundEstimate> {
     // One round says nothing about the spread between rounds: its interval is the
     // within-round floor alone, or the whole figure when there is none.
     let half = if h > 1 {
-        let winsorized: Vec<f64> =
-            xs.iter().map(|x| x.clamp(kept[0], kept[h - 1])).collect();
-        let sw = sample_sd(&winsorized);
+        let sw = winsorized_sd(&xs);
         let se = sw * ((r - 1) as f64 / (h * (h - 1)) as f64).sqrt();
         (t975(h - 1) * RERUN * se).max(floor)
     } else if floor > 0.0 {
@@ -240,10 +238,7 @@ pub fn floor(readings: &[f64], rounds: usize) -> Option<(f64, f64)> {
     }
     xs.sort_by(f64::total_cmp);
     let median = super::percentile_sorted(&xs, 50.0);
-    let g = trimmed_each_end(n);
-    let (lo, hi) = (xs[g], xs[n - 1 - g]);
-    let winsorized: Vec<f64> = xs.iter().map(|x| x.clamp(lo, hi) / median).collect();
-    let sd = sample_sd(&winsorized);
+    let sd = winsorized_sd(&xs) / median;
     let mut state = 0x5eed_f100_u64;
     let mut draw = vec![0.0; rounds];
     let mut centers: Vec<f64> = (0..RESAMPLES)
@@ -330,7 +325,8 @@ pub fn between_runs(runs: &[(f64, f64)]) -> Option<f64> {
 pub const ROBUST_FROM_RUNS: usize = 6;
 
 /// The 20% winsorized standard deviation of `xs` (at least two): each of the lowest
-/// and highest `⌊0.2·n⌋` replaced by the nearest other, as Yuen's interval does.
+/// and highest `⌊0.2·n⌋` ([`trimmed_each_end`]) replaced by the nearest kept one, as
+/// Yuen's interval ([`estimate`]) and the floor ([`floor`]) take it.
 fn winsorized_sd(xs: &[f64]) -> f64 {
     let mut v = xs.to_vec();
     v.sort_by(f64::total_cmp);
