@@ -16,7 +16,10 @@ series have no history and count with the interval they printed. The ways:
 - mad:        hypot(own, t(K-1)*tau), tau from 1.4826 * the median absolute deviation;
 - wsd<6,mad:  the same, tau from the 20% winsorized sd below six runs (syscost's way);
 - sd:         the same, tau from the plain standard deviation;
-- t*s:        t(K-1) times the plain sd of the K figures, no own interval.
+- t*s:        t(K-1) times the plain sd of the K figures, no own interval;
+- wsd<6,mad|s: syscost's way, each side at least t(K-1) times the runs' spread s
+              itself (the winsorized sd below six runs, 1.4826 * MAD from six), which
+              tau leaves out where the runs' own intervals are wider than it.
 
 Nothing is measured; nothing is written.
 """
@@ -61,7 +64,16 @@ def own(rounds):
     return c, t975(h - 1) * RERUN * se, se
 
 
+def runs_spread(figures):
+    xs = [f for f, _ in figures]
+    if len(xs) >= 6:
+        m = st.median(xs)
+        return 1.4826 * st.median(abs(x - m) for x in xs)
+    return winsorized_sd(xs)
+
+
 def tau(figures, how):
+    how = how.split("|")[0]
     xs = [f for f, _ in figures]
     if how == "mad" or (how == "wsd<6,mad" and len(xs) >= 6):
         m = st.median(xs)
@@ -74,7 +86,7 @@ def tau(figures, how):
     return math.sqrt(max(0.0, s * s - se2))
 
 
-WAYS = ["printed", "mad", "wsd<6,mad", "sd", "t*s"]
+WAYS = ["printed", "mad", "wsd<6,mad", "sd", "t*s", "wsd<6,mad|s"]
 
 
 def main():
@@ -108,7 +120,10 @@ def main():
                     if way == "t*s":
                         halves.append(t975(k - 1) * st.stdev([f for f, _ in history]))
                     else:
-                        halves.append(math.hypot(h, t975(k - 1) * tau(history, way)))
+                        hw = math.hypot(h, t975(k - 1) * tau(history, way))
+                        if way.endswith("|s"):
+                            hw = max(hw, t975(k - 1) * runs_spread(history))
+                        halves.append(hw)
                 cover = sum(abs(c - mm) <= hw for (c, *_), hw in zip(runs, halves))
                 width = st.median(hw / c for (c, *_), hw in zip(runs, halves))
                 ok_cover, ok_width = cover >= 0.9 * len(runs), width <= spread

@@ -612,6 +612,7 @@ fn a_run_states_the_machines_floors_and_each_rows_target() {
             100.0
         };
         assert!(f.floor_pct >= 0.0 && f.floor_pct < most, "{f:?}");
+        assert!(f.reach_pct >= 0.0 && f.reach_pct.is_finite(), "{f:?}");
         assert!(f.spread_pct >= 0.0, "{f:?}");
     }
     let smoke_target: f64 = 5.0; // the smoke profile's ±5%
@@ -625,9 +626,10 @@ fn a_run_states_the_machines_floors_and_each_rows_target() {
         assert_eq!(m.work.as_deref(), Some(kind), "{}", r.name);
         let target = m.target_pct.expect("a target");
         let floor = m.floor_pct.unwrap_or(0.0);
+        let reach = m.reach_pct.unwrap_or(0.0);
         assert!(
-            (target - smoke_target.max(floor)).abs() < 1e-9,
-            "{}: held to ±{target}% with the floor at ±{floor}%",
+            (target - smoke_target.max(floor).max(reach)).abs() < 1e-9,
+            "{}: held to ±{target}% with the floor at ±{floor}% and the reach at ±{reach}%",
             r.name
         );
     }

@@ -13,11 +13,13 @@ pub mod analyze;
 pub mod calibrate;
 pub mod causes;
 pub mod clock;
+mod held;
 pub mod packed;
 pub mod probe;
 pub mod profile;
 
 pub use analyze::{Analysis, Level};
+pub use held::Held;
 pub use profile::Profile;
 
 use crate::error::BenchError;
@@ -266,45 +268,6 @@ pub struct Settings {
     /// What the result is held to besides the profile's target: the machine's floor
     /// for its kind of work (see [`Held`]). None by default.
     pub held: Held,
-}
-
-/// The machine's floor a result is held to: the precision its kind of work can have
-/// on this machine at the profile's rounds ([`crate::stats::rounds::floor`]). The
-/// result's target is the larger of the profile's and the floor: a target below it
-/// would need far more rounds than the profile's, and the figure would still move by
-/// that much in a run at another time. The floor sets when to stop, not the interval,
-/// which is the result's own (rounds whose figures agree are known that well).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct Held {
-    /// The kind of work the result is (None: not known, no floor).
-    pub kind: Option<probe::WorkKind>,
-    /// The floor, a relative half-width (0: none known).
-    pub floor: f64,
-    /// The user asked for the profile's target itself (`run --target`): it is tried
-    /// even below the floor, and a result that misses it says why.
-    #[serde(default)]
-    pub strict: bool,
-}
-
-impl Held {
-    /// The relative half-width a result is held to under `p`.
-    pub fn target(&self, p: &Profile) -> f64 {
-        if self.floor.is_finite() && !self.strict {
-            p.ci_target.max(self.floor)
-        } else {
-            p.ci_target
-        }
-    }
-
-    /// Whether the floor, not the profile, sets the target under `p`.
-    pub fn at_floor(&self, p: &Profile) -> bool {
-        !self.strict && self.floor.is_finite() && self.floor > p.ci_target
-    }
-
-    /// Whether the floor lies above the target a user asked for under `p`.
-    pub fn below_floor(&self, p: &Profile) -> bool {
-        self.strict && self.floor.is_finite() && self.floor > p.ci_target
-    }
 }
 
 impl Settings {
@@ -735,7 +698,7 @@ pub fn verdict_held(a: &Analysis, p: &Profile, held: Held) -> (bool, String) {
             format!(
                 ", below the machine's floor for {} work, ±{:.2}%",
                 k.name(),
-                held.floor * 100.0
+                held.machine() * 100.0
             ),
         ),
         _ => (String::new(), String::new()),

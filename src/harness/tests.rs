@@ -456,3 +456,49 @@ fn each_rounds_overhead_lands_in_its_own_place() {
     o.set_ticks_for(0, 77);
     assert_eq!(o.ticks_for(0), 77);
 }
+
+#[test]
+fn a_result_is_held_to_the_larger_of_the_profile_the_floor_and_the_reach() {
+    let p = Profile::STANDARD; // ±0.5%
+    let kind = Some(probe::WorkKind::Syscall);
+    let none = Held::default();
+    assert_eq!(none.target(&p), p.ci_target);
+    assert!(!none.at_floor(&p));
+    // The floor above the profile's target sets it; a reach above both sets it.
+    let floor = Held {
+        kind,
+        floor: 0.03,
+        reach: 0.02,
+        strict: false,
+    };
+    assert_eq!(floor.target(&p), 0.03);
+    assert!(floor.at_floor(&p));
+    let reach = Held {
+        reach: 0.09,
+        ..floor
+    };
+    assert_eq!(reach.target(&p), 0.09);
+    assert_eq!(reach.machine(), 0.09);
+    // Both below the profile's target: the profile's.
+    let low = Held {
+        floor: 0.001,
+        reach: 0.004,
+        ..floor
+    };
+    assert_eq!(low.target(&p), p.ci_target);
+    assert!(!low.at_floor(&p));
+    // A target asked for is held whatever the machine allows, and a miss says how far
+    // below it lies.
+    let strict = Held {
+        strict: true,
+        ..reach
+    };
+    assert_eq!(strict.target(&p), p.ci_target);
+    assert!(strict.below_floor(&p) && !strict.at_floor(&p));
+    // A reach not known (NaN from a document) counts for nothing.
+    let unknown = Held {
+        reach: f64::NAN,
+        ..floor
+    };
+    assert_eq!(unknown.target(&p), 0.03);
+}

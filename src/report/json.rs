@@ -49,7 +49,7 @@
 //!       "worker_processes"?,             // the worker processes that measured it, in turn
 //!       "rounds_redone"?,                // rounds measured again: outside the base state (canary > base +5%)
 //!       "work"?: "syscall" | "user" | "memory" | "cross" | "io",  // its kind of work (whose floor holds it)
-//!       "target_pct"?, "floor_pct"?,     // ±% it was held to; its kind's floor, ±%
+//!       "target_pct"?, "floor_pct"?, "reach_pct"?,  // ±% it was held to; its kind's floor and reach, ±%
 //!       "own_ci_low_ns"?, "own_ci_high_ns"?,  // its rounds' own interval, when the floor widened it
 //!       "center_ns", "batch", "operations",
 //!       "overhead": { "per_batch_ns", "per_op_ns", "samples", "subtracted" },
@@ -96,7 +96,7 @@
 //!                "unsteady", "past": { "runs", "median_ns", "low_ns", "high_ns",
 //!                "ratio" },        // every canary reading of the run, grouped
 //!                "floors"?: [{ "kind", "probe", "readings", "median_ns", "spread_pct",
-//!                              "floor_pct", "rounds" }] },   // the machine's floors
+//!                              "floor_pct", "reach_pct", "rounds" }] },   // the machine's floors
 //!   "sweeps": [ { "name", "param", "fixed": {..}, "points", "slope_ns", "intercept_ns",
 //!                 "r2" } ],         // a line through the medians of each numeric sweep
 //!   "rings": [ { "name": "ctx.ring", "fixed": {..}, "knee_n", "knee_threshold",
@@ -132,15 +132,18 @@
 //! [`crate::stats::rounds::between_runs`]); the interval before it is kept in
 //! `between_runs.run_ci_*`.
 //! `converged` is true when its half-width is within
-//! `target_pct` (the larger of `ci_target` and the machine's floor for its `work`, or
-//! `ci_target` alone with `run --target`) after at least `min_rounds` rounds, on at
+//! `target_pct` (the larger of `ci_target` and the machine's floor and reach for its
+//! `work`, or `ci_target` alone with `run --target`) after at least `min_rounds` rounds, on at
 //! least 30 clean samples that are at least a tenth of all. `machine.floors` has, per
 //! kind of work, the probe (getpid, an add-multiply chain, a zero-fill fault, a wake-up
 //! round trip with another CPU, the last only beside rows of that kind) read in
 //! each worker before its round's samples, in the machine's base state: `readings`, their `median_ns`, their
 //! `spread_pct` ((p90 − p10) / median, each reading taken relative to the median of the
 //! instance it was read beside), and `floor_pct`, the 95% half-width the headline of
-//! `rounds` rounds that move so would have, on the interval's scale (a rerun's; see [`crate::stats::rounds::floor`]). With fewer clean samples `basis` is `"all"`: `median_ns` is
+//! `rounds` rounds that move so would have, on the interval's scale (a rerun's; see [`crate::stats::rounds::floor`]);
+//! `reach_pct` is the same taken over every kept round's reading, slow states the
+//! canaries let through included, as the rounds' own figures are (0 in documents from
+//! before it was recorded). With fewer clean samples `basis` is `"all"`: `median_ns` is
 //! then the median of every sample (perturbed and outliers included), `ci_low_ns`..
 //! `ci_high_ns` their order-statistic interval, widened to the round medians' t interval
 //! and to at least ±1% (or `ci_target`, if wider), each round's `median_ns` is the

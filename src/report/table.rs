@@ -117,9 +117,10 @@ pub fn row_note(r: &BenchResult, target: f64) -> Option<String> {
     };
     // The row's own target (the larger of the profile's and its kind's floor) when
     // the document has it.
+    let machine = m.floor_pct.unwrap_or(0.0).max(m.reach_pct.unwrap_or(0.0));
     let target = m.target_pct.map_or(target, |t| t / 100.0);
-    let floor = match (m.work, m.floor_pct) {
-        (Some(k), Some(f)) if f >= target * 100.0 - 1e-9 => {
+    let floor = match m.work {
+        Some(k) if machine > 0.0 && machine >= target * 100.0 - 1e-9 => {
             format!(": the {} floor", k.name())
         }
         _ => String::new(),
@@ -588,8 +589,13 @@ pub fn floors_text(floors: &[crate::results::Floor], target: f64) -> Option<Stri
     let kinds: Vec<String> = floors
         .iter()
         .map(|f| {
+            let held = if f.reach_pct > f.floor_pct {
+                format!("/±{}", pct(f.reach_pct))
+            } else {
+                String::new()
+            };
             format!(
-                "{} ±{} (moves {})",
+                "{} ±{}{held} ({})",
                 f.kind.name(),
                 pct(f.floor_pct),
                 pct(f.spread_pct)
@@ -597,9 +603,10 @@ pub fn floors_text(floors: &[crate::results::Floor], target: f64) -> Option<Stri
         })
         .collect();
     Some(format!(
-        "machine floors from {} probe readings: {}; a row is held to the larger of \
-         ±{}% and its kind's floor (what {} rounds can reach on a machine that moves so: \
-         p10–p90)",
+        "machine floors from {} probe readings, each kind's floor/what its rows are held to \
+         (moves, p10–p90): {}; a row is held to the larger of ±{}% and what {} rounds of \
+         its kind reach here (the floor, from the machine's base state, bounds every \
+         interval; the other counts every kept round)",
         first.readings,
         kinds.join(", "),
         target * 100.0,

@@ -183,9 +183,14 @@ pub struct Floor {
     /// rounds and processes.
     pub spread_pct: f64,
     /// The half-width a figure that moves as much reaches at the profile's usual rounds
-    /// (`max_rounds`), ±%: results of this kind are held to the larger of it and the
-    /// profile's target.
+    /// (`max_rounds`), ±%, from the readings in the machine's base state: the least a
+    /// result's interval of this kind says.
     pub floor_pct: f64,
+    /// The same from every kept round's reading, the slow states the canaries let
+    /// through included, ±%: results of this kind are held to the larger of it, the
+    /// floor and the profile's target (0 in documents from before it was recorded).
+    #[serde(default)]
+    pub reach_pct: f64,
     /// The rounds the floor is taken at.
     pub rounds: usize,
 }
@@ -514,6 +519,10 @@ pub struct Measured {
     /// none was known).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub floor_pct: Option<f64>,
+    /// The machine's reach for its kind of work when it concluded, ±% (absent when
+    /// none was known; see [`Floor::reach_pct`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reach_pct: Option<f64>,
     /// The interval as this run's rounds alone gave it, low end, ns, when the machine's
     /// floor for its kind widened it (absent otherwise): what the history's spread
     /// between runs is combined with once it replaces the floor (see `between_runs`).

@@ -47,6 +47,7 @@ pub(crate) fn measured_with_median(median_ns: f64) -> Measured {
         work: None,
         target_pct: None,
         floor_pct: None,
+        reach_pct: None,
         own_ci_low_ns: None,
         own_ci_high_ns: None,
     }

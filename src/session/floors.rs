@@ -1,6 +1,10 @@
 //! The machine's floors over a run: every probe reading (see
-//! [`crate::harness::probe`]) gathered by kind of work, and the floor each kind sets for
-//! the results of that kind ([`crate::stats::rounds::floor`]).
+//! [`crate::harness::probe`]) gathered by kind of work, and the floor and the reach each
+//! kind sets for the results of that kind ([`crate::stats::rounds::floor`]): the floor
+//! from the readings in the machine's base state (described below; it bounds every
+//! interval), the reach from every kept round's readings (with the floor, it sets the
+//! target: the canaries around a round miss slow spells that begin and end between
+//! them, and the probe read just before the samples sees them as the round does).
 //!
 //! The readings come from where rounds are measured: each worker reads the probes
 //! just before its round's samples, warm as the round is (a round measured again
@@ -32,9 +36,10 @@ pub(super) struct Floors {
     rounds: usize,
     /// Results are held to the profile's target even below the floor.
     pub(super) strict: bool,
-    /// Each kind's floor and the readings it was taken from: taken again once a
-    /// twentieth more (at least 4) are in, as each draws [`rounds::RESAMPLES`] sets.
-    cache: std::cell::RefCell<[Option<(usize, f64)>; WorkKind::ALL.len()]>,
+    /// Each kind's floor and reach and the readings they were taken from: taken again
+    /// once a twentieth more (at least 4) are in, as each draws [`rounds::RESAMPLES`]
+    /// sets.
+    cache: std::cell::RefCell<[Option<(usize, f64, f64)>; WorkKind::ALL.len()]>,
 }
 
 impl Floors {
@@ -129,21 +134,19 @@ impl Floors {
     /// difference between one benchmark's process and another's (a probe read beside a
     /// ring of processes, or a file's pages, is not read beside a getpid loop).
     fn of(&self, kind: WorkKind) -> Vec<f64> {
-        let mut out = Vec::new();
-        for place in self.in_base_state(kind) {
-            let mut xs: Vec<f64> = place
-                .iter()
-                .map(|p| p[kind.index()])
-                .filter(|x| x.is_finite() && *x > 0.0)
-                .collect();
-            if xs.len() < MIN_AT_PLACE {
-                continue;
-            }
-            xs.sort_by(f64::total_cmp);
-            let median = crate::stats::percentile_sorted(&xs, 50.0);
-            out.extend(xs.iter().map(|x| x / median));
+        relative(self.in_base_state(kind), kind)
+    }
+
+    /// A kind's readings wherever the machine was, each relative to the median of
+    /// those read where it was (as [`Floors::of`]): every kept round's, as the rounds'
+    /// own figures are, for the reach.
+    fn of_kept(&self, kind: WorkKind) -> Vec<f64> {
+        let mut by_place: std::collections::BTreeMap<usize, Vec<Probes>> =
+            Default::default();
+        for (at, p) in &self.readings {
+            by_place.entry(*at).or_default().push(*p);
         }
-        out
+        relative(by_place.into_values().collect(), kind)
     }
 
     /// A kind's readings in the machine's base state as read, for their median.
@@ -159,23 +162,26 @@ impl Floors {
         xs
     }
 
-    /// What a result of `kind` is held to now: its kind's floor (0 while too few
-    /// readings are in).
+    /// What a result of `kind` is held to now: its kind's floor and reach (0 while too
+    /// few readings are in).
     pub(super) fn held(&self, kind: WorkKind) -> Held {
         let n = self.readings.len();
         let cached = self.cache.borrow()[kind.index()];
-        let floor = match cached {
-            Some((at, f)) if n < at + (at / 20).max(4) => f,
+        let (floor, reach) = match cached {
+            Some((at, f, r)) if n < at + (at / 20).max(4) => (f, r),
             _ => {
-                let f =
-                    rounds::floor(&self.of(kind), self.rounds).map_or(0.0, |(_, f)| f);
-                self.cache.borrow_mut()[kind.index()] = Some((n, f));
-                f
+                let take = |xs: Vec<f64>| {
+                    rounds::floor(&xs, self.rounds).map_or(0.0, |(_, f)| f)
+                };
+                let (f, r) = (take(self.of(kind)), take(self.of_kept(kind)));
+                self.cache.borrow_mut()[kind.index()] = Some((n, f, r));
+                (f, r)
             }
         };
         Held {
             kind: Some(kind),
             floor,
+            reach,
             strict: self.strict,
         }
     }
@@ -197,11 +203,34 @@ impl Floors {
                     median_ns: crate::stats::percentile_sorted(&self.raw(kind), 50.0),
                     spread_pct: (q(90.0) - q(10.0)) / q(50.0) * 100.0,
                     floor_pct: floor * 100.0,
+                    reach_pct: rounds::floor(&self.of_kept(kind), self.rounds)
+                        .map_or(floor, |(_, r)| r)
+                        * 100.0,
                     rounds: self.rounds,
                 })
             })
             .collect()
     }
+}
+
+/// The readings of `kind` at each place (places with fewer than [`MIN_AT_PLACE`] left
+/// out), each relative to the median of its place's.
+fn relative(places: Vec<Vec<Probes>>, kind: WorkKind) -> Vec<f64> {
+    let mut out = Vec::new();
+    for place in places {
+        let mut xs: Vec<f64> = place
+            .iter()
+            .map(|p| p[kind.index()])
+            .filter(|x| x.is_finite() && *x > 0.0)
+            .collect();
+        if xs.len() < MIN_AT_PLACE {
+            continue;
+        }
+        xs.sort_by(f64::total_cmp);
+        let median = crate::stats::percentile_sorted(&xs, 50.0);
+        out.extend(xs.iter().map(|x| x / median));
+    }
+    out
 }
 
 /// Where the readings of probe processes of their own are kept apart.
@@ -250,6 +279,9 @@ mod tests {
         assert_eq!(s[0].readings, 20);
         assert!(s[0].median_ns > 100.0 && s[0].median_ns < 200.0, "as read");
         assert!((s[0].floor_pct - syscall.floor * 100.0).abs() < 1e-9);
+        // Every reading is in the base state: the reach is the floor.
+        assert!((syscall.reach - syscall.floor).abs() < 1e-12, "{syscall:?}");
+        assert!((s[0].reach_pct - s[0].floor_pct).abs() < 1e-9, "{:?}", s[0]);
     }
 
     #[test]
@@ -275,7 +307,13 @@ mod tests {
         let memory = f.held(WorkKind::Memory).floor;
         assert!(memory > 0.0 && memory < 0.02, "{memory}");
         assert_eq!(f.held(WorkKind::Syscall).floor, 0.0);
+        // The reach holds the slow readings too, as the rounds kept beside them do: a
+        // third of them 35% up is far wider than the base state's ±1%.
+        let reach = f.held(WorkKind::Memory).reach;
+        assert!(reach > 5.0 * memory, "{reach} against {memory}");
+        assert!(f.held(WorkKind::Syscall).reach > 0.05);
         let s = f.summary();
+        assert!(s[0].reach_pct > 5.0, "{:?}", s[0]);
         assert_eq!(s[0].readings, 20);
         assert!((s[0].median_ns - 100.0).abs() < 1e-9, "{:?}", s[0]);
         // A place whose readings are mostly slow (fresh processes in a slow spell)

@@ -558,6 +558,7 @@ impl<'b> Slot<'b> {
                 x.work = self.held.kind;
                 x.target_pct = Some(self.held.target(&p) * 100.0);
                 x.floor_pct = (self.held.floor > 0.0).then_some(self.held.floor * 100.0);
+                x.reach_pct = (self.held.reach > 0.0).then_some(self.held.reach * 100.0);
                 x.setup_ns = self.setup_ns;
                 x.after_ns = self.after_ns;
                 x.copies = copies;
@@ -655,6 +656,7 @@ pub(super) fn measured(
         work: None,
         target_pct: None,
         floor_pct: None,
+        reach_pct: None,
         own_ci_low_ns: a.before_floor.map(|b| b.0),
         own_ci_high_ns: a.before_floor.map(|b| b.1),
     })

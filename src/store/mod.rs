@@ -664,7 +664,7 @@ impl History {
         except: Option<i64>,
     ) -> anyhow::Result<usize> {
         use crate::stats::rounds::{
-            between_runs, degrees_of_freedom, standard_error, t975,
+            between_runs, degrees_of_freedom, runs_spread, standard_error, t975,
         };
         let cond = conditions(run);
         if except.is_some() {
@@ -677,7 +677,7 @@ impl History {
                 }
             }
         }
-        let mut found: Vec<(usize, f64, usize)> = Vec::new(); // (result, τ, runs)
+        let mut found: Vec<(usize, f64, f64, usize)> = Vec::new(); // (result, τ, s, runs)
         for (i, r) in run.results.iter().enumerate() {
             let Some(m) = r.measured.as_ref().filter(|m| m.between_runs.is_none()) else {
                 continue;
@@ -706,22 +706,25 @@ impl History {
                 })
                 .collect();
             figures.push((m.median_ns, se(own_low, own_high, now_rounds)));
-            if let Some(tau) = between_runs(&figures) {
-                found.push((i, tau, figures.len()));
+            let spread = runs_spread(&figures.iter().map(|f| f.0).collect::<Vec<_>>());
+            if let (Some(tau), Some(s)) = (between_runs(&figures), spread) {
+                found.push((i, tau, s, figures.len()));
             }
         }
         let mut widened = 0;
-        for (i, tau, k) in found {
+        for (i, tau, s, k) in found {
             let Some(m) = run.results[i].measured.as_mut() else {
                 continue;
             };
             // Each side of the rounds' own interval is widened: it need not be centred
             // on the headline (an order-statistic floor or the median of all samples),
             // and the interval always holds it.
+            // And never narrower than the runs' figures spread (`runs_spread`).
             let between = t975(k - 1) * tau;
+            let least = t975(k - 1) * s;
             let (own_low, own_high) = m.own_interval();
-            let below = (m.median_ns - own_low).max(0.0).hypot(between);
-            let above = (own_high - m.median_ns).max(0.0).hypot(between);
+            let below = (m.median_ns - own_low).max(0.0).hypot(between).max(least);
+            let above = (own_high - m.median_ns).max(0.0).hypot(between).max(least);
             m.between_runs = Some(crate::results::BetweenRuns {
                 runs: k - 1,
                 sd_ns: tau,

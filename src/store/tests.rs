@@ -324,6 +324,29 @@ fn the_spread_between_runs_replaces_the_floor_on(open: Opener<'_>) {
 }
 
 #[test]
+fn an_interval_from_the_history_is_never_narrower_than_the_runs_spread() {
+    let dir = temp();
+    let mut h = History::open(&dir.path().join("h.db"), true).unwrap();
+    // Five runs within 0.2% of each other, each ±1.5% by its own rounds (two process
+    // states among them): their intervals explain their spread, so τ is zero.
+    for m in [103.55, 103.70, 103.60, 103.75, 103.65] {
+        h.save(&floored(m, 0.015), Origin::Run).unwrap();
+    }
+    // A run whose rounds all met one state, ±0.02%: alone it would miss the others.
+    let mut now = floored(103.74, 0.0002);
+    assert_eq!(h.widen_by_past_runs(&mut now, None).unwrap(), 1);
+    let m = now.results[0].measured.as_ref().unwrap();
+    assert_eq!(m.between_runs.as_ref().unwrap().sd_ns, 0.0);
+    let figures = [103.55, 103.70, 103.60, 103.75, 103.65, 103.74];
+    let s = crate::stats::rounds::runs_spread(&figures).unwrap();
+    let least = crate::stats::rounds::t975(5) * s;
+    assert!(least > 0.1, "{least}");
+    assert!((m.median_ns - m.ci_low_ns - least).abs() < 1e-9, "{m:?}");
+    assert!((m.ci_high_ns - m.median_ns - least).abs() < 1e-9, "{m:?}");
+    assert!(m.ci_low_ns < 103.65, "holds the runs' median: {m:?}");
+}
+
+#[test]
 fn a_history_of_the_first_schema_is_brought_up_to_date() {
     let dir = temp();
     let path = dir.path().join("old.db");

@@ -393,6 +393,8 @@ pub struct Measured {
     pub target_pct: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub floor_pct: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reach_pct: Option<f64>,
     /// The rounds' own interval, when the machine's floor widened it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub own_ci_low_ns: Option<f64>,
@@ -619,6 +621,7 @@ pub struct Floor {
     pub median_ns: f64,
     pub spread_pct: f64,
     pub floor_pct: f64,
+    pub reach_pct: f64,
     pub rounds: usize,
 }
 

@@ -370,6 +370,7 @@ mod tests {
                 held: Held {
                     kind: Some(crate::harness::probe::WorkKind::Memory),
                     floor: 0.021,
+                    reach: 0.064,
                     strict: false,
                 },
             },
@@ -384,7 +385,7 @@ mod tests {
             }) => {
                 assert_eq!((round, canary_ns, limit_ns), (3, 71.5, 82.0));
                 assert_eq!(held.kind, Some(crate::harness::probe::WorkKind::Memory));
-                assert_eq!(held.floor, 0.021);
+                assert_eq!((held.floor, held.reach), (0.021, 0.064));
             }
             other => panic!("{other:?}"),
         }
