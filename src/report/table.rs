@@ -115,8 +115,8 @@ pub fn row_note(r: &BenchResult, target: f64) -> Option<String> {
     } else {
         "no interval".into()
     };
-    // The row's own target (the larger of the profile's and its kind's floor) when
-    // the document has it.
+    // The row's own target (the larger of the profile's and its kind's floor and
+    // reach) when the document has it.
     let machine = m.floor_pct.unwrap_or(0.0).max(m.reach_pct.unwrap_or(0.0));
     let target = m.target_pct.map_or(target, |t| t / 100.0);
     let floor = match m.work {

@@ -139,12 +139,23 @@ impl Floors {
 
     /// A kind's readings wherever the machine was, each relative to the median of
     /// those read where it was (as [`Floors::of`]): every kept round's, as the rounds'
-    /// own figures are, for the reach.
+    /// own figures are, for the reach. The probe processes before the first round are
+    /// no round's: their readings count only until the rounds have given a floor's
+    /// worth ([`rounds::MIN_FLOOR_READINGS`]) of the kind, so that the header has a
+    /// reach, and a slow spell they met does not loosen a small selection's targets.
     fn of_kept(&self, kind: WorkKind) -> Vec<f64> {
         let mut by_place: std::collections::BTreeMap<usize, Vec<Probes>> =
             Default::default();
         for (at, p) in &self.readings {
             by_place.entry(*at).or_default().push(*p);
+        }
+        let rounds = by_place
+            .iter()
+            .filter(|(at, _)| **at != PROBE_PROCESS)
+            .map(|(_, v)| v.iter().filter(|p| p[kind.index()].is_finite()).count())
+            .sum::<usize>();
+        if rounds >= rounds::MIN_FLOOR_READINGS {
+            by_place.remove(&PROBE_PROCESS);
         }
         relative(by_place.into_values().collect(), kind)
     }
@@ -279,6 +290,24 @@ mod tests {
         assert_eq!(s[0].readings, 20);
         assert!(s[0].median_ns > 100.0 && s[0].median_ns < 200.0, "as read");
         assert!((s[0].floor_pct - syscall.floor * 100.0).abs() < 1e-9);
+        // Probe processes that met a slow spell before the first round set the reach
+        // only until the rounds have readings of their own.
+        let mut g = Floors::new(8);
+        for i in 0..24 {
+            let slow = if i % 2 == 0 { 1.4 } else { 1.0 };
+            g.push(
+                PROBE_PROCESS,
+                [100.0 * slow, 1.0, 1000.0, f64::NAN, f64::NAN],
+            );
+        }
+        let early = g.held(WorkKind::Syscall).reach;
+        assert!(early > 0.1, "{early}");
+        for i in 0..12 {
+            let s = if i % 2 == 0 { 99.0 } else { 101.0 };
+            g.push(i % 3, [s, 1.0, 1000.0, f64::NAN, f64::NAN]);
+        }
+        let later = g.held(WorkKind::Syscall).reach;
+        assert!(later < 0.05, "{later} after {early}");
         // Every reading is in the base state: the reach is the floor.
         assert!((syscall.reach - syscall.floor).abs() < 1e-12, "{syscall:?}");
         assert!((s[0].reach_pct - s[0].floor_pct).abs() < 1e-9, "{:?}", s[0]);
