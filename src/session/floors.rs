@@ -64,6 +64,17 @@ impl Floors {
         self.readings.len()
     }
 
+    /// The readings by where they were read (an instance's workers, or
+    /// [`PROBE_PROCESS`]).
+    fn by_place(&self) -> std::collections::BTreeMap<usize, Vec<Probes>> {
+        let mut by_place: std::collections::BTreeMap<usize, Vec<Probes>> =
+            Default::default();
+        for (at, p) in &self.readings {
+            by_place.entry(*at).or_default().push(*p);
+        }
+        by_place
+    }
+
     /// The readings in the machine's base state for `kind`'s floor, by where they were
     /// read: at each place, those whose system call probe reads within
     /// [`REDO_AFTER_ABOVE`] of the place's base (its
@@ -77,11 +88,7 @@ impl Floors {
     /// readings nearest its base, as many as a floor needs. Places with fewer than
     /// [`MIN_AT_PLACE`] readings are left out.
     fn in_base_state(&self, kind: WorkKind) -> Vec<Vec<Probes>> {
-        let mut by_place: std::collections::BTreeMap<usize, Vec<Probes>> =
-            Default::default();
-        for (at, p) in &self.readings {
-            by_place.entry(*at).or_default().push(*p);
-        }
+        let by_place = self.by_place();
         let sys = WorkKind::Syscall.index();
         let places: Vec<(Vec<Probes>, f64)> = by_place
             .into_values()
@@ -144,11 +151,7 @@ impl Floors {
     /// worth ([`rounds::MIN_FLOOR_READINGS`]) of the kind, so that the header has a
     /// reach, and a slow spell they met does not loosen a small selection's targets.
     fn of_kept(&self, kind: WorkKind) -> Vec<f64> {
-        let mut by_place: std::collections::BTreeMap<usize, Vec<Probes>> =
-            Default::default();
-        for (at, p) in &self.readings {
-            by_place.entry(*at).or_default().push(*p);
-        }
+        let mut by_place = self.by_place();
         let rounds = by_place
             .iter()
             .filter(|(at, _)| **at != PROBE_PROCESS)
