@@ -13,13 +13,14 @@ series have no history and count with the interval they printed. The ways:
 
 - printed:    the interval syscost printed (the floor, or the history in builds that
               have it);
-- mad:        hypot(own, t(K-1)*tau), tau from 1.4826 * the median absolute deviation;
-- wsd<6,mad:  the same, tau from the 20% winsorized sd below six runs (syscost's way);
-- sd:         the same, tau from the plain standard deviation;
-- t*s:        t(K-1) times the plain sd of the K figures, no own interval;
-- wsd<6,mad|s: syscost's way, each side at least t(K-1) times the runs' spread s
-              itself (the winsorized sd below six runs, 1.4826 * MAD from six), which
-              tau leaves out where the runs' own intervals are wider than it.
+- t*s:        syscost's way: t(K-1) times the plain sd of the K figures, each side at
+              least 1.96 standard errors of the run's own interval (`Z975 * se`);
+- t*mad:      the same with 1.4826 * the median absolute deviation for the sd;
+- hypot:      the way before it: hypot(own, t(K-1)*tau), tau the spread the runs' own
+              intervals leave unexplained (from the 20% winsorized sd below six runs,
+              1.4826 * MAD from six), each side at least t(K-1) times that spread.
+
+It also counts how often a run's interval held the next run's figure.
 
 Nothing is measured; nothing is written.
 """
@@ -72,25 +73,34 @@ def runs_spread(figures):
     return winsorized_sd(xs)
 
 
-def tau(figures, how):
-    how = how.split("|")[0]
-    xs = [f for f, _ in figures]
-    if how == "mad" or (how == "wsd<6,mad" and len(xs) >= 6):
-        m = st.median(xs)
-        s = 1.4826 * st.median(abs(x - m) for x in xs)
-    elif how == "wsd<6,mad":
-        s = winsorized_sd(xs)
-    else:
-        s = st.stdev(xs)
+def tau(figures):
+    s = runs_spread(figures)
     se2 = st.median(se * se for _, se in figures)
     return math.sqrt(max(0.0, s * s - se2))
 
 
-WAYS = ["printed", "mad", "wsd<6,mad", "sd", "t*s", "wsd<6,mad|s"]
+WAYS = ["printed", "t*s", "t*mad", "hypot"]
+
+
+def half(way, runs, i):
+    """The half-width of run i's interval under `way`, from the runs up to it."""
+    c, printed, h, se = runs[i]
+    if way == "printed" or i < 2:
+        return printed
+    history = [(f, s) for f, _, _, s in runs[:i + 1]]
+    k = len(history)
+    figs = [f for f, _ in history]
+    if way == "t*s":
+        return max(t975(k - 1) * st.stdev(figs), 1.959964 * se)
+    if way == "t*mad":
+        m = st.median(figs)
+        return max(t975(k - 1) * 1.4826 * st.median(abs(f - m) for f in figs), 1.959964 * se)
+    return max(math.hypot(h, t975(k - 1) * tau(history)), t975(k - 1) * runs_spread(history))
 
 
 def main():
     totals = {w: [0, 0, 0] for w in WAYS}
+    nexts = {w: [0, 0] for w in WAYS}
     n = 0
     for d in sys.argv[1:]:
         rows = {}
@@ -110,20 +120,10 @@ def main():
             line = f"{d} {name[:24]:24} spread {spread * 100:5.2f}%"
             n += 1
             for way in WAYS:
-                halves = []
-                for i, (c, printed, h, se) in enumerate(runs):
-                    if way == "printed" or i < 2:
-                        halves.append(printed)
-                        continue
-                    history = [(f, s) for f, _, _, s in runs[:i + 1]]
-                    k = len(history)
-                    if way == "t*s":
-                        halves.append(t975(k - 1) * st.stdev([f for f, _ in history]))
-                    else:
-                        hw = math.hypot(h, t975(k - 1) * tau(history, way))
-                        if way.endswith("|s"):
-                            hw = max(hw, t975(k - 1) * runs_spread(history))
-                        halves.append(hw)
+                halves = [half(way, runs, i) for i in range(len(runs))]
+                for i in range(2, len(runs) - 1):
+                    nexts[way][0] += 1
+                    nexts[way][1] += abs(runs[i + 1][0] - runs[i][0]) <= halves[i]
                 cover = sum(abs(c - mm) <= hw for (c, *_), hw in zip(runs, halves))
                 width = st.median(hw / c for (c, *_), hw in zip(runs, halves))
                 ok_cover, ok_width = cover >= 0.9 * len(runs), width <= spread
@@ -135,7 +135,8 @@ def main():
             print(line)
     print(f"over {n} row-series: way, coverage >= 9 of 10, width within the spread, both")
     for way, (c, w, b) in totals.items():
-        print(f"  {way:10} {c:3}/{n} {w:3}/{n} {b:3}/{n}")
+        held, pairs = nexts[way][1], nexts[way][0]
+        print(f"  {way:10} {c:3}/{n} {w:3}/{n} {b:3}/{n}   next run held {held}/{pairs}")
 
 
 if __name__ == "__main__":

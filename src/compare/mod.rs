@@ -249,11 +249,24 @@ fn estimate(r: &BenchResult) -> Option<Estimate> {
     if !(m.median_ns.is_finite() && m.median_ns > 0.0) {
         return None;
     }
-    let rounds = m.rounds.iter().filter(|x| x.median_ns.is_some()).count();
-    let df = crate::stats::rounds::degrees_of_freedom(rounds).max(1);
+    // An interval from the history is `t(K−1)·s` of its K runs: the runs' spread is the
+    // figure's standard error, on K−1 degrees of freedom (where the run's own rounds
+    // set a side instead, the larger half stands for it).
     let half = ((m.ci_high_ns - m.ci_low_ns) / 2.0).max(0.0);
+    // How many standard errors each side of the interval is.
+    let (df, per_se) = match &m.between_runs {
+        Some(b) if b.runs >= 2 => (b.runs, crate::stats::rounds::t975(b.runs)),
+        _ => {
+            let rounds = m.rounds.iter().filter(|x| x.median_ns.is_some()).count();
+            let df = crate::stats::rounds::degrees_of_freedom(rounds).max(1);
+            (
+                df,
+                crate::stats::rounds::t975(df) * crate::stats::rounds::RERUN,
+            )
+        }
+    };
     let se = if half.is_finite() {
-        crate::stats::rounds::standard_error(half, df)
+        half / per_se
     } else {
         f64::INFINITY
     };

@@ -126,11 +126,12 @@
 //! `own_ci_low_ns`..`own_ci_high_ns` when the floor widened it. When the history holds
 //! at least two earlier runs of the benchmark under the same conditions (same host
 //! facts, clock, profile, load, pinning and batch), their spread replaces the floor:
-//! each side becomes `√(h² + (t(0.975, K−1)·τ)²)`, where `h` is that side of the rounds'
-//! own interval, K the number of runs including this one, and τ (`between_runs.sd_ns`)
-//! the spread between runs that their own intervals leave unexplained (see
-//! [`crate::stats::rounds::between_runs`]); the interval before it is kept in
-//! `between_runs.run_ci_*`.
+//! each side becomes `t(0.975, K−1)·s`, where K is the number of runs including this
+//! one and s (`between_runs.sd_ns`) the standard deviation of their figures (see
+//! [`crate::stats::rounds::between_runs`]): where the row's figure lies on this
+//! machine, at 95%. It may be narrower than the rounds' own interval; never narrower
+//! than 1.96 of the standard errors each side of that stands for. The interval before
+//! it is kept in `between_runs.run_ci_*`.
 //! `converged` is true when its half-width is within
 //! `target_pct` (the larger of `ci_target` and the machine's floor and reach for its
 //! `work`, or `ci_target` alone with `run --target`) after at least `min_rounds` rounds, on at

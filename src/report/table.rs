@@ -676,8 +676,7 @@ pub(super) fn between_runs_note(m: &Measured, b: &crate::results::BetweenRuns) -
         )
     } else {
         format!(
-            "interval widened for the spread between runs: {spread}; this run alone \
-             ±{:.2}%",
+            "interval from the spread between runs: {spread}; this run alone ±{:.2}%",
             pct(own_low, own_high)
         )
     }

@@ -524,8 +524,9 @@ pub struct Measured {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reach_pct: Option<f64>,
     /// The interval as this run's rounds alone gave it, low end, ns, when the machine's
-    /// floor for its kind widened it (absent otherwise): what the history's spread
-    /// between runs is combined with once it replaces the floor (see `between_runs`).
+    /// floor for its kind widened it (absent otherwise): the standard error the
+    /// history's interval keeps at least once it replaces the floor (see
+    /// `between_runs`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub own_ci_low_ns: Option<f64>,
     /// Its high end, ns.
@@ -612,16 +613,16 @@ impl CopiesFigures {
 }
 
 /// The spread between separate runs of one benchmark under the same conditions, from
-/// the history, and the interval this run had before it was widened to cover it (see
-/// [`crate::stats::rounds::between_runs`]).
+/// the history, that the interval was set from, and the interval this run had before
+/// (see [`crate::stats::rounds::between_runs`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BetweenRuns {
     /// Earlier runs that entered the estimate.
     pub runs: usize,
-    /// τ: the standard deviation of the run-level effect, ns.
+    /// s: the standard deviation of the figures of these runs and this one, ns.
     pub sd_ns: f64,
-    /// This run's own interval, low end, before widening.
+    /// This run's interval before the history set it (the machine's floor's), low end.
     pub run_ci_low_ns: f64,
     /// This run's own interval, high end.
     pub run_ci_high_ns: f64,

@@ -269,84 +269,40 @@ fn splitmix(state: &mut u64) -> u64 {
 /// The fewest probe readings a floor is taken from ([`floor`]).
 pub const MIN_FLOOR_READINGS: usize = 10;
 
-/// The spread between separate runs that their own intervals do not explain: the
-/// standard deviation τ of a run-level effect, `τ² = max(0, s² − median(se²))`, where
-/// `s` is the runs' figures' spread, taken robustly as 1.4826 times their median
-/// absolute deviation from [`ROBUST_FROM_RUNS`] runs on and as their 20% winsorized
-/// standard deviation below, and `se` their standard errors. Each input is
-/// `(figure, se)`; needs at least three runs with finite values.
+/// The spread of separate runs' figures: the standard deviation `s` of the figures
+/// of runs of one benchmark under the same conditions (non-finite ones left out), None
+/// for fewer than three. A run's interval from the history is its figure
+/// `± t(0.975, K−1)·s` over K runs, this one included (`store::History::widen_by_past_runs`):
+/// where the row's figure lies on this machine, measured from how far its runs land
+/// rather than inferred from one run's rounds.
 ///
-/// Below six runs the median absolute deviation says nothing: of three figures two
-/// that agree to the last digit make it zero. On the drift series kept on the VM this
-/// project is developed on (ten series of ten runs each of five rows, 2026-11-26/27),
-/// the interval the history gives held the median of a row's ten figures in at least 9
-/// of 10 for 47 of the 50 row-series with the median absolute deviation throughout
-/// (the three misses were getpid through the bare instruction, whose runs tie), 48
-/// with the winsorized deviation below six runs.
-///
-/// Robust on both sides because a run in a rough spell has a figure far off and a wide
-/// interval: by moments (the variance less the mean of se²) its wide interval cancels
-/// the spread of all the others, and runs whose intervals of ±0.0–0.3% missed each
-/// other by 1% were not widened at all. Over ten runs each of getpid through the
-/// generic syscall() and a pipe round trip on the VM this project is developed on, the
-/// robust τ held the median of the ten headlines in 10 and 8 of 10 where the moments
-/// held it in 7 and 7 (`scripts/headline.py`).
-///
-/// A run sees the machine only for its own minutes; when the machine's state changes
-/// over longer times, the next run lands elsewhere and its interval alone says nothing
-/// about that. τ, from earlier runs of the same benchmark on the same machine and
-/// settings, is that missing part.
-pub fn between_runs(runs: &[(f64, f64)]) -> Option<f64> {
-    let ok: Vec<(f64, f64)> = runs
-        .iter()
-        .copied()
-        .filter(|(m, se)| m.is_finite() && se.is_finite() && *se >= 0.0)
-        .collect();
-    if ok.len() < 3 {
-        return None;
-    }
-    let median = |mut v: Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        super::percentile_sorted(&v, 50.0)
-    };
-    let figures: Vec<f64> = ok.iter().map(|(f, _)| *f).collect();
-    let s = runs_spread(&figures)?;
-    let se2 = median(ok.iter().map(|(_, se)| se * se).collect());
-    Some((s * s - se2).max(0.0).sqrt())
-}
-
-/// The spread of separate runs' figures itself, `s` of [`between_runs`]: 1.4826 times
-/// their median absolute deviation from [`ROBUST_FROM_RUNS`] runs on, their 20%
-/// winsorized standard deviation below. None for fewer than three finite figures.
-///
-/// A run's interval from the history is never narrower than `t(0.975, K−1)·s` on each
-/// side (`store::History::widen_by_past_runs`): τ subtracts the runs' median standard
-/// error, so where some runs' intervals are wide (rounds in two process states) and
-/// another's are narrow (all its rounds in one), τ is zero and the narrow one stood
-/// alone. On 2026-11-27 (05:06) `syscall.getpid.raw` printed ±0.01–0.05% in three of ten
-/// runs whose figures spread 0.25%, and held the median of the ten in 7 of 10; with
-/// the spread as the least, in 10 of 10 (`scripts/history_intervals.py`, which finds
-/// the same 65 of 65 row-series of thirteen kept series covered against 63 of 65).
-pub fn runs_spread(figures: &[f64]) -> Option<f64> {
+/// Taken directly because a run's rounds say little about how far its figure lands:
+/// five rounds trimmed to three give Yuen's interval t(0.975, 2) = 4.3 times a
+/// standard error on two degrees of freedom, and rounds that fall into process
+/// states spread more than the trimmed mean of them moves. On the VM this project is
+/// developed on, runs of getpid through the bare instruction agreed within 0.3–0.4%
+/// while each run's rounds gave ±0.6–1.5%. Over the eighteen drift series kept there
+/// (`scripts/drift.py --keep`, ten runs each of five rows, 2026-11-26/27; recomputed by
+/// `scripts/history_intervals.py`), this interval, with each side at least 1.96 of
+/// the run's own standard errors, held the median of a row's ten figures in at least
+/// 9 of 10 for 89 of the 90 row-series, with a median half-width within the figures'
+/// own spread for 75 (74 both). The way before it (the rounds' own interval widened
+/// by the spread they leave unexplained, at least the runs' robust spread) held it for
+/// 90 and was as narrow for 68 (68 both); the robust spread (1.4826 times the median
+/// absolute deviation) in place of the standard deviation for 82 (85 as narrow): a
+/// run in a slow spell is one of the K figures, and only the plain standard deviation,
+/// which counts it in full, widens its own interval enough.
+pub fn between_runs(figures: &[f64]) -> Option<f64> {
     let xs: Vec<f64> = figures.iter().copied().filter(|f| f.is_finite()).collect();
     if xs.len() < 3 {
         return None;
     }
-    let median = |mut v: Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        super::percentile_sorted(&v, 50.0)
-    };
-    Some(if xs.len() >= ROBUST_FROM_RUNS {
-        let m = median(xs.clone());
-        1.4826 * median(xs.iter().map(|f| (f - m).abs()).collect())
-    } else {
-        winsorized_sd(&xs)
-    })
+    Some(sample_sd(&xs))
 }
 
-/// From how many runs [`between_runs`] takes their spread as their median absolute
-/// deviation.
-pub const ROBUST_FROM_RUNS: usize = 6;
+/// The two-sided 97.5% quantile of the normal distribution: how many of its own
+/// standard errors a run's interval from the history keeps at least, as t(0.975, ∞).
+pub const Z975: f64 = 1.959_964;
 
 /// The 20% winsorized standard deviation of `xs` (at least two): each of the lowest
 /// and highest `⌊0.2·n⌋` ([`trimmed_each_end`]) replaced by the nearest kept one, as
@@ -439,49 +395,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn between_runs_is_the_spread_the_intervals_leave_unexplained() {
-        // Runs at 80, 100, 80, 100, 80, 100 with tiny intervals: τ is their robust
-        // spread (median 90, every deviation 10).
-        let runs = [(80.0, 0.1), (100.0, 0.1), (80.0, 0.1), (100.0, 0.1)];
-        let six: Vec<(f64, f64)> = runs.iter().chain(&runs[..2]).copied().collect();
-        let tau = between_runs(&six).unwrap();
-        let s = 1.4826 * 10.0;
-        assert!((tau - (s * s - 0.01f64).sqrt()).abs() < 1e-9, "{tau}");
-        // Fewer: their standard deviation (none winsorized below five).
-        let tau = between_runs(&runs).unwrap();
-        let s = (400.0f64 / 3.0).sqrt();
-        assert!((tau - (s * s - 0.01f64).sqrt()).abs() < 1e-9, "{tau}");
-        // Three runs, two alike to the last digit: a spread all the same.
-        let tied = between_runs(&[(103.7, 0.01), (103.7, 0.01), (103.8, 0.01)]).unwrap();
-        assert!(tied > 0.04 && tied < 0.07, "{tied}");
-        // Runs whose intervals explain their spread: no run-level effect.
-        assert_eq!(
-            between_runs(&[(99.0, 5.0), (101.0, 5.0), (100.0, 5.0)]),
-            Some(0.0)
-        );
-        // One rough run, far off with a wide interval, neither cancels the others'
-        // spread nor sets it.
-        let rough = [
-            (138.5, 0.01),
-            (138.2, 0.01),
-            (138.6, 0.01),
-            (138.3, 0.01),
-            (145.0, 3.0),
-        ];
-        let tau = between_runs(&rough).unwrap();
-        assert!(tau > 0.1 && tau < 1.0, "{tau}");
-        // Too few runs, or nothing finite.
-        assert_eq!(between_runs(&[(1.0, 0.1), (2.0, 0.1)]), None);
-        // The spread itself: the winsorized sd below six runs, the scaled MAD from six.
-        assert_eq!(runs_spread(&[1.0, 2.0]), None);
-        let three = runs_spread(&[100.0, 101.0, 102.0]).unwrap();
-        assert!((three - 1.0).abs() < 1e-12, "{three}");
-        let six = runs_spread(&[100.0, 100.0, 101.0, 101.0, 102.0, 150.0]).unwrap();
-        assert!((six - 1.4826).abs() < 1e-9, "{six}");
-        assert_eq!(
-            between_runs(&[(f64::NAN, 0.1), (1.0, 0.1), (2.0, f64::INFINITY)]),
-            None
-        );
+    fn between_runs_is_the_standard_deviation_of_three_runs_or_more() {
+        let s = between_runs(&[80.0, 100.0, 80.0, 100.0]).unwrap();
+        assert!((s - (400.0f64 / 3.0).sqrt()).abs() < 1e-9, "{s}");
+        // A run far off is counted in full, not trimmed away.
+        let rough = between_runs(&[138.5, 138.2, 138.6, 138.3, 145.0]).unwrap();
+        assert!(rough > 2.5 && rough < 3.5, "{rough}");
+        // Too few finite figures.
+        assert_eq!(between_runs(&[1.0, 2.0]), None);
+        assert_eq!(between_runs(&[f64::NAN, 1.0, f64::INFINITY, 2.0]), None);
+        assert_eq!(between_runs(&[7.0, 7.0, 7.0]), Some(0.0));
+        // The normal quantile is the limit of Student's.
+        assert!((t975(100_000) - Z975).abs() < 1e-4);
     }
 
     #[test]

@@ -646,25 +646,28 @@ impl History {
         Ok(doc.machine)
     }
 
-    /// Sizes each measured result's interval for the spread between runs seen in the
-    /// history (the other runs of the same benchmark under the same conditions, newest
-    /// first, at most [`PAST_RUNS`]), recording the interval it had before in
-    /// `between_runs`. The spread measured for this row replaces the machine's floor
-    /// for its kind, which stands in for it until the history has it: each side of the
-    /// interval becomes `√(h² + (t(0.975, K−1)·τ)²)`, where `h` is that side of the
-    /// interval this run's rounds gave alone ([`crate::results::Measured::own_interval`],
-    /// before the floor), K the runs including this one and τ their spread that their
-    /// own intervals leave unexplained ([`crate::stats::rounds::between_runs`], from
-    /// each run's own interval). `except` is this run's id when it is saved already: it
-    /// is left out, and intervals set when it was saved are set afresh. Needs two other
-    /// runs; a result without them is left as it is. Returns how many results were set.
+    /// Sets each measured result's interval from the history (the other runs of the
+    /// same benchmark under the same conditions, newest first, at most [`PAST_RUNS`]),
+    /// recording the interval it had before in `between_runs`. With K runs, this one
+    /// included, each side becomes `t(0.975, K−1)·s`, where `s` is the standard
+    /// deviation of their figures ([`crate::stats::rounds::between_runs`]): where the
+    /// row's figure lies on this machine, from how far its runs land. It replaces the
+    /// machine's floor for its kind, which stands in for it until the history has
+    /// it, and may be narrower than this run's rounds gave alone
+    /// ([`crate::results::Measured::own_interval`]) when runs agree better than
+    /// rounds; never narrower than [`crate::stats::rounds::Z975`] times the standard
+    /// error that side of the rounds' own interval stands for, so figures that happen
+    /// to tie do not give a point. `except` is this run's id when it is saved already:
+    /// it is left out, and intervals set when it was saved are set afresh. Needs two
+    /// other runs; a result without them is left as it is. Returns how many results
+    /// were set.
     pub fn widen_by_past_runs(
         &self,
         run: &mut Run,
         except: Option<i64>,
     ) -> anyhow::Result<usize> {
         use crate::stats::rounds::{
-            between_runs, degrees_of_freedom, runs_spread, standard_error, t975,
+            between_runs, degrees_of_freedom, standard_error, t975, Z975,
         };
         let cond = conditions(run);
         if except.is_some() {
@@ -677,7 +680,7 @@ impl History {
                 }
             }
         }
-        let mut found: Vec<(usize, f64, f64, usize)> = Vec::new(); // (result, τ, s, runs)
+        let mut found: Vec<(usize, f64, usize)> = Vec::new(); // (result, s, runs)
         for (i, r) in run.results.iter().enumerate() {
             let Some(m) = r.measured.as_ref().filter(|m| m.between_runs.is_none()) else {
                 continue;
@@ -686,48 +689,34 @@ impl History {
                 self.past_figures(&crate::compare::key(r), &cond, PAST_RUNS + 1)?;
             past.retain(|p| Some(p.run_id) != except);
             past.truncate(PAST_RUNS);
+            let figures: Vec<f64> = past
+                .iter()
+                .map(|p| p.median_ns)
+                .chain([m.median_ns])
+                .filter(|f| f.is_finite())
+                .collect();
             if past.len() < 2 {
                 continue;
             }
-            let se = |lo: f64, hi: f64, rounds: i64| {
-                standard_error(
-                    ((hi - lo) / 2.0).max(0.0),
-                    degrees_of_freedom(rounds.max(2) as usize).max(1),
-                )
-            };
-            let now_rounds =
-                m.rounds.iter().filter(|x| x.median_ns.is_some()).count() as i64;
-            let (own_low, own_high) = m.own_interval();
-            let mut figures: Vec<(f64, f64)> = past
-                .iter()
-                .map(|p| {
-                    let s = se(p.own_ci_low_ns, p.own_ci_high_ns, p.rounds);
-                    (p.median_ns, s)
-                })
-                .collect();
-            figures.push((m.median_ns, se(own_low, own_high, now_rounds)));
-            let spread = runs_spread(&figures.iter().map(|f| f.0).collect::<Vec<_>>());
-            if let (Some(tau), Some(s)) = (between_runs(&figures), spread) {
-                found.push((i, tau, s, figures.len()));
+            if let Some(s) = between_runs(&figures) {
+                found.push((i, s, figures.len()));
             }
         }
         let mut widened = 0;
-        for (i, tau, s, k) in found {
+        for (i, s, k) in found {
             let Some(m) = run.results[i].measured.as_mut() else {
                 continue;
             };
-            // Each side of the rounds' own interval is widened: it need not be centred
-            // on the headline (an order-statistic floor or the median of all samples),
-            // and the interval always holds it.
-            // And never narrower than the runs' figures spread (`runs_spread`).
-            let between = t975(k - 1) * tau;
-            let least = t975(k - 1) * s;
+            let now_rounds = m.rounds.iter().filter(|x| x.median_ns.is_some()).count();
+            let df = degrees_of_freedom(now_rounds.max(2)).max(1);
+            let least = |side: f64| Z975 * standard_error(side.max(0.0), df);
+            let spread = t975(k - 1) * s;
             let (own_low, own_high) = m.own_interval();
-            let below = (m.median_ns - own_low).max(0.0).hypot(between).max(least);
-            let above = (own_high - m.median_ns).max(0.0).hypot(between).max(least);
+            let below = spread.max(least(m.median_ns - own_low));
+            let above = spread.max(least(own_high - m.median_ns));
             m.between_runs = Some(crate::results::BetweenRuns {
                 runs: k - 1,
-                sd_ns: tau,
+                sd_ns: s,
                 run_ci_low_ns: m.ci_low_ns,
                 run_ci_high_ns: m.ci_high_ns,
             });
