@@ -6,10 +6,12 @@
 //! For a benchmark measured in both runs A (the base) and B, the figure is the ratio
 //! `r = B/A` of the two headlines (each the trimmed mean of its round medians, see
 //! [`crate::stats::rounds`]). Its 95% interval is computed on the log scale from the two
-//! runs' own round-level intervals: each run's standard error is recovered from its
-//! interval as `se = half-width / t(0.975, df)`, with the degrees of freedom of its
-//! rounds ([`crate::stats::rounds::degrees_of_freedom`]; so the floors each run applied, the
-//! clock step and the pooled interval, are kept), `log r` has the standard error
+//! runs' intervals: each run's standard error is recovered from its interval as
+//! `se = half-width / (t(0.975, df)·√2)`, with the degrees of freedom of its rounds
+//! ([`crate::stats::rounds::degrees_of_freedom`]; so the floors each run applied, the
+//! clock step and the pooled interval, are kept), or, for an interval the history set
+//! from K runs' spread, `se = half-width / t(0.975, K−1)` on K−1 degrees of freedom
+//! (`store::History::widen_by_past_runs`); `log r` has the standard error
 //! `√((se_A/A)² + (se_B/B)²)` (the delta method), and the degrees of freedom are
 //! Welch–Satterthwaite's. The interval is `exp(log r ± t·se)`.
 //!

@@ -85,6 +85,29 @@ fn the_interval_matches_the_delta_method() {
 }
 
 #[test]
+fn an_interval_the_history_set_counts_as_the_runs_spread() {
+    // Both ±1%, the history's from five runs (four earlier): se/mean = 0.01/t(4) each,
+    // on 4 degrees of freedom; Welch's df for equal variances is 8.
+    let mut a = run_with_medians(&[("x.y", 100.0)]);
+    let mut b = run_with_medians(&[("x.y", 110.0)]);
+    for run in [&mut a, &mut b] {
+        let m = run.results[0].measured.as_mut().unwrap();
+        m.between_runs = Some(crate::results::BetweenRuns {
+            runs: 4,
+            sd_ns: m.median_ns * 0.01 / t975(4),
+            run_ci_low_ns: m.ci_low_ns,
+            run_ci_high_ns: m.ci_high_ns,
+        });
+    }
+    let c = compare((&label("a", &a), &a), (&label("b", &b), &b), 0.05);
+    let se = (2.0f64).sqrt() * 0.01 / t975(4);
+    let w = t975(8) * se;
+    let r = &c.rows[0];
+    assert!((r.ci_low - 1.1 * (-w).exp()).abs() < 1e-12, "{r:?}");
+    assert!((r.ci_high - 1.1 * w.exp()).abs() < 1e-12, "{r:?}");
+}
+
+#[test]
 fn benchmarks_in_one_run_only_are_listed() {
     let a = run_with_medians(&[("a.one", 10.0), ("a.both", 20.0)]);
     let b = run_with_medians(&[("a.both", 20.0), ("a.two", 30.0)]);

@@ -683,16 +683,25 @@ pub fn verdict(a: &Analysis, p: &Profile) -> (bool, String) {
     verdict_held(a, p, Held::default())
 }
 
-/// [`verdict`] for a result held to the machine's floor of its kind too: its target is
-/// the larger of the profile's and the floor, and a result converged at the floor says
-/// so.
+/// [`verdict`] for a result held to the machine's floor and reach of its kind too: its
+/// target is the largest of the profile's, the floor and the reach, and a result
+/// converged at the larger of the two says which.
 pub fn verdict_held(a: &Analysis, p: &Profile, held: Held) -> (bool, String) {
     let target = held.target(p);
     let (at_floor, floor_target) = match held.kind {
-        Some(k) if held.at_floor(p) => (
-            format!(", at the machine's floor for {} work", k.name()),
-            format!(": the machine's floor for {} work", k.name()),
-        ),
+        Some(k) if held.at_floor(p) => {
+            // Which of the two set it: the floor, or the reach of a run whose rounds met
+            // slower states than the base one.
+            let which = if held.reach > held.floor {
+                "reach"
+            } else {
+                "floor"
+            };
+            (
+                format!(", at the machine's {which} for {} work", k.name()),
+                format!(": the machine's {which} for {} work", k.name()),
+            )
+        }
         Some(k) if held.below_floor(p) => (
             String::new(),
             format!(

@@ -458,6 +458,34 @@ fn each_rounds_overhead_lands_in_its_own_place() {
 }
 
 #[test]
+fn a_result_converged_at_the_machine_says_whether_its_floor_or_its_reach_set_it() {
+    let xs = super::analyze::tests::samples(300, 300, 8, Default::default());
+    let (a, ok, _) = super::analyze::tests::conclude(&xs, Default::default());
+    assert!(ok);
+    let p = Profile::STANDARD;
+    let floor = Held {
+        kind: Some(probe::WorkKind::Syscall),
+        floor: 0.03,
+        reach: 0.02,
+        strict: false,
+    };
+    let (ok, why) = super::verdict_held(&a, &p, floor);
+    assert!(
+        ok && why.contains("at the machine's floor for syscall work"),
+        "{why}"
+    );
+    let reach = Held {
+        reach: 0.09,
+        ..floor
+    };
+    let (ok, why) = super::verdict_held(&a, &p, reach);
+    assert!(
+        ok && why.contains("at the machine's reach for syscall work"),
+        "{why}"
+    );
+}
+
+#[test]
 fn a_result_is_held_to_the_larger_of_the_profile_the_floor_and_the_reach() {
     let p = Profile::STANDARD; // ±0.5%
     let kind = Some(probe::WorkKind::Syscall);
