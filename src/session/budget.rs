@@ -85,6 +85,16 @@ impl Budget {
         })
     }
 
+    /// Whether a round measured in a slow state of the machine may still be measured
+    /// again: while the budget has time left (always without a budget). Once it is
+    /// spent, the rounds an instance still needs for its minimum are kept as the
+    /// machine gives them, so that a machine that stays slow cannot hold a small
+    /// selection past its cap: on 2026-11-27 `syscost run syscall.getpid` took 17.7 s
+    /// (a 12 s budget) when getpid's fifth round was measured again for 8 s after it.
+    pub(super) fn redoes(&self) -> bool {
+        self.left_ns().is_none_or(|left| left > 0.0)
+    }
+
     /// Once the budget is spent, why `inst` gets no more rounds.
     pub(super) fn spent(&self, inst: &Instance<'_>) -> Option<String> {
         match self.left_ns() {
@@ -329,6 +339,22 @@ mod tests {
         assert!(b.patient(), "10% spent");
         // Without a budget (rounds not spread), never: nothing would end the wait.
         assert!(!Budget::new(p, false, 1e12).patient());
+    }
+
+    #[test]
+    fn no_round_is_measured_again_once_the_budget_is_spent() {
+        let p = Profile::STANDARD;
+        let mut b = Budget::new(p, true, 1e9);
+        b.start = Some(std::time::Instant::now() - std::time::Duration::from_millis(900));
+        assert!(b.redoes(), "90% spent, past its patience but not its end");
+        b.start =
+            Some(std::time::Instant::now() - std::time::Duration::from_millis(1040));
+        assert!(!b.redoes(), "spent");
+        // Time given back for waits counts as budget left.
+        b.waited(0.08e9);
+        assert!(b.redoes(), "{:?}", b.left_ns());
+        // Without a budget, rounds are measured again as the instance allows.
+        assert!(Budget::new(p, false, 0.0).redoes());
     }
 
     #[test]

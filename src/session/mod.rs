@@ -716,6 +716,8 @@ impl Session {
                     budget.waited(read_from.elapsed().as_nanos() as f64);
                     continue;
                 }
+                // Once the budget is spent, no round is measured again.
+                let limit = if budget.redoes() { limit } else { 0.0 };
                 match all[i].visit(self, round, begin, canary, limit) {
                     Err(_) => {
                         interrupted = true;
