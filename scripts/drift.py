@@ -11,8 +11,9 @@ machine floor, and agreement with plain C loops run in the same minutes.
    mechanism=pipe placement=same-cpu`) and the zero-fill fault (`mem.fault.zero`), N
    separate invocations, each saved in a history of its own series (a fresh one in a
    temporary directory, so the series starts as a new user's first runs do), with a
-   plain C loop of the same operation run between invocations (the median of 31
-   batches' means, as a syscost round is the median of its batches), pinned to
+   plain C loop of the same operation run between invocations (the median of 801
+   batches' means, batches about as long as syscost's, as a syscost round is the
+   median of its batches; the fault over 31 fresh regions), pinned to
    whichever of the first two CPUs a getpid canary read faster just before, as syscost
    chooses each worker's CPU. Per row: the wall time
    of its invocations (target: getpid <= 15 s, the pipe row <= 20 s), how many of the
@@ -47,10 +48,15 @@ static double now(void){struct timespec t;clock_gettime(CLOCK_MONOTONIC,&t);retu
 '''
 # Each C loop prints the median of its batches' means, as a syscost round is the median
 # of its samples (batch means): a single mean over the whole loop holds every timer tick
-# and interrupt the loop met, which syscost's figure leaves out.
+# and interrupt the loop met, which syscost's figure leaves out. The batches are about
+# as long as syscost's (getpid 500 calls, about 60 us; the pipe 20 round trips, about
+# 100 us): a batch of 5 ms always holds a timer tick, and its median does not leave
+# that out. Measured on 2026-11-27 in one pinned process: the pipe's median 4.91 us in
+# batches of 10 round trips, 4.96-5.10 us in batches of 1,000 at the base state.
 HEAD += r'''
 #include <stdlib.h>
-#define BATCHES 31
+#define BATCHES 801
+#define REGIONS 31
 static int cmp(const void*a,const void*b){double x=*(const double*)a,y=*(const double*)b;return (x>y)-(x<y);}
 static void report(double*v,int n){qsort(v,n,sizeof *v,cmp);printf("%.3f\n",v[n/2]);}
 '''
@@ -58,7 +64,7 @@ static void report(double*v,int n){qsort(v,n,sizeof *v,cmp);printf("%.3f\n",v[n/
 # bare instruction, and the generic syscall() function.
 C_GETPID = {
     "syscall.getpid": HEAD + r'''
-int main(void){long n=100000;double v[BATCHES];for(long i=0;i<n;i++)getpid();
+int main(void){long n=500;double v[BATCHES];for(long i=0;i<100000;i++)getpid();
 for(int b=0;b<BATCHES;b++){double t0=now();for(long i=0;i<n;i++)getpid();v[b]=(now()-t0)/n;}
 report(v,BATCHES);return 0;}
 ''',
@@ -69,25 +75,26 @@ report(v,BATCHES);return 0;}
 static long raw_getpid_loop(long n){long r;__asm__ volatile(
  ".p2align 6\n1:\n\tmov %[nr], %%eax\n\tsyscall\n\ttest %%rax, %%rax\n\tjs 2f\n\tdec %[n]\n\tjnz 1b\n2:\n"
  :"=&a"(r),[n]"+r"(n):[nr]"i"(SYS_getpid):"rcx","r11","memory");return n?r:0;}
-int main(void){long n=100000;double v[BATCHES];if(raw_getpid_loop(n))return 1;
+int main(void){long n=500;double v[BATCHES];if(raw_getpid_loop(100000))return 1;
 for(int b=0;b<BATCHES;b++){double t0=now();if(raw_getpid_loop(n))return 1;v[b]=(now()-t0)/n;}
 report(v,BATCHES);return 0;}
 ''',
     "syscall.getpid.indirect": HEAD + r'''
-int main(void){long n=100000;double v[BATCHES];for(long i=0;i<n;i++)syscall(SYS_getpid);
+int main(void){long n=500;double v[BATCHES];for(long i=0;i<100000;i++)syscall(SYS_getpid);
 for(int b=0;b<BATCHES;b++){double t0=now();for(long i=0;i<n;i++)syscall(SYS_getpid);v[b]=(now()-t0)/n;}
 report(v,BATCHES);return 0;}
 ''',
 }
-# The pipe round trip of scripts/repeat.py, in 31 batches of 1,000 round trips.
+# The pipe round trip of scripts/repeat.py, one byte each way as syscost's, in 801
+# batches of 20 round trips.
 C_PIPE = "#define _GNU_SOURCE\n" + HEAD + r'''
 #include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
-int main(void){int n=1000,a[2],b[2];char c[4]={0};double v[BATCHES];if(pipe(a)||pipe(b))return 1;
-pid_t p=fork();if(p==0){close(a[1]);for(;;){if(read(a[0],c,4)!=4)_exit(0);if(write(b[1],c,4)!=4)_exit(1);}}
-for(int i=0;i<n;i++){if(write(a[1],c,4)!=4||read(b[0],c,4)!=4)return 1;}
-for(int k=0;k<BATCHES;k++){double t0=now();for(int i=0;i<n;i++){if(write(a[1],c,4)!=4||read(b[0],c,4)!=4)return 1;}v[k]=(now()-t0)/n;}
+int main(void){int n=20,a[2],b[2];char c[1]={0};double v[BATCHES];if(pipe(a)||pipe(b))return 1;
+pid_t p=fork();if(p==0){close(a[1]);for(;;){if(read(a[0],c,1)!=1)_exit(0);if(write(b[1],c,1)!=1)_exit(1);}}
+for(int i=0;i<1000;i++){if(write(a[1],c,1)!=1||read(b[0],c,1)!=1)return 1;}
+for(int k=0;k<BATCHES;k++){double t0=now();for(int i=0;i<n;i++){if(write(a[1],c,1)!=1||read(b[0],c,1)!=1)return 1;}v[k]=(now()-t0)/n;}
 report(v,BATCHES);kill(p,SIGKILL);waitpid(p,0,0);return 0;}
 '''
 # The zero-fill fault of scripts/repeat.py (the touches in a function of their own, as
@@ -95,10 +102,10 @@ report(v,BATCHES);kill(p,SIGKILL);waitpid(p,0,0);return 0;}
 C_FAULT = HEAD + r'''
 #include <sys/mman.h>
 __attribute__((noinline)) static void touch(char*m,size_t size){for(size_t i=0;i<size;i+=4096)((volatile char*)m)[i]=1;}
-int main(void){size_t size=8<<20,pages=size/4096;double v[BATCHES];
-for(int r=0;r<BATCHES;r++){char*m=mmap(0,size,PROT_READ|PROT_WRITE,MAP_PRIVATE|MAP_ANONYMOUS,-1,0);if(m==MAP_FAILED)return 1;
+int main(void){size_t size=8<<20,pages=size/4096;double v[REGIONS];
+for(int r=0;r<REGIONS;r++){char*m=mmap(0,size,PROT_READ|PROT_WRITE,MAP_PRIVATE|MAP_ANONYMOUS,-1,0);if(m==MAP_FAILED)return 1;
 madvise(m,size,MADV_NOHUGEPAGE);double t0=now();touch(m,size);v[r]=(now()-t0)/pages;munmap(m,size);}
-report(v,BATCHES);return 0;}
+report(v,REGIONS);return 0;}
 '''
 # Which CPU a C loop runs on: as syscost's run does before each worker
 # (Session::canary), getpid timed (the median of 5 batches of 500) on each of the first
