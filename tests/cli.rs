@@ -632,6 +632,12 @@ fn a_run_states_the_machines_floors_and_each_rows_target() {
             "{}: held to ±{target}% with the floor at ±{floor}% and the reach at ±{reach}%",
             r.name
         );
+        // And its interval is no narrower than the larger of the two, each side.
+        if m.between_runs.is_none() {
+            let least = floor.max(reach) / 100.0 * m.median_ns * (1.0 - 1e-9);
+            assert!(m.median_ns - m.ci_low_ns >= least, "{}: {m:?}", r.name);
+            assert!(m.ci_high_ns - m.median_ns >= least, "{}: {m:?}", r.name);
+        }
     }
     // Said once at the top of the table, once at its foot.
     let out = run_smoke(&["syscall.getppid"], &[]).stdout;

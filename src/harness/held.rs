@@ -9,9 +9,8 @@ use serde::{Deserialize, Serialize};
 /// have on this machine at the profile's rounds ([`crate::stats::rounds::floor`]), in
 /// two readings. The result's target is the larger of the profile's, the `floor` and
 /// the `reach`: a target below them would need far more rounds than the profile's,
-/// and the figure would still move by that much in a run at another time. The
-/// `floor` also bounds the interval from below ([`super::Harness::conclude`]); the `reach`
-/// only sets when to stop.
+/// and the figure would still move by that much in a run at another time. The larger
+/// of the two also bounds the interval from below ([`super::Harness::conclude`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Held {
     /// The kind of work the result is (None: not known, no floor).

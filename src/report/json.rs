@@ -121,9 +121,10 @@
 //! their 20% trimmed mean and `ci_low_ns`..`ci_high_ns` is Yuen's interval sized for a
 //! rerun, `trimmed mean ± t(0.975, h−1)·√2·se` over the R rounds (h of them kept), never
 //! narrower than half a clock step per operation or the pooled samples' order-statistic
-//! interval, then widened to at least the machine's floor for its `work` (`floor_pct`
-//! of the headline each side; not with `run --target`), the interval before that kept in
-//! `own_ci_low_ns`..`own_ci_high_ns` when the floor widened it. When the history holds
+//! interval, then widened to at least the machine's floor and reach for its `work` (the
+//! larger of `floor_pct` and `reach_pct` of the headline each side; not with `run
+//! --target`), the interval before that kept in `own_ci_low_ns`..`own_ci_high_ns` when
+//! they widened it. When the history holds
 //! at least two earlier runs of the benchmark under the same conditions (same host
 //! facts, clock, profile, load, pinning and batch), their spread replaces the floor:
 //! each side becomes `t(0.975, K−1)·s`, where K is the number of runs including this

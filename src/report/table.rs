@@ -467,7 +467,7 @@ impl Exporter for Table {
               rounds of each round's median of its clean samples (no outlier, no switch or fault); a \
               sample is one batch's mean.\n\
               95% CI: where a rerun's median lands, 95 times in 100: Yuen's interval over the round \
-              medians, √2 wider than the mean's, and no narrower than the machine's floor; ±%: its \
+              medians, √2 wider than the mean's, and no narrower than the machine's floor and reach; ±%: its \
               half-width in percent of the median.\n\
               outl: samples outside the window around the median, or MAD outliers; pert: samples with a switch or fault; \
               rnds: rounds; conv: converged.\n\
