@@ -605,8 +605,8 @@ pub fn floors_text(floors: &[crate::results::Floor], target: f64) -> Option<Stri
     Some(format!(
         "machine floors from {} probe readings, each kind's floor/what its rows are held to \
          (moves, p10–p90): {}; a row is held to the larger of ±{}% and what {} rounds of \
-         its kind reach here (the floor, from the machine's base state, bounds every \
-         interval; the other counts every kept round)",
+         its kind reach here (the floor from the machine's base state, the other from \
+         every kept round; the larger also bounds every interval)",
         first.readings,
         kinds.join(", "),
         target * 100.0,
