@@ -121,7 +121,13 @@ pub fn row_note(r: &BenchResult, target: f64) -> Option<String> {
     let target = m.target_pct.map_or(target, |t| t / 100.0);
     let floor = match m.work {
         Some(k) if machine > 0.0 && machine >= target * 100.0 - 1e-9 => {
-            format!(": the {} floor", k.name())
+            // Which of the two set it, as the verdict says.
+            let which = if m.reach_pct.unwrap_or(0.0) > m.floor_pct.unwrap_or(0.0) {
+                "reach"
+            } else {
+                "floor"
+            };
+            format!(": the {} {which}", k.name())
         }
         _ => String::new(),
     };
@@ -714,6 +720,24 @@ mod tests {
     use crate::harness::analyze::tests::{conclude, samples};
     use crate::harness::Expect;
     use crate::os::usage::Usage;
+
+    #[test]
+    fn a_row_held_to_the_machine_names_its_floor_or_its_reach() {
+        let mut r = crate::results::tests::run_with_medians(&[("syscall.getpid", 100.0)])
+            .results
+            .remove(0);
+        let m = r.measured.as_mut().unwrap();
+        m.converged = false;
+        m.stop_reason = "CI ±20% after 5 rounds".into();
+        m.work = Some(crate::harness::probe::WorkKind::Syscall);
+        (m.floor_pct, m.reach_pct, m.target_pct) = (Some(9.0), Some(11.0), Some(11.0));
+        let note = row_note(&r, 0.02).unwrap();
+        assert!(note.contains("target ±11%: the syscall reach"), "{note}");
+        let m = r.measured.as_mut().unwrap();
+        (m.floor_pct, m.reach_pct) = (Some(11.0), Some(9.0));
+        let note = row_note(&r, 0.02).unwrap();
+        assert!(note.contains("target ±11%: the syscall floor"), "{note}");
+    }
 
     #[test]
     fn the_footer_says_when_the_machine_ran_at_another_speed_than_before() {
