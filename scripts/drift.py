@@ -51,8 +51,8 @@ static double now(void){struct timespec t;clock_gettime(CLOCK_MONOTONIC,&t);retu
 # and interrupt the loop met, which syscost's figure leaves out. The batches are about
 # as long as syscost's (getpid 500 calls, about 60 us; the pipe 20 round trips, about
 # 100 us): a batch of 5 ms always holds a timer tick, and its median does not leave
-# that out. Measured on 2026-11-27 in one pinned process: the pipe's median 4.91 us in
-# batches of 10 round trips, 4.96-5.10 us in batches of 1,000 at the base state.
+# that out. Measured on 2026-11-27 in one pinned process: the pipe's median 4.89-4.99 us in
+# batches of 10 round trips, 4.94-5.11 us in batches of 1,000 at the base state.
 HEAD += r'''
 #include <stdlib.h>
 #define BATCHES 801

@@ -689,15 +689,15 @@ impl History {
                 self.past_figures(&crate::compare::key(r), &cond, PAST_RUNS + 1)?;
             past.retain(|p| Some(p.run_id) != except);
             past.truncate(PAST_RUNS);
+            if past.len() < 2 {
+                continue;
+            }
             let figures: Vec<f64> = past
                 .iter()
                 .map(|p| p.median_ns)
                 .chain([m.median_ns])
                 .filter(|f| f.is_finite())
                 .collect();
-            if past.len() < 2 {
-                continue;
-            }
             if let Some(s) = between_runs(&figures) {
                 found.push((i, s, figures.len()));
             }
