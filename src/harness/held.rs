@@ -31,12 +31,37 @@ pub struct Held {
     pub strict: bool,
 }
 
+/// A floor or reach as a number to compare: 0 when it is not known (NaN from a document).
+fn known(x: f64) -> f64 {
+    if x.is_finite() {
+        x
+    } else {
+        0.0
+    }
+}
+
+/// The word for whichever of `floor` and `reach` sets what the machine allows: "reach"
+/// when the reach lies above the floor (a run whose rounds met slower states than the
+/// base one), else "floor". The verdict and the table's row note both name it with
+/// this, from a [`Held`] and from a document's `floor_pct` and `reach_pct`.
+pub fn limit_word(floor: f64, reach: f64) -> &'static str {
+    if known(reach) > known(floor) {
+        "reach"
+    } else {
+        "floor"
+    }
+}
+
 impl Held {
     /// The larger of the floor and the reach (0 when neither is known): the precision
     /// the machine allows.
     pub fn machine(&self) -> f64 {
-        let known = |x: f64| if x.is_finite() { x } else { 0.0 };
         known(self.floor).max(known(self.reach))
+    }
+
+    /// Which of the two sets [`Held::machine`]: "floor" or "reach" ([`limit_word`]).
+    pub fn limit(&self) -> &'static str {
+        limit_word(self.floor, self.reach)
     }
 
     /// The relative half-width a result is held to under `p`.

@@ -19,7 +19,7 @@ pub mod probe;
 pub mod profile;
 
 pub use analyze::{Analysis, Level};
-pub use held::Held;
+pub use held::{limit_word, Held};
 pub use profile::Profile;
 
 use crate::error::BenchError;
@@ -690,13 +690,7 @@ pub fn verdict_held(a: &Analysis, p: &Profile, held: Held) -> (bool, String) {
     let target = held.target(p);
     let (at_floor, floor_target) = match held.kind {
         Some(k) if held.at_floor(p) => {
-            // Which of the two set it: the floor, or the reach of a run whose rounds met
-            // slower states than the base one.
-            let which = if held.reach > held.floor {
-                "reach"
-            } else {
-                "floor"
-            };
+            let which = held.limit();
             (
                 format!(", at the machine's {which} for {} work", k.name()),
                 format!(": the machine's {which} for {} work", k.name()),
@@ -705,7 +699,8 @@ pub fn verdict_held(a: &Analysis, p: &Profile, held: Held) -> (bool, String) {
         Some(k) if held.below_floor(p) => (
             String::new(),
             format!(
-                ", below the machine's floor for {} work, ±{:.2}%",
+                ", below the machine's {} for {} work, ±{:.2}%",
+                held.limit(),
                 k.name(),
                 held.machine() * 100.0
             ),

@@ -483,6 +483,42 @@ fn a_result_converged_at_the_machine_says_whether_its_floor_or_its_reach_set_it(
         ok && why.contains("at the machine's reach for syscall work"),
         "{why}"
     );
+    // A target asked for below them names the one that lies above it.
+    let strict = super::verdict_held(
+        &a,
+        &Profile::THOROUGH,
+        Held {
+            strict: true,
+            ..reach
+        },
+    );
+    let (ok, why) = strict;
+    assert!(
+        !ok && why.contains("below the machine's reach for syscall work, ±9.00%"),
+        "{why}"
+    );
+    let (_, why) = super::verdict_held(
+        &a,
+        &Profile::THOROUGH,
+        Held {
+            strict: true,
+            ..floor
+        },
+    );
+    assert!(
+        why.contains("below the machine's floor for syscall work, ±3.00%"),
+        "{why}"
+    );
+}
+
+#[test]
+fn the_larger_of_a_known_floor_and_reach_is_named() {
+    assert_eq!(super::limit_word(0.03, 0.02), "floor");
+    assert_eq!(super::limit_word(0.03, 0.09), "reach");
+    assert_eq!(super::limit_word(0.03, 0.03), "floor");
+    // Not known (NaN from a document) counts for nothing.
+    assert_eq!(super::limit_word(0.03, f64::NAN), "floor");
+    assert_eq!(super::limit_word(f64::NAN, 0.01), "reach");
 }
 
 #[test]

@@ -14,7 +14,7 @@
 use super::layout::{self, Layout, RowKey};
 use super::Exporter;
 use crate::harness::analyze::Basis;
-use crate::harness::describe_states;
+use crate::harness::{describe_states, limit_word};
 use crate::results::Measured;
 use crate::results::{
     describe_levels, describe_modes, fmt_ns, unit_for, BenchResult, Run, Status,
@@ -122,11 +122,8 @@ pub fn row_note(r: &BenchResult, target: f64) -> Option<String> {
     let floor = match m.work {
         Some(k) if machine > 0.0 && machine >= target * 100.0 - 1e-9 => {
             // Which of the two set it, as the verdict says.
-            let which = if m.reach_pct.unwrap_or(0.0) > m.floor_pct.unwrap_or(0.0) {
-                "reach"
-            } else {
-                "floor"
-            };
+            let which =
+                limit_word(m.floor_pct.unwrap_or(0.0), m.reach_pct.unwrap_or(0.0));
             format!(": the {} {which}", k.name())
         }
         _ => String::new(),
