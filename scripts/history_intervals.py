@@ -13,10 +13,13 @@ series have no history and count with the interval they printed. The ways:
 
 - printed:    the interval syscost printed (the floor, or the history in builds that
               have it);
-- t*s:        syscost's way: t(K-1) times the plain sd of the K figures, each side at
+- q*s:        syscost's way: q(K) times the plain sd of the K figures, q(K) the
+              multiple that holds where the runs centre 95% of the time when the sd
+              counts the figure itself (`stats::rounds::centre_quantile`), each side at
               least 1.96 standard errors of the run's own interval (`Z975 * se`);
+- t*s:        the way before it: t(0.975, K-1) in place of q(K);
 - t*mad:      the same with 1.4826 * the median absolute deviation for the sd;
-- hypot:      the way before it: hypot(own, t(K-1)*tau), tau the spread the runs' own
+- hypot:      the way before those: hypot(own, t(K-1)*tau), tau the spread the runs' own
               intervals leave unexplained (from the 20% winsorized sd below six runs,
               1.4826 * MAD from six), each side at least t(K-1) times that spread.
 
@@ -79,7 +82,17 @@ def tau(figures):
     return math.sqrt(max(0.0, s * s - se2))
 
 
-WAYS = ["printed", "t*s", "t*mad", "hypot"]
+# stats::rounds::centre_quantile, K = 3..21 (scripts/centre_quantile.py).
+Q = [2.81370, 2.17862, 2.01975, 1.96755, 1.94796, 1.94011, 1.93701, 1.93602, 1.93601,
+     1.93649, 1.93719, 1.93800, 1.93883, 1.93965, 1.94045, 1.94121, 1.94194, 1.94262,
+     1.94326]
+
+
+def centre_quantile(k):
+    return Q[k - 3] if 3 <= k <= 21 else 1.959964
+
+
+WAYS = ["printed", "q*s", "t*s", "t*mad", "hypot"]
 
 
 def half(way, runs, i):
@@ -90,6 +103,8 @@ def half(way, runs, i):
     history = [(f, s) for f, _, _, s in runs[:i + 1]]
     k = len(history)
     figs = [f for f, _ in history]
+    if way == "q*s":
+        return max(centre_quantile(k) * st.stdev(figs), 1.959964 * se)
     if way == "t*s":
         return max(t975(k - 1) * st.stdev(figs), 1.959964 * se)
     if way == "t*mad":

@@ -2,8 +2,8 @@
 """Recomputes, from the documents `scripts/isolation.py --keep DIR` kept, how many rows of
 the whole run lay within their family's alone run's interval as printed, and as they
 would with each alone row's interval at least its kind's reach (`reach_pct` each side of
-the headline, as `harness::at_least_the_floor` now bounds it). Runs kept before the
-documents had `reach_pct` count the same both ways.
+the headline, as `harness::at_least_what_the_machine_allows` now bounds it). Runs kept
+before the documents had `reach_pct` count the same both ways.
 
     scripts/isolation_bounds.py DIR [DIR ...]
 

@@ -10,8 +10,8 @@
 //! `se = half-width / (t(0.975, df)·√2)`, with the degrees of freedom of its rounds
 //! ([`crate::stats::rounds::degrees_of_freedom`]; so the floors each run applied, the
 //! clock step and the pooled interval, are kept), or, for an interval the history set
-//! from K runs' spread, `se = half-width / t(0.975, K−1)` on K−1 degrees of freedom
-//! (`store::History::widen_by_past_runs`); `log r` has the standard error
+//! from K runs' spread, `se = half-width / q(K)` on K−1 degrees of freedom
+//! (`store::History::widen_by_past_runs`, [`crate::stats::rounds::centre_quantile`]); `log r` has the standard error
 //! `√((se_A/A)² + (se_B/B)²)` (the delta method), and the degrees of freedom are
 //! Welch–Satterthwaite's. The interval is `exp(log r ± t·se)`.
 //!
@@ -251,13 +251,15 @@ fn estimate(r: &BenchResult) -> Option<Estimate> {
     if !(m.median_ns.is_finite() && m.median_ns > 0.0) {
         return None;
     }
-    // An interval from the history is `t(K−1)·s` of its K runs: the runs' spread is the
-    // figure's standard error, on K−1 degrees of freedom (where the run's own rounds
-    // set a side instead, the larger half stands for it).
+    // An interval from the history is `q(K)·s` of its K runs (`centre_quantile`): the
+    // runs' spread is the figure's standard error, on K−1 degrees of freedom (where the
+    // run's own rounds set a side instead, the larger half stands for it).
     let half = ((m.ci_high_ns - m.ci_low_ns) / 2.0).max(0.0);
     // How many standard errors each side of the interval is.
     let (df, per_se) = match &m.between_runs {
-        Some(b) if b.runs >= 2 => (b.runs, crate::stats::rounds::t975(b.runs)),
+        Some(b) if b.runs >= 2 => {
+            (b.runs, crate::stats::rounds::centre_quantile(b.runs + 1))
+        }
         _ => {
             let rounds = m.rounds.iter().filter(|x| x.median_ns.is_some()).count();
             let df = crate::stats::rounds::degrees_of_freedom(rounds).max(1);

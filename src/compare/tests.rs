@@ -86,7 +86,7 @@ fn the_interval_matches_the_delta_method() {
 
 #[test]
 fn an_interval_the_history_set_counts_as_the_runs_spread() {
-    // Both ±1%, the history's from five runs (four earlier): se/mean = 0.01/t(4) each,
+    // Both ±1%, the history's from five runs (four earlier): se/mean = 0.01/q(5) each,
     // on 4 degrees of freedom; Welch's df for equal variances is 8.
     let mut a = run_with_medians(&[("x.y", 100.0)]);
     let mut b = run_with_medians(&[("x.y", 110.0)]);
@@ -94,13 +94,13 @@ fn an_interval_the_history_set_counts_as_the_runs_spread() {
         let m = run.results[0].measured.as_mut().unwrap();
         m.between_runs = Some(crate::results::BetweenRuns {
             runs: 4,
-            sd_ns: m.median_ns * 0.01 / t975(4),
+            sd_ns: m.median_ns * 0.01 / crate::stats::rounds::centre_quantile(5),
             run_ci_low_ns: m.ci_low_ns,
             run_ci_high_ns: m.ci_high_ns,
         });
     }
     let c = compare((&label("a", &a), &a), (&label("b", &b), &b), 0.05);
-    let se = (2.0f64).sqrt() * 0.01 / t975(4);
+    let se = (2.0f64).sqrt() * 0.01 / crate::stats::rounds::centre_quantile(5);
     let w = t975(8) * se;
     let r = &c.rows[0];
     assert!((r.ci_low - 1.1 * (-w).exp()).abs() < 1e-12, "{r:?}");

@@ -589,7 +589,7 @@ impl<'a> Harness<'a> {
             self.analyze(samples, k * plan.per_iter.max(1), overhead, plan.expect);
         let held = self.settings.held;
         let (ok, why) = verdict_held(&a, &self.settings.profile, held);
-        at_least_the_floor(&mut a, held);
+        at_least_what_the_machine_allows(&mut a, held);
         (a, ok, why)
     }
 
@@ -838,7 +838,7 @@ fn check_interrupt() -> Result<(), BenchError> {
 /// asked. The rounds' own interval is kept in
 /// `before_floor` when the floor widened it: a history that has measured how far apart
 /// this row's runs lie replaces the floor with that ([`crate::store::History`]).
-fn at_least_the_floor(a: &mut Analysis, held: Held) {
+fn at_least_what_the_machine_allows(a: &mut Analysis, held: Held) {
     let least = held.machine();
     if held.strict || least <= 0.0 {
         return;

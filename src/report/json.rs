@@ -127,10 +127,11 @@
 //! they widened it. When the history holds
 //! at least two earlier runs of the benchmark under the same conditions (same host
 //! facts, clock, profile, load, pinning and batch), their spread replaces the floor:
-//! each side becomes `t(0.975, K−1)·s`, where K is the number of runs including this
-//! one and s (`between_runs.sd_ns`) the standard deviation of their figures (see
-//! [`crate::stats::rounds::between_runs`]): where the row's figure lies on this
-//! machine, at 95%. It may be narrower than the rounds' own interval; never narrower
+//! each side becomes `q(K)·s`, where K is the number of runs including this one, s
+//! (`between_runs.sd_ns`) the standard deviation of their figures (see
+//! [`crate::stats::rounds::between_runs`]) and q(K) the multiple that holds where the
+//! runs centre 95% of the time ([`crate::stats::rounds::centre_quantile`]): where the
+//! row's figure lies on this machine, at 95%. It may be narrower than the rounds' own interval; never narrower
 //! than 1.96 of the standard errors each side of that stands for. The interval before
 //! it is kept in `between_runs.run_ci_*`.
 //! `converged` is true when its half-width is within

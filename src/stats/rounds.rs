@@ -272,9 +272,9 @@ pub const MIN_FLOOR_READINGS: usize = 10;
 /// The spread of separate runs' figures: the standard deviation `s` of the figures
 /// of runs of one benchmark under the same conditions (non-finite ones left out), None
 /// for fewer than three. A run's interval from the history is its figure
-/// `± t(0.975, K−1)·s` over K runs, this one included (`store::History::widen_by_past_runs`):
-/// where the row's figure lies on this machine, measured from how far its runs land
-/// rather than inferred from one run's rounds.
+/// `± q(K)·s` over K runs, this one included ([`centre_quantile`],
+/// `store::History::widen_by_past_runs`): where the row's runs centre on this machine,
+/// measured from how far its runs land rather than inferred from one run's rounds.
 ///
 /// Taken directly because a run's rounds say little about how far its figure lands:
 /// five rounds trimmed to three give Yuen's interval t(0.975, 2) = 4.3 times a
@@ -292,12 +292,51 @@ pub const MIN_FLOOR_READINGS: usize = 10;
 /// absolute deviation) in place of the standard deviation for 82 (85 as narrow): a
 /// run in a slow spell is one of the K figures, and only the plain standard deviation,
 /// which counts it in full, widens its own interval enough.
+///
+/// `t(0.975, K−1)·s` was the multiple until 2026-11-27; see [`centre_quantile`] for
+/// why it is no longer, and what that changed.
 pub fn between_runs(figures: &[f64]) -> Option<f64> {
     let xs: Vec<f64> = figures.iter().copied().filter(|f| f.is_finite()).collect();
     if xs.len() < 3 {
         return None;
     }
     Some(sample_sd(&xs))
+}
+
+/// How many of `s` each side of one run's figure `x` holds where the runs centre, 95%
+/// of the time, when `s` is the standard deviation of K runs' figures, `x` one of
+/// them: the 95th percentile of `|x − μ| / s` for K independent normal figures of mean
+/// μ. Tabulated for K = 3..=21 (a row's history gives at most 20 other runs, the
+/// store's `PAST_RUNS`); 1.96 above, the limit, which it approaches from below.
+///
+/// Not Student's `t(0.975, K−1)`: that holds μ 95% of the time around the mean of the
+/// K figures, or around one figure with `s` from the others. Around one figure with
+/// an `s` that counts it, a figure far from μ widens its own interval, and `t·s` holds
+/// μ 98–99% of the time (K = 3–10) instead of 95%. The quantile is taken from the
+/// figure's deviation `x − μ = r + e`, where `r = x − x̄` and `e = x̄ − μ ~ N(0, σ²/K)`
+/// is independent of `r` and `s`, and `(K−1)s² = K/(K−1)·r² + V` with `V ~ σ²χ²(K−2)`
+/// independent of `r`; the coverage, `E[Φ(√K(qs − r)/σ) − Φ(√K(−qs − r)/σ)]` over `r`
+/// and `V`, is integrated on a grid and solved for 0.95 (`scripts/centre_quantile.py`,
+/// to five digits).
+///
+/// Over the 26 drift series kept on this project's VM (`scripts/history_intervals.py
+/// /tmp/d1[1-9] /tmp/d2[0-9] /tmp/d3[0-7]`, 130 row-series of ten runs), `q(K)·s` held
+/// the median of a row's ten figures in at least 9 of 10 for 127 row-series, with a
+/// median half-width within the figures' spread for all 130; `t(K−1)·s` 129 and 108.
+/// All five rows of a series met both in 23 of the 26 series with `q(K)`, in 9 with
+/// `t(K−1)`.
+pub fn centre_quantile(k: usize) -> f64 {
+    /// K = 3..=21.
+    const Q: [f64; 19] = [
+        2.81370, 2.17862, 2.01975, 1.96755, 1.94796, 1.94011, 1.93701, 1.93602, 1.93601,
+        1.93649, 1.93719, 1.93800, 1.93883, 1.93965, 1.94045, 1.94121, 1.94194, 1.94262,
+        1.94326,
+    ];
+    match k {
+        0..=2 => f64::INFINITY,
+        3..=21 => Q[k - 3],
+        _ => Z975,
+    }
 }
 
 /// The two-sided 97.5% quantile of the normal distribution: how many of its own
@@ -393,6 +432,41 @@ fn groups(figures: &[f64], gap: f64) -> Vec<Vec<f64>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_figure_and_the_sd_that_counts_it_hold_the_centre_95_percent_of_the_time() {
+        // K standard normal figures drawn (Box–Muller over SplitMix64, fixed seed); the
+        // last one's interval ± q(K)·s, s over all K, holds 0 in 95% of draws. Student's
+        // t in its place holds it in about 99% for K = 5, which this tells apart.
+        let mut state = 0x5eed_u64;
+        let mut unit = || (splitmix(&mut state) >> 11) as f64 / (1u64 << 53) as f64;
+        let mut normal = || {
+            let (u, v) = (unit().max(f64::MIN_POSITIVE), unit());
+            (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+        };
+        let draws = 100_000;
+        for k in [3, 5, 10, 21] {
+            let (mut held, mut held_t) = (0, 0);
+            for _ in 0..draws {
+                let xs: Vec<f64> = (0..k).map(|_| normal()).collect();
+                let s = sample_sd(&xs);
+                let x = xs[k - 1].abs();
+                held += usize::from(x <= centre_quantile(k) * s);
+                held_t += usize::from(x <= t975(k - 1) * s);
+            }
+            let share = held as f64 / draws as f64;
+            // Six standard errors of a 95% share over 100,000 draws.
+            assert!((share - 0.95).abs() < 0.0042, "K = {k}: {share}");
+            if k == 5 {
+                let t_share = held_t as f64 / draws as f64;
+                assert!(t_share > 0.985, "t(4): {t_share}");
+            }
+        }
+        assert_eq!(centre_quantile(2), f64::INFINITY);
+        assert_eq!(centre_quantile(40), Z975);
+        // Toward 1.96 from below as K grows, after its least near K = 10.
+        assert!(centre_quantile(21) < Z975 && centre_quantile(21) > centre_quantile(10));
+    }
 
     #[test]
     fn between_runs_is_the_standard_deviation_of_three_runs_or_more() {

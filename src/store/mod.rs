@@ -649,9 +649,11 @@ impl History {
     /// Sets each measured result's interval from the history (the other runs of the
     /// same benchmark under the same conditions, newest first, at most [`PAST_RUNS`]),
     /// recording the interval it had before in `between_runs`. With K runs, this one
-    /// included, each side becomes `t(0.975, K−1)·s`, where `s` is the standard
-    /// deviation of their figures ([`crate::stats::rounds::between_runs`]): where the
-    /// row's figure lies on this machine, from how far its runs land. It replaces the
+    /// included, each side becomes `q(K)·s`, where `s` is the standard deviation of
+    /// their figures ([`crate::stats::rounds::between_runs`]) and `q(K)` the multiple
+    /// that holds where the runs centre 95% of the time
+    /// ([`crate::stats::rounds::centre_quantile`]): where the row's figure lies on
+    /// this machine, from how far its runs land. It replaces the
     /// machine's floor for its kind, which stands in for it until the history has
     /// it, and may be narrower than this run's rounds gave alone
     /// ([`crate::results::Measured::own_interval`]) when runs agree better than
@@ -667,7 +669,7 @@ impl History {
         except: Option<i64>,
     ) -> anyhow::Result<usize> {
         use crate::stats::rounds::{
-            between_runs, degrees_of_freedom, standard_error, t975, Z975,
+            between_runs, centre_quantile, degrees_of_freedom, standard_error, Z975,
         };
         let cond = conditions(run);
         if except.is_some() {
@@ -710,7 +712,7 @@ impl History {
             let now_rounds = m.rounds.iter().filter(|x| x.median_ns.is_some()).count();
             let df = degrees_of_freedom(now_rounds.max(2)).max(1);
             let least = |side: f64| Z975 * standard_error(side.max(0.0), df);
-            let spread = t975(k - 1) * s;
+            let spread = centre_quantile(k) * s;
             let (own_low, own_high) = m.own_interval();
             let below = spread.max(least(m.median_ns - own_low));
             let above = spread.max(least(own_high - m.median_ns));

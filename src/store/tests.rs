@@ -223,9 +223,9 @@ fn past_runs_widen_only_under_the_same_conditions_on(open: Opener<'_>) {
     let b = m.between_runs.as_ref().expect("widened");
     assert_eq!(b.runs, 4);
     assert_eq!((b.run_ci_low_ns, b.run_ci_high_ns), (89.1, 90.9));
-    // The five figures' standard deviation, 10 ns, times t(0.975, 4) each side.
+    // The five figures' standard deviation, 10 ns, times q(5) each side.
     assert!((b.sd_ns - 10.0).abs() < 1e-9, "{b:?}");
-    let side = crate::stats::rounds::t975(4) * 10.0;
+    let side = crate::stats::rounds::centre_quantile(5) * 10.0;
     assert!((m.ci_low_ns - (90.0 - side)).abs() < 1e-9, "{m:?}");
     assert!((m.ci_high_ns - (90.0 + side)).abs() < 1e-9, "{m:?}");
     assert!(m.ci_low_ns < 80.0 && m.ci_high_ns > 100.0, "{m:?}");
@@ -348,7 +348,7 @@ fn an_interval_from_the_history_is_where_the_runs_land() {
     let figures = [103.55, 103.70, 103.60, 103.75, 103.65, 103.74];
     let s = crate::stats::rounds::between_runs(&figures).unwrap();
     assert_eq!(m.between_runs.as_ref().unwrap().sd_ns, s);
-    let side = crate::stats::rounds::t975(5) * s;
+    let side = crate::stats::rounds::centre_quantile(6) * s;
     assert!((m.median_ns - m.ci_low_ns - side).abs() < 1e-9, "{m:?}");
     assert!((m.ci_high_ns - m.median_ns - side).abs() < 1e-9, "{m:?}");
     assert!(m.ci_low_ns < 103.65, "holds the runs' median: {m:?}");
