@@ -340,6 +340,8 @@ pub fn reasons(results: &[BenchResult]) -> Vec<(&'static str, usize)> {
 /// A stop reason in a few words.
 pub(crate) fn reason_of(stop: &str) -> &'static str {
     const KINDS: &[(&str, &str)] = &[
+        // Before the budget: such rounds are kept only once it is spent.
+        ("slow state", "its rounds met a slow state of the machine"),
         ("time budget", "the time budget ended"),
         ("median of all", "too few clean samples"),
         ("no round has a clean sample", "too few clean samples"),
@@ -469,6 +471,13 @@ mod tests {
             (
                 "CI ±1.20% after 8 rounds (target ±1.00%)",
                 "interval wider than the target",
+            ),
+            (
+                "CI ±7.60% after 5 rounds, at the machine's floor for syscall work; its \
+                 rounds met the machine in a slow state: the canary before them read 35% \
+                 above the base state (137.5 ns) at their median, so the figure is that \
+                 state's; the run's time budget ended",
+                "its rounds met a slow state of the machine",
             ),
         ];
         for (stop, kind) in cases {

@@ -305,3 +305,39 @@ fn the_canary_chooses_the_next_workers_home_among_the_first_cpus() {
     s.canary().unwrap();
     assert_eq!(s.home.get(), None);
 }
+
+#[test]
+fn a_result_whose_rounds_met_a_slow_state_is_not_converged_and_says_so() {
+    assert_eq!(slot::slow_rounds(&[140.0, 141.0, 139.0], 144.9), None);
+    assert_eq!(slot::slow_rounds(&[190.0], 0.0), None, "no base known");
+    assert_eq!(slot::slow_rounds(&[], 144.9), None);
+    let why = slot::slow_rounds(&[186.0, 187.0, 140.0], 144.9).unwrap();
+    assert!(why.contains("35% above the base state (138.0 ns)"), "{why}");
+    // In a slot: rounds kept once no more are measured again (past the redo cap, then
+    // with the budget spent) stand for the slow state, and the verdict says so.
+    let session = smoke_session();
+    let params = crate::bench::Params(vec![]);
+    let begin = session.clock.now();
+    let visit = |slot: &mut slot::Slot<'_>, round: u32, canary: f64, limit: f64| {
+        visit_in(&session, slot, begin, round, canary, limit)
+    };
+    let h = session.harness();
+    let mut slow = slot::Slot::new(&FAILS_AFTER, &params);
+    let mut round = 0;
+    while !visit(&mut slow, round, 200.0, 100.0) {}
+    while slow.rounds < 3 {
+        round += 1;
+        assert!(visit(&mut slow, round, 200.0, 0.0));
+    }
+    let m = slow.finish(&h, false, false).unwrap().measured.unwrap();
+    assert!(!m.converged, "{}", m.stop_reason);
+    assert!(m.stop_reason.contains("slow state"), "{}", m.stop_reason);
+    // Rounds kept at the base state say nothing of it (the limit far above what the
+    // worker's own canary after each round reads).
+    let mut base = slot::Slot::new(&FAILS_AFTER, &params);
+    for round in 0..3 {
+        assert!(visit(&mut base, round, 140.0, 1e6));
+    }
+    let m = base.finish(&h, false, false).unwrap().measured.unwrap();
+    assert!(!m.stop_reason.contains("slow state"), "{}", m.stop_reason);
+}
