@@ -48,6 +48,7 @@
 //!       "worker_peak_kib"?,              // the measuring workers' highest peak resident KiB
 //!       "worker_processes"?,             // the worker processes that measured it, in turn
 //!       "rounds_redone"?,                // rounds measured again: outside the base state (canary > base +5%)
+//!       "slow_state_pct"?,               // kept rounds' canary above the base state, % (> 5: not converged)
 //!       "work"?: "syscall" | "user" | "memory" | "cross" | "io",  // its kind of work (whose floor holds it)
 //!       "target_pct"?, "floor_pct"?, "reach_pct"?,  // ±% it was held to; its kind's floor and reach, ±%
 //!       "own_ci_low_ns"?, "own_ci_high_ns"?,  // its rounds' own interval, when the floor widened it

@@ -502,6 +502,13 @@ pub struct Measured {
     /// their samples are not kept. Absent when none.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub rounds_redone: u32,
+    /// How far above the machine's base state the getpid canary read before the kept
+    /// rounds, at their median, %, when more than 5%: the rounds met the machine in a
+    /// slow state (kept once the run no longer measured rounds again), and the figure
+    /// is that state's. Such a result is not converged, and the history leaves it out
+    /// of the spread between runs. Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slow_state_pct: Option<f64>,
     /// The per-copy figures of an instance run as copies (`copies=N`; absent
     /// otherwise).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -44,6 +44,7 @@ pub(crate) fn measured_with_median(median_ns: f64) -> Measured {
         worker_peak_kib: None,
         worker_processes: 0,
         rounds_redone: 0,
+        slow_state_pct: None,
         work: None,
         target_pct: None,
         floor_pct: None,

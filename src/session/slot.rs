@@ -163,27 +163,28 @@ pub(super) fn after_limit(limit: f64) -> f64 {
     limit / (1.0 + REDO_ABOVE) * (1.0 + REDO_AFTER_ABOVE)
 }
 
-/// Why a result whose kept rounds' canary readings (`canaries`, one before each) lie
-/// above `limit` at their median ([`REDO_ABOVE`] over the run's base state; 0: none
-/// known) is no figure of the base state; None when they do not. Such rounds are kept
+/// How far above the run's base state, %, the canary read before a result's kept
+/// rounds (`canaries`, one before each) at their median, when that lies above `limit`
+/// ([`REDO_ABOVE`] over the base; 0: none known); None otherwise. Such rounds are kept
 /// only once the run stops measuring rounds again (its budget spent, or as many
 /// measured again as [`REDO_PER_KEPT`] allows), and then stand for the slow state: on
 /// the VM this project is developed on, a `syscost run syscall.getpid` that met a slow
 /// spell of ten seconds as its budget ran out read 187.2 ns, ±7.6%, where every other
 /// run read 137.3–139.2 (2026-11-27, 09:33): the rounds agreed, and only the canary
-/// told. Such a result is not converged, and says so.
-pub(super) fn slow_rounds(canaries: &[f64], limit: f64) -> Option<String> {
+/// told. Such a result is not converged ([`slow_note`]).
+pub(super) fn slow_rounds(canaries: &[f64], limit: f64) -> Option<f64> {
     let median = crate::stats::median(canaries)?;
-    if !(limit > 0.0 && median > limit) {
-        return None;
-    }
-    let base = limit / (1.0 + REDO_ABOVE);
-    Some(format!(
-        "its rounds met the machine in a slow state: the canary before them read {:.0}% \
-         above the base state ({base:.1} ns) at their median, so the figure is that \
-         state's",
-        (median / base - 1.0) * 100.0,
-    ))
+    (limit > 0.0 && median > limit)
+        .then(|| (median * (1.0 + REDO_ABOVE) / limit - 1.0) * 100.0)
+}
+
+/// What the verdict of a result whose rounds met a slow state says ([`slow_rounds`]):
+/// `pct` above the base state.
+pub(super) fn slow_note(pct: f64) -> String {
+    format!(
+        "its rounds met the machine in a slow state: the canary before them read {pct:.0}% \
+         above the base state at their median, so the figure is that state's"
+    )
 }
 
 /// Whether the scheduler places the tasks (`placement=free`).
@@ -491,7 +492,7 @@ impl<'b> Slot<'b> {
     /// slow state ([`slow_rounds`]).
     fn unless_slow(&self, ok: bool, why: String) -> (bool, String) {
         match slow_rounds(&self.canaries, self.limit_seen) {
-            Some(slow) => (false, format!("{why}; {slow}")),
+            Some(pct) => (false, format!("{why}; {}", slow_note(pct))),
             None => (ok, why),
         }
     }
@@ -600,6 +601,7 @@ impl<'b> Slot<'b> {
         match measured(m, canary, keep_samples) {
             Ok(mut x) => {
                 x.rounds_redone = self.redone;
+                x.slow_state_pct = slow_rounds(&self.canaries, self.limit_seen);
                 let p = h.settings().profile;
                 x.work = self.held.kind;
                 x.target_pct = Some(self.held.target(&p) * 100.0);
@@ -699,6 +701,7 @@ pub(super) fn measured(
         worker_peak_kib: None,
         worker_processes: 0,
         rounds_redone: 0,
+        slow_state_pct: None,
         work: None,
         target_pct: None,
         floor_pct: None,

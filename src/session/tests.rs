@@ -311,8 +311,10 @@ fn a_result_whose_rounds_met_a_slow_state_is_not_converged_and_says_so() {
     assert_eq!(slot::slow_rounds(&[140.0, 141.0, 139.0], 144.9), None);
     assert_eq!(slot::slow_rounds(&[190.0], 0.0), None, "no base known");
     assert_eq!(slot::slow_rounds(&[], 144.9), None);
-    let why = slot::slow_rounds(&[186.0, 187.0, 140.0], 144.9).unwrap();
-    assert!(why.contains("35% above the base state (138.0 ns)"), "{why}");
+    let pct = slot::slow_rounds(&[186.0, 187.0, 140.0], 144.9).unwrap();
+    assert!((pct - 34.78).abs() < 0.01, "{pct}");
+    let why = slot::slow_note(pct);
+    assert!(why.contains("35% above the base state"), "{why}");
     // In a slot: rounds kept once no more are measured again (past the redo cap, then
     // with the budget spent) stand for the slow state, and the verdict says so.
     let session = smoke_session();
@@ -332,6 +334,8 @@ fn a_result_whose_rounds_met_a_slow_state_is_not_converged_and_says_so() {
     let m = slow.finish(&h, false, false).unwrap().measured.unwrap();
     assert!(!m.converged, "{}", m.stop_reason);
     assert!(m.stop_reason.contains("slow state"), "{}", m.stop_reason);
+    // 200 ns against a base of 100 / 1.05.
+    assert!((m.slow_state_pct.unwrap() - 110.0).abs() < 1e-9, "{m:?}");
     // Rounds kept at the base state say nothing of it (the limit far above what the
     // worker's own canary after each round reads).
     let mut base = slot::Slot::new(&FAILS_AFTER, &params);
@@ -340,4 +344,5 @@ fn a_result_whose_rounds_met_a_slow_state_is_not_converged_and_says_so() {
     }
     let m = base.finish(&h, false, false).unwrap().measured.unwrap();
     assert!(!m.stop_reason.contains("slow state"), "{}", m.stop_reason);
+    assert_eq!(m.slow_state_pct, None);
 }

@@ -447,6 +447,11 @@ impl History {
                     idx: i as i64,
                     key: crate::compare::key(r),
                     status: match r.status {
+                        // In the index only (the document keeps the result as it is):
+                        // a figure of a slow state is not one of the runs' spread.
+                        Status::Ok if m.is_some_and(|m| m.slow_state_pct.is_some()) => {
+                            "slow"
+                        }
                         Status::Ok => "ok",
                         Status::Skipped => "skipped",
                         Status::Failed => "failed",
@@ -684,7 +689,13 @@ impl History {
         }
         let mut found: Vec<(usize, f64, usize)> = Vec::new(); // (result, s, runs)
         for (i, r) in run.results.iter().enumerate() {
-            let Some(m) = r.measured.as_ref().filter(|m| m.between_runs.is_none()) else {
+            // A figure of a slow state ([`crate::results::Measured::slow_state_pct`])
+            // keeps its own interval: the runs' spread is the base state's.
+            let Some(m) = r
+                .measured
+                .as_ref()
+                .filter(|m| m.between_runs.is_none() && m.slow_state_pct.is_none())
+            else {
                 continue;
             };
             let mut past =

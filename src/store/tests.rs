@@ -333,6 +333,42 @@ fn the_spread_between_runs_replaces_the_floor_on(open: Opener<'_>) {
 }
 
 #[test]
+fn a_figure_of_a_slow_state_stays_out_of_the_runs_spread() {
+    let dir = temp();
+    let path = dir.path().join("h.db");
+    a_figure_of_a_slow_state_stays_out_of_the_runs_spread_on(&|| {
+        History::open(&path, true).unwrap()
+    });
+}
+
+fn a_figure_of_a_slow_state_stays_out_of_the_runs_spread_on(open: Opener<'_>) {
+    let mut h = open();
+    let slow = |m: f64| {
+        let mut run = floored(m, 0.002);
+        run.results[0].measured.as_mut().unwrap().slow_state_pct = Some(35.0);
+        run
+    };
+    h.save(&floored(137.4, 0.002), Origin::Run).unwrap();
+    // A run met in a slow spell keeps its own interval, with or without a history.
+    let mut spell = slow(187.2);
+    assert_eq!(h.widen_by_past_runs(&mut spell, None).unwrap(), 0);
+    h.save(&spell, Origin::Run).unwrap();
+    h.save(&floored(137.6, 0.002), Origin::Run).unwrap();
+    let mut spell = slow(186.0);
+    assert_eq!(h.widen_by_past_runs(&mut spell, None).unwrap(), 0);
+    let m = spell.results[0].measured.as_ref().unwrap();
+    assert_eq!((m.ci_low_ns, m.ci_high_ns), (186.0 * 0.97, 186.0 * 1.03));
+    // The next run's spread is the base state's runs' alone: 137.4, 137.6 and its own.
+    let mut now = floored(137.5, 0.002);
+    assert_eq!(h.widen_by_past_runs(&mut now, None).unwrap(), 1);
+    let m = now.results[0].measured.as_ref().unwrap();
+    let b = m.between_runs.as_ref().unwrap();
+    assert_eq!(b.runs, 2);
+    assert!((b.sd_ns - 0.1).abs() < 1e-9, "{b:?}");
+    assert!(m.ci_high_ns < 138.0, "{m:?}");
+}
+
+#[test]
 fn an_interval_from_the_history_is_where_the_runs_land() {
     let dir = temp();
     let mut h = History::open(&dir.path().join("h.db"), true).unwrap();
@@ -493,6 +529,10 @@ fn on_postgres() {
         ),
         ("canary", canary_beside_earlier_runs_on),
         ("floor", the_spread_between_runs_replaces_the_floor_on),
+        (
+            "slow",
+            a_figure_of_a_slow_state_stays_out_of_the_runs_spread_on,
+        ),
     ];
     for (name, test) in tests {
         cluster.create_db(name);

@@ -383,6 +383,10 @@ pub struct Measured {
     /// Rounds measured again (outside the machine's base state); absent when none.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub rounds_redone: u32,
+    /// How far above the base state the canary read before the kept rounds, %, when
+    /// more than 5% (then not converged); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slow_state_pct: Option<f64>,
     /// Run as copies (`copies=N`) only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub copies: Option<Copies>,
