@@ -368,7 +368,9 @@ impl<'b> Slot<'b> {
                 .visit_copies(env, round, begin, canary, copies)
                 .map(|()| true);
         }
-        if limit > 0.0 {
+        // The canary stands for the rounds' machine only where it decides their redo:
+        // not for a free placement's (another CPU's) nor while explaining.
+        if limit > 0.0 && !self.free && env.explain.is_none() {
             self.limit_seen = limit;
         }
         let p = env.settings.profile;

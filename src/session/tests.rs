@@ -345,4 +345,16 @@ fn a_result_whose_rounds_met_a_slow_state_is_not_converged_and_says_so() {
     let m = base.finish(&h, false, false).unwrap().measured.unwrap();
     assert!(!m.stop_reason.contains("slow state"), "{}", m.stop_reason);
     assert_eq!(m.slow_state_pct, None);
+    // Nor does a free placement's canary, which describes another CPU than its tasks'.
+    let free = crate::bench::Params(vec![("placement", "free".into())]);
+    let mut elsewhere = slot::Slot::new(&FAILS_AFTER, &free);
+    for round in 0..3 {
+        assert!(visit(&mut elsewhere, round, 200.0, 100.0));
+    }
+    let m = elsewhere
+        .finish(&h, false, false)
+        .unwrap()
+        .measured
+        .unwrap();
+    assert_eq!(m.slow_state_pct, None, "{}", m.stop_reason);
 }
