@@ -319,11 +319,11 @@ pub fn between_runs(figures: &[f64]) -> Option<f64> {
 /// and `V`, is integrated on a grid and solved for 0.95 (`scripts/centre_quantile.py`,
 /// to five digits).
 ///
-/// Over the 26 drift series kept on this project's VM (`scripts/history_intervals.py
-/// /tmp/d1[1-9] /tmp/d2[0-9] /tmp/d3[0-7]`, 130 row-series of ten runs), `q(K)·s` held
-/// the median of a row's ten figures in at least 9 of 10 for 127 row-series, with a
-/// median half-width within the figures' spread for all 130; `t(K−1)·s` 129 and 108.
-/// All five rows of a series met both in 23 of the 26 series with `q(K)`, in 9 with
+/// Over the 28 drift series kept on this project's VM (`scripts/history_intervals.py
+/// /tmp/d1[1-9] /tmp/d2[0-9] /tmp/d3[0-9]`, 140 row-series of ten runs), `q(K)·s` held
+/// the median of a row's ten figures in at least 9 of 10 for 136 row-series, with a
+/// median half-width within the figures' spread for all 140; `t(K−1)·s` 139 and 114.
+/// All five rows of a series met both in 24 of the 28 series with `q(K)`, in 9 with
 /// `t(K−1)`.
 pub fn centre_quantile(k: usize) -> f64 {
     /// K = 3..=21.
