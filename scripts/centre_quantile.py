@@ -5,6 +5,9 @@ where x is one of the figures and s the standard deviation of all K (x counted).
 
     scripts/centre_quantile.py [--grid N] [K ...]      (default: K = 3..21, N = 400)
 
+Beside each q(K) it prints how often Student's t(0.975, K-1) times the same s holds mu
+(the multiple used before): more than 95%, since s counts the figure.
+
 How: write x - mu = r + e, with r = x - mean and e = mean - mu ~ N(0, sigma^2/K),
 independent of r and s. In units of sigma, r = u*sqrt((K-1)/K) with u ~ N(0, 1), and
 (K-1)*s^2 = u^2 + V with V ~ chi^2(K-2) independent of u (Helmert's rotation). So the
@@ -54,9 +57,16 @@ def coverage(q, pts, k):
                for r, s, wt in pts)
 
 
+# t(0.975, df) for df = 2..20.
+T = [4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+     2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086]
+
+
 def quantile(k, n):
+    """q(K), and how often t(0.975, K-1)*s holds mu."""
     pts = points(k, n)
     mass = sum(wt for *_, wt in pts)
+    t_holds = coverage(T[k - 3], pts, k) / mass
     lo, hi = 1.0, 6.0
     for _ in range(40):
         mid = (lo + hi) / 2
@@ -64,7 +74,7 @@ def quantile(k, n):
             lo = mid
         else:
             hi = mid
-    return (lo + hi) / 2
+    return (lo + hi) / 2, t_holds
 
 
 def main():
@@ -73,9 +83,10 @@ def main():
     if args[:1] == ["--grid"]:
         n, args = int(args[1]), args[2:]
     for k in [int(a) for a in args] or range(3, 22):
-        if k < 3:
-            sys.exit("K is at least 3")
-        print(f"{k:3} {quantile(k, n):.5f}", flush=True)
+        if not 3 <= k <= 21:
+            sys.exit("K is 3 to 21")
+        q, t_holds = quantile(k, n)
+        print(f"{k:3} {q:.5f}   t(0.975, {k - 1}) holds {t_holds * 100:.1f}%", flush=True)
 
 
 if __name__ == "__main__":
