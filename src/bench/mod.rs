@@ -235,11 +235,15 @@ pub fn find(name: &str) -> Option<&'static dyn Bench> {
 }
 
 /// Whether `name` matches the glob `pat` (`*` any run, `?` one character). A pattern
-/// without glob characters also matches a whole family or a dotted prefix:
-/// `syscall` matches `syscall.getpid`.
+/// without glob characters that names a benchmark of the catalogue matches that one
+/// alone (`syscall.getpid` is not `syscall.getpid.raw`; `syscall.getpid*` is both);
+/// any other also matches a whole family or a dotted prefix: `syscall` matches
+/// `syscall.getpid`.
 pub fn matches(pat: &str, name: &str) -> bool {
     if !pat.contains(['*', '?']) {
-        return name == pat || name.starts_with(&format!("{pat}."));
+        return name == pat
+            || (name.starts_with(&format!("{pat}."))
+                && !catalogue().iter().any(|b| b.name() == pat));
     }
     glob(pat.as_bytes(), name.as_bytes())
 }
@@ -316,6 +320,9 @@ mod tests {
         assert!(matches("syscall", "syscall.time"));
         assert!(!matches("sys", "syscall.time"));
         assert!(!matches("syscall.time", "syscall.times"));
+        // A name of the catalogue is that benchmark alone, not its dotted children.
+        assert!(matches("syscall.getpid", "syscall.getpid"));
+        assert!(!matches("syscall.getpid", "syscall.getpid.raw"));
     }
 
     #[test]

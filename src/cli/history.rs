@@ -149,7 +149,7 @@ pub fn history(args: &HistoryArgs) -> anyhow::Result<ExitCode> {
             format,
             verbose,
         } => {
-            let (_, mut doc) = one(run, &path)?;
+            let (label, mut doc) = one(run, &path)?;
             if !benches.is_empty() {
                 doc.results.retain(|r| {
                     benches.iter().any(|b| crate::bench::matches(b, &r.name))
@@ -164,6 +164,9 @@ pub fn history(args: &HistoryArgs) -> anyhow::Result<ExitCode> {
                 }
             }
             render_run(&doc, *format, None, *verbose || !benches.is_empty())?;
+            if !benches.is_empty() && *format == Format::Table {
+                history_now(&doc, label.id, &path);
+            }
         }
         HistoryCommand::Export {
             run,
@@ -225,6 +228,31 @@ pub fn history(args: &HistoryArgs) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Prints, beside a saved run's rows, what the history knows of them now from its other
+/// runs under the same conditions: labelled, never in place of the interval the run
+/// printed. Nothing when the history cannot be read or knows too little.
+fn history_now(doc: &Run, id: Option<i64>, path: &Path) {
+    let Ok(h) = History::open(path, false) else {
+        return;
+    };
+    let Ok(now) = h.spread_now(doc, id) else {
+        return;
+    };
+    for (r, s) in doc.results.iter().zip(now) {
+        let (Some(m), Some((runs, sd))) = (r.measured.as_ref(), s) else {
+            continue;
+        };
+        let centre = crate::stats::rounds::centre_quantile(runs) * sd / m.median_ns * 100.0;
+        println!(
+            "the history now, beside this run (not its interval): {} {} over {runs} runs \
+             here, this one included, sd {:.2}% of its figure; where they centre ±{centre:.2}%",
+            r.name,
+            r.param_label(),
+            sd / m.median_ns * 100.0,
+        );
+    }
 }
 
 fn one(reference: &str, path: &Path) -> anyhow::Result<(RunLabel, Run)> {
@@ -392,7 +420,6 @@ pub fn compare_cmd(args: &CompareArgs) -> anyhow::Result<ExitCode> {
         .into());
     }
     let mut runs = store::resolve(&args.runs, args.db.as_deref(), false)?;
-    widen_from_history(&mut runs, args.db.as_deref());
     ignore_params(&mut runs, &args.ignore_param)?;
     let mut out = crate::report::stdout();
     if runs.len() > 2 {
@@ -490,7 +517,6 @@ pub struct PlotArgs {
 /// Runs `syscost report`.
 pub fn report_cmd(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     let mut runs = store::resolve(&args.runs, args.db.as_deref(), true)?;
-    widen_from_history(&mut runs, args.db.as_deref());
     refit(&mut runs);
     let comparisons = runs
         .iter()
@@ -515,7 +541,6 @@ pub fn plot_cmd(args: &PlotArgs) -> anyhow::Result<ExitCode> {
     }
     let with_samples = matches!(args.graph, Graph::Samples | Graph::Distribution);
     let mut runs = store::resolve(&args.runs, args.db.as_deref(), with_samples)?;
-    widen_from_history(&mut runs, args.db.as_deref());
     refit(&mut runs);
     let comparison = forest.then(|| {
         compare::compare(
@@ -540,27 +565,6 @@ pub fn plot_cmd(args: &PlotArgs) -> anyhow::Result<ExitCode> {
 fn refit(runs: &mut [(RunLabel, Run)]) {
     for (_, run) in runs.iter_mut() {
         crate::derived::fill(run);
-    }
-}
-
-/// Widens the intervals of runs that were saved before the history knew the spread
-/// between runs, from every other run under the same conditions. Without a history
-/// (or on any error reading it) the runs keep their own intervals.
-fn widen_from_history(runs: &mut [(RunLabel, Run)], db: Option<&Path>) {
-    let Ok(path) = store::path_or_default(db) else {
-        return;
-    };
-    if !History::is_url(&path) && !path.exists() {
-        return;
-    }
-    let Ok(h) = History::open(&path, false) else {
-        return;
-    };
-    for (label, run) in runs.iter_mut() {
-        if let Err(e) = h.widen_by_past_runs(run, label.id) {
-            eprintln!("warning: the history could not be read for the spread between runs: {e:#}");
-            return;
-        }
     }
 }
 

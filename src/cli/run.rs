@@ -283,7 +283,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
                     results: vec![r],
                     ..run.clone()
                 };
-                let _ = h.widen_by_past_runs(&mut one, None);
+                let _ = h.set_from_past_runs(&mut one);
                 r = one.results.remove(0);
             }
             for r in rows.concluded(i, r) {
@@ -300,7 +300,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     run.results = outcome.results;
     run.machine = outcome.machine;
     if let Some(h) = history.as_ref() {
-        if let Err(e) = h.widen_by_past_runs(&mut run, None) {
+        if let Err(e) = h.set_from_past_runs(&mut run) {
             warn(&format!(
                 "the history could not be read for the spread between runs: {e:#}"
             ));

@@ -11,7 +11,7 @@
 //! ([`crate::stats::rounds::degrees_of_freedom`]; so the floors each run applied, the
 //! clock step and the pooled interval, are kept), or, for an interval the history set
 //! from K runs' spread, `se = half-width / q(K)` on K−1 degrees of freedom
-//! (`store::History::widen_by_past_runs`, [`crate::stats::rounds::centre_quantile`]); `log r` has the standard error
+//! (`store::History::set_from_past_runs`, [`crate::stats::rounds::centre_quantile`]); `log r` has the standard error
 //! `√((se_A/A)² + (se_B/B)²)` (the delta method), and the degrees of freedom are
 //! Welch–Satterthwaite's. The interval is `exp(log r ± t·se)`.
 //!

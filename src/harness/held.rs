@@ -1,5 +1,5 @@
 //! What the machine allows a result: the floor and the reach of its kind of work that
-//! its target and interval are held to.
+//! its target is held to. They set the target only; the interval is the row's own.
 
 use super::probe;
 use super::Profile;
@@ -9,8 +9,8 @@ use serde::{Deserialize, Serialize};
 /// have on this machine at the profile's rounds ([`crate::stats::rounds::floor`]), in
 /// two readings. The result's target is the larger of the profile's, the `floor` and
 /// the `reach`: a target below them would need far more rounds than the profile's,
-/// and the figure would still move by that much in a run at another time. The larger
-/// of the two also bounds the interval from below ([`super::Harness::conclude`]).
+/// and the figure would still move by that much in a run at another time. They never
+/// widen the row's interval: a row whose rounds agree says so.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Held {
     /// The kind of work the result is (None: not known, no floor).
@@ -40,28 +40,11 @@ fn known(x: f64) -> f64 {
     }
 }
 
-/// The word for whichever of `floor` and `reach` sets what the machine allows: "reach"
-/// when the reach lies above the floor (a run whose rounds met slower states than the
-/// base one), else "floor". The verdict and the table's row note both name it with
-/// this, from a [`Held`] and from a document's `floor_pct` and `reach_pct`.
-pub fn limit_word(floor: f64, reach: f64) -> &'static str {
-    if known(reach) > known(floor) {
-        "reach"
-    } else {
-        "floor"
-    }
-}
-
 impl Held {
     /// The larger of the floor and the reach (0 when neither is known): the precision
     /// the machine allows.
     pub fn machine(&self) -> f64 {
         known(self.floor).max(known(self.reach))
-    }
-
-    /// Which of the two sets [`Held::machine`]: "floor" or "reach" ([`limit_word`]).
-    pub fn limit(&self) -> &'static str {
-        limit_word(self.floor, self.reach)
     }
 
     /// The relative half-width a result is held to under `p`.
@@ -71,16 +54,5 @@ impl Held {
         } else {
             p.ci_target.max(self.machine())
         }
-    }
-
-    /// Whether the machine, not the profile, sets the target under `p`.
-    pub fn at_floor(&self, p: &Profile) -> bool {
-        !self.strict && self.machine() > p.ci_target
-    }
-
-    /// Whether what the machine allows lies above the target a user asked for under
-    /// `p`.
-    pub fn below_floor(&self, p: &Profile) -> bool {
-        self.strict && self.machine() > p.ci_target
     }
 }

@@ -17,10 +17,12 @@ mod held;
 pub mod packed;
 pub mod probe;
 pub mod profile;
+pub mod verdict;
 
 pub use analyze::{Analysis, Level};
-pub use held::{limit_word, Held};
+pub use held::Held;
 pub use profile::Profile;
+pub use verdict::{Source, Why};
 
 use crate::error::BenchError;
 use crate::os::interrupt;
@@ -219,8 +221,8 @@ pub struct Measurement {
     pub analysis: Analysis,
     /// Whether the round-level CI reached the target.
     pub converged: bool,
-    /// Why sampling stopped.
-    pub stop_reason: String,
+    /// Why it is not converged (none when it is).
+    pub why: Vec<Why>,
     /// Warm-up and calibration time, in ns.
     pub warmup_ns: f64,
     /// Sampling time, in ns.
@@ -584,12 +586,9 @@ impl<'a> Harness<'a> {
         k: u64,
         overhead: &Overhead,
         plan: Plan,
-    ) -> (Analysis, bool, String) {
-        let mut a =
-            self.analyze(samples, k * plan.per_iter.max(1), overhead, plan.expect);
-        let held = self.settings.held;
-        let (ok, why) = verdict_held(&a, &self.settings.profile, held);
-        at_least_what_the_machine_allows(&mut a, held);
+    ) -> (Analysis, bool, Vec<Why>) {
+        let a = self.analyze(samples, k * plan.per_iter.max(1), overhead, plan.expect);
+        let (ok, why) = verdict_held(&a, &self.settings.profile, self.settings.held);
         (a, ok, why)
     }
 
@@ -613,7 +612,7 @@ impl<'a> Harness<'a> {
         let begin = self.clock.now();
         let mut samples = Vec::new();
         let mut round = 0u32;
-        let (analysis, converged, stop_reason) = loop {
+        let (analysis, converged, why) = loop {
             if round > 0 {
                 self.warm(body, k, p.round_warmup_ns)?;
                 self.remeasure(baseline, k, plan, &mut overhead, round)?;
@@ -634,7 +633,7 @@ impl<'a> Harness<'a> {
             samples,
             analysis,
             converged,
-            stop_reason,
+            why,
             warmup_ns,
             elapsed_ns: self.since(begin),
         })
@@ -675,117 +674,30 @@ impl<'a> Harness<'a> {
     }
 }
 
-/// Whether an analysis is converged under `p`, and the reason in words: the
-/// interval within the target after the minimum rounds, on the clean samples. The
-/// rounds named are those measured (the table's column); when some of them had no
-/// clean sample, the reason says how many did.
-pub fn verdict(a: &Analysis, p: &Profile) -> (bool, String) {
+/// Whether an analysis is converged under `p`, and why not: the interval within the
+/// target after the minimum rounds, on the clean samples.
+pub fn verdict(a: &Analysis, p: &Profile) -> (bool, Vec<Why>) {
     verdict_held(a, p, Held::default())
 }
 
-/// [`verdict`] for a result held to the machine's floor and reach of its kind too: its
-/// target is the largest of the profile's, the floor and the reach, and a result
-/// converged at the larger of the two says which.
-pub fn verdict_held(a: &Analysis, p: &Profile, held: Held) -> (bool, String) {
-    let target = held.target(p);
-    let (at_floor, floor_target) = match held.kind {
-        Some(k) if held.at_floor(p) => {
-            let which = held.limit();
-            (
-                format!(", at the machine's {which} for {} work", k.name()),
-                format!(": the machine's {which} for {} work", k.name()),
-            )
-        }
-        Some(k) if held.below_floor(p) => (
-            String::new(),
-            format!(
-                ", below the machine's {} for {} work, ±{:.2}%",
-                held.limit(),
-                k.name(),
-                held.machine() * 100.0
-            ),
-        ),
-        _ => (String::new(), String::new()),
-    };
-    let measured = a.rounds.len();
-    let with_clean = a.rounds.iter().filter(|r| r.clean > 0).count();
-    let rounds = if with_clean < measured && a.basis == analyze::Basis::Clean {
-        format!("{measured} rounds ({with_clean} with a clean sample)")
-    } else {
-        format!("{measured} rounds")
-    };
-    let ci = a.relative_ci();
-    let states = if a.states.len() > 1 {
-        format!("; the rounds disagree ({})", describe_states(&a.states))
-    } else {
-        String::new()
-    };
-    let c = &a.counts;
+/// [`verdict`] for a result held to its kind's target ([`Held::target`]).
+pub fn verdict_held(a: &Analysis, p: &Profile, held: Held) -> (bool, Vec<Why>) {
+    let mut why = Vec::new();
     if a.basis == analyze::Basis::All {
-        let by = c.perturbed_by.describe();
-        let few = if c.clean < analyze::MIN_CLEAN {
-            format!("fewer than {}", analyze::MIN_CLEAN)
-        } else {
-            "fewer than a tenth".to_string()
-        };
-        let what = if c.clean == c.total {
-            format!("only {} samples, all clean ({few})", c.total)
-        } else {
-            format!(
-                "{} of {} samples clean ({few}); {} perturbed{}, {} outliers",
-                c.clean,
-                c.total,
-                c.perturbed,
-                if by.is_empty() {
-                    String::new()
-                } else {
-                    format!(" ({by})")
-                },
-                c.window + c.mad,
-            )
-        };
-        let why = format!(
-            "{what}: the figure is the median of all {} samples, ±{:.2}% over them{states}",
-            c.total,
-            ci * 100.0,
-        );
-        return (false, why);
+        verdict::add(&mut why, Why::FewClean);
     }
-    let ci_text = if ci.is_finite() {
-        format!("CI ±{:.2}%", ci * 100.0)
-    } else {
-        "no interval".to_string()
-    };
     let settled = a.estimate.as_ref().map_or(0, |e| e.rounds);
-    if ci <= target * (1.0 + 1e-9) && settled >= p.min_rounds {
-        return (true, format!("{ci_text} after {rounds}{at_floor}{states}"));
+    if settled < p.min_rounds && a.basis == analyze::Basis::Clean {
+        verdict::add(&mut why, Why::FewRounds { with_clean: settled });
     }
-    let floor = match &a.estimate {
-        Some(e) if e.relative_floor() > target && e.floor_by_clock => format!(
-            "; it cannot narrow below ±{:.2}%, half the clock's step per operation",
-            e.relative_floor() * 100.0
-        ),
-        // More samples would narrow this one: it is the samples' precision so far.
-        Some(e) if e.relative_floor() > target => format!(
-            "; its samples' own interval of the median is ±{:.2}% (too few samples)",
-            e.relative_floor() * 100.0
-        ),
-        _ => String::new(),
+    let target = held.target(p);
+    let width = if a.relative_clock_floor() > target {
+        Why::ClockStep
+    } else {
+        Why::Wide { outlook: None }
     };
-    // Without states to name, the spread between rounds is what kept it wide.
-    let spread = match &a.estimate {
-        Some(e) if a.states.len() <= 1 && e.rounds > 1 && e.center != 0.0 => format!(
-            "; its round medians differ by up to {:.1}% (sd {:.1}% of the figure)",
-            e.spread() * 100.0,
-            e.sd / e.center.abs() * 100.0
-        ),
-        _ => String::new(),
-    };
-    let why = format!(
-        "{ci_text} after {rounds} (target ±{:.2}%{floor_target}){floor}{states}{spread}",
-        target * 100.0
-    );
-    (false, why)
+    let ok = verdict::judge(a.relative_ci(), target, &mut why, width);
+    (ok, why)
 }
 
 /// States as text: "85.1 ns 60%, 93.0 ns 40%".
@@ -821,36 +733,6 @@ fn check_interrupt() -> Result<(), BenchError> {
         Err(BenchError::Interrupted)
     } else {
         Ok(())
-    }
-}
-
-/// Widens the interval of `a` to at least what the machine allows its kind
-/// ([`Held::machine`]: the larger of the floor and the reach, of the headline on each
-/// side), after the verdict: they are how far apart two runs of a figure that moves
-/// as the machine does lie, so a row whose few rounds happen to agree more closely
-/// than that still says where a rerun lands, not how alike its own rounds were. The
-/// reach as well as the floor: the kept rounds' probe readings include the slips the
-/// canaries let through, as a rerun's rounds do. Recomputed over the isolation runs
-/// of 2026-11-27 (`scripts/isolation.py`, whole catalogue against each family alone),
-/// the whole run's figure lay within the alone run's interval for 228 and 215 of 240
-/// rows with the floor alone, 235 and 230 with the reach too. Not when the user asked
-/// for a target below the floor (`strict`): the interval is then the rounds' own, as
-/// asked. The rounds' own interval is kept in
-/// `before_floor` when the floor widened it: a history that has measured how far apart
-/// this row's runs lie replaces the floor with that ([`crate::store::History`]).
-fn at_least_what_the_machine_allows(a: &mut Analysis, held: Held) {
-    let least = held.machine();
-    if held.strict || least <= 0.0 {
-        return;
-    }
-    if let Some(e) = a.estimate.as_mut() {
-        let half = least * e.center.abs();
-        let own = (e.ci_low, e.ci_high);
-        e.ci_low = e.ci_low.min(e.center - half);
-        e.ci_high = e.ci_high.max(e.center + half);
-        if (e.ci_low, e.ci_high) != own {
-            a.before_floor = Some(own);
-        }
     }
 }
 

@@ -320,14 +320,16 @@ fn fmt_bw(bytes_per_ns: f64) -> String {
     }
 }
 
-/// The reasons rows did not converge, each with how many, most frequent first.
+/// The reasons rows did not converge, each with how many, most frequent first: each
+/// row counted under its first reason ([`crate::harness::Why::label`]; "other" for a
+/// row of a document from before the reasons were recorded).
 pub fn reasons(results: &[BenchResult]) -> Vec<(&'static str, usize)> {
     let mut counts: Vec<(&'static str, usize)> = Vec::new();
     for m in results.iter().filter_map(|r| r.measured.as_ref()) {
         if m.converged {
             continue;
         }
-        let why = reason_of(&m.stop_reason);
+        let why = m.why.first().map_or("other", crate::harness::Why::label);
         match counts.iter_mut().find(|(w, _)| *w == why) {
             Some((_, n)) => *n += 1,
             None => counts.push((why, 1)),
@@ -335,32 +337,6 @@ pub fn reasons(results: &[BenchResult]) -> Vec<(&'static str, usize)> {
     }
     counts.sort_by_key(|c| std::cmp::Reverse(c.1));
     counts
-}
-
-/// A stop reason in a few words.
-pub(crate) fn reason_of(stop: &str) -> &'static str {
-    const KINDS: &[(&str, &str)] = &[
-        // Before the budget: such rounds are kept only once it is spent.
-        ("slow state", "its rounds met a slow state of the machine"),
-        ("time budget", "the time budget ended"),
-        ("median of all", "too few clean samples"),
-        ("no round has a clean sample", "too few clean samples"),
-        (
-            "would reach the target",
-            "rounds spread too much for the target",
-        ),
-        ("disagree", "rounds disagree (the machine changed state)"),
-        (
-            "round medians differ",
-            "rounds spread too much for the target",
-        ),
-        ("target", "interval wider than the target"),
-        ("placed", "tasks not placed as asked"),
-    ];
-    KINDS
-        .iter()
-        .find(|(needle, _)| stop.contains(needle))
-        .map_or("other", |(_, k)| k)
 }
 
 /// The summary's text at `width` columns, or nothing for a run of a handful of results
@@ -456,33 +432,38 @@ mod tests {
     type Row<'a> = (&'a str, &'a [(&'a str, &'a str)], f64);
 
     #[test]
-    fn stop_reasons_read_as_their_kind() {
-        let cases = [
-            (
-                "CI ±2.46% after 41 rounds (target ±1.00%); its round medians differ by \
-                 up to 16.9% (sd 5.4% of the figure)",
-                "rounds spread too much for the target",
-            ),
-            (
-                "CI ±1.83% after 41 rounds (target ±1.00%); the rounds disagree (163 ns \
-                 66%, 175 ns 34%)",
-                "rounds disagree (the machine changed state)",
-            ),
-            (
-                "CI ±1.20% after 8 rounds (target ±1.00%)",
-                "interval wider than the target",
-            ),
-            (
-                "CI ±7.60% after 5 rounds, at the machine's floor for syscall work; its \
-                 rounds met the machine in a slow state: the canary before them read 35% \
-                 above the base state (137.5 ns) at their median, so the figure is that \
-                 state's; the run's time budget ended",
-                "its rounds met a slow state of the machine",
-            ),
+    fn rows_are_counted_under_their_first_reason() {
+        use crate::harness::verdict::{Outlook, Why};
+        let mut run = run_with_medians(&[("a.x", 1.0), ("a.y", 2.0), ("a.z", 3.0)]);
+        let reasons_of = [
+            vec![
+                Why::SlowState { above_pct: 35.0 },
+                Why::Budget {
+                    outlook: Outlook::NoClean,
+                },
+            ],
+            vec![Why::Budget {
+                outlook: Outlook::More {
+                    rounds: 4,
+                    secs: 0.3,
+                },
+            }],
+            vec![],
         ];
-        for (stop, kind) in cases {
-            assert_eq!(reason_of(stop), kind, "{stop}");
+        for (r, why) in run.results.iter_mut().zip(reasons_of) {
+            let m = r.measured.as_mut().unwrap();
+            m.converged = why.is_empty();
+            m.why = why;
         }
+        let mut got = reasons(&run.results);
+        got.sort();
+        assert_eq!(
+            got,
+            vec![
+                ("its rounds met a slow state of the machine", 1),
+                ("the time budget ended", 1)
+            ]
+        );
     }
 
     /// A run of `rows`, every one measured and converged.
@@ -581,21 +562,25 @@ mod tests {
             ("syscall.times", &[], 1.0),
             ("syscall.kill", &[], 1.0),
         ]);
+        use crate::harness::verdict::{Outlook, Why};
+        let wide = Why::Wide { outlook: None };
         for (r, why) in more.results.iter_mut().zip([
-            "CI ±1.5% after 8 rounds (target ±1.00%)",
-            "CI ±1.2% after 8 rounds (target ±1.00%)",
-            "the run's time budget (100 s for the standard profile) ended; x",
-            "12 of 400 samples clean (fewer than 30); the figure is the median of all 400",
+            wide.clone(),
+            wide,
+            Why::Budget {
+                outlook: Outlook::NoClean,
+            },
+            Why::FewClean,
         ]) {
             let m = r.measured.as_mut().unwrap();
             m.converged = false;
-            m.stop_reason = why.into();
+            m.why = vec![why];
         }
         run.results.append(&mut more.results);
         assert_eq!(
             reasons(&run.results),
             [
-                ("interval wider than the target", 2),
+                ("rounds spread too much for the target", 2),
                 ("the time budget ended", 1),
                 ("too few clean samples", 1)
             ]
@@ -603,7 +588,7 @@ mod tests {
         let text = text(&run, 100);
         assert!(text.contains("null system call"), "{text}");
         assert!(text.contains("2 of 6 measured rows converged"), "{text}");
-        assert!(text.contains("2 interval wider than the target"), "{text}");
+        assert!(text.contains("2 rounds spread too much for the target"), "{text}");
         let md = markdown(&run);
         // A row from before via existed reads as via=libc.
         assert!(md.contains("| null system call, libc | 80.0 ns |"), "{md}");

@@ -14,7 +14,7 @@
 use super::layout::{self, Layout, RowKey};
 use super::Exporter;
 use crate::harness::analyze::Basis;
-use crate::harness::{describe_states, limit_word};
+use crate::harness::{describe_states, Why};
 use crate::results::Measured;
 use crate::results::{
     describe_levels, describe_modes, fmt_ns, unit_for, BenchResult, Run, Status,
@@ -101,51 +101,33 @@ pub fn row_note(r: &BenchResult, target: f64) -> Option<String> {
         return None;
     }
     let rounds = m.rounds.len();
-    let why = super::summary::reason_of(&m.stop_reason);
-    if why == "too few clean samples" {
+    let Some(first) = m.why.first() else {
+        // A document from before the reasons were recorded: its words as they were.
+        return Some(format!("not converged: {}", m.stop_reason));
+    };
+    if matches!(first, Why::FewClean) {
         return Some(format!(
             "not converged: {} of {} samples clean, so the median of all of them after \
              {rounds} rounds",
             m.counts.clean, m.counts.total
         ));
     }
-    let ci = (m.ci_high_ns - m.ci_low_ns) / 2.0 / m.median_ns * 100.0;
+    let ci = m.relative_ci() * 100.0;
     let ci = if ci.is_finite() {
         format!("±{}", pct(ci))
     } else {
         "no interval".into()
     };
-    // The row's own target (the larger of the profile's and its kind's floor and
-    // reach) when the document has it.
-    let machine = m.floor_pct.unwrap_or(0.0).max(m.reach_pct.unwrap_or(0.0));
     let target = m.target_pct.map_or(target, |t| t / 100.0);
-    let floor = match m.work {
-        Some(k) if machine > 0.0 && machine >= target * 100.0 - 1e-9 => {
-            // Which of the two set it, as the verdict says.
-            let which =
-                limit_word(m.floor_pct.unwrap_or(0.0), m.reach_pct.unwrap_or(0.0));
-            format!(": the {} {which}", k.name())
-        }
-        _ => String::new(),
-    };
     let target = if target.is_finite() {
-        format!(", target ±{}{floor}", pct(target * 100.0))
+        format!(", target ±{}", pct(target * 100.0))
     } else {
         String::new()
     };
-    let why = if m.stop_reason.starts_with("interrupted") {
-        "interrupted"
-    } else {
-        why
-    };
-    let why = match why {
-        "other" | "interval wider than the target" => String::new(),
-        // In a few words: "rounds disagree (the machine changed state)" is the summary's.
-        w => format!(" ({})", w.split(" (").next().unwrap_or(w)),
-    };
     Some(format!(
-        "not converged: {ci} after {rounds} {}{target}{why}",
-        if rounds == 1 { "round" } else { "rounds" }
+        "not converged: {ci} after {rounds} {}{target} ({})",
+        if rounds == 1 { "round" } else { "rounds" },
+        first.label()
     ))
 }
 
@@ -173,7 +155,12 @@ pub fn notes(r: &BenchResult, m: &Measured) -> Vec<String> {
         notes.push(format!("per {}", r.op));
     }
     if !m.converged {
-        notes.push(format!("not converged: {}", m.stop_reason));
+        let why = if m.why.is_empty() {
+            m.stop_reason.clone()
+        } else {
+            m.verdict_text()
+        };
+        notes.push(format!("not converged: {why}"));
     } else if m.states.len() > 1 {
         notes.push(format!("rounds disagree: {}", describe_states(&m.states)));
     }
@@ -719,21 +706,44 @@ mod tests {
     use crate::os::usage::Usage;
 
     #[test]
-    fn a_row_held_to_the_machine_names_its_floor_or_its_reach() {
+    fn a_rows_note_quotes_its_printed_interval_target_and_first_reason() {
+        use crate::harness::verdict::{Outlook, Why};
         let mut r = crate::results::tests::run_with_medians(&[("syscall.getpid", 100.0)])
             .results
             .remove(0);
         let m = r.measured.as_mut().unwrap();
         m.converged = false;
-        m.stop_reason = "CI ±20% after 5 rounds".into();
-        m.work = Some(crate::harness::probe::WorkKind::Syscall);
-        (m.floor_pct, m.reach_pct, m.target_pct) = (Some(9.0), Some(11.0), Some(11.0));
+        (m.ci_low_ns, m.ci_high_ns) = (80.0, 120.0);
+        m.rounds = (0..5)
+            .map(|round| crate::harness::analyze::RoundFigure {
+                round,
+                start_ns: 0.0,
+                median_ns: Some(100.0),
+                clean: 1,
+                total: 1,
+            })
+            .collect();
+        m.target_pct = Some(11.0);
+        m.why = vec![
+            Why::Budget {
+                outlook: Outlook::More {
+                    rounds: 3,
+                    secs: 0.4,
+                },
+            },
+            Why::Wide { outlook: None },
+        ];
         let note = row_note(&r, 0.02).unwrap();
-        assert!(note.contains("target ±11%: the syscall reach"), "{note}");
+        assert_eq!(
+            note,
+            "not converged: ±20% after 5 rounds, target ±11% (the time budget ended)"
+        );
+        // A document from before the reasons were recorded: its words as they were.
         let m = r.measured.as_mut().unwrap();
-        (m.floor_pct, m.reach_pct) = (Some(11.0), Some(9.0));
+        m.why.clear();
+        m.stop_reason = "CI ±20% after 5 rounds".into();
         let note = row_note(&r, 0.02).unwrap();
-        assert!(note.contains("target ±11%: the syscall floor"), "{note}");
+        assert_eq!(note, "not converged: CI ±20% after 5 rounds");
     }
 
     #[test]
@@ -771,7 +781,7 @@ mod tests {
         m.clean = a.clean.clone();
         m.raw = a.raw.clone().unwrap();
         m.converged = ok;
-        m.stop_reason = why;
+        m.why = why;
         m.basis = a.basis;
         let mut r = crate::results::tests::run_with_medians(&[("svc.uring.write", 1.0)])
             .results

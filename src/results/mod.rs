@@ -455,10 +455,21 @@ pub struct Measured {
     pub overhead: Overhead,
     /// Resource usage per operation.
     pub accounting: Accounting,
-    /// Whether the round-level CI reached the target.
+    /// Whether the printed interval (`ci_low_ns`–`ci_high_ns`) is within `target_pct`
+    /// and nothing else kept the row from its verdict (`why` is empty).
     pub converged: bool,
-    /// Why sampling stopped.
+    /// The verdict in words, rendered from `why` and the figures when the row was
+    /// decided (for readers of the JSON; syscost itself reads `why`).
     pub stop_reason: String,
+    /// Why the row is not converged, as data (empty when it is): see
+    /// [`crate::harness::Why`]. Absent in documents from before it was recorded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub why: Vec<crate::harness::Why>,
+    /// What set the printed interval's width: `rounds`, `clock`, `samples`,
+    /// `all_samples` or `runs` ([`crate::harness::Source`]). Absent in documents from
+    /// before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval_source: Option<crate::harness::Source>,
     /// Levels in time (more than one: the speed changed while sampling).
     pub levels: Vec<Level>,
     /// Modes among the clean samples (more than one: several distinct costs).
@@ -530,10 +541,9 @@ pub struct Measured {
     /// none was known; see [`Floor::reach_pct`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reach_pct: Option<f64>,
-    /// The interval as this run's rounds alone gave it, low end, ns, when the machine's
-    /// floor for its kind widened it (absent otherwise): the standard error the
-    /// history's interval keeps at least once it replaces the floor (see
-    /// `between_runs`).
+    /// The interval as this run's rounds alone gave it, low end, ns, in documents of
+    /// builds that widened it to the machine's floor for its kind (absent otherwise,
+    /// and never written now: the interval is the row's own).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub own_ci_low_ns: Option<f64>,
     /// Its high end, ns.
@@ -542,8 +552,48 @@ pub struct Measured {
 }
 
 impl Measured {
-    /// The interval (low, high, ns) this run's rounds gave alone: before the machine's
-    /// floor widened it, and before the history's spread between runs did.
+    /// The printed interval's half-width relative to the figure (infinite when
+    /// unknown).
+    pub fn relative_ci(&self) -> f64 {
+        let half = (self.ci_high_ns - self.ci_low_ns) / 2.0 / self.median_ns.abs();
+        if half.is_finite() {
+            half
+        } else {
+            f64::INFINITY
+        }
+    }
+
+    /// The verdict in one sentence, from `why`, the printed interval, the rounds and
+    /// the target: "±0.62% after 5 rounds, within the target ±2.0% (set by its rounds)"
+    /// or "±8.1% after 8 rounds, target ±2.0%: rounds spread too much for the target".
+    pub fn verdict_text(&self) -> String {
+        let rounds = self.rounds.len();
+        let ci = self.relative_ci() * 100.0;
+        let ci = if ci.is_finite() {
+            format!("±{ci:.2}%")
+        } else {
+            "no interval".to_string()
+        };
+        let target = self
+            .target_pct
+            .map_or(String::new(), |t| format!(", target ±{t:.2}%"));
+        let source = self
+            .interval_source
+            .map_or(String::new(), |s| format!(" (width set by {})", s.words()));
+        let head = format!(
+            "{ci} after {rounds} {}{target}{source}",
+            if rounds == 1 { "round" } else { "rounds" }
+        );
+        if self.converged || self.why.is_empty() {
+            return head;
+        }
+        let why: Vec<String> = self.why.iter().map(crate::harness::Why::detail).collect();
+        format!("{head}: {}", why.join("; "))
+    }
+
+    /// The interval (low, high, ns) this run's rounds gave alone, before the history's
+    /// spread between runs set it (and, in older documents, before the machine's floor
+    /// widened it).
     pub fn own_interval(&self) -> (f64, f64) {
         match (self.own_ci_low_ns, self.own_ci_high_ns, &self.between_runs) {
             (Some(lo), Some(hi), _) => (lo, hi),

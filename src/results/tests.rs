@@ -29,6 +29,8 @@ pub(crate) fn measured_with_median(median_ns: f64) -> Measured {
         accounting: Accounting::default(),
         converged: true,
         stop_reason: String::new(),
+        why: vec![],
+        interval_source: None,
         levels: vec![],
         modes: vec![],
         canary: None,

@@ -3,6 +3,7 @@
 //! time left funds.
 
 use super::instance::{self, Instance};
+use crate::harness::verdict::{Outlook, Why};
 use crate::harness::Profile;
 
 /// How a run spends its time past the minimum rounds: within the profile's budget
@@ -96,13 +97,11 @@ impl Budget {
     }
 
     /// Once the budget is spent, why `inst` gets no more rounds.
-    pub(super) fn spent(&self, inst: &Instance<'_>) -> Option<String> {
+    pub(super) fn spent(&self, inst: &Instance<'_>) -> Option<Why> {
         match self.left_ns() {
-            Some(left) if left <= 0.0 => Some(format!(
-                "the run's time budget ({:.0} s) ended; {}",
-                self.budget_ns / 1e9,
-                self.outlook(inst).2
-            )),
+            Some(left) if left <= 0.0 => Some(Why::Budget {
+                outlook: self.outlook(inst).2,
+            }),
             _ => None,
         }
     }
@@ -111,17 +110,20 @@ impl Budget {
     /// cannot reach its target within the cap: the budget is a cap, not a time to
     /// fill, and rounds that narrow an interval which stays above its target anyway
     /// only make the run longer. None without a budget.
-    pub(super) fn hopeless(&self, inst: &Instance<'_>) -> Option<String> {
+    pub(super) fn hopeless(&self, inst: &Instance<'_>) -> Option<Why> {
         if self.start.is_none() || inst.progress().rounds < self.profile.max_rounds {
             return None;
         }
-        let (feasible, _, why) = self.outlook(inst);
-        (!feasible).then_some(why)
+        let (feasible, _, outlook) = self.outlook(inst);
+        (!feasible).then_some(match outlook {
+            Outlook::ClockStep => Why::ClockStep,
+            o => Why::Wide { outlook: Some(o) },
+        })
     }
 
     /// Whether `inst` can converge within the cap, what more rounds would cost it (ns:
-    /// to its target, or else to the cap), and that in words.
-    pub(super) fn outlook(&self, inst: &Instance<'_>) -> (bool, f64, String) {
+    /// to its target, or else to the cap), and that as an [`Outlook`].
+    pub(super) fn outlook(&self, inst: &Instance<'_>) -> (bool, f64, Outlook) {
         let instance::Progress {
             rounds,
             ci,
@@ -132,44 +134,23 @@ impl Budget {
         let target = held.target(&self.profile);
         let to_cap = self.cap.saturating_sub(rounds) as f64 * visit_ns;
         if floor > target {
-            return (
-                false,
-                to_cap,
-                format!(
-                    "more rounds cannot narrow its interval below ±{:.2}%, half the \
-                     clock's step per operation",
-                    floor * 100.0
-                ),
-            );
+            return (false, to_cap, Outlook::ClockStep);
         }
         let Some(need) = rounds_needed(rounds, ci, target) else {
-            return (
-                false,
-                to_cap,
-                "no round has a clean sample, so the interval cannot narrow".into(),
-            );
+            return (false, to_cap, Outlook::NoClean);
         };
         if need > self.cap {
-            return (
-                false,
-                to_cap,
-                format!(
-                    "its rounds spread so that the interval would reach the target after \
-                     about {need} rounds, more than the cap of {}",
-                    self.cap
-                ),
-            );
+            let cap = self.cap;
+            return (false, to_cap, Outlook::BeyondCap { need, cap });
         }
         let look = self.profile.next_look(need, self.cap);
         let more = look.saturating_sub(rounds);
-        (
-            true,
-            more as f64 * visit_ns,
-            format!(
-                "it would need about {more} more rounds ({:.1} s) to reach the target",
-                more as f64 * visit_ns / 1e9
-            ),
-        )
+        let cost = more as f64 * visit_ns;
+        let outlook = Outlook::More {
+            rounds: more,
+            secs: cost / 1e9,
+        };
+        (true, cost, outlook)
     }
 
     /// The instances of `order` that the budget left pays for, and what they need, ns:

@@ -162,7 +162,7 @@ impl<'b> Instance<'b> {
     }
 
     /// Gives it no more rounds, saying why; it is concluded as it stands.
-    pub(super) fn stop(&mut self, session: &Session, why: String) {
+    pub(super) fn stop(&mut self, session: &Session, why: Why) {
         match self {
             Instance::Here(s) => s.stopped = Some(why),
             Instance::Away(a) => {
@@ -334,7 +334,7 @@ impl Away<'_> {
     }
 
     /// Asks the worker for the result; a worker that cannot answer fails the instance.
-    fn finish(&mut self, interrupted: bool, stopped: Option<String>) {
+    fn finish(&mut self, interrupted: bool, stopped: Option<Why>) {
         self.open = false;
         if let Some(r) = self.remote.take() {
             match r.finish(interrupted, stopped, self.held) {

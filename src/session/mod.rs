@@ -9,7 +9,7 @@ use crate::bench::{After, Bench, Params};
 use crate::error::BenchError;
 use crate::harness::clock::{self, characterize, Clock, ClockChoice, ClockInfo};
 use crate::harness::probe::WorkKind;
-use crate::harness::Expect;
+use crate::harness::{Expect, Why};
 use crate::harness::{
     Analysis, EmptyLoop, Harness, Measurement, Overhead, Plan, Profile, Sample, Settings,
 };
@@ -662,7 +662,7 @@ impl Session {
                     if all[i].progress().floor > held.target(&p) {
                         // More rounds cannot bring it to the target (its verdict says
                         // why).
-                        all[i].stop(self, "so it got no more rounds".into());
+                        all[i].stop(self, Why::ClockStep);
                         tell(i, &all[i], waited[i]);
                         continue;
                     }

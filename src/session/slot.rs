@@ -8,6 +8,7 @@
 use super::*;
 use crate::bench::copies::Copies;
 use crate::harness::probe::{Probes, WorkKind};
+use crate::harness::verdict::{self, Why};
 use crate::harness::Held;
 use crate::os::placement::{self, TaskPlace};
 use crate::results::Fact;
@@ -46,7 +47,7 @@ pub(super) struct Slot<'b> {
     pub(super) setup_ns: f64,
     pub(super) after_ns: f64,
     /// The last conclusion, once the instance is done measuring.
-    pub(super) concluded: Option<(Analysis, bool, String)>,
+    pub(super) concluded: Option<(Analysis, bool, Vec<Why>)>,
     /// Skipped or failed.
     pub(super) ended: bool,
     /// The scheduler places the tasks (`placement=free`): where they ran is recorded
@@ -62,7 +63,7 @@ pub(super) struct Slot<'b> {
     /// operation (see [`Analysis::relative_clock_floor`]).
     pub(super) last_floor: f64,
     /// Why the run gave it no more rounds before it converged or reached its cap.
-    pub(super) stopped: Option<String>,
+    pub(super) stopped: Option<Why>,
     /// The copies it runs as (`copies=N`), when asked.
     pub(super) copies: Option<Copies>,
     /// The copy each sample came from, beside `samples`, when N > 1.
@@ -171,20 +172,11 @@ pub(super) fn after_limit(limit: f64) -> f64 {
 /// the VM this project is developed on, a `syscost run syscall.getpid` that met a slow
 /// spell of ten seconds as its budget ran out read 187.2 ns, ±7.6%, where every other
 /// run read 137.3–139.2 (2026-11-27, 09:33): the rounds agreed, and only the canary
-/// told. Such a result is not converged ([`slow_note`]).
+/// told. Such a result is not converged (`Why::SlowState`).
 pub(super) fn slow_rounds(canaries: &[f64], limit: f64) -> Option<f64> {
     let median = crate::stats::median(canaries)?;
     (limit > 0.0 && median > limit)
         .then(|| (median * (1.0 + REDO_ABOVE) / limit - 1.0) * 100.0)
-}
-
-/// What the verdict of a result whose rounds met a slow state says ([`slow_rounds`]):
-/// `pct` above the base state.
-pub(super) fn slow_note(pct: f64) -> String {
-    format!(
-        "its rounds met the machine in a slow state: the canary before them read {pct:.0}% \
-         above the base state at their median, so the figure is that state's"
-    )
 }
 
 /// Whether the scheduler places the tasks (`placement=free`).
@@ -492,9 +484,12 @@ impl<'b> Slot<'b> {
 
     /// A verdict `(ok, why)`, not converged when its kept rounds met the machine in a
     /// slow state ([`slow_rounds`]).
-    fn unless_slow(&self, ok: bool, why: String) -> (bool, String) {
+    fn unless_slow(&self, ok: bool, mut why: Vec<Why>) -> (bool, Vec<Why>) {
         match slow_rounds(&self.canaries, self.limit_seen) {
-            Some(pct) => (false, format!("{why}; {}", slow_note(pct))),
+            Some(above_pct) => {
+                verdict::add(&mut why, Why::SlowState { above_pct });
+                (false, why)
+            }
             None => (ok, why),
         }
     }
@@ -545,42 +540,40 @@ impl<'b> Slot<'b> {
         }
         let held_by = h.holding(self.held);
         let h = &held_by;
-        let (analysis, converged, stop_reason) = match self.concluded.take() {
+        let (analysis, mut converged, mut why) = match self.concluded.take() {
             Some(c) => c,
             None => {
                 let (a, ok, why) = h.conclude(&self.samples, k, &overhead, self.plan);
-                let (ok, why) = self.unless_slow(ok, why);
-                match (interrupted, self.stopped.take()) {
-                    (true, _) => (a, false, format!("interrupted: {why}")),
-                    // The run's budget ended: a time this result's rounds did not
-                    // choose, so its last look, as the cap is.
-                    (false, Some(_)) if ok => (
-                        a,
-                        true,
-                        format!("{why} (its last look: the run's time budget ended)"),
-                    ),
-                    (false, Some(stop)) => (a, false, format!("{why}; {stop}")),
-                    (false, None) => (a, false, why),
+                let (mut ok, mut why) = self.unless_slow(ok, why);
+                if interrupted {
+                    verdict::add(&mut why, Why::Interrupted);
+                    ok = false;
+                } else if let Some(stop) = self.stopped.take() {
+                    // The run stopped it: a time its rounds did not choose, so its
+                    // last look, as the cap is. Converged if the interval is within
+                    // the target then; else the run's reason replaces the width's.
+                    if !ok {
+                        why.retain(|w| !matches!(w, Why::Wide { .. }));
+                        verdict::add(&mut why, stop);
+                    }
                 }
+                (a, ok, why)
             }
         };
-        let (converged, stop_reason) = match placed(&self.places, &analysis) {
-            Some((facts, split)) => {
-                self.result.facts.extend(facts);
-                match split {
-                    Some(why) => (false, format!("{stop_reason}; {why}")),
-                    None => (converged, stop_reason),
-                }
+        if let Some((facts, split)) = placed(&self.places, &analysis) {
+            self.result.facts.extend(facts);
+            if let Some(detail) = split {
+                verdict::add(&mut why, Why::NotPlaced { detail });
+                converged = false;
             }
-            None => (converged, stop_reason),
-        };
+        }
         let m = Measurement {
             batch: k,
             overhead,
             samples: std::mem::take(&mut self.samples),
             analysis,
             converged,
-            stop_reason,
+            why,
             warmup_ns: self.warmup_ns,
             elapsed_ns: self.elapsed_ns,
         };
@@ -611,6 +604,7 @@ impl<'b> Slot<'b> {
                 x.reach_pct = (self.held.reach > 0.0).then_some(self.held.reach * 100.0);
                 x.setup_ns = self.setup_ns;
                 x.after_ns = self.after_ns;
+                x.stop_reason = x.verdict_text();
                 x.copies = copies;
                 self.result.measured = Some(x);
             }
@@ -647,6 +641,7 @@ pub(super) fn measured(
     keep_samples: bool,
 ) -> Result<Measured, BenchError> {
     let a = m.analysis;
+    let source = a.source();
     let raw = a
         .raw
         .clone()
@@ -687,7 +682,9 @@ pub(super) fn measured(
         overhead: m.overhead,
         accounting: a.accounting,
         converged: m.converged,
-        stop_reason: m.stop_reason,
+        stop_reason: String::new(),
+        why: m.why,
+        interval_source: Some(source),
         levels: a.levels,
         modes: a.modes,
         canary,
@@ -708,8 +705,8 @@ pub(super) fn measured(
         target_pct: None,
         floor_pct: None,
         reach_pct: None,
-        own_ci_low_ns: a.before_floor.map(|b| b.0),
-        own_ci_high_ns: a.before_floor.map(|b| b.1),
+        own_ci_low_ns: None,
+        own_ci_high_ns: None,
     })
 }
 

@@ -313,7 +313,7 @@ fn a_result_whose_rounds_met_a_slow_state_is_not_converged_and_says_so() {
     assert_eq!(slot::slow_rounds(&[], 144.9), None);
     let pct = slot::slow_rounds(&[186.0, 187.0, 140.0], 144.9).unwrap();
     assert!((pct - 34.78).abs() < 0.01, "{pct}");
-    let why = slot::slow_note(pct);
+    let why = crate::harness::Why::SlowState { above_pct: pct }.detail();
     assert!(why.contains("35% above the base state"), "{why}");
     // In a slot: rounds kept once no more are measured again (past the redo cap, then
     // with the budget spent) stand for the slow state, and the verdict says so.

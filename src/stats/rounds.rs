@@ -273,7 +273,7 @@ pub const MIN_FLOOR_READINGS: usize = 10;
 /// of runs of one benchmark under the same conditions (non-finite ones left out), None
 /// for fewer than three. A run's interval from the history is its figure
 /// `± q(K)·s` over K runs, this one included ([`centre_quantile`],
-/// `store::History::widen_by_past_runs`): where the row's runs centre on this machine,
+/// `store::History::set_from_past_runs`): where the row's runs centre on this machine,
 /// measured from how far its runs land rather than inferred from one run's rounds.
 ///
 /// Taken directly because a run's rounds say little about how far its figure lands:

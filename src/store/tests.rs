@@ -202,7 +202,7 @@ fn command_lines_are_quoted_only_where_needed() {
 }
 
 #[test]
-fn past_runs_widen_the_interval_only_under_the_same_conditions() {
+fn past_runs_set_the_interval_only_under_the_same_conditions() {
     let dir = temp();
     let path = dir.path().join("h.db");
     past_runs_widen_only_under_the_same_conditions_on(&|| {
@@ -218,7 +218,7 @@ fn past_runs_widen_only_under_the_same_conditions_on(open: Opener<'_>) {
             .unwrap();
     }
     let mut now = run_with_medians(&[("syscall.getpid", 90.0), ("x.new", 5.0)]);
-    assert_eq!(h.widen_by_past_runs(&mut now, None).unwrap(), 1);
+    assert_eq!(h.set_from_past_runs(&mut now).unwrap(), 1);
     let m = now.results[0].measured.as_ref().unwrap();
     let b = m.between_runs.as_ref().expect("widened");
     assert_eq!(b.runs, 4);
@@ -236,7 +236,7 @@ fn past_runs_widen_only_under_the_same_conditions_on(open: Opener<'_>) {
         let m = lopsided.results[0].measured.as_mut().unwrap();
         (m.ci_low_ns, m.ci_high_ns) = (89.9, 200.0);
     }
-    assert_eq!(h.widen_by_past_runs(&mut lopsided, None).unwrap(), 1);
+    assert_eq!(h.set_from_past_runs(&mut lopsided).unwrap(), 1);
     let m = lopsided.results[0].measured.as_ref().unwrap();
     let kept =
         crate::stats::rounds::Z975 * crate::stats::rounds::standard_error(110.0, 2);
@@ -253,10 +253,10 @@ fn past_runs_widen_only_under_the_same_conditions_on(open: Opener<'_>) {
     // Another profile is another condition: nothing to widen by.
     let mut other = run_with_medians(&[("syscall.getpid", 90.0)]);
     other.harness.profile = "standard".into();
-    assert_eq!(h.widen_by_past_runs(&mut other, None).unwrap(), 0);
+    assert_eq!(h.set_from_past_runs(&mut other).unwrap(), 0);
     let mut loaded = run_with_medians(&[("syscall.getpid", 90.0)]);
     loaded.harness.load = 1;
-    assert_eq!(h.widen_by_past_runs(&mut loaded, None).unwrap(), 0);
+    assert_eq!(h.set_from_past_runs(&mut loaded).unwrap(), 0);
 
     // Another host's runs never widen this host's interval, however many there are.
     for m in [50.0, 150.0, 50.0, 150.0] {
@@ -265,7 +265,7 @@ fn past_runs_widen_only_under_the_same_conditions_on(open: Opener<'_>) {
         h.save(&far, Origin::Run).unwrap();
     }
     let mut again = run_with_medians(&[("syscall.getpid", 90.0)]);
-    assert_eq!(h.widen_by_past_runs(&mut again, None).unwrap(), 1);
+    assert_eq!(h.set_from_past_runs(&mut again).unwrap(), 1);
     let b = again.results[0].measured.as_ref().unwrap();
     assert_eq!(
         b.between_runs.as_ref().unwrap().runs,
@@ -276,39 +276,49 @@ fn past_runs_widen_only_under_the_same_conditions_on(open: Opener<'_>) {
 }
 
 #[test]
-fn the_spread_between_runs_replaces_the_floor() {
+fn the_spread_between_runs_sets_the_interval_and_its_verdict() {
     let dir = temp();
     let path = dir.path().join("h.db");
-    the_spread_between_runs_replaces_the_floor_on(&|| {
+    the_spread_between_runs_sets_the_interval_and_its_verdict_on(&|| {
         History::open(&path, true).unwrap()
     });
 }
 
-/// A run of getpid at `m` ns whose rounds gave ±`own` (relative) and the machine's floor
-/// ±3%.
+/// A run of getpid at `m` ns whose rounds gave ±`own` (relative), held to ±0.5%.
 fn floored(m: f64, own: f64) -> Run {
     let mut run = run_with_medians(&[("syscall.getpid", m)]);
     let x = run.results[0].measured.as_mut().unwrap();
-    (x.own_ci_low_ns, x.own_ci_high_ns) = (Some(m * (1.0 - own)), Some(m * (1.0 + own)));
-    (x.ci_low_ns, x.ci_high_ns) = (m * 0.97, m * 1.03);
+    (x.ci_low_ns, x.ci_high_ns) = (m * (1.0 - own), m * (1.0 + own));
+    x.target_pct = Some(0.5);
     run
 }
 
-fn the_spread_between_runs_replaces_the_floor_on(open: Opener<'_>) {
+fn the_spread_between_runs_sets_the_interval_and_its_verdict_on(open: Opener<'_>) {
+    use crate::harness::{Source, Why};
     let mut h = open();
     // Runs that agree within 0.1%, each ±0.2% by its rounds: the interval is the
-    // history's, narrower than the floor.
+    // history's.
     for m in [100.0, 100.1] {
         h.save(&floored(m, 0.002), Origin::Run).unwrap();
     }
     let mut now = floored(99.9, 0.002);
-    assert_eq!(h.widen_by_past_runs(&mut now, None).unwrap(), 1);
+    {
+        // Its rounds were wider than the target when the run stopped it.
+        let x = now.results[0].measured.as_mut().unwrap();
+        x.converged = false;
+        x.why = vec![Why::Wide { outlook: None }];
+    }
+    assert_eq!(h.set_from_past_runs(&mut now).unwrap(), 1);
     let m = now.results[0].measured.as_ref().unwrap();
     let b = m.between_runs.as_ref().unwrap();
     assert_eq!(
         (b.run_ci_low_ns, b.run_ci_high_ns),
-        (99.9 * 0.97, 99.9 * 1.03)
+        (99.9 * 0.998, 99.9 * 1.002)
     );
+    // Judged again against the interval it prints: within ±0.5%, converged.
+    assert_eq!(m.interval_source, Some(Source::Runs));
+    assert!(m.converged && m.why.is_empty(), "{m:?}");
+    assert!(m.stop_reason.contains("width set by the spread of its saved runs"));
     assert!(b.sd_ns > 0.0 && b.sd_ns < 0.3, "{b:?}");
     let half = (m.ci_high_ns - m.ci_low_ns) / 2.0 / m.median_ns;
     assert!(half > 0.002 && half < 0.015, "{m:?}");
@@ -327,9 +337,12 @@ fn the_spread_between_runs_replaces_the_floor_on(open: Opener<'_>) {
         h.save(&floored(m, 0.002), Origin::Run).unwrap();
     }
     let mut wide = floored(100.0, 0.002);
-    assert_eq!(h.widen_by_past_runs(&mut wide, None).unwrap(), 1);
+    assert_eq!(h.set_from_past_runs(&mut wide).unwrap(), 1);
     let m = wide.results[0].measured.as_ref().unwrap();
     assert!(m.ci_low_ns < 97.0 && m.ci_high_ns > 103.0, "{m:?}");
+    // Wider than its target: not converged, for its runs' spread.
+    assert!(!m.converged);
+    assert!(matches!(m.why[..], [Why::RunsSpread { .. }]), "{:?}", m.why);
 }
 
 #[test]
@@ -351,16 +364,16 @@ fn a_figure_of_a_slow_state_stays_out_of_the_runs_spread_on(open: Opener<'_>) {
     h.save(&floored(137.4, 0.002), Origin::Run).unwrap();
     // A run met in a slow spell keeps its own interval, with or without a history.
     let mut spell = slow(187.2);
-    assert_eq!(h.widen_by_past_runs(&mut spell, None).unwrap(), 0);
+    assert_eq!(h.set_from_past_runs(&mut spell).unwrap(), 0);
     h.save(&spell, Origin::Run).unwrap();
     h.save(&floored(137.6, 0.002), Origin::Run).unwrap();
     let mut spell = slow(186.0);
-    assert_eq!(h.widen_by_past_runs(&mut spell, None).unwrap(), 0);
+    assert_eq!(h.set_from_past_runs(&mut spell).unwrap(), 0);
     let m = spell.results[0].measured.as_ref().unwrap();
-    assert_eq!((m.ci_low_ns, m.ci_high_ns), (186.0 * 0.97, 186.0 * 1.03));
+    assert_eq!((m.ci_low_ns, m.ci_high_ns), (186.0 * 0.998, 186.0 * 1.002));
     // The next run's spread is the base state's runs' alone: 137.4, 137.6 and its own.
     let mut now = floored(137.5, 0.002);
-    assert_eq!(h.widen_by_past_runs(&mut now, None).unwrap(), 1);
+    assert_eq!(h.set_from_past_runs(&mut now).unwrap(), 1);
     let m = now.results[0].measured.as_ref().unwrap();
     let b = m.between_runs.as_ref().unwrap();
     assert_eq!(b.runs, 2);
@@ -379,7 +392,7 @@ fn an_interval_from_the_history_is_where_the_runs_land() {
     }
     // A run whose rounds all met one state, ±0.02%: alone it would miss the others.
     let mut now = floored(103.74, 0.0002);
-    assert_eq!(h.widen_by_past_runs(&mut now, None).unwrap(), 1);
+    assert_eq!(h.set_from_past_runs(&mut now).unwrap(), 1);
     let m = now.results[0].measured.as_ref().unwrap();
     let figures = [103.55, 103.70, 103.60, 103.75, 103.65, 103.74];
     let s = crate::stats::rounds::between_runs(&figures).unwrap();
@@ -396,7 +409,7 @@ fn an_interval_from_the_history_is_where_the_runs_land() {
         h.save(&floored(100.0, 0.01), Origin::Run).unwrap();
     }
     let mut tied = floored(100.0, 0.01);
-    assert_eq!(h.widen_by_past_runs(&mut tied, None).unwrap(), 1);
+    assert_eq!(h.set_from_past_runs(&mut tied).unwrap(), 1);
     let m = tied.results[0].measured.as_ref().unwrap();
     let kept = crate::stats::rounds::Z975 * crate::stats::rounds::standard_error(1.0, 2);
     assert!((m.ci_high_ns - 100.0 - kept).abs() < 1e-9, "{m:?}");
@@ -421,7 +434,7 @@ fn a_history_of_the_first_schema_is_brought_up_to_date() {
         h.save(&floored(m, 0.002), Origin::Run).unwrap();
     }
     let mut now = floored(99.9, 0.002);
-    assert_eq!(h.widen_by_past_runs(&mut now, None).unwrap(), 1);
+    assert_eq!(h.set_from_past_runs(&mut now).unwrap(), 1);
     let c = rusqlite::Connection::open(&path).unwrap();
     let v: i32 = c
         .query_row("PRAGMA user_version", [], |r| r.get(0))
@@ -528,7 +541,7 @@ fn on_postgres() {
             past_runs_widen_only_under_the_same_conditions_on,
         ),
         ("canary", canary_beside_earlier_runs_on),
-        ("floor", the_spread_between_runs_replaces_the_floor_on),
+        ("floor", the_spread_between_runs_sets_the_interval_and_its_verdict_on),
         (
             "slow",
             a_figure_of_a_slow_state_stays_out_of_the_runs_spread_on,
@@ -557,7 +570,7 @@ fn on_postgres() {
             h.save(&floored(m, 0.002), Origin::Run).unwrap();
         }
         let mut now = floored(99.9, 0.002);
-        assert_eq!(h.widen_by_past_runs(&mut now, None).unwrap(), 1);
+        assert_eq!(h.set_from_past_runs(&mut now).unwrap(), 1);
     }
     // Reading a database nothing was saved in is refused, and creates nothing.
     cluster.create_db("empty");

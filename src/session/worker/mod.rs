@@ -335,7 +335,7 @@ impl Remote {
     pub(super) fn finish(
         mut self,
         interrupted: bool,
-        stopped: Option<String>,
+        stopped: Option<crate::harness::Why>,
         held: Held,
     ) -> Result<(Option<BenchResult>, Option<wire::MemFile>), BenchError> {
         self.send(&Request::Finish {

@@ -53,7 +53,7 @@ pub enum Request {
         /// The run was interrupted: no after step, and the result says so.
         interrupted: bool,
         /// Why the run gives it no more rounds, when it stops it early.
-        stopped: Option<String>,
+        stopped: Option<crate::harness::Why>,
         /// The machine's floor it is held to, as the run knows it at the end.
         held: Held,
     },
@@ -61,7 +61,7 @@ pub enum Request {
 
 /// The version of this conversation: a worker started from a binary rebuilt since the
 /// run began (another protocol) is refused at once.
-pub const PROTOCOL: u32 = 8;
+pub const PROTOCOL: u32 = 9;
 
 /// The worker's messages.
 #[derive(Debug, Serialize, Deserialize)]
