@@ -457,8 +457,8 @@ impl Exporter for Table {
               rounds of each round's median of its clean samples (no outlier, no switch or fault); a \
               sample is one batch's mean.\n\
               95% CI: where a rerun's median lands, 95 times in 100: Yuen's interval over the round \
-              medians, √2 wider than the mean's, and no narrower than the machine's floor and reach; ±%: its \
-              half-width in percent of the median.\n\
+              medians, √2 wider than the mean's (from a row's third saved run, the spread of its runs; \
+              the note says which set it); ±%: its half-width in percent of the median.\n\
               outl: samples outside the window around the median, or MAD outliers; pert: samples with a switch or fault; \
               rnds: rounds; conv: converged.\n\
               A result with fewer than 30 clean samples (or fewer than a tenth clean) is never converged: \
@@ -596,7 +596,7 @@ pub fn floors_text(floors: &[crate::results::Floor], target: f64) -> Option<Stri
         "machine floors from {} probe readings, each kind's floor/what its rows are held to \
          (moves, p10–p90): {}; a row is held to the larger of ±{}% and what {} rounds of \
          its kind reach here (the floor from the machine's base state, the other from \
-         every kept round; the larger also bounds every interval)",
+         every kept round); each row's interval is its own",
         first.readings,
         kinds.join(", "),
         target * 100.0,

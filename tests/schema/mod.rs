@@ -362,6 +362,12 @@ pub struct Measured {
     pub accounting: Accounting,
     pub converged: bool,
     pub stop_reason: String,
+    /// Why it is not converged: objects tagged by "why" (empty, and absent, when it is).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub why: Vec<Value>,
+    /// "rounds", "clock", "samples", "all_samples" or "runs".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval_source: Option<String>,
     pub levels: Vec<Level>,
     pub modes: Vec<Mode>,
     pub canary: Option<Canary>,
@@ -399,7 +405,8 @@ pub struct Measured {
     pub floor_pct: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reach_pct: Option<f64>,
-    /// The rounds' own interval, when the machine's floor widened it.
+    /// The rounds' own interval, in documents of builds that widened it to the
+    /// machine's floor.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub own_ci_low_ns: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
