@@ -2077,7 +2077,11 @@ fn runs_are_saved_listed_compared_exported_and_removed() {
         for (a, b) in printed.results.iter().zip(&back.results) {
             let (a, b) = (a.measured.as_ref(), b.measured.as_ref());
             let (a, b) = (a.expect("measured"), b.expect("measured"));
-            assert_eq!((a.ci_low_ns, a.ci_high_ns), (b.ci_low_ns, b.ci_high_ns), "{args:?}");
+            assert_eq!(
+                (a.ci_low_ns, a.ci_high_ns),
+                (b.ci_low_ns, b.ci_high_ns),
+                "{args:?}"
+            );
             assert_eq!((a.converged, &a.why), (b.converged, &b.why), "{args:?}");
         }
     }

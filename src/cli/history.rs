@@ -244,7 +244,8 @@ fn history_now(doc: &Run, id: Option<i64>, path: &Path) {
         let (Some(m), Some((runs, sd))) = (r.measured.as_ref(), s) else {
             continue;
         };
-        let centre = crate::stats::rounds::centre_quantile(runs) * sd / m.median_ns * 100.0;
+        let centre =
+            crate::stats::rounds::centre_quantile(runs) * sd / m.median_ns * 100.0;
         println!(
             "the history now, beside this run (not its interval): {} {} over {runs} runs \
              here, this one included, sd {:.2}% of its figure; where they centre ±{centre:.2}%",

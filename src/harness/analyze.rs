@@ -249,7 +249,9 @@ impl Analysis {
     pub fn source(&self) -> Source {
         match (&self.estimate, self.basis) {
             (_, Basis::All) => Source::AllSamples,
-            (Some(e), _) if e.floor > 0.0 && e.ci_high - e.center <= e.floor * (1.0 + 1e-12) => {
+            (Some(e), _)
+                if e.floor > 0.0 && e.ci_high - e.center <= e.floor * (1.0 + 1e-12) =>
+            {
                 if e.floor_by_clock {
                     Source::Clock
                 } else {
@@ -703,7 +705,10 @@ pub(crate) mod tests {
     }
 
     /// The analysis and verdict of `samples` under the standard profile.
-    pub(crate) fn conclude(xs: &[Sample], expect: Expect) -> (Analysis, bool, Vec<crate::harness::Why>) {
+    pub(crate) fn conclude(
+        xs: &[Sample],
+        expect: Expect,
+    ) -> (Analysis, bool, Vec<crate::harness::Why>) {
         let s = Settings::new(Profile::STANDARD, 20.0);
         let a = analyze(xs, 1, &zero(), 1.0, expect, &s);
         let (ok, why) = verdict(&a, &s.profile);

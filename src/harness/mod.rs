@@ -688,7 +688,12 @@ pub fn verdict_held(a: &Analysis, p: &Profile, held: Held) -> (bool, Vec<Why>) {
     }
     let settled = a.estimate.as_ref().map_or(0, |e| e.rounds);
     if settled < p.min_rounds && a.basis == analyze::Basis::Clean {
-        verdict::add(&mut why, Why::FewRounds { with_clean: settled });
+        verdict::add(
+            &mut why,
+            Why::FewRounds {
+                with_clean: settled,
+            },
+        );
     }
     let target = held.target(p);
     let width = if a.relative_clock_floor() > target {

@@ -135,7 +135,10 @@ impl Why {
     pub fn is_width(&self) -> bool {
         matches!(
             self,
-            Why::Budget { .. } | Why::ClockStep | Why::Wide { .. } | Why::RunsSpread { .. }
+            Why::Budget { .. }
+                | Why::ClockStep
+                | Why::Wide { .. }
+                | Why::RunsSpread { .. }
         )
     }
 
@@ -171,9 +174,9 @@ impl Why {
             Why::Wide {
                 outlook: Some(outlook),
             } => format!("{}; {}", self.label(), outlook.words()),
-            Why::RunsSpread { runs } => format!(
-                "its {runs} saved runs here spread more than the target allows"
-            ),
+            Why::RunsSpread { runs } => {
+                format!("its {runs} saved runs here spread more than the target allows")
+            }
             _ => self.label().to_string(),
         }
     }
@@ -211,7 +214,11 @@ pub fn add(why: &mut Vec<Why>, w: Why) {
 /// interval that is printed.
 pub fn judge(half: f64, target: f64, why: &mut Vec<Why>, width: Why) -> bool {
     why.retain(|w| !w.is_width());
-    if !(half <= target * (1.0 + 1e-9)) {
+    let within = half.partial_cmp(&(target * (1.0 + 1e-9)));
+    if !matches!(
+        within,
+        Some(std::cmp::Ordering::Less | std::cmp::Ordering::Equal)
+    ) {
         add(why, width);
     }
     why.is_empty()
@@ -226,9 +233,12 @@ mod tests {
         let mut why = vec![];
         add(&mut why, Why::Wide { outlook: None });
         add(&mut why, Why::SlowState { above_pct: 20.0 });
-        add(&mut why, Why::Wide {
-            outlook: Some(Outlook::ClockStep),
-        });
+        add(
+            &mut why,
+            Why::Wide {
+                outlook: Some(Outlook::ClockStep),
+            },
+        );
         assert_eq!(why.len(), 2);
         assert!(matches!(why[0], Why::SlowState { .. }));
         assert!(matches!(why[1], Why::Wide { outlook: Some(_) }));
@@ -248,7 +258,12 @@ mod tests {
         assert!(judge(0.01, 0.02, &mut why, Why::RunsSpread { runs: 3 }));
         assert!(!judge(0.03, 0.02, &mut why, Why::RunsSpread { runs: 3 }));
         assert_eq!(why, vec![Why::RunsSpread { runs: 3 }]);
-        assert!(!judge(f64::NAN, 0.02, &mut vec![], Why::Wide { outlook: None }));
+        assert!(!judge(
+            f64::NAN,
+            0.02,
+            &mut vec![],
+            Why::Wide { outlook: None }
+        ));
     }
 
     #[test]

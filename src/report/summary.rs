@@ -588,7 +588,10 @@ mod tests {
         let text = text(&run, 100);
         assert!(text.contains("null system call"), "{text}");
         assert!(text.contains("2 of 6 measured rows converged"), "{text}");
-        assert!(text.contains("2 rounds spread too much for the target"), "{text}");
+        assert!(
+            text.contains("2 rounds spread too much for the target"),
+            "{text}"
+        );
         let md = markdown(&run);
         // A row from before via existed reads as via=libc.
         assert!(md.contains("| null system call, libc | 80.0 ns |"), "{md}");

@@ -9,10 +9,10 @@ use crate::bench::{After, Bench, Params};
 use crate::error::BenchError;
 use crate::harness::clock::{self, characterize, Clock, ClockChoice, ClockInfo};
 use crate::harness::probe::WorkKind;
-use crate::harness::{Expect, Why};
 use crate::harness::{
     Analysis, EmptyLoop, Harness, Measurement, Overhead, Plan, Profile, Sample, Settings,
 };
+use crate::harness::{Expect, Why};
 use crate::os::affinity::Pin;
 use crate::os::interrupt;
 use crate::os::load::Load;
@@ -583,27 +583,10 @@ impl Session {
         let spread = budget.spread;
         let base = self.measured.get();
         self.measured.set(base + instances.len());
-        let mut all: Vec<Instance<'_>> = instances
-            .iter()
-            .map(|(b, params)| Instance::new(*b, params, &self.opts.workers))
-            .collect();
-        let kinds: Vec<WorkKind> = instances
-            .iter()
-            .map(|(b, params)| crate::bench::work_kind(b.name(), params))
-            .collect();
-        for i in &mut all {
-            i.set_max_rounds(budget.cap);
-        }
-        // Which instances wait out a slow spell (a free placement's rounds, whose
-        // canary describes another CPU, and copies, measured together, do not), and
-        // how many of their visits did.
-        let waits: Vec<bool> = instances
-            .iter()
-            .map(|(_, params)| slot::waits(params))
-            .collect();
+        let (mut all, kinds, waits) = self.instances(instances, budget.cap);
+        // How many of each instance's visits waited out a slow spell.
         let mut waited = vec![0u32; all.len()];
-        let c = self.clock.as_ref();
-        let begin = c.now();
+        let begin = self.clock.now();
         let mut interrupted = false;
         // Which results `concluded` has been told of.
         let mut told = vec![false; all.len()];
@@ -612,16 +595,11 @@ impl Session {
         let mut tell = |i: usize, inst: &Instance<'_>, waited: u32| {
             if let Some(r) = inst.concluded().filter(|_| !told[i]) {
                 told[i] = true;
-                match r.measured.as_ref().filter(|_| waited > 0) {
-                    Some(_) => {
-                        let mut r = r.clone();
-                        if let Some(m) = r.measured.as_mut() {
-                            m.rounds_redone += waited;
-                        }
-                        concluded(i, &r);
-                    }
-                    None => concluded(i, r),
+                let mut r = r.clone();
+                if let Some(m) = r.measured.as_mut() {
+                    m.rounds_redone += waited;
                 }
+                concluded(i, &r);
             }
         };
         // A cycle visits every open instance once, except that past the minimum rounds
@@ -649,20 +627,8 @@ impl Session {
                 // An instance with a round measured again may still be short of its
                 // minimum: it gets it whatever the budget.
                 if past_min && all[i].progress().rounds >= p.min_rounds {
-                    if let Some(why) = budget.spent(&all[i]) {
+                    if let Some(why) = no_more_rounds(budget, &all[i], held.target(&p)) {
                         all[i].stop(self, why);
-                        tell(i, &all[i], waited[i]);
-                        continue;
-                    }
-                    if let Some(why) = budget.hopeless(&all[i]) {
-                        all[i].stop(self, why);
-                        tell(i, &all[i], waited[i]);
-                        continue;
-                    }
-                    if all[i].progress().floor > held.target(&p) {
-                        // More rounds cannot bring it to the target (its verdict says
-                        // why).
-                        all[i].stop(self, Why::ClockStep);
                         tell(i, &all[i], waited[i]);
                         continue;
                     }
@@ -685,23 +651,10 @@ impl Session {
                 // spell raise the limit after a few visits.
                 let limit = window.limit();
                 let read_from = std::time::Instant::now();
-                let mut canary = f64::INFINITY;
-                for n in 0..=SLOW_WAIT_READINGS {
-                    canary = match self.canary() {
-                        Ok(v) => v,
-                        Err(_) => {
-                            interrupted = true;
-                            break 'rounds;
-                        }
-                    };
-                    if n == 0 {
-                        machine.push(canary);
-                        window.push(std::time::Instant::now(), canary);
-                    }
-                    if limit == 0.0 || canary <= limit {
-                        break;
-                    }
-                }
+                let Ok(canary) = self.canary_before(limit, machine, window) else {
+                    interrupted = true;
+                    break 'rounds;
+                };
                 // Still slow: while the budget has time to spare, the visit waits for
                 // a later cycle without costing the instance any of the rounds it may
                 // measure again (a slow spell of seconds would use them up within a
@@ -736,29 +689,30 @@ impl Session {
             // later ones at the same pace, so that a small selection's extra rounds see
             // the machine's drift as the first ones do rather than one moment of it (a
             // whole catalogue's cycles take longer than that anyway).
-            if spread {
+            if spread && all.iter().any(Instance::open) {
                 let until = p.span_ns as f64 * (cycle + 1) as f64 / p.min_rounds as f64;
-                while c.to_ns(c.now().wrapping_sub(begin)) < until
-                    && all.iter().any(Instance::open)
-                {
-                    match self.canary() {
-                        Ok(v) => {
-                            machine.push(v);
-                            window.push(std::time::Instant::now(), v);
-                        }
-                        Err(_) => {
-                            interrupted = true;
-                            break 'rounds;
-                        }
-                    }
-                    if interrupt::interrupted() {
-                        interrupted = true;
-                        break 'rounds;
-                    }
+                if self.pace(begin, until, machine, window).is_err() {
+                    interrupted = true;
+                    break 'rounds;
                 }
             }
             cycle += 1;
         }
+        self.finish_group(all, &waited, &told, interrupted, concluded, results);
+        interrupted
+    }
+
+    /// Concludes a group's instances into `results`, telling `concluded` of those it
+    /// has not been told of; `waited` counts among each one's rounds measured again.
+    fn finish_group(
+        &self,
+        all: Vec<Instance<'_>>,
+        waited: &[u32],
+        told: &[bool],
+        interrupted: bool,
+        concluded: &mut dyn FnMut(usize, &BenchResult),
+        results: &mut Vec<BenchResult>,
+    ) {
         let h = self.harness();
         for (n, i) in all.into_iter().enumerate() {
             if let Some((mut r, samples)) =
@@ -774,7 +728,79 @@ impl Session {
                 results.push(r);
             }
         }
-        interrupted
+    }
+
+    /// The instances of a group, each with its cap of rounds, the kind of work it is,
+    /// and whether it waits out a slow spell (a free placement's rounds, whose canary
+    /// describes another CPU, and copies, measured together, do not).
+    fn instances<'a>(
+        &self,
+        instances: &'a [(&'a dyn Bench, Params)],
+        cap: usize,
+    ) -> (Vec<Instance<'a>>, Vec<WorkKind>, Vec<bool>) {
+        let mut all: Vec<Instance<'a>> = instances
+            .iter()
+            .map(|(b, params)| Instance::new(*b, params, &self.opts.workers))
+            .collect();
+        for i in &mut all {
+            i.set_max_rounds(cap);
+        }
+        let kinds = instances
+            .iter()
+            .map(|(b, params)| crate::bench::work_kind(b.name(), params))
+            .collect();
+        let waits = instances
+            .iter()
+            .map(|(_, params)| slot::waits(params))
+            .collect();
+        (all, kinds, waits)
+    }
+
+    /// The canary before a visit: read until it is within `limit` (0: none), at most
+    /// [`SLOW_WAIT_READINGS`] more times, in a slow episode, for it to pass (the round
+    /// is measured again if it does not). Only the first reading describes the
+    /// machine (`machine`, `window`): the others are taken because the machine was
+    /// slow, and counting them would let a slow spell raise the limit. Err when
+    /// interrupted.
+    fn canary_before(
+        &self,
+        limit: f64,
+        machine: &mut Vec<f64>,
+        window: &mut Window,
+    ) -> Result<f64, BenchError> {
+        let mut canary = f64::INFINITY;
+        for n in 0..=SLOW_WAIT_READINGS {
+            canary = self.canary()?;
+            if n == 0 {
+                machine.push(canary);
+                window.push(std::time::Instant::now(), canary);
+            }
+            if limit == 0.0 || canary <= limit {
+                break;
+            }
+        }
+        Ok(canary)
+    }
+
+    /// Reads the canary until `until` ns after `begin`: the pace that spreads a small
+    /// selection's rounds in time. Err when interrupted.
+    fn pace(
+        &self,
+        begin: u64,
+        until: f64,
+        machine: &mut Vec<f64>,
+        window: &mut Window,
+    ) -> Result<(), BenchError> {
+        let c = self.clock.as_ref();
+        while c.to_ns(c.now().wrapping_sub(begin)) < until {
+            let v = self.canary()?;
+            machine.push(v);
+            window.push(std::time::Instant::now(), v);
+            if interrupt::interrupted() {
+                return Err(BenchError::Interrupted);
+            }
+        }
+        Ok(())
     }
 
     /// What a worker for `bench` is told.
@@ -829,6 +855,16 @@ impl Session {
             Err(_) => Ok(()),
         }
     }
+}
+
+/// Why an instance past its minimum rounds gets no more, if it does not: the budget is
+/// spent, more rounds cannot bring it to its target within the cap, or half the clock's
+/// step per operation is wider than `target`.
+fn no_more_rounds(budget: &Budget, inst: &Instance<'_>, target: f64) -> Option<Why> {
+    budget
+        .spent(inst)
+        .or_else(|| budget.hopeless(inst))
+        .or_else(|| (inst.progress().floor > target).then_some(Why::ClockStep))
 }
 
 /// How many of the CPUs a run may use its canary is read on, for the next worker to

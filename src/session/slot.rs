@@ -340,6 +340,43 @@ impl<'b> Slot<'b> {
         self.earlier + 1
     }
 
+    /// Warms the body for a round: the first round calibrates the batch and times the
+    /// empty loop's overhead; later ones warm it (unless the last batch was as long as
+    /// the warm-up and the process has run the body before: its code and data are then
+    /// warm) and time the empty loop again for this round. Returns the batch and the
+    /// overhead.
+    fn warm(
+        &mut self,
+        h: &Harness<'_>,
+        body: &mut dyn crate::harness::Body,
+        plan: Plan,
+        round: u32,
+    ) -> Result<(u64, Overhead), BenchError> {
+        let p = h.settings().profile;
+        let (k, overhead) = match self.setup.clone() {
+            Some(mut s) => {
+                let last = self
+                    .samples
+                    .last()
+                    .map_or(0.0, |x| h.clock().to_ns(x.ticks));
+                if last < p.round_warmup_ns as f64 || self.fresh {
+                    h.warm(body, s.0, p.round_warmup_ns)?;
+                }
+                h.remeasure(&mut EmptyLoop, s.0, plan, &mut s.1, round)?;
+                s
+            }
+            None => {
+                let k = h.calibrate(body, plan)?;
+                h.warm(body, k, p.warmup_ns)?;
+                let o = h.overhead(&mut EmptyLoop, k, plan)?;
+                (k, o)
+            }
+        };
+        self.plan = plan;
+        self.setup = Some((k, overhead.clone()));
+        Ok((k, overhead))
+    }
+
     /// One round: sets the benchmark up anew, warms it (calibrating the batch and the
     /// empty loop's overhead in the first round), takes one round of samples, tears it
     /// down, and concludes once the profile's minimum rounds are in. `canary` is the
@@ -393,26 +430,7 @@ impl<'b> Slot<'b> {
         self.setup_ns += c.to_ns(t_prepared.wrapping_sub(t0));
         self.result.op = prepared.op.to_string();
         let (mut body, plan) = (prepared.body, prepared.plan);
-        let (k, overhead) = match self.setup.clone() {
-            Some(mut s) => {
-                // A warm-up shorter than one batch would only add a batch, except in
-                // a worker that has not run the body yet (its code and data are cold).
-                let last = self.samples.last().map_or(0.0, |x| c.to_ns(x.ticks));
-                if last < p.round_warmup_ns as f64 || self.fresh {
-                    h.warm(body.as_mut(), s.0, p.round_warmup_ns)?;
-                }
-                h.remeasure(&mut EmptyLoop, s.0, plan, &mut s.1, round)?;
-                s
-            }
-            None => {
-                let k = h.calibrate(body.as_mut(), plan)?;
-                h.warm(body.as_mut(), k, p.warmup_ns)?;
-                let o = h.overhead(&mut EmptyLoop, k, plan)?;
-                (k, o)
-            }
-        };
-        self.plan = plan;
-        self.setup = Some((k, overhead.clone()));
+        let (k, overhead) = self.warm(&h, body.as_mut(), plan, round)?;
         // The machine's probes, in this process warmed for its round, just before its
         // samples (after them, they would read what the round left behind: a ring's
         // children exiting, a file's pages, caches full of the benchmark's data). A

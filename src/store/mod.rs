@@ -676,7 +676,8 @@ impl History {
             else {
                 continue;
             };
-            let mut past = self.past_figures(&crate::compare::key(r), &cond, PAST_RUNS)?;
+            let mut past =
+                self.past_figures(&crate::compare::key(r), &cond, PAST_RUNS)?;
             past.truncate(PAST_RUNS);
             if past.len() < 2 {
                 continue;
@@ -703,7 +704,11 @@ impl History {
     /// conditions (saved before or after it; `id` is its own, left out): per result,
     /// `(runs, sd_ns)` where at least two others exist. Shown beside a saved row,
     /// labelled, never in place of its interval.
-    pub fn spread_now(&self, run: &Run, id: Option<i64>) -> anyhow::Result<Vec<Option<(usize, f64)>>> {
+    pub fn spread_now(
+        &self,
+        run: &Run,
+        id: Option<i64>,
+    ) -> anyhow::Result<Vec<Option<(usize, f64)>>> {
         let cond = conditions(run);
         let mut out = Vec::with_capacity(run.results.len());
         for r in &run.results {
@@ -735,7 +740,9 @@ impl History {
 /// again against it ([`crate::store::History::set_from_past_runs`]).
 fn from_runs(m: &mut crate::results::Measured, s: f64, k: usize) {
     use crate::harness::verdict::{self, Why};
-    use crate::stats::rounds::{centre_quantile, degrees_of_freedom, standard_error, Z975};
+    use crate::stats::rounds::{
+        centre_quantile, degrees_of_freedom, standard_error, Z975,
+    };
     let now_rounds = m.rounds.iter().filter(|x| x.median_ns.is_some()).count();
     let df = degrees_of_freedom(now_rounds.max(2)).max(1);
     let least = |side: f64| Z975 * standard_error(side.max(0.0), df);
@@ -752,7 +759,12 @@ fn from_runs(m: &mut crate::results::Measured, s: f64, k: usize) {
     m.interval_source = Some(crate::harness::Source::Runs);
     if let Some(target) = m.target_pct {
         let half = m.relative_ci();
-        m.converged = verdict::judge(half, target / 100.0, &mut m.why, Why::RunsSpread { runs: k });
+        m.converged = verdict::judge(
+            half,
+            target / 100.0,
+            &mut m.why,
+            Why::RunsSpread { runs: k },
+        );
         m.stop_reason = m.verdict_text();
     }
 }

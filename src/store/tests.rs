@@ -318,7 +318,9 @@ fn the_spread_between_runs_sets_the_interval_and_its_verdict_on(open: Opener<'_>
     // Judged again against the interval it prints: within ±0.5%, converged.
     assert_eq!(m.interval_source, Some(Source::Runs));
     assert!(m.converged && m.why.is_empty(), "{m:?}");
-    assert!(m.stop_reason.contains("width set by the spread of its saved runs"));
+    assert!(m
+        .stop_reason
+        .contains("width set by the spread of its saved runs"));
     assert!(b.sd_ns > 0.0 && b.sd_ns < 0.3, "{b:?}");
     let half = (m.ci_high_ns - m.ci_low_ns) / 2.0 / m.median_ns;
     assert!(half > 0.002 && half < 0.015, "{m:?}");
@@ -541,7 +543,10 @@ fn on_postgres() {
             past_runs_widen_only_under_the_same_conditions_on,
         ),
         ("canary", canary_beside_earlier_runs_on),
-        ("floor", the_spread_between_runs_sets_the_interval_and_its_verdict_on),
+        (
+            "floor",
+            the_spread_between_runs_sets_the_interval_and_its_verdict_on,
+        ),
         (
             "slow",
             a_figure_of_a_slow_state_stays_out_of_the_runs_spread_on,

@@ -30,33 +30,10 @@ pub fn serve(args: &[String]) -> ExitCode {
 }
 
 fn serve_inner(args: &[String]) -> anyhow::Result<()> {
-    use anyhow::Context;
-    let (fd, parent, probe) = match args {
-        [fd, parent] => (fd.parse::<i32>()?, parent.parse::<i32>()?, false),
-        [fd, parent, word] if word == super::PROBE_WORD => {
-            (fd.parse::<i32>()?, parent.parse::<i32>()?, true)
-        }
-        _ => {
-            anyhow::bail!("usage: syscost {WORKER_ARG} FD PARENT_PID [probe] (internal)")
-        }
-    };
-    // The exec named it after the binary again.
-    let _ = rustix::thread::set_name(if probe {
-        super::PROBE_NAME
-    } else {
-        super::WORKER_NAME
-    });
-    rustix::process::set_parent_process_death_signal(Some(
-        rustix::process::Signal::TERM,
-    ))?;
-    if rustix::process::getppid().map(|p| p.as_raw_nonzero().get()) != Some(parent) {
-        // The parent died before the death signal was set.
+    let Some(stream) = attach(args)? else {
         return Ok(());
-    }
+    };
     let _guard = crate::os::interrupt::InterruptGuard::install()?;
-    let stream = UnixStream::from(
-        crate::os::spawn::take_inherited(fd).context("the worker's socket")?,
-    );
     let mut link = stream.try_clone()?;
     let (start, probe) = match wire::recv::<Request>(&mut link)? {
         Some(Request::Start(start)) => (start, false),
@@ -74,17 +51,7 @@ fn serve_inner(args: &[String]) -> anyhow::Result<()> {
     }
     let bench = bench::find(&start.bench)
         .ok_or_else(|| anyhow::anyhow!("no benchmark is named {}", start.bench))?;
-    let params = Params(
-        start
-            .params
-            .iter()
-            .map(|(n, v)| {
-                let spec = bench::copies::spec(bench, n);
-                spec.map(|s| (s.name, v.clone()))
-                    .ok_or_else(|| anyhow::anyhow!("{} takes no {n}", start.bench))
-            })
-            .collect::<anyhow::Result<_>>()?,
-    );
+    let params = params_of(bench, &start)?;
     let _home = home_pin(bench, &start.params)?;
     wire::send(
         &mut link,
@@ -103,19 +70,7 @@ fn serve_inner(args: &[String]) -> anyhow::Result<()> {
     let mut recorder =
         (start.explain > 0).then(|| crate::explain::Recorder::new(start.explain));
     let context = context_of(&start, stream.try_clone()?);
-    let mut slot = if start.resume {
-        let sealed = wire::MemFile::recv(&stream)
-            .map(wire::Sealed)
-            .context("receiving what the previous worker handed over")?;
-        let carried = sealed
-            .open()
-            .context("what the previous worker handed over")?;
-        drop(sealed); // the memory file goes with its last descriptor
-        Slot::resume(bench, &params, carried)
-    } else {
-        Slot::new(bench, &params)
-    };
-    slot.max_rounds = start.max_rounds;
+    let mut slot = slot_for(bench, &params, &start, &stream)?;
     loop {
         match wire::recv::<Request>(&mut link)? {
             None => return Ok(()), // the parent is gone
@@ -138,33 +93,9 @@ fn serve_inner(args: &[String]) -> anyhow::Result<()> {
                     },
                     explain: recorder.as_mut(),
                 };
-                let mut redone = false;
-                let error =
-                    match slot.visit(&mut env, round, start.begin, canary_ns, limit_ns) {
-                        Ok(kept) => {
-                            redone = !kept;
-                            None
-                        }
-                        Err(BenchError::Interrupted) => Some(WireError::Interrupted),
-                        Err(e) => {
-                            let w = WireError::from(&e);
-                            slot.end(e);
-                            Some(w)
-                        }
-                    };
-                let open = error.is_none() && slot.open();
-                let (ci, floor) = (slot.last_ci, slot.last_floor);
-                wire::send(
-                    &mut link,
-                    &Reply::Visited {
-                        open,
-                        redone,
-                        ci,
-                        floor,
-                        error,
-                        probes: slot.probes.take(),
-                    },
-                )?;
+                let visited =
+                    slot.visit(&mut env, round, start.begin, canary_ns, limit_ns);
+                wire::send(&mut link, &visited_reply(&mut slot, visited))?;
             }
             Some(Request::Hand) => {
                 let peak = crate::os::usage::peak_resident_kib();
@@ -181,54 +112,174 @@ fn serve_inner(args: &[String]) -> anyhow::Result<()> {
             }) => {
                 slot.stopped = stopped;
                 slot.held = held;
-                let (processes, earlier_peak) = (slot.processes(), slot.earlier_peak_kib);
                 let h = crate::harness::Harness::new(clock.as_ref(), settings);
-                let mut result = slot.finish(&h, start.keep_samples, interrupted);
-                if let (Some(r), Some(x)) = (result.as_mut(), recorder.take()) {
-                    let rounds: Vec<(u32, f64)> = r
-                        .measured
-                        .iter()
-                        .flat_map(|m| &m.rounds)
-                        .filter_map(|f| Some((f.round, f.median_ns?)))
-                        .collect();
-                    r.explain = x.conclude(&rounds);
-                }
-                if let Some(m) = result.as_mut().and_then(|r| r.measured.as_mut()) {
-                    m.worker_peak_kib =
-                        crate::os::usage::peak_resident_kib().max(earlier_peak);
-                    m.worker_processes = processes;
-                }
-                // Kept samples travel in a memory file of their own, which the parent
-                // copies to its spill (or reads) without the frame, the decoded
-                // result and its copy all holding them at once.
-                let samples = result
-                    .as_mut()
-                    .and_then(|r| r.measured.as_mut())
-                    .and_then(|m| m.samples.take());
-                let file = match &samples {
-                    Some(s) => {
-                        let f = wire::MemFile::create("syscost-samples")?;
-                        f.write_json(s)?;
-                        Some(f)
-                    }
-                    None => None,
-                };
-                drop(samples);
-                wire::send(
-                    &mut link,
-                    &Reply::Result {
-                        result: result.map(Box::new),
-                        samples: file.is_some(),
-                    },
-                )?;
-                if let Some(f) = file {
-                    f.send(&link)?;
-                }
-                return Ok(());
+                let result =
+                    conclude(slot, &h, start.keep_samples, interrupted, recorder);
+                return send_result(&mut link, result);
             }
             Some(other) => anyhow::bail!("unexpected request {other:?}"),
         }
     }
+}
+
+/// Takes the socket the parent left this worker, once it has named itself and made
+/// sure it dies with the parent: None when the parent is already gone.
+fn attach(args: &[String]) -> anyhow::Result<Option<UnixStream>> {
+    use anyhow::Context;
+    let (fd, parent, probe) = match args {
+        [fd, parent] => (fd.parse::<i32>()?, parent.parse::<i32>()?, false),
+        [fd, parent, word] if word == super::PROBE_WORD => {
+            (fd.parse::<i32>()?, parent.parse::<i32>()?, true)
+        }
+        _ => {
+            anyhow::bail!("usage: syscost {WORKER_ARG} FD PARENT_PID [probe] (internal)")
+        }
+    };
+    // The exec named it after the binary again.
+    let _ = rustix::thread::set_name(if probe {
+        super::PROBE_NAME
+    } else {
+        super::WORKER_NAME
+    });
+    rustix::process::set_parent_process_death_signal(Some(
+        rustix::process::Signal::TERM,
+    ))?;
+    if rustix::process::getppid().map(|p| p.as_raw_nonzero().get()) != Some(parent) {
+        // The parent died before the death signal was set.
+        return Ok(None);
+    }
+    let stream = UnixStream::from(
+        crate::os::spawn::take_inherited(fd).context("the worker's socket")?,
+    );
+    Ok(Some(stream))
+}
+
+/// The benchmark's parameters as the parent sent them, checked against its own.
+fn params_of(
+    bench: &'static dyn bench::Bench,
+    start: &wire::Start,
+) -> anyhow::Result<Params> {
+    let params = start
+        .params
+        .iter()
+        .map(|(n, v)| {
+            let spec = bench::copies::spec(bench, n);
+            spec.map(|s| (s.name, v.clone()))
+                .ok_or_else(|| anyhow::anyhow!("{} takes no {n}", start.bench))
+        })
+        .collect::<anyhow::Result<_>>()?;
+    Ok(Params(params))
+}
+
+/// The instance this worker measures: new, or resumed from what the previous worker
+/// handed over (a memory file that follows on `stream`).
+fn slot_for<'a>(
+    bench: &'static dyn bench::Bench,
+    params: &'a Params,
+    start: &wire::Start,
+    stream: &UnixStream,
+) -> anyhow::Result<Slot<'a>> {
+    use anyhow::Context;
+    let mut slot = if start.resume {
+        let sealed = wire::MemFile::recv(stream)
+            .map(wire::Sealed)
+            .context("receiving what the previous worker handed over")?;
+        let carried = sealed
+            .open()
+            .context("what the previous worker handed over")?;
+        drop(sealed); // the memory file goes with its last descriptor
+        Slot::resume(bench, params, carried)
+    } else {
+        Slot::new(bench, params)
+    };
+    slot.max_rounds = start.max_rounds;
+    Ok(slot)
+}
+
+/// The answer to a visit: whether the instance wants more rounds, whether the round
+/// was kept, the interval at its last look, and its probes; an error ends the slot.
+fn visited_reply(slot: &mut Slot<'_>, visited: Result<bool, BenchError>) -> Reply {
+    let mut redone = false;
+    let error = match visited {
+        Ok(kept) => {
+            redone = !kept;
+            None
+        }
+        Err(BenchError::Interrupted) => Some(WireError::Interrupted),
+        Err(e) => {
+            let w = WireError::from(&e);
+            slot.end(e);
+            Some(w)
+        }
+    };
+    Reply::Visited {
+        open: error.is_none() && slot.open(),
+        redone,
+        ci: slot.last_ci,
+        floor: slot.last_floor,
+        error,
+        probes: slot.probes.take(),
+    }
+}
+
+/// The instance's result, concluded in this worker: its explanation, when it was
+/// explained, and the processes that measured it with their highest peak.
+fn conclude(
+    slot: Slot<'_>,
+    h: &crate::harness::Harness<'_>,
+    keep_samples: bool,
+    interrupted: bool,
+    recorder: Option<crate::explain::Recorder>,
+) -> Option<crate::results::BenchResult> {
+    let (processes, earlier_peak) = (slot.processes(), slot.earlier_peak_kib);
+    let mut result = slot.finish(h, keep_samples, interrupted);
+    if let (Some(r), Some(x)) = (result.as_mut(), recorder) {
+        let rounds: Vec<(u32, f64)> = r
+            .measured
+            .iter()
+            .flat_map(|m| &m.rounds)
+            .filter_map(|f| Some((f.round, f.median_ns?)))
+            .collect();
+        r.explain = x.conclude(&rounds);
+    }
+    if let Some(m) = result.as_mut().and_then(|r| r.measured.as_mut()) {
+        m.worker_peak_kib = crate::os::usage::peak_resident_kib().max(earlier_peak);
+        m.worker_processes = processes;
+    }
+    result
+}
+
+/// Sends the result to the parent. Kept samples travel in a memory file of their own,
+/// which the parent copies to its spill (or reads) without the frame, the decoded
+/// result and its copy all holding them at once.
+fn send_result(
+    link: &mut UnixStream,
+    mut result: Option<crate::results::BenchResult>,
+) -> anyhow::Result<()> {
+    let samples = result
+        .as_mut()
+        .and_then(|r| r.measured.as_mut())
+        .and_then(|m| m.samples.take());
+    let file = match &samples {
+        Some(s) => {
+            let f = wire::MemFile::create("syscost-samples")?;
+            f.write_json(s)?;
+            Some(f)
+        }
+        None => None,
+    };
+    drop(samples);
+    wire::send(
+        link,
+        &Reply::Result {
+            result: result.map(Box::new),
+            samples: file.is_some(),
+        },
+    )?;
+    if let Some(f) = file {
+        f.send(link)?;
+    }
+    Ok(())
 }
 
 /// Pins the worker to the home CPU (the first CPU the run may use, or `--cpu`) for a
