@@ -170,7 +170,7 @@ fn look_at_the_machine(
     // How much the machine moves is said once, by the floors in the run's header.
     // Beside the same machine's earlier runs: a run about to start in a slow spell
     // (this VM's last minutes) can still be stopped.
-    let past = history.zip(m.mean_ns()).and_then(|(h, now)| {
+    let past = history.zip(m.base_ns()).and_then(|(h, now)| {
         h.past_machine(run, now, None)
             .map_err(|e| warn(&format!("the history could not be read: {e:#}")))
             .ok()

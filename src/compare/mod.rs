@@ -355,8 +355,8 @@ pub fn compare(a: (&RunLabel, &Run), b: (&RunLabel, &Run), threshold: f64) -> Co
         .collect();
     let machine = ra
         .machine
-        .mean_ns()
-        .zip(rb.machine.mean_ns())
+        .base_ns()
+        .zip(rb.machine.base_ns())
         .map(|(x, y)| MachineSpeed {
             base_ns: x,
             other_ns: y,

@@ -87,7 +87,7 @@ impl Profile {
         budget_ns: 17_000 * MS,
         budget_max_rounds: 8,
     };
-    /// The default: five to eight rounds spread over at least three seconds (in a
+    /// The default: five to eight rounds spread over at least two seconds (in a
     /// whole run, up to 93 within its budget), ±0.5% or the machine's floor for the
     /// result's kind of work, whichever is larger. Rounds are short: what widens the
     /// interval is the machine's drift between rounds, not the samples within one, so
@@ -104,14 +104,15 @@ impl Profile {
         round_max_samples: 5_000,
         min_rounds: 5,
         max_rounds: 8,
-        span_ns: 3_000 * MS,
+        span_ns: 2_000 * MS,
         ci_target: 0.005,
         min_batch_ns: 50_000,
         overhead_samples: 51,
         budget_ns: 110_000 * MS,
         budget_max_rounds: 93,
     };
-    /// Long runs: ten to thirty rounds over at least twenty seconds, tighter CI.
+    /// Long runs: ten to thirty rounds over at least twenty seconds (in a whole run, up
+    /// to 120 within its budget: never fewer than the standard profile allows).
     pub const THOROUGH: Profile = Profile {
         name: "thorough",
         warmup_ns: 100 * MS,
@@ -126,7 +127,7 @@ impl Profile {
         min_batch_ns: 100_000,
         overhead_samples: 101,
         budget_ns: 900_000 * MS,
-        budget_max_rounds: 45,
+        budget_max_rounds: 120,
     };
 
     /// Whether the interval is looked at after `rounds` rounds, whose cap is `cap`:

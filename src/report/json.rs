@@ -160,7 +160,7 @@
 //! every sample, the centre of the −25%/+50% outlier window. `machine.spread` is the
 //! canary readings' (p90 − p10) / median, and `unsteady` says it exceeded `ci_target`.
 //! `machine.past` (absent without a history holding two earlier runs under the same
-//! conditions) sets the run's mean canary reading beside theirs: `runs` (at most 10),
+//! conditions) sets the run's base state (its canary's) beside theirs: `runs` (at most 10),
 //! their `median_ns`, `low_ns` and `high_ns`, and `ratio`, this run's over their median.
 //! `at_ns` counts from the start of the run's first round.
 //!

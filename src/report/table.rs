@@ -131,6 +131,36 @@ pub fn row_note(r: &BenchResult, target: f64) -> Option<String> {
     ))
 }
 
+/// Which state the figures are, when the machine spent most of the run in slower ones:
+/// the rows are measured in its base state (rounds outside it are measured again), so
+/// a reader learns that a program here pays more most of the time, and how much.
+pub(crate) fn base_state_note(ms: &crate::results::MachineStates) -> Option<String> {
+    let base = ms.base_ns()?;
+    let at_base: f64 = ms
+        .states
+        .iter()
+        .filter(|x| x.median_ns <= base)
+        .map(|x| x.share)
+        .sum();
+    let total: f64 = ms.states.iter().map(|x| x.share).sum();
+    let slower: f64 = ms
+        .states
+        .iter()
+        .filter(|x| x.median_ns > base)
+        .map(|x| x.share * x.median_ns)
+        .sum::<f64>()
+        / (total - at_base);
+    (total > 0.0 && at_base < 0.5 * total).then(|| {
+        format!(
+            "the figures are the machine's base state's (getpid {}, {:.0}% of the run); \
+             the rest of the run it read {:.0}% slower, and so would most rows",
+            fmt_ns(base),
+            at_base / total * 100.0,
+            (slower / base - 1.0) * 100.0
+        )
+    })
+}
+
 /// A percentage with the digits that matter (2.3, 0.45, 12).
 fn pct(x: f64) -> String {
     if x >= 10.0 {
@@ -411,7 +441,10 @@ impl Exporter for Table {
                     String::new()
                 }
             );
-            if let (Some(p), Some(now)) = (&ms.past, ms.mean_ns()) {
+            if let Some(note) = base_state_note(ms) {
+                s += &crate::draw::text::wrap(&note, self.layout.width, 2, 4);
+            }
+            if let (Some(p), Some(now)) = (&ms.past, ms.base_ns()) {
                 s += &crate::draw::text::wrap(
                     &past_machine_text(p, now),
                     self.layout.width,
@@ -704,6 +737,26 @@ mod tests {
     use crate::harness::analyze::tests::{conclude, samples};
     use crate::harness::Expect;
     use crate::os::usage::Usage;
+
+    #[test]
+    fn the_footer_says_when_the_figures_are_a_state_the_machine_was_seldom_in() {
+        use crate::stats::rounds::State;
+        let state = |median_ns: f64, share: f64| State {
+            median_ns,
+            share,
+            count: 1,
+        };
+        let mut ms = crate::results::MachineStates {
+            states: vec![state(140.0, 0.28), state(187.0, 0.72)],
+            ..Default::default()
+        };
+        assert_eq!(ms.base_ns(), Some(140.0));
+        let note = base_state_note(&ms).unwrap();
+        assert!(note.contains("getpid 140.0 ns, 28% of the run"), "{note}");
+        assert!(note.contains("read 34% slower"), "{note}");
+        ms.states = vec![state(140.0, 0.6), state(187.0, 0.4)];
+        assert_eq!(base_state_note(&ms), None);
+    }
 
     #[test]
     fn a_rows_note_quotes_its_printed_interval_target_and_first_reason() {

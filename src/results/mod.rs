@@ -195,13 +195,33 @@ pub struct Floor {
     pub rounds: usize,
 }
 
+/// Where in the canary's readings the machine's base state is read: the 10th
+/// percentile, a low quantile that a slow spell taking most of a run does not move and
+/// one lucky reading does not set (`session::canary`).
+pub const BASE_QUANTILE: f64 = 0.1;
+
 impl MachineStates {
-    /// The run's mean canary reading, ns per getpid: its states' medians weighted by
-    /// their shares. None without readings.
-    pub fn mean_ns(&self) -> Option<f64> {
-        let share: f64 = self.states.iter().map(|x| x.share).sum();
-        let sum: f64 = self.states.iter().map(|x| x.share * x.median_ns).sum();
-        (share > 0.0 && sum.is_finite() && sum > 0.0).then(|| sum / share)
+    /// The run's base state as its canary read it, ns per getpid: the median of the
+    /// state that holds the readings' [`BASE_QUANTILE`]. It is the state the rows'
+    /// figures are measured in (rounds outside it are measured again), so it is what
+    /// is set beside earlier runs: "the machine ran 10% slower" says that the rows
+    /// moved by about that much. None without readings.
+    pub fn base_ns(&self) -> Option<f64> {
+        let mut states: Vec<&State> = self
+            .states
+            .iter()
+            .filter(|x| x.median_ns.is_finite() && x.median_ns > 0.0)
+            .collect();
+        states.sort_by(|a, b| a.median_ns.total_cmp(&b.median_ns));
+        let total: f64 = states.iter().map(|x| x.share).sum();
+        let mut below = 0.0;
+        for x in &states {
+            below += x.share;
+            if below >= BASE_QUANTILE * total {
+                return Some(x.median_ns);
+            }
+        }
+        None
     }
 }
 
@@ -212,13 +232,13 @@ impl MachineStates {
 pub struct PastMachine {
     /// How many earlier runs (the newest, at most ten).
     pub runs: usize,
-    /// Their mean canary readings' median, ns per getpid.
+    /// Their base states' median (the canary's, [`MachineStates::base_ns`]), ns per getpid.
     pub median_ns: f64,
-    /// The lowest of their mean canary readings, ns.
+    /// The lowest of their base states (canary), ns.
     pub low_ns: f64,
     /// The highest, ns.
     pub high_ns: f64,
-    /// This run's mean canary reading over their median.
+    /// This run's base state over their median.
     pub ratio: f64,
 }
 

@@ -102,8 +102,7 @@ pub(super) fn base_of(xs: &mut [f64]) -> f64 {
     *xs.select_nth_unstable_by(k, f64::total_cmp).1
 }
 
-/// Where in the canary's readings the machine's base state is read ([`base`]).
-pub const BASE_QUANTILE: f64 = 0.1;
+pub use crate::results::BASE_QUANTILE;
 
 /// How far back in time the run's canary readings set its base state ([`Window`]):
 /// longer than the slow spells of the VM this project is developed on (seconds, at

@@ -582,7 +582,7 @@ pub const PAST_RUNS: usize = 20;
 pub const PAST_MACHINE_RUNS: usize = 10;
 
 impl History {
-    /// Sets `run.machine.past`: the run's mean canary reading beside those of the newest
+    /// Sets `run.machine.past`: the run's base state (its canary's) beside those of the newest
     /// earlier runs under the same conditions (at most [`PAST_MACHINE_RUNS`]; `except`
     /// is this run's id when it is saved already). Needs two of them with canary
     /// readings; otherwise leaves it absent. Returns whether it was set.
@@ -592,14 +592,14 @@ impl History {
         except: Option<i64>,
     ) -> anyhow::Result<bool> {
         run.machine.past = None;
-        let Some(now) = run.machine.mean_ns() else {
+        let Some(now) = run.machine.base_ns() else {
             return Ok(false);
         };
         run.machine.past = self.past_machine(run, now, except)?;
         Ok(run.machine.past.is_some())
     }
 
-    /// A canary reading of `now_ns` beside the mean canary readings of the newest
+    /// A canary reading of `now_ns` beside the base states of the newest
     /// earlier runs under `run`'s conditions (at most [`PAST_MACHINE_RUNS`], `except`
     /// left out); None without two of them.
     pub fn past_machine(
@@ -617,7 +617,7 @@ impl History {
         let mut past = Vec::new();
         for id in ids {
             // A document this build cannot read (an older schema) is left out.
-            if let Some(x) = self.machine_of(id).ok().and_then(|m| m.mean_ns()) {
+            if let Some(x) = self.machine_of(id).ok().and_then(|m| m.base_ns()) {
                 past.push(x);
             }
         }
