@@ -79,25 +79,7 @@ pub fn document(run: &Run) -> Value {
             })
         };
         let Some(m) = r.measured.as_ref().filter(|_| r.status == Status::Ok) else {
-            let mut e = base(&name);
-            e["run_type"] = "iteration".into();
-            e["repetitions"] = 1.into();
-            e["repetition_index"] = 0.into();
-            e["iterations"] = 0.into();
-            e["real_time"] = 0.into();
-            e["cpu_time"] = 0.into();
-            e["error_occurred"] = true.into();
-            let what = if r.status == Status::Skipped {
-                "skipped"
-            } else {
-                "failed"
-            };
-            e["error_message"] = format!(
-                "{what}: {}",
-                r.reason.as_deref().unwrap_or("no reason given")
-            )
-            .into();
-            benchmarks.push(e);
+            benchmarks.push(not_measured(r, base(&name)));
             continue;
         };
         let rounds: Vec<(usize, f64, u64)> = m
@@ -148,6 +130,25 @@ pub fn document(run: &Run) -> Value {
         }
     }
     json!({ "context": context, "benchmarks": benchmarks })
+}
+
+/// The entry of a benchmark that was skipped or failed: an error, with its reason.
+fn not_measured(r: &crate::results::BenchResult, mut e: Value) -> Value {
+    e["run_type"] = "iteration".into();
+    e["repetitions"] = 1.into();
+    e["repetition_index"] = 0.into();
+    e["iterations"] = 0.into();
+    e["real_time"] = 0.into();
+    e["cpu_time"] = 0.into();
+    e["error_occurred"] = true.into();
+    let what = if r.status == Status::Skipped {
+        "skipped"
+    } else {
+        "failed"
+    };
+    let why = r.reason.as_deref().unwrap_or("no reason given");
+    e["error_message"] = format!("{what}: {why}").into();
+    e
 }
 
 fn finite(v: f64) -> Value {

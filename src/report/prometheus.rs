@@ -74,12 +74,15 @@ struct Family {
     samples: Vec<(String, f64)>,
 }
 
-/// The exposition for `run`.
-pub fn exposition(run: &Run) -> String {
-    let mut families: BTreeMap<&'static str, Family> = BTreeMap::new();
-    let mut add = |name: &'static str, help: &'static str, l: String, v: f64| {
+/// The metric families of one exposition, by name.
+#[derive(Default)]
+struct Families(BTreeMap<&'static str, Family>);
+
+impl Families {
+    /// Adds a sample (a non-finite value is left out).
+    fn add(&mut self, name: &'static str, help: &'static str, l: String, v: f64) {
         if v.is_finite() {
-            families
+            self.0
                 .entry(name)
                 .or_insert_with(|| Family {
                     help,
@@ -88,9 +91,35 @@ pub fn exposition(run: &Run) -> String {
                 .samples
                 .push((l, v));
         }
-    };
+    }
+}
+
+/// The exposition for `run`.
+pub fn exposition(run: &Run) -> String {
+    let mut f = Families::default();
+    run_metrics(&mut f, run);
+    let mut seen = std::collections::HashSet::new();
+    for r in &run.results {
+        result_metrics(&mut f, r, &mut seen);
+    }
+    for t in &run.scaling {
+        scaling_metrics(&mut f, t);
+    }
+    let mut out = String::new();
+    for (name, f) in &f.0 {
+        let _ = writeln!(out, "# HELP {name} {}", f.help);
+        let _ = writeln!(out, "# TYPE {name} gauge");
+        for (l, v) in &f.samples {
+            let _ = writeln!(out, "{name}{l} {v:e}");
+        }
+    }
+    out
+}
+
+/// The run's own metrics: what measured it, when, and whether it finished.
+fn run_metrics(f: &mut Families, run: &Run) {
     let h = &run.host;
-    add(
+    f.add(
         "syscost_info",
         "The syscost run: version, host, kernel, profile and clock.",
         labels(&[
@@ -102,140 +131,135 @@ pub fn exposition(run: &Run) -> String {
         ]),
         1.0,
     );
-    add(
+    f.add(
         "syscost_run_timestamp_seconds",
         "When the run began, seconds since the Unix epoch.",
         String::new(),
         run.started_unix_s,
     );
-    add(
+    f.add(
         "syscost_run_complete",
         "1 when the run finished, 0 when it was interrupted.",
         String::new(),
         if run.complete { 1.0 } else { 0.0 },
     );
-    let mut seen = std::collections::HashSet::new();
-    for r in &run.results {
-        let mut pairs = vec![("benchmark".to_string(), r.name.clone())];
-        for (k, v) in &r.params {
-            let mut name = label_name(k);
-            if name == "benchmark" || name == "status" {
-                name = format!("param_{name}");
-            }
-            pairs.push((name, v.clone()));
+}
+
+/// One result's metrics, unless its labels were `seen` already (the same series twice
+/// would be invalid).
+fn result_metrics(
+    f: &mut Families,
+    r: &crate::results::BenchResult,
+    seen: &mut std::collections::HashSet<String>,
+) {
+    let mut pairs = vec![("benchmark".to_string(), r.name.clone())];
+    for (k, v) in &r.params {
+        let mut name = label_name(k);
+        if name == "benchmark" || name == "status" {
+            name = format!("param_{name}");
         }
-        let base = labels(&pairs);
-        if !seen.insert(base.clone()) {
-            continue; // the same series twice would be invalid
-        }
-        let status = match r.status {
-            Status::Ok => "ok",
-            Status::Skipped => "skipped",
-            Status::Failed => "failed",
-        };
-        let mut with_status = pairs.clone();
-        with_status.push(("status".into(), status.into()));
-        add(
-            "syscost_result_status",
-            "1 for the status of each benchmark (ok, skipped, failed).",
-            labels(&with_status),
-            1.0,
-        );
-        let Some(m) = &r.measured else { continue };
-        add(
+        pairs.push((name, v.clone()));
+    }
+    let base = labels(&pairs);
+    if !seen.insert(base.clone()) {
+        return;
+    }
+    let status = match r.status {
+        Status::Ok => "ok",
+        Status::Skipped => "skipped",
+        Status::Failed => "failed",
+    };
+    let mut with_status = pairs.clone();
+    with_status.push(("status".into(), status.into()));
+    f.add(
+        "syscost_result_status",
+        "1 for the status of each benchmark (ok, skipped, failed).",
+        labels(&with_status),
+        1.0,
+    );
+    let Some(m) = &r.measured else { return };
+    for (name, help, v) in [
+        (
             "syscost_op_seconds",
             "The cost of one operation: the trimmed mean over rounds of each round's median.",
-            base.clone(),
             m.median_ns * 1e-9,
-        );
-        add(
+        ),
+        (
             "syscost_op_ci_low_seconds",
             "Low end of the 95% interval of syscost_op_seconds.",
-            base.clone(),
             m.ci_low_ns * 1e-9,
-        );
-        add(
+        ),
+        (
             "syscost_op_ci_high_seconds",
             "High end of the 95% interval of syscost_op_seconds.",
-            base.clone(),
             m.ci_high_ns * 1e-9,
-        );
-        add(
-            "syscost_op_rounds",
-            "Rounds measured.",
-            base.clone(),
-            m.rounds.len() as f64,
-        );
-        add(
+        ),
+        ("syscost_op_rounds", "Rounds measured.", m.rounds.len() as f64),
+        (
             "syscost_op_converged",
-            "1 when the interval reached the profile's target.",
-            base.clone(),
+            "1 when the interval reached the row's target.",
             if m.converged { 1.0 } else { 0.0 },
-        );
-        if let Some(c) = &m.copies {
-            add(
+        ),
+    ] {
+        f.add(name, help, base.clone(), v);
+    }
+    if let Some(c) = &m.copies {
+        for (name, help, v) in [
+            (
                 "syscost_copies_per_copy_seconds",
                 "Run as copies: the median over copies of each copy's cost per operation.",
-                base.clone(),
                 c.per_copy_ns * 1e-9,
-            );
-            add(
+            ),
+            (
                 "syscost_copies_slowest_seconds",
                 "Run as copies: the slowest copy's cost per operation.",
-                base.clone(),
                 c.slowest_ns * 1e-9,
-            );
-            add(
+            ),
+            (
                 "syscost_copies_throughput_ops_per_second",
                 "Run as copies: operations per second of all copies together.",
-                base.clone(),
                 c.throughput_ops_s,
+            ),
+        ] {
+            f.add(name, help, base.clone(), v);
+        }
+    }
+}
+
+/// A scaling table's metrics: each point's efficiency and the fit's coefficients.
+fn scaling_metrics(f: &mut Families, t: &crate::results::ScalingTable) {
+    let mut pairs = vec![("benchmark".to_string(), t.name.clone())];
+    for (k, v) in &t.fixed {
+        pairs.push((label_name(k), v.clone()));
+    }
+    for p in &t.points {
+        let mut with_n = pairs.clone();
+        with_n.push(("copies".into(), p.n.to_string()));
+        if let Some(e) = p.efficiency {
+            f.add(
+                "syscost_copies_efficiency",
+                "Run as copies: throughput / (copies × one copy's throughput).",
+                labels(&with_n),
+                e,
             );
         }
     }
-    for t in &run.scaling {
-        let mut pairs = vec![("benchmark".to_string(), t.name.clone())];
-        for (k, v) in &t.fixed {
-            pairs.push((label_name(k), v.clone()));
-        }
-        for p in &t.points {
-            let mut with_n = pairs.clone();
-            with_n.push(("copies".into(), p.n.to_string()));
-            if let Some(e) = p.efficiency {
-                add(
-                    "syscost_copies_efficiency",
-                    "Run as copies: throughput / (copies × one copy's throughput).",
-                    labels(&with_n),
-                    e,
-                );
-            }
-        }
-        if let Some(f) = &t.fit {
-            for (name, help, v) in [
-                (
-                    "syscost_usl_sigma",
-                    "Universal Scalability Law: contention σ.",
-                    f.sigma,
-                ),
-                (
-                    "syscost_usl_kappa",
-                    "Universal Scalability Law: coherency κ.",
-                    f.kappa,
-                ),
-            ] {
-                add(name, help, labels(&pairs), v);
-            }
+    if let Some(fit) = &t.fit {
+        for (name, help, v) in [
+            (
+                "syscost_usl_sigma",
+                "Universal Scalability Law: contention σ.",
+                fit.sigma,
+            ),
+            (
+                "syscost_usl_kappa",
+                "Universal Scalability Law: coherency κ.",
+                fit.kappa,
+            ),
+        ] {
+            f.add(name, help, labels(&pairs), v);
         }
     }
-    let mut out = String::new();
-    for (name, f) in &families {
-        let _ = writeln!(out, "# HELP {name} {}", f.help);
-        let _ = writeln!(out, "# TYPE {name} gauge");
-        for (l, v) in &f.samples {
-            let _ = writeln!(out, "{name}{l} {v:e}");
-        }
-    }
-    out
 }
 
 #[cfg(test)]
