@@ -680,7 +680,7 @@ pub fn verdict(a: &Analysis, p: &Profile) -> (bool, Vec<Why>) {
     verdict_held(a, p, Held::default())
 }
 
-/// [`verdict`] for a result held to its kind's target ([`Held::target`]).
+/// [`verdict()`] for a result held to its kind's target ([`Held::target`]).
 pub fn verdict_held(a: &Analysis, p: &Profile, held: Held) -> (bool, Vec<Why>) {
     let mut why = Vec::new();
     if a.basis == analyze::Basis::All {

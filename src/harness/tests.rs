@@ -454,11 +454,10 @@ fn a_result_is_judged_against_its_kinds_target_and_its_interval_stays_its_own() 
     let p = Profile::STANDARD;
     let floor = Held {
         kind: Some(probe::WorkKind::Syscall),
-        floor: 0.03,
-        reach: 0.02,
+        allows: 0.03,
         strict: false,
     };
-    // Held to the machine's floor, a row within it is converged ...
+    // Held to what the machine allows, a row within it is converged ...
     assert_eq!(super::verdict_held(&a, &p, floor), (true, vec![]));
     // ... and held to a target below its interval, it is not: here the clock's step
     // sets that interval, so more rounds cannot narrow it.
@@ -480,43 +479,32 @@ fn a_result_is_judged_against_its_kinds_target_and_its_interval_stays_its_own() 
 }
 
 #[test]
-fn a_result_is_held_to_the_larger_of_the_profile_the_floor_and_the_reach() {
+fn a_result_is_held_to_the_larger_of_the_profile_and_what_the_machine_allows() {
     let p = Profile::STANDARD; // ±0.5%
-    let kind = Some(probe::WorkKind::Syscall);
     let none = Held::default();
     assert_eq!(none.target(&p), p.ci_target);
-    // The floor above the profile's target sets it; a reach above both sets it.
-    let floor = Held {
-        kind,
-        floor: 0.03,
-        reach: 0.02,
+    let machine = Held {
+        kind: Some(probe::WorkKind::Syscall),
+        allows: 0.03,
         strict: false,
     };
-    assert_eq!(floor.target(&p), 0.03);
-    let reach = Held {
-        reach: 0.09,
-        ..floor
-    };
-    assert_eq!(reach.target(&p), 0.09);
-    assert_eq!(reach.machine(), 0.09);
-    // Both below the profile's target: the profile's.
+    assert_eq!(machine.target(&p), 0.03);
+    // Below the profile's target: the profile's.
     let low = Held {
-        floor: 0.001,
-        reach: 0.004,
-        ..floor
+        allows: 0.004,
+        ..machine
     };
     assert_eq!(low.target(&p), p.ci_target);
-    // A target asked for is held whatever the machine allows, and a miss says how far
-    // below it lies.
+    // A target asked for is held whatever the machine allows.
     let strict = Held {
         strict: true,
-        ..reach
+        ..machine
     };
     assert_eq!(strict.target(&p), p.ci_target);
-    // A reach not known (NaN from a document) counts for nothing.
+    // Not known (NaN from a document) counts for nothing.
     let unknown = Held {
-        reach: f64::NAN,
-        ..floor
+        allows: f64::NAN,
+        ..machine
     };
-    assert_eq!(unknown.target(&p), 0.03);
+    assert_eq!(unknown.target(&p), p.ci_target);
 }

@@ -198,7 +198,8 @@ fn rank(w: &Why) -> u8 {
     }
 }
 
-/// Adds `w` to `why`, keeping one reason of each kind in [`rank`] order.
+/// Adds `w` to `why`, keeping one reason of each kind, in the order the reasons are
+/// named: what makes the figure another's first, then what kept the interval wide.
 pub fn add(why: &mut Vec<Why>, w: Why) {
     match why.iter_mut().find(|x| rank(x) == rank(&w)) {
         Some(x) => *x = w,

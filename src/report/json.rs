@@ -50,13 +50,17 @@
 //!       "rounds_redone"?,                // rounds measured again: outside the base state (canary > base +5%)
 //!       "slow_state_pct"?,               // kept rounds' canary above the base state, % (> 5: not converged)
 //!       "work"?: "syscall" | "user" | "memory" | "cross" | "io",  // its kind of work (whose floor holds it)
-//!       "target_pct"?, "floor_pct"?, "reach_pct"?,  // ±% it was held to; its kind's floor and reach, ±%
-//!       "own_ci_low_ns"?, "own_ci_high_ns"?,  // its rounds' own interval, when the floor widened it
+//!       "target_pct"?, "floor_pct"?, "reach_pct"?,  // ±% it was held to; what its kind is allowed (both, ±%)
+//!       "own_ci_low_ns"?, "own_ci_high_ns"?,  // older documents only: the rounds' interval before a floor widened it
 //!       "center_ns", "batch", "operations",
 //!       "overhead": { "per_batch_ns", "per_op_ns", "samples", "subtracted" },
 //!       "accounting": { "user_ns", "sys_ns", "vol_switches", "invol_switches",
 //!                       "minor_faults", "major_faults" },          // per operation
-//!       "converged": bool, "stop_reason": "...",
+//!       "converged": bool, "stop_reason": "...",  // the verdict, and in words
+//!       "why"?: [{ "why": "interrupted" | "slow_state" | "few_clean" | "few_rounds"
+//!                 | "not_placed" | "budget" | "clock_step" | "wide" | "runs_spread", .. }],
+//!                                    // why not converged (absent when it is)
+//!       "interval_source"?: "rounds" | "clock" | "samples" | "all_samples" | "runs",
 //!       "levels": [{ "median_ns", "start_ns", "duration_ns", "samples" }],
 //!       "modes": [{ "center", "fraction", "low", "high" }],
 //!       "canary": { "before_ns", "after_ns", "change", "changed", "rounds_ns": [..] },
@@ -117,36 +121,34 @@
 //! }
 //! ```
 //!
-//! The headline and its interval (see [`crate::stats::rounds`] for the estimator and its
-//! assumptions): each round's figure is the median of its clean samples; `median_ns` is
-//! their 20% trimmed mean and `ci_low_ns`..`ci_high_ns` is Yuen's interval sized for a
-//! rerun, `trimmed mean ± t(0.975, h−1)·√2·se` over the R rounds (h of them kept), never
-//! narrower than half a clock step per operation or the pooled samples' order-statistic
-//! interval, then widened to at least the machine's floor and reach for its `work` (the
-//! larger of `floor_pct` and `reach_pct` of the headline each side; not with `run
-//! --target`), the interval before that kept in `own_ci_low_ns`..`own_ci_high_ns` when
-//! they widened it. When the history holds
-//! at least two earlier runs of the benchmark under the same conditions (same host
-//! facts, clock, profile, load, pinning and batch), their spread replaces the floor:
-//! each side becomes `q(K)·s`, where K is the number of runs including this one, s
-//! (`between_runs.sd_ns`) the standard deviation of their figures (see
-//! [`crate::stats::rounds::between_runs`]) and q(K) the multiple that holds where the
-//! runs centre 95% of the time ([`crate::stats::rounds::centre_quantile`]): where the
-//! row's figure lies on this machine, at 95%. It may be narrower than the rounds' own interval; never narrower
-//! than 1.96 of the standard errors each side of that stands for. The interval before
-//! it is kept in `between_runs.run_ci_*`.
-//! `converged` is true when its half-width is within
-//! `target_pct` (the larger of `ci_target` and the machine's floor and reach for its
-//! `work`, or `ci_target` alone with `run --target`) after at least `min_rounds` rounds, on at
-//! least 30 clean samples that are at least a tenth of all. `machine.floors` has, per
-//! kind of work, the probe (getpid, an add-multiply chain, a zero-fill fault, a wake-up
-//! round trip with another CPU, the last only beside rows of that kind) read in
-//! each worker before its round's samples, in the machine's base state: `readings`, their `median_ns`, their
-//! `spread_pct` ((p90 − p10) / median, each reading taken relative to the median of the
-//! instance it was read beside), and `floor_pct`, the 95% half-width the headline of
-//! `rounds` rounds that move so would have, on the interval's scale (a rerun's; see [`crate::stats::rounds::floor`]);
-//! `reach_pct` is the same taken over every kept round's reading, slow states the
-//! canaries let through included, as the rounds' own figures are (0 in documents from
+//! The headline and its interval (docs/method.md is the model; see
+//! [`crate::stats::rounds`] for the estimator): each round's figure is the median of its
+//! clean samples; `median_ns` is their 20% trimmed mean and `ci_low_ns`..`ci_high_ns`
+//! its 95% interval, whose width one source set (`interval_source`): `rounds`, Yuen's
+//! interval sized for a rerun, `trimmed mean ± t(0.975, h−1)·√2·se` over the R rounds (h
+//! of them kept); `clock` or `samples`, half a clock step per operation or the pooled
+//! samples' order-statistic interval where wider; `all_samples` (below); or `runs`: when
+//! the history holds at least two earlier runs of the benchmark under the same
+//! conditions (same host facts, clock, profile, load, pinning and batch), each side is
+//! `q(K)·s`, where K is the number of runs including this one, s (`between_runs.sd_ns`)
+//! the standard deviation of their figures (see [`crate::stats::rounds::between_runs`])
+//! and q(K) the multiple that holds where the runs centre 95% of the time
+//! ([`crate::stats::rounds::centre_quantile`]), never narrower than 1.96 of the
+//! standard errors each side of the rounds' interval stands for, which is kept in
+//! `between_runs.run_ci_*`. It is set when the run is decided and never rewritten.
+//! `converged` is true when the printed half-width is within `target_pct` (the larger of
+//! `ci_target` and what the machine allows its `work`, or `ci_target` alone with `run
+//! --target`) and `why` is empty: at least `min_rounds` rounds with a clean sample, on
+//! at least 30 clean samples that are at least a tenth of all, its rounds not in a slow
+//! state, its tasks placed as asked. `machine.floors` has, per kind of work, the probe
+//! (getpid, an add-multiply chain, a zero-fill fault, a wake-up round trip with another
+//! CPU, a cold read; the last two only beside rows of that kind) read in each worker
+//! before its round's samples: `readings`, their `median_ns`, their `spread_pct`
+//! ((p90 − p10) / median, each reading taken relative to the median of the instance it
+//! was read beside), and `floor_pct`, what the machine allows the kind: the 95%
+//! half-width the headline of `rounds` rounds that move so would have, on the
+//! interval's scale (see [`crate::stats::rounds::floor`]); `reach_pct` is the same
+//! figure (documents from before 2026-11-27 had two, the floor over the base state's
 //! before it was recorded). With fewer clean samples `basis` is `"all"`: `median_ns` is
 //! then the median of every sample (perturbed and outliers included), `ci_low_ns`..
 //! `ci_high_ns` their order-statistic interval, widened to the round medians' t interval

@@ -612,13 +612,8 @@ pub fn floors_text(floors: &[crate::results::Floor], target: f64) -> Option<Stri
     let kinds: Vec<String> = floors
         .iter()
         .map(|f| {
-            let held = if f.reach_pct > f.floor_pct {
-                format!("/±{}", pct(f.reach_pct))
-            } else {
-                String::new()
-            };
             format!(
-                "{} ±{}{held} ({})",
+                "{} ±{} ({})",
                 f.kind.name(),
                 pct(f.floor_pct),
                 pct(f.spread_pct)
@@ -626,14 +621,13 @@ pub fn floors_text(floors: &[crate::results::Floor], target: f64) -> Option<Stri
         })
         .collect();
     Some(format!(
-        "machine floors from {} probe readings, each kind's floor/what its rows are held to \
-         (moves, p10–p90): {}; a row is held to the larger of ±{}% and what {} rounds of \
-         its kind reach here (the floor from the machine's base state, the other from \
-         every kept round); each row's interval is its own",
+        "machine floors from {} probe readings, what {} rounds of each kind of work can \
+         reach here (how much its probe moves, p10–p90): {}; a row is held to the larger \
+         of ±{}% and its kind's, and its interval is its own",
         first.readings,
+        first.rounds,
         kinds.join(", "),
         target * 100.0,
-        first.rounds
     ))
 }
 

@@ -618,8 +618,9 @@ impl<'b> Slot<'b> {
                 let p = h.settings().profile;
                 x.work = self.held.kind;
                 x.target_pct = Some(self.held.target(&p) * 100.0);
-                x.floor_pct = (self.held.floor > 0.0).then_some(self.held.floor * 100.0);
-                x.reach_pct = (self.held.reach > 0.0).then_some(self.held.reach * 100.0);
+                x.floor_pct =
+                    (self.held.allows > 0.0).then_some(self.held.allows * 100.0);
+                x.reach_pct = x.floor_pct;
                 x.setup_ns = self.setup_ns;
                 x.after_ns = self.after_ns;
                 x.stop_reason = x.verdict_text();

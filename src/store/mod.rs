@@ -660,7 +660,7 @@ impl History {
     /// ([`crate::stats::rounds::centre_quantile`]); never narrower than
     /// [`crate::stats::rounds::Z975`] times the standard error that side of the
     /// rounds' interval stands for, so figures that happen to tie do not give a point.
-    /// The verdict is judged again against that interval ([`verdict::judge`]), so a
+    /// The verdict is judged again against that interval ([`crate::harness::verdict::judge`]), so a
     /// converged row's printed interval is within its target. Needs two other runs; a
     /// result without them, or whose rounds met a slow state, keeps its rounds'
     /// interval. A saved run is never set again: it reads back as it was printed.

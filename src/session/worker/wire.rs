@@ -369,8 +369,7 @@ mod tests {
                 limit_ns: 82.0,
                 held: Held {
                     kind: Some(crate::harness::probe::WorkKind::Memory),
-                    floor: 0.021,
-                    reach: 0.064,
+                    allows: 0.064,
                     strict: false,
                 },
             },
@@ -385,7 +384,7 @@ mod tests {
             }) => {
                 assert_eq!((round, canary_ns, limit_ns), (3, 71.5, 82.0));
                 assert_eq!(held.kind, Some(crate::harness::probe::WorkKind::Memory));
-                assert_eq!((held.floor, held.reach), (0.021, 0.064));
+                assert_eq!(held.allows, 0.064);
             }
             other => panic!("{other:?}"),
         }
