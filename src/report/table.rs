@@ -234,9 +234,8 @@ pub fn notes(r: &BenchResult, m: &Measured) -> Vec<String> {
     }
     if m.rounds_redone > 0 {
         notes.push(format!(
-            "{} {} measured again: the getpid canary just before {} read more than \
-             {:.0}% above the machine's base state, or just after more than {:.0}% (a slow \
-             state of the machine)",
+            "{} {} measured later: the getpid canary just before {} read more than \
+             {:.0}% above the machine's base state (a slow state of the machine)",
             m.rounds_redone,
             if m.rounds_redone == 1 {
                 "round"
@@ -245,7 +244,6 @@ pub fn notes(r: &BenchResult, m: &Measured) -> Vec<String> {
             },
             if m.rounds_redone == 1 { "it" } else { "each" },
             crate::session::REDO_ABOVE * 100.0,
-            crate::session::REDO_AFTER_ABOVE * 100.0
         ));
     }
     notes
@@ -541,11 +539,10 @@ fn machine_during_rows(results: &[BenchResult]) -> Vec<String> {
     if redone > 0 {
         lines.push(format!(
             "{redone} {} measured again, in {rows} {}, read outside the machine's base \
-             state (getpid over {:.0}% above it before the round, {:.0}% after)",
+             state (getpid over {:.0}% above it before the round)",
             if redone == 1 { "round" } else { "rounds" },
             if rows == 1 { "row" } else { "rows" },
             crate::session::REDO_ABOVE * 100.0,
-            crate::session::REDO_AFTER_ABOVE * 100.0
         ));
     }
     let moved = measured

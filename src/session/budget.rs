@@ -21,9 +21,6 @@ pub(super) struct Budget {
     /// The run's budget, ns: the profile's for a whole catalogue, less for fewer
     /// instances ([`Budget::for_instances`]).
     pub(super) budget_ns: f64,
-    /// Time its visits spent waiting out slow spells, ns, given back to the budget up
-    /// to [`WAIT_CREDIT`] of it ([`Budget::waited`]).
-    credit: std::cell::Cell<f64>,
 }
 
 impl Budget {
@@ -42,7 +39,6 @@ impl Budget {
             },
             start: budgeted.then(std::time::Instant::now),
             budget_ns,
-            credit: std::cell::Cell::new(0.0),
         }
     }
 
@@ -61,29 +57,16 @@ impl Budget {
     /// The time left, ns (None without a budget).
     pub(super) fn left_ns(&self) -> Option<f64> {
         let start = self.start?;
-        Some(self.budget_ns + self.credit.get() - start.elapsed().as_nanos() as f64)
+        Some(self.budget_ns - start.elapsed().as_nanos() as f64)
     }
 
-    /// Gives back to the budget `ns` that a visit spent waiting out a slow spell of
-    /// the machine (no round was measured), up to [`WAIT_CREDIT`] of it in all.
-    pub(super) fn waited(&self, ns: f64) {
-        let most = WAIT_CREDIT * self.budget_ns;
-        self.credit.set((self.credit.get() + ns).min(most));
-    }
-
-    /// The time given back so far ([`Budget::waited`]), ns.
-    pub(super) fn credit_ns(&self) -> f64 {
-        self.credit.get()
-    }
-
-    /// Whether a visit in a slow state of the machine may wait for a later cycle:
-    /// while less than [`PATIENCE`] of the budget is spent (never without a
-    /// budget). The rest of the budget is left for the rounds that must still be
-    /// measured whatever the machine's state.
-    pub(super) fn patient(&self) -> bool {
-        self.start.is_some_and(|start| {
-            (start.elapsed().as_nanos() as f64) < PATIENCE * self.budget_ns
-        })
+    /// Whether a visit in a slow state of the machine waits for a later cycle: while
+    /// the budget has time left (never without a budget: nothing would end the wait).
+    /// The one rule for the machine's state: once the budget is spent, the rounds an
+    /// instance still needs are measured as the machine gives them, and a row whose
+    /// rounds then met a slow state says so (`Why::SlowState`).
+    pub(super) fn waits(&self) -> bool {
+        self.left_ns().is_some_and(|left| left > 0.0)
     }
 
     /// Whether a round measured in a slow state of the machine may still be measured
@@ -267,16 +250,6 @@ pub(super) fn group_share(
 /// however much the groups before it overran.
 pub(super) const MIN_GROUP_SHARE: f64 = 0.5;
 
-/// The most of a budget that time spent waiting out slow spells adds to it
-/// ([`Budget::waited`]): a run that met the machine slow still gets most of its
-/// rounds' time, and a whole catalogue's 110 s stay within two minutes.
-pub(super) const WAIT_CREDIT: f64 = 0.08;
-
-/// The share of a budget within which visits wait out a slow state of the machine
-/// ([`Budget::patient`]). On the 2-vCPU VM this project is developed on, slow
-/// spells lasted seconds to about a minute; a single benchmark's budget is 12 s.
-pub(super) const PATIENCE: f64 = 0.6;
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -308,45 +281,19 @@ mod tests {
     }
 
     #[test]
-    fn a_slow_spell_is_waited_out_only_within_the_budgets_patience() {
-        let p = Profile::STANDARD;
-        assert!(Budget::new(p, true, 1e12).patient(), "a budget just begun");
-        // Spent past its patience (here, the whole budget at once).
-        assert!(!Budget::new(p, true, 0.0).patient());
-        let mut b = Budget::new(p, true, 1e9);
-        b.start = Some(std::time::Instant::now() - std::time::Duration::from_millis(700));
-        assert!(!b.patient(), "70% of the budget spent");
-        b.start = Some(std::time::Instant::now() - std::time::Duration::from_millis(100));
-        assert!(b.patient(), "10% spent");
-        // Without a budget (rounds not spread), never: nothing would end the wait.
-        assert!(!Budget::new(p, false, 1e12).patient());
-    }
-
-    #[test]
-    fn no_round_is_measured_again_once_the_budget_is_spent() {
+    fn a_slow_spell_is_waited_out_while_the_budget_lasts_and_no_longer() {
         let p = Profile::STANDARD;
         let mut b = Budget::new(p, true, 1e9);
+        assert!(b.waits() && b.redoes(), "a budget just begun");
         b.start = Some(std::time::Instant::now() - std::time::Duration::from_millis(900));
-        assert!(b.redoes(), "90% spent, past its patience but not its end");
+        assert!(b.waits() && b.redoes(), "90% spent");
         b.start =
             Some(std::time::Instant::now() - std::time::Duration::from_millis(1040));
-        assert!(!b.redoes(), "spent");
-        // Time given back for waits counts as budget left.
-        b.waited(0.08e9);
-        assert!(b.redoes(), "{:?}", b.left_ns());
-        // Without a budget, rounds are measured again as the instance allows.
-        assert!(Budget::new(p, false, 0.0).redoes());
-    }
-
-    #[test]
-    fn time_spent_waiting_is_given_back_up_to_a_share_of_the_budget() {
-        let b = Budget::new(Profile::STANDARD, true, 1e10);
-        let left = b.left_ns().unwrap();
-        b.waited(1e8);
-        assert!(b.left_ns().unwrap() > left + 0.9e8);
-        assert_eq!(b.credit_ns(), 1e8);
-        b.waited(1e10);
-        assert_eq!(b.credit_ns(), WAIT_CREDIT * 1e10, "no more than its share");
+        assert!(!b.waits() && !b.redoes(), "spent");
+        // Without a budget (rounds not spread), never waits: nothing would end the
+        // wait; rounds are measured again as the instance allows.
+        let none = Budget::new(p, false, 1e12);
+        assert!(!none.waits() && none.redoes());
     }
 
     #[test]

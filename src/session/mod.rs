@@ -21,7 +21,7 @@ use crate::results::{
 };
 use anyhow::Context;
 use budget::Budget;
-use canary::{getpid_canary, machine_states, Window, SLOW_WAIT_READINGS};
+use canary::{machine_states, Window, SLOW_WAIT_READINGS};
 use instance::Instance;
 use slot::{Env, Slot};
 
@@ -34,7 +34,7 @@ mod slot;
 pub mod worker;
 
 pub use canary::CANARY_THRESHOLD;
-pub use slot::{REDO_ABOVE, REDO_AFTER_ABOVE};
+pub use slot::REDO_ABOVE;
 pub use worker::Workers;
 
 /// What the user asked of the session.
@@ -484,11 +484,9 @@ impl Session {
         let total = instances.len().max(1);
         let size = total.div_ceil(total.div_ceil(GROUP));
         let run_budget = Budget::for_instances(&p, total);
-        // The time the groups so far were given back for waiting out slow spells.
-        let mut credit = 0.0;
         for (n, group) in instances.chunks(size).enumerate() {
             let share = budget::group_share(
-                run_budget + credit,
+                run_budget,
                 started.elapsed().as_nanos() as f64,
                 group.len(),
                 total - n * size,
@@ -505,7 +503,6 @@ impl Session {
                 (&mut machine, &mut window),
                 &mut out.results,
             );
-            credit += budget.credit_ns();
             if interrupted {
                 out.interrupted = true;
                 break;
@@ -650,7 +647,6 @@ impl Session {
                 // because the machine was slow, and counting them would let a slow
                 // spell raise the limit after a few visits.
                 let limit = window.limit();
-                let read_from = std::time::Instant::now();
                 let Ok(canary) = self.canary_before(limit, machine, window) else {
                     interrupted = true;
                     break 'rounds;
@@ -663,10 +659,9 @@ impl Session {
                     && canary > limit
                     && self.explain == 0
                     && waits[i]
-                    && budget.patient()
+                    && budget.waits()
                 {
                     waited[i] += 1;
-                    budget.waited(read_from.elapsed().as_nanos() as f64);
                     continue;
                 }
                 // Once the budget is spent, no round is measured again.

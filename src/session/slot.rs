@@ -138,8 +138,9 @@ impl Carried {
     }
 }
 
-/// A round is measured again when the getpid canary read just before it (by the run's
-/// own process, where it reads the machine's state) is more than this fraction above
+/// The one gate for the machine's state: a round is measured later when the getpid
+/// canary read just before it (by the run's own process, where it reads the machine's
+/// state) is more than this fraction above
 /// the machine's base state (see `session::canary::Window::base`): the machine was in a slow
 /// state, and a rerun that meets it for another share of its rounds would read another
 /// figure. On the 2-vCPU VM this project is developed on, the base state read
@@ -149,20 +150,6 @@ impl Carried {
 /// rounds are measured again as are kept, so a benchmark that slows the canary itself,
 /// or a machine that stays slow, is measured as it is.
 pub const REDO_ABOVE: f64 = 0.05;
-
-/// The same for the canary read just after the round, by the worker that measured it:
-/// more than this fraction above the base state. Looser than [`REDO_ABOVE`] because a
-/// fresh process has states of its own (on that VM, fresh processes read getpid 8%
-/// slow for their whole life in about one of five): those are part of what a round
-/// measures, as they are part of what any process meets, and are left to the spread
-/// of the rounds; a machine gone slow during the round (20–40%) is not.
-pub const REDO_AFTER_ABOVE: f64 = 0.15;
-
-/// The limit for the canary after a round, from the limit before it ([`REDO_ABOVE`]
-/// above the base state): [`REDO_AFTER_ABOVE`] above the same base.
-pub(super) fn after_limit(limit: f64) -> f64 {
-    limit / (1.0 + REDO_ABOVE) * (1.0 + REDO_AFTER_ABOVE)
-}
 
 /// How far above the run's base state, %, the canary read before a result's kept
 /// rounds (`canaries`, one before each) at their median, when that lies above `limit`
@@ -381,8 +368,8 @@ impl<'b> Slot<'b> {
     /// empty loop's overhead in the first round), takes one round of samples, tears it
     /// down, and concludes once the profile's minimum rounds are in. `canary` is the
     /// reading taken just before; `begin` the run's start on the clock. With a `limit`
-    /// (ns per getpid; 0 for none), a round whose canary before or after it reads above
-    /// the limit is not kept and the instance stays open for another (see
+    /// (ns per getpid; 0 for none), a round whose canary before it reads above the
+    /// limit is not measured and the instance stays open for another (see
     /// [`REDO_ABOVE`]): `Ok(false)` then, `Ok(true)` for a round kept.
     pub(super) fn visit(
         &mut self,
@@ -403,9 +390,10 @@ impl<'b> Slot<'b> {
             self.limit_seen = limit;
         }
         let p = env.settings.profile;
-        // A round is measured again when the canary around it reads above the limit
-        // (at most as many as are kept; never for a free placement's rounds, whose
-        // canary describes another CPU, nor while explaining, whose rounds are fixed).
+        // A round waits for a later visit when the canary before it reads above the
+        // limit (at most as many times as rounds are kept; never for a free placement's
+        // rounds, whose canary describes another CPU, nor while explaining, whose
+        // rounds are fixed).
         let may_redo = limit > 0.0
             && !self.free
             && env.explain.is_none()
@@ -455,12 +443,6 @@ impl<'b> Slot<'b> {
         h.collect(body.as_mut(), k, round, begin, &mut self.samples)?;
         let t2 = c.now();
         self.fresh = false;
-        // The canary right after the round, where it was measured.
-        let after = if may_redo {
-            super::getpid_canary(&h)?
-        } else {
-            0.0
-        };
         if let (Some(x), Some(s)) = (env.explain.as_mut(), sampler) {
             let spans: Vec<_> = self.samples[first..].iter().map(|s| s.span).collect();
             x.take(s, &spans, k * plan.per_iter.max(1));
@@ -477,13 +459,6 @@ impl<'b> Slot<'b> {
         self.elapsed_ns += c.to_ns(t2.wrapping_sub(t1));
         self.setup_ns += c.to_ns(c.now().wrapping_sub(t2));
         self.after = prepared.after;
-        if may_redo && after > after_limit(limit) {
-            // A slow state of the machine: this round is measured again.
-            self.samples.truncate(first);
-            self.canaries.pop();
-            self.redone += 1;
-            return Ok(false);
-        }
         self.rounds += 1;
         let (rounds, cap) = (self.rounds as usize, self.cap(p));
         if p.looks_at(rounds, cap) {

@@ -77,7 +77,7 @@ pub enum Reply {
     Visited {
         /// Wants more rounds (not converged, below its maximum, not skipped or failed).
         open: bool,
-        /// The round was not kept: the canary before or after it read above the
+        /// The round was not measured: the canary before it read above the
         /// visit's limit (a slow episode of the machine), so it is measured again.
         redone: bool,
         /// The interval's relative half-width at the last look (infinite before one).
