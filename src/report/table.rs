@@ -191,7 +191,10 @@ pub fn notes(r: &BenchResult, m: &Measured) -> Vec<String> {
             m.verdict_text()
         };
         notes.push(format!("not converged: {why}"));
-    } else if m.states.len() > 1 {
+    } else if m.interval_source.is_some() {
+        notes.push(format!("converged: {}", m.verdict_text()));
+    }
+    if m.converged && m.states.len() > 1 {
         notes.push(format!("rounds disagree: {}", describe_states(&m.states)));
     }
     if let Some(b) = &m.between_runs {
