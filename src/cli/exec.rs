@@ -68,7 +68,7 @@ use std::time::Instant;
 pub struct ExecArgs {
     /// Run the command this many times and report statistics over the runs.
     #[arg(short = 'n', long = "runs", value_name = "RUNS", default_value_t = 1,
-          value_parser = clap::value_parser!(u32).range(1..=100_000))]
+          value_parser = super::between(1u32, 100_000))]
     pub runs: u32,
     /// Also show the times(2) view: ticks per second and the child's user and system
     /// ticks.

@@ -221,10 +221,10 @@ pub fn table_text(t: &Table) -> String {
     s += "\nrelative speed (geometric mean of A/X over the benchmarks both measured; above 1 is faster than A):\n";
     for (i, g) in t.geomean_speed.iter().enumerate() {
         s += &format!(
-            "  {}  {} over {} benchmarks\n",
+            "  {}  {} over {}\n",
             column_name(i),
             g.map(|x| format!("{x:.3}")).unwrap_or_else(|| "-".into()),
-            t.geomean_count[i]
+            crate::draw::text::count(t.geomean_count[i], "benchmark", "benchmarks")
         );
     }
     s

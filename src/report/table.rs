@@ -369,7 +369,8 @@ impl Exporter for Table {
             .filter(|r| r.measured.as_ref().is_some_and(|m| !m.converged))
             .count();
         let mut s = format!(
-            "\n{n} results: {} measured ({unconverged} not converged), {} skipped, {} failed{}\n",
+            "\n{}: {} measured ({unconverged} not converged), {} skipped, {} failed{}\n",
+            crate::draw::text::count(n, "result", "results"),
             count(Status::Ok),
             count(Status::Skipped),
             count(Status::Failed),
@@ -620,9 +621,9 @@ pub fn floors_text(floors: &[crate::results::Floor], target: f64) -> Option<Stri
 /// The footer's line on the machine's speed beside its earlier runs.
 fn past_machine_text(p: &crate::results::PastMachine, now: f64) -> String {
     let runs = format!(
-        "its last {} runs here under the same conditions (getpid {} in this run, {} \
+        "its last {} here under the same conditions (getpid {} in this run, {} \
          in theirs, {}–{})",
-        p.runs,
+        crate::draw::text::count(p.runs, "run", "runs"),
         fmt_ns(now),
         fmt_ns(p.median_ns),
         fmt_ns(p.low_ns),
