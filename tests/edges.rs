@@ -179,3 +179,68 @@ fn one_result_is_counted_in_the_singular() {
     assert!(text.contains("1 result:"), "{text}");
     assert!(!text.contains("1 results"), "{text}");
 }
+
+/// The benchmarks in the order `syscost list` gives them.
+fn catalogue() -> Vec<String> {
+    ok(&["list"])
+        .lines()
+        .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+        .collect()
+}
+
+/// Whether `names` follow the catalogue's order (a benchmark's rows together).
+fn in_catalogue_order(names: &[String], catalogue: &[String]) -> bool {
+    let at: Vec<usize> = names
+        .iter()
+        .map(|n| catalogue.iter().position(|c| c == n).expect("a catalogue name"))
+        .collect();
+    at.windows(2).all(|w| w[0] <= w[1])
+}
+
+#[test]
+fn stored_and_exported_forms_keep_the_catalogue_order() {
+    let d = scratch();
+    let catalogue = catalogue();
+    // The recorded run concluded file.read before ipc.rtt, against the catalogue's
+    // order; shown reversed, every row is out of it.
+    let reversed = cut_fixture(d.path(), usize::MAX);
+    for file in [fixture(), reversed] {
+        let file = file.to_str().unwrap();
+        let doc: serde_json::Value =
+            serde_json::from_str(&ok(&["history", "export", file])).unwrap();
+        let names: Vec<String> = doc["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["name"].as_str().unwrap().to_string())
+            .collect();
+        assert!(in_catalogue_order(&names, &catalogue), "{file}: {names:?}");
+        // The table `history show` prints: each benchmark's first row, in order.
+        let text = ok(&["history", "show", file]);
+        let first_line = |n: &str| {
+            text.lines()
+                .position(|l| l.split_whitespace().next().map(|w| w.trim_end_matches(':')) == Some(n))
+                .unwrap_or_else(|| panic!("no row of {n} in:\n{text}"))
+        };
+        let mut firsts: Vec<(usize, String)> =
+            names.iter().map(|n| (first_line(n), n.clone())).collect();
+        firsts.sort();
+        firsts.dedup_by(|a, b| a.1 == b.1);
+        let shown: Vec<String> = firsts.into_iter().map(|(_, n)| n).collect();
+        assert!(in_catalogue_order(&shown, &catalogue), "{file}: {shown:?}\n{text}");
+        // Imported, the history keeps it.
+        let db = d.path().join("h.db");
+        let db = db.to_str().unwrap();
+        ok(&["history", "import", file, "--db", db]);
+        let doc: serde_json::Value =
+            serde_json::from_str(&ok(&["history", "export", "last", "--db", db])).unwrap();
+        let names: Vec<String> = doc["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["name"].as_str().unwrap().to_string())
+            .collect();
+        assert!(in_catalogue_order(&names, &catalogue), "{names:?}");
+    }
+}

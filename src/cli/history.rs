@@ -203,10 +203,13 @@ pub fn history(args: &HistoryArgs) -> anyhow::Result<ExitCode> {
         }
         HistoryCommand::Import { files } => {
             // Read every file first, so one bad file imports none.
-            let docs: Vec<Run> = files
+            let mut docs: Vec<Run> = files
                 .iter()
                 .map(|f| store::read_json(f))
                 .collect::<anyhow::Result<_>>()?;
+            for d in &mut docs {
+                crate::results::in_catalogue_order(&mut d.results);
+            }
             let mut h = History::open(&path, true)?;
             for (f, doc) in files.iter().zip(&docs) {
                 let t0 = std::time::Instant::now();
@@ -239,6 +242,11 @@ fn render_run(
     output: Option<&Path>,
     verbose: bool,
 ) -> anyhow::Result<()> {
+    // Runs saved before the rows were put in catalogue order, and imported documents,
+    // are shown and exported in it too.
+    let mut doc = doc.clone();
+    crate::results::in_catalogue_order(&mut doc.results);
+    let doc = &doc;
     let mut out = Output::open(format, output)?;
     out.verbose(verbose);
     let rows: Vec<_> = doc

@@ -307,6 +307,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let interrupted = outcome.interrupted;
     run.complete = !interrupted;
     run.results = outcome.results;
+    crate::results::in_catalogue_order(&mut run.results);
     run.machine = outcome.machine;
     if let Some(h) = history.as_ref() {
         if let Err(e) = h.widen_by_past_runs(&mut run, None) {
