@@ -2106,7 +2106,7 @@ fn runs_are_saved_listed_compared_exported_and_removed() {
     }
     let md =
         success(&["compare", "1", "2", "1", "--db", db, "--format", "markdown"]).stdout;
-    assert!(md.contains("relative speed"), "{md}");
+    assert!(md.contains("ratio to A"), "{md}");
 
     // Export, then import: the same document, so every ratio is exactly 1.
     let file = dir.0.join("two.json");
