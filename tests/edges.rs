@@ -244,3 +244,14 @@ fn stored_and_exported_forms_keep_the_catalogue_order() {
         assert!(in_catalogue_order(&names, &catalogue), "{names:?}");
     }
 }
+
+#[test]
+fn a_short_commands_user_and_system_time_carry_their_caveat() {
+    let out = syscost(&["exec", "--", "true"]);
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("note: user and system: the kernel measures the CPU time but splits it"),
+        "{err}"
+    );
+}
