@@ -297,7 +297,7 @@ fn one_line(msg: &str) -> String {
         .collect();
     format!(
         "syscost: {} (see --help)",
-        parts.join(" ").trim_start_matches("error: ")
+        parts.join("; ").trim_start_matches("error: ")
     )
 }
 
@@ -432,4 +432,31 @@ pub fn check_cpu(cpu: Option<usize>) -> Result<(), UsageError> {
 /// The profile called `name` (clap has already checked it is one of the four).
 pub fn profile(name: &str) -> crate::harness::Profile {
     crate::harness::Profile::by_name(name).unwrap_or(crate::harness::Profile::STANDARD)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clap_errors_fold_into_one_line_without_usage_text() {
+        for args in [
+            &["syscost", "compare", "1"][..],
+            &["syscost", "run", "--foo"],
+            &["syscost", "run", "syscall.getpid", "--batch", "0"],
+            &["syscost", "exec", "-n", "100001", "--", "true"],
+        ] {
+            let e = Cli::try_parse_from(args).unwrap_err();
+            let line = one_line(&e.render().to_string());
+            assert_eq!(line.lines().count(), 1, "{line}");
+            assert!(line.starts_with("syscost: ") && line.ends_with(" (see --help)"), "{line}");
+            assert!(!line.contains("Usage") && !line.contains("..="), "{line}");
+        }
+        let e = Cli::try_parse_from(["syscost", "run", "--foo"]).unwrap_err();
+        let line = one_line(&e.render().to_string());
+        assert!(line.contains("found; tip:"), "{line}");
+        let e = Cli::try_parse_from(["syscost", "run", "--batch", "0"]).unwrap_err();
+        let line = one_line(&e.render().to_string());
+        assert!(line.contains("from 1 to 1000000000"), "{line}");
+    }
 }
