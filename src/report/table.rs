@@ -104,9 +104,10 @@ pub fn row_note(r: &BenchResult, target: f64) -> Option<String> {
     let why = super::summary::reason_of(&m.stop_reason);
     if why == "too few clean samples" {
         return Some(format!(
-            "not converged: {} of {} samples clean, so the median of all of them after \
-             {rounds} rounds",
-            m.counts.clean, m.counts.total
+            "not converged: {} of {} clean, so the median of all of them after {}",
+            m.counts.clean,
+            crate::draw::text::count(m.counts.total, "sample", "samples"),
+            crate::draw::text::count(rounds, "round", "rounds")
         ));
     }
     let ci = (m.ci_high_ns - m.ci_low_ns) / 2.0 / m.median_ns * 100.0;
@@ -533,9 +534,9 @@ fn machine_during_rows(results: &[BenchResult]) -> Vec<String> {
         .count();
     if moved > 0 {
         lines.push(format!(
-            "the speed changed between the rounds of {moved} of {} rows (getpid moved \
+            "the speed changed between the rounds of {moved} of {} (getpid moved \
              over {:.0}%; -v says which)",
-            measured.len(),
+            crate::draw::text::count(measured.len(), "row", "rows"),
             crate::session::CANARY_THRESHOLD * 100.0
         ));
     }
