@@ -57,7 +57,10 @@ pub fn closest<'a>(
 }
 
 /// `" (did you mean NAME?)"` for the candidate closest to `word`, or nothing.
-pub fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
+pub fn did_you_mean<'a>(
+    word: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> String {
     closest(word, candidates)
         .map(|c| format!(" (did you mean {c}?)"))
         .unwrap_or_default()
@@ -73,10 +76,7 @@ mod tests {
         assert_eq!(closest("syscall.getpd", names), Some("syscall.getpid"));
         assert_eq!(closest("syscall.getppidd", names), Some("syscall.getppid"));
         assert_eq!(closest("mem.brk", names), None);
-        assert_eq!(
-            did_you_mean("sze", ["size", "n"]),
-            " (did you mean size?)"
-        );
+        assert_eq!(did_you_mean("sze", ["size", "n"]), " (did you mean size?)");
         assert_eq!(did_you_mean("zzzzzz", ["size", "n"]), "");
     }
 }

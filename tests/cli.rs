@@ -1373,7 +1373,10 @@ fn exec_times_shows_tics() {
         .expect("a number");
     assert!(tics > 0, "{tics}");
     let user = exec_row(&out.stderr, "user (times)");
-    assert!(user.contains(" tics = ") || user.contains(" tic = "), "{user}");
+    assert!(
+        user.contains(" tics = ") || user.contains(" tic = "),
+        "{user}"
+    );
     let out = success(&["exec", "--times", "--format", "json", "--", "true"]);
     let doc: exec_doc::Doc = parse_strict(&out.stderr);
     assert_eq!(doc.tics_per_sec, Some(tics));

@@ -53,7 +53,10 @@ fn refusal(args: &[&str]) -> String {
     let line = lines[0];
     assert!(line.starts_with("syscost: "), "{line}");
     for inside in [".tmp", ".syscost-", "partial", "..=", "Usage:", "usage:"] {
-        assert!(!line.contains(inside), "syscost {args:?} says {inside}: {line}");
+        assert!(
+            !line.contains(inside),
+            "syscost {args:?} says {inside}: {line}"
+        );
     }
     line.to_string()
 }
@@ -78,8 +81,15 @@ fn a_db_in_a_missing_directory_is_refused_and_not_made() {
     ];
     for args in cases {
         let line = refusal(&args);
-        assert!(line.contains(db), "syscost {args:?} does not name {db}: {line}");
-        assert!(!missing.exists(), "syscost {args:?} made {}", missing.display());
+        assert!(
+            line.contains(db),
+            "syscost {args:?} does not name {db}: {line}"
+        );
+        assert!(
+            !missing.exists(),
+            "syscost {args:?} made {}",
+            missing.display()
+        );
     }
     assert!(!out.exists());
     // The issue's own case, where the path is free to try.
@@ -100,7 +110,15 @@ fn errors_name_the_users_path_in_one_line_with_ranges_in_words() {
     for args in [
         vec!["report", file, "-o", bad],
         vec!["plot", "ring", file, "-o", bad],
-        vec!["run", "syscall.getpid", "--no-save", "--format", "json", "-o", bad],
+        vec![
+            "run",
+            "syscall.getpid",
+            "--no-save",
+            "--format",
+            "json",
+            "-o",
+            bad,
+        ],
         vec!["history", "export", file, "-o", bad],
     ] {
         let line = refusal(&args);
@@ -109,8 +127,14 @@ fn errors_name_the_users_path_in_one_line_with_ranges_in_words() {
     let line = refusal(&["compare", "1"]);
     assert!(line.contains("only 1 was provided"), "{line}");
     for (args, want) in [
-        (vec!["run", "syscall.getpid", "--batch", "0"], "1 to 1000000000"),
-        (vec!["run", "syscall.getpid", "--explain-hz", "5"], "100 to 100000"),
+        (
+            vec!["run", "syscall.getpid", "--batch", "0"],
+            "1 to 1000000000",
+        ),
+        (
+            vec!["run", "syscall.getpid", "--explain-hz", "5"],
+            "100 to 100000",
+        ),
         (vec!["exec", "-n", "0", "--", "true"], "1 to 100000"),
         (vec!["run", "mem.brk", "n=0", "--no-save"], "1 to "),
     ] {
@@ -119,7 +143,9 @@ fn errors_name_the_users_path_in_one_line_with_ranges_in_words() {
     }
     let list = ok(&["list"]);
     let rust_range = list.as_bytes().windows(4).any(|w| {
-        w[0].is_ascii_digit() && &w[1..3] == b".." && (w[3].is_ascii_digit() || w[3] == b'=')
+        w[0].is_ascii_digit()
+            && &w[1..3] == b".."
+            && (w[3].is_ascii_digit() || w[3] == b'=')
     });
     assert!(!rust_range, "syscost list shows a Rust range");
 }
@@ -193,7 +219,12 @@ fn catalogue() -> Vec<String> {
 fn in_catalogue_order(names: &[String], catalogue: &[String]) -> bool {
     let at: Vec<usize> = names
         .iter()
-        .map(|n| catalogue.iter().position(|c| c == n).expect("a catalogue name"))
+        .map(|n| {
+            catalogue
+                .iter()
+                .position(|c| c == n)
+                .expect("a catalogue name")
+        })
         .collect();
     at.windows(2).all(|w| w[0] <= w[1])
 }
@@ -220,7 +251,10 @@ fn stored_and_exported_forms_keep_the_catalogue_order() {
         let text = ok(&["history", "show", file]);
         let first_line = |n: &str| {
             text.lines()
-                .position(|l| l.split_whitespace().next().map(|w| w.trim_end_matches(':')) == Some(n))
+                .position(|l| {
+                    l.split_whitespace().next().map(|w| w.trim_end_matches(':'))
+                        == Some(n)
+                })
                 .unwrap_or_else(|| panic!("no row of {n} in:\n{text}"))
         };
         let mut firsts: Vec<(usize, String)> =
@@ -228,13 +262,17 @@ fn stored_and_exported_forms_keep_the_catalogue_order() {
         firsts.sort();
         firsts.dedup_by(|a, b| a.1 == b.1);
         let shown: Vec<String> = firsts.into_iter().map(|(_, n)| n).collect();
-        assert!(in_catalogue_order(&shown, &catalogue), "{file}: {shown:?}\n{text}");
+        assert!(
+            in_catalogue_order(&shown, &catalogue),
+            "{file}: {shown:?}\n{text}"
+        );
         // Imported, the history keeps it.
         let db = d.path().join("h.db");
         let db = db.to_str().unwrap();
         ok(&["history", "import", file, "--db", db]);
         let doc: serde_json::Value =
-            serde_json::from_str(&ok(&["history", "export", "last", "--db", db])).unwrap();
+            serde_json::from_str(&ok(&["history", "export", "last", "--db", db]))
+                .unwrap();
         let names: Vec<String> = doc["results"]
             .as_array()
             .unwrap()
@@ -251,7 +289,9 @@ fn a_short_commands_user_and_system_time_carry_their_caveat() {
     assert!(out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("note: user and system: the kernel measures the CPU time but splits it"),
+        err.contains(
+            "note: user and system: the kernel measures the CPU time but splits it"
+        ),
         "{err}"
     );
 }

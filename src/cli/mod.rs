@@ -292,7 +292,9 @@ fn one_line(msg: &str) -> String {
     let parts: Vec<&str> = msg
         .lines()
         .map(str::trim)
-        .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
+        .take_while(|l| {
+            !l.starts_with("Usage:") && !l.starts_with("For more information")
+        })
         .filter(|l| !l.is_empty())
         .collect();
     format!(
@@ -449,7 +451,10 @@ mod tests {
             let e = Cli::try_parse_from(args).unwrap_err();
             let line = one_line(&e.render().to_string());
             assert_eq!(line.lines().count(), 1, "{line}");
-            assert!(line.starts_with("syscost: ") && line.ends_with(" (see --help)"), "{line}");
+            assert!(
+                line.starts_with("syscost: ") && line.ends_with(" (see --help)"),
+                "{line}"
+            );
             assert!(!line.contains("Usage") && !line.contains("..="), "{line}");
         }
         let e = Cli::try_parse_from(["syscost", "run", "--foo"]).unwrap_err();

@@ -214,7 +214,8 @@ pub fn table_text(t: &Table) -> String {
     let mut head = vec!["benchmark".to_string()];
     head.extend((0..t.runs.len()).map(column_name));
     head.extend(
-        (1..t.runs.len()).map(|i| format!("{}/{} (95% CI)", column_name(i), column_name(0))),
+        (1..t.runs.len())
+            .map(|i| format!("{}/{} (95% CI)", column_name(i), column_name(0))),
     );
     let mut rows = vec![head];
     for r in &t.rows {

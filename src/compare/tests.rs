@@ -159,8 +159,14 @@ fn the_cross_run_table_is_the_way_round_of_two_runs_with_their_intervals() {
     assert_eq!(t.rows[0].ci_high[1], Some(one.ci_high));
     assert_eq!(t.rows[0].ci_low[0], None);
     let text = render::table_text(&t);
-    assert!(text.contains("B/A (95% CI)") && text.contains("C/A"), "{text}");
-    assert!(text.contains("0.50 (0.") && text.contains("above 1 is slower"), "{text}");
+    assert!(
+        text.contains("B/A (95% CI)") && text.contains("C/A"),
+        "{text}"
+    );
+    assert!(
+        text.contains("0.50 (0.") && text.contains("above 1 is slower"),
+        "{text}"
+    );
     let md = render::table_markdown(&t);
     assert_eq!(md.lines().filter(|l| l.starts_with("| x.")).count(), 3);
 }

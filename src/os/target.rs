@@ -331,7 +331,9 @@ mod tests {
         for e in errors {
             let msg = e.to_string();
             assert!(
-                !msg.contains(".tmp") && !msg.contains(".syscost-") && !msg.contains("partial"),
+                !msg.contains(".tmp")
+                    && !msg.contains(".syscost-")
+                    && !msg.contains("partial"),
                 "{msg}"
             );
             assert_eq!(e.kind(), io::ErrorKind::NotFound, "{msg}");

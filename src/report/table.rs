@@ -367,7 +367,8 @@ impl Exporter for Table {
             .iter()
             .filter(|r| r.measured.as_ref().is_some_and(|m| !m.converged))
             .count();
-        let mut s = format!(
+        let mut s =
+            format!(
             "\n{}: {} measured ({unconverged} not converged), {} skipped, {} failed{}\n",
             crate::draw::text::count(n, "result", "results"),
             count(Status::Ok),

@@ -181,7 +181,10 @@ fn the_ring_and_scaling_tables_wrap_to_the_width() {
             assert!(text.contains(col), "{col} at {width}:\n{text}");
         }
         // The user/sys columns say what their split is.
-        assert!(text.contains("user µs, sys µs: the kernel measures"), "{text}");
+        assert!(
+            text.contains("user µs, sys µs: the kernel measures"),
+            "{text}"
+        );
         let blocks = text
             .lines()
             .filter(|l| l.trim_start().starts_with("n "))
