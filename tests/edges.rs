@@ -158,6 +158,10 @@ fn a_name_a_letter_off_is_suggested() {
     assert!(line.contains("did you mean syscall.getpid?"), "{line}");
     let line = refusal(&["run", "file.read", "siz=4k", "--no-save"]);
     assert!(line.contains("did you mean size?"), "{line}");
+    let fixture = fixture();
+    let file = fixture.to_str().unwrap();
+    let line = refusal(&["plot", "samples", file, "--bench", "syscall.getpd"]);
+    assert!(line.contains("did you mean syscall.getpid?"), "{line}");
     let line = refusal(&["run", "qqqqqqqqqqqq", "--no-save"]);
     assert!(!line.contains("did you mean"), "{line}");
 }

@@ -273,9 +273,10 @@ fn pick<'a>(
     };
     match keys.len() {
         0 => Err(UsageError::new(match filter {
-            Some(f) => {
-                format!("no measured benchmark matches --bench {f:?} in these runs")
-            }
+            Some(f) => format!(
+                "no measured benchmark matches --bench {f:?} in these runs{}",
+                crate::error::did_you_mean(f, all.iter().map(|(_, r)| r.name.as_str()))
+            ),
             None => "these runs hold no measured benchmark".into(),
         })),
         1 => Ok(chosen),
