@@ -4,7 +4,9 @@
 //! - `-`, `/dev/stdout` (and `/dev/fd/1`, `/proc/self/fd/1`): standard output.
 //! - A regular file, or a path that does not exist yet: written to a temporary file in
 //!   the same directory and renamed over it, so a reader never sees half a document;
-//!   an existing file's permissions are kept.
+//!   an existing file's permissions are kept, and a new file gets those the umask
+//!   leaves of 0666 (0644 under umask 022), as any program's output. Errors name no
+//!   temporary file: the caller names the user's path.
 //! - A symbolic link: followed (through every link, a dangling one included), and its
 //!   final target written as above; the link itself stays a link.
 //! - A character or block device, a FIFO, a socket, another `/dev/fd/N`: opened and
