@@ -39,3 +39,44 @@ impl BenchError {
         BenchError::os(what, std::io::Error::last_os_error())
     }
 }
+
+/// The candidate closest to `word` when it is near enough to be a slip of the hand (a
+/// letter or two off, or a quarter of a long name), for a "did you mean" after an
+/// unknown name; the first in `candidates`' order on a tie.
+pub fn closest<'a>(
+    word: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
+    let near = 2.max(word.chars().count() / 4);
+    candidates
+        .into_iter()
+        .map(|c| (strsim::damerau_levenshtein(word, c), c))
+        .filter(|&(d, c)| d > 0 && d <= near && c != word)
+        .min_by_key(|&(d, _)| d)
+        .map(|(_, c)| c)
+}
+
+/// `" (did you mean NAME?)"` for the candidate closest to `word`, or nothing.
+pub fn did_you_mean<'a>(
+    word: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> String {
+    closest(word, candidates)
+        .map(|c| format!(" (did you mean {c}?)"))
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_name_a_letter_off_finds_the_right_one() {
+        let names = ["syscall.getpid", "syscall.getppid", "syscall.gettid"];
+        assert_eq!(closest("syscall.getpd", names), Some("syscall.getpid"));
+        assert_eq!(closest("syscall.getppidd", names), Some("syscall.getppid"));
+        assert_eq!(closest("mem.brk", names), None);
+        assert_eq!(did_you_mean("sze", ["size", "n"]), " (did you mean size?)");
+        assert_eq!(did_you_mean("zzzzzz", ["size", "n"]), "");
+    }
+}

@@ -175,7 +175,7 @@ fn a_benchmark_that_cannot_run_as_copies_refuses_in_one_line() {
     }
     let list = success(&["list", "ctx.ring", "syscall.getppid"]).stdout;
     assert!(list.contains("copies: no"), "{list}");
-    assert!(list.contains("copies=1  (1..256; run N copies"), "{list}");
+    assert!(list.contains("copies=1  (1 to 256; run N copies"), "{list}");
 }
 
 #[test]

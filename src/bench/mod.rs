@@ -277,6 +277,23 @@ pub fn select(filters: &[String]) -> Vec<&'static dyn Bench> {
         .collect()
 }
 
+/// `" (did you mean NAME?)"` for the benchmark or family name closest to `filter`, a word
+/// that selects nothing; nothing for a glob or a word no name is near.
+pub fn suggest(filter: &str) -> String {
+    if filter.contains(['*', '?']) {
+        return String::new();
+    }
+    let mut names: Vec<&str> = Vec::new();
+    for b in catalogue() {
+        let family = b.name().split('.').next().unwrap_or("");
+        if !names.contains(&family) {
+            names.push(family);
+        }
+        names.push(b.name());
+    }
+    crate::error::did_you_mean(filter, names)
+}
+
 /// A named figure a benchmark reports beside its per-operation time.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -308,6 +325,14 @@ mod tests {
     use super::*;
     use crate::harness::clock::Monotonic;
     use crate::harness::{EmptyLoop, Harness, Profile, Settings};
+
+    #[test]
+    fn a_name_one_letter_off_is_suggested() {
+        assert_eq!(suggest("syscall.getpd"), " (did you mean syscall.getpid?)");
+        assert_eq!(suggest("sycall"), " (did you mean syscall?)");
+        assert_eq!(suggest("sys*"), "");
+        assert_eq!(suggest("qqqqqqqqqqqqq"), "");
+    }
 
     #[test]
     fn globs_match_names() {

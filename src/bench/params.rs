@@ -62,7 +62,7 @@ impl ParamSpec {
             Kind::Int { min, max } => {
                 let v: i64 = value.parse().map_err(|_| bad("not an integer".into()))?;
                 if v < min || v > max {
-                    return Err(bad(format!("allowed {min}..={max}")));
+                    return Err(bad(format!("allowed {min} to {max}")));
                 }
                 Ok(v.to_string())
             }
@@ -70,7 +70,7 @@ impl ParamSpec {
                 let v = parse_bytes(value)
                     .ok_or_else(|| bad("not a size like 64, 4k, 1m".into()))?;
                 if v < min || v > max {
-                    return Err(bad(format!("allowed {min}..={max} bytes")));
+                    return Err(bad(format!("allowed {min} to {max} bytes")));
                 }
                 Ok(v.to_string())
             }
@@ -88,8 +88,8 @@ impl ParamSpec {
     /// A short description of the accepted values, for `syscost list`.
     pub fn values(&self) -> String {
         match self.kind {
-            Kind::Int { min, max } => format!("{min}..{max}"),
-            Kind::Bytes { min, max } => format!("{min}..{max} bytes"),
+            Kind::Int { min, max } => format!("{min} to {max}"),
+            Kind::Bytes { min, max } => format!("{min} to {max} bytes"),
             Kind::Choice(words) => words.join("|"),
             Kind::Pattern { shape, .. } => shape.to_string(),
         }
@@ -275,7 +275,8 @@ mod tests {
     #[test]
     fn expand_rejects_out_of_range_and_unknown_choices() {
         let e = expand("t", SPECS, &["n=9".parse().unwrap()]).unwrap_err();
-        assert!(e.to_string().contains("allowed 1..=8"), "{e}");
+        assert!(e.to_string().contains("allowed 1 to 8"), "{e}");
+        assert!(!e.to_string().contains(".."), "{e}");
         let e = expand("t", SPECS, &["via=c".parse().unwrap()]).unwrap_err();
         assert!(e.to_string().contains("one of a, b"), "{e}");
         assert!(expand("t", SPECS, &["n=x".parse().unwrap()]).is_err());

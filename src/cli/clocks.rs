@@ -45,6 +45,20 @@ fn smallest_step(kind: ClockKind, budget: Duration) -> Option<u64> {
     best
 }
 
+/// The harness clock's lines: its step under the name and in the form a run's header
+/// gives it (`clock tsc (10.0 ns steps, ...)`), the step that bounds every figure; then
+/// its read to read and its cost per read.
+fn harness_clock_text(info: &crate::harness::clock::ClockInfo) -> String {
+    format!(
+        "harness clock: {} — {}\n  steps: the step a duration is known to, which bounds \
+         every figure (run headers give the same); per read: a loop of reads; {} read to \
+         read",
+        crate::report::table::clock_text(info),
+        info.why,
+        fmt_ns(info.granularity_ns)
+    )
+}
+
 /// Runs `syscost clocks`.
 pub fn clocks(json: bool) -> anyhow::Result<ExitCode> {
     let facts = crate::host::collect(&[]);
@@ -93,7 +107,7 @@ pub fn clocks(json: bool) -> anyhow::Result<ExitCode> {
     writeln!(
         out,
         "{:<26} {:>14} {:>14} {:>12}",
-        "clock", "claimed res", "granularity", "cost/read"
+        "clock", "claimed res", "read to read", "cost/read"
     )?;
     for r in &rows {
         if !r.available {
@@ -109,18 +123,37 @@ pub fn clocks(json: bool) -> anyhow::Result<ExitCode> {
             opt(r.read_cost_ns)
         )?;
     }
+    writeln!(out, "\n{}", harness_clock_text(&info))?;
     writeln!(
         out,
-        "\nharness clock: {} — {}\n  granularity {}, {} per read (measured in a loop of reads)",
-        info.name,
-        info.why,
-        fmt_ns(info.granularity_ns),
-        fmt_ns(info.read_cost_ns)
-    )?;
-    writeln!(
-        out,
-        "claimed res: clock_getres (for gettimeofday and time, their units); granularity: the \
-         smallest step seen between successive reads; cost/read: harness median."
+        "claimed res: clock_getres (for gettimeofday and time, their units); read to read: the \
+         smallest difference seen between successive reads (a read can last longer than the \
+         clock's step); cost/read: harness median."
     )?;
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::clock::ClockInfo;
+
+    #[test]
+    fn the_harness_clock_step_is_named_as_the_run_header_names_it() {
+        let info = ClockInfo {
+            name: "tsc".into(),
+            why: "invariant TSC".into(),
+            ns_per_tick: 0.385,
+            granularity_ns: 20.0,
+            resolution_ns: 10.0,
+            read_cost_ns: 24.4,
+        };
+        let text = harness_clock_text(&info);
+        assert!(text.contains("10.0 ns steps"), "{text}");
+        assert!(text.contains("24.4 ns per read"), "{text}");
+        assert!(!text.contains("granularity"), "{text}");
+        // The run's header names it with the same words.
+        let header = crate::report::table::clock_text(&info);
+        assert!(text.contains(&header), "{text}");
+    }
 }

@@ -68,7 +68,7 @@ use std::time::Instant;
 pub struct ExecArgs {
     /// Run the command this many times and report statistics over the runs.
     #[arg(short = 'n', long = "runs", value_name = "RUNS", default_value_t = 1,
-          value_parser = clap::value_parser!(u32).range(1..=100_000))]
+          value_parser = super::between(1u32, 100_000))]
     pub runs: u32,
     /// Also show the times(2) view: ticks per second and the child's user and system
     /// ticks.
@@ -446,11 +446,12 @@ fn table(
         for (key, label, unit, st) in summary {
             let mut v = fmt_value(st.median, *unit);
             if key.starts_with("times_") {
-                v = format!("{v} tics = {}", fmt_us(tick_us(st.median).unwrap_or(0.0)));
+                let tics = if st.median == 1.0 { "tic" } else { "tics" };
+                v = format!("{v} {tics} = {}", fmt_us(tick_us(st.median).unwrap_or(0.0)));
             }
             s += &format!("{label:<width$}  {v}\n");
         }
-        return s;
+        return s + &split_caveat(summary);
     }
     let cols = ["median", "min", "max", "mean"];
     let cells: Vec<[String; 4]> = summary
@@ -487,6 +488,7 @@ fn table(
         w2 = w[2],
         w3 = w[3]
     );
+    let caveat = split_caveat(summary);
     for ((_, label, _, _), c) in summary.iter().zip(&cells) {
         s += &format!(
             "{label:<width$}  {:>w0$}  {:>w1$}  {:>w2$}  {:>w3$}\n",
@@ -500,7 +502,27 @@ fn table(
             w3 = w[3]
         );
     }
-    s
+    s + &caveat
+}
+
+/// CPU time below which the user/system split is said to be a sample of a few ticks
+/// (at 250 Hz, a second holds 250 of them).
+const SHORT_CPU_US: f64 = 1e6;
+
+/// The caveat on user and system time, as a note under the table, when the command's
+/// CPU time is short enough for the split to rest on few ticks.
+fn split_caveat(summary: &[(&'static str, &'static str, Unit, Stat)]) -> String {
+    let cpu = summary
+        .iter()
+        .find(|(key, ..)| *key == "cpu_us")
+        .map(|(.., st)| st.median);
+    match cpu {
+        Some(us) if us < SHORT_CPU_US => format!(
+            "note: user and system: {}\n",
+            crate::os::usage::SPLIT_CAVEAT
+        ),
+        _ => String::new(),
+    }
 }
 
 #[cfg(test)]
@@ -589,7 +611,9 @@ mod tests {
         assert!(one.contains("status"), "{one}");
         assert!(one.contains("exit status 0"), "{one}");
         assert!(one.contains("1.500 ms"), "{one}");
-        assert!(one.contains("1 tics = 10.000 ms"), "{one}");
+        assert!(one.contains("1 tic = 10.000 ms"), "{one}");
+        // 3 ms of CPU time: its user/system split is a sample of a few ticks.
+        assert!(one.contains("note: user and system: the kernel"), "{one}");
         let runs = [run(0, 1000.0, 10, false), run(3, 2000.0, 10, false)];
         let many = table(
             &["sh".into(), "-c".into(), "exit 3".into()],
@@ -599,8 +623,13 @@ mod tests {
         );
         assert!(many.contains("sh -c 'exit 3'"), "{many}");
         assert!(many.contains("differs across runs"), "{many}");
-        let widths: Vec<usize> =
-            many.lines().skip(3).map(|l| l.chars().count()).collect();
+        let widths: Vec<usize> = many
+            .lines()
+            .skip(3)
+            .filter(|l| !l.starts_with("note:"))
+            .map(|l| l.chars().count())
+            .collect();
+        assert!(many.contains("note: user and system"), "{many}");
         assert!(widths.windows(2).all(|w| w[0] == w[1]), "{many}");
     }
 

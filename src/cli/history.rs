@@ -206,10 +206,13 @@ pub fn history(args: &HistoryArgs) -> anyhow::Result<ExitCode> {
         }
         HistoryCommand::Import { files } => {
             // Read every file first, so one bad file imports none.
-            let docs: Vec<Run> = files
+            let mut docs: Vec<Run> = files
                 .iter()
                 .map(|f| store::read_json(f))
                 .collect::<anyhow::Result<_>>()?;
+            for d in &mut docs {
+                crate::results::in_catalogue_order(&mut d.results);
+            }
             let mut h = History::open(&path, true)?;
             for (f, doc) in files.iter().zip(&docs) {
                 let t0 = std::time::Instant::now();
@@ -268,6 +271,11 @@ fn render_run(
     output: Option<&Path>,
     verbose: bool,
 ) -> anyhow::Result<()> {
+    // Runs saved before the rows were put in catalogue order, and imported documents,
+    // are shown and exported in it too.
+    let mut doc = doc.clone();
+    crate::results::in_catalogue_order(&mut doc.results);
+    let doc = &doc;
     let mut out = Output::open(format, output)?;
     out.verbose(verbose);
     let rows: Vec<_> = doc
@@ -414,6 +422,7 @@ pub(crate) fn percent(s: &str) -> Result<f64, String> {
 /// Runs `syscost compare`. Exit codes: 0, or 1 when `--fail-on-regression` finds a
 /// regression; 2 for bad input.
 pub fn compare_cmd(args: &CompareArgs) -> anyhow::Result<ExitCode> {
+    check_db(args.db.as_deref())?;
     if args.fail_on_regression.is_some() && args.runs.len() != 2 {
         return Err(UsageError::new(
             "--fail-on-regression compares exactly two runs (A, the base, then B)",
@@ -465,7 +474,8 @@ pub fn compare_cmd(args: &CompareArgs) -> anyhow::Result<ExitCode> {
     let (_, slower, _) = c.tally();
     if args.fail_on_regression.is_some() && slower > 0 {
         eprintln!(
-            "syscost: {slower} benchmark(s) slower by more than {}% with significance",
+            "syscost: {} slower by more than {}% with significance",
+            crate::draw::text::count(slower, "benchmark", "benchmarks"),
             threshold * 100.0
         );
         return Ok(ExitCode::from(1));
@@ -517,6 +527,7 @@ pub struct PlotArgs {
 
 /// Runs `syscost report`.
 pub fn report_cmd(args: &ReportArgs) -> anyhow::Result<ExitCode> {
+    check_db(args.db.as_deref())?;
     let mut runs = store::resolve(&args.runs, args.db.as_deref(), true)?;
     refit(&mut runs);
     let comparisons = runs
@@ -532,6 +543,7 @@ pub fn report_cmd(args: &ReportArgs) -> anyhow::Result<ExitCode> {
 
 /// Runs `syscost plot`.
 pub fn plot_cmd(args: &PlotArgs) -> anyhow::Result<ExitCode> {
+    check_db(args.db.as_deref())?;
     use crate::report::graphs::Graph;
     let forest = args.graph == Graph::Forest;
     if forest && args.runs.len() != 2 {
@@ -569,6 +581,15 @@ fn refit(runs: &mut [(RunLabel, Run)]) {
     }
 }
 
+/// Refuses, before anything else, a `--db` the user gave in a directory that does not
+/// exist, even when every run named is a file and the history is never opened.
+fn check_db(db: Option<&Path>) -> Result<(), UsageError> {
+    if db.is_some() {
+        store::path_or_default(db)?;
+    }
+    Ok(())
+}
+
 /// Opens the history for saving a run about to be measured: `None` with `--no-save`; an
 /// error for an explicit `--db` that cannot be used (before anything is measured); a
 /// warning and `None` when the default place cannot be used.
@@ -583,7 +604,16 @@ pub fn open_for_saving(
     }
     let explicit =
         db.is_some() || std::env::var_os("SYSCOST_DB").is_some_and(|v| !v.is_empty());
-    let attempt = store::path_or_default(db)
+    let path = match store::path_or_default(db) {
+        Err(e) if explicit => {
+            return Err(UsageError::new(format!(
+                "{e} (--no-save measures without saving)"
+            ))
+            .into())
+        }
+        other => other,
+    };
+    let attempt = path
         .map_err(anyhow::Error::new)
         .and_then(|p| History::open(&p, true));
     match attempt {

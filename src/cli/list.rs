@@ -10,8 +10,12 @@ use std::process::ExitCode;
 pub fn list(filters: &[String]) -> anyhow::Result<ExitCode> {
     let selected = bench::select(filters);
     if selected.is_empty() {
+        let hint = match filters {
+            [one] => bench::suggest(one),
+            _ => String::new(),
+        };
         return Err(UsageError::new(format!(
-            "no benchmark matches '{}'; see `syscost list`",
+            "no benchmark matches '{}'{hint}; see `syscost list`",
             filters.join("' or '")
         ))
         .into());

@@ -119,6 +119,21 @@ fn target_pct(s: &str) -> Result<f64, String> {
     }
 }
 
+/// A value parser for a whole number from `lo` to `hi`, whose refusal says the range in
+/// words ("from 1 to 1024"), not in Rust's `1..=1024` as clap's ranged parsers do.
+pub(crate) fn between<T>(
+    lo: T,
+    hi: T,
+) -> impl Fn(&str) -> Result<T, String> + Clone + Send + Sync + 'static
+where
+    T: std::str::FromStr + PartialOrd + std::fmt::Display + Copy + Send + Sync + 'static,
+{
+    move |s: &str| match s.parse::<T>() {
+        Ok(v) if v >= lo && v <= hi => Ok(v),
+        _ => Err(format!("'{s}' is not a whole number from {lo} to {hi}")),
+    }
+}
+
 /// Options of `syscost run`.
 #[derive(Debug, clap::Args)]
 pub struct RunArgs {
@@ -165,7 +180,7 @@ pub struct RunArgs {
     /// Time every benchmark in batches of exactly N operations instead of calibrated
     /// batches; 1 times operations one by one, so percentiles and modes are of single
     /// operations (the clock's read cost and granularity then weigh on cheap ones).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1_000_000_000))]
+    #[arg(long, value_name = "N", value_parser = between(1u64, 1_000_000_000))]
     pub batch: Option<u64>,
     /// Seed of the shuffled round order (default: from the clock; the run records it).
     #[arg(long, value_name = "N")]
@@ -190,7 +205,7 @@ pub struct RunArgs {
     /// Samples per second of running time when explaining: more bound the shares
     /// closer, and perturb the operation more (each sample is an interrupt).
     #[arg(long, value_name = "HZ", default_value_t = crate::explain::HZ,
-          value_parser = clap::value_parser!(u64).range(100..=100_000))]
+          value_parser = between(100u64, 100_000))]
     pub explain_hz: u64,
     /// Every note under each row of the table (the rounds' spread, levels, modes, the
     /// canary, rounds measured again, facts), not only why a row did not converge.
@@ -271,16 +286,20 @@ pub fn main() -> ExitCode {
     }
 }
 
-/// Folds clap's several-line message into one line, dropping the pointer to --help.
+/// Folds clap's several-line message into one line: the message and its tips, without
+/// the usage text (which would run into the message) or the pointer to --help.
 fn one_line(msg: &str) -> String {
     let parts: Vec<&str> = msg
         .lines()
         .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with("For more information"))
+        .take_while(|l| {
+            !l.starts_with("Usage:") && !l.starts_with("For more information")
+        })
+        .filter(|l| !l.is_empty())
         .collect();
     format!(
         "syscost: {} (see --help)",
-        parts.join(" ").trim_start_matches("error: ")
+        parts.join("; ").trim_start_matches("error: ")
     )
 }
 
@@ -415,4 +434,34 @@ pub fn check_cpu(cpu: Option<usize>) -> Result<(), UsageError> {
 /// The profile called `name` (clap has already checked it is one of the four).
 pub fn profile(name: &str) -> crate::harness::Profile {
     crate::harness::Profile::by_name(name).unwrap_or(crate::harness::Profile::STANDARD)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clap_errors_fold_into_one_line_without_usage_text() {
+        for args in [
+            &["syscost", "compare", "1"][..],
+            &["syscost", "run", "--foo"],
+            &["syscost", "run", "syscall.getpid", "--batch", "0"],
+            &["syscost", "exec", "-n", "100001", "--", "true"],
+        ] {
+            let e = Cli::try_parse_from(args).unwrap_err();
+            let line = one_line(&e.render().to_string());
+            assert_eq!(line.lines().count(), 1, "{line}");
+            assert!(
+                line.starts_with("syscost: ") && line.ends_with(" (see --help)"),
+                "{line}"
+            );
+            assert!(!line.contains("Usage") && !line.contains("..="), "{line}");
+        }
+        let e = Cli::try_parse_from(["syscost", "run", "--foo"]).unwrap_err();
+        let line = one_line(&e.render().to_string());
+        assert!(line.contains("found; tip:"), "{line}");
+        let e = Cli::try_parse_from(["syscost", "run", "--batch", "0"]).unwrap_err();
+        let line = one_line(&e.render().to_string());
+        assert!(line.contains("from 1 to 1000000000"), "{line}");
+    }
 }

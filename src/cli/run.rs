@@ -35,7 +35,8 @@ pub fn plan(
     for f in filters {
         if bench::select(std::slice::from_ref(f)).is_empty() {
             return Err(UsageError::new(format!(
-                "no benchmark matches '{f}'; see `syscost list`"
+                "no benchmark matches '{f}'{}; see `syscost list`",
+                bench::suggest(f)
             )));
         }
     }
@@ -54,9 +55,17 @@ pub fn plan(
             .iter()
             .any(|b| bench::copies::spec(*b, &p.name).is_some())
         {
+            let taken = selected.iter().flat_map(|b| {
+                b.params()
+                    .iter()
+                    .chain(bench::copies::SPECS.iter())
+                    .map(|s| s.name)
+            });
             return Err(UsageError::new(format!(
-                "parameter {}: no selected benchmark takes a parameter '{}' (given with --param or as name=value); see `syscost list` for each benchmark's parameters",
-                p.name, p.name
+                "parameter {}: no selected benchmark takes a parameter '{}'{}, given with --param or as name=value; see `syscost list` for each benchmark's parameters",
+                p.name,
+                p.name,
+                crate::error::did_you_mean(&p.name, taken)
             )));
         }
     }
@@ -179,12 +188,12 @@ fn look_at_the_machine(
     });
     if let Some((p, now)) = past.filter(|(p, _)| (p.ratio - 1.0).abs() > START_DIFFERS) {
         warn(&format!(
-            "the machine reads {:.0}% {} than in its last {} runs here under the same \
+            "the machine reads {:.0}% {} than in its last {} here under the same \
              conditions (getpid {} over 0.15 s, {} in theirs): this run's figures may \
              differ from theirs by about that much",
             (p.ratio - 1.0).abs() * 100.0,
             if p.ratio > 1.0 { "slower" } else { "faster" },
-            p.runs,
+            crate::draw::text::count(p.runs, "run", "runs"),
             fmt_ns(now),
             fmt_ns(p.median_ns)
         ));
@@ -298,6 +307,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let interrupted = outcome.interrupted;
     run.complete = !interrupted;
     run.results = outcome.results;
+    crate::results::in_catalogue_order(&mut run.results);
     run.machine = outcome.machine;
     if let Some(h) = history.as_ref() {
         if let Err(e) = h.set_from_past_runs(&mut run) {

@@ -189,8 +189,8 @@ fn lost_warnings(index: &Index) {
     }
     if index.kernel_lost_total() > 0 {
         eprintln!(
-            "warning: the kernel lost {} events",
-            index.kernel_lost_total()
+            "warning: the kernel lost {}",
+            crate::draw::text::count(index.kernel_lost_total(), "event", "events")
         );
     }
 }
@@ -326,7 +326,7 @@ fn show_cmd(a: &ShowArgs) -> anyhow::Result<ExitCode> {
     let n = show::show(&file, &index, &filter, json, &mut out)?;
     out.flush()?;
     if !json {
-        eprintln!("{n} events shown");
+        eprintln!("{} shown", crate::draw::text::count(n, "event", "events"));
     }
     lost_warnings(&index);
     Ok(ExitCode::SUCCESS)

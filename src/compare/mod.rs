@@ -448,8 +448,10 @@ pub fn host_differences(a: &Run, b: &Run) -> Vec<FactDifference> {
     out
 }
 
-/// Several runs side by side: each benchmark's median per run and every run's speed
+/// Several runs side by side: each benchmark's median per run and every run's time
 /// relative to the first, as the 1976 memo set the 11/40, 11/45 and 11/70 side by side.
+/// The ratios are the way round of two runs compared ([`compare`]: B/A, above 1 is
+/// slower), with the same intervals.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Table {
     /// The runs, the first being the reference.
@@ -457,8 +459,8 @@ pub struct Table {
     /// One row per benchmark instance measured in at least one run.
     pub rows: Vec<TableRow>,
     /// For each run, the geometric mean over the benchmarks measured in it and in the
-    /// first run of (first / this): above 1 means faster than the first.
-    pub geomean_speed: Vec<Option<f64>>,
+    /// first run of (this / first): above 1 means slower than the first.
+    pub geomean_ratio: Vec<Option<f64>>,
     /// How many benchmarks entered each run's geometric mean.
     pub geomean_count: Vec<usize>,
 }
@@ -470,15 +472,19 @@ pub struct TableRow {
     pub key: String,
     /// The median in each run, ns per operation (None where not measured).
     pub median_ns: Vec<Option<f64>>,
-    /// first / this, for each run (None where either is missing).
-    pub speed: Vec<Option<f64>>,
+    /// this / first, for each run, as [`Row::ratio`] (None where either is missing).
+    pub ratio: Vec<Option<f64>>,
+    /// The ratio's 95% interval, low end, as [`Row::ci_low`] (None for the first run).
+    pub ci_low: Vec<Option<f64>>,
+    /// The ratio's 95% interval, high end.
+    pub ci_high: Vec<Option<f64>>,
 }
 
 /// The cross-run table of `runs` (the first is the reference).
 pub fn table(runs: &[(RunLabel, &Run)]) -> Table {
     let mut order: Vec<String> = Vec::new();
     let mut seen = std::collections::HashSet::new();
-    let maps: Vec<BTreeMap<String, f64>> = runs
+    let maps: Vec<BTreeMap<String, (f64, Option<Estimate>)>> = runs
         .iter()
         .map(|(_, run)| {
             let mut m = BTreeMap::new();
@@ -488,42 +494,23 @@ pub fn table(runs: &[(RunLabel, &Run)]) -> Table {
                     order.push(k.clone());
                 }
                 if let Some(x) = r.median_ns().filter(|x| x.is_finite() && *x > 0.0) {
-                    m.insert(k, x);
+                    m.insert(k, (x, estimate(r)));
                 }
             }
             m
         })
         .collect();
-    let rows: Vec<TableRow> = order
-        .into_iter()
-        .map(|k| {
-            let median_ns: Vec<Option<f64>> =
-                maps.iter().map(|m| m.get(&k).copied()).collect();
-            let first = median_ns.first().copied().flatten();
-            let speed = median_ns
-                .iter()
-                .map(|x| match (first, x) {
-                    (Some(f), Some(x)) => Some(f / x),
-                    _ => None,
-                })
-                .collect();
-            TableRow {
-                key: k,
-                median_ns,
-                speed,
-            }
-        })
-        .collect();
-    let mut geomean_speed = Vec::new();
+    let rows: Vec<TableRow> = order.into_iter().map(|k| table_row(k, &maps)).collect();
+    let mut geomean_ratio = Vec::new();
     let mut geomean_count = Vec::new();
     for i in 0..runs.len() {
         let logs: Vec<f64> = rows
             .iter()
-            .filter_map(|r| r.speed[i])
+            .filter_map(|r| r.ratio[i])
             .map(f64::ln)
             .collect();
         geomean_count.push(logs.len());
-        geomean_speed.push(if logs.is_empty() {
+        geomean_ratio.push(if logs.is_empty() {
             None
         } else {
             Some((logs.iter().sum::<f64>() / logs.len() as f64).exp())
@@ -532,9 +519,39 @@ pub fn table(runs: &[(RunLabel, &Run)]) -> Table {
     Table {
         runs: runs.iter().map(|(l, _)| l.clone()).collect(),
         rows,
-        geomean_speed,
+        geomean_ratio,
         geomean_count,
     }
+}
+
+/// One benchmark's row of the cross-run table: each run's median, and its ratio to the
+/// first with the interval two runs compared would give it.
+fn table_row(k: String, maps: &[BTreeMap<String, (f64, Option<Estimate>)>]) -> TableRow {
+    let cells: Vec<Option<(f64, Option<Estimate>)>> =
+        maps.iter().map(|m| m.get(&k).copied()).collect();
+    let first = cells.first().copied().flatten();
+    let mut row = TableRow {
+        key: k,
+        median_ns: cells.iter().map(|c| c.map(|(x, _)| x)).collect(),
+        ratio: Vec::new(),
+        ci_low: Vec::new(),
+        ci_high: Vec::new(),
+    };
+    for (i, c) in cells.iter().enumerate() {
+        let (ratio, interval) = match (first, c) {
+            (Some(_), Some(_)) if i == 0 => (Some(1.0), None),
+            (Some((_, Some(a))), Some((_, Some(b)))) => {
+                let (r, lo, hi) = ratio_interval(a, *b);
+                (Some(r), Some((lo, hi)))
+            }
+            (Some((f, _)), Some((x, _))) => (Some(x / f), None),
+            _ => (None, None),
+        };
+        row.ratio.push(ratio);
+        row.ci_low.push(interval.map(|i| i.0));
+        row.ci_high.push(interval.map(|i| i.1));
+    }
+    row
 }
 
 #[cfg(test)]

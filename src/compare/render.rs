@@ -187,6 +187,23 @@ pub fn markdown(c: &Comparison) -> String {
     s
 }
 
+/// What the cross-run table's last line (or row) gives: the way round of two runs
+/// compared.
+const GEOMEAN: &str = "ratio to A (geometric mean of X/A over the benchmarks both \
+                       measured; above 1 is slower than A, as in syscost compare A B)";
+
+/// Run `i`'s ratio to the first in `r`, with its interval where both runs have one
+/// (`1.02 (0.98–1.06)`); `-` where either run lacks the benchmark.
+fn table_ratio(r: &crate::compare::TableRow, i: usize) -> String {
+    match (r.ratio[i], r.ci_low[i], r.ci_high[i]) {
+        (Some(x), Some(lo), Some(hi)) => {
+            format!("{x:.2} ({}–{})", ratio_text(lo), ratio_text(hi))
+        }
+        (Some(x), _, _) => format!("{x:.2}"),
+        _ => "-".into(),
+    }
+}
+
 /// The cross-run table for the terminal: one column per run, no line wider than
 /// standard output's terminal (columns that do not fit go into a further block).
 pub fn table_text(t: &Table) -> String {
@@ -197,7 +214,8 @@ pub fn table_text(t: &Table) -> String {
     let mut head = vec!["benchmark".to_string()];
     head.extend((0..t.runs.len()).map(column_name));
     head.extend(
-        (1..t.runs.len()).map(|i| format!("{}/{}", column_name(0), column_name(i))),
+        (1..t.runs.len())
+            .map(|i| format!("{}/{} (95% CI)", column_name(i), column_name(0))),
     );
     let mut rows = vec![head];
     for r in &t.rows {
@@ -207,24 +225,19 @@ pub fn table_text(t: &Table) -> String {
                 .iter()
                 .map(|m| m.map(fmt_ns).unwrap_or_else(|| "-".into())),
         );
-        row.extend(
-            r.speed
-                .iter()
-                .skip(1)
-                .map(|sp| sp.map(|x| format!("{x:.2}")).unwrap_or_else(|| "-".into())),
-        );
+        row.extend((1..t.runs.len()).map(|i| table_ratio(r, i)));
         rows.push(row);
     }
     let right: Vec<bool> = (0..rows[0].len()).map(|i| i > 0).collect();
     s.push('\n');
     s += &crate::draw::text::grid(&rows, &right, 1, 0, crate::os::term::stdout_width());
-    s += "\nrelative speed (geometric mean of A/X over the benchmarks both measured; above 1 is faster than A):\n";
-    for (i, g) in t.geomean_speed.iter().enumerate() {
+    s += &format!("\n{GEOMEAN}:\n");
+    for (i, g) in t.geomean_ratio.iter().enumerate() {
         s += &format!(
-            "  {}  {} over {} benchmarks\n",
+            "  {}  {} over {}\n",
             column_name(i),
             g.map(|x| format!("{x:.3}")).unwrap_or_else(|| "-".into()),
-            t.geomean_count[i]
+            crate::draw::text::count(t.geomean_count[i], "benchmark", "benchmarks")
         );
     }
     s
@@ -242,7 +255,7 @@ pub fn table_markdown(t: &Table) -> String {
         s += &format!(" {} |", column_name(i));
     }
     for i in 1..t.runs.len() {
-        s += &format!(" {}/{} |", column_name(0), column_name(i));
+        s += &format!(" {}/{} (95% CI) |", column_name(i), column_name(0));
     }
     s += "\n|---|";
     s += &"--:|".repeat(t.runs.len() * 2 - 1);
@@ -252,19 +265,16 @@ pub fn table_markdown(t: &Table) -> String {
         for m in &r.median_ns {
             s += &format!(" {} |", m.map(fmt_ns).unwrap_or_else(|| "-".into()));
         }
-        for sp in r.speed.iter().skip(1) {
-            s += &format!(
-                " {} |",
-                sp.map(|x| format!("{x:.2}")).unwrap_or_else(|| "-".into())
-            );
+        for i in 1..t.runs.len() {
+            s += &format!(" {} |", table_ratio(r, i));
         }
         s += "\n";
     }
-    s += "| **relative speed (geometric mean)** |";
+    s += "| **ratio to A (geometric mean; above 1 is slower)** |";
     for _ in 0..t.runs.len() {
         s += " |";
     }
-    for g in t.geomean_speed.iter().skip(1) {
+    for g in t.geomean_ratio.iter().skip(1) {
         s += &format!(
             " **{}** |",
             g.map(|x| format!("{x:.3}")).unwrap_or_else(|| "-".into())

@@ -134,7 +134,7 @@ fn host_differences_are_named() {
 }
 
 #[test]
-fn the_cross_run_table_has_relative_speeds_and_a_geometric_mean() {
+fn the_cross_run_table_is_the_way_round_of_two_runs_with_their_intervals() {
     let a = run_with_medians(&[("x.one", 100.0), ("x.two", 200.0), ("x.three", 50.0)]);
     let b = run_with_medians(&[("x.one", 50.0), ("x.two", 400.0)]);
     let c = run_with_medians(&[("x.one", 25.0), ("x.two", 50.0), ("x.three", 12.5)]);
@@ -144,14 +144,29 @@ fn the_cross_run_table_has_relative_speeds_and_a_geometric_mean() {
         (label("c", &c), &c),
     ]);
     assert_eq!(t.rows.len(), 3);
-    assert_eq!(t.rows[0].speed, [Some(1.0), Some(2.0), Some(4.0)]);
+    // The way round of two runs compared: B/A, above 1 slower.
+    assert_eq!(t.rows[0].ratio, [Some(1.0), Some(0.5), Some(0.25)]);
     assert_eq!(t.rows[2].median_ns[1], None);
     assert_eq!(t.geomean_count, [3, 2, 3]);
-    // b: speeds 2 and 0.5 → 1; c: 4, 4, 4 → 4.
-    assert!((t.geomean_speed[1].unwrap() - 1.0).abs() < 1e-12);
-    assert!((t.geomean_speed[2].unwrap() - 4.0).abs() < 1e-12);
+    // b: ratios 0.5 and 2 → 1; c: 1/4, 1/4, 1/4 → 1/4.
+    assert!((t.geomean_ratio[1].unwrap() - 1.0).abs() < 1e-12);
+    assert!((t.geomean_ratio[2].unwrap() - 0.25).abs() < 1e-12);
+    // With the interval two runs compared give, the same for the same pair.
+    let two = compare((&label("a", &a), &a), (&label("b", &b), &b), 0.05);
+    let one = &two.rows[0];
+    assert_eq!(t.rows[0].ratio[1], Some(one.ratio));
+    assert_eq!(t.rows[0].ci_low[1], Some(one.ci_low));
+    assert_eq!(t.rows[0].ci_high[1], Some(one.ci_high));
+    assert_eq!(t.rows[0].ci_low[0], None);
     let text = render::table_text(&t);
-    assert!(text.contains("A/B") && text.contains("A/C"), "{text}");
+    assert!(
+        text.contains("B/A (95% CI)") && text.contains("C/A"),
+        "{text}"
+    );
+    assert!(
+        text.contains("0.50 (0.") && text.contains("above 1 is slower"),
+        "{text}"
+    );
     let md = render::table_markdown(&t);
     assert_eq!(md.lines().filter(|l| l.starts_with("| x.")).count(), 3);
 }

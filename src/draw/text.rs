@@ -2,6 +2,14 @@
 //! with its unit), and tables that wrap their columns into blocks. Every text renderer
 //! uses these; they know nothing of results.
 
+/// `n` and the noun for it: `one` for 1, else `many` ("1 result", "2 results").
+pub fn count<N>(n: N, one: &str, many: &str) -> String
+where
+    N: std::fmt::Display + PartialEq + From<u8>,
+{
+    format!("{n} {}", if n == N::from(1) { one } else { many })
+}
+
 /// `s` cut to `w` characters, its last one `…` when cut.
 pub fn clip(s: &str, w: usize) -> String {
     if s.chars().count() <= w {
@@ -162,6 +170,13 @@ pub fn grid(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_count_of_one_is_singular() {
+        assert_eq!(count(1usize, "result", "results"), "1 result");
+        assert_eq!(count(0u64, "result", "results"), "0 results");
+        assert_eq!(count(2i64, "run", "runs"), "2 runs");
+    }
 
     #[test]
     fn a_grid_wider_than_the_terminal_wraps_its_columns_into_blocks() {

@@ -159,9 +159,9 @@ pub fn text(d: &Diff, top: usize) -> String {
         .collect();
     let _ = writeln!(
         o,
-        "  {} of {} functions changed beyond their interval; the largest:",
+        "  {} of {} changed beyond their interval; the largest:",
         changed.len(),
-        d.functions.len()
+        crate::draw::text::count(d.functions.len(), "function", "functions")
     );
     changed.iter().take(top).for_each(|c| row(&mut o, c));
     o

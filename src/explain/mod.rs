@@ -333,7 +333,10 @@ impl Recorder {
             self.note(h);
         }
         if self.lost > 0 {
-            self.note(format!("{} samples lost (the ring was full)", self.lost));
+            self.note(format!(
+                "{} lost (the ring was full)",
+                crate::draw::text::count(self.lost, "sample", "samples")
+            ));
         }
         let mut user = symbols::User::of_self();
         let mut folded: HashMap<(bool, String, Vec<String>), u64> = HashMap::new();

@@ -16,7 +16,7 @@ fn interval(s: &Share) -> String {
 /// whose operation is `op`, no line wider than `width`: sentences wrap, and the
 /// tables' columns that do not fit go into a further block.
 pub fn text(label: &str, op: &str, e: &Explanation, width: usize) -> String {
-    let lines = lines(label, op, e);
+    let lines = lines(label, op, e, width);
     let mut out = String::new();
     for block in lines {
         match block {
@@ -46,8 +46,63 @@ enum Block {
     Grid(Vec<Vec<String>>, Vec<bool>),
 }
 
+/// The group table's name for the user side when the operation enters the kernel: the
+/// samples due while the entry and exit ran with interrupts off are taken on the user
+/// instruction after `syscall` and count here, so the row says it holds them.
+const USER_WITH_SKID: &str = "user side + skid after syscall";
+
+/// Whether the samples saw the operation enter the kernel (so the user side holds the
+/// skid of its entry and exit).
+fn enters_kernel(e: &Explanation) -> bool {
+    e.groups
+        .iter()
+        .any(|g| g.group == Some(super::Group::Entry) && g.self_samples > 0)
+}
+
+/// The narrowest the function column is cut to so the table fits in one block.
+const NAME_MIN: usize = 24;
+/// The widest a function's name is shown.
+const NAME_MAX: usize = 48;
+
+/// The function table's rows, its names cut so that the whole table fits `width` in
+/// one block where it can (a second block would print every name again for one column).
+fn function_rows(e: &Explanation, width: usize) -> Vec<Vec<String>> {
+    let head = [
+        format!("top {TOP} functions"),
+        "self ns".into(),
+        "95% interval".into(),
+        "incl ns".into(),
+        "group".into(),
+    ];
+    let mut rows: Vec<Vec<String>> = vec![head.to_vec()];
+    let mut names = vec![head[0].clone()];
+    for f in e.functions.iter().take(TOP) {
+        names.push(if f.kernel {
+            format!("{} [k]", f.name)
+        } else {
+            f.name.clone()
+        });
+        rows.push(vec![
+            String::new(),
+            format!("{:.2}", f.self_ns),
+            interval(f),
+            format!("{:.2}", f.total_ns),
+            f.group.map_or("", |g| g.label()).to_string(),
+        ]);
+    }
+    // Two columns of indent, two spaces between columns (see `draw::text::grid`).
+    let others: usize = (1..5)
+        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0) + 2)
+        .sum();
+    let room = width.saturating_sub(2 + others).clamp(NAME_MIN, NAME_MAX);
+    for (r, name) in rows.iter_mut().zip(names) {
+        r[0] = shorten(&name, room);
+    }
+    rows
+}
+
 /// The explanation as blocks of sentences and tables.
-fn lines(label: &str, op: &str, e: &Explanation) -> Vec<Block> {
+fn lines(label: &str, op: &str, e: &Explanation, width: usize) -> Vec<Block> {
     let mut blocks = Vec::new();
     let mut o = String::new();
     let frames = if e.kernel { "kernel and user" } else { "user" };
@@ -108,37 +163,30 @@ fn lines(label: &str, op: &str, e: &Explanation) -> Vec<Block> {
     blocks.push(Block::Prose(std::mem::take(&mut o)));
     let cells = |v: &[&str]| v.iter().map(|c| c.to_string()).collect::<Vec<String>>();
     let mut groups = vec![cells(&["group", "ns/op", "95% interval", "share"])];
+    let skid = enters_kernel(e);
     for g in &e.groups {
+        let name = match g.group {
+            Some(super::Group::User) if skid => USER_WITH_SKID.to_string(),
+            _ => g.name.to_string(),
+        };
         groups.push(vec![
-            g.name.to_string(),
+            name,
             format!("{:.2}", g.self_ns),
             interval(g),
             format!("{:.1}%", g.self_share * 100.0),
         ]);
     }
     blocks.push(Block::Grid(groups, vec![false, true, true, true]));
-    blocks.push(Block::Prose("\n".into()));
-    let mut functions = vec![cells(&[
-        &format!("function (top {TOP} by self time)"),
-        "self ns",
-        "95% interval",
-        "incl ns",
-        "group",
-    ])];
-    for f in e.functions.iter().take(TOP) {
-        let name = if f.kernel {
-            format!("{} [k]", f.name)
-        } else {
-            f.name.clone()
-        };
-        functions.push(vec![
-            shorten(&name, 48),
-            format!("{:.2}", f.self_ns),
-            interval(f),
-            format!("{:.2}", f.total_ns),
-            f.group.map_or("", |g| g.label()).to_string(),
-        ]);
+    if skid {
+        blocks.push(Block::Prose(format!(
+            "  {USER_WITH_SKID}: the loop's own time, and the samples due while the \
+             system call's entry and exit ran with interrupts off, which the timer takes on \
+             the user instruction after `syscall` (see bias below; `syscost explain --skid` \
+             measures how much)\n"
+        )));
     }
+    blocks.push(Block::Prose("\n".into()));
+    let functions = function_rows(e, width);
     blocks.push(Block::Grid(functions, vec![false, true, true, true, false]));
     if e.groups
         .iter()
@@ -255,5 +303,26 @@ mod tests {
             assert!(t.contains(want), "{want} missing from\n{t}");
         }
         assert_eq!(shorten("abcdef", 4), "abc…");
+        // getpid's user side holds the skid of its entry and exit, and says so.
+        assert!(t.contains("user side + skid after syscall"), "{t}");
+        let bare_row = |l: &str| {
+            l.trim_start()
+                .strip_prefix("user side")
+                .is_some_and(|r| r.trim_start().starts_with(|c: char| c.is_ascii_digit()))
+        };
+        assert!(!t.lines().any(bare_row), "{t}");
+    }
+
+    #[test]
+    fn the_function_table_fits_a_pipes_80_columns_in_one_block() {
+        let mut e = crate::explain::tests::example();
+        // A long kernel name, as real profiles have.
+        e.functions[0].name = "entry_SYSCALL_64_after_hwframe_and_some_more_words".into();
+        let t = text("syscall.getpid", "call", &e, 80);
+        let headers = t.lines().filter(|l| l.contains("top 25 functions")).count();
+        assert_eq!(headers, 1, "the function table printed in two blocks:\n{t}");
+        for line in t.lines() {
+            assert!(line.chars().count() <= 80, "{line}\n{t}");
+        }
     }
 }

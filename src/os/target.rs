@@ -4,7 +4,9 @@
 //! - `-`, `/dev/stdout` (and `/dev/fd/1`, `/proc/self/fd/1`): standard output.
 //! - A regular file, or a path that does not exist yet: written to a temporary file in
 //!   the same directory and renamed over it, so a reader never sees half a document;
-//!   an existing file's permissions are kept.
+//!   an existing file's permissions are kept, and a new file gets those the umask
+//!   leaves of 0666 (0644 under umask 022), as any program's output. Errors name no
+//!   temporary file: the caller names the user's path.
 //! - A symbolic link: followed (through every link, a dangling one included), and its
 //!   final target written as above; the link itself stays a link.
 //! - A character or block device, a FIFO, a socket, another `/dev/fd/N`: opened and
@@ -95,9 +97,33 @@ impl Target {
     pub fn check(&self) -> io::Result<()> {
         match self {
             Target::Stdout | Target::InPlace(_) => Ok(()),
-            Target::Replace(p) => tempfile::NamedTempFile::new_in(dir_of(p)).map(drop),
+            Target::Replace(p) => tempfile::NamedTempFile::new_in(dir_of(p))
+                .map(drop)
+                .map_err(untemp),
         }
     }
+}
+
+/// The error without the temporary file's name, which the tempfile crate appends (`...
+/// at path "/dir/.tmpNsW5MJ"`): the caller names the path the user gave, and the
+/// temporary file is ours, not theirs.
+fn untemp(e: io::Error) -> io::Error {
+    if e.raw_os_error().is_some() {
+        return e;
+    }
+    let msg = e.to_string();
+    match msg.rfind(" at path \"") {
+        Some(i) => io::Error::new(e.kind(), msg[..i].to_string()),
+        None => e,
+    }
+}
+
+/// The permissions of a new file as `open(2)` gives them: 0666 less the umask (0644
+/// under umask 022), where the tempfile crate's would be 0600. Output files are made to
+/// be shared.
+fn new_file_mode() -> std::fs::Permissions {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::Permissions::from_mode(0o666)
 }
 
 /// The standard descriptors and `/dev/fd/N` names, which are written in place.
@@ -146,12 +172,18 @@ pub fn create(path: &Path) -> io::Result<OutFile> {
         Target::Stdout => Inner::Stdout(io::stdout()),
         Target::InPlace(p) => Inner::InPlace(OpenOptions::new().write(true).open(p)?),
         Target::Replace(p) => {
+            // Created with 0666, which the kernel narrows by the umask; an existing
+            // file's permissions are then kept.
             let tmp = tempfile::Builder::new()
                 .prefix(".syscost-")
                 .suffix(".partial")
-                .tempfile_in(dir_of(&p))?;
+                .permissions(new_file_mode())
+                .tempfile_in(dir_of(&p))
+                .map_err(untemp)?;
             if let Ok(meta) = std::fs::metadata(&p) {
-                tmp.as_file().set_permissions(meta.permissions())?;
+                tmp.as_file()
+                    .set_permissions(meta.permissions())
+                    .map_err(untemp)?;
             }
             Inner::Replace { tmp, path: p }
         }
@@ -171,10 +203,10 @@ impl OutFile {
                     if e.raw_os_error() == Some(libc::EINVAL) {
                         Ok(())
                     } else {
-                        Err(e)
+                        Err(untemp(e))
                     }
                 })?;
-                tmp.persist(&path).map(drop).map_err(|e| e.error)
+                tmp.persist(&path).map(drop).map_err(|e| untemp(e.error))
             }
         }
     }
@@ -185,7 +217,7 @@ impl Write for OutFile {
         match &mut self.inner {
             Inner::Stdout(s) => s.write(buf),
             Inner::InPlace(f) => f.write(buf),
-            Inner::Replace { tmp, .. } => tmp.write(buf),
+            Inner::Replace { tmp, .. } => tmp.write(buf).map_err(untemp),
         }
     }
 
@@ -193,7 +225,7 @@ impl Write for OutFile {
         match &mut self.inner {
             Inner::Stdout(s) => s.flush(),
             Inner::InPlace(f) => f.flush(),
-            Inner::Replace { tmp, .. } => tmp.flush(),
+            Inner::Replace { tmp, .. } => tmp.flush().map_err(untemp),
         }
     }
 }
@@ -278,6 +310,36 @@ mod tests {
         symlink(&b, &a).unwrap();
         symlink(&a, &b).unwrap();
         assert!(Target::of(&a).is_err());
+    }
+
+    #[test]
+    fn a_new_file_follows_the_umask_and_errors_name_no_temporary_file() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        let file = d.path().join("report.html");
+        write(&file, b"<html/>").unwrap();
+        // The mode open(2) would give a new file under this process's umask.
+        let probe = d.path().join("probe");
+        std::fs::write(&probe, b"").unwrap();
+        let want = std::fs::metadata(&probe).unwrap().permissions().mode() & 0o777;
+        let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, want, "{mode:o} against {want:o}");
+        let bad = d.path().join("no/such/dir/r.html");
+        let errors = [
+            Target::of(&bad).unwrap().check().unwrap_err(),
+            create(&bad).err().unwrap(),
+            write(&bad, b"x").unwrap_err(),
+        ];
+        for e in errors {
+            let msg = e.to_string();
+            assert!(
+                !msg.contains(".tmp")
+                    && !msg.contains(".syscost-")
+                    && !msg.contains("partial"),
+                "{msg}"
+            );
+            assert_eq!(e.kind(), io::ErrorKind::NotFound, "{msg}");
+        }
     }
 
     #[test]

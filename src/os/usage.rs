@@ -8,6 +8,13 @@
 use serde::{Deserialize, Serialize};
 use std::mem::MaybeUninit;
 
+/// What a user/system split of CPU time is, for wherever one is printed: Linux measures
+/// a task's CPU time, but divides it between user and system in proportion to the timer
+/// ticks that landed in each, so the split of a short span is a sample of a few ticks.
+pub const SPLIT_CAVEAT: &str = "the kernel measures the CPU time but splits it into \
+    user and system by where its timer ticks landed, so for a short span the split is a \
+    sample of a few ticks, not a measurement (the total is one)";
+
 /// Whose usage to read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Who {

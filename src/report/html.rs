@@ -452,7 +452,8 @@ fn benchmarks_section(out: &mut String, runs: &[(RunLabel, Run)]) {
             let _ = writeln!(
             o,
             "<p>Left: samples in time, rounds back to back, with each round's median and the \
-             getpid canary read before it (right axis). Right: the clean samples' histogram \
+             getpid canary read before it (on the samples' axis where it fits their range, \
+             else on a right axis of its own). Right: the clean samples' histogram \
              with the headline median and its 95% CI. Series longer than {REPORT_MAX_POINTS} \
              points are thinned for drawing (every k-th clean sample, every outlier kept); \
              each graph says so.</p>"

@@ -49,6 +49,12 @@ pub fn render(t: &RingTable, width: usize) -> String {
         ]);
     }
     out += &crate::draw::text::grid(&rows, &[true; 11], 1, 2, width);
+    out += &crate::draw::text::wrap(
+        &format!("user µs, sys µs: {}", crate::os::usage::SPLIT_CAVEAT),
+        width,
+        2,
+        4,
+    );
     let knee = match t.knee_n {
         Some(n) => format!(
             "knee at n={n}: the per-hop cost exceeds the trend of the smaller rings by more than {:.0}%",

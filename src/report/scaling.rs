@@ -15,7 +15,11 @@ pub fn copies_note(c: &CopiesFigures) -> String {
             "pinned to CPUs {}{}",
             cpus.join(","),
             if c.oversubscribed {
-                format!(", oversubscribed ({} copies on {} CPUs)", c.n, c.online)
+                format!(
+                    ", oversubscribed ({} copies on {})",
+                    c.n,
+                    crate::draw::text::count(c.online, "CPU", "CPUs")
+                )
             } else {
                 String::new()
             }

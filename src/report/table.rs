@@ -107,9 +107,10 @@ pub fn row_note(r: &BenchResult, target: f64) -> Option<String> {
     };
     if matches!(first, Why::FewClean) {
         return Some(format!(
-            "not converged: {} of {} samples clean, so the median of all of them after \
-             {rounds} rounds",
-            m.counts.clean, m.counts.total
+            "not converged: {} of {} clean, so the median of all of them after {}",
+            m.counts.clean,
+            crate::draw::text::count(m.counts.total, "sample", "samples"),
+            crate::draw::text::count(rounds, "round", "rounds")
         ));
     }
     let ci = m.relative_ci() * 100.0;
@@ -285,10 +286,8 @@ impl Exporter for Table {
         let h = &run.harness;
         self.target = h.ci_target;
         let mut s = format!(
-            "clock {} ({} ns steps, {:.1} ns per read) · profile {} · CI target ±{}%",
-            run.clock.name,
-            step_text(run.clock.resolution()),
-            run.clock.read_cost_ns,
+            "clock {} · profile {} · CI target ±{}%",
+            clock_text(&run.clock),
             h.profile,
             h.ci_target * 100.0
         );
@@ -386,8 +385,10 @@ impl Exporter for Table {
             .iter()
             .filter(|r| r.measured.as_ref().is_some_and(|m| !m.converged))
             .count();
-        let mut s = format!(
-            "\n{n} results: {} measured ({unconverged} not converged), {} skipped, {} failed{}\n",
+        let mut s =
+            format!(
+            "\n{}: {} measured ({unconverged} not converged), {} skipped, {} failed{}\n",
+            crate::draw::text::count(n, "result", "results"),
             count(Status::Ok),
             count(Status::Skipped),
             count(Status::Failed),
@@ -554,9 +555,9 @@ fn machine_during_rows(results: &[BenchResult]) -> Vec<String> {
         .count();
     if moved > 0 {
         lines.push(format!(
-            "the speed changed between the rounds of {moved} of {} rows (getpid moved \
+            "the speed changed between the rounds of {moved} of {} (getpid moved \
              over {:.0}%; -v says which)",
-            measured.len(),
+            crate::draw::text::count(measured.len(), "row", "rows"),
             crate::session::CANARY_THRESHOLD * 100.0
         ));
     }
@@ -634,9 +635,9 @@ pub fn floors_text(floors: &[crate::results::Floor], target: f64) -> Option<Stri
 /// The footer's line on the machine's speed beside its earlier runs.
 fn past_machine_text(p: &crate::results::PastMachine, now: f64) -> String {
     let runs = format!(
-        "its last {} runs here under the same conditions (getpid {} in this run, {} \
+        "its last {} here under the same conditions (getpid {} in this run, {} \
          in theirs, {}–{})",
-        p.runs,
+        crate::draw::text::count(p.runs, "run", "runs"),
         fmt_ns(now),
         fmt_ns(p.median_ns),
         fmt_ns(p.low_ns),
@@ -658,6 +659,17 @@ fn past_machine_text(p: &crate::results::PastMachine, now: f64) -> String {
 }
 
 /// A clock's step in ns, with the digits that matter (0.38, 10.0).
+/// The harness clock as the run's header and `syscost clocks` name it: `tsc (10.0 ns
+/// steps, 24.4 ns per read)`, its step being the quantum that bounds every figure.
+pub(crate) fn clock_text(clock: &crate::harness::clock::ClockInfo) -> String {
+    format!(
+        "{} ({} ns steps, {:.1} ns per read)",
+        clock.name,
+        step_text(clock.resolution()),
+        clock.read_cost_ns
+    )
+}
+
 pub(crate) fn step_text(ns: f64) -> String {
     if ns < 1.0 {
         format!("{ns:.2}")

@@ -180,6 +180,11 @@ fn the_ring_and_scaling_tables_wrap_to_the_width() {
         for col in ["per hop", "cpu/proj", "hop−pipe"] {
             assert!(text.contains(col), "{col} at {width}:\n{text}");
         }
+        // The user/sys columns say what their split is.
+        assert!(
+            text.contains("user µs, sys µs: the kernel measures"),
+            "{text}"
+        );
         let blocks = text
             .lines()
             .filter(|l| l.trim_start().starts_with("n "))

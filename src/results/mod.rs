@@ -742,6 +742,20 @@ pub struct Samples {
     pub faults: Vec<u64>,
 }
 
+/// Puts results in the catalogue's order (`syscost list`'s), each benchmark's rows
+/// keeping the order they have (their sweep's), names the catalogue does not know last:
+/// the order of every stored and exported form, whatever order the rows concluded in,
+/// so that two runs' rows line up.
+pub fn in_catalogue_order(results: &mut [BenchResult]) {
+    let names: Vec<&str> = crate::bench::catalogue().iter().map(|b| b.name()).collect();
+    results.sort_by_key(|r| {
+        names
+            .iter()
+            .position(|n| *n == r.name)
+            .unwrap_or(usize::MAX)
+    });
+}
+
 impl BenchResult {
     /// The name and its parameters, as tables show them (`ctx.pingpong mechanism=pipe`).
     pub fn label(&self) -> String {

@@ -114,6 +114,33 @@ pub(crate) fn run_with_medians(results: &[(&str, f64)]) -> Run {
 }
 
 #[test]
+fn results_go_in_catalogue_order_each_benchmarks_rows_kept_in_theirs() {
+    let mut run = run_with_medians(&[
+        ("syscall.getppid", 1.0),
+        ("nosuch.bench", 2.0),
+        ("syscall.getpid", 3.0),
+        ("call.empty", 4.0),
+        ("syscall.getpid", 5.0),
+    ]);
+    in_catalogue_order(&mut run.results);
+    let order: Vec<(&str, f64)> = run
+        .results
+        .iter()
+        .map(|r| (r.name.as_str(), r.measured.as_ref().unwrap().median_ns))
+        .collect();
+    assert_eq!(
+        order,
+        [
+            ("call.empty", 4.0),
+            ("syscall.getpid", 3.0),
+            ("syscall.getpid", 5.0),
+            ("syscall.getppid", 1.0),
+            ("nosuch.bench", 2.0),
+        ]
+    );
+}
+
+#[test]
 fn unix_times_read_as_utc_dates() {
     assert_eq!(fmt_unix_time(0.0), "1970-01-01 00:00 UTC");
     assert_eq!(fmt_unix_time(951_782_400.0), "2000-02-29 00:00 UTC");

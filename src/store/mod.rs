@@ -317,15 +317,42 @@ pub fn default_path() -> Option<PathBuf> {
     Some(data.join("syscost").join("history.db"))
 }
 
-/// The history file to use: `--db`, or the default.
+/// The history file to use: `--db`, or the default. A place the user named (`--db`,
+/// `SYSCOST_DB`) in a directory that does not exist is refused, naming it: a typo must
+/// not become a new directory tree. Only the default place has its directory made.
 pub fn path_or_default(db: Option<&Path>) -> Result<PathBuf, UsageError> {
-    match db {
-        Some(p) => Ok(p.to_path_buf()),
+    let named = match db {
+        Some(p) => Some(("--db", p.to_path_buf())),
+        None => std::env::var_os("SYSCOST_DB")
+            .filter(|p| !p.is_empty())
+            .map(|p| ("SYSCOST_DB", PathBuf::from(p))),
+    };
+    match named {
+        Some((flag, p)) => {
+            check_directory(flag, &p)?;
+            Ok(p)
+        }
         None => default_path().ok_or_else(|| {
             UsageError::new(
                 "no place for the history: set --db PATH, SYSCOST_DB, XDG_DATA_HOME or HOME",
             )
         }),
+    }
+}
+
+/// Refuses a history file named by `flag` whose directory does not exist.
+fn check_directory(flag: &str, path: &Path) -> Result<(), UsageError> {
+    if History::is_url(path) {
+        return Ok(());
+    }
+    match path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        Some(dir) if !dir.is_dir() => Err(UsageError::new(format!(
+            "{flag} {}: no directory {}; make it first, or name a file in an existing \
+             directory",
+            path.display(),
+            dir.display()
+        ))),
+        _ => Ok(()),
     }
 }
 

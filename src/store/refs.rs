@@ -121,9 +121,9 @@ pub fn resolve(
                 let h = lazy.get()?;
                 let id = h.nth_latest(back)?.ok_or_else(|| {
                     UsageError::new(format!(
-                        "run reference '{s}': the history at {} holds {} run(s)",
+                        "run reference '{s}': the history at {} holds {}",
                         h.place(),
-                        h.count().unwrap_or(0)
+                        crate::draw::text::count(h.count().unwrap_or(0), "run", "runs")
                     ))
                 })?;
                 (Some(id), h.load_with(id, with_samples)?)
@@ -132,10 +132,14 @@ pub fn resolve(
                 let h = lazy.get()?;
                 let id = h.nth_latest_of(back, &host)?.ok_or_else(|| {
                     UsageError::new(format!(
-                        "run reference '{s}': the history at {} holds {} run(s) of host \
+                        "run reference '{s}': the history at {} holds {} of host \
                          '{host}' (`syscost history --host NAME` lists them)",
                         h.place(),
-                        h.list_host(None, &host).map_or(0, |l| l.len())
+                        crate::draw::text::count(
+                            h.list_host(None, &host).map_or(0, |l| l.len()),
+                            "run",
+                            "runs"
+                        )
                     ))
                 })?;
                 (Some(id), h.load_with(id, with_samples)?)

@@ -77,13 +77,13 @@ pub fn header(index: &Index) -> String {
         }
     }
     s += &format!(
-        "user events {} ({} lost) in {} threads · kernel events {} ({} lost) on {} CPUs\nkernel: {}\n",
+        "user events {} ({} lost) in {} · kernel events {} ({} lost) on {}\nkernel: {}\n",
         index.user_events,
         index.user_lost_total(),
-        index.user.len(),
+        crate::draw::text::count(index.user.len(), "thread", "threads"),
         index.kernel_events,
         index.kernel_lost_total(),
-        index.kernel.len(),
+        crate::draw::text::count(index.kernel.len(), "CPU", "CPUs"),
         super::reduce::kernel_line(index)
     );
     if index.truncated {

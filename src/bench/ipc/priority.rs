@@ -28,7 +28,7 @@ impl Sched {
                 .parse()
                 .map_err(|_| format!("'{s}': write rtN with N a number"))?;
             if !(1..=99).contains(&p) {
-                return Err(format!("'{s}': a real-time priority is 1..99"));
+                return Err(format!("'{s}': a real-time priority is 1 to 99"));
             }
             return Ok(Sched::Fifo(p));
         }
@@ -36,7 +36,7 @@ impl Sched {
             .parse()
             .map_err(|_| format!("'{s}' is neither a nice value nor rtN"))?;
         if !(-20..=19).contains(&v) {
-            return Err(format!("'{s}': a nice value is -20..19"));
+            return Err(format!("'{s}': a nice value is -20 to 19"));
         }
         Ok(Sched::Nice(v))
     }
@@ -52,7 +52,7 @@ impl Sched {
 /// Parses `M:S` into the master's and the slave's scheduling.
 pub fn parse(s: &str) -> Result<(Sched, Sched), String> {
     let (m, sl) = s.split_once(':').ok_or_else(|| {
-        "write it as M:S, each a nice value -20..19 or rtN (SCHED_FIFO 1..99), e.g. 0:0, 5:-5, rt10:0".to_string()
+        "write it as M:S, each a nice value -20 to 19 or rtN (SCHED_FIFO 1 to 99), e.g. 0:0, 5:-5, rt10:0".to_string()
     })?;
     Ok((Sched::parse(m.trim())?, Sched::parse(sl.trim())?))
 }

@@ -43,7 +43,7 @@ static PARAMS: &[ParamSpec] = &[
     ParamSpec {
         name: "priority",
         default: "0:0",
-        about: "master:slave, each a nice value (-20..19) or rtN (SCHED_FIFO N, 1..99); the master's applies to the measuring thread only and is restored",
+        about: "master:slave, each a nice value (-20 to 19) or rtN (SCHED_FIFO N, 1 to 99); the master's applies to the measuring thread only and is restored",
         kind: Kind::Pattern {
             shape: "M:S",
             check: priority::check,

@@ -64,10 +64,17 @@ const CANARY: &str = "#cc79a7";
 const INK: &str = "#000000";
 const GREY: &str = "#777777";
 
-/// How a run is named in legends.
+/// How a run is named in legends: its reference with its history id, once (the
+/// reference may carry the id already: `#4`, `last (#4)`).
 pub fn run_name(l: &RunLabel) -> String {
     match l.id {
-        Some(id) if l.reference != id.to_string() => format!("{} (#{id})", l.reference),
+        Some(id)
+            if l.reference != id.to_string()
+                && l.reference != format!("#{id}")
+                && !l.reference.ends_with(&format!("(#{id})")) =>
+        {
+            format!("{} (#{id})", l.reference)
+        }
         _ => l.reference.clone(),
     }
 }
@@ -266,9 +273,10 @@ fn pick<'a>(
     };
     match keys.len() {
         0 => Err(UsageError::new(match filter {
-            Some(f) => {
-                format!("no measured benchmark matches --bench {f:?} in these runs")
-            }
+            Some(f) => format!(
+                "no measured benchmark matches --bench {f:?} in these runs{}",
+                crate::error::did_you_mean(f, all.iter().map(|(_, r)| r.name.as_str()))
+            ),
             None => "these runs hold no measured benchmark".into(),
         })),
         1 => Ok(chosen),

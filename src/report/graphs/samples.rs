@@ -77,14 +77,16 @@ pub fn samples(r: &BenchResult, run: &str, max_points: usize) -> Result<Svg, Usa
     let (lo, hi) = min_max(if base.is_empty() { &s.per_op_ns } else { &base });
     let reach = (hi - lo).max(hi.abs() * 0.25);
     let (cap_lo, cap_hi) = ((lo - reach).max(0.0f64.min(lo)), hi + reach);
+    let fit: Vec<f64> = s.per_op_ns[..n]
+        .iter()
+        .map(|v| v.clamp(cap_lo, cap_hi))
+        .chain(base.iter().copied())
+        .collect();
     let y = Axis::fit(
         "time per operation",
         Scale::Linear,
         Units::Ns,
-        s.per_op_ns[..n]
-            .iter()
-            .map(|v| v.clamp(cap_lo, cap_hi))
-            .chain(base.iter().copied()),
+        fit.iter().chain(canary_on_axis(&fit, m)).copied(),
     );
     let x_axis = Axis::padded(
         "sampling time, rounds back to back",
@@ -154,7 +156,7 @@ pub fn samples(r: &BenchResult, run: &str, max_points: usize) -> Result<Svg, Usa
             .zip(&c.rounds_ns)
             .map(|(&(o, _, _), &v)| (o, v))
             .collect();
-        add_canary(&mut p, &c.rounds_ns, &pts);
+        add_canary(&mut p, &c.rounds_ns, &pts, (ylo, yhi));
     }
     Ok(p.render())
 }
@@ -214,17 +216,50 @@ fn draw_rounds(
     }
 }
 
-fn add_canary(p: &mut Plot, readings: &[f64], pts: &[(f64, f64)]) {
+/// The canary's readings when the samples' axis should take them in as well: when
+/// doing so at most doubles the span of `fit` (the values the axis is fitted to), so
+/// the samples keep their resolution. Otherwise none: the canary gets a scale of its
+/// own.
+fn canary_on_axis<'a>(fit: &[f64], m: &'a Measured) -> &'a [f64] {
+    let readings = m.canary.as_ref().map_or(&[][..], |c| &c.rounds_ns[..]);
+    let (lo, hi) = min_max(fit);
+    let (clo, chi) = min_max(readings);
+    let span = hi - lo;
+    let shared = span > 0.0 && chi.max(hi) - clo.min(lo) <= 2.0 * span;
+    if shared {
+        readings
+    } else {
+        &[]
+    }
+}
+
+/// The canary's readings, in ns as the samples are: on the samples' axis when they fit
+/// its range `(lo, hi)`, so a reading sits level with samples of the same time; else on
+/// a right axis of its own, labelled as another scale.
+fn add_canary(p: &mut Plot, readings: &[f64], pts: &[(f64, f64)], (lo, hi): (f64, f64)) {
+    if readings.iter().all(|v| (lo..=hi).contains(v)) {
+        p.marks(pts, Style::solid(CANARY), Mark::Diamond, 8.0);
+        p.legend_mark(
+            Style::solid(CANARY),
+            Mark::Diamond,
+            "canary: getpid before the round",
+        );
+        return;
+    }
     let mid = crate::stats::summarize(readings).map_or(f64::NAN, |s| s.median);
     let axis = Axis::fit(
-        "canary: getpid before the round",
+        "canary: getpid before the round (its own scale)",
         Scale::Linear,
         Units::Ns,
         readings.iter().copied().chain([mid * 0.9, mid * 1.1]),
     );
     p.right_axis(axis);
     p.marks_on(pts, Style::solid(CANARY), Mark::Diamond, 8.0, Side::Right);
-    p.legend_mark(Style::solid(CANARY), Mark::Diamond, "canary (right axis)");
+    p.legend_mark(
+        Style::solid(CANARY),
+        Mark::Diamond,
+        "canary (right axis, a scale of its own)",
+    );
 }
 
 pub(super) fn min_max(v: &[f64]) -> (f64, f64) {
@@ -248,14 +283,18 @@ fn round_medians(r: &BenchResult, m: &Measured, title: &str) -> Svg {
         Units::Ns,
         pts.iter().map(|p| p.0).chain([0.0]),
     );
+    let fit: Vec<f64> = pts
+        .iter()
+        .map(|p| p.1)
+        .chain([m.ci_low_ns.max(0.0), m.ci_high_ns])
+        .collect();
     let y = Axis::fit(
         "time per operation",
         Scale::Linear,
         Units::Ns,
-        pts.iter()
-            .map(|p| p.1)
-            .chain([m.ci_low_ns.max(0.0), m.ci_high_ns]),
+        fit.iter().chain(canary_on_axis(&fit, m)).copied(),
     );
+    let domain = y.domain();
     let mut p = Plot::new(title, x, y);
     p.note(&headline(m));
     p.note(&format!(
@@ -274,7 +313,7 @@ fn round_medians(r: &BenchResult, m: &Measured, title: &str) -> Svg {
             .zip(&c.rounds_ns)
             .map(|(f, &v)| (f.start_ns, v))
             .collect();
-        add_canary(&mut p, &c.rounds_ns, &cpts);
+        add_canary(&mut p, &c.rounds_ns, &cpts, domain);
     }
     p.render()
 }

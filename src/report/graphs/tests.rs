@@ -210,6 +210,35 @@ fn samples_graph_shows_outliers_rounds_and_the_canary() {
 }
 
 #[test]
+fn the_canary_shares_the_samples_axis_when_it_fits_and_a_run_is_named_once() {
+    // Readings of 80 to 95 ns beside samples around 100 ns: one axis, in ns.
+    let r = fixture::result("syscall.getpid", &[], 100.0, 60);
+    let s = samples(&r, "r.json", MAX_POINTS).unwrap().to_string();
+    assert!(
+        !s.contains("right axis") && !s.contains("its own scale"),
+        "{s}"
+    );
+    // Readings far off the samples' range: a right axis, said to be a scale of its own.
+    let mut far = fixture::result("syscall.getpid", &[], 10_000.0, 60);
+    far.measured
+        .as_mut()
+        .unwrap()
+        .canary
+        .as_mut()
+        .unwrap()
+        .rounds_ns = vec![80.0, 95.0];
+    let s = samples(&far, "r.json", MAX_POINTS).unwrap().to_string();
+    assert!(s.contains("its own scale"), "{s}");
+    // A reference that carries its id already is not given it again.
+    let run = fixture::run(vec![]);
+    for (reference, want) in [("last (#4)", "last (#4)"), ("#4", "#4"), ("4", "4")] {
+        let l = RunLabel::of(reference, Some(4), &run);
+        assert_eq!(run_name(&l), want);
+    }
+    assert_eq!(run_name(&RunLabel::of("last", Some(4), &run)), "last (#4)");
+}
+
+#[test]
 fn long_series_are_thinned_but_outliers_kept() {
     let r = fixture::result("syscall.getpid", &[], 100.0, 2000);
     let s = samples(&r, "r", 500).unwrap().to_string();
