@@ -115,59 +115,13 @@ pub fn history(args: &HistoryArgs) -> anyhow::Result<ExitCode> {
         format: args.format.unwrap_or(super::TextOrJson::Text),
     });
     match args.command.as_ref().unwrap_or(&list) {
-        HistoryCommand::List(ListArgs {
-            limit,
-            host,
-            format,
-        }) => {
-            if !History::is_url(&path) && !path.exists() {
-                eprintln!(
-                    "no runs saved yet (the history would be at {})",
-                    path.display()
-                );
-                return Ok(ExitCode::SUCCESS);
-            }
-            let h = History::open(&path, false)?;
-            let entries = match host {
-                Some(host) => h.list_host(*limit, host)?,
-                None => h.list(*limit)?,
-            };
-            let mut out = crate::report::stdout();
-            if *format == super::TextOrJson::Json {
-                serde_json::to_writer_pretty(&mut out, &entries)?;
-                out.write_all(b"\n")?;
-            } else {
-                out.write_all(
-                    list_text(&entries, crate::os::term::stdout_width()).as_bytes(),
-                )?;
-            }
-            out.flush()?;
-        }
+        HistoryCommand::List(l) => list_cmd(l, &path)?,
         HistoryCommand::Show {
             run,
             benches,
             format,
             verbose,
-        } => {
-            let (label, mut doc) = one(run, &path)?;
-            if !benches.is_empty() {
-                doc.results.retain(|r| {
-                    benches.iter().any(|b| crate::bench::matches(b, &r.name))
-                });
-                if doc.results.is_empty() {
-                    return Err(UsageError::new(format!(
-                        "history show {run}: no row of {} in that run; `syscost history \
-                         show {run}` lists its rows",
-                        benches.join(" ")
-                    ))
-                    .into());
-                }
-            }
-            render_run(&doc, *format, None, *verbose || !benches.is_empty())?;
-            if !benches.is_empty() && *format == Format::Table {
-                history_now(&doc, label.id, &path);
-            }
-        }
+        } => show_cmd(run, benches, *format, *verbose, &path)?,
         HistoryCommand::Export {
             run,
             format,
@@ -176,61 +130,128 @@ pub fn history(args: &HistoryArgs) -> anyhow::Result<ExitCode> {
             let (_, doc) = one(run, &path)?;
             render_run(&doc, *format, output.as_deref(), false)?;
         }
-        HistoryCommand::Rm { ids } => {
-            let ids: Vec<i64> = ids
-                .iter()
-                .map(|s| match s.parse::<i64>() {
-                    Ok(id) if id > 0 => Ok(id),
-                    _ => Err(UsageError::new(format!(
-                        "history rm {s}: ids are positive numbers that `syscost history` lists"
-                    ))),
-                })
-                .collect::<Result<_, _>>()?;
-            let mut h = History::open(&path, false)?;
-            let mut missing = Vec::new();
-            for id in ids {
-                if h.remove(id)? {
-                    println!("removed run {id}");
-                } else {
-                    missing.push(id.to_string());
-                }
-            }
-            if !missing.is_empty() {
-                return Err(UsageError::new(format!(
-                    "no run {} in {}",
-                    missing.join(", "),
-                    h.place()
-                ))
-                .into());
-            }
-        }
-        HistoryCommand::Import { files } => {
-            // Read every file first, so one bad file imports none.
-            let mut docs: Vec<Run> = files
-                .iter()
-                .map(|f| store::read_json(f))
-                .collect::<anyhow::Result<_>>()?;
-            for d in &mut docs {
-                crate::results::in_catalogue_order(&mut d.results);
-            }
-            let mut h = History::open(&path, true)?;
-            for (f, doc) in files.iter().zip(&docs) {
-                let t0 = std::time::Instant::now();
-                let id = h.save(doc, Origin::Import)?;
-                // The save alone (compressing, one transaction), not the reading of the
-                // file: what a host's run waits for at its end.
-                let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
-                println!(
-                    "imported {} as run {id} (saved in {:.0} ms, {:.0} ms of it the \
-                     transaction)",
-                    f.display(),
-                    ms(t0.elapsed()),
-                    h.last_transaction().map_or(0.0, ms)
-                );
-            }
-        }
+        HistoryCommand::Rm { ids } => rm_cmd(ids, &path)?,
+        HistoryCommand::Import { files } => import_cmd(files, &path)?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `history list`: the saved runs, newest first.
+fn list_cmd(args: &ListArgs, path: &Path) -> anyhow::Result<()> {
+    let ListArgs {
+        limit,
+        host,
+        format,
+    } = args;
+    if !History::is_url(path) && !path.exists() {
+        eprintln!(
+            "no runs saved yet (the history would be at {})",
+            path.display()
+        );
+        return Ok(());
+    }
+    let h = History::open(path, false)?;
+    let entries = match host {
+        Some(host) => h.list_host(*limit, host)?,
+        None => h.list(*limit)?,
+    };
+    let mut out = crate::report::stdout();
+    if *format == super::TextOrJson::Json {
+        serde_json::to_writer_pretty(&mut out, &entries)?;
+        out.write_all(b"\n")?;
+    } else {
+        out.write_all(list_text(&entries, crate::os::term::stdout_width()).as_bytes())?;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// `history show RUN [BENCH…]`: one saved run as it was printed, or its rows named,
+/// with every note and what the history knows of them now.
+fn show_cmd(
+    run: &str,
+    benches: &[String],
+    format: Format,
+    verbose: bool,
+    path: &Path,
+) -> anyhow::Result<()> {
+    let (label, mut doc) = one(run, path)?;
+    if !benches.is_empty() {
+        doc.results
+            .retain(|r| benches.iter().any(|b| crate::bench::matches(b, &r.name)));
+        if doc.results.is_empty() {
+            return Err(UsageError::new(format!(
+                "history show {run}: no row of {} in that run; `syscost history \
+                 show {run}` lists its rows",
+                benches.join(" ")
+            ))
+            .into());
+        }
+    }
+    render_run(&doc, format, None, verbose || !benches.is_empty())?;
+    if !benches.is_empty() && format == Format::Table {
+        history_now(&doc, label.id, path);
+    }
+    Ok(())
+}
+
+/// `history rm ID…`.
+fn rm_cmd(ids: &[String], path: &Path) -> anyhow::Result<()> {
+    let ids: Vec<i64> = ids
+        .iter()
+        .map(|s| match s.parse::<i64>() {
+            Ok(id) if id > 0 => Ok(id),
+            _ => Err(UsageError::new(format!(
+                "history rm {s}: ids are positive numbers that `syscost history` lists"
+            ))),
+        })
+        .collect::<Result<_, _>>()?;
+    let mut h = History::open(path, false)?;
+    let mut missing = Vec::new();
+    for id in ids {
+        if h.remove(id)? {
+            println!("removed run {id}");
+        } else {
+            missing.push(id.to_string());
+        }
+    }
+    if !missing.is_empty() {
+        return Err(UsageError::new(format!(
+            "no run {} in {}",
+            missing.join(", "),
+            h.place()
+        ))
+        .into());
+    }
+    Ok(())
+}
+
+/// `history import FILE…`: every file read before any is saved.
+fn import_cmd(files: &[PathBuf], path: &Path) -> anyhow::Result<()> {
+    // Read every file first, so one bad file imports none.
+    let mut docs: Vec<Run> = files
+        .iter()
+        .map(|f| store::read_json(f))
+        .collect::<anyhow::Result<_>>()?;
+    for d in &mut docs {
+        crate::results::in_catalogue_order(&mut d.results);
+    }
+    let mut h = History::open(path, true)?;
+    for (f, doc) in files.iter().zip(&docs) {
+        let t0 = std::time::Instant::now();
+        let id = h.save(doc, Origin::Import)?;
+        // The save alone (compressing, one transaction), not the reading of the
+        // file: what a host's run waits for at its end.
+        let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+        println!(
+            "imported {} as run {id} (saved in {:.0} ms, {:.0} ms of it the \
+             transaction)",
+            f.display(),
+            ms(t0.elapsed()),
+            h.last_transaction().map_or(0.0, ms)
+        );
+    }
+    Ok(())
 }
 
 /// Prints, beside a saved run's rows, what the history knows of them now from its other

@@ -215,14 +215,9 @@ fn warn(text: &str) {
     }
 }
 
-/// Runs `syscost run`.
-pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
-    // First, so that a signal during the setup below stops the run in order too.
-    let _guard = InterruptGuard::install()?;
-    let instances = plan(&args.filters, &args.params)?;
-    super::check_cpu(args.cpu)?;
-    check_load(args.load)?;
-    check_file_options(args)?;
+/// The profile `run` measures with: the one named, held to `--target`, and with
+/// rounds long enough to sample under `--explain`.
+fn profile_of(args: &RunArgs) -> crate::harness::Profile {
     let mut profile = super::profile(&args.profile);
     if let Some(pct) = args.target {
         profile.ci_target = pct / 100.0;
@@ -234,6 +229,34 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         profile.min_rounds = profile.min_rounds.max(2);
         profile.max_rounds = profile.max_rounds.max(profile.min_rounds);
     }
+    profile
+}
+
+/// What the history adds to a run when it is decided: the intervals of rows it has
+/// two earlier runs of, and the machine's speed beside its earlier runs. A history
+/// that cannot be read is a warning.
+fn beside_the_history(h: &crate::store::History, run: &mut Run) {
+    if let Err(e) = h.set_from_past_runs(run) {
+        warn(&format!(
+            "the history could not be read for the spread between runs: {e:#}"
+        ));
+    }
+    if let Err(e) = h.machine_against_past(run, None) {
+        warn(&format!(
+            "the history could not be read for the machine's earlier speed: {e:#}"
+        ));
+    }
+}
+
+/// Runs `syscost run`.
+pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
+    // First, so that a signal during the setup below stops the run in order too.
+    let _guard = InterruptGuard::install()?;
+    let instances = plan(&args.filters, &args.params)?;
+    super::check_cpu(args.cpu)?;
+    check_load(args.load)?;
+    check_file_options(args)?;
+    let profile = profile_of(args);
     let mut output = Output::open(args.format, args.output.as_deref())?;
     output.verbose(args.verbose);
     let mut history = super::history::open_for_saving(args.db.as_deref(), args.no_save)?;
@@ -286,7 +309,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             progress.bar.inc(1);
             let mut r = r.clone();
             if let Some(h) = history.as_ref() {
-                // The same widening the whole run gets below, so the row printed now
+                // The same interval the whole run gets below, so the row printed now
                 // is the row saved.
                 let mut one = Run {
                     results: vec![r],
@@ -310,16 +333,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     crate::results::in_catalogue_order(&mut run.results);
     run.machine = outcome.machine;
     if let Some(h) = history.as_ref() {
-        if let Err(e) = h.set_from_past_runs(&mut run) {
-            warn(&format!(
-                "the history could not be read for the spread between runs: {e:#}"
-            ));
-        }
-        if let Err(e) = h.machine_against_past(&mut run, None) {
-            warn(&format!(
-                "the history could not be read for the machine's earlier speed: {e:#}"
-            ));
-        }
+        beside_the_history(h, &mut run);
     }
     crate::derived::fill(&mut run);
     let spill = session.take_spill();

@@ -273,6 +273,90 @@ fn round_spread_note(m: &Measured) -> Option<String> {
     ))
 }
 
+impl Table {
+    /// The footer's lines on the run's sweeps: how many were fitted, or each fit with
+    /// `--verbose`.
+    fn sweeps_text(&self, run: &Run) -> String {
+        let mut s = String::new();
+        if !self.verbose && !run.sweeps.is_empty() {
+            s +=
+                &format!(
+                "{} {} fitted with a line through their medians (--verbose lists them)\n",
+                run.sweeps.len(),
+                if run.sweeps.len() == 1 { "sweep" } else { "sweeps" }
+            );
+        }
+        for f in run.sweeps.iter().filter(|_| self.verbose) {
+            let fixed: Vec<String> =
+                f.fixed.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            s += &format!(
+                "sweep {} {}{}: {} per unit of {} (line through {} medians, intercept {}, r² {:.2})\n",
+                f.name,
+                f.param,
+                if fixed.is_empty() { String::new() } else { format!(" ({})", fixed.join(" ")) },
+                fmt_ns(f.slope_ns),
+                f.param,
+                f.points,
+                fmt_ns(f.intercept_ns),
+                f.r2
+            );
+        }
+        s
+    }
+
+    /// The footer's lines on the machine: its canary's states, which state the figures
+    /// are, its speed beside earlier runs, what it allows each kind of work, and rows
+    /// whose canary moved.
+    fn machine_text(&self, run: &Run) -> String {
+        let mut s = String::new();
+        let ms = &run.machine;
+        if ms.readings > 0 {
+            s += &format!(
+                "machine: {} canary readings, getpid {} (p10–p90 spread {:.1}%{})\n",
+                ms.readings,
+                if ms.states.len() > 1 {
+                    format!(
+                        "in {} states: {}",
+                        ms.states.len(),
+                        describe_states(&ms.states)
+                    )
+                } else {
+                    ms.states
+                        .first()
+                        .map_or("-".into(), |x| fmt_ns(x.median_ns))
+                },
+                ms.spread * 100.0,
+                if ms.unsteady {
+                    format!(
+                        "; too unsteady for the ±{}% target",
+                        run.harness.ci_target * 100.0
+                    )
+                } else {
+                    String::new()
+                }
+            );
+            if let Some(note) = base_state_note(ms) {
+                s += &crate::draw::text::wrap(&note, self.layout.width, 2, 4);
+            }
+            if let (Some(p), Some(now)) = (&ms.past, ms.base_ns()) {
+                s += &crate::draw::text::wrap(
+                    &past_machine_text(p, now),
+                    self.layout.width,
+                    2,
+                    4,
+                );
+            }
+        }
+        if let Some(f) = floors_text(&ms.floors, run.harness.ci_target) {
+            s += &format!("over the whole run, {f}\n");
+        }
+        for line in machine_during_rows(&run.results) {
+            s += &crate::draw::text::wrap(&line, self.layout.width, 2, 4);
+        }
+        s
+    }
+}
+
 impl Exporter for Table {
     fn plan(&mut self, rows: &[RowKey]) {
         self.layout = Layout::plan(self.layout.width, rows);
@@ -394,73 +478,8 @@ impl Exporter for Table {
             count(Status::Failed),
             if run.complete { "" } else { " — interrupted, partial results" }
         );
-        if !self.verbose && !run.sweeps.is_empty() {
-            s +=
-                &format!(
-                "{} {} fitted with a line through their medians (--verbose lists them)\n",
-                run.sweeps.len(),
-                if run.sweeps.len() == 1 { "sweep" } else { "sweeps" }
-            );
-        }
-        for f in run.sweeps.iter().filter(|_| self.verbose) {
-            let fixed: Vec<String> =
-                f.fixed.iter().map(|(k, v)| format!("{k}={v}")).collect();
-            s += &format!(
-                "sweep {} {}{}: {} per unit of {} (line through {} medians, intercept {}, r² {:.2})\n",
-                f.name,
-                f.param,
-                if fixed.is_empty() { String::new() } else { format!(" ({})", fixed.join(" ")) },
-                fmt_ns(f.slope_ns),
-                f.param,
-                f.points,
-                fmt_ns(f.intercept_ns),
-                f.r2
-            );
-        }
-        let ms = &run.machine;
-        if ms.readings > 0 {
-            s += &format!(
-                "machine: {} canary readings, getpid {} (p10–p90 spread {:.1}%{})\n",
-                ms.readings,
-                if ms.states.len() > 1 {
-                    format!(
-                        "in {} states: {}",
-                        ms.states.len(),
-                        describe_states(&ms.states)
-                    )
-                } else {
-                    ms.states
-                        .first()
-                        .map_or("-".into(), |x| fmt_ns(x.median_ns))
-                },
-                ms.spread * 100.0,
-                if ms.unsteady {
-                    format!(
-                        "; too unsteady for the ±{}% target",
-                        run.harness.ci_target * 100.0
-                    )
-                } else {
-                    String::new()
-                }
-            );
-            if let Some(note) = base_state_note(ms) {
-                s += &crate::draw::text::wrap(&note, self.layout.width, 2, 4);
-            }
-            if let (Some(p), Some(now)) = (&ms.past, ms.base_ns()) {
-                s += &crate::draw::text::wrap(
-                    &past_machine_text(p, now),
-                    self.layout.width,
-                    2,
-                    4,
-                );
-            }
-        }
-        if let Some(f) = floors_text(&ms.floors, run.harness.ci_target) {
-            s += &format!("over the whole run, {f}\n");
-        }
-        for line in machine_during_rows(&run.results) {
-            s += &crate::draw::text::wrap(&line, self.layout.width, 2, 4);
-        }
+        s += &self.sweeps_text(run);
+        s += &self.machine_text(run);
         let w = self.layout.width;
         let mut s = crate::draw::text::wrap_lines(&s, w);
         // The ring tables are tables: written as they are.

@@ -136,19 +136,11 @@ pub fn samples(r: &BenchResult, run: &str, max_points: usize) -> Result<Svg, Usa
         p.marks(pts, Style::solid(c), Mark::Up, 6.0);
     }
     p.hrule(m.median_ns, Style::dashed(INK).width(1.0), Side::Left);
-    p.legend_mark(Style::solid(CLEAN), Mark::Circle, "clean sample");
-    if !groups[1].is_empty() || !beyond[1].is_empty() {
-        p.legend_mark(Style::solid(OUTLIER), Mark::Cross, "outlier");
-    }
-    if !groups[2].is_empty() || !beyond[2].is_empty() {
-        p.legend_mark(
-            Style::solid(PERTURBED),
-            Mark::Cross,
-            "perturbed (switch or fault)",
-        );
-    }
-    p.legend(Style::solid(INK).width(2.5), None, "round median");
-    p.legend(Style::dashed(INK).width(1.0), None, "headline");
+    legends(
+        &mut p,
+        !groups[1].is_empty() || !beyond[1].is_empty(),
+        !groups[2].is_empty() || !beyond[2].is_empty(),
+    );
     // The canary before each round, on the right axis.
     if let Some(c) = m.canary.as_ref().filter(|c| !c.rounds_ns.is_empty()) {
         let pts: Vec<(f64, f64)> = offset
@@ -159,6 +151,24 @@ pub fn samples(r: &BenchResult, run: &str, max_points: usize) -> Result<Svg, Usa
         add_canary(&mut p, &c.rounds_ns, &pts, (ylo, yhi));
     }
     Ok(p.render())
+}
+
+/// The samples plot's legend: clean samples always, outliers and perturbed samples
+/// when any are drawn, the round medians and the headline.
+fn legends(p: &mut Plot, outliers: bool, perturbed: bool) {
+    p.legend_mark(Style::solid(CLEAN), Mark::Circle, "clean sample");
+    if outliers {
+        p.legend_mark(Style::solid(OUTLIER), Mark::Cross, "outlier");
+    }
+    if perturbed {
+        p.legend_mark(
+            Style::solid(PERTURBED),
+            Mark::Cross,
+            "perturbed (switch or fault)",
+        );
+    }
+    p.legend(Style::solid(INK).width(2.5), None, "round median");
+    p.legend(Style::dashed(INK).width(1.0), None, "headline");
 }
 
 /// Where each round's samples go on an axis that puts the rounds back to back: per
