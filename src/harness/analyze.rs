@@ -194,6 +194,9 @@ pub struct Analysis {
     /// What culling by kernel events did (`--cull kernel`), when the samples carry
     /// their spans.
     pub kernel: Option<KernelCull>,
+    /// The rounds' own interval (low, high, ns), when what the machine allows the
+    /// result's kind widened it ([`crate::harness::Harness::conclude`]).
+    pub own: Option<(f64, f64)>,
 }
 
 /// What culling by the kernel's events did to one benchmark's samples: the memo's
@@ -249,6 +252,7 @@ impl Analysis {
     pub fn source(&self) -> Source {
         match (&self.estimate, self.basis) {
             (_, Basis::All) => Source::AllSamples,
+            _ if self.own.is_some() => Source::Machine,
             (Some(e), _)
                 if e.floor > 0.0 && e.ci_high - e.center <= e.floor * (1.0 + 1e-12) =>
             {
@@ -453,6 +457,7 @@ fn analyze_with(
         basis,
         states,
         kernel: None,
+        own: None,
     }
 }
 

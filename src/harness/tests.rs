@@ -479,6 +479,38 @@ fn a_result_is_judged_against_its_kinds_target_and_its_interval_stays_its_own() 
 }
 
 #[test]
+fn a_narrow_interval_is_widened_to_what_the_machine_allows_and_says_so() {
+    let xs = super::analyze::tests::samples(300, 300, 8, Default::default());
+    let (mut a, _, _) = super::analyze::tests::conclude(&xs, Default::default());
+    let e = a.estimate.clone().unwrap();
+    let held = Held {
+        kind: Some(probe::WorkKind::Syscall),
+        allows: 0.03,
+        strict: false,
+    };
+    let mut strict = a.clone();
+    super::at_least_what_the_machine_allows(&mut a, held);
+    assert_eq!(a.own, Some((e.ci_low, e.ci_high)));
+    assert_eq!(a.source(), Source::Machine);
+    assert!(
+        (a.relative_ci() - 0.03).abs() < 1e-12,
+        "{}",
+        a.relative_ci()
+    );
+    // Judged against it: within a target of what the machine allows.
+    let (ok, why) = super::verdict_held(&a, &Profile::STANDARD, held);
+    assert!(ok && why.is_empty(), "{why:?}");
+    // `--target` asks for the rounds' own interval.
+    let asked = Held {
+        strict: true,
+        ..held
+    };
+    super::at_least_what_the_machine_allows(&mut strict, asked);
+    assert_eq!(strict.own, None);
+    assert_eq!(strict.estimate.unwrap().ci_high, e.ci_high);
+}
+
+#[test]
 fn a_result_is_held_to_the_larger_of_the_profile_and_what_the_machine_allows() {
     let p = Profile::STANDARD; // ±0.5%
     let none = Held::default();

@@ -511,8 +511,9 @@ impl Exporter for Table {
               rounds of each round's median of its clean samples (no outlier, no switch or fault); a \
               sample is one batch's mean.\n\
               95% CI: where a rerun's median lands, 95 times in 100: Yuen's interval over the round \
-              medians, √2 wider than the mean's (from a row's third saved run, the spread of its runs; \
-              the note says which set it); ±%: its half-width in percent of the median.\n\
+              medians, √2 wider than the mean's, at least what the machine allows its kind (from a row's \
+              third saved run, the spread of its runs; the note says which set it); ±%: its half-width \
+              in percent of the median.\n\
               outl: samples outside the window around the median, or MAD outliers; pert: samples with a switch or fault; \
               rnds: rounds; conv: converged.\n\
               A result with fewer than 30 clean samples (or fewer than a tenth clean) is never converged: \
@@ -643,7 +644,7 @@ pub fn floors_text(floors: &[crate::results::Floor], target: f64) -> Option<Stri
     Some(format!(
         "machine floors from {} probe readings, what {} rounds of each kind of work can \
          reach here (how much its probe moves, p10–p90): {}; a row is held to the larger \
-         of ±{}% and its kind's, and its interval is its own",
+         of ±{}% and its kind's, and so is its interval until it has a history",
         first.readings,
         first.rounds,
         kinds.join(", "),

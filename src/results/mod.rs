@@ -561,9 +561,9 @@ pub struct Measured {
     /// none was known; see [`Floor::reach_pct`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reach_pct: Option<f64>,
-    /// The interval as this run's rounds alone gave it, low end, ns, in documents of
-    /// builds that widened it to the machine's floor for its kind (absent otherwise,
-    /// and never written now: the interval is the row's own).
+    /// The interval as this run's rounds alone gave it, low end, ns, when what the
+    /// machine allows its kind widened it (`interval_source` "machine"; absent
+    /// otherwise).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub own_ci_low_ns: Option<f64>,
     /// Its high end, ns.
@@ -611,9 +611,8 @@ impl Measured {
         format!("{head}: {}", why.join("; "))
     }
 
-    /// The interval (low, high, ns) this run's rounds gave alone, before the history's
-    /// spread between runs set it (and, in older documents, before the machine's floor
-    /// widened it).
+    /// The interval (low, high, ns) this run's rounds gave alone: before what the
+    /// machine allows widened it, and before the history's spread between runs set it.
     pub fn own_interval(&self) -> (f64, f64) {
         match (self.own_ci_low_ns, self.own_ci_high_ns, &self.between_runs) {
             (Some(lo), Some(hi), _) => (lo, hi),

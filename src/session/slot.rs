@@ -699,8 +699,8 @@ pub(super) fn measured(
         target_pct: None,
         floor_pct: None,
         reach_pct: None,
-        own_ci_low_ns: None,
-        own_ci_high_ns: None,
+        own_ci_low_ns: a.own.map(|o| o.0),
+        own_ci_high_ns: a.own.map(|o| o.1),
     })
 }
 

@@ -774,12 +774,12 @@ fn from_runs(m: &mut crate::results::Measured, s: f64, k: usize) {
     let df = degrees_of_freedom(now_rounds.max(2)).max(1);
     let least = |side: f64| Z975 * standard_error(side.max(0.0), df);
     let spread = centre_quantile(k) * s;
-    let (own_low, own_high) = (m.ci_low_ns, m.ci_high_ns);
+    let (own_low, own_high) = m.own_interval();
     m.between_runs = Some(crate::results::BetweenRuns {
         runs: k - 1,
         sd_ns: s,
-        run_ci_low_ns: own_low,
-        run_ci_high_ns: own_high,
+        run_ci_low_ns: m.ci_low_ns,
+        run_ci_high_ns: m.ci_high_ns,
     });
     m.ci_low_ns = m.median_ns - spread.max(least(m.median_ns - own_low));
     m.ci_high_ns = m.median_ns + spread.max(least(own_high - m.median_ns));
