@@ -29,6 +29,7 @@
 //! one transaction under an advisory lock. Many hosts save into one server at once.
 
 #[cfg(feature = "postgres")]
+mod between;
 mod postgres;
 pub mod refs;
 mod sqlite;
@@ -676,123 +677,6 @@ impl History {
         );
         let doc: Doc = serde_json::from_slice(&inflate(&body)?)?;
         Ok(doc.machine)
-    }
-
-    /// Sets each measured result's interval from the history, when the run is decided
-    /// (the other runs of the same benchmark under the same conditions, newest first,
-    /// at most [`PAST_RUNS`]), recording the rounds' own interval in `between_runs`.
-    /// With K runs, this one included, each side becomes `q(K)·s`, where `s` is the
-    /// standard deviation of their figures ([`crate::stats::rounds::between_runs`])
-    /// and `q(K)` the multiple that holds where the runs centre 95% of the time
-    /// ([`crate::stats::rounds::centre_quantile`]); never narrower than
-    /// [`crate::stats::rounds::Z975`] times the standard error that side of the
-    /// rounds' interval stands for, so figures that happen to tie do not give a point.
-    /// The verdict is judged again against that interval ([`crate::harness::verdict::judge`]), so a
-    /// converged row's printed interval is within its target. Needs two other runs; a
-    /// result without them, or whose rounds met a slow state, keeps its rounds'
-    /// interval. A saved run is never set again: it reads back as it was printed.
-    /// Returns how many results were set.
-    pub fn set_from_past_runs(&self, run: &mut Run) -> anyhow::Result<usize> {
-        let cond = conditions(run);
-        let mut found: Vec<(usize, f64, usize)> = Vec::new(); // (result, s, runs)
-        for (i, r) in run.results.iter().enumerate() {
-            let Some(m) = r
-                .measured
-                .as_ref()
-                .filter(|m| m.between_runs.is_none() && m.slow_state_pct.is_none())
-            else {
-                continue;
-            };
-            let mut past =
-                self.past_figures(&crate::compare::key(r), &cond, PAST_RUNS)?;
-            past.truncate(PAST_RUNS);
-            if past.len() < 2 {
-                continue;
-            }
-            let figures: Vec<f64> = past
-                .iter()
-                .map(|p| p.median_ns)
-                .chain([m.median_ns])
-                .filter(|f| f.is_finite())
-                .collect();
-            if let Some(s) = crate::stats::rounds::between_runs(&figures) {
-                found.push((i, s, figures.len()));
-            }
-        }
-        for &(i, s, k) in &found {
-            if let Some(m) = run.results[i].measured.as_mut() {
-                from_runs(m, s, k);
-            }
-        }
-        Ok(found.len())
-    }
-
-    /// What the history knows now of `run`'s rows from the other runs under the same
-    /// conditions (saved before or after it; `id` is its own, left out): per result,
-    /// `(runs, sd_ns)` where at least two others exist. Shown beside a saved row,
-    /// labelled, never in place of its interval.
-    pub fn spread_now(
-        &self,
-        run: &Run,
-        id: Option<i64>,
-    ) -> anyhow::Result<Vec<Option<(usize, f64)>>> {
-        let cond = conditions(run);
-        let mut out = Vec::with_capacity(run.results.len());
-        for r in &run.results {
-            let Some(m) = r.measured.as_ref() else {
-                out.push(None);
-                continue;
-            };
-            let mut past =
-                self.past_figures(&crate::compare::key(r), &cond, PAST_RUNS + 1)?;
-            past.retain(|p| Some(p.run_id) != id);
-            past.truncate(PAST_RUNS);
-            let figures: Vec<f64> = past
-                .iter()
-                .map(|p| p.median_ns)
-                .chain([m.median_ns])
-                .filter(|f| f.is_finite())
-                .collect();
-            let s = (past.len() >= 2)
-                .then(|| crate::stats::rounds::between_runs(&figures))
-                .flatten();
-            out.push(s.map(|s| (figures.len(), s)));
-        }
-        Ok(out)
-    }
-}
-
-/// Sets `m`'s interval to `q(K)·s` around its figure (K runs, `s` their sd), at least
-/// 1.96 of the standard errors its rounds' interval stands for, and judges its verdict
-/// again against it ([`crate::store::History::set_from_past_runs`]).
-fn from_runs(m: &mut crate::results::Measured, s: f64, k: usize) {
-    use crate::harness::verdict::{self, Why};
-    use crate::stats::rounds::{
-        centre_quantile, degrees_of_freedom, standard_error, Z975,
-    };
-    let now_rounds = m.rounds.iter().filter(|x| x.median_ns.is_some()).count();
-    let df = degrees_of_freedom(now_rounds.max(2)).max(1);
-    let least = |side: f64| Z975 * standard_error(side.max(0.0), df);
-    let spread = centre_quantile(k) * s;
-    let (own_low, own_high) = m.own_interval();
-    m.between_runs = Some(crate::results::BetweenRuns {
-        runs: k - 1,
-        sd_ns: s,
-        run_ci_low_ns: m.ci_low_ns,
-        run_ci_high_ns: m.ci_high_ns,
-    });
-    m.ci_low_ns = m.median_ns - spread.max(least(m.median_ns - own_low));
-    m.ci_high_ns = m.median_ns + spread.max(least(own_high - m.median_ns));
-    m.interval_source = Some(crate::harness::Source::Runs);
-    if let Some(target) = m.target_pct {
-        let half = m.relative_ci();
-        m.converged = verdict::judge(
-            half,
-            target / 100.0,
-            &mut m.why,
-            Why::RunsSpread { runs: k },
-        );
-        m.stop_reason = m.verdict_text();
     }
 }
 

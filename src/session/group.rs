@@ -1,0 +1,253 @@
+//! One group of a run's instances measured in rounds (`Session::group`): the cycles,
+//! who gets the next round, the canary before each visit and the pace that spreads a
+//! small selection's rounds in time.
+
+use super::*;
+
+impl Session {
+    /// Measures one group of instances; returns whether the run was interrupted.
+    /// `concluded` is told each result once, with its index in `instances`, as soon
+    /// as it is final.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn group(
+        &self,
+        instances: &[(&dyn Bench, Params)],
+        progress: &mut dyn FnMut(Step<'_>),
+        concluded: &mut dyn FnMut(usize, &BenchResult),
+        budget: &Budget,
+        rng: &mut SplitMix,
+        (machine, window): (&mut Vec<f64>, &mut Window),
+        results: &mut Vec<BenchResult>,
+    ) -> bool {
+        let p = self.settings.profile;
+        let spread = budget.spread;
+        let base = self.measured.get();
+        self.measured.set(base + instances.len());
+        let (mut all, kinds, waits) = self.instances(instances, budget.cap);
+        // How many of each instance's visits waited out a slow spell.
+        let mut waited = vec![0u32; all.len()];
+        let begin = self.clock.now();
+        let mut interrupted = false;
+        // Which results `concluded` has been told of.
+        let mut told = vec![false; all.len()];
+        // `waited`: its visits that waited out a slow spell, counted among its rounds
+        // measured again (its result as told says so, as the one returned does).
+        let mut tell = |i: usize, inst: &Instance<'_>, waited: u32| {
+            if let Some(r) = inst.concluded().filter(|_| !told[i]) {
+                told[i] = true;
+                let mut r = r.clone();
+                if let Some(m) = r.measured.as_mut() {
+                    m.rounds_redone += waited;
+                }
+                concluded(i, &r);
+            }
+        };
+        // A cycle visits every open instance once, except that past the minimum rounds
+        // one the budget does not fund (`Budget::funded`) waits while the budget left is
+        // needed by those it does (`Budget::defer`); so an instance's rounds are its own
+        // count, not the cycle's.
+        let mut cycle: u32 = 0;
+        'rounds: loop {
+            let mut order: Vec<usize> =
+                (0..all.len()).filter(|&i| all[i].open()).collect();
+            if order.is_empty() {
+                break;
+            }
+            rng.shuffle(&mut order);
+            let past_min = cycle as usize >= p.min_rounds;
+            let mut funded = (Vec::new(), 0.0);
+            if past_min {
+                order = budget.choose(&all, order);
+                funded = budget.funded(&all, &order);
+            }
+            for (n, &i) in order.iter().enumerate() {
+                // Held to its kind's floor as the run knows it now.
+                let held = self.floors.borrow().held(kinds[i]);
+                all[i].hold(held);
+                // An instance with a round measured again may still be short of its
+                // minimum: it gets it whatever the budget.
+                if past_min && all[i].progress().rounds >= p.min_rounds {
+                    if let Some(why) = no_more_rounds(budget, &all[i], held.target(&p)) {
+                        all[i].stop(self, why);
+                        tell(i, &all[i], waited[i]);
+                        continue;
+                    }
+                    if !funded.0.contains(&i) && budget.defer(funded.1) {
+                        continue;
+                    }
+                }
+                let round = all[i].progress().rounds as u32;
+                progress(Step {
+                    round,
+                    index: n,
+                    of: order.len(),
+                    name: all[i].bench().name(),
+                    params: all[i].params(),
+                });
+                // In a slow episode, keep reading for a while for it to pass (the
+                // round is measured again if it does not). Only the first reading of a
+                // visit describes the machine: the readings of the wait are taken
+                // because the machine was slow, and counting them would let a slow
+                // spell raise the limit after a few visits.
+                let limit = window.limit();
+                let Ok(canary) = self.canary_before(limit, machine, window) else {
+                    interrupted = true;
+                    break 'rounds;
+                };
+                // Still slow: while the budget has time to spare, the visit waits for
+                // a later cycle without costing the instance any of the rounds it may
+                // measure again (a slow spell of seconds would use them up within a
+                // few cycles, and its rounds would then be kept in the slow state).
+                if limit > 0.0
+                    && canary > limit
+                    && self.explain == 0
+                    && waits[i]
+                    && budget.waits()
+                {
+                    waited[i] += 1;
+                    continue;
+                }
+                // Once the budget is spent, no round is measured again.
+                let limit = if budget.redoes() { limit } else { 0.0 };
+                match all[i].visit(self, round, begin, canary, limit) {
+                    Err(_) => {
+                        interrupted = true;
+                        break 'rounds;
+                    }
+                    Ok(Some(probes)) => self.floors.borrow_mut().push(base + i, probes),
+                    Ok(None) => {}
+                }
+                tell(i, &all[i], waited[i]);
+                if interrupt::interrupted() {
+                    interrupted = true;
+                    break 'rounds;
+                }
+            }
+            // Spread the rounds in time: the first ones over the profile's span, and
+            // later ones at the same pace, so that a small selection's extra rounds see
+            // the machine's drift as the first ones do rather than one moment of it (a
+            // whole catalogue's cycles take longer than that anyway).
+            if spread && all.iter().any(Instance::open) {
+                let until = p.span_ns as f64 * (cycle + 1) as f64 / p.min_rounds as f64;
+                if self.pace(begin, until, machine, window).is_err() {
+                    interrupted = true;
+                    break 'rounds;
+                }
+            }
+            cycle += 1;
+        }
+        self.finish_group(all, &waited, &told, interrupted, concluded, results);
+        interrupted
+    }
+
+    /// Concludes a group's instances into `results`, telling `concluded` of those it
+    /// has not been told of; `waited` counts among each one's rounds measured again.
+    fn finish_group(
+        &self,
+        all: Vec<Instance<'_>>,
+        waited: &[u32],
+        told: &[bool],
+        interrupted: bool,
+        concluded: &mut dyn FnMut(usize, &BenchResult),
+        results: &mut Vec<BenchResult>,
+    ) {
+        let h = self.harness();
+        for (n, i) in all.into_iter().enumerate() {
+            if let Some((mut r, samples)) =
+                i.finish(&h, self.opts.keep_samples, interrupted)
+            {
+                if let Some(m) = r.measured.as_mut() {
+                    m.rounds_redone += waited[n];
+                }
+                self.keep(&mut r, samples);
+                if !told[n] {
+                    concluded(n, &r);
+                }
+                results.push(r);
+            }
+        }
+    }
+
+    /// The instances of a group, each with its cap of rounds, the kind of work it is,
+    /// and whether it waits out a slow spell (a free placement's rounds, whose canary
+    /// describes another CPU, and copies, measured together, do not).
+    fn instances<'a>(
+        &self,
+        instances: &'a [(&'a dyn Bench, Params)],
+        cap: usize,
+    ) -> (Vec<Instance<'a>>, Vec<WorkKind>, Vec<bool>) {
+        let mut all: Vec<Instance<'a>> = instances
+            .iter()
+            .map(|(b, params)| Instance::new(*b, params, &self.opts.workers))
+            .collect();
+        for i in &mut all {
+            i.set_max_rounds(cap);
+        }
+        let kinds = instances
+            .iter()
+            .map(|(b, params)| crate::bench::work_kind(b.name(), params))
+            .collect();
+        let waits = instances
+            .iter()
+            .map(|(_, params)| slot::waits(params))
+            .collect();
+        (all, kinds, waits)
+    }
+
+    /// The canary before a visit: read until it is within `limit` (0: none), at most
+    /// [`SLOW_WAIT_READINGS`] more times, in a slow episode, for it to pass (the round
+    /// is measured again if it does not). Only the first reading describes the
+    /// machine (`machine`, `window`): the others are taken because the machine was
+    /// slow, and counting them would let a slow spell raise the limit. Err when
+    /// interrupted.
+    fn canary_before(
+        &self,
+        limit: f64,
+        machine: &mut Vec<f64>,
+        window: &mut Window,
+    ) -> Result<f64, BenchError> {
+        let mut canary = f64::INFINITY;
+        for n in 0..=SLOW_WAIT_READINGS {
+            canary = self.canary()?;
+            if n == 0 {
+                machine.push(canary);
+                window.push(std::time::Instant::now(), canary);
+            }
+            if limit == 0.0 || canary <= limit {
+                break;
+            }
+        }
+        Ok(canary)
+    }
+
+    /// Reads the canary until `until` ns after `begin`: the pace that spreads a small
+    /// selection's rounds in time. Err when interrupted.
+    fn pace(
+        &self,
+        begin: u64,
+        until: f64,
+        machine: &mut Vec<f64>,
+        window: &mut Window,
+    ) -> Result<(), BenchError> {
+        let c = self.clock.as_ref();
+        while c.to_ns(c.now().wrapping_sub(begin)) < until {
+            let v = self.canary()?;
+            machine.push(v);
+            window.push(std::time::Instant::now(), v);
+            if interrupt::interrupted() {
+                return Err(BenchError::Interrupted);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Why an instance past its minimum rounds gets no more, if it does not: the budget is
+/// spent, more rounds cannot bring it to its target within the cap, or half the clock's
+/// step per operation is wider than `target`.
+fn no_more_rounds(budget: &Budget, inst: &Instance<'_>, target: f64) -> Option<Why> {
+    budget
+        .spent(inst)
+        .or_else(|| budget.hopeless(inst))
+        .or_else(|| (inst.progress().floor > target).then_some(Why::ClockStep))
+}
