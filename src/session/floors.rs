@@ -86,10 +86,14 @@ impl Floors {
     /// The places that count for a kind ([`Floors::of_kept`]), as read.
     fn places(&self, kind: WorkKind) -> std::collections::BTreeMap<usize, Vec<Probes>> {
         let mut by_place = self.by_place();
+        // Counted as `relative` will count them: a place with fewer than
+        // [`MIN_AT_PLACE`] readings gives none (early in a catalogue, most instances'
+        // workers have read one or two).
         let rounds = by_place
             .iter()
             .filter(|(at, _)| **at != PROBE_PROCESS)
             .map(|(_, v)| v.iter().filter(|p| p[kind.index()].is_finite()).count())
+            .filter(|&n| n >= MIN_AT_PLACE)
             .sum::<usize>();
         if rounds >= rounds::MIN_FLOOR_READINGS {
             by_place.remove(&PROBE_PROCESS);
@@ -244,6 +248,17 @@ mod tests {
         }
         let later = g.held(WorkKind::Syscall).allows;
         assert!(later < 0.05, "{later} after {early}");
+        // Ten readings spread over places of one or two each count for nothing yet:
+        // the probe processes still give the figure.
+        let mut h = Floors::new(8);
+        for i in 0..24 {
+            let s = if i % 2 == 0 { 98.0 } else { 102.0 };
+            h.push(PROBE_PROCESS, [s, 1.0, 1000.0, f64::NAN, f64::NAN]);
+        }
+        for at in 0..10 {
+            h.push(at, [100.0, 1.0, 1000.0, f64::NAN, f64::NAN]);
+        }
+        assert!(h.held(WorkKind::Syscall).allows > 0.0);
         assert!((s[0].reach_pct - s[0].floor_pct).abs() < 1e-9, "{:?}", s[0]);
     }
 }
