@@ -740,10 +740,10 @@ fn ns_text(ns: f64) -> String {
 /// `--target` (`strict`), which asks for the rows' own intervals. A row without a
 /// history cannot see how far the machine moves between runs; its kind's probes, read
 /// in every round's process, can. Measured on 2026-11-27 (docs/measurements.md, "One
-/// model"): with the rounds' intervals alone, the whole catalogue's figures lay
-/// within each family's alone run for 139 of 238 rows, and six fresh pipe round trips
-/// held their median in 4; with this bound, 189 of 238 and 5 of 6. From a row's third
-/// saved run, the spread of its runs sets the interval instead.
+/// model"): builds taking turns on `syscall.getpid*`, six fresh runs each, held the
+/// median of the six in 2–4 of 6 with the rounds' intervals alone and in 5–6 of 6 with
+/// this bound. From a row's third saved run, the spread of its runs sets the interval
+/// instead.
 fn at_least_what_the_machine_allows(a: &mut Analysis, held: Held) {
     let least = held.machine();
     if held.strict || least <= 0.0 || a.basis == analyze::Basis::All {
