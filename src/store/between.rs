@@ -21,7 +21,7 @@ impl History {
     /// Returns how many results were set.
     pub fn set_from_past_runs(&self, run: &mut Run) -> anyhow::Result<usize> {
         let cond = conditions(run);
-        let mut found: Vec<(usize, f64, usize)> = Vec::new(); // (result, s, runs)
+        let mut found: Vec<(usize, usize, f64)> = Vec::new(); // (result, runs, s)
         for (i, r) in run.results.iter().enumerate() {
             let Some(m) = r
                 .measured
@@ -30,23 +30,11 @@ impl History {
             else {
                 continue;
             };
-            let mut past =
-                self.past_figures(&crate::compare::key(r), &cond, PAST_RUNS)?;
-            past.truncate(PAST_RUNS);
-            if past.len() < 2 {
-                continue;
-            }
-            let figures: Vec<f64> = past
-                .iter()
-                .map(|p| p.median_ns)
-                .chain([m.median_ns])
-                .filter(|f| f.is_finite())
-                .collect();
-            if let Some(s) = crate::stats::rounds::between_runs(&figures) {
-                found.push((i, s, figures.len()));
+            if let Some((k, s)) = self.spread(r, m.median_ns, &cond, None)? {
+                found.push((i, k, s));
             }
         }
-        for &(i, s, k) in &found {
+        for &(i, k, s) in &found {
             if let Some(m) = run.results[i].measured.as_mut() {
                 from_runs(m, s, k);
             }
@@ -64,28 +52,39 @@ impl History {
         id: Option<i64>,
     ) -> anyhow::Result<Vec<Option<(usize, f64)>>> {
         let cond = conditions(run);
-        let mut out = Vec::with_capacity(run.results.len());
-        for r in &run.results {
-            let Some(m) = r.measured.as_ref() else {
-                out.push(None);
-                continue;
-            };
-            let mut past =
-                self.past_figures(&crate::compare::key(r), &cond, PAST_RUNS + 1)?;
-            past.retain(|p| Some(p.run_id) != id);
-            past.truncate(PAST_RUNS);
-            let figures: Vec<f64> = past
-                .iter()
-                .map(|p| p.median_ns)
-                .chain([m.median_ns])
-                .filter(|f| f.is_finite())
-                .collect();
-            let s = (past.len() >= 2)
-                .then(|| crate::stats::rounds::between_runs(&figures))
-                .flatten();
-            out.push(s.map(|s| (figures.len(), s)));
+        run.results
+            .iter()
+            .map(|r| match r.measured.as_ref() {
+                Some(m) => self.spread(r, m.median_ns, &cond, id),
+                None => Ok(None),
+            })
+            .collect()
+    }
+
+    /// The spread between `r`'s figure (`figure`) and those of at most [`PAST_RUNS`]
+    /// other runs under `cond` (`except` left out): `(K, s)`, the runs counted with
+    /// this one and the standard deviation of their figures; None with fewer than two
+    /// others.
+    fn spread(
+        &self,
+        r: &crate::results::BenchResult,
+        figure: f64,
+        cond: &str,
+        except: Option<i64>,
+    ) -> anyhow::Result<Option<(usize, f64)>> {
+        let mut past = self.past_figures(&crate::compare::key(r), cond, PAST_RUNS + 1)?;
+        past.retain(|p| Some(p.run_id) != except);
+        past.truncate(PAST_RUNS);
+        if past.len() < 2 {
+            return Ok(None);
         }
-        Ok(out)
+        let figures: Vec<f64> = past
+            .iter()
+            .map(|p| p.median_ns)
+            .chain([figure])
+            .filter(|f| f.is_finite())
+            .collect();
+        Ok(crate::stats::rounds::between_runs(&figures).map(|s| (figures.len(), s)))
     }
 }
 
