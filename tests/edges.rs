@@ -32,6 +32,17 @@ fn syscost(args: &[&str]) -> Output {
         .expect("syscost runs")
 }
 
+/// The names of the results of the JSON document `syscost ARGS` prints, in order.
+fn names_exported(args: &[&str]) -> Vec<String> {
+    let doc: serde_json::Value = serde_json::from_str(&ok(args)).unwrap();
+    doc["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
 fn ok(args: &[&str]) -> String {
     let out = syscost(args);
     assert!(
@@ -242,14 +253,7 @@ fn stored_and_exported_forms_keep_the_catalogue_order() {
     let reversed = cut_fixture(d.path(), usize::MAX);
     for file in [fixture(), reversed] {
         let file = file.to_str().unwrap();
-        let doc: serde_json::Value =
-            serde_json::from_str(&ok(&["history", "export", file])).unwrap();
-        let names: Vec<String> = doc["results"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|r| r["name"].as_str().unwrap().to_string())
-            .collect();
+        let names = names_exported(&["history", "export", file]);
         assert!(in_catalogue_order(&names, &catalogue), "{file}: {names:?}");
         // The table `history show` prints: each benchmark's first row, in order.
         let text = ok(&["history", "show", file]);
@@ -274,15 +278,7 @@ fn stored_and_exported_forms_keep_the_catalogue_order() {
         let db = d.path().join("h.db");
         let db = db.to_str().unwrap();
         ok(&["history", "import", file, "--db", db]);
-        let doc: serde_json::Value =
-            serde_json::from_str(&ok(&["history", "export", "last", "--db", db]))
-                .unwrap();
-        let names: Vec<String> = doc["results"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|r| r["name"].as_str().unwrap().to_string())
-            .collect();
+        let names = names_exported(&["history", "export", "last", "--db", db]);
         assert!(in_catalogue_order(&names, &catalogue), "{names:?}");
     }
 }
