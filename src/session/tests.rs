@@ -21,6 +21,8 @@ fn a_run_looks_at_its_interval_a_few_times_not_after_every_round() {
         .filter(|&r| q.looks_at(r, q.budget_max_rounds))
         .collect();
     assert_eq!(quick, [3, 5, 8]);
+    // A longer profile never caps a row's rounds below the standard one.
+    assert!(Profile::THOROUGH.budget_max_rounds >= p.budget_max_rounds);
 }
 
 /// Takes a few microseconds per operation; its after step fails.
