@@ -16,6 +16,7 @@ pub mod file;
 pub mod ipc;
 pub mod mem;
 pub mod params;
+pub mod peers;
 pub mod proc;
 pub mod shared;
 pub mod signal;

@@ -8,7 +8,15 @@ use std::process::ExitCode;
 
 /// Runs `syscost list`.
 pub fn list(filters: &[String]) -> anyhow::Result<ExitCode> {
-    let selected = bench::select(filters);
+    let mut selected = bench::select(filters);
+    if selected.is_empty() && !filters.is_empty() {
+        let names: Vec<&str> =
+            filters.iter().flat_map(|f| bench::peers::find(f)).collect();
+        selected = bench::catalogue()
+            .into_iter()
+            .filter(|b| names.contains(&b.name()))
+            .collect();
+    }
     if selected.is_empty() {
         let hint = match filters {
             [one] => bench::suggest(one),
@@ -47,6 +55,9 @@ pub fn list(filters: &[String]) -> anyhow::Result<ExitCode> {
         }
         if let Some(why) = bench::copies::serial(b) {
             writeln!(out, "  {:<28}   copies: no ({why})", "")?;
+        }
+        if let Some(line) = bench::peers::like_line(b.name()) {
+            writeln!(out, "  {:<28}   like: {line}", "")?;
         }
         if !b.origin().is_empty() {
             writeln!(out, "  {:<28}   from: {}", "", b.origin())?;

@@ -1,0 +1,191 @@
+//! The peers' tests and where each lives in the catalogue: will-it-scale, `perf bench`
+//! (its sched, syscall, futex and epoll collections) and lmbench's OS tests, named as
+//! their users type them. `syscost list` prints a `like:` line on each benchmark from
+//! this table, `syscost list NAME` finds a benchmark by a peer's test name, and
+//! docs/benchmarks.md carries the same table for readers.
+
+/// A benchmark suite whose tests the catalogue covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Peer {
+    /// antonblanchard/will-it-scale, run by the kernel's LKP robot.
+    WillItScale,
+    /// `perf bench` (sched, syscall, futex, epoll).
+    PerfBench,
+    /// lmbench's OS tests.
+    Lmbench,
+}
+
+impl Peer {
+    /// The suite's name as its users say it.
+    pub fn word(self) -> &'static str {
+        match self {
+            Peer::WillItScale => "will-it-scale",
+            Peer::PerfBench => "perf bench",
+            Peer::Lmbench => "lmbench",
+        }
+    }
+}
+
+/// Where a peer's test lives here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Here {
+    /// A benchmark of the catalogue, with the parameter values that make it the peer's
+    /// operation (`""` when its defaults do), e.g. `("file.read", "size=1M")`.
+    Bench(&'static str, &'static str),
+    /// Not measured here, and why.
+    Not(&'static str),
+}
+
+/// One of a peer's tests.
+#[derive(Debug, Clone, Copy)]
+pub struct PeerTest {
+    /// The suite.
+    pub peer: Peer,
+    /// The test as the suite's users type it (`tlb_flush1`, `futex requeue`, `lat_ctx`).
+    pub test: &'static str,
+    /// Where it lives here.
+    pub here: Here,
+}
+
+const fn wis(test: &'static str, here: Here) -> PeerTest {
+    PeerTest {
+        peer: Peer::WillItScale,
+        test,
+        here,
+    }
+}
+
+const fn perf(test: &'static str, here: Here) -> PeerTest {
+    PeerTest {
+        peer: Peer::PerfBench,
+        test,
+        here,
+    }
+}
+
+const fn lm(test: &'static str, here: Here) -> PeerTest {
+    PeerTest {
+        peer: Peer::Lmbench,
+        test,
+        here,
+    }
+}
+
+use Here::Bench as B;
+
+/// will-it-scale's tests (tests/*.c), each run by it as processes and as threads; here
+/// `copies=N copies_as=process|thread` does the same.
+pub const WILL_IT_SCALE: &[PeerTest] = &[
+    wis("getppid1", B("syscall.getppid", "")),
+    wis("pipe1", B("ipc.pipe.self", "")),
+    wis("page_fault1", B("mem.fault.zero", "")),
+];
+
+/// `perf bench`'s sched, syscall, futex and epoll benchmarks, as `perf bench COLLECTION
+/// NAME`.
+pub const PERF_BENCH: &[PeerTest] =
+    &[perf("sched pipe", B("ctx.pingpong", "mechanism=pipe"))];
+
+/// lmbench's 23 OS tests.
+pub const LMBENCH: &[PeerTest] = &[lm("lat_syscall", B("syscall.getppid", ""))];
+
+/// Every peer test the table knows.
+pub fn all() -> impl Iterator<Item = &'static PeerTest> {
+    WILL_IT_SCALE.iter().chain(PERF_BENCH).chain(LMBENCH)
+}
+
+/// The peers' tests that benchmark `name` measures, with the parameter values that make
+/// it each one.
+pub fn like(name: &str) -> Vec<(&'static PeerTest, &'static str)> {
+    all()
+        .filter_map(|t| match t.here {
+            B(bench, with) if bench == name => Some((t, with)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The `like:` line for benchmark `name`: `will-it-scale tlb_flush1 (copies=2), perf bench
+/// futex requeue`; `None` when no peer's test is measured by it.
+pub fn like_line(name: &str) -> Option<String> {
+    let tests = like(name);
+    if tests.is_empty() {
+        return None;
+    }
+    let words: Vec<String> = tests
+        .iter()
+        .map(|(t, with)| match *with {
+            "" => format!("{} {}", t.peer.word(), t.test),
+            w => format!("{} {} ({w})", t.peer.word(), t.test),
+        })
+        .collect();
+    Some(words.join(", "))
+}
+
+/// The benchmarks that measure a peer's test called `word` (`tlb_flush1`, `lat_ctx`,
+/// `futex requeue`, or `perf bench futex requeue`), for `syscost list WORD`.
+pub fn find(word: &str) -> Vec<&'static str> {
+    let word = word.trim();
+    let mut names = Vec::new();
+    for t in all() {
+        let full = format!("{} {}", t.peer.word(), t.test);
+        if t.test.eq_ignore_ascii_case(word) || full.eq_ignore_ascii_case(word) {
+            if let B(bench, _) = t.here {
+                if !names.contains(&bench) {
+                    names.push(bench);
+                }
+            }
+        }
+    }
+    names
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench;
+
+    #[test]
+    fn every_peer_test_names_a_benchmark_that_takes_its_values_or_says_why_not() {
+        for t in all() {
+            match t.here {
+                B(name, with) => {
+                    let b = bench::find(name).unwrap_or_else(|| {
+                        panic!("{} {}: no benchmark {name}", t.peer.word(), t.test)
+                    });
+                    for pair in with.split_whitespace() {
+                        let (p, v) = pair.split_once('=').expect("name=value");
+                        let spec = b
+                            .params()
+                            .iter()
+                            .chain(bench::copies::SPECS.iter())
+                            .find(|s| s.name == p)
+                            .unwrap_or_else(|| panic!("{name} takes no {p}"));
+                        spec.check(name, v).expect("a value the benchmark takes");
+                    }
+                }
+                Here::Not(why) => assert!(!why.is_empty(), "{}: a reason", t.test),
+            }
+        }
+    }
+
+    #[test]
+    fn no_peer_test_is_listed_twice() {
+        let mut seen = std::collections::HashSet::new();
+        for t in all() {
+            assert!(seen.insert((t.peer, t.test)), "{} twice", t.test);
+        }
+    }
+
+    #[test]
+    fn a_peer_test_finds_its_benchmark_and_the_benchmark_names_it() {
+        assert_eq!(find("pipe1"), vec!["ipc.pipe.self"]);
+        assert_eq!(find("will-it-scale pipe1"), vec!["ipc.pipe.self"]);
+        assert!(find("no_such_test").is_empty());
+        let line = like_line("ctx.pingpong").unwrap();
+        assert!(
+            line.contains("perf bench sched pipe (mechanism=pipe)"),
+            "{line}"
+        );
+    }
+}
