@@ -111,9 +111,10 @@ impl Budget {
             rounds,
             ci,
             floor,
-            visit_ns,
+            spent_ns,
             held,
         } = inst.progress();
+        let visit_ns = spent_ns / rounds.max(1) as f64;
         let target = held.target(&self.profile);
         let to_cap = self.cap.saturating_sub(rounds) as f64 * visit_ns;
         if floor > target {

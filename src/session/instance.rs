@@ -35,21 +35,14 @@ pub(super) struct Away<'b> {
     samples: Option<MemFile>,
     /// What the last worker handed over, until the next one takes it up.
     carried: Option<Sealed>,
-    /// Rounds measured.
-    rounds: usize,
-    /// The interval's relative half-width at the last look.
-    ci: f64,
-    /// The interval's relative floor at the last look.
-    floor: f64,
-    /// Wall time of its visits so far, ns.
-    visits_ns: f64,
     /// The most rounds it gets (0: the profile's).
     max_rounds: usize,
-    /// The machine's floor it is held to, as of its last visit.
-    held: Held,
+    /// Where it stands, as its worker's replies said.
+    progress: Progress,
 }
 
 /// Where an instance stands, for the budget (see [`Instance::progress`]).
+#[derive(Clone, Copy)]
 pub(super) struct Progress {
     /// Rounds measured.
     pub rounds: usize,
@@ -57,8 +50,8 @@ pub(super) struct Progress {
     pub ci: f64,
     /// The interval's relative floor at the last look: more rounds cannot narrow it.
     pub floor: f64,
-    /// The mean wall time of a visit, ns.
-    pub visit_ns: f64,
+    /// The wall time of its visits so far, ns.
+    pub spent_ns: f64,
     /// The machine's floor it is held to, as of its last visit.
     pub held: Held,
 }
@@ -86,12 +79,14 @@ impl<'b> Instance<'b> {
                     carried: None,
                     result: None,
                     samples: None,
-                    rounds: 0,
-                    ci: f64::INFINITY,
-                    floor: 0.0,
-                    visits_ns: 0.0,
                     max_rounds: 0,
-                    held: Held::default(),
+                    progress: Progress {
+                        rounds: 0,
+                        ci: f64::INFINITY,
+                        floor: 0.0,
+                        spent_ns: 0.0,
+                        held: Held::default(),
+                    },
                 }))
             }
             _ => Instance::Here(Box::new(Slot::new(bench, params))),
@@ -124,7 +119,7 @@ impl<'b> Instance<'b> {
     /// (the rest are concluded by `finish`).
     pub(super) fn concluded(&self) -> Option<&BenchResult> {
         match self {
-            Instance::Here(s) => s.ended.then_some(&s.result),
+            Instance::Here(s) => s.ended.then_some(&s.c.result),
             Instance::Away(a) if !a.open => a.result.as_ref(),
             Instance::Away(_) => None,
         }
@@ -139,25 +134,18 @@ impl<'b> Instance<'b> {
     }
 
     /// What deciding who gets more rounds needs: the rounds measured, the interval's
-    /// relative half-width and floor at the last look, and the mean wall time of a
-    /// visit (ns).
+    /// relative half-width and floor at the last look, and the wall time its
+    /// visits took (ns).
     pub(super) fn progress(&self) -> Progress {
         match self {
             Instance::Here(s) => Progress {
-                rounds: s.rounds as usize,
-                ci: s.last_ci,
-                floor: s.last_floor,
-                visit_ns: (s.setup_ns + s.warmup_ns + s.elapsed_ns)
-                    / s.rounds.max(1) as f64,
+                rounds: s.c.rounds as usize,
+                ci: s.c.last_ci,
+                floor: s.c.last_floor,
+                spent_ns: s.c.setup_ns + s.c.warmup_ns + s.c.elapsed_ns,
                 held: s.held,
             },
-            Instance::Away(a) => Progress {
-                rounds: a.rounds,
-                ci: a.ci,
-                floor: a.floor,
-                visit_ns: a.visits_ns / a.rounds.max(1) as f64,
-                held: a.held,
-            },
+            Instance::Away(a) => a.progress,
         }
     }
 
@@ -179,7 +167,7 @@ impl<'b> Instance<'b> {
     pub(super) fn hold(&mut self, held: Held) {
         match self {
             Instance::Here(s) => s.held = held,
-            Instance::Away(a) => a.held = held,
+            Instance::Away(a) => a.progress.held = held,
         }
     }
 
@@ -298,17 +286,17 @@ impl Away<'_> {
             flag: Some(&mut flag),
         };
         let t0 = std::time::Instant::now();
-        let visited = remote.visit(round, canary, limit, self.held, &mut services);
-        self.visits_ns += t0.elapsed().as_nanos() as f64;
+        let p = &mut self.progress;
+        let visited = remote.visit(round, canary, limit, p.held, &mut services);
+        p.spent_ns += t0.elapsed().as_nanos() as f64;
         if matches!(visited, Ok(v) if v.open && v.redone) {
             return Ok(None); // a slow episode: this round is measured again
         }
-        self.rounds += 1;
+        p.rounds += 1;
         self.served += 1;
         match visited.map(|v| (v.open, v.ci, v.floor, v.probes)) {
             Ok((true, ci, floor, probes)) => {
-                self.ci = ci;
-                self.floor = floor;
+                (p.ci, p.floor) = (ci, floor);
                 Ok(probes)
             }
             Ok((false, _, _, probes)) => {
@@ -337,7 +325,7 @@ impl Away<'_> {
     fn finish(&mut self, interrupted: bool, stopped: Option<Why>) {
         self.open = false;
         if let Some(r) = self.remote.take() {
-            match r.finish(interrupted, stopped, self.held) {
+            match r.finish(interrupted, stopped, self.progress.held) {
                 Ok((result, samples)) => {
                     self.result = result;
                     self.samples = samples;
@@ -352,7 +340,7 @@ impl Away<'_> {
         self.open = false;
         let mut slot = Slot::new(self.bench, &self.params);
         slot.end(e);
-        self.result = Some(slot.result);
+        self.result = Some(slot.c.result);
     }
 }
 

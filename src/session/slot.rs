@@ -34,17 +34,9 @@ pub(super) struct Env<'a> {
 pub(super) struct Slot<'b> {
     pub(super) bench: &'b dyn Bench,
     pub(super) params: Params,
-    pub(super) result: BenchResult,
-    /// The batch size and overhead, found in the first round.
-    pub(super) setup: Option<(u64, Overhead)>,
-    pub(super) plan: Plan,
-    pub(super) samples: Vec<Sample>,
-    pub(super) canaries: Vec<f64>,
+    /// What its rounds have gathered, which a worker hands to the next one.
+    pub(super) c: Carried,
     pub(super) after: Option<After>,
-    pub(super) rounds: u32,
-    pub(super) warmup_ns: f64,
-    pub(super) elapsed_ns: f64,
-    pub(super) setup_ns: f64,
     pub(super) after_ns: f64,
     /// The last conclusion, once the instance is done measuring.
     pub(super) concluded: Option<(Analysis, bool, Vec<Why>)>,
@@ -53,15 +45,8 @@ pub(super) struct Slot<'b> {
     /// The scheduler places the tasks (`placement=free`): where they ran is recorded
     /// per round.
     pub(super) free: bool,
-    /// Where the tasks ran in each round, when `free`.
-    pub(super) places: Vec<RoundPlace>,
     /// The most rounds it gets (0: the profile's `max_rounds`).
     pub(super) max_rounds: usize,
-    /// The interval's relative half-width at the last look (infinite before one).
-    pub(super) last_ci: f64,
-    /// The interval's relative floor at the last look when it is half a clock step per
-    /// operation (see [`Analysis::relative_clock_floor`]).
-    pub(super) last_floor: f64,
     /// Why the run gave it no more rounds before it converged or reached its cap.
     pub(super) stopped: Option<Why>,
     /// The copies it runs as (`copies=N`), when asked.
@@ -72,23 +57,13 @@ pub(super) struct Slot<'b> {
     pub(super) copy_cpus: (Vec<usize>, bool),
     /// One batch's time alone, ns (what a copies window is sized by).
     pub(super) batch_ns: f64,
-    /// Rounds measured again: the machine was in a slow episode around them (see
-    /// [`REDO_ABOVE`]).
-    pub(super) redone: u32,
     /// No round has been measured in this process yet, though earlier rounds were (in
     /// another worker): the next round warms up whatever its batch.
     pub(super) fresh: bool,
-    /// The processes that measured it before this one (see [`Carried`]).
-    pub(super) earlier: u32,
-    /// The highest peak resident size of those processes, KiB.
-    pub(super) earlier_peak_kib: Option<u64>,
     /// The machine's floor it is held to (from the run, each visit).
     pub(super) held: Held,
     /// The machine's probes read just before the last round, until the run takes them.
     pub(super) probes: Option<Probes>,
-    /// The last canary limit a visit was given above 0 ([`REDO_ABOVE`] over the base
-    /// state; 0 before one): what its kept rounds' canary is held to at the end.
-    pub(super) limit_seen: f64,
 }
 
 /// What a slot has gathered, handed from one worker process to the next (see
@@ -96,33 +71,42 @@ pub(super) struct Slot<'b> {
 /// benchmark's set-up excepted (each round prepares it anew anyway).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Carried {
-    result: BenchResult,
-    setup: Option<(u64, Overhead)>,
+    pub(super) result: BenchResult,
+    /// The batch size and overhead, found in the first round.
+    pub(super) setup: Option<(u64, Overhead)>,
     /// The ticks the overhead subtracts from the first round's batches and from each
     /// later one's ([`Overhead::ticks`], [`Overhead::later`]), which the overhead's
     /// own serialisation leaves out: without them, the next worker would subtract
     /// nothing from any round but the one its own measurement happens to land on.
     overhead_ticks: Option<(u64, Vec<u64>)>,
-    plan: Plan,
+    pub(super) plan: Plan,
     /// Travels apart, packed (see [`Carried::samples`]).
     #[serde(skip)]
-    samples: Vec<Sample>,
-    canaries: Vec<f64>,
-    /// [`Slot::limit_seen`].
+    pub(super) samples: Vec<Sample>,
+    /// The canary read before each kept round.
+    pub(super) canaries: Vec<f64>,
+    /// The last canary limit a visit was given above 0 ([`REDO_ABOVE`] over the base
+    /// state; 0 before one): what its kept rounds' canary is held to at the end.
     #[serde(default)]
-    limit_seen: f64,
-    rounds: u32,
-    warmup_ns: f64,
-    elapsed_ns: f64,
-    setup_ns: f64,
-    places: Vec<RoundPlace>,
-    last_ci: f64,
-    last_floor: f64,
-    redone: u32,
-    /// The processes that measured it so far.
-    processes: u32,
+    pub(super) limit_seen: f64,
+    pub(super) rounds: u32,
+    pub(super) warmup_ns: f64,
+    pub(super) elapsed_ns: f64,
+    pub(super) setup_ns: f64,
+    /// Where the tasks ran in each round, when the scheduler places them.
+    pub(super) places: Vec<RoundPlace>,
+    /// The interval's relative half-width at the last look (infinite before one).
+    pub(super) last_ci: f64,
+    /// The interval's relative floor at the last look when it is half a clock step per
+    /// operation (see [`Analysis::relative_clock_floor`]).
+    pub(super) last_floor: f64,
+    /// Rounds measured again: the machine was in a slow episode around them (see
+    /// [`REDO_ABOVE`]).
+    pub(super) redone: u32,
+    /// The processes that measured it before the one holding it.
+    pub(super) processes: u32,
     /// Their highest peak resident size, KiB.
-    peak_kib: Option<u64>,
+    pub(super) peak_kib: Option<u64>,
 }
 
 impl Carried {
@@ -217,114 +201,95 @@ impl RoundPlace {
 
 impl<'b> Slot<'b> {
     pub(super) fn new(bench: &'b dyn Bench, params: &Params) -> Slot<'b> {
+        let result = BenchResult {
+            name: bench.name().to_string(),
+            params: params
+                .0
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect(),
+            entry: crate::bench::via::entry(bench.name(), params),
+            op: "call".into(),
+            unit: "ns".into(),
+            status: Status::Ok,
+            reason: None,
+            measured: None,
+            facts: Vec::new(),
+            explain: None,
+        };
         Slot {
             bench,
             params: params.clone(),
-            result: BenchResult {
-                name: bench.name().to_string(),
-                params: params
-                    .0
-                    .iter()
-                    .map(|(k, v)| (k.to_string(), v.clone()))
-                    .collect(),
-                entry: crate::bench::via::entry(bench.name(), params),
-                op: "call".into(),
-                unit: "ns".into(),
-                status: Status::Ok,
-                reason: None,
-                measured: None,
-                facts: Vec::new(),
-                explain: None,
+            c: Carried {
+                result,
+                setup: None,
+                overhead_ticks: None,
+                plan: Plan::default(),
+                samples: Vec::new(),
+                canaries: Vec::new(),
+                limit_seen: 0.0,
+                rounds: 0,
+                warmup_ns: 0.0,
+                elapsed_ns: 0.0,
+                setup_ns: 0.0,
+                places: Vec::new(),
+                last_ci: f64::INFINITY,
+                last_floor: 0.0,
+                redone: 0,
+                processes: 0,
+                peak_kib: None,
             },
-            setup: None,
-            plan: Plan::default(),
-            samples: Vec::new(),
-            canaries: Vec::new(),
             after: None,
-            rounds: 0,
-            warmup_ns: 0.0,
-            elapsed_ns: 0.0,
-            setup_ns: 0.0,
             after_ns: 0.0,
             concluded: None,
             ended: false,
             free: free(params),
-            places: Vec::new(),
             max_rounds: 0,
-            last_ci: f64::INFINITY,
-            last_floor: 0.0,
             stopped: None,
             copies: Copies::of(params),
             copy_of: Vec::new(),
             copy_cpus: (Vec::new(), false),
             batch_ns: 0.0,
-            redone: 0,
             fresh: false,
-            earlier: 0,
-            earlier_peak_kib: None,
             held: Held::default(),
             probes: None,
-            limit_seen: 0.0,
         }
     }
 
     /// What it has gathered, for the next worker (this one, `peak_kib` at its peak, is
     /// done with it).
     pub(super) fn carry(self, peak_kib: Option<u64>) -> Carried {
-        let overhead_ticks = self.setup.as_ref().map(|(_, o)| (o.ticks, o.later.clone()));
+        let c = self.c;
         Carried {
-            result: self.result,
-            setup: self.setup,
-            overhead_ticks,
-            plan: self.plan,
-            samples: self.samples,
-            canaries: self.canaries,
-            limit_seen: self.limit_seen,
-            rounds: self.rounds,
-            warmup_ns: self.warmup_ns,
-            elapsed_ns: self.elapsed_ns,
-            setup_ns: self.setup_ns,
-            places: self.places,
-            last_ci: self.last_ci,
-            last_floor: self.last_floor,
-            redone: self.redone,
-            processes: self.earlier + 1,
-            peak_kib: self.earlier_peak_kib.max(peak_kib),
+            overhead_ticks: c.setup.as_ref().map(|(_, o)| (o.ticks, o.later.clone())),
+            processes: c.processes + 1,
+            peak_kib: c.peak_kib.max(peak_kib),
+            ..c
         }
     }
 
     /// Takes up what an earlier worker gathered for `bench` with `params`.
-    pub(super) fn resume(bench: &'b dyn Bench, params: &Params, c: Carried) -> Slot<'b> {
-        let mut setup = c.setup;
-        if let (Some((_, o)), Some((ticks, later))) = (setup.as_mut(), c.overhead_ticks) {
+    pub(super) fn resume(
+        bench: &'b dyn Bench,
+        params: &Params,
+        mut c: Carried,
+    ) -> Slot<'b> {
+        if let (Some((_, o)), Some((ticks, later))) =
+            (c.setup.as_mut(), c.overhead_ticks.take())
+        {
             o.ticks = ticks;
             o.later = later;
         }
         Slot {
-            result: c.result,
-            setup,
-            plan: c.plan,
-            samples: c.samples,
-            canaries: c.canaries,
-            limit_seen: c.limit_seen,
-            rounds: c.rounds,
-            warmup_ns: c.warmup_ns,
-            elapsed_ns: c.elapsed_ns,
-            setup_ns: c.setup_ns,
-            places: c.places,
-            last_ci: c.last_ci,
-            last_floor: c.last_floor,
-            redone: c.redone,
+            c,
             fresh: true,
-            earlier: c.processes,
-            earlier_peak_kib: c.peak_kib,
             ..Slot::new(bench, params)
         }
     }
 
     /// The processes that have measured it, this one included.
     pub(super) fn processes(&self) -> u32 {
-        self.earlier + 1
+        self.c.processes + 1
     }
 
     /// Warms the body for a round: the first round calibrates the batch and times the
@@ -340,9 +305,10 @@ impl<'b> Slot<'b> {
         round: u32,
     ) -> Result<(u64, Overhead), BenchError> {
         let p = h.settings().profile;
-        let (k, overhead) = match self.setup.clone() {
+        let (k, overhead) = match self.c.setup.clone() {
             Some(mut s) => {
                 let last = self
+                    .c
                     .samples
                     .last()
                     .map_or(0.0, |x| h.clock().to_ns(x.ticks));
@@ -359,8 +325,8 @@ impl<'b> Slot<'b> {
                 (k, o)
             }
         };
-        self.plan = plan;
-        self.setup = Some((k, overhead.clone()));
+        self.c.plan = plan;
+        self.c.setup = Some((k, overhead.clone()));
         Ok((k, overhead))
     }
 
@@ -387,7 +353,7 @@ impl<'b> Slot<'b> {
         // The canary stands for the rounds' machine only where it decides their redo:
         // not for a free placement's (another CPU's) nor while explaining.
         if limit > 0.0 && !self.free && env.explain.is_none() {
-            self.limit_seen = limit;
+            self.c.limit_seen = limit;
         }
         let p = env.settings.profile;
         // A round waits for a later visit when the canary before it reads above the
@@ -397,15 +363,15 @@ impl<'b> Slot<'b> {
         let may_redo = limit > 0.0
             && !self.free
             && env.explain.is_none()
-            && self.redone < REDO_PER_KEPT * self.rounds.max(p.min_rounds as u32);
+            && self.c.redone < REDO_PER_KEPT * self.c.rounds.max(p.min_rounds as u32);
         if may_redo && canary > limit {
             // The machine is in a slow state already: measuring the round only to
             // drop it would spend a round's time on nothing.
-            self.redone += 1;
+            self.c.redone += 1;
             return Ok(false);
         }
         let h = Harness::new(env.clock, env.settings).holding(self.held);
-        self.canaries.push(canary);
+        self.c.canaries.push(canary);
         let c = env.clock;
         let t0 = c.now();
         // Opened before the setup, so the tasks it starts inherit the events.
@@ -415,8 +381,8 @@ impl<'b> Slot<'b> {
         };
         let prepared = self.bench.prepare(&self.params, env.context)?;
         let t_prepared = c.now();
-        self.setup_ns += c.to_ns(t_prepared.wrapping_sub(t0));
-        self.result.op = prepared.op.to_string();
+        self.c.setup_ns += c.to_ns(t_prepared.wrapping_sub(t0));
+        self.c.result.op = prepared.op.to_string();
         let (mut body, plan) = (prepared.body, prepared.plan);
         let (k, overhead) = self.warm(&h, body.as_mut(), plan, round)?;
         // The machine's probes, in this process warmed for its round, just before its
@@ -430,8 +396,8 @@ impl<'b> Slot<'b> {
         };
         self.probes = h.probe(extra).ok();
         let t1 = c.now();
-        self.warmup_ns += c.to_ns(t1.wrapping_sub(t_prepared));
-        let first = self.samples.len();
+        self.c.warmup_ns += c.to_ns(t1.wrapping_sub(t_prepared));
+        let first = self.c.samples.len();
         let before = if self.free {
             placement::tasks()
         } else {
@@ -440,35 +406,36 @@ impl<'b> Slot<'b> {
         if let Some(s) = &sampler {
             let _ = s.enable(); // a failure shows as no samples
         }
-        h.collect(body.as_mut(), k, round, begin, &mut self.samples)?;
+        h.collect(body.as_mut(), k, round, begin, &mut self.c.samples)?;
         let t2 = c.now();
         self.fresh = false;
         if let (Some(x), Some(s)) = (env.explain.as_mut(), sampler) {
-            let spans: Vec<_> = self.samples[first..].iter().map(|s| s.span).collect();
+            let spans: Vec<_> = self.c.samples[first..].iter().map(|s| s.span).collect();
             x.take(s, &spans, k * plan.per_iter.max(1));
         }
         if self.free {
             let after = placement::tasks();
-            self.places
+            self.c
+                .places
                 .push(RoundPlace::between(round, &before, &after));
         }
         drop(body); // release descriptors, mappings and children now
         if let Some(flag) = env.flag.as_mut() {
-            flag(&mut self.samples[first..], plan.expect)?;
+            flag(&mut self.c.samples[first..], plan.expect)?;
         }
-        self.elapsed_ns += c.to_ns(t2.wrapping_sub(t1));
-        self.setup_ns += c.to_ns(c.now().wrapping_sub(t2));
+        self.c.elapsed_ns += c.to_ns(t2.wrapping_sub(t1));
+        self.c.setup_ns += c.to_ns(c.now().wrapping_sub(t2));
         self.after = prepared.after;
-        self.rounds += 1;
-        let (rounds, cap) = (self.rounds as usize, self.cap(p));
+        self.c.rounds += 1;
+        let (rounds, cap) = (self.c.rounds as usize, self.cap(p));
         if p.looks_at(rounds, cap) {
-            let (a, ok, why) = h.conclude(&self.samples, k, &overhead, plan);
+            let (a, ok, why) = h.conclude(&self.c.samples, k, &overhead, plan);
             let (ok, why) = self.unless_slow(ok, why);
-            self.last_ci = a.relative_ci();
-            self.last_floor = a.relative_clock_floor();
+            self.c.last_ci = a.relative_ci();
+            self.c.last_floor = a.relative_clock_floor();
             // A free placement whose rounds found the tasks both on one CPU and on
             // several has two figures, which more rounds only count again.
-            if ok || rounds >= cap || split(&self.places) {
+            if ok || rounds >= cap || split(&self.c.places) {
                 self.concluded = Some((a, ok, why));
             }
         }
@@ -478,7 +445,7 @@ impl<'b> Slot<'b> {
     /// A verdict `(ok, why)`, not converged when its kept rounds met the machine in a
     /// slow state ([`slow_rounds`]).
     fn unless_slow(&self, ok: bool, mut why: Vec<Why>) -> (bool, Vec<Why>) {
-        match slow_rounds(&self.canaries, self.limit_seen) {
+        match slow_rounds(&self.c.canaries, self.c.limit_seen) {
             Some(above_pct) => {
                 verdict::add(&mut why, Why::SlowState { above_pct });
                 (false, why)
@@ -502,15 +469,15 @@ impl<'b> Slot<'b> {
     /// Ends the instance as skipped or failed (a failure in any round fails it).
     pub(super) fn end(&mut self, e: BenchError) {
         self.ended = true;
-        self.samples = Vec::new();
+        self.c.samples = Vec::new();
         match e {
             BenchError::Skip(why) => {
-                self.result.status = Status::Skipped;
-                self.result.reason = Some(why);
+                self.c.result.status = Status::Skipped;
+                self.c.result.reason = Some(why);
             }
             BenchError::Failed(why) => {
-                self.result.status = Status::Failed;
-                self.result.reason = Some(why);
+                self.c.result.status = Status::Failed;
+                self.c.result.reason = Some(why);
             }
             BenchError::Interrupted => {}
         }
@@ -525,10 +492,10 @@ impl<'b> Slot<'b> {
         interrupted: bool,
     ) -> Option<BenchResult> {
         if self.ended {
-            return Some(self.result);
+            return Some(self.c.result);
         }
-        let (k, overhead) = self.setup.clone()?;
-        if self.samples.is_empty() {
+        let (k, overhead) = self.c.setup.clone()?;
+        if self.c.samples.is_empty() {
             return None;
         }
         let held_by = h.holding(self.held);
@@ -536,7 +503,7 @@ impl<'b> Slot<'b> {
         let (analysis, mut converged, mut why) = match self.concluded.take() {
             Some(c) => c,
             None => {
-                let (a, ok, why) = h.conclude(&self.samples, k, &overhead, self.plan);
+                let (a, ok, why) = h.conclude(&self.c.samples, k, &overhead, self.c.plan);
                 let (mut ok, mut why) = self.unless_slow(ok, why);
                 if interrupted {
                     verdict::add(&mut why, Why::Interrupted);
@@ -553,8 +520,8 @@ impl<'b> Slot<'b> {
                 (a, ok, why)
             }
         };
-        if let Some((facts, split)) = placed(&self.places, &analysis) {
-            self.result.facts.extend(facts);
+        if let Some((facts, split)) = placed(&self.c.places, &analysis) {
+            self.c.result.facts.extend(facts);
             if let Some(detail) = split {
                 verdict::add(&mut why, Why::NotPlaced { detail });
                 converged = false;
@@ -563,12 +530,12 @@ impl<'b> Slot<'b> {
         let m = Measurement {
             batch: k,
             overhead,
-            samples: std::mem::take(&mut self.samples),
+            samples: std::mem::take(&mut self.c.samples),
             analysis,
             converged,
             why,
-            warmup_ns: self.warmup_ns,
-            elapsed_ns: self.elapsed_ns,
+            warmup_ns: self.c.warmup_ns,
+            elapsed_ns: self.c.elapsed_ns,
         };
         // A failure in the after step fails the result but keeps what was measured.
         let mut after_failed = None;
@@ -577,41 +544,41 @@ impl<'b> Slot<'b> {
             let facts = then(h, &m);
             self.after_ns = t0.elapsed().as_nanos() as f64;
             match facts {
-                Ok(facts) => self.result.facts.extend(facts),
+                Ok(facts) => self.c.result.facts.extend(facts),
                 Err(BenchError::Skip(why)) | Err(BenchError::Failed(why)) => {
                     after_failed = Some(format!("after the measurement: {why}"));
                 }
                 Err(BenchError::Interrupted) => {}
             }
         }
-        let canary = canary(&self.canaries);
+        let canary = canary(&self.c.canaries);
         let copies = self.copies.map(|c| self.copy_figures(h, &m, c));
         match measured(m, canary, keep_samples) {
             Ok(mut x) => {
-                x.rounds_redone = self.redone;
-                x.slow_state_pct = slow_rounds(&self.canaries, self.limit_seen);
+                x.rounds_redone = self.c.redone;
+                x.slow_state_pct = slow_rounds(&self.c.canaries, self.c.limit_seen);
                 let p = h.settings().profile;
                 x.work = self.held.kind;
                 x.target_pct = Some(self.held.target(&p) * 100.0);
                 x.floor_pct =
                     (self.held.allows > 0.0).then_some(self.held.allows * 100.0);
                 x.reach_pct = x.floor_pct;
-                x.setup_ns = self.setup_ns;
+                x.setup_ns = self.c.setup_ns;
                 x.after_ns = self.after_ns;
                 x.stop_reason = x.verdict_text();
                 x.copies = copies;
-                self.result.measured = Some(x);
+                self.c.result.measured = Some(x);
             }
             Err(e) => {
-                self.result.status = Status::Failed;
-                self.result.reason = Some(e.to_string());
+                self.c.result.status = Status::Failed;
+                self.c.result.reason = Some(e.to_string());
             }
         }
         if let Some(why) = after_failed {
-            self.result.status = Status::Failed;
-            self.result.reason = Some(why);
+            self.c.result.status = Status::Failed;
+            self.c.result.reason = Some(why);
         }
-        Some(self.result)
+        Some(self.c.result)
     }
 }
 

@@ -100,29 +100,29 @@ fn a_round_in_a_slow_state_is_measured_again_but_only_so_often() {
     let allowed = slot::REDO_PER_KEPT * session.settings.profile.min_rounds as u32;
     for n in 1..=allowed {
         assert!(!visit(&mut slot, 0, 200.0, 100.0));
-        assert_eq!((slot.rounds, slot.redone), (0, n));
+        assert_eq!((slot.c.rounds, slot.c.redone), (0, n));
     }
-    assert!(slot.samples.is_empty() && slot.canaries.is_empty());
+    assert!(slot.c.samples.is_empty() && slot.c.canaries.is_empty());
     // Then it is measured as it is: a machine that stays slow still gets a figure.
     assert!(visit(&mut slot, 0, 200.0, 100.0));
-    assert_eq!((slot.rounds, slot.redone), (1, allowed));
-    assert!(!slot.samples.is_empty());
+    assert_eq!((slot.c.rounds, slot.c.redone), (1, allowed));
+    assert!(!slot.c.samples.is_empty());
     // Without a limit, every round is kept.
     assert!(visit(&mut slot, 1, 1e9, 0.0));
-    assert_eq!((slot.rounds, slot.redone), (2, allowed));
-    let kept = slot.samples.len();
+    assert_eq!((slot.c.rounds, slot.c.redone), (2, allowed));
+    let kept = slot.c.samples.len();
     let mut slot = slot::Slot::new(&FAILS_AFTER, &params);
     assert!(visit(&mut slot, 0, 1e9, 0.0));
-    let kept_one = slot.samples.len();
+    let kept_one = slot.c.samples.len();
     // One gate, before the round: a canary before it above the limit waits, and
     // nothing after the round drops it.
     assert!(!visit(&mut slot, 1, 2e-3, 1e-3));
     assert_eq!(
-        (slot.rounds, slot.redone, slot.samples.len()),
+        (slot.c.rounds, slot.c.redone, slot.c.samples.len()),
         (1, 1, kept_one)
     );
     assert!(visit(&mut slot, 1, 0.0, 1e-3));
-    assert_eq!((slot.rounds, slot.redone), (2, 1));
+    assert_eq!((slot.c.rounds, slot.c.redone), (2, 1));
     assert!(kept > 0);
     let h = session.harness();
     let r = slot.finish(&h, false, false).expect("a result");
@@ -142,13 +142,13 @@ fn a_hand_over_crosses_a_socket_as_a_descriptor_and_resumes_whole() {
     let mut slot = slot::Slot::new(&FAILS_AFTER, &params);
     let begin = session.clock.now();
     assert!(visit_in(&session, &mut slot, begin, 0, 70.0, 0.0));
-    let (rounds, samples) = (slot.rounds, slot.samples.len());
+    let (rounds, samples) = (slot.c.rounds, slot.c.samples.len());
     assert!(samples > 0);
     // The ticks the overhead subtracts: the first round's, and one later round's.
-    let mut setup = slot.setup.clone().expect("set up in the first round");
+    let mut setup = slot.c.setup.clone().expect("set up in the first round");
     setup.1.ticks = 61;
     setup.1.later = vec![52];
-    slot.setup = Some(setup.clone());
+    slot.c.setup = Some(setup.clone());
     let sealed = Sealed::seal(&slot.carry(Some(1234))).unwrap();
     let bytes = sealed.0.len().unwrap();
     assert!(bytes > 0);
@@ -166,10 +166,13 @@ fn a_hand_over_crosses_a_socket_as_a_descriptor_and_resumes_whole() {
     assert_eq!(got.0.len().unwrap(), bytes);
     // The next worker reads it from the start, whatever the file's offset.
     let resumed = slot::Slot::resume(&FAILS_AFTER, &params, got.open().unwrap());
-    assert_eq!((resumed.rounds, resumed.samples.len()), (rounds, samples));
+    assert_eq!(
+        (resumed.c.rounds, resumed.c.samples.len()),
+        (rounds, samples)
+    );
     assert_eq!(resumed.processes(), 2, "the worker that handed over counts");
-    assert_eq!(resumed.earlier_peak_kib, Some(1234));
-    let (k, o) = resumed.setup.clone().expect("the set-up travels");
+    assert_eq!(resumed.c.peak_kib, Some(1234));
+    let (k, o) = resumed.c.setup.clone().expect("the set-up travels");
     assert_eq!((k, o.ticks, &o.later), (setup.0, 61, &vec![52]));
     assert_eq!(
         (o.ticks_for(0), o.ticks_for(1), o.ticks_for(2)),
@@ -330,7 +333,7 @@ fn a_result_whose_rounds_met_a_slow_state_is_not_converged_and_says_so() {
     let mut slow = slot::Slot::new(&FAILS_AFTER, &params);
     let mut round = 0;
     while !visit(&mut slow, round, 200.0, 100.0) {}
-    while slow.rounds < 3 {
+    while slow.c.rounds < 3 {
         round += 1;
         assert!(visit(&mut slow, round, 200.0, 0.0));
     }

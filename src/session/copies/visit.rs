@@ -25,20 +25,20 @@ impl Slot<'_> {
         copies: Copies,
     ) -> Result<(), BenchError> {
         let p = env.settings.profile;
-        self.canaries.push(canary);
+        self.c.canaries.push(canary);
         let mut settings = env.settings;
         settings.spans = false;
         let h = Harness::new(env.clock, settings);
         let c = env.clock;
         let t0 = c.now();
-        let (k, overhead) = match self.setup.clone() {
+        let (k, overhead) = match self.c.setup.clone() {
             Some(mut s) => {
-                h.remeasure(&mut EmptyLoop, s.0, self.plan, &mut s.1, round)?;
+                h.remeasure(&mut EmptyLoop, s.0, self.c.plan, &mut s.1, round)?;
                 s
             }
             None => {
                 let prepared = self.bench.prepare(&self.params, env.context)?;
-                self.result.op = prepared.op.to_string();
+                self.c.result.op = prepared.op.to_string();
                 let (plan, mut body) = (prepared.plan, prepared.body);
                 let k = h.calibrate(body.as_mut(), plan)?;
                 h.warm(body.as_mut(), k, p.round_warmup_ns)?;
@@ -47,12 +47,12 @@ impl Slot<'_> {
                 body.run(k)?;
                 self.batch_ns = c.to_ns(c.now().wrapping_sub(b0));
                 drop(body);
-                self.plan = plan;
+                self.c.plan = plan;
                 let o = h.overhead(&mut EmptyLoop, k, plan)?;
                 (k, o)
             }
         };
-        self.setup = Some((k, overhead));
+        self.c.setup = Some((k, overhead));
         let round_ns = p.round_ns as f64;
         let window_ns = (p.round_min_samples as f64 * self.batch_ns * 1.2)
             .clamp(round_ns, (4.0 * round_ns).max(round_ns + 1.0));
@@ -83,10 +83,10 @@ impl Slot<'_> {
         let t1 = c.now();
         let got = self::round(&job)?;
         let t2 = c.now();
-        self.warmup_ns += c.to_ns(t1.wrapping_sub(t0));
+        self.c.warmup_ns += c.to_ns(t1.wrapping_sub(t0));
         let spent = c.to_ns(t2.wrapping_sub(t1));
-        self.elapsed_ns += window_ns.min(spent);
-        self.setup_ns += (spent - window_ns).max(0.0);
+        self.c.elapsed_ns += window_ns.min(spent);
+        self.c.setup_ns += (spent - window_ns).max(0.0);
         let mut marked: Vec<(u16, Sample)> = got
             .samples
             .into_iter()
@@ -97,16 +97,16 @@ impl Slot<'_> {
         marked.sort_by(|a, b| a.1.at_ns.total_cmp(&b.1.at_ns));
         for (i, x) in marked {
             self.copy_of.push(i);
-            self.samples.push(x);
+            self.c.samples.push(x);
         }
         self.copy_cpus = (got.cpus, got.oversubscribed);
-        self.rounds += 1;
-        let (rounds, cap) = (self.rounds as usize, self.cap(p));
+        self.c.rounds += 1;
+        let (rounds, cap) = (self.c.rounds as usize, self.cap(p));
         if p.looks_at(rounds, cap) {
-            let (k, overhead) = self.setup.clone().expect("set above");
-            let (a, ok, why) = h.conclude(&self.samples, k, &overhead, self.plan);
-            self.last_ci = a.relative_ci();
-            self.last_floor = a.relative_clock_floor();
+            let (k, overhead) = self.c.setup.clone().expect("set above");
+            let (a, ok, why) = h.conclude(&self.c.samples, k, &overhead, self.c.plan);
+            self.c.last_ci = a.relative_ci();
+            self.c.last_floor = a.relative_clock_floor();
             if ok || rounds >= cap {
                 self.concluded = Some((a, ok, why));
             }
@@ -140,7 +140,7 @@ impl Slot<'_> {
                     .collect(),
             }
         };
-        let per_batch = (m.batch * self.plan.per_iter.max(1)) as f64;
+        let per_batch = (m.batch * self.c.plan.per_iter.max(1)) as f64;
         let (mut copy_ns, mut rate) = (Vec::new(), Vec::new());
         for i in 0..n {
             let mine = of(i);
@@ -152,7 +152,7 @@ impl Slot<'_> {
             let figure = match solo {
                 true => m.analysis.figure(),
                 false => h
-                    .conclude(&mine, m.batch, &m.overhead, self.plan)
+                    .conclude(&mine, m.batch, &m.overhead, self.c.plan)
                     .0
                     .figure(),
             };

@@ -215,8 +215,8 @@ fn visited_reply(slot: &mut Slot<'_>, visited: Result<bool, BenchError>) -> Repl
     Reply::Visited {
         open: error.is_none() && slot.open(),
         redone,
-        ci: slot.last_ci,
-        floor: slot.last_floor,
+        ci: slot.c.last_ci,
+        floor: slot.c.last_floor,
         error,
         probes: slot.probes.take(),
     }
@@ -231,7 +231,7 @@ fn conclude(
     interrupted: bool,
     recorder: Option<crate::explain::Recorder>,
 ) -> Option<crate::results::BenchResult> {
-    let (processes, earlier_peak) = (slot.processes(), slot.earlier_peak_kib);
+    let (processes, earlier_peak) = (slot.processes(), slot.c.peak_kib);
     let mut result = slot.finish(h, keep_samples, interrupted);
     if let (Some(r), Some(x)) = (result.as_mut(), recorder) {
         let rounds: Vec<(u32, f64)> = r
