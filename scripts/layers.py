@@ -26,6 +26,7 @@ SRC = os.path.join(ROOT, "src")
 
 # Lowest first. A module may use only modules of lower layers (ARCHITECTURE.md).
 LAYERS = [
+    ("the method's constants", ["method"]),
     ("foundation", ["error", "stats", "host", "draw"]),
     ("system calls", ["os"]),
     ("measurement core", ["harness"]),

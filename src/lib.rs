@@ -22,6 +22,7 @@ pub mod explain;
 pub mod fleet;
 pub mod harness;
 pub mod host;
+pub mod method;
 pub mod os;
 pub mod report;
 pub mod repro;

@@ -30,6 +30,7 @@
 
 pub mod render;
 
+use crate::method;
 use crate::results::{BenchResult, Run};
 use crate::stats::rounds::t975;
 use serde::{Deserialize, Serialize};
@@ -263,10 +264,7 @@ fn estimate(r: &BenchResult) -> Option<Estimate> {
         _ => {
             let rounds = m.rounds.iter().filter(|x| x.median_ns.is_some()).count();
             let df = crate::stats::rounds::degrees_of_freedom(rounds).max(1);
-            (
-                df,
-                crate::stats::rounds::t975(df) * crate::stats::rounds::RERUN,
-            )
+            (df, crate::stats::rounds::t975(df) * method::RERUN)
         }
     };
     let se = if half.is_finite() {

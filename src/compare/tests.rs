@@ -1,4 +1,5 @@
 use super::*;
+use crate::method;
 use crate::results::tests::run_with_medians;
 
 fn label(r: &str, run: &Run) -> RunLabel {
@@ -77,7 +78,7 @@ fn the_interval_matches_the_delta_method() {
     let b = run_with_medians(&[("x.y", 110.0)]);
     let c = compare((&label("a", &a), &a), (&label("b", &b), &b), 0.05);
     assert_eq!(crate::stats::rounds::degrees_of_freedom(5), 2);
-    let se = (2.0f64).sqrt() * 0.01 / (t975(2) * crate::stats::rounds::RERUN);
+    let se = (2.0f64).sqrt() * 0.01 / (t975(2) * method::RERUN);
     let w = t975(4) * se;
     let r = &c.rows[0];
     assert!((r.ci_low - 1.1 * (-w).exp()).abs() < 1e-12, "{r:?}");

@@ -5,6 +5,7 @@
 //! A pure function of the samples and settings: no clock, no I/O.
 
 use super::{Expect, Sample, Settings, Source};
+use crate::method;
 use crate::os::usage::Usage;
 use crate::stats::rounds::{self, RoundEstimate, State};
 use crate::stats::{self, changepoint, modes, outliers, Mode, Summary};
@@ -83,24 +84,15 @@ pub enum Basis {
     Clean,
     /// Every sample, perturbed and outliers included, because the clean ones were too
     /// few to rest on ([`too_few_clean`]): the median of all samples, with their
-    /// order-statistic interval, never narrower than [`FEW_FLOOR`] (or the profile's
+    /// order-statistic interval, never narrower than [`method::FEW_FLOOR`] (or the profile's
     /// target, if wider). Such a result is never converged.
     All,
 }
 
-/// The fewest clean samples a headline may rest on; a result with fewer (or with
-/// fewer than a tenth of its samples clean) rests on all its samples instead.
-pub const MIN_CLEAN: usize = 30;
-
-/// The narrowest relative half-width a result resting on all its samples may show:
-/// its samples hold time that is not the operation's, in amounts the counters do not
-/// say, so it claims no more precision than this (or the profile's target if wider).
-pub const FEW_FLOOR: f64 = 0.01;
-
 /// Whether `clean` clean samples of `total` are too few to carry a headline: fewer
-/// than [`MIN_CLEAN`], or fewer than a tenth of all.
+/// than [`method::MIN_CLEAN`], or fewer than a tenth of all.
 pub fn too_few_clean(clean: usize, total: usize) -> bool {
-    clean < MIN_CLEAN || clean * 10 < total
+    clean < method::MIN_CLEAN || clean * 10 < total
 }
 
 /// Counts of labelled samples.
@@ -183,12 +175,12 @@ pub struct Analysis {
     pub rounds: Vec<RoundFigure>,
     /// The round-level estimate: the headline and its interval. When the result rests
     /// on all samples ([`Basis::All`]), `mean` is the median of all samples and the
-    /// interval their order-statistic interval, widened to at least [`FEW_FLOOR`] and
+    /// interval their order-statistic interval, widened to at least [`method::FEW_FLOOR`] and
     /// to the round figures' own t interval.
     pub estimate: Option<RoundEstimate>,
     /// Which samples the headline rests on.
     pub basis: Basis,
-    /// Groups of round figures more than [`STATE_GAP`] apart; more than one means the
+    /// Groups of round figures more than [`method::STATE_GAP`] apart; more than one means the
     /// figure depended on when it was measured.
     pub states: Vec<State>,
     /// What culling by kernel events did (`--cull kernel`), when the samples carry
@@ -440,7 +432,7 @@ fn analyze_with(
             .as_ref()
             .and_then(|r| all_samples_estimate(r, &figures, step, s.profile.ci_target)),
     };
-    let states = rounds::states(&figures, STATE_GAP);
+    let states = rounds::states(&figures, method::STATE_GAP);
     Analysis {
         raw,
         clean,
@@ -463,7 +455,7 @@ fn analyze_with(
 
 /// The estimate of a result resting on all its samples (`raw`): their median, with
 /// their order-statistic interval widened to the round figures' t interval, to half a
-/// clock step per operation (`step`), and to at least [`FEW_FLOOR`] or `target` of the
+/// clock step per operation (`step`), and to at least [`method::FEW_FLOOR`] or `target` of the
 /// median. `None` when the round figures give none.
 fn all_samples_estimate(
     raw: &Summary,
@@ -478,7 +470,7 @@ fn all_samples_estimate(
         raw.ci_high - m,
         by_rounds.ci_high - by_rounds.center,
         step,
-        FEW_FLOOR.max(target) * m.abs(),
+        method::FEW_FLOOR.max(target) * m.abs(),
     ]
     .into_iter()
     .filter(|h| h.is_finite())
@@ -550,7 +542,7 @@ fn accounting(samples: &[Sample], operations: u64) -> Accounting {
 
 /// How far apart (relative) two groups of round figures must be to count as two
 /// machine states: the canary's threshold.
-pub use crate::stats::rounds::STATE_GAP;
+pub use method::STATE_GAP;
 
 /// Each round's median over its clean samples, or over all its samples when the
 /// result rests on all.
@@ -739,7 +731,7 @@ pub(crate) mod tests {
             assert_eq!(a.basis, Basis::All, "{case}");
             assert!(!ok, "{case}");
             assert!(
-                a.relative_ci() >= FEW_FLOOR - 1e-12,
+                a.relative_ci() >= method::FEW_FLOOR - 1e-12,
                 "{case}: ±{}",
                 a.relative_ci()
             );

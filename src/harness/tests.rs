@@ -2,6 +2,7 @@
 
 use super::clock::FakeClock;
 use super::*;
+use crate::method;
 use crate::os::usage::Usage;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -196,7 +197,7 @@ fn twenty_clean_samples_never_converge_however_steady() {
     assert!(!m.converged, "{:?}", m.why);
     assert_eq!(m.why.first(), Some(&Why::FewClean));
     assert_eq!(m.analysis.basis, analyze::Basis::All);
-    assert!(m.analysis.relative_ci() >= analyze::FEW_FLOOR - 1e-12);
+    assert!(m.analysis.relative_ci() >= method::FEW_FLOOR - 1e-12);
 }
 
 #[test]

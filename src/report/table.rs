@@ -15,6 +15,7 @@ use super::layout::{self, Layout, RowKey};
 use super::Exporter;
 use crate::harness::analyze::Basis;
 use crate::harness::{describe_states, Why};
+use crate::method;
 use crate::results::Measured;
 use crate::results::{
     describe_levels, describe_modes, fmt_ns, unit_for, BenchResult, Run, Status,
@@ -247,7 +248,7 @@ pub fn notes(r: &BenchResult, m: &Measured) -> Vec<String> {
                 "rounds"
             },
             if m.rounds_redone == 1 { "it" } else { "each" },
-            crate::session::REDO_ABOVE * 100.0,
+            method::REDO_ABOVE * 100.0,
         ));
     }
     notes
@@ -566,7 +567,7 @@ fn machine_during_rows(results: &[BenchResult]) -> Vec<String> {
              state (getpid over {:.0}% above it before the round)",
             if redone == 1 { "round" } else { "rounds" },
             if rows == 1 { "row" } else { "rows" },
-            crate::session::REDO_ABOVE * 100.0,
+            method::REDO_ABOVE * 100.0,
         ));
     }
     let moved = measured
@@ -578,7 +579,7 @@ fn machine_during_rows(results: &[BenchResult]) -> Vec<String> {
             "the speed changed between the rounds of {moved} of {} (getpid moved \
              over {:.0}%; -v says which)",
             crate::draw::text::count(measured.len(), "row", "rows"),
-            crate::session::CANARY_THRESHOLD * 100.0
+            method::STATE_GAP * 100.0
         ));
     }
     lines

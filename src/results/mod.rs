@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 pub use crate::bench::Fact;
 /// Times as every renderer prints them ([`crate::draw::units`]).
 pub use crate::draw::units::{fmt_ns, unit_for};
+use crate::method;
 
 /// The version of the JSON schema; raised on any incompatible change.
 pub const SCHEMA_VERSION: u32 = 2;
@@ -195,14 +196,9 @@ pub struct Floor {
     pub rounds: usize,
 }
 
-/// Where in the canary's readings the machine's base state is read: the 10th
-/// percentile, a low quantile that a slow spell taking most of a run does not move and
-/// one lucky reading does not set (`session::canary`).
-pub const BASE_QUANTILE: f64 = 0.1;
-
 impl MachineStates {
     /// The run's base state as its canary read it, ns per getpid: the median of the
-    /// state that holds the readings' [`BASE_QUANTILE`]. It is the state the rows'
+    /// state that holds the readings' [`method::BASE_QUANTILE`]. It is the state the rows'
     /// figures are measured in (rounds outside it are measured again), so it is what
     /// is set beside earlier runs: "the machine ran 10% slower" says that the rows
     /// moved by about that much. None without readings.
@@ -217,7 +213,7 @@ impl MachineStates {
         let mut below = 0.0;
         for x in &states {
             below += x.share;
-            if below >= BASE_QUANTILE * total {
+            if below >= method::BASE_QUANTILE * total {
                 return Some(x.median_ns);
             }
         }

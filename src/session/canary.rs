@@ -2,17 +2,15 @@
 //! machine's base state from its slow ones (a round read outside the base state is
 //! measured again) and, over the run, the machine's states.
 
-use super::slot;
 use super::{check_interrupt, Workers, HOMES};
 use crate::bench::body;
 use crate::error::BenchError;
 use crate::harness::Harness;
+use crate::method;
 use crate::os::sys;
 use crate::results::MachineStates;
 use crate::stats::{self, rounds};
 
-/// How big a change of the canary means the machine changed speed.
-pub const CANARY_THRESHOLD: f64 = 0.03;
 pub(super) const CANARY_BATCH: u64 = 500;
 pub(super) const CANARY_BATCHES: usize = 5;
 
@@ -25,8 +23,8 @@ pub(crate) fn getpid_canary(h: &Harness<'_>) -> Result<f64, BenchError> {
     h.canary(b.as_mut(), CANARY_BATCH, CANARY_BATCHES)
 }
 
-/// The canary's readings of the last [`BASE_WINDOW_NS`], thinned to one per
-/// [`BASE_THIN_NS`] so that they weigh the machine's states by the time it spends in
+/// The canary's readings of the last [`method::BASE_WINDOW_NS`], thinned to one per
+/// [`method::BASE_THIN_NS`] so that they weigh the machine's states by the time it spends in
 /// them (a run reads the canary back to back while it paces its rounds, and once a
 /// visit otherwise): where the run reads the machine's base state ([`Window::base`]).
 #[derive(Debug, Default)]
@@ -36,11 +34,11 @@ pub(super) struct Window {
 }
 
 impl Window {
-    /// Forgets the readings older than [`BASE_WINDOW_NS`] before `now`.
+    /// Forgets the readings older than [`method::BASE_WINDOW_NS`] before `now`.
     pub(super) fn forget_before(&mut self, now: std::time::Instant) {
         while let Some(&(first, _)) = self.readings.front() {
             if now.saturating_duration_since(first).as_nanos()
-                <= u128::from(BASE_WINDOW_NS)
+                <= u128::from(method::BASE_WINDOW_NS)
             {
                 break;
             }
@@ -53,15 +51,17 @@ impl Window {
         self.readings.len()
     }
 
-    /// Takes a reading made at `at` (a non-finite one, or one within [`BASE_THIN_NS`]
+    /// Takes a reading made at `at` (a non-finite one, or one within [`method::BASE_THIN_NS`]
     /// of the last taken, is left out) and forgets those older than
-    /// [`BASE_WINDOW_NS`].
+    /// [`method::BASE_WINDOW_NS`].
     pub(super) fn push(&mut self, at: std::time::Instant, ns: f64) {
         if !ns.is_finite() {
             return;
         }
         if let Some(&(last, _)) = self.readings.back() {
-            if at.saturating_duration_since(last).as_nanos() < u128::from(BASE_THIN_NS) {
+            if at.saturating_duration_since(last).as_nanos()
+                < u128::from(method::BASE_THIN_NS)
+            {
                 return;
             }
         }
@@ -70,7 +70,7 @@ impl Window {
     }
 
     /// The machine's base state: the level the getpid canary reads at when nothing
-    /// slows the machine, taken as the [`BASE_QUANTILE`] of the window's readings
+    /// slows the machine, taken as the [`method::BASE_QUANTILE`] of the window's readings
     /// (None before there are five). A low quantile rather than the lowest reading,
     /// which one lucky reading would set; rather than the median, which a machine
     /// slow for most of a run would raise to its slow state; over a window in time
@@ -88,27 +88,19 @@ impl Window {
         Some(base_of(&mut v))
     }
 
-    /// The canary reading above which a round is measured again: [`slot::REDO_ABOVE`]
+    /// The canary reading above which a round is measured again: [`method::REDO_ABOVE`]
     /// above the base state (0, no limit, before there is one).
     pub(super) fn limit(&self) -> f64 {
-        self.base().map_or(0.0, |b| b * (1.0 + slot::REDO_ABOVE))
+        self.base().map_or(0.0, |b| b * (1.0 + method::REDO_ABOVE))
     }
 }
 
-/// The [`BASE_QUANTILE`] of `xs` (reordered; not empty): where a set of readings
+/// The [`method::BASE_QUANTILE`] of `xs` (reordered; not empty): where a set of readings
 /// puts the machine's base state.
 pub(super) fn base_of(xs: &mut [f64]) -> f64 {
-    let k = ((xs.len() - 1) as f64 * BASE_QUANTILE).round() as usize;
+    let k = ((xs.len() - 1) as f64 * method::BASE_QUANTILE).round() as usize;
     *xs.select_nth_unstable_by(k, f64::total_cmp).1
 }
-
-pub use crate::results::BASE_QUANTILE;
-
-/// How far back in time the run's canary readings set its base state ([`Window`]):
-/// longer than the slow spells of the VM this project is developed on (seconds, at
-/// most about a minute), so that a spell does not become the base; short enough
-/// that a machine that moved for good is measured as it is now.
-pub(super) const BASE_WINDOW_NS: u64 = 60_000_000_000;
 
 /// How long a run reads the canary before its first round, so that the first rounds
 /// have a base state to be read against: ten readings of the [`Window`], unless the
@@ -117,16 +109,6 @@ pub(super) const BASE_SEED_NS: u64 = 100_000_000;
 
 /// The readings of the [`Window`] that spare a run the reading before its first round.
 pub(super) const BASE_SEED_READINGS: usize = 10;
-
-/// The least time between two readings the [`Window`] takes.
-pub(super) const BASE_THIN_NS: u64 = 10_000_000;
-
-/// How many more canary readings a visit takes, at most, while they read above the
-/// slow-episode limit, before it goes ahead (and its round is measured again). On the
-/// 2-vCPU VM this project is developed on, a slow episode met by a spinning getpid
-/// loop ended within 4 readings of 2,500 calls in 14 of 24 cases and within 16 in 21:
-/// 16 readings take about 6 ms there, a quarter of a round's visit.
-pub(super) const SLOW_WAIT_READINGS: usize = 16;
 
 /// The canary readings as machine states.
 pub(super) fn machine_states(readings: &[f64], target: f64) -> MachineStates {
@@ -142,7 +124,7 @@ pub(super) fn machine_states(readings: &[f64], target: f64) -> MachineStates {
     // Many readings form a continuum in which every neighbour is close: their states
     // are the modes of the distribution (at least 5% of readings each), not gaps.
     let states = if sorted.len() >= 20 {
-        stats::modes(&sorted, 0.05, CANARY_THRESHOLD)
+        stats::modes(&sorted, 0.05, method::STATE_GAP)
             .into_iter()
             .map(|m| rounds::State {
                 median_ns: m.center,
@@ -151,7 +133,7 @@ pub(super) fn machine_states(readings: &[f64], target: f64) -> MachineStates {
             })
             .collect()
     } else {
-        rounds::states(&sorted, CANARY_THRESHOLD)
+        rounds::states(&sorted, method::STATE_GAP)
     };
     MachineStates {
         readings: sorted.len(),
@@ -220,7 +202,6 @@ impl super::Session {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::session::REDO_ABOVE;
 
     #[test]
     fn the_redo_limit_is_above_the_machines_base_state() {
@@ -249,7 +230,10 @@ mod tests {
         put(&mut w, &mut t, 120.0, 1);
         assert_eq!(w.base(), Some(137.0));
         let limit = w.limit();
-        assert!((limit - 137.0 * (1.0 + REDO_ABOVE)).abs() < 1e-9, "{limit}");
+        assert!(
+            (limit - 137.0 * (1.0 + method::REDO_ABOVE)).abs() < 1e-9,
+            "{limit}"
+        );
         // Readings closer together than the thinning count once: a slow spell read
         // back to back does not outweigh the time the machine spent at its base.
         let mut w = Window::default();
@@ -264,7 +248,7 @@ mod tests {
         // is measured as it is now.
         let mut w = Window::default();
         put(&mut w, &mut t, 70.0, 500);
-        let mut late = t + BASE_WINDOW_NS / 1_000_000;
+        let mut late = t + method::BASE_WINDOW_NS / 1_000_000;
         for _ in 0..100 {
             w.push(ms(late), 140.0);
             late += 20;
@@ -274,7 +258,7 @@ mod tests {
         let len = w.len();
         w.forget_before(ms(late));
         assert_eq!(w.len(), len);
-        w.forget_before(ms(late) + Duration::from_nanos(BASE_WINDOW_NS) * 2);
+        w.forget_before(ms(late) + Duration::from_nanos(method::BASE_WINDOW_NS) * 2);
         assert_eq!((w.len(), w.base()), (0, None));
         // Non-finite readings are left out.
         let mut w = Window::default();

@@ -20,6 +20,7 @@
 
 use crate::harness::probe::{Probes, WorkKind};
 use crate::harness::Held;
+use crate::method;
 use crate::results::Floor;
 use crate::stats::rounds;
 
@@ -77,7 +78,7 @@ impl Floors {
     /// benchmark's process and another's (a probe read beside a ring of processes, or a
     /// file's pages, is not read beside a getpid loop). The probe processes before the
     /// first round are no round's: their readings count only until the rounds have
-    /// given ten ([`rounds::MIN_FLOOR_READINGS`]) of the kind, so that the header has a
+    /// given ten ([`method::MIN_FLOOR_READINGS`]) of the kind, so that the header has a
     /// figure, and a slow spell they met does not loosen a small selection's targets.
     fn of_kept(&self, kind: WorkKind) -> Vec<f64> {
         relative(self.places(kind).into_values().collect(), kind)
@@ -95,7 +96,7 @@ impl Floors {
             .map(|(_, v)| v.iter().filter(|p| p[kind.index()].is_finite()).count())
             .filter(|&n| n >= MIN_AT_PLACE)
             .sum::<usize>();
-        if rounds >= rounds::MIN_FLOOR_READINGS {
+        if rounds >= method::MIN_FLOOR_READINGS {
             by_place.remove(&PROBE_PROCESS);
         }
         by_place

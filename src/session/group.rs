@@ -3,6 +3,7 @@
 //! small selection's rounds in time.
 
 use super::*;
+use crate::method;
 
 impl Session {
     /// Measures one group of instances; returns whether the run was interrupted.
@@ -195,7 +196,7 @@ impl Session {
     }
 
     /// The canary before a visit: read until it is within `limit` (0: none), at most
-    /// [`SLOW_WAIT_READINGS`] more times, in a slow episode, for it to pass (the round
+    /// [`method::SLOW_WAIT_READINGS`] more times, in a slow episode, for it to pass (the round
     /// is measured again if it does not). Only the first reading describes the
     /// machine (`machine`, `window`): the others are taken because the machine was
     /// slow, and counting them would let a slow spell raise the limit. Err when
@@ -207,7 +208,7 @@ impl Session {
         window: &mut Window,
     ) -> Result<f64, BenchError> {
         let mut canary = f64::INFINITY;
-        for n in 0..=SLOW_WAIT_READINGS {
+        for n in 0..=method::SLOW_WAIT_READINGS {
             canary = self.canary()?;
             if n == 0 {
                 machine.push(canary);

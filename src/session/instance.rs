@@ -2,7 +2,7 @@
 //! process, for what the catalogue cannot name) or in worker processes (a
 //! [`Remote`](super::worker::Remote), started at its first round and finished, so gone,
 //! as soon as it needs no more rounds; every few rounds it hands what it gathered to a
-//! fresh one, see [`ROUNDS_PER_WORKER`](super::worker::ROUNDS_PER_WORKER)).
+//! fresh one, see [`ROUNDS_PER_WORKER`](crate::method::ROUNDS_PER_WORKER)).
 
 use super::worker::wire::{MemFile, Sealed};
 use super::worker::{Remote, Services, Workers};

@@ -21,7 +21,7 @@ use crate::results::{
 };
 use anyhow::Context;
 use budget::Budget;
-use canary::{machine_states, Window, SLOW_WAIT_READINGS};
+use canary::{machine_states, Window};
 use instance::Instance;
 use slot::{Env, Slot};
 
@@ -34,8 +34,8 @@ mod instance;
 mod slot;
 pub mod worker;
 
-pub use canary::CANARY_THRESHOLD;
-pub use slot::REDO_ABOVE;
+use crate::method;
+pub use method::REDO_ABOVE;
 pub use worker::Workers;
 
 /// What the user asked of the session.
@@ -141,7 +141,7 @@ pub struct Session {
     seed: u64,
     // Dropped in declaration order: unpin, then stop and reap the load.
     _pin: Option<Pin>,
-    load: Option<Load>,
+    _load: Option<Load>,
     journal: Option<Journal>,
     /// The kernel's events while sampling (`--cull kernel`), or why they cannot be had.
     kernel: Result<std::cell::RefCell<crate::trace::watch::Watch>, String>,
@@ -222,7 +222,7 @@ impl Session {
             opts,
             seed,
             _pin: pin,
-            load,
+            _load: load,
             journal: None,
             kernel,
             spill: None,
@@ -313,14 +313,6 @@ impl Session {
     /// A harness on the session's clock.
     pub fn harness(&self) -> Harness<'_> {
         Harness::new(self.clock.as_ref(), self.settings)
-    }
-
-    /// The process ids of the background load.
-    pub fn load_pids(&self) -> Vec<u32> {
-        self.load
-            .as_ref()
-            .map(|l| l.pids().iter().map(|&p| p as u32).collect())
-            .unwrap_or_default()
     }
 
     /// The harness configuration, for the result document.
@@ -466,7 +458,7 @@ impl Session {
             return Ok(out);
         }
         // The first rounds know the base state too: a tenth of a second of readings
-        // before them (one per `BASE_THIN_NS`), unless the session's last minute
+        // before them (one per `method::BASE_THIN_NS`), unless the session's last minute
         // already has them.
         window.forget_before(std::time::Instant::now());
         let seeded = std::time::Instant::now();

@@ -10,6 +10,7 @@ use crate::bench::copies::Copies;
 use crate::harness::probe::{Probes, WorkKind};
 use crate::harness::verdict::{self, Why};
 use crate::harness::Held;
+use crate::method;
 use crate::os::placement::{self, TaskPlace};
 use crate::results::Fact;
 use serde::{Deserialize, Serialize};
@@ -85,7 +86,7 @@ pub struct Carried {
     pub(super) samples: Vec<Sample>,
     /// The canary read before each kept round.
     pub(super) canaries: Vec<f64>,
-    /// The last canary limit a visit was given above 0 ([`REDO_ABOVE`] over the base
+    /// The last canary limit a visit was given above 0 ([`method::REDO_ABOVE`] over the base
     /// state; 0 before one): what its kept rounds' canary is held to at the end.
     #[serde(default)]
     pub(super) limit_seen: f64,
@@ -101,7 +102,7 @@ pub struct Carried {
     /// operation (see [`Analysis::relative_clock_floor`]).
     pub(super) last_floor: f64,
     /// Rounds measured again: the machine was in a slow episode around them (see
-    /// [`REDO_ABOVE`]).
+    /// [`method::REDO_ABOVE`]).
     pub(super) redone: u32,
     /// The processes that measured it before the one holding it.
     pub(super) processes: u32,
@@ -122,24 +123,11 @@ impl Carried {
     }
 }
 
-/// The one gate for the machine's state: a round is measured later when the getpid
-/// canary read just before it (by the run's own process, where it reads the machine's
-/// state) is more than this fraction above
-/// the machine's base state (see `session::canary::Window::base`): the machine was in a slow
-/// state, and a rerun that meets it for another share of its rounds would read another
-/// figure. On the 2-vCPU VM this project is developed on, the base state read
-/// 137–143 ns and the slow ones 149–156 ns (system calls 8% slower, for hundreds of
-/// ms) and 180–207 ns (every kind of work 20–40% slower, for seconds at a time); 5%
-/// leaves the base state's own spread in. At most `REDO_PER_KEPT` times as many
-/// rounds are measured again as are kept, so a benchmark that slows the canary itself,
-/// or a machine that stays slow, is measured as it is.
-pub const REDO_ABOVE: f64 = 0.05;
-
 /// How far above the run's base state, %, the canary read before a result's kept
 /// rounds (`canaries`, one before each) at their median, when that lies above `limit`
-/// ([`REDO_ABOVE`] over the base; 0: none known); None otherwise. Such rounds are kept
+/// ([`method::REDO_ABOVE`] over the base; 0: none known); None otherwise. Such rounds are kept
 /// only once the run stops measuring rounds again (its budget spent, or as many
-/// measured again as [`REDO_PER_KEPT`] allows), and then stand for the slow state: on
+/// measured again as [`method::REDO_PER_KEPT`] allows), and then stand for the slow state: on
 /// the VM this project is developed on, a `syscost run syscall.getpid` that met a slow
 /// spell of ten seconds as its budget ran out read 187.2 ns, ±7.6%, where every other
 /// run read 137.3–139.2 (2026-11-27, 09:33): the rounds agreed, and only the canary
@@ -147,7 +135,7 @@ pub const REDO_ABOVE: f64 = 0.05;
 pub(super) fn slow_rounds(canaries: &[f64], limit: f64) -> Option<f64> {
     let median = crate::stats::median(canaries)?;
     (limit > 0.0 && median > limit)
-        .then(|| (median * (1.0 + REDO_ABOVE) / limit - 1.0) * 100.0)
+        .then(|| (median * (1.0 + method::REDO_ABOVE) / limit - 1.0) * 100.0)
 }
 
 /// Whether the scheduler places the tasks (`placement=free`).
@@ -159,15 +147,11 @@ fn free(params: &Params) -> bool {
 }
 
 /// Whether a visit with these parameters waits out a slow state of the machine
-/// (see [`REDO_ABOVE`]): not for a free placement, whose canary describes another
+/// (see [`method::REDO_ABOVE`]): not for a free placement, whose canary describes another
 /// CPU than its tasks run on, nor for copies, which are measured together.
 pub(super) fn waits(params: &Params) -> bool {
     !free(params) && Copies::of(params).is_none_or(|c| c.n <= 1)
 }
-
-/// How many rounds may be measured again for each one kept (counting the profile's
-/// minimum as kept from the start).
-pub const REDO_PER_KEPT: u32 = 3;
 
 /// Where an instance's tasks ran during one round.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -336,7 +320,7 @@ impl<'b> Slot<'b> {
     /// reading taken just before; `begin` the run's start on the clock. With a `limit`
     /// (ns per getpid; 0 for none), a round whose canary before it reads above the
     /// limit is not measured and the instance stays open for another (see
-    /// [`REDO_ABOVE`]): `Ok(false)` then, `Ok(true)` for a round kept.
+    /// [`method::REDO_ABOVE`]): `Ok(false)` then, `Ok(true)` for a round kept.
     pub(super) fn visit(
         &mut self,
         env: &mut Env<'_>,
@@ -363,7 +347,8 @@ impl<'b> Slot<'b> {
         let may_redo = limit > 0.0
             && !self.free
             && env.explain.is_none()
-            && self.c.redone < REDO_PER_KEPT * self.c.rounds.max(p.min_rounds as u32);
+            && self.c.redone
+                < method::REDO_PER_KEPT * self.c.rounds.max(p.min_rounds as u32);
         if may_redo && canary > limit {
             // The machine is in a slow state already: measuring the round only to
             // drop it would spend a round's time on nothing.
@@ -591,7 +576,7 @@ pub(super) fn canary(readings: &[f64]) -> Option<Canary> {
         before_ns: first,
         after_ns: last,
         change,
-        changed: change > CANARY_THRESHOLD,
+        changed: change > method::STATE_GAP,
         rounds_ns: readings.to_vec(),
     })
 }

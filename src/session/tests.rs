@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::harness::Profile;
+use crate::method;
 
 #[test]
 fn a_run_looks_at_its_interval_a_few_times_not_after_every_round() {
@@ -96,8 +97,8 @@ fn a_round_in_a_slow_state_is_measured_again_but_only_so_often() {
         visit_in(&session, slot, begin, round, canary, limit)
     };
     // The canary before the round read above the limit: not kept, as often as
-    // REDO_PER_KEPT times the profile's minimum rounds before any is kept.
-    let allowed = slot::REDO_PER_KEPT * session.settings.profile.min_rounds as u32;
+    // method::REDO_PER_KEPT times the profile's minimum rounds before any is kept.
+    let allowed = method::REDO_PER_KEPT * session.settings.profile.min_rounds as u32;
     for n in 1..=allowed {
         assert!(!visit(&mut slot, 0, 200.0, 100.0));
         assert_eq!((slot.c.rounds, slot.c.redone), (0, n));

@@ -3,7 +3,7 @@
 //!
 //! A benchmark is measured in `R` rounds separated in time. Each round yields one
 //! figure (the median of its clean samples). The headline is the 20% trimmed mean of
-//! the round figures (the [`TRIM`] share of the lowest and of the highest left out).
+//! the round figures (the [`method::TRIM`] share of the lowest and of the highest left out).
 //! Its standard error is Yuen's, `se² = (R−1)·s_w² / (h·(h−1))`, with `h = R − 2g` the
 //! rounds kept, `g = ⌊0.2·R⌋` trimmed from each end, and `s_w²` the variance of the
 //! winsorized figures (each trimmed figure replaced by the nearest kept one). This is
@@ -15,7 +15,7 @@
 //! is the mean with Student's t.
 //!
 //! The interval is where a rerun's headline falls, 95 times in 100:
-//! `trimmed mean ± t(0.975, h−1) · √2 · se` ([`RERUN`]). A second run of as many rounds
+//! `trimmed mean ± t(0.975, h−1) · √2 · se` ([`method::RERUN`]). A second run of as many rounds
 //! has a headline with the same standard error, so the two differ by `√2 · se`; an
 //! interval of `± t · se` alone (a confidence interval for the mean) would hold a
 //! rerun's headline only about 83 times in 100 even on a machine that never changes.
@@ -41,6 +41,7 @@
 //! because identical round figures from quantised samples say nothing about a spread
 //! below one clock step.
 
+use crate::method;
 use serde::{Deserialize, Serialize};
 
 /// The round-level estimate of one benchmark.
@@ -119,24 +120,16 @@ pub fn t975(df: usize) -> f64 {
     }
 }
 
-/// How much wider than a confidence interval for the mean the interval is, so that it
-/// holds a rerun's headline: √2, as the difference of two headlines of the same
-/// standard error has √2 times that error (see the module's text).
-pub const RERUN: f64 = std::f64::consts::SQRT_2;
-
 /// The standard error of a headline whose interval has half-width `half` over `df`
 /// degrees of freedom: the inverse of the interval's `t · √2 · se`.
 pub fn standard_error(half: f64, df: usize) -> f64 {
-    half / (t975(df) * RERUN)
+    half / (t975(df) * method::RERUN)
 }
-
-/// The share of the round figures left out at each end of the trimmed mean.
-pub const TRIM: f64 = 0.2;
 
 /// How many round figures of `rounds` the trimmed mean leaves out at each end.
 pub fn trimmed_each_end(rounds: usize) -> usize {
     // The product of a float: 0.2 · 5 must give 1, not 0.999….
-    ((TRIM * rounds as f64) + 1e-9).floor() as usize
+    ((method::TRIM * rounds as f64) + 1e-9).floor() as usize
 }
 
 /// The degrees of freedom of the interval over `rounds` round figures: the rounds
@@ -144,10 +137,6 @@ pub fn trimmed_each_end(rounds: usize) -> usize {
 pub fn degrees_of_freedom(rounds: usize) -> usize {
     (rounds - 2 * trimmed_each_end(rounds)).saturating_sub(1)
 }
-
-/// How far apart (relative) two groups of round figures must be to count as two
-/// machine states.
-pub const STATE_GAP: f64 = 0.03;
 
 /// The estimate from round figures (non-finite ones ignored), with the interval's
 /// half-width at least `floor` (absolute, ns): the trimmed mean of every round with
@@ -180,7 +169,7 @@ pub fn estimate(figures: &[f64], floor: f64) -> Option<RoundEstimate> {
     let half = if h > 1 {
         let sw = winsorized_sd(&xs);
         let se = sw * ((r - 1) as f64 / (h * (h - 1)) as f64).sqrt();
-        (t975(h - 1) * RERUN * se).max(floor)
+        (t975(h - 1) * method::RERUN * se).max(floor)
     } else if floor > 0.0 {
         floor
     } else {
@@ -213,10 +202,10 @@ fn sample_sd(xs: &[f64]) -> f64 {
 /// work timed before many rounds, in many processes; see
 /// [`crate::harness::probe`]), and what that allows a figure measured in `rounds`
 /// rounds: `(sd, floor)`, both relative to the readings' median. `sd` is the
-/// standard deviation of the readings winsorized as the trimmed mean is ([`TRIM`] at
+/// standard deviation of the readings winsorized as the trimmed mean is ([`method::TRIM`] at
 /// each end): how much the machine moves. `floor` is how far apart the
 /// headlines ([`estimate`]) of two runs of `rounds` rounds that move as the probe does
-/// lie, at 95%, on the interval's scale (which holds a rerun): [`RERUN`] times half the
+/// lie, at 95%, on the interval's scale (which holds a rerun): [`method::RERUN`] times half the
 /// distance between the 2.5th and 97.5th percentiles of the headlines of
 /// [`RESAMPLES`] sets of `rounds` readings drawn from them (a fixed generator, so the
 /// same readings give the same floor). Drawn rather than taken
@@ -224,7 +213,7 @@ fn sample_sd(xs: &[f64]) -> f64 {
 /// spread, and the trimmed mean leaves a rare state out where a standard deviation
 /// counts it. A figure that moves as the machine does reaches its floor at about
 /// `rounds` rounds; a target below it needs many more rounds, and still says nothing
-/// of a run at another time. None for fewer than [`MIN_FLOOR_READINGS`] finite positive
+/// of a run at another time. None for fewer than [`method::MIN_FLOOR_READINGS`] finite positive
 /// readings or fewer than two rounds.
 pub fn floor(readings: &[f64], rounds: usize) -> Option<(f64, f64)> {
     let mut xs: Vec<f64> = readings
@@ -233,7 +222,7 @@ pub fn floor(readings: &[f64], rounds: usize) -> Option<(f64, f64)> {
         .filter(|x| x.is_finite() && *x > 0.0)
         .collect();
     let n = xs.len();
-    if n < MIN_FLOOR_READINGS || rounds < 2 {
+    if n < method::MIN_FLOOR_READINGS || rounds < 2 {
         return None;
     }
     xs.sort_by(f64::total_cmp);
@@ -251,7 +240,7 @@ pub fn floor(readings: &[f64], rounds: usize) -> Option<(f64, f64)> {
         .collect();
     centers.sort_by(f64::total_cmp);
     let q = |p: f64| crate::stats::percentile_sorted(&centers, p);
-    Some((sd, RERUN * (q(97.5) - q(2.5)) / 2.0))
+    Some((sd, method::RERUN * (q(97.5) - q(2.5)) / 2.0))
 }
 
 /// How many sets of rounds [`floor`] draws.
@@ -265,9 +254,6 @@ fn splitmix(state: &mut u64) -> u64 {
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     z ^ (z >> 31)
 }
-
-/// The fewest probe readings a floor is taken from ([`floor`]).
-pub const MIN_FLOOR_READINGS: usize = 10;
 
 /// The spread of separate runs' figures: the standard deviation `s` of the figures
 /// of runs of one benchmark under the same conditions (non-finite ones left out), None
@@ -307,7 +293,7 @@ pub fn between_runs(figures: &[f64]) -> Option<f64> {
 /// of the time, when `s` is the standard deviation of K runs' figures, `x` one of
 /// them: the 95th percentile of `|x − μ| / s` for K independent normal figures of mean
 /// μ. Tabulated for K = 3..=21 (a row's history gives at most 20 other runs, the
-/// store's `PAST_RUNS`); 1.96 above, the limit, which it approaches from below.
+/// store's `method::PAST_RUNS`); 1.96 above, the limit, which it approaches from below.
 ///
 /// Not Student's `t(0.975, K−1)`: that holds μ 95% of the time around the mean of the
 /// K figures, or around one figure with `s` from the others. Around one figure with
@@ -489,7 +475,7 @@ mod tests {
         // about what Yuen's interval over 8 such rounds would be.
         let even: Vec<f64> = (0..40).map(|i| 100.0 + i as f64 * 0.1).collect();
         let (sd, f8) = floor(&even, 8).unwrap();
-        let yuen = 2.571 * RERUN * sd * (7.0f64 / 30.0).sqrt();
+        let yuen = 2.571 * method::RERUN * sd * (7.0f64 / 30.0).sqrt();
         assert!(f8 > 0.5 * yuen && f8 < 1.5 * yuen, "{f8} against {yuen}");
         assert_eq!(
             floor(&even, 8),
@@ -527,7 +513,7 @@ mod tests {
         assert_eq!(e.rounds, 3);
         assert!((e.center - 12.0).abs() < 1e-12);
         assert!((e.sd - 2.0).abs() < 1e-12);
-        let half = 4.303 * RERUN * 2.0 / 3f64.sqrt();
+        let half = 4.303 * method::RERUN * 2.0 / 3f64.sqrt();
         assert!((e.ci_high - 12.0 - half).abs() < 1e-9);
         assert!((e.ci_low - 12.0 + half).abs() < 1e-9);
         assert!((e.spread() - 4.0 / 12.0).abs() < 1e-12);
@@ -568,7 +554,7 @@ mod tests {
         ];
         let wm = w.iter().sum::<f64>() / 10.0;
         let sw2 = w.iter().map(|x| (x - wm) * (x - wm)).sum::<f64>() / 9.0;
-        let half = 2.571 * RERUN * (9.0 * sw2 / (6.0 * 5.0)).sqrt();
+        let half = 2.571 * method::RERUN * (9.0 * sw2 / (6.0 * 5.0)).sqrt();
         assert!((e.ci_high - center - half).abs() < 1e-9, "{e:?}");
         assert!((center - e.ci_low - half).abs() < 1e-9, "{e:?}");
         // The plain sd and the range still describe every round.
@@ -669,7 +655,7 @@ mod tests {
             let a: Vec<f64> = (0..27).map(|_| steady(&mut state)).collect();
             let b: Vec<f64> = (0..27).map(|_| steady(&mut state)).collect();
             let (a, b) = (estimate(&a, 0.0).unwrap(), estimate(&b, 0.0).unwrap());
-            let half = (a.ci_high - a.ci_low) / 2.0 / RERUN;
+            let half = (a.ci_high - a.ci_low) / 2.0 / method::RERUN;
             held_ci += ((b.center - a.center).abs() <= half) as usize;
         }
         let ci = held_ci as f64 / 4000.0;

@@ -2,12 +2,13 @@
 //! earlier ones under the same conditions is decided, and what the history knows now
 //! of a saved run's rows, shown beside them.
 
-use super::{conditions, History, Run, PAST_RUNS};
+use super::{conditions, History, Run};
+use crate::method;
 
 impl History {
     /// Sets each measured result's interval from the history, when the run is decided
     /// (the other runs of the same benchmark under the same conditions, newest first,
-    /// at most [`PAST_RUNS`]), recording the rounds' own interval in `between_runs`.
+    /// at most [`method::PAST_RUNS`]), recording the rounds' own interval in `between_runs`.
     /// With K runs, this one included, each side becomes `q(K)·s`, where `s` is the
     /// standard deviation of their figures ([`crate::stats::rounds::between_runs`])
     /// and `q(K)` the multiple that holds where the runs centre 95% of the time
@@ -61,7 +62,7 @@ impl History {
             .collect()
     }
 
-    /// The spread between `r`'s figure (`figure`) and those of at most [`PAST_RUNS`]
+    /// The spread between `r`'s figure (`figure`) and those of at most [`method::PAST_RUNS`]
     /// other runs under `cond` (`except` left out): `(K, s)`, the runs counted with
     /// this one and the standard deviation of their figures; None with fewer than two
     /// others.
@@ -72,9 +73,10 @@ impl History {
         cond: &str,
         except: Option<i64>,
     ) -> anyhow::Result<Option<(usize, f64)>> {
-        let mut past = self.past_figures(&crate::compare::key(r), cond, PAST_RUNS + 1)?;
+        let mut past =
+            self.past_figures(&crate::compare::key(r), cond, method::PAST_RUNS + 1)?;
         past.retain(|p| Some(p.run_id) != except);
-        past.truncate(PAST_RUNS);
+        past.truncate(method::PAST_RUNS);
         if past.len() < 2 {
             return Ok(None);
         }

@@ -601,10 +601,6 @@ impl History {
     }
 }
 
-/// The run-to-run estimate uses at most this many earlier runs: the machine of a month
-/// ago is not the machine of today.
-pub const PAST_RUNS: usize = 20;
-
 /// A run's canary is set beside at most this many earlier runs' (each read from its
 /// document).
 pub const PAST_MACHINE_RUNS: usize = 10;

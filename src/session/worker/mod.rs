@@ -14,7 +14,7 @@
 //! The conversation ([`wire`]): `Start`, then `Visit` per round (answered `Visited`,
 //! possibly after the worker asked for a scratch file or for the kernel's verdict on its
 //! samples), then `Finish` (answered with the result, its kept samples apart in a
-//! memory file), or, once the worker has measured [`ROUNDS_PER_WORKER`] rounds and the
+//! memory file), or, once the worker has measured [`method::ROUNDS_PER_WORKER`] rounds and the
 //! instance wants more, `Hand` (answered with what it gathered, in a memory file whose
 //! descriptor the parent passes on unread with the next worker's `Start`). The bulk of
 //! a benchmark (its samples) so never passes through the parent's memory.
@@ -28,6 +28,7 @@ use crate::bench::file::Scratch;
 use crate::error::BenchError;
 use crate::harness::probe::Probes;
 use crate::harness::{Expect, Held, Sample, Span};
+use crate::method;
 use crate::os::spawn::{spawn_keeping, PreparedExec};
 use crate::os::task::{describe_status, Child};
 use crate::results::BenchResult;
@@ -73,31 +74,18 @@ pub enum Workers {
     Inline,
 }
 
-/// The rounds a worker measures before it hands its samples to a fresh process, which
-/// measures the next ones (`SYSCOST_ROUNDS_PER_WORKER` overrides it; 0 keeps one
-/// worker for all of an instance's rounds). A process has states of its own that last
-/// its life: on the 2-vCPU VM this project is developed on, `syscall.getpid.raw` read
-/// 127.5 ns in every round of one worker and 104.8–105.4 ns in eleven others, and a
-/// plain C loop of `syscall(SYS_getpid)` read 148.8 ns in one process of forty and
-/// 140.0–143.2 ns in the rest. Measured by one worker, such a state is the whole
-/// figure and its interval cannot see it; measured by a fresh process each round, it is
-/// one round that the trimmed mean leaves out, and the spread between rounds includes
-/// the spread between processes, as a figure of the machine should. A hand-over took
-/// 2.2 ms there (median of 531; mean 2.9 ms), mostly the fresh process's `exec`, which
-/// runs while the old one packs its samples.
-pub const ROUNDS_PER_WORKER: usize = 1;
-
-/// [`ROUNDS_PER_WORKER`], or `SYSCOST_ROUNDS_PER_WORKER` when it is set to a number (a
+/// [`method::ROUNDS_PER_WORKER`], or `SYSCOST_ROUNDS_PER_WORKER` when it is set to a number (a
 /// value that is not one is reported and ignored).
 fn rounds_per_worker() -> usize {
     match std::env::var("SYSCOST_ROUNDS_PER_WORKER") {
-        Err(_) => ROUNDS_PER_WORKER,
+        Err(_) => method::ROUNDS_PER_WORKER,
         Ok(v) => v.trim().parse().unwrap_or_else(|_| {
             eprintln!(
                 "warning: SYSCOST_ROUNDS_PER_WORKER={v:?} is not a number of rounds; \
-                 using {ROUNDS_PER_WORKER}"
+                 using {}",
+                method::ROUNDS_PER_WORKER
             );
-            ROUNDS_PER_WORKER
+            method::ROUNDS_PER_WORKER
         }),
     }
 }

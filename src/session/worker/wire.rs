@@ -35,7 +35,7 @@ pub enum Request {
         /// The canary reading the parent took just before, ns per getpid.
         canary_ns: f64,
         /// The reading above which a round is measured again (0: none; see
-        /// `slot::REDO_ABOVE`).
+        /// `method::REDO_ABOVE`).
         limit_ns: f64,
         /// The machine's floor the instance is held to, as the run knows it now.
         held: Held,
