@@ -2170,7 +2170,7 @@ fn runs_are_saved_listed_compared_exported_and_removed() {
     assert!(one.contains("syscall.getppid"), "{one}");
     assert!(!one.contains("syscall.getpid "), "{one}");
     assert!(
-        one.contains("median: per operation, empty-loop overhead subtracted"),
+        one.contains("figure: per operation, empty-loop overhead subtracted"),
         "the verbose legend: {one}"
     );
     let e = refused(&["history", "--db", db, "show", "last", "proc.nosuch"]);

@@ -248,7 +248,7 @@ fn quoted_section(out: &mut String, runs: &[(RunLabel, Run)]) {
                 continue;
             }
             o.push_str(
-                "<table><tr><th>figure</th><th>median</th><th>95% CI</th>\
+                "<table><tr><th>what</th><th>figure</th><th>95% CI</th>\
                  <th>converged</th><th>from</th></tr>\n",
             );
             for (f, src, r) in picked {
@@ -281,7 +281,7 @@ fn summary_section(out: &mut String, runs: &[(RunLabel, Run)]) {
                 let _ = writeln!(o, "<h3>{}</h3>", escape(&run_name(l)));
             }
             o.push_str(
-                "<table><tr><th>benchmark</th><th>params</th><th>median</th>\
+                "<table><tr><th>benchmark</th><th>params</th><th>figure</th>\
                  <th>95% CI (rounds)</th><th>rounds</th><th>states / notes</th></tr>\n",
             );
             for (j, r) in run.results.iter().enumerate() {

@@ -124,13 +124,13 @@ fn the_csv_of_a_small_run_has_a_row_per_result_with_every_field() {
 
 const TABLE: &str = r#"clock tsc (9.5 ns steps, 20.0 ns per read) · profile quick · CI target ±1%
 
-benchmark                   median        95% CI ±%      rnds       min     samples outl pert conv
+benchmark                   figure        95% CI ±%      rnds       min     samples outl pert conv
 syscall.getpid             85.2 ns   84.40–86.10 ±1.0%      5   85.2 ns     380/400   12    8  yes
 svc.mq.send              skipped: no /dev/mqueue here
 proc.fork                FAILED: fork: Resource temporarily unavailable
 
 3 results: 1 measured (0 not converged), 1 skipped, 1 failed
-median: per operation, trimmed mean of the round medians; 95% CI, ±%: where a rerun's median lands;
+figure: per operation, trimmed mean of the round medians; 95% CI, ±%: where a rerun's figure lands;
   outl, pert: samples left out; conv: reached the target. -v: every note; docs/method.md: how a
   figure is made.
 --cull kernel: pert also counts samples during which the kernel's events (a clock or other
@@ -138,7 +138,7 @@ median: per operation, trimmed mean of the round medians; 95% CI, ±%: where a r
 "#;
 const TABLE_VERBOSE: &str = r#"clock tsc (9.5 ns steps, 20.0 ns per read) · profile quick · CI target ±1%
 
-benchmark                   median        95% CI ±%      rnds       min     samples outl pert conv
+benchmark                   figure        95% CI ±%      rnds       min     samples outl pert conv
 syscall.getpid             85.2 ns   84.40–86.10 ±1.0%      5   85.2 ns     380/400   12    8  yes
     kernel events culled 6 of 400 samples (1 switch, 5 timer); clean median 85.2 ns (by rusage alone
       85.4 ns), culled samples' median 97.0 ns
@@ -146,12 +146,12 @@ svc.mq.send              skipped: no /dev/mqueue here
 proc.fork                FAILED: fork: Resource temporarily unavailable
 
 3 results: 1 measured (0 not converged), 1 skipped, 1 failed
-median: per operation, empty-loop overhead subtracted: the 20% trimmed mean over rounds of each
+figure: per operation, empty-loop overhead subtracted: the 20% trimmed mean over rounds of each
   round's median of its clean samples (no outlier, no switch or fault); a sample is one batch's
   mean.
-95% CI: where a rerun's median lands, 95 times in 100: Yuen's interval over the round medians, √2
+95% CI: where a rerun's figure lands, 95 times in 100: Yuen's interval over the round medians, √2
   wider than the mean's, at least what the machine allows its kind (from a row's third saved run,
-  the spread of its runs; the note says which set it); ±%: its half-width in percent of the median.
+  the spread of its runs; the note says which set it); ±%: its half-width in percent of the figure.
 outl: samples outside the window around the median, or MAD outliers; pert: samples with a switch or
   fault; rnds: rounds; conv: converged.
 A result with fewer than 30 clean samples (or fewer than a tenth clean) is never converged: its

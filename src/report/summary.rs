@@ -348,7 +348,7 @@ pub fn text(run: &Run, width: usize) -> String {
     let picked = pick(&run.results);
     let mut rows: Vec<[String; 5]> = vec![[
         "Summary".into(),
-        "median".into(),
+        "figure".into(),
         "95% CI".into(),
         "conv".into(),
         "from".into(),

@@ -50,7 +50,7 @@ impl Table {
         let mut s = format!(
             "{:<nw$} {:>MEDIAN_W$} {:>RANGE_W$} {:<REL_W$} {:>ROUNDS_W$}",
             "benchmark",
-            "median",
+            "figure",
             "95% CI",
             "±%",
             "rnds",
@@ -504,17 +504,17 @@ impl Exporter for Table {
         if self.verbose {
             rest += VERBOSE_LEGEND;
         } else {
-            rest += "median: per operation, trimmed mean of the round medians; 95% CI, ±%: where \
-                  a rerun's median lands; outl, pert: samples left out; conv: reached the \
+            rest += "figure: per operation, trimmed mean of the round medians; 95% CI, ±%: where \
+                  a rerun's figure lands; outl, pert: samples left out; conv: reached the \
                   target. -v: every note; docs/method.md: how a figure is made.\n";
         }
-        const VERBOSE_LEGEND: &str = "median: per operation, empty-loop overhead subtracted: the 20% trimmed mean over \
+        const VERBOSE_LEGEND: &str = "figure: per operation, empty-loop overhead subtracted: the 20% trimmed mean over \
               rounds of each round's median of its clean samples (no outlier, no switch or fault); a \
               sample is one batch's mean.\n\
-              95% CI: where a rerun's median lands, 95 times in 100: Yuen's interval over the round \
+              95% CI: where a rerun's figure lands, 95 times in 100: Yuen's interval over the round \
               medians, √2 wider than the mean's, at least what the machine allows its kind (from a row's \
               third saved run, the spread of its runs; the note says which set it); ±%: its half-width \
-              in percent of the median.\n\
+              in percent of the figure.\n\
               outl: samples outside the window around the median, or MAD outliers; pert: samples with a switch or fault; \
               rnds: rounds; conv: converged.\n\
               A result with fewer than 30 clean samples (or fewer than a tenth clean) is never converged: \
