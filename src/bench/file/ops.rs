@@ -491,16 +491,23 @@ impl Body for Unlink {
 fn prepare_unlink(p: &Params, cx: &RunContext) -> Result<Prepared, BenchError> {
     let base = cx.scratch_dir();
     let fail = |e| BenchError::os(&format!("a name in {}", base.display()), e);
+    // The process and the copy in the name: forked copies start with the same random
+    // state, and would otherwise draw the same name.
+    let prefix = format!(
+        "syscost-unlink-{}-{}-",
+        std::process::id(),
+        cx.copy().map_or(0, |c| c.0)
+    );
     let (path, dir) = if p.get("share") == "dir-per-copy" {
         let d = tempfile::Builder::new()
-            .prefix("syscost-unlink-")
+            .prefix(&prefix)
             .tempdir_in(&base)
             .map_err(fail)?;
         (d.path().join("willitscale"), Some(d))
     } else {
         // A name no one else uses: made and removed at once, then the loop's.
         let t = tempfile::Builder::new()
-            .prefix("syscost-unlink-")
+            .prefix(&prefix)
             .tempfile_in(&base)
             .map_err(fail)?;
         let path = t.path().to_path_buf();
