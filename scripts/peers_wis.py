@@ -3,9 +3,9 @@
 benchmark that docs/benchmarks.md's "### will-it-scale" table names for it (the table a
 unit test holds equal to src/bench/peers.rs), on the same CPUs in the same minutes.
 
-For each test it runs will-it-scale's binary at -t 1 and -t 2 (its processes, or its
-threads where the test's point is threads sharing one address space: pthread_mutex,
-tlb_flush), and `syscost run BENCH PARAMS copies=1,2 [copies_as=thread] --profile
+For each test it runs will-it-scale's binary at -t 1 and -t 2 (its processes, and its
+threads too where the test's point is threads sharing one address space or a global:
+pthread_mutex, tlb_flush), and `syscost run BENCH PARAMS copies=1,2 copies_as=process|thread --profile
 quick --no-save --format json`, back to back, the order alternating from one test to
 the next. It prints will-it-scale's per-task cost (ns per iteration: 1e9 x tasks /
 its "average" iterations per second) beside syscost's per-copy figure (divided by the
@@ -28,6 +28,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -67,15 +68,25 @@ def build(mirror, tmp, tests, modes):
     return src
 
 
-def wis(src, test, mode, tasks, seconds):
-    """will-it-scale's per-task ns per iteration at `tasks`."""
+def wis(src, test, mode, tasks, seconds, cpus):
+    """will-it-scale's per-task ns per iteration at `tasks`, from its wall-clock rate,
+    and the same scaled by the share of its CPUs its tasks had (their CPU time, from
+    wait4, over `cpus` x the run's wall time): on a machine shared with other work, the
+    rate counts the time others took the CPU; syscost's figure leaves such samples out."""
     exe = os.path.join(src, f"{test}_{mode}")
-    out = subprocess.run([exe, "-t", str(tasks), "-s", str(seconds)], cwd=src,
-                         capture_output=True, text=True, timeout=seconds + 60).stdout
+    t0 = time.monotonic()
+    p = subprocess.Popen([exe, "-t", str(tasks), "-s", str(seconds)], cwd=src,
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    out = p.stdout.read()
+    _, _, ru = os.wait4(p.pid, 0)
+    p.returncode = 0
+    wall = time.monotonic() - t0
     m = re.search(r"average:(\d+)", out)
     if not m or int(m.group(1)) == 0:
-        return None
-    return 1e9 * tasks / int(m.group(1))
+        return None, None
+    ns = 1e9 * tasks / int(m.group(1))
+    share = min(1.0, (ru.ru_utime + ru.ru_stime) / (wall * cpus))
+    return ns, ns * share
 
 
 def syscost(binary, bench, params, copies_as, serial, tmp):
@@ -124,23 +135,26 @@ def main():
             sys.exit(f"{t}: not in docs/benchmarks.md's will-it-scale table")
     modes = {}
     for t in tests:
-        auto = "threads" if THREADED.match(t) else "processes"
-        modes[t] = [{"auto": auto, "process": "processes", "thread": "threads"}[a.mode]]
+        auto = ["processes", "threads"] if THREADED.match(t) else ["processes"]
+        modes[t] = {"auto": auto, "process": ["processes"], "thread": ["threads"]}[a.mode]
     if not os.path.isfile(a.binary):
         subprocess.run(["cargo", "build", "--release"], cwd=ROOT, check=True)
     print("before:", busy())
-    print(f"{'test':18} {'mode':9} {'wis t1':>10} {'sc c1':>10} {'ratio':>6}  "
-          f"{'wis t2':>10} {'sc c2':>10} {'ratio':>6}  benchmark")
+    print("ns per will-it-scale iteration; wis: its wall-clock rate per task, cpu: that "
+          "scaled by its tasks' CPU share; sc: syscost's per-copy median; ratio sc/cpu")
+    print(f"{'test':16} {'mode':4} {'wis t1':>9} {'cpu t1':>9} {'sc c1':>9} {'ratio':>6}  "
+          f"{'wis t2':>9} {'cpu t2':>9} {'sc c2':>9} {'ratio':>6}  benchmark")
     with tempfile.TemporaryDirectory(prefix="syscost-wis-") as tmp:
         src = build(a.mirror, tmp, tests, modes)
-        for i, t in enumerate(tests):
+        for i, (t, mode) in enumerate((t, m) for t in tests for m in modes[t]):
             bench, params = rows[t]
-            mode = modes[t][0]
             serial = bench.startswith("ctx.")
             per = PER_OP.get(t, 1)
 
             def peer():
-                return [wis(src, t, mode, n, a.seconds) for n in ((1,) if serial else (1, 2))]
+                # context_switch1's two tasks share one CPU.
+                return [wis(src, t, mode, n, a.seconds, 1 if serial else n)
+                        for n in ((1,) if serial else (1, 2))]
 
             def ours():
                 how = "thread" if mode == "threads" else "process"
@@ -153,12 +167,12 @@ def main():
                 s, w = ours(), peer()
             cells = []
             for k, n in enumerate((1, 2)):
-                wv = w[k] if k < len(w) else None
+                wall, cpu = w[k] if k < len(w) else (None, None)
                 sv = s.get(n)
-                ratio = f"{sv / wv:6.2f}" if wv and sv else "     -"
-                fmt = lambda v: f"{v:10.1f}" if v else "         -"
-                cells.append(f"{fmt(wv)} {fmt(sv)} {ratio}")
-            print(f"{t:18} {mode:9} {cells[0]}  {cells[1]}  {bench} {' '.join(params)}",
+                ratio = f"{sv / cpu:6.2f}" if cpu and sv else "     -"
+                fmt = lambda v: f"{v:9.1f}" if v else "        -"
+                cells.append(f"{fmt(wall)} {fmt(cpu)} {fmt(sv)} {ratio}")
+            print(f"{t:16} {mode[:4]:4} {cells[0]}  {cells[1]}  {bench} {' '.join(params)}",
                   flush=True)
     print("after:", busy())
 

@@ -264,11 +264,11 @@ const FALLOCATE: u64 = FILE_BYTES / 128;
 
 /// Builds `op`'s body for `p` in `cx`.
 fn prepare_op(op: Op, p: &Params, cx: &RunContext) -> Result<Prepared, BenchError> {
-    let share =
-        p.0.iter()
-            .any(|(k, _)| *k == "share")
-            .then(|| Share::of(p))
-            .unwrap_or(Share::PerCopy);
+    let share = if p.0.iter().any(|(k, _)| *k == "share") {
+        Share::of(p)
+    } else {
+        Share::PerCopy
+    };
     let direct = p.0.iter().any(|(k, v)| *k == "direct" && v == "yes");
     let write = matches!(
         op,
