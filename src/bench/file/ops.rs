@@ -94,10 +94,32 @@ fn made(dir: &Path, len: u64) -> Result<File, BenchError> {
             e,
         )
     })?;
-    if len > 0 {
-        rf::fill(&f, len).map_err(|e| BenchError::os("writing the test file", e))?;
+    // Zeros by write(2), left in the page cache, as will-it-scale's set-up writes them:
+    // a page written back to allocated blocks costs a write over it more (ext4 journals
+    // the overwrite), so the file starts as the peer's does.
+    let zeros = vec![0u8; BUF];
+    let mut left = len;
+    while left > 0 {
+        let n = left.min(BUF as u64) as usize;
+        std::io::Write::write_all(&mut &f, &zeros[..n])
+            .map_err(|e| BenchError::os("writing the test file", e))?;
+        left -= n as u64;
     }
     Ok(f)
+}
+
+/// The bytes will-it-scale's set-up writes for `op` before its loop: the 1 MiB its
+/// sequential reads go through, one page (or a page per task, `page-per-copy`) where
+/// its loop reads or seeks, and nothing where the loop writes into its own file or
+/// only locks it.
+fn initial_len(op: Op, share: Share, copies: usize) -> u64 {
+    match (op, share) {
+        (Op::ReadSeq, _) => FILE_BYTES,
+        (Op::WriteSeq | Op::Lock | Op::Fallocate, _) => 0,
+        (_, Share::PagePerCopy) => (BUF * copies.max(1)) as u64,
+        (Op::Pwrite | Op::WriteSeek, Share::PerCopy) => 0,
+        _ => BUF as u64,
+    }
 }
 
 fn cpath(p: &Path) -> Result<CString, BenchError> {
@@ -305,8 +327,8 @@ fn prepare_op(op: Op, p: &Params, cx: &RunContext) -> Result<Prepared, BenchErro
             offset: 0,
         }
     } else {
-        let len = if op == Op::WriteSeq { 0 } else { FILE_BYTES };
-        target(cx, stem, share, len, flags)?
+        let copies = cx.copy().map_or(1, |c| c.1);
+        target(cx, stem, share, initial_len(op, share, copies), flags)?
     };
     let body = FileOp {
         op,
@@ -408,7 +430,7 @@ file_op!(
     prep_lseek,
     Op::Lseek,
     "file.lseek",
-    "lseek(2) to the start of a 1 MiB file (will-it-scale's lseek1-2)",
+    "lseek(2) to the start of a file of one page (will-it-scale's lseek1-2)",
     &[SHARE2]
 );
 file_op!(
@@ -534,3 +556,71 @@ pub const BENCHES: &[&dyn crate::bench::Bench] = &[
     &FALLOCATE_,
     &UNLINK,
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::Bench;
+    use std::os::unix::fs::MetadataExt;
+
+    fn inode(t: &Target) -> u64 {
+        File::from(t.fd.try_clone().unwrap())
+            .metadata()
+            .unwrap()
+            .ino()
+    }
+
+    /// Two copies of a round: one-file and page-per-copy open the same file (the first
+    /// makes it, the second opens it through the link), file-per-copy a file each; the
+    /// offsets are each copy's page; no name is left in the scratch directory.
+    #[test]
+    fn copies_share_one_unnamed_file_or_have_their_own() {
+        let scratch = tempfile::tempdir().unwrap();
+        let shared = tempfile::tempdir().unwrap();
+        let files = crate::bench::file::Options {
+            dir: Some(scratch.path().to_path_buf()),
+            drop_caches: false,
+        };
+        let cx =
+            |i| RunContext::for_copy(files.clone(), None, (i, 2), shared.path().into());
+        let (a, b) = (cx(0), cx(1));
+        for (share, stem) in [(Share::One, "one"), (Share::PagePerCopy, "page")] {
+            let ta = target(&a, stem, share, FILE_BYTES, libc::O_RDWR).unwrap();
+            let tb = target(&b, stem, share, FILE_BYTES, libc::O_RDWR).unwrap();
+            assert_eq!(inode(&ta), inode(&tb), "{share:?}");
+            let want = if share == Share::One { 0 } else { BUF as u64 };
+            assert_eq!((ta.offset, tb.offset), (0, want));
+            assert!(
+                ta._made.is_some() && tb._made.is_none(),
+                "the first makes it"
+            );
+        }
+        let ta = target(&a, "own", Share::PerCopy, FILE_BYTES, libc::O_RDWR).unwrap();
+        let tb = target(&b, "own", Share::PerCopy, FILE_BYTES, libc::O_RDWR).unwrap();
+        assert_ne!(inode(&ta), inode(&tb));
+        assert_eq!(std::fs::read_dir(scratch.path()).unwrap().count(), 0);
+    }
+
+    /// Each operation runs a few times on its own file, alone (no copies).
+    #[test]
+    fn every_operation_runs_alone() {
+        let scratch = tempfile::tempdir().unwrap();
+        let cx = RunContext::new(
+            crate::bench::file::Options {
+                dir: Some(scratch.path().to_path_buf()),
+                drop_caches: false,
+            },
+            None,
+        );
+        for b in BENCHES {
+            for p in crate::bench::params::expand(b.name(), b.params(), &[]).unwrap() {
+                let mut prep = b.prepare(&p, &cx).unwrap();
+                prep.body.reset(300).unwrap();
+                prep.body
+                    .run(300)
+                    .unwrap_or_else(|e| panic!("{}: {e}", b.name()));
+            }
+        }
+        assert_eq!(std::fs::read_dir(scratch.path()).unwrap().count(), 0);
+    }
+}
