@@ -21,6 +21,7 @@ pub mod proc;
 pub mod shared;
 pub mod signal;
 pub mod svc;
+pub mod sync;
 pub mod syscall;
 pub mod trace;
 pub mod via;
@@ -190,6 +191,9 @@ pub fn catalogue() -> Vec<&'static dyn Bench> {
         signal::BENCHES,
         mem::BENCHES,
         file::BENCHES,
+        file::ops::BENCHES,
+        mem::scale::BENCHES,
+        sync::BENCHES,
         svc::BENCHES,
         trace::BENCHES,
     ]
@@ -275,6 +279,29 @@ pub fn select(filters: &[String]) -> Vec<&'static dyn Bench> {
     catalogue()
         .into_iter()
         .filter(|b| filters.is_empty() || filters.iter().any(|f| matches(f, b.name())))
+        .collect()
+}
+
+/// The benchmarks added for the peers' tests (will-it-scale's), which a run measures
+/// only when it names them (by name, family or glob): a run of the whole catalogue
+/// leaves them out, so that the standard profile's budget is not spread thinner.
+pub fn named_only() -> Vec<&'static dyn Bench> {
+    [
+        file::ops::BENCHES,
+        mem::scale::BENCHES,
+        sync::BENCHES,
+        &[&ipc::unix_self::UNIX_SELF],
+    ]
+    .concat()
+}
+
+/// What `syscost run` measures for `filters`: [`select`], less [`named_only`] when no
+/// filter names anything.
+pub fn select_for_run(filters: &[String]) -> Vec<&'static dyn Bench> {
+    let only = named_only();
+    select(filters)
+        .into_iter()
+        .filter(|b| !filters.is_empty() || !only.iter().any(|o| o.name() == b.name()))
         .collect()
 }
 
@@ -388,6 +415,20 @@ mod tests {
             work_kind("svc.wake.latency", &placed("cross-cpu")),
             WorkKind::Cross
         );
+    }
+
+    #[test]
+    fn a_run_of_the_whole_catalogue_leaves_the_named_only_benchmarks_out() {
+        let all: Vec<_> = select_for_run(&[]).iter().map(|b| b.name()).collect();
+        assert!(all.contains(&"syscall.getppid") && all.contains(&"file.read"));
+        for b in named_only() {
+            assert!(!all.contains(&b.name()), "{}", b.name());
+            assert!(find(b.name()).is_some(), "{} is in the catalogue", b.name());
+        }
+        let sync = select_for_run(&["sync".to_string()]);
+        assert!(sync.iter().any(|b| b.name() == "sync.mutex"));
+        let one = select_for_run(&["mem.tlb_flush".to_string()]);
+        assert_eq!(one.len(), 1);
     }
 
     #[test]

@@ -73,12 +73,91 @@ const fn lm(test: &'static str, here: Here) -> PeerTest {
 
 use Here::Bench as B;
 
-/// will-it-scale's tests (tests/*.c), each run by it as processes and as threads; here
-/// `copies=N copies_as=process|thread` does the same.
+/// will-it-scale's 60 tests (tests/*.c), each run by it as processes and as threads;
+/// here `copies=N copies_as=process|thread` does the same. docs/benchmarks.md's table
+/// "will-it-scale" is this one (a unit test holds them together).
 pub const WILL_IT_SCALE: &[PeerTest] = &[
+    wis("brk1", B("mem.brk", "n=1")),
+    wis("brk2", B("mem.brk", "n=1")),
+    wis(
+        "context_switch1",
+        B("ctx.pingpong", "mechanism=pipe placement=same-cpu"),
+    ),
+    wis("dup1", B("syscall.dup_close", "")),
+    wis("eventfd1", B("sync.eventfd", "")),
+    wis("fallocate1", B("file.fallocate", "dir=tmpfs")),
+    wis("fallocate2", B("file.fallocate", "dir=scratch")),
+    wis("futex1", B("sync.futex", "op=wake private=no")),
+    wis("futex2", B("sync.futex", "op=wait private=no")),
+    wis("futex3", B("sync.futex", "op=wake private=yes")),
+    wis("futex4", B("sync.futex", "op=wait private=yes")),
     wis("getppid1", B("syscall.getppid", "")),
-    wis("pipe1", B("ipc.pipe.self", "")),
-    wis("page_fault1", B("mem.fault.zero", "")),
+    wis("lock1", B("file.lock", "share=file-per-copy")),
+    wis("lock2", B("file.lock", "share=one-file")),
+    wis("lseek1", B("file.lseek", "share=file-per-copy")),
+    wis("lseek2", B("file.lseek", "share=one-file")),
+    wis("malloc1", B("mem.malloc", "size=128m")),
+    wis("malloc2", B("mem.malloc", "size=1k")),
+    wis("mmap1", B("mem.mmap", "n=32768")),
+    wis("mmap2", B("mem.mmap_file", "size=128m")),
+    wis("open1", B("file.open_close", "share=file-per-copy")),
+    wis("open2", B("file.open_close", "share=file-per-copy")),
+    wis("open3", B("file.open_close", "share=one-file")),
+    wis(
+        "page_fault1",
+        B("mem.fault.zero", "page=4k prefault=none access=write"),
+    ),
+    wis("page_fault2", B("mem.fault.private", "")),
+    wis("page_fault3", B("mem.fault.shm", "share=file-per-copy")),
+    wis("pipe1", B("ipc.pipe.self", "share=pipe-per-copy")),
+    wis("poll1", B("syscall.poll", "n=1")),
+    wis("poll2", B("syscall.poll", "n=128")),
+    wis("posix_semaphore1", B("sync.sem", "")),
+    wis("pread1", B("file.pread", "share=file-per-copy")),
+    wis("pread2", B("file.pread", "share=one-file")),
+    wis("pread3", B("file.pread", "share=page-per-copy")),
+    wis(
+        "pthread_mutex1",
+        B("sync.mutex", "share=one-mutex update=none"),
+    ),
+    wis(
+        "pthread_mutex2",
+        B("sync.mutex", "share=mutex-per-copy update=none"),
+    ),
+    wis(
+        "pthread_mutex3",
+        B("sync.mutex", "share=one-mutex update=global"),
+    ),
+    wis(
+        "pthread_mutex4",
+        B("sync.mutex", "share=one-mutex update=local"),
+    ),
+    wis(
+        "pthread_mutex5",
+        B("sync.mutex", "share=one-mutex update=tls"),
+    ),
+    wis("pwrite1", B("file.pwrite", "share=file-per-copy")),
+    wis("pwrite2", B("file.pwrite", "share=one-file")),
+    wis("pwrite3", B("file.pwrite", "share=page-per-copy")),
+    wis("read1", B("file.readseq", "share=file-per-copy direct=no")),
+    wis("read2", B("file.readseq", "share=one-file direct=no")),
+    wis("read3", B("file.readseq", "share=file-per-copy direct=yes")),
+    wis("read4", B("file.readseq", "share=one-file direct=yes")),
+    wis("readseek1", B("file.readseek", "share=file-per-copy")),
+    wis("readseek2", B("file.readseek", "share=one-file")),
+    wis("readseek3", B("file.readseek", "share=page-per-copy")),
+    wis("sched_yield", B("sync.yield", "")),
+    wis("signal1", B("signal.catch", "")),
+    wis("tlb_flush1", B("mem.tlb_flush", "map=file-private")),
+    wis("tlb_flush2", B("mem.tlb_flush", "map=anon")),
+    wis("tlb_flush3", B("mem.tlb_flush", "map=file-shared")),
+    wis("unix1", B("ipc.unix.self", "")),
+    wis("unlink1", B("file.unlink", "share=one-dir")),
+    wis("unlink2", B("file.unlink", "share=dir-per-copy")),
+    wis("write1", B("file.writeseq", "")),
+    wis("writeseek1", B("file.writeseek", "share=file-per-copy")),
+    wis("writeseek2", B("file.writeseek", "share=one-file")),
+    wis("writeseek3", B("file.writeseek", "share=page-per-copy")),
 ];
 
 /// `perf bench`'s sched, syscall, futex and epoll benchmarks, as `perf bench COLLECTION
@@ -174,6 +253,61 @@ mod tests {
         let mut seen = std::collections::HashSet::new();
         for t in all() {
             assert!(seen.insert((t.peer, t.test)), "{} twice", t.test);
+        }
+    }
+
+    /// The rows of docs/benchmarks.md's table under `### {peer}` (up to the next
+    /// heading): (test, benchmark or `None` for "not measured", with or why), or `None`
+    /// when the page has no such heading.
+    fn doc_rows(doc: &str, peer: Peer) -> Option<Vec<(String, Option<String>, String)>> {
+        let head = format!("### {}", peer.word());
+        let start = doc.lines().position(|l| l.trim() == head)?;
+        let cell = |c: &str| c.trim().trim_matches('`').to_string();
+        let rows = doc
+            .lines()
+            .skip(start + 1)
+            .take_while(|l| !l.starts_with('#'))
+            .filter(|l| l.starts_with("| `"))
+            .map(|l| {
+                let c: Vec<&str> = l.trim().trim_matches('|').split('|').collect();
+                let bench = cell(c[1]);
+                let here = (bench != "not measured").then_some(bench);
+                (cell(c[0]), here, cell(c[2]))
+            })
+            .collect();
+        Some(rows)
+    }
+
+    /// docs/benchmarks.md's "The peers' tests" tables are the ones here: each peer with
+    /// a heading there has its table row for row (will-it-scale must have one).
+    #[test]
+    fn the_docs_tables_of_the_peers_tests_are_these() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/benchmarks.md");
+        let doc = std::fs::read_to_string(path).unwrap();
+        assert!(
+            doc_rows(&doc, Peer::WillItScale).is_some(),
+            "### will-it-scale"
+        );
+        for peer in [Peer::WillItScale, Peer::PerfBench, Peer::Lmbench] {
+            let Some(rows) = doc_rows(&doc, peer) else {
+                continue;
+            };
+            let want: Vec<(String, Option<String>, String)> = all()
+                .filter(|t| t.peer == peer)
+                .map(|t| match t.here {
+                    B(b, with) => (t.test.to_string(), Some(b.to_string()), with.into()),
+                    Here::Not(why) => (t.test.to_string(), None, why.to_string()),
+                })
+                .collect();
+            assert_eq!(rows, want, "docs/benchmarks.md's {} table", peer.word());
+        }
+    }
+
+    #[test]
+    fn will_it_scale_has_its_sixty_tests() {
+        assert_eq!(WILL_IT_SCALE.len(), 60);
+        for name in ["tlb_flush1", "pthread_mutex5", "writeseek3", "unix1"] {
+            assert!(WILL_IT_SCALE.iter().any(|t| t.test == name), "{name}");
         }
     }
 

@@ -386,6 +386,40 @@ pub const FIXED: &[Fixed] = &[
     ),
     fixed("clock.gettimeofday", Vdso, "gettimeofday"),
     fixed("clock.time", Vdso, "time"),
+    // will-it-scale's tests (src/bench/file/ops.rs, mem/scale.rs, sync, ipc/unix_self.rs).
+    fixed("ipc.unix.self", Libc, "write, then read"),
+    fixed("file.readseq", Libc, "read; lseek at the file's end"),
+    fixed("file.pread", Libc, "pread"),
+    fixed("file.pwrite", Libc, "pwrite"),
+    fixed("file.readseek", Libc, "lseek, then read"),
+    fixed("file.writeseek", Libc, "lseek, then write"),
+    fixed("file.lseek", Libc, "lseek"),
+    fixed("file.writeseq", Libc, "write; lseek at 1 MiB"),
+    fixed("file.lock", Libc, "fcntl(F_SETLKW), twice"),
+    fixed("file.fallocate", Libc, "fallocate; ftruncate at 1 MiB"),
+    fixed("file.unlink", Libc, "open, close, unlink"),
+    fixed(
+        "mem.tlb_flush",
+        Libc,
+        "madvise; entered too by the write's and the read's page faults",
+    ),
+    fixed("mem.fault.private", Fault, "the writes' faults"),
+    fixed("mem.mmap_file", Libc, "mmap and munmap"),
+    fixed(
+        "mem.malloc",
+        Libc,
+        "malloc and free: mmap and munmap above the C library's mmap threshold, no \
+         call below it",
+    ),
+    fixed(
+        "sync.mutex",
+        Libc,
+        "pthread_mutex_lock and unlock: atomics; FUTEX_WAIT and FUTEX_WAKE inside them \
+         only when another thread holds the mutex",
+    ),
+    fixed("sync.futex", Generic, "FUTEX_WAKE or FUTEX_WAIT"),
+    fixed("sync.yield", Libc, "sched_yield"),
+    fixed("sync.eventfd", Libc, "write, then read"),
 ];
 
 /// The benchmarks whose timed region does not enter the kernel, and what it does.
@@ -400,6 +434,10 @@ pub const NO_ENTRY: &[(&str, &str)] = &[
         "calendar arithmetic in the C library, the zone read in prepare",
     ),
     ("trace.event", "a store into a ring in memory"),
+    (
+        "sync.sem",
+        "sem_wait and sem_post: atomics in the C library",
+    ),
 ];
 
 /// How an instance of `bench` with the parameters `p` enters the kernel in its timed

@@ -56,6 +56,10 @@ pub fn list(filters: &[String]) -> anyhow::Result<ExitCode> {
         if let Some(why) = bench::copies::serial(b) {
             writeln!(out, "  {:<28}   copies: no ({why})", "")?;
         }
+        if bench::named_only().iter().any(|o| o.name() == b.name()) {
+            let how = "only when named (a run of the whole catalogue leaves it out)";
+            writeln!(out, "  {:<28}   run: {how}", "")?;
+        }
         if let Some(line) = bench::peers::like_line(b.name()) {
             writeln!(out, "  {:<28}   like: {line}", "")?;
         }

@@ -40,7 +40,7 @@ pub fn plan(
             )));
         }
     }
-    let selected = bench::select(filters);
+    let selected = bench::select_for_run(filters);
     for p in &params {
         // Copies apply to the selected benchmarks that can run as copies, as any
         // parameter applies to those that take it; when none can, say why.

@@ -392,6 +392,56 @@ impl Mapping {
     }
 }
 
+impl Mapping {
+    /// A read-write mapping of the first `len` bytes of a file: `MAP_SHARED` (a write
+    /// dirties the file's own page) or `MAP_PRIVATE` (a write copies it).
+    #[inline(always)]
+    pub fn file_rw(fd: BorrowedFd<'_>, len: usize, shared: bool) -> io::Result<Mapping> {
+        let flags = if shared {
+            libc::MAP_SHARED
+        } else {
+            libc::MAP_PRIVATE
+        };
+        let prot = libc::PROT_READ | libc::PROT_WRITE;
+        let ptr = mmap_raw(ptr::null_mut(), len, prot, flags, fd.as_raw_fd())?;
+        Ok(Mapping { ptr, len })
+    }
+
+    /// Writes `v` to the byte at `off` (a page fault when its page is not mapped).
+    /// The mapping must be writable.
+    #[inline(always)]
+    pub fn write_at(&self, off: usize, v: u8) {
+        assert!(off < self.len, "offset out of the mapping");
+        // SAFETY: off < len, inside this mapping, which the callers map writable.
+        unsafe { ptr::write_volatile(self.ptr.add(off), v) };
+    }
+
+    /// Reads the byte at `off`.
+    #[inline(always)]
+    pub fn read_at(&self, off: usize) -> u8 {
+        assert!(off < self.len, "offset out of the mapping");
+        // SAFETY: off < len, inside this readable mapping.
+        unsafe { ptr::read_volatile(self.ptr.add(off)) }
+    }
+
+    /// `madvise(MADV_DONTNEED)` of the `len` bytes at `off` (page-aligned): this
+    /// process's page-table entries are dropped (and the TLBs of every CPU that may
+    /// hold them flushed). Returns the raw result.
+    #[inline(always)]
+    pub fn dontneed(&self, off: usize, len: usize) -> libc::c_int {
+        assert!(off + len <= self.len, "range out of the mapping");
+        // SAFETY: the range is inside this mapping; DONTNEED never unmaps it (an
+        // anonymous or private page reads as zero again, a shared one as the file's).
+        unsafe {
+            libc::madvise(
+                self.ptr.add(off) as *mut libc::c_void,
+                len,
+                libc::MADV_DONTNEED,
+            )
+        }
+    }
+}
+
 impl Drop for Mapping {
     fn drop(&mut self) {
         // SAFETY: the range was mapped by this value and is unmapped exactly once.

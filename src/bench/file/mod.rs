@@ -13,6 +13,7 @@
 //! the run context carries to each benchmark's `prepare`. A library caller's default
 //! context gives the temporary directory, `posix_fadvise` eviction and a small file.
 
+pub mod ops;
 mod read;
 
 pub use read::{default_file_bytes, COLD_SPAN};

@@ -13,11 +13,17 @@ pub mod bw;
 pub mod link;
 pub mod priority;
 pub mod rtt;
+pub mod unix_self;
 
 use crate::bench::Bench;
 
 /// The family.
-pub const BENCHES: &[&dyn Bench] = &[&rtt::RTT, &bw::BW, &super::shared::PIPE_SELF];
+pub const BENCHES: &[&dyn Bench] = &[
+    &rtt::RTT,
+    &bw::BW,
+    &super::shared::PIPE_SELF,
+    &unix_self::UNIX_SELF,
+];
 
 /// Megabytes (10^6 bytes) per second for `bytes` moved in `ns` nanoseconds.
 pub(crate) fn mb_per_s(bytes: f64, ns: f64) -> f64 {

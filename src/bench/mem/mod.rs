@@ -9,6 +9,7 @@
 //! `Drop`.
 
 mod fault;
+pub mod scale;
 mod vms;
 
 use super::Bench;
