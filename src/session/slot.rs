@@ -379,6 +379,7 @@ impl<'b> Slot<'b> {
         canary: f64,
         limit: f64,
     ) -> Result<bool, BenchError> {
+        crate::bench::harden::check(&self.params)?;
         if let Some(copies) = self.copies.filter(|c| c.n > 1) {
             return self
                 .visit_copies(env, round, begin, canary, copies)
@@ -413,7 +414,7 @@ impl<'b> Slot<'b> {
             Some(x) if crate::explain::sampled_round(round) => x.open(),
             _ => None,
         };
-        let prepared = self.bench.prepare(&self.params, env.context)?;
+        let prepared = crate::bench::harden::prepare(self.bench, &self.params, env.context)?;
         let t_prepared = c.now();
         self.setup_ns += c.to_ns(t_prepared.wrapping_sub(t0));
         self.result.op = prepared.op.to_string();
