@@ -167,8 +167,9 @@ pub fn enter_user_and_pid_ns() -> io::Result<()> {
     std::fs::write("/proc/self/setgroups", "deny")?;
     std::fs::write("/proc/self/uid_map", format!("0 {uid} 1"))?;
     std::fs::write("/proc/self/gid_map", format!("0 {gid} 1"))?;
-    // SAFETY: getpid has no preconditions.
-    let me = unsafe { libc::getpid() };
+    // The child tells this process's end from a pipe's: its parent is outside its pid
+    // namespace, where getppid and kill cannot name it.
+    let (alive_r, alive_w) = crate::os::task::pipe()?;
     // SAFETY: this process is single-threaded (checked above), so the child may run
     // ordinary code.
     let pid = unsafe { libc::fork() };
@@ -176,19 +177,26 @@ pub fn enter_user_and_pid_ns() -> io::Result<()> {
         return Err(io::Error::last_os_error());
     }
     if pid == 0 {
-        // SAFETY: prctl with integers; getppid has no preconditions. In the new pid
-        // namespace the parent is outside: getppid reads 0 while it lives, and the
-        // death signal covers its end.
+        drop(alive_w);
+        // SAFETY: prctl with integers; poll on a live descriptor. Once the death
+        // signal is set, a parent that already died shows as the pipe's hang-up.
         unsafe {
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
-            if libc::kill(me, 0) != 0 {
+            let mut p = libc::pollfd {
+                fd: std::os::fd::AsRawFd::as_raw_fd(&alive_r),
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            if libc::poll(&mut p, 1, 0) != 0 {
                 libc::_exit(1);
             }
         }
         return Ok(());
     }
+    drop(alive_r);
     // SAFETY: setting dispositions and waiting for our own child; _exit ends this
-    // process without running destructors (its descriptors close with it).
+    // process without running destructors (its descriptors, the pipe's end among
+    // them, close with it).
     unsafe {
         libc::signal(libc::SIGINT, libc::SIG_IGN);
         libc::signal(libc::SIGTERM, libc::SIG_DFL);
@@ -351,8 +359,22 @@ pub fn cpu_cgroup() -> Option<(PathBuf, bool)> {
     Some((root.join(v2.trim_start_matches('/')), false))
 }
 
-/// Moves thread `tid` (v1: its `tasks` file) or process `pid` (`cgroup.procs`) into
-/// the cgroup `dir`.
+/// The id of task `id` (as `/proc` names it) in its own pid namespace, which is the
+/// caller's for a task it started: the last field of `NSpid` (cgroupfs reads ids in
+/// the writer's namespace, `/proc` names them in its mount's).
+pub fn id_in_own_ns(id: i32) -> i32 {
+    std::fs::read_to_string(format!("/proc/{id}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("NSpid:"))
+                .and_then(|v| v.split_whitespace().last()?.parse().ok())
+        })
+        .unwrap_or(id)
+}
+
+/// Moves thread `tid` (v1: its `tasks` file) or process `pid` (`cgroup.procs`), ids in
+/// the caller's pid namespace, into the cgroup `dir`.
 pub fn move_to_cgroup(dir: &Path, id: i32, thread: bool) -> io::Result<()> {
     let file = if thread { "tasks" } else { "cgroup.procs" };
     let file = if thread && !dir.join("tasks").exists() {

@@ -39,12 +39,13 @@ pub struct Pair {
 }
 
 impl Pair {
-    /// Makes the pair for a worker of the run `session_pid` and moves this process
-    /// into `a`; the reason, for the skip, when cgroupfs cannot be written.
-    pub fn make(session_pid: u32) -> Result<Pair, String> {
+    /// Makes the pair for the worker `worker` (its pid in the run's pid namespace) of
+    /// the run `session_pid` and moves this process into `a`; the reason, for the
+    /// skip, when cgroupfs cannot be written.
+    pub fn make(session_pid: u32, worker: u32) -> Result<Pair, String> {
         let original = home()?;
         let run = original.join(format!("{PREFIX}{session_pid}"));
-        let me = std::process::id();
+        let me = worker;
         let pair = Pair {
             a: run.join(format!("w{me}-a")),
             b: run.join(format!("w{me}-b")),
@@ -61,7 +62,7 @@ impl Pair {
         for d in [&pair.a, &pair.b] {
             std::fs::create_dir(d).map_err(|e| made(e, d))?;
         }
-        os::move_to_cgroup(&pair.a, me as i32, false)
+        os::move_to_cgroup(&pair.a, std::process::id() as i32, false)
             .map_err(|e| format!("cgroup=: moving the worker into {}: {e}", pair.a.display()))?;
         Ok(pair)
     }

@@ -291,6 +291,8 @@ struct State {
     partner: Option<std::path::PathBuf>,
     /// What it reports with its result.
     facts: Vec<Fact>,
+    /// It was asked for a seccomp filter.
+    filtered: bool,
 }
 
 static STATE: Mutex<Option<State>> = Mutex::new(None);
@@ -326,6 +328,8 @@ pub fn apply(p: &Params, session_pid: u32) -> Applied {
     }
     let mut facts = Vec::new();
     let mut partner = None;
+    // Its pid in the run's namespace names its cgroups (in a fresh one it is 1).
+    let worker = std::process::id();
     let result = (|| -> Result<(), String> {
         if asked.userns {
             os::enter_user_and_pid_ns().map_err(|e| {
@@ -339,7 +343,7 @@ pub fn apply(p: &Params, session_pid: u32) -> Applied {
             ));
         }
         if let Some(sibling) = asked.cgroup {
-            let pair = cgroup::Pair::make(session_pid)?;
+            let pair = cgroup::Pair::make(session_pid, worker)?;
             if sibling {
                 partner = Some(pair.partner().to_path_buf());
             }
@@ -362,7 +366,7 @@ pub fn apply(p: &Params, session_pid: u32) -> Applied {
             ));
         }
         for &s in &asked.spec {
-            speculation_off(s)?;
+            speculation_off(s).map_err(|e| format!("spec={}: {e}", value(p, SPEC).unwrap_or("")))?;
         }
         if let Some(f) = asked.filter {
             let threads = os::thread_ids().len() > 1;
@@ -377,6 +381,7 @@ pub fn apply(p: &Params, session_pid: u32) -> Applied {
         error: result.err(),
         partner,
         facts,
+        filtered: asked.filter.is_some(),
     });
     applied
 }
@@ -408,7 +413,8 @@ pub fn facts() -> Vec<Fact> {
         return Vec::new();
     };
     let mut out = st;
-    if let Ok((mode, filters)) = os::seccomp_status() {
+    let filtered = state().as_ref().is_some_and(|s| s.filtered);
+    if let (true, Ok((mode, filters))) = (filtered, os::seccomp_status()) {
         out.push(Fact::new(
             "harden_seccomp_filters",
             f64::from(filters),
@@ -468,7 +474,7 @@ pub fn prepare(b: &dyn Bench, p: &Params, cx: &RunContext) -> Result<Prepared, B
         .map(|&t| (t, true))
         .chain(new_children.iter().map(|&c| (c, false)));
     for (id, thread) in moved {
-        os::move_to_cgroup(&dir, id, thread).map_err(|e| {
+        os::move_to_cgroup(&dir, os::id_in_own_ns(id), thread).map_err(|e| {
             BenchError::Failed(format!(
                 "cgroup=sibling: moving task {id} into {}: {e}",
                 dir.display()
