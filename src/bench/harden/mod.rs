@@ -486,9 +486,16 @@ pub fn prepare(b: &dyn Bench, p: &Params, cx: &RunContext) -> Result<Prepared, B
 
 /// The hardening parameters of `p`, as `name=value` (empty when none).
 pub fn label(p: &Params) -> String {
-    p.0.iter()
-        .filter(|(n, _)| is_param(n))
-        .map(|(n, v)| format!("{n}={v}"))
+    label_of(p.0.iter().map(|(n, v)| (*n, v)))
+}
+
+/// The hardening parameters among `pairs`, as `name=value` (empty when none).
+pub fn label_of<N: AsRef<str>, V: AsRef<str>>(
+    pairs: impl Iterator<Item = (N, V)>,
+) -> String {
+    pairs
+        .filter(|(n, _)| is_param(n.as_ref()))
+        .map(|(n, v)| format!("{}={}", n.as_ref(), v.as_ref()))
         .collect::<Vec<_>>()
         .join(" ")
 }
