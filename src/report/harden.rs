@@ -151,7 +151,13 @@ pub fn text(run: &Run, width: usize) -> String {
         ]);
     }
     let mut s = String::from("\n");
-    s += &crate::draw::text::grid(&rows, &[false, true, true, true, true, true], 1, 0, width);
+    s += &crate::draw::text::grid(
+        &rows,
+        &[false, true, true, true, true, true],
+        1,
+        0,
+        width,
+    );
     let how = if costs.iter().all(|c| c.paired) {
         "ratios measured paired in this run"
     } else {
@@ -195,7 +201,10 @@ mod tests {
         assert!((c[0].ratio - 1.5).abs() < 1e-9 && (c[0].diff_ns - 50.0).abs() < 1e-9);
         assert!(c[0].low < 1.5 && c[0].high > 1.5);
         let t = text(&run, 100);
-        assert!(t.contains("seccomp=256 vs seccomp=0") && t.contains("1.500×"), "{t}");
+        assert!(
+            t.contains("seccomp=256 vs seccomp=0") && t.contains("1.500×"),
+            "{t}"
+        );
         let quiet = run_of(&[(&[("via", "raw")], 100.0)]);
         assert_eq!(text(&quiet, 100), "");
     }

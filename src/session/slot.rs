@@ -414,7 +414,8 @@ impl<'b> Slot<'b> {
             Some(x) if crate::explain::sampled_round(round) => x.open(),
             _ => None,
         };
-        let prepared = crate::bench::harden::prepare(self.bench, &self.params, env.context)?;
+        let prepared =
+            crate::bench::harden::prepare(self.bench, &self.params, env.context)?;
         let t_prepared = c.now();
         self.setup_ns += c.to_ns(t_prepared.wrapping_sub(t0));
         self.result.op = prepared.op.to_string();

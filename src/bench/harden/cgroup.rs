@@ -52,7 +52,10 @@ impl Pair {
             original,
         };
         let made = |e: std::io::Error, p: &Path| {
-            format!("cgroup=: cgroupfs is not writable here ({}: {e})", p.display())
+            format!(
+                "cgroup=: cgroupfs is not writable here ({}: {e})",
+                p.display()
+            )
         };
         match std::fs::create_dir(&run) {
             Ok(()) => {}
@@ -62,8 +65,9 @@ impl Pair {
         for d in [&pair.a, &pair.b] {
             std::fs::create_dir(d).map_err(|e| made(e, d))?;
         }
-        os::move_to_cgroup(&pair.a, std::process::id() as i32, false)
-            .map_err(|e| format!("cgroup=: moving the worker into {}: {e}", pair.a.display()))?;
+        os::move_to_cgroup(&pair.a, std::process::id() as i32, false).map_err(|e| {
+            format!("cgroup=: moving the worker into {}: {e}", pair.a.display())
+        })?;
         Ok(pair)
     }
 

@@ -209,7 +209,9 @@ fn check_filter(bench: &str, p: &Params) -> Result<(), UsageError> {
 }
 
 fn value<'a>(p: &'a Params, name: &str) -> Option<&'a str> {
-    p.0.iter().find(|(n, _)| *n == name).map(|(_, v)| v.as_str())
+    p.0.iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, v)| v.as_str())
 }
 
 /// The seccomp filter an instance asks for.
@@ -230,7 +232,9 @@ impl Filter {
         (insns > 0).then(|| Filter {
             insns,
             args: value(p, SECCOMP_KIND) != Some("nr"),
-            stack: value(p, SECCOMP_STACK).and_then(|v| v.parse().ok()).unwrap_or(1),
+            stack: value(p, SECCOMP_STACK)
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(1),
         })
     }
     fn program(self) -> Vec<os::Insn> {
@@ -272,7 +276,9 @@ impl Asked {
             spec: match value(p, SPEC) {
                 Some("store_bypass") => vec![Speculation::StoreBypass],
                 Some("indirect_branch") => vec![Speculation::IndirectBranch],
-                Some("both") => vec![Speculation::StoreBypass, Speculation::IndirectBranch],
+                Some("both") => {
+                    vec![Speculation::StoreBypass, Speculation::IndirectBranch]
+                }
                 _ => Vec::new(),
             },
         }
@@ -366,13 +372,15 @@ pub fn apply(p: &Params, session_pid: u32) -> Applied {
             ));
         }
         for &s in &asked.spec {
-            speculation_off(s).map_err(|e| format!("spec={}: {e}", value(p, SPEC).unwrap_or("")))?;
+            speculation_off(s)
+                .map_err(|e| format!("spec={}: {e}", value(p, SPEC).unwrap_or("")))?;
         }
         if let Some(f) = asked.filter {
             let threads = os::thread_ids().len() > 1;
             for _ in 0..f.stack {
-                os::install_filter(&f.program(), threads)
-                    .map_err(|e| format!("seccomp={}: installing the filter: {e}", f.insns))?;
+                os::install_filter(&f.program(), threads).map_err(|e| {
+                    format!("seccomp={}: installing the filter: {e}", f.insns)
+                })?;
             }
         }
         Ok(())
@@ -390,7 +398,10 @@ pub fn apply(p: &Params, session_pid: u32) -> Applied {
 /// in its own word.
 fn speculation_off(s: Speculation) -> Result<(), String> {
     let word = || {
-        let path = format!("/sys/devices/system/cpu/vulnerabilities/{}", s.vulnerability());
+        let path = format!(
+            "/sys/devices/system/cpu/vulnerabilities/{}",
+            s.vulnerability()
+        );
         std::fs::read_to_string(path)
             .map(|w| format!("{}: {}", s.vulnerability(), w.trim()))
             .unwrap_or_else(|_| format!("{}: unknown", s.vulnerability()))
@@ -402,7 +413,8 @@ fn speculation_off(s: Speculation) -> Result<(), String> {
             word()
         ));
     }
-    os::disable_speculation(s).map_err(|e| format!("PR_SET_SPECULATION_CTRL: {e}; {}", word()))
+    os::disable_speculation(s)
+        .map_err(|e| format!("PR_SET_SPECULATION_CTRL: {e}; {}", word()))
 }
 
 /// What this worker reports of its hardening with its result: each step it took, read
@@ -448,7 +460,11 @@ pub fn check(p: &Params) -> Result<(), BenchError> {
 /// Prepares `b` for `p` as its own `prepare` does, after [`check`]; with
 /// `cgroup=sibling`, then moves the tasks the set-up started (the partner) into the
 /// sibling cgroup.
-pub fn prepare(b: &dyn Bench, p: &Params, cx: &RunContext) -> Result<Prepared, BenchError> {
+pub fn prepare(
+    b: &dyn Bench,
+    p: &Params,
+    cx: &RunContext,
+) -> Result<Prepared, BenchError> {
     check(p)?;
     let partner = state().as_ref().and_then(|s| s.partner.clone());
     let Some(dir) = partner else {

@@ -18,20 +18,31 @@ fn hardening_values_cross_the_instances_and_only_when_given() {
         labels("syscall.getppid", &["via=raw", "seccomp=0,256"]).unwrap(),
         ["via=raw seccomp=0", "via=raw seccomp=256"]
     );
-    assert_eq!(labels("syscall.getppid", &["via=raw"]).unwrap(), ["via=raw"]);
     assert_eq!(
-        labels("syscall.getppid", &["via=raw", "seccomp=1", "seccomp_kind=nr"]).unwrap(),
+        labels("syscall.getppid", &["via=raw"]).unwrap(),
+        ["via=raw"]
+    );
+    assert_eq!(
+        labels(
+            "syscall.getppid",
+            &["via=raw", "seccomp=1", "seccomp_kind=nr"]
+        )
+        .unwrap(),
         ["via=raw seccomp=1 seccomp_kind=nr"]
     );
 }
 
 #[test]
 fn hardening_is_refused_where_it_makes_no_sense() {
-    let e = labels("syscall.getppid", &["cgroup=sibling"]).unwrap_err().to_string();
+    let e = labels("syscall.getppid", &["cgroup=sibling"])
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("no partner task"), "{e}");
     assert!(labels("ctx.pingpong", &["cgroup=same,sibling"]).is_ok());
     assert!(labels("syscall.getppid", &["seccomp_kind=nr"]).is_err());
-    let e = labels("syscall.getppid", &["seccomp=1"]).unwrap_err().to_string();
+    let e = labels("syscall.getppid", &["seccomp=1"])
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("seccomp_kind=nr"), "{e}");
     let e = labels("syscall.getppid", &["seccomp=4096", "seccomp_stack=9"])
         .unwrap_err()
