@@ -20,8 +20,8 @@ use std::path::{Path, PathBuf};
 /// One classic-BPF instruction of a seccomp filter.
 pub type Insn = libc::sock_filter;
 
-/// `BPF_LD | BPF_W | BPF_ABS`: load a 32-bit word of `struct seccomp_data`.
-const LD_ABS: u16 = 0x00 | 0x00 | 0x20;
+/// `BPF_LD | BPF_W | BPF_ABS` (0 | 0 | 0x20): load a 32-bit word of `struct seccomp_data`.
+const LD_ABS: u16 = 0x20;
 /// `BPF_JMP | BPF_JEQ | BPF_K`.
 const JEQ: u16 = 0x05 | 0x10;
 /// `BPF_RET | BPF_K`.
