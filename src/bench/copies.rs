@@ -158,6 +158,7 @@ pub fn spec(b: &dyn Bench, name: &str) -> Option<ParamSpec> {
                 .then(|| SPECS.iter().copied().find(|s| s.name == name))
                 .flatten()
         })
+        .or_else(|| super::harden::spec(b, name))
 }
 
 /// The one-line refusal of copies for `b`, or Ok when it can run as copies.
@@ -174,8 +175,18 @@ pub fn check(b: &dyn Bench) -> Result<(), UsageError> {
 
 /// Every combination of `b`'s parameters, as [`params::expand`] makes them, with the
 /// copies parameters added when `args` give them (and not otherwise: a run without
-/// copies keeps its labels). A benchmark that cannot run as copies refuses them.
+/// copies keeps its labels), and then the hardening parameters they give (see
+/// [`super::harden::cross`]). A benchmark that cannot run as copies refuses them.
 pub fn expand(b: &dyn Bench, args: &[ParamArg]) -> Result<Vec<Params>, UsageError> {
+    let rest: Vec<ParamArg> = args
+        .iter()
+        .filter(|a| !super::harden::is_param(&a.name))
+        .cloned()
+        .collect();
+    super::harden::cross(b, args, expand_copies(b, &rest)?)
+}
+
+fn expand_copies(b: &dyn Bench, args: &[ParamArg]) -> Result<Vec<Params>, UsageError> {
     let own: Vec<ParamArg> = args
         .iter()
         .filter(|a| !is_copies_param(&a.name))

@@ -13,6 +13,7 @@ pub mod context;
 pub mod copies;
 pub mod ctx;
 pub mod file;
+pub mod harden;
 pub mod ipc;
 pub mod mem;
 pub mod params;

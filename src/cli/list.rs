@@ -80,6 +80,7 @@ pub fn list(filters: &[String]) -> anyhow::Result<ExitCode> {
         mode.values(),
         mode.about
     )?;
+    hardening(&mut out)?;
     writeln!(
         out,
         "\nHow the timed calls enter the kernel ('via=' where there is a choice, \
@@ -89,4 +90,34 @@ pub fn list(filters: &[String]) -> anyhow::Result<ExitCode> {
         writeln!(out, "  {:<8} {}", path.word(), path.meaning())?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The hardening parameters, once: what each measures and which benchmarks take it.
+fn hardening(out: &mut impl Write) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "\nWhat hardening costs: put on the worker before it measures, never on the run \
+         itself (docs/benchmarks.md#hardening):"
+    )?;
+    for s in &bench::harden::SPECS {
+        let takes = match s.name {
+            bench::harden::CGROUP => "ctx.pingpong, ipc.rtt, ipc.bw",
+            bench::harden::RSEQ => "ctx.*, signal.*, ipc.*, svc.wake*",
+            n if n.starts_with("seccomp") => "every benchmark but call.*",
+            _ => "every benchmark",
+        };
+        writeln!(
+            out,
+            "  {}={}  ({}; {}) [{takes}]",
+            s.name,
+            s.default,
+            s.values(),
+            s.about
+        )?;
+    }
+    writeln!(
+        out,
+        "  seccomp=N seccomp_kind=args runs the filter on every call (N-1 argument loads); \
+         seccomp=1 seccomp_kind=nr is the cached verdict: seccomp's entry path alone"
+    )
 }

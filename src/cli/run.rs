@@ -59,6 +59,7 @@ pub fn plan(
                 b.params()
                     .iter()
                     .chain(bench::copies::SPECS.iter())
+                    .chain(bench::harden::SPECS.iter())
                     .map(|s| s.name)
             });
             return Err(UsageError::new(format!(

@@ -7,6 +7,7 @@
 
 pub mod affinity;
 pub mod file;
+pub mod harden;
 pub mod interrupt;
 pub mod ipc;
 pub mod load;

@@ -12,6 +12,7 @@ pub mod csv;
 pub mod folded;
 pub mod gbench;
 pub mod graphs;
+pub mod harden;
 pub mod html;
 pub mod json;
 pub mod layout;

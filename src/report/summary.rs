@@ -342,8 +342,9 @@ pub fn reasons(results: &[BenchResult]) -> Vec<(&'static str, usize)> {
 /// The summary's text at `width` columns, or nothing for a run of a handful of results
 /// or fewer.
 pub fn text(run: &Run, width: usize) -> String {
+    let hardening = super::harden::text(run, width);
     if run.results.len() <= HANDFUL {
-        return String::new();
+        return hardening;
     }
     let picked = pick(&run.results);
     let mut rows: Vec<[String; 5]> = vec![[
@@ -367,13 +368,14 @@ pub fn text(run: &Run, width: usize) -> String {
     let line = converged_line(run);
     if rows.len() == 1 {
         return "\n".to_string()
-            + &crate::draw::text::wrap(&format!("Summary: {line}"), width, 0, 2);
+            + &crate::draw::text::wrap(&format!("Summary: {line}"), width, 0, 2)
+            + &hardening;
     }
     let rows: Vec<Vec<String>> = rows.into_iter().map(Vec::from).collect();
     let mut s = String::from("\n");
     s += &crate::draw::text::grid(&rows, &[false, true, true, true, false], 1, 0, width);
     s += &crate::draw::text::wrap(&line, width, 0, 2);
-    s
+    s + &hardening
 }
 
 /// The summary as a Markdown table (and the converged count), or nothing for a run of

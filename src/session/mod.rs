@@ -162,6 +162,9 @@ pub struct Session {
     /// The CPU whose canary read fastest at the last reading: the next worker's home
     /// (None: its first CPU, as with one CPU, `--cpu`, or no workers).
     home: std::cell::Cell<Option<usize>>,
+    /// Removes the cgroups `cgroup=` made that a killed worker left (see
+    /// [`crate::bench::harden::cgroup::Sweep`]).
+    _cgroups: crate::bench::harden::cgroup::Sweep,
 }
 
 impl Session {
@@ -231,6 +234,7 @@ impl Session {
             window: Default::default(),
             measured: std::cell::Cell::new(0),
             home: std::cell::Cell::new(None),
+            _cgroups: crate::bench::harden::cgroup::Sweep::start(),
         })
     }
 

@@ -329,6 +329,7 @@ impl<'b> Slot<'b> {
         canary: f64,
         limit: f64,
     ) -> Result<bool, BenchError> {
+        crate::bench::harden::check(&self.params)?;
         if let Some(copies) = self.copies.filter(|c| c.n > 1) {
             return self
                 .visit_copies(env, round, begin, canary, copies)
@@ -364,7 +365,8 @@ impl<'b> Slot<'b> {
             Some(x) if crate::explain::sampled_round(round) => x.open(),
             _ => None,
         };
-        let prepared = self.bench.prepare(&self.params, env.context)?;
+        let prepared =
+            crate::bench::harden::prepare(self.bench, &self.params, env.context)?;
         let t_prepared = c.now();
         self.c.setup_ns += c.to_ns(t_prepared.wrapping_sub(t0));
         self.c.result.op = prepared.op.to_string();

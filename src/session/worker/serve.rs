@@ -53,6 +53,10 @@ fn serve_inner(args: &[String]) -> anyhow::Result<()> {
         .ok_or_else(|| anyhow::anyhow!("no benchmark is named {}", start.bench))?;
     let params = params_of(bench, &start)?;
     let _home = home_pin(bench, &start.params)?;
+    // The hardening an instance asks for (seccomp=, userns=, ...) goes on this worker
+    // before its first round and lasts its life; it never reaches the parent.
+    let session = args.get(1).and_then(|p| p.parse().ok()).unwrap_or(0);
+    let _hardened = bench::harden::apply(&params, session);
     wire::send(
         &mut link,
         &Reply::Ready {
@@ -233,6 +237,9 @@ fn conclude(
 ) -> Option<crate::results::BenchResult> {
     let (processes, earlier_peak) = (slot.processes(), slot.c.peak_kib);
     let mut result = slot.finish(h, keep_samples, interrupted);
+    if let Some(r) = result.as_mut() {
+        r.facts.extend(bench::harden::facts());
+    }
     if let (Some(r), Some(x)) = (result.as_mut(), recorder) {
         let rounds: Vec<(u32, f64)> = r
             .measured
