@@ -753,7 +753,9 @@ fn at_least_what_the_machine_allows(a: &mut Analysis, held: Held) {
         let half = least * e.center.abs();
         if e.ci_high - e.center < half || e.center - e.ci_low < half {
             a.own = Some((e.ci_low, e.ci_high));
-            e.ci_low = e.ci_low.min(e.center - half);
+            // A time is not negative: on a machine that allows ±100% or worse (a
+            // loaded one), the bound stops at zero.
+            e.ci_low = e.ci_low.min((e.center - half).max(0.0));
             e.ci_high = e.ci_high.max(e.center + half);
         }
     }

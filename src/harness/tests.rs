@@ -509,6 +509,16 @@ fn a_narrow_interval_is_widened_to_what_the_machine_allows_and_says_so() {
     super::at_least_what_the_machine_allows(&mut strict, asked);
     assert_eq!(strict.own, None);
     assert_eq!(strict.estimate.unwrap().ci_high, e.ci_high);
+    // A machine that allows worse than ±100% (a loaded one) widens to zero, not below.
+    let (mut loaded, _, _) = super::analyze::tests::conclude(&xs, Default::default());
+    let wild = Held {
+        allows: 5.9,
+        ..held
+    };
+    super::at_least_what_the_machine_allows(&mut loaded, wild);
+    let w = loaded.estimate.unwrap();
+    assert_eq!(w.ci_low, 0.0);
+    assert!((w.ci_high / w.center - 6.9).abs() < 1e-9, "{w:?}");
 }
 
 #[test]
