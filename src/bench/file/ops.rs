@@ -560,7 +560,6 @@ pub const BENCHES: &[&dyn crate::bench::Bench] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::Bench;
     use std::os::unix::fs::MetadataExt;
 
     fn inode(t: &Target) -> u64 {
