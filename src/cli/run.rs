@@ -253,6 +253,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     // First, so that a signal during the setup below stops the run in order too.
     let _guard = InterruptGuard::install()?;
     let instances = plan(&args.filters, &args.params)?;
+    let pairs = super::paired::plan(args.reference.as_deref(), &instances)?;
     super::check_cpu(args.cpu)?;
     check_load(args.load)?;
     check_file_options(args)?;
@@ -296,6 +297,9 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     }
 
     output.begin(&run)?;
+    let paired = super::paired::measure(&session, &instances, &pairs)
+        .map_err(|e| anyhow::anyhow!("measuring in pairs (--reference): {e}"))?;
+    paired.warn();
 
     let progress = Progress::new(instances.len() as u64);
     let list: Vec<(&dyn Bench, Params)> =
@@ -308,6 +312,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         &mut |i, r| {
             progress.bar.inc(1);
             let mut r = r.clone();
+            paired.attach(&mut r);
             if let Some(h) = history.as_ref() {
                 // The same interval the whole run gets below, so the row printed now
                 // is the row saved.
@@ -330,6 +335,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let interrupted = outcome.interrupted;
     run.complete = !interrupted;
     run.results = outcome.results;
+    run.results.iter_mut().for_each(|r| paired.attach(r));
     crate::results::in_catalogue_order(&mut run.results);
     run.machine = outcome.machine;
     if let Some(h) = history.as_ref() {
