@@ -48,4 +48,31 @@ impl Paired {
             self.ratio, self.ratio_low, self.ratio_high, self.reference
         )
     }
+
+    /// The line under the row: `paired: 0.714× [0.711–0.717] vs via=libc, −30.2 ns
+    /// [−30.9 to −29.5] (12 rounds, 980 pairs)`.
+    pub fn note(&self) -> String {
+        let ns = |v: f64| {
+            let t = crate::draw::units::fmt_ns(v.abs());
+            if v < 0.0 {
+                format!("−{t}")
+            } else {
+                format!("+{t}")
+            }
+        };
+        format!(
+            "paired: {}, {} [{} to {}] ({} rounds, {} pairs{})",
+            self.text(),
+            ns(self.diff_ns),
+            ns(self.diff_low_ns),
+            ns(self.diff_high_ns),
+            self.rounds,
+            self.pairs,
+            if self.sides == "threads" {
+                ", two threads"
+            } else {
+                ""
+            }
+        )
+    }
 }
