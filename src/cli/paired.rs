@@ -86,19 +86,19 @@ pub fn plan(
     })
 }
 
-/// Measures every pair, in order: one result per pair, the error that stopped it
-/// (a skip, a failure), or an interruption, which ends the pairs.
+/// Measures every pair, in order: one result per pair, or the error that stopped it (a
+/// skip, a failure: said once on standard error); an interruption ends the pairs.
 pub fn measure(
     session: &Session,
     instances: &[(&'static dyn Bench, Params)],
     pairs: &Pairs,
-) -> Result<Measured, BenchError> {
+) -> anyhow::Result<Measured> {
     let mut out = Vec::new();
     for &(i, j) in &pairs.pairs {
         let (b, other) = &instances[i];
         let one = session.pair(*b, &instances[j].1, other, &pairs.label);
         if let Err(BenchError::Interrupted) = one {
-            return Err(BenchError::Interrupted);
+            anyhow::bail!("measuring in pairs (--reference): interrupted");
         }
         out.push((i, one));
     }
@@ -106,7 +106,9 @@ pub fn measure(
         .iter()
         .map(|(b, p)| (b.name(), p.clone()))
         .collect();
-    Ok(Measured { got: out, keys })
+    let measured = Measured { got: out, keys };
+    measured.warn();
+    Ok(measured)
 }
 
 /// The pairs measured, by instance.
@@ -132,7 +134,7 @@ impl Measured {
     }
 
     /// Says once on standard error which pairs were skipped or failed, and why.
-    pub fn warn(&self) {
+    fn warn(&self) {
         for (i, got) in &self.got {
             if let Err(e) = got {
                 let (name, p) = &self.keys[*i];
