@@ -33,8 +33,10 @@ pub const OWN_PROCESS: &[&str] = &["userns"];
 /// The values that set nothing up.
 pub const OFF: &[&str] = &["0", "off", "none", "no"];
 
-/// The most rounds a pair gets: enough for an interval from the rounds' spread, few
-/// enough that a pair takes seconds (a standard round is about 60 ms).
+/// The rounds a pair gets: enough for an interval from the rounds' spread, few enough
+/// that a pair takes seconds (a standard round is about 60 ms). Stopping at the first
+/// narrow look (8 rounds) held the median of ten runs' ratios in 7–8 of 10; all 41, in
+/// 9 of 10 (scripts/paired.py, 2026-11-27).
 const MAX_PAIR_ROUNDS: usize = 41;
 
 /// Where the alternative `other` must live to be paired with `reference`: the
@@ -138,9 +140,11 @@ pub(super) fn serve(
 
 impl Session {
     /// Measures `other` against `reference` (two instances of `bench` that differ in
-    /// the parameter named by `label`, `name=value` of the reference) in paired rounds
-    /// until the ratio's interval is within the profile's target at a look, or
-    /// [`MAX_PAIR_ROUNDS`] (at least the profile's `max_rounds`) have been measured.
+    /// the parameter named by `label`, `name=value` of the reference) in
+    /// [`MAX_PAIR_ROUNDS`] paired rounds (the profile's `budget_max_rounds` when fewer,
+    /// at least its `max_rounds`). No early stop: rounds taken within a second agreed
+    /// more closely than runs did (ten runs of `ipc.pipe.self via=libc,raw`: rounds
+    /// within ±0.03%, runs 0.8% apart), so the interval needs the rounds' time.
     pub fn pair(
         &self,
         bench: &'static dyn Bench,
@@ -151,20 +155,17 @@ impl Session {
         let home = home_of(reference, other);
         let p = self.settings.profile;
         let cap = MAX_PAIR_ROUNDS.min(p.budget_max_rounds).max(p.max_rounds);
-        let least = p.max_rounds.max(p.min_rounds);
         let mut rounds: Vec<RoundPairs> = Vec::new();
         for _ in 0..cap {
             if crate::os::interrupt::interrupted() {
                 return Err(BenchError::Interrupted);
             }
+            // Each round to the CPU whose canary reads fastest now, as a row's round
+            // goes: a VM's vCPUs trade speeds, and a ratio of user-space work differs
+            // between them, so rounds all on one CPU would say too little of a rerun.
+            self.canary()?;
             let pairs = self.pair_round(bench, (reference, other), home)?;
             rounds.extend(round(&pairs));
-            let n = rounds.len();
-            let narrow = combine(&rounds)
-                .is_some_and(|(r, _)| r.relative_half_width() <= p.ci_target);
-            if n >= least && p.looks_at(n, cap) && narrow {
-                break;
-            }
         }
         let (ratio, diff) = combine(&rounds)
             .ok_or_else(|| BenchError::Failed("no paired round had a pair".into()))?;
