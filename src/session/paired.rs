@@ -37,7 +37,7 @@ pub const OFF: &[&str] = &["0", "off", "none", "no"];
 /// that a pair takes seconds (a standard round is about 60 ms). Stopping at the first
 /// narrow look (8 rounds) held the median of ten runs' ratios in 7–8 of 10; all 41, in
 /// 9 of 10 (scripts/paired.py, 2026-11-27).
-const MAX_PAIR_ROUNDS: usize = 41;
+pub const MAX_PAIR_ROUNDS: usize = 41;
 
 /// Where the alternative `other` must live to be paired with `reference`: the
 /// strictest either side's parameters ask for.
@@ -239,5 +239,47 @@ mod tests {
         let on = params(&[("seccomp", "256")]);
         assert_eq!(home_of(&off, &on), Home::OwnThread);
         assert_eq!(home_of(&off, &params(&[("userns", "1")])), Home::OwnProcess);
+    }
+
+    #[test]
+    fn an_operation_against_itself_reads_near_one_with_one_inside_its_interval() {
+        let opts = super::super::SessionOptions {
+            clock: crate::harness::clock::ClockChoice::Monotonic,
+            workers: Workers::Inline,
+            ..super::super::SessionOptions::new(crate::harness::Profile::QUICK, false)
+        };
+        let session = Session::start(opts).unwrap();
+        let bench = crate::bench::find("ipc.pipe.self").unwrap();
+        let p = params(&[("share", "pipe-per-copy"), ("via", "libc")]);
+        let got = session.pair(bench, &p, &p, "via=libc").unwrap();
+        // A statistical sanity check, not a speed: identical sides give a ratio near
+        // 1, and its interval holds 1 (it may miss 1 time in 20 by design; this range
+        // is wider than that).
+        assert!((0.8..1.25).contains(&got.ratio), "{got:?}");
+        assert!(got.ratio_low < 1.05 && got.ratio_high > 0.95, "{got:?}");
+        assert_eq!(got.rounds, got.round_ratios.len());
+        assert_eq!(got.sides, "thread");
+    }
+
+    #[test]
+    fn a_side_bound_to_its_thread_is_measured_from_a_thread_of_its_own() {
+        let opts = super::super::SessionOptions {
+            clock: crate::harness::clock::ClockChoice::Monotonic,
+            workers: Workers::Inline,
+            ..super::super::SessionOptions::new(crate::harness::Profile::SMOKE, false)
+        };
+        let session = Session::start(opts).unwrap();
+        let bench = crate::bench::find("ipc.pipe.self").unwrap();
+        let p = params(&[("share", "pipe-per-copy"), ("via", "libc")]);
+        let rounds: Vec<RoundPairs> = (0..3)
+            .map(|_| {
+                let pairs = session
+                    .pair_round(bench, (&p, &p), Home::OwnThread)
+                    .unwrap();
+                round(&pairs).unwrap()
+            })
+            .collect();
+        let (ratio, _) = combine(&rounds).unwrap();
+        assert!((0.8..1.25).contains(&ratio.center), "{ratio:?}");
     }
 }
