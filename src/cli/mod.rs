@@ -9,6 +9,7 @@ mod fleet;
 pub mod help;
 mod history;
 mod list;
+mod paired;
 mod report;
 pub(crate) mod run;
 mod selftest;
@@ -143,6 +144,12 @@ pub struct RunArgs {
     /// A parameter value or sweep, e.g. --param args=0,1,2 (repeatable).
     #[arg(long = "param", short = 'p', value_name = "NAME=V1,V2,...")]
     pub params: Vec<String>,
+    /// Measure each other value of the swept parameter NAME in pairs with VALUE, in
+    /// one worker, batches taking turns: each row gets its ratio to the reference with
+    /// an interval in which a drift of the machine cancels (e.g. -p via=libc,raw
+    /// --reference via=libc).
+    #[arg(long, value_name = "NAME=VALUE")]
+    pub reference: Option<String>,
     /// Measurement profile.
     #[arg(long, default_value = "standard", value_parser = ["smoke", "quick", "standard", "thorough"])]
     pub profile: String,

@@ -249,23 +249,35 @@ fn beside_the_history(h: &crate::store::History, run: &mut Run) {
     }
 }
 
+/// The machine's facts, each warning they give said on standard error.
+fn facts_warned() -> HostFacts {
+    let facts = host::collect(&[]);
+    for w in host::warnings(&facts) {
+        warn(&w);
+    }
+    facts
+}
+
+/// Checks `--cpu`, `--load` and the file options before anything is measured.
+fn check_options(args: &RunArgs) -> Result<(), UsageError> {
+    super::check_cpu(args.cpu)?;
+    check_load(args.load)?;
+    check_file_options(args)
+}
+
 /// Runs `syscost run`.
 pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     // First, so that a signal during the setup below stops the run in order too.
     let _guard = InterruptGuard::install()?;
     let instances = plan(&args.filters, &args.params)?;
-    super::check_cpu(args.cpu)?;
-    check_load(args.load)?;
-    check_file_options(args)?;
+    let pairs = super::paired::plan(args.reference.as_deref(), &instances)?;
+    check_options(args)?;
     let profile = profile_of(args);
     let mut output = Output::open(args.format, args.output.as_deref())?;
     output.verbose(args.verbose);
     let mut history = super::history::open_for_saving(args.db.as_deref(), args.no_save)?;
 
-    let facts = host::collect(&[]);
-    for w in host::warnings(&facts) {
-        warn(&w);
-    }
+    let facts = facts_warned();
     let mut session = start_session(args, profile, facts.invariant_tsc)?;
     if !args.no_samples {
         session
@@ -297,6 +309,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     }
 
     output.begin(&run)?;
+    let paired = super::paired::measure(&session, &instances, &pairs);
 
     let progress = Progress::new(instances.len() as u64);
     let list: Vec<(&dyn Bench, Params)> =
@@ -309,6 +322,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         &mut |i, r| {
             progress.bar.inc(1);
             let mut r = r.clone();
+            paired.attach(&mut r);
             if let Some(h) = history.as_ref() {
                 // The same interval the whole run gets below, so the row printed now
                 // is the row saved.
@@ -331,6 +345,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let interrupted = outcome.interrupted;
     run.complete = !interrupted;
     run.results = outcome.results;
+    run.results.iter_mut().for_each(|r| paired.attach(r));
     crate::results::in_catalogue_order(&mut run.results);
     run.machine = outcome.machine;
     if let Some(h) = history.as_ref() {

@@ -15,6 +15,7 @@ pub mod causes;
 pub mod clock;
 mod held;
 pub mod packed;
+pub mod paired;
 pub mod probe;
 pub mod profile;
 pub mod verdict;

@@ -52,6 +52,11 @@
 //!       "work"?: "syscall" | "user" | "memory" | "cross" | "io",  // its kind of work (whose floor holds it)
 //!       "target_pct"?, "floor_pct"?, "reach_pct"?,  // ±% it was held to; what its kind is allowed (both, ±%)
 //!       "own_ci_low_ns"?, "own_ci_high_ns"?,  // older documents only: the rounds' interval before a floor widened it
+//!       "paired"?: { "reference": "via=libc",   // measured in pairs with that row (--reference)
+//!                    "ratio", "ratio_low", "ratio_high",       // this row over the reference, 95% interval
+//!                    "diff_ns", "diff_low_ns", "diff_high_ns", // this row less the reference, ns
+//!                    "reference_ns", "rounds", "pairs",        // the reference in the pairs; fresh workers; quartets
+//!                    "round_ratios": [..], "sides": "thread" | "threads" },
 //!       "center_ns", "batch", "operations",
 //!       "overhead": { "per_batch_ns", "per_op_ns", "samples", "subtracted" },
 //!       "accounting": { "user_ns", "sys_ns", "vol_switches", "invol_switches",

@@ -116,7 +116,19 @@ pub fn pingpong_contrasts(results: &[BenchResult]) -> Vec<String> {
             .filter_map(|r| {
                 let m = r.params.get("mechanism")?;
                 let rt = r.median_ns()?;
-                (m != "pipe").then(|| format!("{m} {:.2}×", rt / pipe))
+                let paired = r
+                    .measured
+                    .as_ref()
+                    .and_then(|x| x.paired.as_ref())
+                    .filter(|p| p.reference == "mechanism=pipe");
+                (m != "pipe").then(|| match paired {
+                    // Measured in pairs with the pipe: the drift cancelled.
+                    Some(p) => format!(
+                        "{m} {:.3}× [{:.3}–{:.3}] paired",
+                        p.ratio, p.ratio_low, p.ratio_high
+                    ),
+                    None => format!("{m} {:.2}×", rt / pipe),
+                })
             })
             .collect();
         if !others.is_empty() {
@@ -129,4 +141,43 @@ pub fn pingpong_contrasts(results: &[BenchResult]) -> Vec<String> {
         }
     }
     lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_paired_row_gives_its_ratio_with_its_interval() {
+        let mut run = crate::results::tests::run_with_medians(&[
+            ("ctx.pingpong", 5000.0),
+            ("ctx.pingpong", 5100.0),
+            ("ctx.pingpong", 9000.0),
+        ]);
+        for (r, m) in run.results.iter_mut().zip(["pipe", "futex", "unix"]) {
+            r.params.insert("mechanism".into(), m.into());
+        }
+        let m = run.results[1].measured.as_mut().unwrap();
+        m.paired = Some(crate::results::Paired {
+            reference: "mechanism=pipe".into(),
+            ratio: 0.97,
+            ratio_low: 0.96,
+            ratio_high: 0.98,
+            diff_ns: -150.0,
+            diff_low_ns: -200.0,
+            diff_high_ns: -100.0,
+            reference_ns: 5000.0,
+            rounds: 8,
+            pairs: 400,
+            round_ratios: vec![0.97; 8],
+            sides: "thread".into(),
+        });
+        let lines = pingpong_contrasts(&run.results);
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert!(
+            lines[0].contains("futex 0.970× [0.960–0.980] paired"),
+            "{lines:?}"
+        );
+        assert!(lines[0].contains("unix 1.80×"), "{lines:?}");
+    }
 }

@@ -448,6 +448,9 @@ impl Exporter for Table {
         line += &format!(" {:>CONV_W$}", if m.converged { "yes" } else { "no" });
         out += line.trim_end();
         out.push('\n');
+        if let Some(p) = &m.paired {
+            out += &crate::draw::text::wrap(&p.note(), l.width, 4, 6);
+        }
         if self.verbose {
             for text in notes(r, m) {
                 out += &crate::draw::text::wrap(&text, l.width, 4, 6);

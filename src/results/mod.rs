@@ -10,11 +10,14 @@ use crate::stats::{Mode, Summary};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+mod paired;
+
 /// A benchmark's named figure: the catalogue makes it ([`crate::bench`]), a result keeps it.
 pub use crate::bench::Fact;
 /// Times as every renderer prints them ([`crate::draw::units`]).
 pub use crate::draw::units::{fmt_ns, unit_for};
 use crate::method;
+pub use paired::Paired;
 
 /// The version of the JSON schema; raised on any incompatible change.
 pub const SCHEMA_VERSION: u32 = 2;
@@ -565,6 +568,10 @@ pub struct Measured {
     /// Its high end, ns.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub own_ci_high_ns: Option<f64>,
+    /// Its ratio to the reference value of a swept parameter, measured in pairs
+    /// (`--reference`; absent otherwise, and on the reference's own row).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paired: Option<Paired>,
 }
 
 impl Measured {

@@ -53,6 +53,7 @@ pub(crate) fn measured_with_median(median_ns: f64) -> Measured {
         reach_pct: None,
         own_ci_low_ns: None,
         own_ci_high_ns: None,
+        paired: None,
     }
 }
 

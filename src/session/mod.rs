@@ -31,6 +31,7 @@ mod copies;
 mod floors;
 mod group;
 mod instance;
+pub mod paired;
 mod slot;
 pub mod worker;
 

@@ -655,6 +655,7 @@ pub(super) fn measured(
         reach_pct: None,
         own_ci_low_ns: a.own.map(|o| o.0),
         own_ci_high_ns: a.own.map(|o| o.1),
+        paired: None,
     })
 }
 

@@ -11,6 +11,7 @@ pub mod changepoint;
 pub mod fit;
 pub mod modes;
 pub mod outliers;
+pub mod paired;
 pub mod rounds;
 pub mod usl;
 

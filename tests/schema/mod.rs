@@ -411,6 +411,27 @@ pub struct Measured {
     pub own_ci_low_ns: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub own_ci_high_ns: Option<f64>,
+    /// Measured in pairs with a reference row (`--reference`) only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paired: Option<Paired>,
+}
+
+/// A row's ratio to its reference, measured in pairs.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Paired {
+    pub reference: String,
+    pub ratio: f64,
+    pub ratio_low: f64,
+    pub ratio_high: f64,
+    pub diff_ns: f64,
+    pub diff_low_ns: f64,
+    pub diff_high_ns: f64,
+    pub reference_ns: f64,
+    pub rounds: u64,
+    pub pairs: u64,
+    pub round_ratios: Vec<f64>,
+    pub sides: String,
 }
 
 /// An instance run as N copies.

@@ -22,6 +22,7 @@
 mod serve;
 pub mod wire;
 
+pub(super) use serve::{context_of, home_pin, params_of};
 pub use serve::{serve, WORKER_ARG};
 
 use crate::bench::file::Scratch;
@@ -273,6 +274,7 @@ impl Remote {
                 Reply::Result { .. }
                 | Reply::Ready { .. }
                 | Reply::Handed { .. }
+                | Reply::Paired { .. }
                 | Reply::Probed { .. } => {
                     return Err(self.died("it answered out of turn"))
                 }
@@ -316,6 +318,34 @@ impl Remote {
             let _ = child.reap_by(Instant::now() + EXIT_GRACE);
         }
         Ok(probes)
+    }
+
+    /// Starts `program` as a worker that measures one paired round (see
+    /// [`Request::Pair`]) and reaps it: the round's pairs. The worker is offered no
+    /// scratch file.
+    pub(super) fn pair(
+        program: &Path,
+        pair: wire::PairStart,
+    ) -> Result<Vec<(f64, f64)>, BenchError> {
+        let mut r = Remote::spawn(program)?;
+        r.send(&Request::Pair(Box::new(pair)))?;
+        let answer = loop {
+            match r.recv()? {
+                Reply::Paired { pairs, error: None } => break Ok(pairs),
+                Reply::Paired { error: Some(e), .. } => break Err(e.into()),
+                Reply::NeedScratch { .. } => {
+                    let no = wire::WireError::Skip(
+                        "a paired measurement offers no scratch file".into(),
+                    );
+                    r.send(&Request::Scratch(Err(no)))?;
+                }
+                other => return Err(r.died(&format!("it answered {other:?} to a pair"))),
+            }
+        };
+        if let Some(mut child) = r.child.take() {
+            let _ = child.reap_by(Instant::now() + EXIT_GRACE);
+        }
+        answer
     }
 
     /// Asks for the result, with its kept samples apart when it kept them, and reaps

@@ -38,6 +38,9 @@ fn serve_inner(args: &[String]) -> anyhow::Result<()> {
     let (start, probe) = match wire::recv::<Request>(&mut link)? {
         Some(Request::Start(start)) => (start, false),
         Some(Request::Probe(start)) => (start, true),
+        Some(Request::Pair(pair)) => {
+            return crate::session::paired::serve(*pair, &mut link, stream)
+        }
         // The parent let it go before its start (the worker it was to succeed failed
         // to hand over).
         None => return Ok(()),
@@ -159,7 +162,7 @@ fn attach(args: &[String]) -> anyhow::Result<Option<UnixStream>> {
 }
 
 /// The benchmark's parameters as the parent sent them, checked against its own.
-fn params_of(
+pub(in crate::session) fn params_of(
     bench: &'static dyn bench::Bench,
     start: &wire::Start,
 ) -> anyhow::Result<Params> {
@@ -296,7 +299,7 @@ fn send_result(
 /// rounds fell into two states. A benchmark with a `placement` parameter pins its
 /// measuring thread itself (same-cpu and cross-cpu on the home CPU too, free nowhere),
 /// and copies (`copies=N`, N > 1) pin each copy to a CPU of its own.
-fn home_pin(
+pub(in crate::session) fn home_pin(
     bench: &dyn bench::Bench,
     params: &[(String, String)],
 ) -> anyhow::Result<Option<crate::os::affinity::Pin>> {
@@ -354,7 +357,7 @@ fn clock_of(start: &Start) -> anyhow::Result<Box<dyn Clock>> {
 }
 
 /// The instance's run context, whose scratch files come from the parent.
-fn context_of(start: &Start, stream: UnixStream) -> RunContext {
+pub(in crate::session) fn context_of(start: &Start, stream: UnixStream) -> RunContext {
     let files = bench::file::Options {
         dir: start.dir.clone(),
         drop_caches: start.drop_caches,

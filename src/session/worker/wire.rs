@@ -28,6 +28,9 @@ pub enum Request {
     /// clock the start describes (its benchmark is not used), answer
     /// [`Reply::Probed`] and exit. A fresh process each time, as a round's.
     Probe(Box<Start>),
+    /// Instead of a start: measure one round of a paired measurement (both sides
+    /// prepared in this worker, `--reference`), answer [`Reply::Paired`] and exit.
+    Pair(Box<PairStart>),
     /// Measure one round.
     Visit {
         /// The round (0 first).
@@ -61,7 +64,7 @@ pub enum Request {
 
 /// The version of this conversation: a worker started from a binary rebuilt since the
 /// run began (another protocol) is refused at once.
-pub const PROTOCOL: u32 = 9;
+pub const PROTOCOL: u32 = 10;
 
 /// The worker's messages.
 #[derive(Debug, Serialize, Deserialize)]
@@ -119,12 +122,31 @@ pub enum Reply {
         /// Its samples follow as a memory file's descriptor.
         samples: bool,
     },
+    /// The answer to [`Request::Pair`]: the round's pairs `(a, b)`, ns per operation
+    /// of the reference and of the alternative, or why there are none.
+    Paired {
+        /// One per quartet.
+        pairs: Vec<(f64, f64)>,
+        /// Why the round ended without pairs.
+        error: Option<WireError>,
+    },
     /// What the instance has gathered, for the next worker (the answer to
     /// [`Request::Hand`]): its [`Sealed`] descriptor follows.
     Handed {
         /// The encoding's length, bytes.
         bytes: u64,
     },
+}
+
+/// One paired round: the reference's start, and the alternative's parameters.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PairStart {
+    /// The reference instance, as a worker's start.
+    pub start: Start,
+    /// The alternative's parameter values.
+    pub other: Vec<(String, String)>,
+    /// Where the alternative must live.
+    pub home: crate::harness::paired::Home,
 }
 
 /// What the worker needs to measure as the parent would.

@@ -1,0 +1,285 @@
+//! Paired alternatives (`syscost run … --reference NAME=VALUE`): an instance measured
+//! against the reference value of its swept parameter, both sides in one worker
+//! process per round, their batches in quartets A B B A ([`crate::harness::paired`]),
+//! the rounds' median pair ratios combined as a row's round figures are
+//! ([`crate::stats::paired`]). Each round is a fresh process, as a row's is, so a
+//! process's state is one round's; within a round, the two sides meet the same
+//! moments of the machine, so its drift cancels in their ratio.
+//!
+//! Where an alternative must live is decided by its parameters ([`home_of`]): the
+//! measuring thread, a thread of its own (taking turns under a handshake), or (not yet
+//! built) a process of its own.
+
+use super::worker::{self, wire, Workers};
+use super::Session;
+use crate::bench::{Bench, Params, RunContext};
+use crate::error::BenchError;
+use crate::harness::clock::Clock;
+use crate::harness::paired::{quartets, Home, InThread, Local};
+use crate::harness::{Harness, Settings};
+use crate::results::Paired;
+use crate::stats::paired::{combine, round, RoundPairs};
+use std::os::unix::net::UnixStream;
+
+/// Parameters whose value (other than [`OFF`]) binds what a side sets up to the
+/// thread that set it up: such a side is prepared and measured in a thread of its own.
+/// The hardening parameters name themselves here.
+pub const OWN_THREAD: &[&str] = &["seccomp", "rseq", "spec"];
+
+/// Parameters whose value (other than [`OFF`]) binds what a side sets up to its
+/// process (a namespace).
+pub const OWN_PROCESS: &[&str] = &["userns"];
+
+/// The values that set nothing up.
+pub const OFF: &[&str] = &["0", "off", "none", "no"];
+
+/// The rounds a pair gets: enough for an interval from the rounds' spread, few enough
+/// that a pair takes seconds (a standard round is about 60 ms). Stopping at the first
+/// narrow look (8 rounds) held the median of ten runs' ratios in 7–8 of 10; all 41, in
+/// 9 of 10 (scripts/paired.py, 2026-11-27).
+pub const MAX_PAIR_ROUNDS: usize = 41;
+
+/// Where the alternative `other` must live to be paired with `reference`: the
+/// strictest either side's parameters ask for.
+pub fn home_of(reference: &Params, other: &Params) -> Home {
+    let set = |names: &[&str]| {
+        reference.0.iter().chain(&other.0).any(|(n, v)| {
+            names.contains(n) && !OFF.contains(&v.to_ascii_lowercase().as_str())
+        })
+    };
+    if set(OWN_PROCESS) {
+        Home::OwnProcess
+    } else if set(OWN_THREAD) {
+        Home::OwnThread
+    } else {
+        Home::Shared
+    }
+}
+
+/// One paired round in this process: the pairs of quartets of `b` against `a`.
+pub(crate) fn measure_round(
+    bench: &dyn Bench,
+    (a, b): (&Params, &Params),
+    home: Home,
+    clock: &(dyn Clock + Sync),
+    settings: Settings,
+    cx: &RunContext,
+) -> Result<Vec<(f64, f64)>, BenchError> {
+    let p = settings.profile;
+    let h = Harness::new(clock, settings);
+    let (ns, min, max) = (2 * p.round_ns, p.round_min_samples, p.round_max_samples);
+    match home {
+        Home::Shared => {
+            let mut pa = bench.prepare(a, cx)?;
+            let mut pb = bench.prepare(b, cx)?;
+            let mut sa = Local::ready(&h, pa.body.as_mut(), pa.plan, p.warmup_ns)?;
+            let mut sb = Local::ready(&h, pb.body.as_mut(), pb.plan, p.warmup_ns)?;
+            quartets(&h, &mut sa, &mut sb, ns, min, max)
+        }
+        Home::OwnThread => std::thread::scope(|scope| {
+            let (files, profile) = (cx.files().clone(), cx.profile());
+            // B's thread first, so that nothing A sets up in this thread reaches it.
+            let mut sb =
+                InThread::start(scope, settings, p.warmup_ns, clock, move || {
+                    let pb = bench.prepare(b, &RunContext::new(files, profile))?;
+                    Ok((pb.body, pb.plan))
+                })?;
+            let mut pa = bench.prepare(a, cx)?;
+            let mut sa = Local::ready(&h, pa.body.as_mut(), pa.plan, p.warmup_ns)?;
+            quartets(&h, &mut sa, &mut sb, ns, min, max)
+        }),
+        Home::OwnProcess => Err(BenchError::Skip(
+            "a side that must live in a process of its own is not measured in pairs \
+             yet"
+            .into(),
+        )),
+    }
+}
+
+/// The worker's side of [`wire::Request::Pair`]: one round, answered, then exit.
+pub(super) fn serve(
+    pair: wire::PairStart,
+    link: &mut UnixStream,
+    stream: UnixStream,
+) -> anyhow::Result<()> {
+    let start = &pair.start;
+    if let Some(cpu) = start.home {
+        crate::bench::ctx::choose_home(cpu);
+    }
+    let bench = crate::bench::find(&start.bench)
+        .ok_or_else(|| anyhow::anyhow!("no benchmark is named {}", start.bench))?;
+    let a = worker::params_of(bench, start)?;
+    let other = wire::Start {
+        params: pair.other.clone(),
+        ..start.clone()
+    };
+    let b = worker::params_of(bench, &other)?;
+    let _home = worker::home_pin(bench, &start.params)?;
+    let clock: Box<dyn Clock + Sync> = match start.clock.as_str() {
+        #[cfg(target_arch = "x86_64")]
+        "tsc" => Box::new(crate::harness::clock::Tsc::with_rate(start.ns_per_tick)),
+        _ => Box::new(crate::harness::clock::Monotonic),
+    };
+    let mut settings =
+        Settings::new(start.profile.profile(), start.granularity_ns.max(1.0))
+            .with_resolution(start.resolution_ns);
+    settings.batch = start.batch;
+    let cx = worker::context_of(start, stream);
+    let measured =
+        measure_round(bench, (&a, &b), pair.home, clock.as_ref(), settings, &cx);
+    let reply = match measured {
+        Ok(pairs) => wire::Reply::Paired { pairs, error: None },
+        Err(e) => wire::Reply::Paired {
+            pairs: Vec::new(),
+            error: Some((&e).into()),
+        },
+    };
+    wire::send(link, &reply)?;
+    Ok(())
+}
+
+impl Session {
+    /// Measures `other` against `reference` (two instances of `bench` that differ in
+    /// the parameter named by `label`, `name=value` of the reference) in
+    /// [`MAX_PAIR_ROUNDS`] paired rounds (the profile's `budget_max_rounds` when fewer,
+    /// at least its `max_rounds`). No early stop: rounds taken within a second agreed
+    /// more closely than runs did (ten runs of `ipc.pipe.self via=libc,raw`: rounds
+    /// within ±0.03%, runs 0.8% apart), so the interval needs the rounds' time.
+    pub fn pair(
+        &self,
+        bench: &'static dyn Bench,
+        reference: &Params,
+        other: &Params,
+        label: &str,
+    ) -> Result<Paired, BenchError> {
+        let home = home_of(reference, other);
+        let p = self.settings.profile;
+        let cap = MAX_PAIR_ROUNDS.min(p.budget_max_rounds).max(p.max_rounds);
+        let mut rounds: Vec<RoundPairs> = Vec::new();
+        for _ in 0..cap {
+            if crate::os::interrupt::interrupted() {
+                return Err(BenchError::Interrupted);
+            }
+            // Each round to the CPU whose canary reads fastest now, as a row's round
+            // goes: a VM's vCPUs trade speeds, and a ratio of user-space work differs
+            // between them, so rounds all on one CPU would say too little of a rerun.
+            self.canary()?;
+            let pairs = self.pair_round(bench, (reference, other), home)?;
+            rounds.extend(round(&pairs));
+        }
+        let (ratio, diff) = combine(&rounds)
+            .ok_or_else(|| BenchError::Failed("no paired round had a pair".into()))?;
+        let mut refs: Vec<f64> = rounds.iter().map(|r| r.a_ns).collect();
+        refs.sort_by(f64::total_cmp);
+        Ok(Paired {
+            reference: label.to_string(),
+            ratio: ratio.center,
+            ratio_low: ratio.ci_low,
+            ratio_high: ratio.ci_high,
+            diff_ns: diff.center,
+            diff_low_ns: diff.ci_low,
+            diff_high_ns: diff.ci_high,
+            reference_ns: refs[refs.len() / 2],
+            rounds: rounds.len(),
+            pairs: rounds.iter().map(|r| r.pairs).sum(),
+            round_ratios: rounds.iter().map(|r| r.ratio).collect(),
+            sides: match home {
+                Home::OwnThread => "threads",
+                _ => "thread",
+            }
+            .to_string(),
+        })
+    }
+
+    /// One paired round: in a fresh worker process, or here.
+    fn pair_round(
+        &self,
+        bench: &'static dyn Bench,
+        (a, b): (&Params, &Params),
+        home: Home,
+    ) -> Result<Vec<(f64, f64)>, BenchError> {
+        match &self.opts.workers {
+            Workers::Exec { program, .. } => {
+                let begin = self.clock.now();
+                let pair = wire::PairStart {
+                    start: self.start_for(bench.name(), a, begin),
+                    other: b
+                        .0
+                        .iter()
+                        .map(|(k, v)| (k.to_string(), v.clone()))
+                        .collect(),
+                    home,
+                };
+                worker::Remote::pair(program, pair)
+            }
+            Workers::Inline => measure_round(
+                bench,
+                (a, b),
+                home,
+                self.clock.as_ref(),
+                self.settings,
+                &self.context,
+            ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(v: &[(&'static str, &str)]) -> Params {
+        Params(v.iter().map(|(n, v)| (*n, v.to_string())).collect())
+    }
+
+    #[test]
+    fn a_side_lives_where_its_parameters_bind_it() {
+        let off = params(&[("via", "raw"), ("seccomp", "0")]);
+        assert_eq!(home_of(&off, &params(&[("via", "libc")])), Home::Shared);
+        let on = params(&[("seccomp", "256")]);
+        assert_eq!(home_of(&off, &on), Home::OwnThread);
+        assert_eq!(home_of(&off, &params(&[("userns", "1")])), Home::OwnProcess);
+    }
+
+    #[test]
+    fn an_operation_against_itself_reads_near_one_with_one_inside_its_interval() {
+        let opts = super::super::SessionOptions {
+            clock: crate::harness::clock::ClockChoice::Monotonic,
+            workers: Workers::Inline,
+            ..super::super::SessionOptions::new(crate::harness::Profile::QUICK, false)
+        };
+        let session = Session::start(opts).unwrap();
+        let bench = crate::bench::find("ipc.pipe.self").unwrap();
+        let p = params(&[("share", "pipe-per-copy"), ("via", "libc")]);
+        let got = session.pair(bench, &p, &p, "via=libc").unwrap();
+        // A statistical sanity check, not a speed: identical sides give a ratio near
+        // 1, and its interval holds 1 (it may miss 1 time in 20 by design; this range
+        // is wider than that).
+        assert!((0.8..1.25).contains(&got.ratio), "{got:?}");
+        assert!(got.ratio_low < 1.05 && got.ratio_high > 0.95, "{got:?}");
+        assert_eq!(got.rounds, got.round_ratios.len());
+        assert_eq!(got.sides, "thread");
+    }
+
+    #[test]
+    fn a_side_bound_to_its_thread_is_measured_from_a_thread_of_its_own() {
+        let opts = super::super::SessionOptions {
+            clock: crate::harness::clock::ClockChoice::Monotonic,
+            workers: Workers::Inline,
+            ..super::super::SessionOptions::new(crate::harness::Profile::SMOKE, false)
+        };
+        let session = Session::start(opts).unwrap();
+        let bench = crate::bench::find("ipc.pipe.self").unwrap();
+        let p = params(&[("share", "pipe-per-copy"), ("via", "libc")]);
+        let rounds: Vec<RoundPairs> = (0..3)
+            .map(|_| {
+                let pairs = session
+                    .pair_round(bench, (&p, &p), Home::OwnThread)
+                    .unwrap();
+                round(&pairs).unwrap()
+            })
+            .collect();
+        let (ratio, _) = combine(&rounds).unwrap();
+        assert!((0.8..1.25).contains(&ratio.center), "{ratio:?}");
+    }
+}
