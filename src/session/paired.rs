@@ -28,10 +28,11 @@ pub const OWN_THREAD: &[&str] = &["seccomp", "rseq", "spec"];
 
 /// Parameters whose value (other than [`OFF`]) binds what a side sets up to its
 /// process (a namespace).
-pub const OWN_PROCESS: &[&str] = &["userns"];
+pub const OWN_PROCESS: &[&str] = &["userns", "cgroup"];
 
-/// The values that set nothing up.
-pub const OFF: &[&str] = &["0", "off", "none", "no"];
+/// The values of those parameters that set nothing up (`seccomp=0`, `userns=0`,
+/// `spec=none`, `cgroup=none`, `rseq=on`: the registration glibc makes anyway).
+pub const OFF: &[&str] = &["0", "none", "on"];
 
 /// The rounds a pair gets: enough for an interval from the rounds' spread, few enough
 /// that a pair takes seconds (a standard round is about 60 ms). Stopping at the first
@@ -81,9 +82,13 @@ pub(crate) fn measure_round(
             // B's thread first, so that nothing A sets up in this thread reaches it.
             let mut sb =
                 InThread::start(scope, settings, p.warmup_ns, clock, move || {
+                    crate::bench::harden::on_this_thread(b)?;
                     let pb = bench.prepare(b, &RunContext::new(files, profile))?;
                     Ok((pb.body, pb.plan))
                 })?;
+            // The reference's own hardening, if any, on this thread alone: B's thread
+            // started before it, so it inherits none.
+            crate::bench::harden::on_this_thread(a)?;
             let mut pa = bench.prepare(a, cx)?;
             let mut sa = Local::ready(&h, pa.body.as_mut(), pa.plan, p.warmup_ns)?;
             quartets(&h, &mut sa, &mut sb, ns, min, max)
@@ -239,6 +244,18 @@ mod tests {
         let on = params(&[("seccomp", "256")]);
         assert_eq!(home_of(&off, &on), Home::OwnThread);
         assert_eq!(home_of(&off, &params(&[("userns", "1")])), Home::OwnProcess);
+        // rseq=on is glibc's own registration; off takes it away, on the thread.
+        assert_eq!(home_of(&params(&[("rseq", "on")]), &off), Home::Shared);
+        let rseq_off = params(&[("rseq", "off")]);
+        assert_eq!(
+            home_of(&params(&[("rseq", "on")]), &rseq_off),
+            Home::OwnThread
+        );
+        let sibling = params(&[("cgroup", "sibling")]);
+        assert_eq!(
+            home_of(&params(&[("cgroup", "same")]), &sibling),
+            Home::OwnProcess
+        );
     }
 
     #[test]

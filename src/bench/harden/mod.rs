@@ -361,29 +361,7 @@ pub fn apply(p: &Params, session_pid: u32) -> Applied {
             ));
             applied.cgroups = Some(pair);
         }
-        if asked.rseq_off {
-            let how = os::rseq_unregister()
-                .map_err(|e| format!("rseq=off: rseq(RSEQ_FLAG_UNREGISTER): {e}"))?;
-            facts.push(Fact::new(
-                "harden_rseq_unregistered",
-                f64::from(u8::from(how == os::Rseq::Unregistered)),
-                "count",
-                "1: the measuring thread's rseq registration removed; 0: it had none",
-            ));
-        }
-        for &s in &asked.spec {
-            speculation_off(s)
-                .map_err(|e| format!("spec={}: {e}", value(p, SPEC).unwrap_or("")))?;
-        }
-        if let Some(f) = asked.filter {
-            let threads = os::thread_ids().len() > 1;
-            for _ in 0..f.stack {
-                os::install_filter(&f.program(), threads).map_err(|e| {
-                    format!("seccomp={}: installing the filter: {e}", f.insns)
-                })?;
-            }
-        }
-        Ok(())
+        on_this_task(p, &asked, &mut facts, os::thread_ids().len() > 1)
     })();
     *state() = Some(State {
         error: result.err(),
@@ -392,6 +370,55 @@ pub fn apply(p: &Params, session_pid: u32) -> Applied {
         filtered: asked.filter.is_some(),
     });
     applied
+}
+
+/// The steps of `asked` that belong to a task rather than a process: rseq,
+/// speculation and the seccomp filter last (over every thread of the process when
+/// `all_threads`), each said in `facts`.
+fn on_this_task(
+    p: &Params,
+    asked: &Asked,
+    facts: &mut Vec<Fact>,
+    all_threads: bool,
+) -> Result<(), String> {
+    if asked.rseq_off {
+        let how = os::rseq_unregister()
+            .map_err(|e| format!("rseq=off: rseq(RSEQ_FLAG_UNREGISTER): {e}"))?;
+        facts.push(Fact::new(
+            "harden_rseq_unregistered",
+            f64::from(u8::from(how == os::Rseq::Unregistered)),
+            "count",
+            "1: the measuring thread's rseq registration removed; 0: it had none",
+        ));
+    }
+    for &s in &asked.spec {
+        speculation_off(s)
+            .map_err(|e| format!("spec={}: {e}", value(p, SPEC).unwrap_or("")))?;
+    }
+    if let Some(f) = asked.filter {
+        for _ in 0..f.stack {
+            os::install_filter(&f.program(), all_threads).map_err(|e| {
+                format!("seccomp={}: installing the filter: {e}", f.insns)
+            })?;
+        }
+    }
+    Ok(())
+}
+
+/// Puts on the calling thread alone what `p` asks for of a thread (rseq, speculation,
+/// the seccomp filter), for a side of a paired measurement that lives in a thread of
+/// its own (`session::paired`); the process is left as it was. What belongs to a
+/// process (namespaces, cgroups) is refused: such a side needs a process of its own.
+pub fn on_this_thread(p: &Params) -> Result<(), BenchError> {
+    let asked = Asked::of(p);
+    if asked.userns || asked.cgroup.is_some() {
+        return Err(BenchError::Skip(
+            "userns= and cgroup= belong to a process: such a side is not measured in \
+             pairs yet"
+                .into(),
+        ));
+    }
+    on_this_task(p, &asked, &mut Vec::new(), false).map_err(BenchError::Skip)
 }
 
 /// Disables speculation `s` for this task, or says why the kernel does not allow it,
