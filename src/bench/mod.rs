@@ -21,6 +21,7 @@ pub mod proc;
 pub mod shared;
 pub mod signal;
 pub mod svc;
+pub mod sync;
 pub mod syscall;
 pub mod trace;
 pub mod via;
@@ -191,6 +192,7 @@ pub fn catalogue() -> Vec<&'static dyn Bench> {
         mem::BENCHES,
         file::BENCHES,
         svc::BENCHES,
+        sync::BENCHES,
         trace::BENCHES,
     ]
     .concat()

@@ -12,6 +12,7 @@ pub mod ipc;
 pub mod load;
 pub mod mem;
 pub mod memfile;
+pub mod peers;
 pub mod perf;
 pub mod placement;
 pub mod raw;

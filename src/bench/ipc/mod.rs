@@ -11,13 +11,22 @@
 
 pub mod bw;
 pub mod link;
+pub mod lm;
 pub mod priority;
 pub mod rtt;
 
 use crate::bench::Bench;
 
 /// The family.
-pub const BENCHES: &[&dyn Bench] = &[&rtt::RTT, &bw::BW, &super::shared::PIPE_SELF];
+pub const BENCHES: &[&dyn Bench] = &[
+    &rtt::RTT,
+    &bw::BW,
+    &super::shared::PIPE_SELF,
+    &lm::FIFO,
+    &lm::SEM,
+    &lm::FCNTL,
+    &lm::CONNECT,
+];
 
 /// Megabytes (10^6 bytes) per second for `bytes` moved in `ns` nanoseconds.
 pub(crate) fn mb_per_s(bytes: f64, ns: f64) -> f64 {
