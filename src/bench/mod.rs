@@ -192,6 +192,7 @@ pub fn catalogue() -> Vec<&'static dyn Bench> {
         mem::BENCHES,
         file::BENCHES,
         svc::BENCHES,
+        svc::MORE,
         sync::BENCHES,
         trace::BENCHES,
     ]
@@ -449,7 +450,7 @@ mod tests {
             // This test process: its executable is the test harness, not syscost (the
             // CLI tests run these), and libtest runs tests in threads.
             "proc.exec" | "proc.spawn" => why.contains("test harness"),
-            "mem.brk" => why.contains("single-threaded"),
+            "mem.brk" | "svc.usleep" => why.contains("single-threaded"),
             _ => false,
         } || (why.contains("cross-cpu") && cpus < 2)
             || (!root && (why.contains("root") || why.contains("permitted")))

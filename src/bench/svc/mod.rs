@@ -52,6 +52,11 @@ pub const BENCHES: &[&dyn Bench] = &[
     &io::NULL_WRITE,
     &io::URING_WRITE,
     &sleep::SLEEP,
+];
+
+/// The services beyond Table I that the peers time (lmbench's lat_usleep, perf bench
+/// epoll and sched seccomp-notify) and io_uring's NOP.
+pub const MORE: &[&dyn Bench] = &[
     &newer::USLEEP,
     &epoll::CTL,
     &epoll::WAIT,

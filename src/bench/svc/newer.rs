@@ -208,6 +208,16 @@ struct Itimer {
 }
 
 fn prepare_itimer(us: u64) -> Result<Prepared, BenchError> {
+    // SIGALRM from ITIMER_REAL is sent to the process: with another thread that does
+    // not block it, the kernel may hand it there and this thread would never wake.
+    let threads =
+        crate::os::mem::thread_count().map_err(|e| BenchError::os("/proc/self", e))?;
+    if threads != 1 {
+        return Err(BenchError::Skip(format!(
+            "method=itimer needs a single-threaded process (SIGALRM goes to any thread); \
+             this one has {threads} threads"
+        )));
+    }
     let lock = task::signals_lock();
     let os = |what: &'static str| move |e| BenchError::os(what, e);
     let old_timer = svc::getitimer_real().map_err(os("getitimer"))?;
