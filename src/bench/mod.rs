@@ -196,6 +196,7 @@ pub fn catalogue() -> Vec<&'static dyn Bench> {
         mem::scale::BENCHES,
         sync::BENCHES,
         svc::BENCHES,
+        svc::MORE,
         trace::BENCHES,
     ]
     .concat()
@@ -283,18 +284,45 @@ pub fn select(filters: &[String]) -> Vec<&'static dyn Bench> {
         .collect()
 }
 
-/// The benchmarks added for the peers' tests (will-it-scale's), which a run measures
-/// only when it names them (by name, family or glob): a run of the whole catalogue
-/// leaves them out, so that the standard profile's budget is not spread thinner.
+/// The benchmarks added for the peers' tests (will-it-scale's, perf bench's, lmbench's)
+/// and the newer calls, which a run measures only when it names them (by name, family
+/// or glob): a run of the whole catalogue leaves them out, so that the standard
+/// profile's budget is not spread thinner.
 pub fn named_only() -> Vec<&'static dyn Bench> {
-    [
+    let mut only = [
         file::ops::BENCHES,
         mem::scale::BENCHES,
         sync::BENCHES,
+        svc::MORE,
         &[&ipc::unix_self::UNIX_SELF],
     ]
-    .concat()
+    .concat();
+    only.extend(
+        catalogue()
+            .into_iter()
+            .filter(|b| NAMED_ONLY.contains(&b.name())),
+    );
+    only
 }
+
+/// The named-only benchmarks that sit in an older family's list.
+const NAMED_ONLY: &[&str] = &[
+    "ctx.messaging",
+    "file.create",
+    "file.delete",
+    "ipc.connect",
+    "ipc.fcntl",
+    "ipc.fifo",
+    "ipc.sem",
+    "proc.clone3",
+    "syscall.getpgid",
+    "syscall.getrandom",
+    "syscall.membarrier",
+    "syscall.mseal",
+    "syscall.pidfd_open",
+    "syscall.process_vm_readv",
+    "syscall.select",
+];
 
 /// What `syscost run` measures for `filters`: [`select`], less [`named_only`] when no
 /// filter names anything.
@@ -422,6 +450,9 @@ mod tests {
     fn a_run_of_the_whole_catalogue_leaves_the_named_only_benchmarks_out() {
         let all: Vec<_> = select_for_run(&[]).iter().map(|b| b.name()).collect();
         assert!(all.contains(&"syscall.getppid") && all.contains(&"file.read"));
+        for name in NAMED_ONLY {
+            assert!(find(name).is_some(), "{name} is in the catalogue");
+        }
         for b in named_only() {
             assert!(!all.contains(&b.name()), "{}", b.name());
             assert!(find(b.name()).is_some(), "{} is in the catalogue", b.name());
@@ -489,7 +520,7 @@ mod tests {
             // This test process: its executable is the test harness, not syscost (the
             // CLI tests run these), and libtest runs tests in threads.
             "proc.exec" | "proc.spawn" => why.contains("test harness"),
-            "mem.brk" => why.contains("single-threaded"),
+            "mem.brk" | "svc.usleep" => why.contains("single-threaded"),
             _ => false,
         } || (why.contains("cross-cpu") && cpus < 2)
             || (!root && (why.contains("root") || why.contains("permitted")))

@@ -161,12 +161,72 @@ pub const WILL_IT_SCALE: &[PeerTest] = &[
 ];
 
 /// `perf bench`'s sched, syscall, futex and epoll benchmarks, as `perf bench COLLECTION
-/// NAME`.
-pub const PERF_BENCH: &[PeerTest] =
-    &[perf("sched pipe", B("ctx.pingpong", "mechanism=pipe"))];
+/// NAME`: those of Debian's perf 6.1, and the ones newer perf adds (sched
+/// seccomp-notify, syscall getpgid, fork and execve).
+pub const PERF_BENCH: &[PeerTest] = &[
+    perf("sched messaging", B("ctx.messaging", "groups=1")),
+    perf("sched pipe", B("ctx.pingpong", "mechanism=pipe")),
+    perf("sched seccomp-notify", B("svc.seccomp.notify", "")),
+    perf("syscall basic", B("syscall.getppid", "")),
+    perf("syscall getpgid", B("syscall.getpgid", "")),
+    perf("syscall fork", B("proc.fork", "")),
+    perf("syscall execve", B("proc.exec", "")),
+    perf(
+        "futex hash",
+        B("sync.futex.hash", "copies=2 copies_as=thread"),
+    ),
+    perf("futex wake", B("sync.futex.wake", "waiters=2")),
+    perf(
+        "futex wake-parallel",
+        B("sync.futex.wake_parallel", "waiters=2 wakers=2"),
+    ),
+    perf("futex requeue", B("sync.futex.requeue", "waiters=2")),
+    perf(
+        "futex lock-pi",
+        B("sync.futex.lock_pi", "threads=2 hold_us=1"),
+    ),
+    perf("epoll wait", B("svc.epoll.wait", "placement=cross-cpu")),
+    perf("epoll ctl", B("svc.epoll.ctl", "fds=64")),
+];
 
-/// lmbench's 23 OS tests.
-pub const LMBENCH: &[PeerTest] = &[lm("lat_syscall", B("syscall.getppid", ""))];
+/// lmbench's 23 OS tests, with a row more for a test whose method word selects another
+/// operation (`lat_proc exec`, `lat_sig catch`).
+pub const LMBENCH: &[PeerTest] = &[
+    lm(
+        "bw_file_rd",
+        B("file.read", "method=read size=64k cache=warm"),
+    ),
+    lm(
+        "bw_mmap_rd",
+        B("file.read", "method=mmap size=64k cache=warm"),
+    ),
+    lm("bw_pipe", B("ipc.bw", "transport=pipe size=64k")),
+    lm("bw_tcp", B("ipc.bw", "transport=tcp size=64k")),
+    lm("bw_unix", B("ipc.bw", "transport=unix_stream size=64k")),
+    lm("lat_connect", B("ipc.connect", "transport=tcp")),
+    lm("lat_ctx", B("ctx.ring", "n=2 kind=process")),
+    lm("lat_fcntl", B("ipc.fcntl", "")),
+    lm("lat_fifo", B("ipc.fifo", "")),
+    lm("lat_fs", B("file.create", "size=0")),
+    lm("lat_fs delete", B("file.delete", "size=0")),
+    lm("lat_mmap", B("mem.map_shared", "at=any")),
+    lm("lat_pagefault", B("mem.fault.file", "")),
+    lm("lat_pipe", B("ipc.rtt", "transport=pipe size=1")),
+    lm("lat_proc", B("proc.fork", "")),
+    lm("lat_proc exec", B("proc.exec", "")),
+    lm("lat_select", B("syscall.select", "n=200")),
+    lm("lat_sem", B("ipc.sem", "")),
+    lm("lat_sig", B("signal.install", "")),
+    lm("lat_sig catch", B("signal.catch", "")),
+    lm("lat_sig prot", B("signal.prot", "")),
+    lm("lat_syscall", B("syscall.getppid", "")),
+    lm("lat_syscall write", B("svc.null.write", "")),
+    lm("lat_tcp", B("ipc.rtt", "transport=tcp size=1")),
+    lm("lat_udp", B("ipc.rtt", "transport=udp size=4")),
+    lm("lat_unix", B("ipc.rtt", "transport=socketpair size=1")),
+    lm("lat_unix_connect", B("ipc.connect", "transport=unix")),
+    lm("lat_usleep", B("svc.usleep", "")),
+];
 
 /// Every peer test the table knows.
 pub fn all() -> impl Iterator<Item = &'static PeerTest> {

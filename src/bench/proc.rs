@@ -22,6 +22,7 @@
 //! [`rss`]); the default, 0, measures the process as it is. Each result reports the
 //! process's resident size and page tables while it was measured.
 
+pub mod clone3;
 pub mod rss;
 
 use crate::bench::Fact;
@@ -36,7 +37,8 @@ use std::io;
 use std::path::PathBuf;
 
 /// The family's benchmarks.
-pub const BENCHES: &[&dyn Bench] = &[&FORK, &VFORK, &EXEC, &SPAWN, &THREAD];
+pub const BENCHES: &[&dyn Bench] =
+    &[&FORK, &VFORK, &EXEC, &SPAWN, &THREAD, &clone3::CLONE3];
 
 /// The environment variable that names the helper program instead of the current
 /// executable.

@@ -14,6 +14,7 @@ pub mod load;
 pub mod mem;
 pub mod memfile;
 pub mod ops;
+pub mod peers;
 pub mod perf;
 pub mod placement;
 pub mod raw;

@@ -297,6 +297,38 @@ impl Ring {
         true
     }
 
+    /// Queues an `IORING_OP_NOP` (no operation: the submission and completion path
+    /// alone) and makes it visible to the kernel. Returns false when the queue is full.
+    #[inline(always)]
+    pub fn queue_nop(&mut self, user_data: u64) -> bool {
+        // SAFETY: head and tail are words of the live SQ ring mapping.
+        let (head, tail) = unsafe {
+            (
+                (*self.sq_head).load(Ordering::Acquire),
+                (*self.sq_tail).load(Ordering::Relaxed),
+            )
+        };
+        if tail.wrapping_sub(head) > self.sq_mask {
+            return false;
+        }
+        let idx = tail & self.sq_mask;
+        let sqe = Sqe {
+            opcode: 0, // IORING_OP_NOP
+            flags: self.sqe_flags,
+            fd: -1,
+            user_data,
+            ..Sqe::default()
+        };
+        // SAFETY: as in `queue_write`: a free slot, published by the tail store.
+        unsafe {
+            self.sqes.ptr.cast::<Sqe>().add(idx as usize).write(sqe);
+            self.sq_array.add(idx as usize).write(idx);
+            (*self.sq_tail).store(tail.wrapping_add(1), Ordering::Release);
+        }
+        self.in_flight += 1;
+        true
+    }
+
     /// Sets the flags of every later submission entry ([`IOSQE_ASYNC`]: each write is
     /// handed to a kernel worker instead of being tried inline).
     pub fn set_sqe_flags(&mut self, flags: u8) {

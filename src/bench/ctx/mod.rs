@@ -5,6 +5,7 @@
 //! `prepare` and ended, reaped or joined when the body is dropped; nothing here signals
 //! a process it did not create.
 
+pub mod messaging;
 pub mod pingpong;
 pub mod ring;
 
@@ -13,7 +14,12 @@ use crate::error::BenchError;
 use crate::os::affinity::{self, Pin};
 
 /// The family.
-pub const BENCHES: &[&dyn Bench] = &[&ring::RING, &ring::PIPE, &pingpong::PINGPONG];
+pub const BENCHES: &[&dyn Bench] = &[
+    &ring::RING,
+    &ring::PIPE,
+    &pingpong::PINGPONG,
+    &messaging::MESSAGING,
+];
 
 /// The words of every benchmark's `placement` parameter, each with one meaning wherever
 /// it appears: `same-cpu` puts every task of the benchmark on one CPU (see

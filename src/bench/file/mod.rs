@@ -13,6 +13,7 @@
 //! the run context carries to each benchmark's `prepare`. A library caller's default
 //! context gives the temporary directory, `posix_fadvise` eviction and a small file.
 
+pub mod fs;
 pub mod ops;
 mod read;
 
@@ -27,7 +28,12 @@ use std::os::fd::AsFd;
 use std::path::PathBuf;
 
 /// The family's benchmarks.
-pub const BENCHES: &[&dyn Bench] = &[&read::READ, &super::shared::OPEN_CLOSE];
+pub const BENCHES: &[&dyn Bench] = &[
+    &read::READ,
+    &super::shared::OPEN_CLOSE,
+    &fs::CREATE,
+    &fs::DELETE,
+];
 
 /// The run's options for file benchmarks.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

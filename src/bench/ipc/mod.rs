@@ -11,6 +11,7 @@
 
 pub mod bw;
 pub mod link;
+pub mod lm;
 pub mod priority;
 pub mod rtt;
 pub mod unix_self;
@@ -23,6 +24,10 @@ pub const BENCHES: &[&dyn Bench] = &[
     &bw::BW,
     &super::shared::PIPE_SELF,
     &unix_self::UNIX_SELF,
+    &lm::FIFO,
+    &lm::SEM,
+    &lm::FCNTL,
+    &lm::CONNECT,
 ];
 
 /// Megabytes (10^6 bytes) per second for `bytes` moved in `ns` nanoseconds.

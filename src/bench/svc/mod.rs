@@ -14,9 +14,11 @@
 //! wake, a wake-up count to cancel) are timed one at a time (a batch of 1) and re-armed
 //! in the body's `reset`, outside the clock reads.
 
+pub mod epoll;
 pub mod flags;
 pub mod io;
 pub mod misc;
+pub mod newer;
 pub mod sleep;
 pub mod timer;
 pub mod wake;
@@ -50,6 +52,16 @@ pub const BENCHES: &[&dyn Bench] = &[
     &io::NULL_WRITE,
     &io::URING_WRITE,
     &sleep::SLEEP,
+];
+
+/// The services beyond Table I that the peers time (lmbench's lat_usleep, perf bench
+/// epoll and sched seccomp-notify) and io_uring's NOP.
+pub const MORE: &[&dyn Bench] = &[
+    &newer::USLEEP,
+    &epoll::CTL,
+    &epoll::WAIT,
+    &newer::URING_NOP,
+    &newer::SECCOMP_NOTIFY,
 ];
 
 /// Skips when `more` extra descriptors would not fit under the soft RLIMIT_NOFILE

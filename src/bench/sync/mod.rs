@@ -10,6 +10,16 @@
 //! takes it. `share=mutex-per-copy` is each copy's own (`pthread_mutex2`).
 //!
 //! Bodies lock and unlock on the thread that runs them; nothing outlives the body.
+//!
+//! `sync.futex.*` ([`futex`]) are futex operations as `perf bench futex` times them:
+//! the hash lookup of a wait that returns at once (`hash`), waking blocked waiters
+//! (`wake`, and `wake_parallel` with several wakers), moving them to another word
+//! (`requeue`) and the priority-inheriting lock (`lock_pi`). Their waiters and
+//! contenders are threads of the measuring process, created in `prepare` and joined
+//! when the body is dropped.
+
+pub mod futex;
+pub mod pool;
 
 use crate::bench::{body, check, Bench, InRun, Kind, ParamSpec, Params, Prepared};
 use crate::error::BenchError;
@@ -20,7 +30,18 @@ use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 /// The family.
-pub const BENCHES: &[&dyn Bench] = &[&MUTEX, &SEM, &FUTEX, &YIELD, &EVENTFD];
+pub const BENCHES: &[&dyn Bench] = &[
+    &MUTEX,
+    &SEM,
+    &FUTEX,
+    &YIELD,
+    &EVENTFD,
+    &futex::HASH,
+    &futex::WAKE,
+    &futex::WAKE_PARALLEL,
+    &futex::REQUEUE,
+    &futex::LOCK_PI,
+];
 
 /// will-it-scale's global mutex: one for the whole process.
 static ONE: CMutex = CMutex::new();

@@ -7,6 +7,7 @@
 mod catalogue;
 mod copyin;
 mod entry;
+mod newer;
 
 use super::Bench;
 
@@ -35,4 +36,11 @@ pub const BENCHES: &[&dyn Bench] = &[
     &catalogue::SETUID,
     &catalogue::SETGID,
     &catalogue::TCGETS,
+    &newer::GETPGID,
+    &newer::GETRANDOM,
+    &newer::MEMBARRIER,
+    &newer::PIDFD_OPEN,
+    &newer::PROCESS_VM_READV,
+    &newer::MSEAL,
+    &newer::SELECT,
 ];

@@ -1,0 +1,249 @@
+#!/usr/bin/env python3
+"""perf bench and lmbench beside syscost: each mapped test run by its peer and by
+`syscost run BENCH PARAMS --profile quick --no-save --format json`, alternating, back to
+back, `--pairs` times; prints both medians per operation and their ratio against the
+target (10%, 15% for cross-CPU and contended cases).
+
+lmbench is built from the fetched mirror (`fetch github:intel/lmbench`): its sources are
+copied out with `git --git-dir=MIRROR archive` into a temporary directory and the
+needed tests built with gcc and -ltirpc; its slow self-calibration is skipped with
+ENOUGH, TIMING_O and LOOP_O in the environment. perf is Debian's linux-perf.
+
+Run it alone on the machine if you can: it measures. Usage:
+    scripts/peers_perf_lmbench.py [--pairs 3] [--only WORD ...] [--syscost PATH]
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+
+MIRROR = "/work/.mirror/intel+lmbench/repo"
+LIBS = ["lib_timing", "lib_mem", "lib_stats", "lib_tcp", "lib_udp", "lib_unix",
+        "lib_sched", "lib_debug", "getopt"]
+LM_ENV = {"ENOUGH": "100000", "TIMING_O": "0", "LOOP_O": "0"}
+
+
+def per_op_perf_usecs(out):
+    m = re.search(r"([\d.]+) usecs/op", out)
+    return float(m.group(1)) * 1e3 if m else None
+
+
+def per_op_ops_sec(out):
+    m = re.search(r"Averaged (\d+) operations/sec", out)
+    return 1e9 / float(m.group(1)) if m else None
+
+
+def per_op_ms(out):
+    m = re.findall(r"in ([\d.]+) ms", out)
+    return float(m[-1]) * 1e6 if m else None
+
+
+def per_op_epoll_ctl(out):
+    ops = [float(x) for x in re.findall(r"Averaged (\d+) (?:ADD|MOD|DEL) operations", out)]
+    m = re.search(r"for (\d+) secs", out)
+    secs = float(m.group(1)) if m else 1.0
+    return secs * 1e9 / sum(ops) if ops else None
+
+
+def per_round_messaging(loops):
+    def parse(out):
+        m = re.search(r"Total time: ([\d.]+)", out)
+        return float(m.group(1)) * 1e9 / loops if m else None
+    return parse
+
+
+def lm_us(out):
+    # "Simple syscall: 0.1815 microseconds", "Pipe latency: 4.5 microseconds",
+    # "Fifo latency: ...", "Semaphore latency: ...", "select on 200 fd's: 3.1 ..."
+    m = re.findall(r"([\d.]+) micro", out)
+    return float(m[-1]) * 1e3 if m else None
+
+
+def lm_fs(out):
+    # "0k\t1000\t123456\t234567": size, files, creations/s, deletions/s
+    m = re.search(r"^0k\s+\d+\s+(\d+)\s+(\d+)", out, re.M)
+    return 1e9 / float(m.group(1)) if m else None
+
+
+def pin(cpus, cmd):
+    return ["taskset", "-c", cpus] + cmd
+
+
+# label, peer command (lmbench tests as "lm:NAME args"), parse, syscost bench, params,
+# syscost per-op scale (its figure divided by this), tolerance.
+CASES = [
+    ("perf syscall basic", pin("0", ["perf", "bench", "syscall", "basic", "-l", "2000000"]),
+     per_op_perf_usecs, "syscall.getppid", ["via=libc"], 1, 0.10),
+    ("perf sched pipe (same cpu)", pin("0", ["perf", "bench", "sched", "pipe", "-l", "200000"]),
+     per_op_perf_usecs, "ctx.pingpong", ["mechanism=pipe", "placement=same-cpu"], 1, 0.10),
+    ("perf sched messaging -t", ["perf", "bench", "sched", "messaging", "-t", "-g", "1",
+                                  "-l", "2000"],
+     per_round_messaging(2000), "ctx.messaging", ["groups=1"], 1, 0.15),
+    ("perf futex hash", pin("0", ["perf", "bench", "futex", "hash", "-t", "1", "-r", "2", "-s"]),
+     per_op_ops_sec, "sync.futex.hash", [], 1, 0.10),
+    ("perf futex wake", ["perf", "bench", "futex", "wake", "-t", "2", "-s"],
+     per_op_ms, "sync.futex.wake", ["waiters=2", "placement=cross-cpu"], 1, 0.15),
+    ("perf futex requeue", ["perf", "bench", "futex", "requeue", "-t", "2", "-s"],
+     per_op_ms, "sync.futex.requeue", ["waiters=2", "placement=cross-cpu"], 1, 0.15),
+    ("perf futex wake-parallel", ["perf", "bench", "futex", "wake-parallel", "-t", "2",
+                                  "-w", "2", "-s"],
+     per_op_ms, "sync.futex.wake_parallel", ["waiters=2", "wakers=2"], 1, 0.15),
+    ("perf futex lock-pi", ["perf", "bench", "futex", "lock-pi", "-t", "2", "-r", "2", "-s"],
+     per_op_ops_sec, "sync.futex.lock_pi", ["threads=2", "hold_us=1"], 1, 0.15),
+    ("perf epoll ctl", pin("0", ["perf", "bench", "epoll", "ctl", "-t", "1", "-r", "2"]),
+     per_op_epoll_ctl, "svc.epoll.ctl", ["fds=64"], 1, 0.10),
+    ("lat_syscall null", pin("0", ["lm:lat_syscall", "null"]), lm_us,
+     "syscall.getppid", ["via=libc"], 1, 0.10),
+    ("lat_pipe (same cpu)", pin("0", ["lm:lat_pipe"]), lm_us,
+     "ipc.rtt", ["transport=pipe", "size=1", "placement=same-cpu"], 1, 0.10),
+    ("lat_fifo (same cpu)", pin("0", ["lm:lat_fifo"]), lm_us,
+     "ipc.fifo", ["placement=same-cpu"], 1, 0.10),
+    ("lat_sem (same cpu)", pin("0", ["lm:lat_sem"]), lm_us,
+     "ipc.sem", ["placement=same-cpu"], 1, 0.10),
+    ("lat_fcntl (same cpu)", pin("0", ["lm:lat_fcntl"]), lm_us,
+     "ipc.fcntl", ["placement=same-cpu"], 1, 0.10),
+    ("lat_select -n 200 file", pin("0", ["lm:lat_select", "-n", "200", "file"]), lm_us,
+     "syscall.select", ["n=200"], 1, 0.10),
+    ("lat_unix_connect", pin("0", ["lm:lat_unix_connect"]), lm_us,
+     "ipc.connect", ["transport=unix", "placement=same-cpu"], 1, 0.10),
+    ("lat_connect", pin("0", ["lm:lat_connect", "127.0.0.1"]), lm_us,
+     "ipc.connect", ["transport=tcp", "placement=same-cpu"], 1, 0.10),
+    ("lat_usleep -u usleep 10", pin("0", ["lm:lat_usleep", "-u", "usleep", "10"]), lm_us,
+     "svc.usleep", ["method=usleep", "us=10"], 1, 0.10),
+    ("lat_usleep -u select 10", pin("0", ["lm:lat_usleep", "-u", "select", "10"]), lm_us,
+     "svc.usleep", ["method=select", "us=10"], 1, 0.10),
+    ("lat_usleep -u itimer 10", pin("0", ["lm:lat_usleep", "-u", "itimer", "10"]), lm_us,
+     "svc.usleep", ["method=itimer", "us=10"], 1, 0.10),
+    ("lat_fs 0k create", pin("0", ["lm:lat_fs", "-s", "0", "DIR"]), lm_fs,
+     "file.create", ["size=0"], 1, 0.10),
+]
+
+# lmbench tests with a server to start first (-s) and stop after (-S or -HOST).
+SERVERS = {"lat_connect": (["-s"], ["-S", "127.0.0.1"]),
+           "lat_unix_connect": (["-s"], ["-S"])}
+
+
+def build_lmbench(work):
+    src = os.path.join(work, "lmbench")
+    os.makedirs(src, exist_ok=True)
+    arch = subprocess.run(["git", "--git-dir", MIRROR, "archive", "HEAD", "src"],
+                          check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", src], input=arch, check=True)
+    s = os.path.join(src, "src")
+    names = {c[1][c[1].index(next(x for x in c[1] if x.startswith("lm:")))][3:]
+             for c in CASES if any(x.startswith("lm:") for x in c[1])}
+    bins = {}
+    for n in sorted(names):
+        out = os.path.join(work, n)
+        cmd = ["gcc", "-O", "-w", "-DHAVE_uint=1", "-DHAVE_int64_t=1", "-DHAVE_DRAND48",
+               "-I/usr/include/tirpc", "-o", out, os.path.join(s, n + ".c")]
+        cmd += [os.path.join(s, lib + ".c") for lib in LIBS] + ["-ltirpc", "-lm"]
+        subprocess.run(cmd, check=True, capture_output=True)
+        bins[n] = out
+    return bins
+
+
+def run_peer(cmd, bins, work):
+    env = dict(os.environ, **LM_ENV)
+    real, server = [], None
+    for x in cmd:
+        if x.startswith("lm:"):
+            server = x[3:]
+            x = bins[server]
+        real.append(work if x == "DIR" else x)
+    started = None
+    if server in SERVERS:
+        up, _ = SERVERS[server]
+        started = subprocess.Popen([bins[server]] + up, env=env, cwd=work)
+        subprocess.run(["sleep", "0.3"])
+    # Its own session: whatever it forks and leaves behind (lat_fifo's children, on a
+    # timeout) is killed with the group we made.
+    p = subprocess.Popen(real, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                         env=env, cwd=work, start_new_session=True)
+    try:
+        out, _ = p.communicate(timeout=120)
+        return out
+    except subprocess.TimeoutExpired:
+        return ""
+    finally:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        p.wait()
+        if started is not None:
+            _, down = SERVERS[server]
+            subprocess.run([bins[server]] + down, env=env, cwd=work, capture_output=True,
+                           timeout=30)
+            try:
+                started.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                started.kill()
+                started.wait()
+
+
+def run_syscost(exe, bench, params):
+    p = subprocess.run([exe, "run", bench] + params + ["--profile", "quick", "--no-save",
+                                                       "--format", "json"],
+                       capture_output=True, text=True, timeout=600)
+    try:
+        doc = json.loads(p.stdout)
+    except json.JSONDecodeError:
+        return None
+    for r in doc.get("results", []):
+        if r.get("measured"):
+            return r["measured"]["median_ns"]
+    return None
+
+
+def fmt(ns):
+    if ns is None:
+        return "—"
+    if ns >= 1e6:
+        return f"{ns / 1e6:.3f} ms"
+    if ns >= 1e3:
+        return f"{ns / 1e3:.2f} µs"
+    return f"{ns:.1f} ns"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--pairs", type=int, default=3)
+    ap.add_argument("--only", nargs="*", default=[])
+    ap.add_argument("--syscost", default=os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "..", "target", "release", "syscost"))
+    a = ap.parse_args()
+    cases = [c for c in CASES if not a.only or any(w in c[0] for w in a.only)]
+    work = tempfile.mkdtemp(prefix="syscost-peers-")
+    try:
+        bins = build_lmbench(work)
+        print(f"{'peer test':32} {'peer':>11} {'syscost':>11} {'ratio':>7}  target  within")
+        for label, cmd, parse, bench, params, scale, tol in cases:
+            peer, ours = [], []
+            for _ in range(a.pairs):
+                v = parse(run_peer(cmd, bins, work))
+                if v is not None:
+                    peer.append(v)
+                s = run_syscost(a.syscost, bench, params)
+                if s is not None:
+                    ours.append(s / scale)
+            pm = statistics.median(peer) if peer else None
+            sm = statistics.median(ours) if ours else None
+            ratio = sm / pm if pm and sm else None
+            ok = "yes" if ratio and abs(ratio - 1) <= tol else ("—" if ratio is None else "no")
+            rs = f"{ratio:.2f}" if ratio else "—"
+            print(f"{label:32} {fmt(pm):>11} {fmt(sm):>11} {rs:>7}  ±{tol:.0%}    {ok}",
+                  flush=True)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,377 @@
+//! lmbench's remaining IPC tests: a byte through two named FIFOs and back to a forked
+//! child (lat_fifo), a System V semaphore handed to it and back (lat_sem), a record
+//! lock handed to it and back as lat_fcntl does, and connection setup over TCP and
+//! AF_UNIX (lat_connect, lat_unix_connect) to an accepting thread.
+//!
+//! The FIFOs and lock files are made in the run's scratch directory and unlinked as
+//! soon as they are open; the socket path is removed with the body. The child is
+//! killed and reaped with the body (it only ever blocks in its next read, semop or
+//! lock), the semaphore set is removed, the accepting thread stopped and joined.
+
+use crate::bench::ctx::place_pinned;
+use crate::bench::{check, Kind, ParamSpec, Params, Prepared, RunContext};
+use crate::error::BenchError;
+use crate::harness::{Body, Expect, Plan};
+use crate::os::affinity::Pin;
+use crate::os::peers::{self, SemSet};
+use crate::os::task::{self, Child};
+use std::ffi::CString;
+use std::io::Read;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+/// Blocks: voluntary switches are part of the operation.
+const BLOCKS: Plan = Plan {
+    expect: Expect {
+        switches: true,
+        faults: false,
+        preemption: true,
+    },
+    keep_overhead: false,
+    fixed_batch: None,
+    per_iter: 0,
+    max_batch: None,
+};
+
+static PLACED: &[ParamSpec] = &[crate::bench::ctx::placement_among(
+    "same-cpu",
+    "this thread and the other task on one CPU, or on two",
+    &["same-cpu", "cross-cpu"],
+)];
+
+/// A name in the scratch directory no other run or instance uses.
+fn scratch_name(cx: &RunContext, what: &str) -> PathBuf {
+    static N: AtomicU64 = AtomicU64::new(0);
+    let n = N.fetch_add(1, Ordering::Relaxed);
+    cx.scratch_dir()
+        .join(format!("syscost-{what}-{}-{n}", std::process::id()))
+}
+
+fn cstr(p: &std::path::Path) -> Result<CString, BenchError> {
+    CString::new(p.as_os_str().as_encoded_bytes())
+        .map_err(|_| BenchError::Failed("a scratch path holds a NUL byte".into()))
+}
+
+/// `ipc.fifo`.
+pub const FIFO: crate::bench::InRun = crate::bench::InRun {
+    name: "ipc.fifo",
+    about: "a 1-byte write into a named FIFO a forked child reads, and its 1-byte answer through a second FIFO: one round trip (lmbench lat_fifo)",
+    origin: "mcvoy1996 lat_fifo",
+    params: PLACED,
+    prepare: prepare_fifo,
+};
+
+struct Fifo {
+    to: OwnedFd,
+    from: OwnedFd,
+    _child: Child,
+    _pin: Option<Pin>,
+}
+
+fn open_fifo(cx: &RunContext) -> Result<OwnedFd, BenchError> {
+    let path = scratch_name(cx, "fifo");
+    peers::mkfifo(&cstr(&path)?).map_err(|e| BenchError::os("mkfifo", e))?;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&path);
+    let _ = std::fs::remove_file(&path);
+    Ok(OwnedFd::from(
+        f.map_err(|e| BenchError::os("open the FIFO", e))?,
+    ))
+}
+
+fn prepare_fifo(p: &Params, cx: &RunContext) -> Result<Prepared, BenchError> {
+    let (pin, cpus) = place_pinned(p.get("placement"))?;
+    let (to, from) = (open_fifo(cx)?, open_fifo(cx)?);
+    let (a, b) = (to.as_raw_fd(), from.as_raw_fd());
+    // SAFETY: the child reads and writes two inherited descriptors: system calls only.
+    #[allow(unsafe_code)]
+    let child = unsafe {
+        task::fork_partner(&[], &cpus, move || {
+            let mut c = [0u8; 1];
+            while task::read_fd(a, &mut c) == 1 {
+                if task::write_fd(b, &c) != 1 {
+                    return 1;
+                }
+            }
+            0
+        })
+    }
+    .map_err(|e| BenchError::os("fork", e))?;
+    let f = Fifo {
+        to,
+        from,
+        _child: child,
+        _pin: pin,
+    };
+    Ok(Prepared::new(Box::new(f)).op("round trip").plan(BLOCKS))
+}
+
+impl Body for Fifo {
+    fn run(&mut self, iters: u64) -> Result<(), BenchError> {
+        let mut c = [7u8; 1];
+        for _ in 0..iters {
+            if task::write_fd(self.to.as_raw_fd(), &c) != 1 {
+                return Err(BenchError::last_os("write FIFO"));
+            }
+            if task::read_fd(self.from.as_raw_fd(), &mut c) != 1 {
+                return Err(BenchError::last_os("read FIFO"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `ipc.sem`.
+pub const SEM: crate::bench::Simple = crate::bench::Simple {
+    name: "ipc.sem",
+    about: "semop +1 on a System V semaphore a forked child waits on, then semop -1 on the one it posts back: one round trip (lmbench lat_sem)",
+    origin: "mcvoy1996 lat_sem",
+    params: PLACED,
+    prepare: prepare_sem,
+};
+
+struct Sem {
+    // Removed before the child is reaped: its semop then fails and it exits.
+    set: SemSet,
+    _child: Child,
+    _pin: Option<Pin>,
+}
+
+fn prepare_sem(p: &Params) -> Result<Prepared, BenchError> {
+    let (pin, cpus) = place_pinned(p.get("placement"))?;
+    let set = SemSet::new(2).map_err(|e| match e.raw_os_error() {
+        Some(libc::ENOSPC | libc::ENOSYS | libc::EPERM) => {
+            BenchError::Skip(format!("semget refused: {e}"))
+        }
+        _ => BenchError::os("semget", e),
+    })?;
+    let id = set.id();
+    // SAFETY: the child makes semop calls on the set: system calls only.
+    #[allow(unsafe_code)]
+    let child = unsafe {
+        task::fork_partner(&[], &cpus, move || {
+            while peers::semop(id, 0, -1) == 0 {
+                if peers::semop(id, 1, 1) != 0 {
+                    return 1;
+                }
+            }
+            0
+        })
+    }
+    .map_err(|e| BenchError::os("fork", e))?;
+    let s = Sem {
+        set,
+        _child: child,
+        _pin: pin,
+    };
+    Ok(Prepared::new(Box::new(s)).op("round trip").plan(BLOCKS))
+}
+
+impl Body for Sem {
+    fn run(&mut self, iters: u64) -> Result<(), BenchError> {
+        let id = self.set.id();
+        for _ in 0..iters {
+            check(peers::semop(id, 0, 1).into(), "semop post")?;
+            check(peers::semop(id, 1, -1).into(), "semop wait")?;
+        }
+        Ok(())
+    }
+}
+
+/// `ipc.fcntl`.
+pub const FCNTL: crate::bench::InRun = crate::bench::InRun {
+    name: "ipc.fcntl",
+    about: "lmbench lat_fcntl's handoff of two fcntl(F_SETLKW) record locks between this process and a forked child: lock 1, unlock 2, lock 2, unlock 1, each blocking lock waiting for the child's unlock (two round trips)",
+    origin: "mcvoy1996 lat_fcntl",
+    params: PLACED,
+    prepare: prepare_fcntl,
+};
+
+struct Fcntl {
+    fds: [OwnedFd; 2],
+    // Killed (its locks go with it) before the descriptors close.
+    _child: Child,
+    _pin: Option<Pin>,
+}
+
+fn lock_file(cx: &RunContext) -> Result<OwnedFd, BenchError> {
+    let path = scratch_name(cx, "lock");
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(&path);
+    let _ = std::fs::remove_file(&path);
+    Ok(OwnedFd::from(
+        f.map_err(|e| BenchError::os("create a lock file", e))?,
+    ))
+}
+
+fn prepare_fcntl(p: &Params, cx: &RunContext) -> Result<Prepared, BenchError> {
+    let (pin, cpus) = place_pinned(p.get("placement"))?;
+    let fds = [lock_file(cx)?, lock_file(cx)?];
+    let (a, b) = (fds[0].as_raw_fd(), fds[1].as_raw_fd());
+    check(peers::lock_byte(a, true).into(), "fcntl lock")?;
+    check(peers::lock_byte(b, true).into(), "fcntl lock")?;
+    // SAFETY: the child makes fcntl calls on inherited descriptors: system calls only.
+    #[allow(unsafe_code)]
+    let child = unsafe {
+        task::fork_partner(&[], &cpus, move || loop {
+            // lmbench's procB.
+            if peers::lock_byte(a, false) != 0
+                || peers::lock_byte(b, true) != 0
+                || peers::lock_byte(b, false) != 0
+                || peers::lock_byte(a, true) != 0
+            {
+                return 1;
+            }
+        })
+    }
+    .map_err(|e| BenchError::os("fork", e))?;
+    let f = Fcntl {
+        fds,
+        _child: child,
+        _pin: pin,
+    };
+    Ok(Prepared::new(Box::new(f))
+        .op("lock handoff (lmbench's procA)")
+        .plan(BLOCKS))
+}
+
+impl Body for Fcntl {
+    fn run(&mut self, iters: u64) -> Result<(), BenchError> {
+        let (a, b) = (self.fds[0].as_raw_fd(), self.fds[1].as_raw_fd());
+        for _ in 0..iters {
+            check(peers::lock_byte(a, true).into(), "fcntl lock 1")?;
+            check(peers::lock_byte(b, false).into(), "fcntl unlock 2")?;
+            check(peers::lock_byte(b, true).into(), "fcntl lock 2")?;
+            check(peers::lock_byte(a, false).into(), "fcntl unlock 1")?;
+        }
+        Ok(())
+    }
+}
+
+static CONNECT_PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "transport",
+        default: "tcp,unix",
+        about: "tcp: 127.0.0.1, the server closing first (so no TIME_WAIT piles up on this side) and the client reading its end of file · unix: an AF_UNIX stream socket bound in the scratch directory, closed by the client at once",
+        kind: Kind::Choice(&["tcp", "unix"]),
+    },
+    crate::bench::ctx::placement_among(
+        "same-cpu",
+        "the accepting thread on this CPU, or on another one",
+        &["same-cpu", "cross-cpu"],
+    ),
+];
+
+/// `ipc.connect`.
+pub const CONNECT: crate::bench::InRun = crate::bench::InRun {
+    name: "ipc.connect",
+    about: "socket, connect to a listening socket whose thread accepts and closes it, and close: connection setup (lmbench lat_connect, lat_unix_connect)",
+    origin: "mcvoy1996 lat_connect, lat_unix_connect",
+    params: CONNECT_PARAMS,
+    prepare: prepare_connect,
+};
+
+enum Server {
+    Tcp(std::net::SocketAddr),
+    Unix(PathBuf),
+}
+
+struct Connect {
+    server: Server,
+    stop: Arc<AtomicBool>,
+    acceptor: Option<JoinHandle<()>>,
+    _pin: Option<Pin>,
+}
+
+fn prepare_connect(p: &Params, cx: &RunContext) -> Result<Prepared, BenchError> {
+    let (pin, cpus) = place_pinned(p.get("placement"))?;
+    let os = |what: &'static str| move |e| BenchError::os(what, e);
+    let stop = Arc::new(AtomicBool::new(false));
+    let s = stop.clone();
+    let cpu = cpus.first().copied();
+    let (server, acceptor) = if p.get("transport") == "tcp" {
+        let l = std::net::TcpListener::bind("127.0.0.1:0")
+            .map_err(|e| BenchError::Skip(format!("no loopback TCP socket here: {e}")))?;
+        let addr = l.local_addr().map_err(os("getsockname"))?;
+        let t = std::thread::Builder::new()
+            .name("syscost-accept".into())
+            .spawn(move || {
+                let _pin = cpu.map(Pin::to);
+                while !s.load(Ordering::Acquire) {
+                    drop(l.accept());
+                }
+            });
+        (Server::Tcp(addr), t)
+    } else {
+        let path = scratch_name(cx, "sock");
+        let l = std::os::unix::net::UnixListener::bind(&path).map_err(os("bind"))?;
+        let t = std::thread::Builder::new()
+            .name("syscost-accept".into())
+            .spawn(move || {
+                let _pin = cpu.map(Pin::to);
+                while !s.load(Ordering::Acquire) {
+                    drop(l.accept());
+                }
+            });
+        (Server::Unix(path), t)
+    };
+    let c = Connect {
+        server,
+        stop,
+        acceptor: Some(acceptor.map_err(os("spawn the accepting thread"))?),
+        _pin: pin,
+    };
+    Ok(Prepared::new(Box::new(c)).op("connect+close").plan(BLOCKS))
+}
+
+impl Connect {
+    fn one(&self) -> Result<(), BenchError> {
+        match &self.server {
+            Server::Tcp(addr) => {
+                let mut s = std::net::TcpStream::connect(addr)
+                    .map_err(|e| BenchError::os("connect", e))?;
+                let mut b = [0u8; 1];
+                // The server's close: end of file.
+                let _ = s.read(&mut b);
+            }
+            Server::Unix(path) => {
+                drop(
+                    std::os::unix::net::UnixStream::connect(path)
+                        .map_err(|e| BenchError::os("connect", e))?,
+                );
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Body for Connect {
+    fn run(&mut self, iters: u64) -> Result<(), BenchError> {
+        for _ in 0..iters {
+            self.one()?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Connect {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Release);
+        // One more connection wakes the accepting thread, which sees the stop.
+        let _ = self.one();
+        if let Some(t) = self.acceptor.take() {
+            let _ = t.join();
+        }
+        if let Server::Unix(path) = &self.server {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}

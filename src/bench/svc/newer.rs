@@ -1,0 +1,261 @@
+//! Newer kernel services and lmbench's lat_usleep: io_uring's NOP (the submission and
+//! completion path alone), the seccomp user-notification round trip (newer perf's
+//! `sched seccomp-notify`), and a short sleep by each of lat_usleep's methods.
+//!
+//! The seccomp filter stays on the measuring thread for its life (with no_new_privs,
+//! which it needs): it sends only an unallocated system call number, [`NOTIFY_NR`], to
+//! the listener, so nothing else the thread does is touched; the listener stays open
+//! with it, so a later body on the same thread reuses it. The supervisor thread polls
+//! the listener and is stopped and joined with the body. The itimer sleep restores the previous
+//! ITIMER_REAL and SIGALRM disposition.
+
+use crate::bench::{Kind, ParamSpec, Params, Prepared, Simple};
+use crate::error::BenchError;
+use crate::harness::{Body, Expect, Plan};
+use crate::os::peers::{self, NotifyListener, SleepHow};
+use crate::os::svc;
+use crate::os::task::{self, Blocked, Handler, SigSet};
+use crate::os::uring::{Ring, SetupError};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, MutexGuard};
+use std::thread::JoinHandle;
+
+/// Blocks: its voluntary switches are part of the operation.
+const BLOCKS: Plan = Plan {
+    expect: Expect {
+        switches: true,
+        faults: false,
+        preemption: true,
+    },
+    keep_overhead: false,
+    fixed_batch: None,
+    per_iter: 0,
+    max_batch: None,
+};
+
+/// `svc.uring.nop`.
+pub const URING_NOP: Simple = Simple {
+    name: "svc.uring.nop",
+    about: "an IORING_OP_NOP through io_uring (raw syscalls): fill the entry, io_uring_enter(1, 0), take the completion from the ring: the submission path with no operation behind it",
+    origin: "",
+    params: &[],
+    prepare: |_| {
+        let mut ring = match Ring::new(8, Box::new([0u8])) {
+            Ok(r) => r,
+            Err(SetupError::Unavailable(why)) => return Err(BenchError::Skip(why)),
+            Err(SetupError::Failed(e)) => return Err(BenchError::os("io_uring_setup", e)),
+        };
+        Ok(Prepared::new(crate::bench::body(move || {
+            if !ring.queue_nop(1) {
+                return Err(BenchError::Failed("io_uring: submission queue full".into()));
+            }
+            let r = ring.enter(1, 0, 0);
+            if r != 1 {
+                crate::bench::check(r, "io_uring_enter")?;
+                return Err(BenchError::Failed(format!("io_uring_enter submitted {r}")));
+            }
+            loop {
+                if let Some((_, res)) = ring.reap() {
+                    if res != 0 {
+                        return Err(BenchError::Failed(format!("IORING_OP_NOP gave {res}")));
+                    }
+                    return Ok(());
+                }
+                crate::bench::check(
+                    ring.enter(0, 1, crate::os::uring::IORING_ENTER_GETEVENTS),
+                    "io_uring_enter",
+                )?;
+            }
+        }))
+        .op("NOP submitted and reaped"))
+    },
+};
+
+/// The system call number the seccomp filter sends to its listener: one no kernel
+/// implements on x86-64 (below `syscall.args`'s 1000).
+pub const NOTIFY_NR: u32 = 999;
+
+thread_local! {
+    static LISTENER: std::cell::RefCell<Option<Arc<NotifyListener>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// `svc.seccomp.notify`.
+pub const SECCOMP_NOTIFY: Simple = Simple {
+    name: "svc.seccomp.notify",
+    about: "a system call a seccomp filter hands to a user-space supervisor thread (SECCOMP_RET_USER_NOTIF), which receives it and answers 0 (SECCOMP_IOCTL_NOTIF_RECV, _SEND): the caller's round trip (newer perf bench sched seccomp-notify)",
+    origin: "perf bench sched seccomp-notify",
+    params: &[],
+    prepare: prepare_notify,
+};
+
+struct Notify {
+    stop: Arc<AtomicBool>,
+    supervisor: Option<JoinHandle<()>>,
+}
+
+fn prepare_notify(_: &Params) -> Result<Prepared, BenchError> {
+    let listener = LISTENER.with(|l| -> Result<Arc<NotifyListener>, BenchError> {
+        let mut l = l.borrow_mut();
+        if let Some(x) = l.as_ref() {
+            return Ok(x.clone());
+        }
+        let x = Arc::new(NotifyListener::install(NOTIFY_NR).map_err(|e| {
+            match e.raw_os_error() {
+                Some(libc::EINVAL | libc::ENOSYS | libc::EPERM | libc::EACCES) => {
+                    BenchError::Skip(format!("seccomp user notification refused: {e}"))
+                }
+                _ => BenchError::os("seccomp(SET_MODE_FILTER, NEW_LISTENER)", e),
+            }
+        })?);
+        *l = Some(x.clone());
+        Ok(x)
+    })?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let s = stop.clone();
+    let supervisor = std::thread::Builder::new()
+        .name("syscost-seccomp".into())
+        .spawn(move || {
+            while !s.load(Ordering::Acquire) {
+                if peers::notify_ready(listener.fd(), 20) {
+                    peers::notify_answer(listener.fd(), 0);
+                }
+            }
+        })
+        .map_err(|e| BenchError::os("spawn the supervisor thread", e))?;
+    let b = Notify {
+        stop,
+        supervisor: Some(supervisor),
+    };
+    Ok(Prepared::new(Box::new(b)).op("notified call").plan(BLOCKS))
+}
+
+impl Body for Notify {
+    fn run(&mut self, iters: u64) -> Result<(), BenchError> {
+        for _ in 0..iters {
+            let r = peers::call0(NOTIFY_NR as libc::c_long);
+            if r != 0 {
+                crate::bench::check(r, "the notified call")?;
+                return Err(BenchError::Failed(format!(
+                    "the notified call returned {r}"
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Notify {
+    fn drop(&mut self) {
+        // The supervisor polls the listener and sees the stop within its poll's limit.
+        self.stop.store(true, Ordering::Release);
+        if let Some(t) = self.supervisor.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+static USLEEP_PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "method",
+        default: "usleep,nanosleep,select,pselect,itimer",
+        about: "usleep(3) · nanosleep(2) · select(2) on no descriptors · pselect(2) on none · itimer: setitimer(ITIMER_REAL) then sigsuspend until SIGALRM (lat_usleep's five)",
+        kind: Kind::Choice(&["usleep", "nanosleep", "select", "pselect", "itimer"]),
+    },
+    ParamSpec {
+        name: "us",
+        default: "10",
+        about: "the requested sleep in µs",
+        kind: Kind::Int {
+            min: 1,
+            max: 100_000,
+        },
+    },
+];
+
+/// `svc.usleep`.
+pub const USLEEP: Simple = Simple {
+    name: "svc.usleep",
+    about: "one relative sleep of `us` µs by lmbench lat_usleep's `method`: the measured sleep, the timer slack included",
+    origin: "mcvoy1996 lat_usleep",
+    params: USLEEP_PARAMS,
+    prepare: prepare_usleep,
+};
+
+fn prepare_usleep(p: &Params) -> Result<Prepared, BenchError> {
+    let us = p.int("us") as u64;
+    let how = match p.get("method") {
+        "usleep" => SleepHow::Usleep,
+        "nanosleep" => SleepHow::Nanosleep,
+        "select" => SleepHow::Select,
+        "pselect" => SleepHow::Pselect,
+        _ => return prepare_itimer(us),
+    };
+    Ok(Prepared::new(crate::bench::body(move || {
+        crate::bench::check(peers::sleep_us(how, us).into(), "sleep")
+    }))
+    .op("sleep")
+    .plan(BLOCKS))
+}
+
+struct Itimer {
+    once: libc::itimerval,
+    old_timer: libc::itimerval,
+    wait: SigSet,
+    _blocked: Blocked,
+    _handler: Handler,
+    _lock: MutexGuard<'static, ()>,
+}
+
+fn prepare_itimer(us: u64) -> Result<Prepared, BenchError> {
+    // SIGALRM from ITIMER_REAL is sent to the process: with another thread that does
+    // not block it, the kernel may hand it there and this thread would never wake.
+    let threads =
+        crate::os::mem::thread_count().map_err(|e| BenchError::os("/proc/self", e))?;
+    if threads != 1 {
+        return Err(BenchError::Skip(format!(
+            "method=itimer needs a single-threaded process (SIGALRM goes to any thread); \
+             this one has {threads} threads"
+        )));
+    }
+    let lock = task::signals_lock();
+    let os = |what: &'static str| move |e| BenchError::os(what, e);
+    let old_timer = svc::getitimer_real().map_err(os("getitimer"))?;
+    if old_timer.it_value.tv_sec != 0 || old_timer.it_value.tv_usec != 0 {
+        return Err(BenchError::Skip(
+            "ITIMER_REAL is armed by someone else in this process".into(),
+        ));
+    }
+    let handler = Handler::counting(libc::SIGALRM).map_err(os("sigaction"))?;
+    let alrm = SigSet::empty().with(libc::SIGALRM);
+    let blocked = Blocked::block(&alrm).map_err(os("pthread_sigmask"))?;
+    let wait = SigSet::current().without(libc::SIGALRM);
+    let b = Itimer {
+        once: svc::itimer_once(us),
+        old_timer,
+        wait,
+        _blocked: blocked,
+        _handler: handler,
+        _lock: lock,
+    };
+    Ok(Prepared::new(Box::new(b)).op("sleep").plan(BLOCKS))
+}
+
+impl Body for Itimer {
+    fn run(&mut self, iters: u64) -> Result<(), BenchError> {
+        for _ in 0..iters {
+            let before = task::delivered(libc::SIGALRM);
+            crate::bench::check(svc::setitimer_real(&self.once).into(), "setitimer")?;
+            while task::delivered(libc::SIGALRM) == before {
+                task::sigsuspend(&self.wait);
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Itimer {
+    fn drop(&mut self) {
+        svc::setitimer_real(&self.old_timer);
+    }
+}
