@@ -56,7 +56,7 @@ pub const MESSAGING: Simple = Simple {
     about: "hackbench with threads: every one of `fds` senders per group writes a `size`-byte message to every receiver of its group, which reads them all: one operation is groups×fds×fds messages (perf bench sched messaging -t)",
     origin: "perf bench sched messaging",
     params: PARAMS,
-    prepare: prepare,
+    prepare,
 };
 
 #[derive(Default)]
