@@ -464,6 +464,11 @@ pub fn facts() -> Vec<Fact> {
     out
 }
 
+/// Whether this process put some hardening on itself (see [`apply`]).
+pub fn active() -> bool {
+    state().is_some()
+}
+
 /// Whether this process may measure `p`: Ok when it asks for no hardening or this
 /// worker put it on; else the skip, with why.
 pub fn check(p: &Params) -> Result<(), BenchError> {

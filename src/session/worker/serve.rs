@@ -225,7 +225,9 @@ fn visited_reply(slot: &mut Slot<'_>, visited: Result<bool, BenchError>) -> Repl
         ci: slot.c.last_ci,
         floor: slot.c.last_floor,
         error,
-        probes: slot.probes.take(),
+        // A hardened worker's probes read its hardening (a filter slows the getpid
+        // probe), not the machine: they stay out of the machine's floors.
+        probes: slot.probes.take().filter(|_| !bench::harden::active()),
     }
 }
 
