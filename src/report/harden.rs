@@ -5,8 +5,8 @@
 //!
 //! Pure: it reads the run's rows and changes no figure. The ratio comes from a
 //! [`Cost`], built today from the two rows' own medians and intervals (absolute, so
-//! the interval holds both rows' noise); a paired ratio measured by the run, when the
-//! rows carry one, is meant to fill the same [`Cost`] and say so in `paired`.
+//! the interval holds both rows' noise), or the paired ratio the run measured
+//! (`--reference`), when the hardened row carries one against that reference.
 
 use crate::bench::harden;
 use crate::results::{fmt_ns, BenchResult, Run};
@@ -89,6 +89,23 @@ pub fn costs(run: &Run) -> Vec<Cost<'_>> {
         .filter_map(|r| {
             let x = reference(r, &run.results)?;
             let (a, b) = (r.measured.as_ref()?, x.measured.as_ref()?);
+            // Measured paired against this very reference: the pairs' ratio.
+            let is_x = |reference: &str| {
+                reference
+                    .split_once('=')
+                    .is_some_and(|(n, v)| x.params.get(n).is_some_and(|w| w == v))
+            };
+            if let Some(p) = a.paired.as_ref().filter(|p| is_x(&p.reference)) {
+                return Some(Cost {
+                    row: r,
+                    reference: x,
+                    diff_ns: p.diff_ns,
+                    ratio: p.ratio,
+                    low: p.ratio_low,
+                    high: p.ratio_high,
+                    paired: true,
+                });
+            }
             (b.median_ns > 0.0 && b.ci_low_ns > 0.0).then(|| Cost {
                 row: r,
                 reference: x,
@@ -135,6 +152,7 @@ pub fn text(run: &Run, width: usize) -> String {
         "ratio".into(),
         "95% CI".into(),
     ]];
+    let all_paired = costs.iter().all(|c| c.paired);
     for c in &costs {
         let (a, b) = (
             c.row.measured.as_ref().map_or(0.0, |m| m.median_ns),
@@ -147,7 +165,16 @@ pub fn text(run: &Run, width: usize) -> String {
             fmt_ns(b),
             format!("{:+.1}", c.diff_ns),
             format!("{:.3}×", c.ratio),
-            format!("{:.3}–{:.3}", c.low, c.high),
+            format!(
+                "{:.3}–{:.3}{}",
+                c.low,
+                c.high,
+                if c.paired && !all_paired {
+                    " paired"
+                } else {
+                    ""
+                }
+            ),
         ]);
     }
     let mut s = String::from("\n");
@@ -158,8 +185,11 @@ pub fn text(run: &Run, width: usize) -> String {
         0,
         width,
     );
-    let how = if costs.iter().all(|c| c.paired) {
-        "ratios measured paired in this run"
+    let how = if all_paired {
+        "ratios measured paired in this run (--reference)"
+    } else if costs.iter().any(|c| c.paired) {
+        "ratios marked paired measured in pairs in this run (--reference); the others \
+         of the two rows' medians, each interval from both rows' intervals"
     } else {
         "ratios of the two rows' medians, each interval from both rows' intervals \
          (the two rows' noise added); the rows differ only in the hardening"
@@ -207,6 +237,41 @@ mod tests {
         );
         let quiet = run_of(&[(&[("via", "raw")], 100.0)]);
         assert_eq!(text(&quiet, 100), "");
+    }
+
+    #[test]
+    fn a_ratio_measured_paired_against_the_off_row_is_the_one_shown() {
+        let mut run = run_of(&[
+            (&[("via", "raw"), ("seccomp", "0")], 100.0),
+            (&[("via", "raw"), ("seccomp", "256")], 150.0),
+        ]);
+        let paired = crate::results::Paired {
+            reference: "seccomp=0".into(),
+            ratio: 1.52,
+            ratio_low: 1.519,
+            ratio_high: 1.521,
+            diff_ns: 41.5,
+            diff_low_ns: 41.3,
+            diff_high_ns: 41.7,
+            reference_ns: 79.6,
+            rounds: 41,
+            pairs: 3239,
+            round_ratios: vec![1.52; 41],
+            sides: "threads".into(),
+        };
+        run.results[1].measured.as_mut().unwrap().paired = Some(paired.clone());
+        let c = costs(&run);
+        assert!(c[0].paired && (c[0].ratio - 1.52).abs() < 1e-12, "{c:?}");
+        assert!((c[0].low - 1.519).abs() < 1e-12 && (c[0].diff_ns - 41.5).abs() < 1e-12);
+        assert!(text(&run, 100).contains("measured paired in this run"));
+        // Paired against another reference: the two rows' medians, as before.
+        let elsewhere = crate::results::Paired {
+            reference: "via=libc".into(),
+            ..paired
+        };
+        run.results[1].measured.as_mut().unwrap().paired = Some(elsewhere);
+        let c = costs(&run);
+        assert!(!c[0].paired && (c[0].ratio - 1.5).abs() < 1e-9);
     }
 
     #[test]

@@ -74,14 +74,24 @@ struct Fifo {
 fn open_fifo(cx: &RunContext) -> Result<OwnedFd, BenchError> {
     let path = scratch_name(cx, "fifo");
     peers::mkfifo(&cstr(&path)?).map_err(|e| BenchError::os("mkfifo", e))?;
+    open_unlinked(&path, false, "open the FIFO")
+}
+
+/// Opens `path` for reading and writing (`create`: a new file, which must not exist)
+/// and removes its name at once, whether or not the open succeeded: the descriptor is
+/// all that is left of it.
+fn open_unlinked(
+    path: &std::path::Path,
+    create: bool,
+    what: &'static str,
+) -> Result<OwnedFd, BenchError> {
     let f = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
-        .open(&path);
-    let _ = std::fs::remove_file(&path);
-    Ok(OwnedFd::from(
-        f.map_err(|e| BenchError::os("open the FIFO", e))?,
-    ))
+        .create_new(create)
+        .open(path);
+    let _ = std::fs::remove_file(path);
+    Ok(OwnedFd::from(f.map_err(|e| BenchError::os(what, e))?))
 }
 
 fn prepare_fifo(p: &Params, cx: &RunContext) -> Result<Prepared, BenchError> {
@@ -200,16 +210,7 @@ struct Fcntl {
 }
 
 fn lock_file(cx: &RunContext) -> Result<OwnedFd, BenchError> {
-    let path = scratch_name(cx, "lock");
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .open(&path);
-    let _ = std::fs::remove_file(&path);
-    Ok(OwnedFd::from(
-        f.map_err(|e| BenchError::os("create a lock file", e))?,
-    ))
+    open_unlinked(&scratch_name(cx, "lock"), true, "create a lock file")
 }
 
 fn prepare_fcntl(p: &Params, cx: &RunContext) -> Result<Prepared, BenchError> {

@@ -84,20 +84,26 @@ pub const WAKE: Simple = Simple {
     about: "waking all `waiters` threads blocked in FUTEX_WAIT, `nwakes` per FUTEX_WAKE call, until every one is woken: the waker's time (perf bench futex wake); timed one at a time, the waiters re-blocked untimed",
     origin: "perf bench futex wake",
     params: WAKE_PARAMS,
-    prepare: |p| {
-        let waiters = p.int("waiters") as usize;
-        let nwakes = p.int("nwakes") as i32;
-        let (pin, cpus) = place_pinned(p.get("placement"))?;
-        let pool = Pool::new(waiters, &cpus)?;
-        Ok(one_at_a_time(Box::new(Waking {
-            pool,
-            nwakes,
-            requeue: false,
-            _pin: pin,
-        }))
-        .op("wake of all waiters"))
-    },
+    prepare: |p| waking(p, "nwakes", false),
 };
+
+/// `waiters` threads blocked on a word, placed as `placement` says, and a body that
+/// wakes (or, `requeue`, moves) all of them, `per_call` (a parameter's name) per call.
+fn waking(p: &Params, per_call: &str, requeue: bool) -> Result<Prepared, BenchError> {
+    let (pin, cpus) = place_pinned(p.get("placement"))?;
+    let pool = Pool::new(p.int("waiters") as usize, &cpus)?;
+    Ok(one_at_a_time(Box::new(Waking {
+        pool,
+        nwakes: p.int(per_call) as i32,
+        requeue,
+        _pin: pin,
+    }))
+    .op(if requeue {
+        "requeue of all waiters"
+    } else {
+        "wake of all waiters"
+    }))
+}
 
 static REQUEUE_PARAMS: &[ParamSpec] = &[
     WAITERS,
@@ -116,19 +122,7 @@ pub const REQUEUE: Simple = Simple {
     about: "moving all `waiters` threads blocked on one futex word to another with FUTEX_CMP_REQUEUE, `nrequeue` per call, none woken (perf bench futex requeue); timed one at a time, the waiters woken and re-blocked untimed",
     origin: "perf bench futex requeue",
     params: REQUEUE_PARAMS,
-    prepare: |p| {
-        let waiters = p.int("waiters") as usize;
-        let nrequeue = p.int("nrequeue") as i32;
-        let (pin, cpus) = place_pinned(p.get("placement"))?;
-        let pool = Pool::new(waiters, &cpus)?;
-        Ok(one_at_a_time(Box::new(Waking {
-            pool,
-            nwakes: nrequeue,
-            requeue: true,
-            _pin: pin,
-        }))
-        .op("requeue of all waiters"))
-    },
+    prepare: |p| waking(p, "nrequeue", true),
 };
 
 fn one_at_a_time(b: Box<dyn Body>) -> Prepared {
