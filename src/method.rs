@@ -89,3 +89,13 @@ pub const SLOW_WAIT_READINGS: usize = 16;
 /// figure of the machine should. A hand-over took 2.2 ms there (median of 531), mostly
 /// the fresh process's `exec`, which runs while the old one packs its samples.
 pub const ROUNDS_PER_WORKER: usize = 1;
+
+// Paired alternatives.
+
+/// The rounds a pair gets (`--reference`), with no early stop: enough for an interval
+/// from the rounds' spread, few enough that a pair takes seconds (a standard round is
+/// about 60 ms). Stopping at the first narrow look (5–8 rounds) held the median of ten
+/// runs' ratios in 6–8 of 10; all 41, in 8–10 of 10 for the ping-pong pairs
+/// (scripts/paired.py, 2026-11-27; the pipe pair, 4 of 10 on a quiet machine, is an
+/// open question).
+pub const MAX_PAIR_ROUNDS: usize = 41;

@@ -266,18 +266,7 @@ impl Ring {
     /// submits it. Returns false when the submission queue is full.
     #[inline(always)]
     pub fn queue_write(&mut self, fd: RawFd, len: usize, user_data: u64) -> bool {
-        // SAFETY: head and tail are words of the live SQ ring mapping.
-        let (head, tail) = unsafe {
-            (
-                (*self.sq_head).load(Ordering::Acquire),
-                (*self.sq_tail).load(Ordering::Relaxed),
-            )
-        };
-        if tail.wrapping_sub(head) > self.sq_mask {
-            return false;
-        }
-        let idx = tail & self.sq_mask;
-        let sqe = Sqe {
+        self.push(Sqe {
             opcode: IORING_OP_WRITE,
             flags: self.sqe_flags,
             fd,
@@ -285,22 +274,26 @@ impl Ring {
             len: len.min(self.source.len()) as u32,
             user_data,
             ..Sqe::default()
-        };
-        // SAFETY: slot `idx` is inside the SQE array and not owned by the kernel (the
-        // queue is not full); the array entry likewise; the tail store publishes both.
-        unsafe {
-            self.sqes.ptr.cast::<Sqe>().add(idx as usize).write(sqe);
-            self.sq_array.add(idx as usize).write(idx);
-            (*self.sq_tail).store(tail.wrapping_add(1), Ordering::Release);
-        }
-        self.in_flight += 1;
-        true
+        })
     }
 
     /// Queues an `IORING_OP_NOP` (no operation: the submission and completion path
     /// alone) and makes it visible to the kernel. Returns false when the queue is full.
     #[inline(always)]
     pub fn queue_nop(&mut self, user_data: u64) -> bool {
+        self.push(Sqe {
+            opcode: 0, // IORING_OP_NOP
+            flags: self.sqe_flags,
+            fd: -1,
+            user_data,
+            ..Sqe::default()
+        })
+    }
+
+    /// Writes `sqe` into the next free slot of the submission queue and publishes it
+    /// to the kernel; false when the queue is full.
+    #[inline(always)]
+    fn push(&mut self, sqe: Sqe) -> bool {
         // SAFETY: head and tail are words of the live SQ ring mapping.
         let (head, tail) = unsafe {
             (
@@ -312,14 +305,8 @@ impl Ring {
             return false;
         }
         let idx = tail & self.sq_mask;
-        let sqe = Sqe {
-            opcode: 0, // IORING_OP_NOP
-            flags: self.sqe_flags,
-            fd: -1,
-            user_data,
-            ..Sqe::default()
-        };
-        // SAFETY: as in `queue_write`: a free slot, published by the tail store.
+        // SAFETY: slot `idx` is inside the SQE array and not owned by the kernel (the
+        // queue is not full); the array entry likewise; the tail store publishes both.
         unsafe {
             self.sqes.ptr.cast::<Sqe>().add(idx as usize).write(sqe);
             self.sq_array.add(idx as usize).write(idx);

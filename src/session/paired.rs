@@ -12,45 +12,27 @@
 
 use super::worker::{self, wire, Workers};
 use super::Session;
+use crate::bench::harden::Asked;
 use crate::bench::{Bench, Params, RunContext};
 use crate::error::BenchError;
 use crate::harness::clock::Clock;
 use crate::harness::paired::{quartets, Home, InThread, Local};
 use crate::harness::{Harness, Settings};
+use crate::method;
 use crate::results::Paired;
 use crate::stats::paired::{combine, round, RoundPairs};
 use std::os::unix::net::UnixStream;
 
-/// Parameters whose value (other than [`OFF`]) binds what a side sets up to the
-/// thread that set it up: such a side is prepared and measured in a thread of its own.
-/// The hardening parameters name themselves here.
-pub const OWN_THREAD: &[&str] = &["seccomp", "rseq", "spec"];
-
-/// Parameters whose value (other than [`OFF`]) binds what a side sets up to its
-/// process (a namespace).
-pub const OWN_PROCESS: &[&str] = &["userns", "cgroup"];
-
-/// The values of those parameters that set nothing up (`seccomp=0`, `userns=0`,
-/// `spec=none`, `cgroup=none`, `rseq=on`: the registration glibc makes anyway).
-pub const OFF: &[&str] = &["0", "none", "on"];
-
-/// The rounds a pair gets: enough for an interval from the rounds' spread, few enough
-/// that a pair takes seconds (a standard round is about 60 ms). Stopping at the first
-/// narrow look (8 rounds) held the median of ten runs' ratios in 7–8 of 10; all 41, in
-/// 9 of 10 (scripts/paired.py, 2026-11-27).
-pub const MAX_PAIR_ROUNDS: usize = 41;
-
 /// Where the alternative `other` must live to be paired with `reference`: the
-/// strictest either side's parameters ask for.
+/// strictest either side's hardening asks for ([`crate::bench::harden::Asked`]). What a
+/// namespace or a cgroup binds is a process's; a seccomp filter, the rseq
+/// registration and the speculation controls are a thread's.
 pub fn home_of(reference: &Params, other: &Params) -> Home {
-    let set = |names: &[&str]| {
-        reference.0.iter().chain(&other.0).any(|(n, v)| {
-            names.contains(n) && !OFF.contains(&v.to_ascii_lowercase().as_str())
-        })
-    };
-    if set(OWN_PROCESS) {
+    let (a, b) = (Asked::of(reference), Asked::of(other));
+    let process = |x: &Asked| x.userns || x.cgroup.is_some();
+    if process(&a) || process(&b) {
         Home::OwnProcess
-    } else if set(OWN_THREAD) {
+    } else if a.any() || b.any() {
         Home::OwnThread
     } else {
         Home::Shared
@@ -146,7 +128,7 @@ pub(super) fn serve(
 impl Session {
     /// Measures `other` against `reference` (two instances of `bench` that differ in
     /// the parameter named by `label`, `name=value` of the reference) in
-    /// [`MAX_PAIR_ROUNDS`] paired rounds (the profile's `budget_max_rounds` when fewer,
+    /// [`method::MAX_PAIR_ROUNDS`] paired rounds (the profile's `budget_max_rounds` when fewer,
     /// at least its `max_rounds`). No early stop: rounds taken within a second agreed
     /// more closely than runs did (ten runs of `ipc.pipe.self via=libc,raw`: rounds
     /// within ±0.03%, runs 0.8% apart), so the interval needs the rounds' time.
@@ -159,7 +141,9 @@ impl Session {
     ) -> Result<Paired, BenchError> {
         let home = home_of(reference, other);
         let p = self.settings.profile;
-        let cap = MAX_PAIR_ROUNDS.min(p.budget_max_rounds).max(p.max_rounds);
+        let cap = method::MAX_PAIR_ROUNDS
+            .min(p.budget_max_rounds)
+            .max(p.max_rounds);
         let mut rounds: Vec<RoundPairs> = Vec::new();
         for _ in 0..cap {
             if crate::os::interrupt::interrupted() {
