@@ -106,3 +106,84 @@ fn a_bad_reference_is_refused_in_one_line() {
         );
     }
 }
+
+/// The workers (and the processes they forked) whose run is `run_pid`: a worker's
+/// command line is `syscost __worker FD RUN_PID`, and a paired side forked from one
+/// keeps it.
+fn workers_of(run_pid: u32) -> Vec<u32> {
+    let mut found = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        let Ok(cmd) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+            continue;
+        };
+        let words: Vec<&[u8]> = cmd.split(|&b| b == 0).collect();
+        let is_ours = words.iter().any(|w| *w == b"__worker")
+            && words.last().is_some_and(|w| w.is_empty())
+            && words
+                .iter()
+                .rev()
+                .nth(1)
+                .is_some_and(|w| *w == run_pid.to_string().as_bytes());
+        if is_ours {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+#[test]
+fn a_side_bound_to_its_process_is_paired_in_processes_of_their_own() {
+    let child = Command::new(env!("CARGO_BIN_EXE_syscost"))
+        .args([
+            "run",
+            "syscall.getppid",
+            "-p",
+            "userns=0,1",
+            "--reference",
+            "userns=0",
+            "--profile",
+            "smoke",
+            "--format",
+            "json",
+        ])
+        .env("SYSCOST_NO_SAVE", "1")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run syscost");
+    let run_pid = child.id();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let run: Run = parse_strict(&String::from_utf8_lossy(&out.stdout));
+    let hardened = run
+        .results
+        .iter()
+        .find(|r| r.params["userns"] == "1")
+        .expect("the userns=1 row");
+    match hardened.measured.as_ref().and_then(|m| m.paired.as_ref()) {
+        Some(p) => {
+            assert_eq!(p.reference, "userns=0");
+            assert_eq!(p.sides, "processes");
+            assert!(p.ratio_low <= p.ratio && p.ratio <= p.ratio_high, "{p:?}");
+            // A sanity range: getppid costs the same order of time in a namespace.
+            assert!((0.2..5.0).contains(&p.ratio), "{p:?}");
+            assert!(p.rounds >= 1 && p.pairs >= p.rounds, "{p:?}");
+        }
+        // A kernel that refuses user namespaces skips the row, and says why.
+        None => assert!(
+            hardened
+                .reason
+                .as_deref()
+                .is_some_and(|w| w.contains("userns=")),
+            "neither paired nor skipped with the reason: {:?}; {stderr}",
+            hardened.reason
+        ),
+    }
+    // Every side's process was reaped, the namespace's pid 1 with its parent.
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    assert_eq!(workers_of(run_pid), Vec::<u32>::new());
+}

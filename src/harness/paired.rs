@@ -9,8 +9,10 @@
 //! thread that prepared it (a seccomp filter belongs to the thread that installed it)
 //! lives in a thread of its own ([`InThread`]) that takes its turn under a handshake:
 //! the measuring thread sends "go", the side's thread times its own batch with its own
-//! clock reads (so the handshake stays outside the timed region) and answers. Like
-//! the rest of the harness, it knows no benchmark and never prints.
+//! clock reads (so the handshake stays outside the timed region) and answers. What
+//! belongs to a process (a namespace, a cgroup) puts each side in a forked process of
+//! its own ([`InProcess`]), under the same handshake over a socket. Like the rest of
+//! the harness, it knows no benchmark and never prints.
 
 use super::clock::Clock;
 use super::{analyze, check_interrupt, EmptyLoop, Harness, Plan, Settings};
@@ -27,8 +29,9 @@ pub enum Home {
     /// In a thread of its own, prepared there ([`InThread`]): what it sets up belongs
     /// to the thread (a seccomp filter, an rseq registration).
     OwnThread,
-    /// In a process of its own: what it sets up belongs to the process (a
-    /// namespace). Not measured in pairs yet: such a pair is skipped with the reason.
+    /// In a process of its own, forked for the round ([`InProcess`]): what it sets up
+    /// belongs to the process (a namespace, a cgroup). Both sides then get one, so
+    /// that neither is the older process.
     OwnProcess,
 }
 
@@ -164,6 +167,134 @@ impl Turn for InThread {
 impl Drop for InThread {
     fn drop(&mut self) {
         self.go = None;
+    }
+}
+
+/// A side in a process of its own, forked from this one (which must be
+/// single-threaded) and taking turns under a handshake over a socket: a byte asks for
+/// a turn, the answer is the turn's outcome. Dropping it shuts the socket down (the
+/// side's process holds a copy of this end, so closing it would not be seen); the
+/// process then drops what it prepared (a cgroup it made is removed) and exits, and is
+/// reaped, or killed and reaped after [`SIDE_EXIT`].
+pub struct InProcess {
+    link: Option<std::os::unix::net::UnixStream>,
+    child: crate::os::task::Child,
+}
+
+/// How long a side's process may take to release what it prepared and exit.
+const SIDE_EXIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+impl InProcess {
+    /// Forks the side's process, which prepares its body with `prepare` (there: what
+    /// the closure sets up belongs to that process; its third value is held until the
+    /// side ends), readies it as [`Local::ready`] does and takes turns. Returns once the
+    /// side is ready, or with the error that stopped it.
+    pub fn start<P>(
+        settings: Settings,
+        warm_ns: u64,
+        clock: &dyn Clock,
+        prepare: P,
+    ) -> Result<InProcess, BenchError>
+    where
+        P: FnOnce() -> Result<
+            (Box<dyn super::Body>, Plan, Box<dyn std::any::Any>),
+            BenchError,
+        >,
+    {
+        let (ours, mut theirs) = std::os::unix::net::UnixStream::pair()
+            .map_err(|e| BenchError::os("socketpair for a paired side", e))?;
+        let child = crate::os::task::fork_alone(move || {
+            let h = Harness::new(clock, settings);
+            let served = prepare().and_then(|(mut body, plan, held)| {
+                let mut side = Local::ready(&h, body.as_mut(), plan, warm_ns)?;
+                send_turn(&mut theirs, &Ok((0.0, false)));
+                let mut go = [0u8; 1];
+                while matches!(std::io::Read::read(&mut theirs, &mut go), Ok(1)) {
+                    send_turn(&mut theirs, &side.turn());
+                }
+                // What the side prepared goes before what it holds (a cgroup is
+                // left once its tasks are gone).
+                drop(body);
+                drop(held);
+                Ok(())
+            });
+            if let Err(e) = served {
+                send_turn(&mut theirs, &Err(e));
+            }
+            0
+        })
+        .map_err(|e| BenchError::Skip(format!("a paired side's process: {e}")))?;
+        let mut side = InProcess {
+            link: Some(ours),
+            child,
+        };
+        side.answer().map(|_| side)
+    }
+
+    fn answer(&mut self) -> Result<(f64, bool), BenchError> {
+        let lost = |e: std::io::Error| {
+            BenchError::Failed(format!("the side's process ended early: {e}"))
+        };
+        let link = self
+            .link
+            .as_mut()
+            .ok_or_else(|| lost(std::io::ErrorKind::BrokenPipe.into()))?;
+        let mut head = [0u8; 13];
+        std::io::Read::read_exact(link, &mut head).map_err(lost)?;
+        let word = u64::from_le_bytes(head[1..9].try_into().unwrap_or_default());
+        let len = u32::from_le_bytes(head[9..13].try_into().unwrap_or_default()) as usize;
+        let mut text = vec![0u8; len];
+        std::io::Read::read_exact(link, &mut text).map_err(lost)?;
+        let text = String::from_utf8_lossy(&text).into_owned();
+        match head[0] {
+            0 => Ok((f64::from_bits(word), len > 0)),
+            1 => Err(BenchError::Skip(text)),
+            2 => Err(BenchError::Failed(text)),
+            _ => Err(BenchError::Interrupted),
+        }
+    }
+}
+
+/// Writes a turn's outcome as [`InProcess::answer`] reads it: a tag (0 a time, 1 a
+/// skip, 2 a failure, 3 an interrupt), eight bytes of the time, and a length and text
+/// (for a time, one byte when perturbed).
+fn send_turn(
+    to: &mut std::os::unix::net::UnixStream,
+    turn: &Result<(f64, bool), BenchError>,
+) {
+    let (tag, ns, text): (u8, f64, Vec<u8>) = match turn {
+        Ok((ns, perturbed)) => (0, *ns, if *perturbed { vec![1] } else { vec![] }),
+        Err(BenchError::Skip(s)) => (1, 0.0, s.clone().into_bytes()),
+        Err(BenchError::Failed(s)) => (2, 0.0, s.clone().into_bytes()),
+        Err(BenchError::Interrupted) => (3, 0.0, vec![]),
+    };
+    let mut out = vec![tag];
+    out.extend(ns.to_bits().to_le_bytes());
+    out.extend((text.len() as u32).to_le_bytes());
+    out.extend(text);
+    // A parent that is gone reads nothing: this side then ends at its next read.
+    let _ = std::io::Write::write_all(to, &out);
+}
+
+impl Turn for InProcess {
+    fn turn(&mut self) -> Result<(f64, bool), BenchError> {
+        let link = self
+            .link
+            .as_mut()
+            .ok_or_else(|| BenchError::Failed("the side's process ended early".into()))?;
+        std::io::Write::write_all(link, b"g").map_err(|e| {
+            BenchError::Failed(format!("the side's process ended early: {e}"))
+        })?;
+        self.answer()
+    }
+}
+
+impl Drop for InProcess {
+    fn drop(&mut self) {
+        if let Some(link) = self.link.take() {
+            let _ = link.shutdown(std::net::Shutdown::Both);
+        }
+        let _ = self.child.reap_by(std::time::Instant::now() + SIDE_EXIT);
     }
 }
 

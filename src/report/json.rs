@@ -56,7 +56,7 @@
 //!                    "ratio", "ratio_low", "ratio_high",       // this row over the reference, 95% interval
 //!                    "diff_ns", "diff_low_ns", "diff_high_ns", // this row less the reference, ns
 //!                    "reference_ns", "rounds", "pairs",        // the reference in the pairs; fresh workers; quartets
-//!                    "round_ratios": [..], "sides": "thread" | "threads" },
+//!                    "round_ratios": [..], "sides": "thread" | "threads" | "processes" },
 //!       "center_ns", "batch", "operations",
 //!       "overhead": { "per_batch_ns", "per_op_ns", "samples", "subtracted" },
 //!       "accounting": { "user_ns", "sys_ns", "vol_switches", "invol_switches",

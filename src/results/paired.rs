@@ -31,7 +31,8 @@ pub struct Paired {
     /// Each round's median pair ratio, in the order measured.
     pub round_ratios: Vec<f64>,
     /// Where the two sides lived: `thread` (one thread, in turns), `threads` (two
-    /// threads of one process taking turns under a handshake).
+    /// threads of one process taking turns under a handshake), `processes` (two
+    /// processes forked for the round, taking turns so).
     pub sides: String,
 }
 
@@ -68,10 +69,10 @@ impl Paired {
             ns(self.diff_high_ns),
             self.rounds,
             self.pairs,
-            if self.sides == "threads" {
-                ", two threads"
-            } else {
-                ""
+            match self.sides.as_str() {
+                "threads" => ", two threads",
+                "processes" => ", two processes",
+                _ => "",
             }
         )
     }

@@ -7,8 +7,8 @@
 //! moments of the machine, so its drift cancels in their ratio.
 //!
 //! Where an alternative must live is decided by its parameters ([`home_of`]): the
-//! measuring thread, a thread of its own (taking turns under a handshake), or (not yet
-//! built) a process of its own.
+//! measuring thread, a thread of its own (taking turns under a handshake), or, for
+//! both sides, processes of their own forked by the round's worker.
 
 use super::worker::{self, wire, Workers};
 use super::Session;
@@ -16,7 +16,7 @@ use crate::bench::harden::Asked;
 use crate::bench::{Bench, Params, RunContext};
 use crate::error::BenchError;
 use crate::harness::clock::Clock;
-use crate::harness::paired::{quartets, Home, InThread, Local};
+use crate::harness::paired::{quartets, Home, InProcess, InThread, Local};
 use crate::harness::{Harness, Settings};
 use crate::method;
 use crate::results::Paired;
@@ -46,7 +46,7 @@ pub(crate) fn measure_round(
     home: Home,
     clock: &(dyn Clock + Sync),
     settings: Settings,
-    cx: &RunContext,
+    (cx, session): (&RunContext, u32),
 ) -> Result<Vec<(f64, f64)>, BenchError> {
     let p = settings.profile;
     let h = Harness::new(clock, settings);
@@ -75,11 +75,28 @@ pub(crate) fn measure_round(
             let mut sa = Local::ready(&h, pa.body.as_mut(), pa.plan, p.warmup_ns)?;
             quartets(&h, &mut sa, &mut sb, ns, min, max)
         }),
-        Home::OwnProcess => Err(BenchError::Skip(
-            "a side that must live in a process of its own is not measured in pairs \
-             yet"
-            .into(),
-        )),
+        Home::OwnProcess => {
+            // Each side in a process of its own, forked from this single-threaded one,
+            // which puts on it what the side asks of a process (a namespace, a cgroup)
+            // and holds that until the side ends.
+            let side = |params: &Params| {
+                let (files, profile) = (cx.files().clone(), cx.profile());
+                let params = params.clone();
+                move || {
+                    let held = crate::bench::harden::apply(&params, session);
+                    let prepared = crate::bench::harden::prepare(
+                        bench,
+                        &params,
+                        &RunContext::new(files, profile),
+                    )?;
+                    let held: Box<dyn std::any::Any> = Box::new(held);
+                    Ok((prepared.body, prepared.plan, held))
+                }
+            };
+            let mut sa = InProcess::start(settings, p.warmup_ns, clock, side(a))?;
+            let mut sb = InProcess::start(settings, p.warmup_ns, clock, side(b))?;
+            quartets(&h, &mut sa, &mut sb, ns, min, max)
+        }
     }
 }
 
@@ -87,7 +104,7 @@ pub(crate) fn measure_round(
 pub(super) fn serve(
     pair: wire::PairStart,
     link: &mut UnixStream,
-    stream: UnixStream,
+    (stream, session): (UnixStream, u32),
 ) -> anyhow::Result<()> {
     let start = &pair.start;
     if let Some(cpu) = start.home {
@@ -112,8 +129,14 @@ pub(super) fn serve(
             .with_resolution(start.resolution_ns);
     settings.batch = start.batch;
     let cx = worker::context_of(start, stream);
-    let measured =
-        measure_round(bench, (&a, &b), pair.home, clock.as_ref(), settings, &cx);
+    let measured = measure_round(
+        bench,
+        (&a, &b),
+        pair.home,
+        clock.as_ref(),
+        settings,
+        (&cx, session),
+    );
     let reply = match measured {
         Ok(pairs) => wire::Reply::Paired { pairs, error: None },
         Err(e) => wire::Reply::Paired {
@@ -174,7 +197,8 @@ impl Session {
             round_ratios: rounds.iter().map(|r| r.ratio).collect(),
             sides: match home {
                 Home::OwnThread => "threads",
-                _ => "thread",
+                Home::OwnProcess => "processes",
+                Home::Shared => "thread",
             }
             .to_string(),
         })
@@ -207,7 +231,7 @@ impl Session {
                 home,
                 self.clock.as_ref(),
                 self.settings,
-                &self.context,
+                (&self.context, std::process::id()),
             ),
         }
     }

@@ -408,14 +408,13 @@ fn on_this_task(
 /// Puts on the calling thread alone what `p` asks for of a thread (rseq, speculation,
 /// the seccomp filter), for a side of a paired measurement that lives in a thread of
 /// its own (`session::paired`); the process is left as it was. What belongs to a
-/// process (namespaces, cgroups) is refused: such a side needs a process of its own.
+/// process (namespaces, cgroups) is refused: such a pair's sides get processes of their
+/// own (`session::paired::home_of`).
 pub fn on_this_thread(p: &Params) -> Result<(), BenchError> {
     let asked = Asked::of(p);
     if asked.userns || asked.cgroup.is_some() {
         return Err(BenchError::Skip(
-            "userns= and cgroup= belong to a process: such a side is not measured in \
-             pairs yet"
-                .into(),
+            "userns= and cgroup= belong to a process, not to a side's thread".into(),
         ));
     }
     on_this_task(p, &asked, &mut Vec::new(), false).map_err(BenchError::Skip)

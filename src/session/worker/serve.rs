@@ -39,7 +39,8 @@ fn serve_inner(args: &[String]) -> anyhow::Result<()> {
         Some(Request::Start(start)) => (start, false),
         Some(Request::Probe(start)) => (start, true),
         Some(Request::Pair(pair)) => {
-            return crate::session::paired::serve(*pair, &mut link, stream)
+            let session = args.get(1).and_then(|p| p.parse().ok()).unwrap_or(0);
+            return crate::session::paired::serve(*pair, &mut link, (stream, session));
         }
         // The parent let it go before its start (the worker it was to succeed failed
         // to hand over).
