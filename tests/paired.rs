@@ -187,3 +187,44 @@ fn a_side_bound_to_its_process_is_paired_in_processes_of_their_own() {
     std::thread::sleep(std::time::Duration::from_millis(200));
     assert_eq!(workers_of(run_pid), Vec::<u32>::new());
 }
+
+#[test]
+fn a_pair_of_file_reads_gets_the_run_s_scratch_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = syscost(&[
+        "run",
+        "file.read",
+        "-p",
+        "method=read,pread",
+        "size=8",
+        "cache=warm",
+        "--reference",
+        "method=read",
+        "--profile",
+        "smoke",
+        "--dir",
+        dir.path().to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(
+        !out.stderr.contains("not measured in pairs"),
+        "{}",
+        out.stderr
+    );
+    let run: Run = parse_strict(&out.stdout);
+    let pread = run
+        .results
+        .iter()
+        .find(|r| r.params["method"] == "pread")
+        .expect("the pread row");
+    let p = pread
+        .measured
+        .as_ref()
+        .and_then(|m| m.paired.as_ref())
+        .expect("paired against read");
+    assert!((0.2..5.0).contains(&p.ratio), "{p:?}");
+    // The scratch file is the run's, and went with it.
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}

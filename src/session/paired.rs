@@ -223,7 +223,7 @@ impl Session {
                         .collect(),
                     home,
                 };
-                worker::Remote::pair(program, pair)
+                worker::Remote::pair(program, pair, &|len| self.context.scratch(len))
             }
             Workers::Inline => measure_round(
                 bench,

@@ -259,14 +259,9 @@ impl Remote {
                     })
                 }
                 Reply::Visited { error: Some(e), .. } => return Err(e.into()),
-                Reply::NeedScratch { len } => match (services.scratch)(len) {
-                    Ok(s) => {
-                        self.send(&Request::Scratch(Ok(())))?;
-                        wire::send_fd(&self.stream, s.file().as_fd())
-                            .map_err(|e| self.died(&format!("sending the file: {e}")))?;
-                    }
-                    Err(e) => self.send(&Request::Scratch(Err((&e).into())))?,
-                },
+                Reply::NeedScratch { len } => {
+                    self.give_scratch((services.scratch)(len))?
+                }
                 Reply::Spans { tid, spans, expect } => {
                     let bits = flags(services, tid, &spans, expect)?;
                     self.send(&Request::Flags(bits))?;
@@ -321,11 +316,12 @@ impl Remote {
     }
 
     /// Starts `program` as a worker that measures one paired round (see
-    /// [`Request::Pair`]) and reaps it: the round's pairs. The worker is offered no
-    /// scratch file.
+    /// [`Request::Pair`]) and reaps it: the round's pairs. A scratch file the worker
+    /// asks for comes from `scratch`, as a visit's does.
     pub(super) fn pair(
         program: &Path,
         pair: wire::PairStart,
+        scratch: &dyn Fn(u64) -> Result<Arc<Scratch>, BenchError>,
     ) -> Result<Vec<(f64, f64)>, BenchError> {
         let mut r = Remote::spawn(program)?;
         r.send(&Request::Pair(Box::new(pair)))?;
@@ -333,12 +329,7 @@ impl Remote {
             match r.recv()? {
                 Reply::Paired { pairs, error: None } => break Ok(pairs),
                 Reply::Paired { error: Some(e), .. } => break Err(e.into()),
-                Reply::NeedScratch { .. } => {
-                    let no = wire::WireError::Skip(
-                        "a paired measurement offers no scratch file".into(),
-                    );
-                    r.send(&Request::Scratch(Err(no)))?;
-                }
+                Reply::NeedScratch { len } => r.give_scratch(scratch(len))?,
                 other => return Err(r.died(&format!("it answered {other:?} to a pair"))),
             }
         };
@@ -346,6 +337,22 @@ impl Remote {
             let _ = child.reap_by(Instant::now() + EXIT_GRACE);
         }
         answer
+    }
+
+    /// Answers the worker's request for a scratch file: the file's descriptor, or why
+    /// there is none.
+    fn give_scratch(
+        &mut self,
+        got: Result<Arc<Scratch>, BenchError>,
+    ) -> Result<(), BenchError> {
+        match got {
+            Ok(s) => {
+                self.send(&Request::Scratch(Ok(())))?;
+                wire::send_fd(&self.stream, s.file().as_fd())
+                    .map_err(|e| self.died(&format!("sending the file: {e}")))
+            }
+            Err(e) => self.send(&Request::Scratch(Err((&e).into()))),
+        }
     }
 
     /// Asks for the result, with its kept samples apart when it kept them, and reaps
