@@ -1,5 +1,6 @@
 //! What the machine allows a result: the precision of its kind of work on this machine,
-//! which its target is held to. It sets the target only; the interval is the row's own.
+//! which its target is held to, and, until the row has a history, the least half-width
+//! of its interval (docs/method.md, the `machine` source).
 
 use super::probe;
 use super::Profile;
@@ -10,7 +11,9 @@ use serde::{Deserialize, Serialize};
 /// from the probe readings of every kept round). The result's target is the larger of
 /// the profile's and this: a target below it would need far more rounds than the
 /// profile's, and the figure would still move by that much in a run at another time.
-/// It never widens the result's interval: a row whose rounds agree says so.
+/// Until the row has a history it is also the least half-width of its interval
+/// (`harness::at_least_what_the_machine_allows`): its rounds cannot see how far the
+/// machine moves between runs.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Held {
     /// The kind of work the result is (None: not known, nothing allowed).
