@@ -20,7 +20,10 @@ BINARY defaults to ./target/release/syscost. In order, in the same minutes:
    issue 22 had it with 0.10). Target: at least 95% of the rows, and every row of proc.*, mem.*, syscall.* and ctx.* whose placement is not
    `free` (each listed with its verdict). Beside each miss, the ratio of the getpid
    canary read before the result's rounds, whole/alone: a miss whose canary moved as
-   much is the machine changing speed, not the run's neighbours. Then
+   much is the machine changing speed, not the run's neighbours. The same count with
+   the whole run's figure brought to the alone run's machine speed (times the ratio of
+   the two rows' canaries, alone/whole) says how many misses that speed explains; it is
+   not a figure syscost prints. Then
    `syscost run proc.fork svc` and
    `syscost run proc.fork`: proc.fork within 15%. Beside each miss, the round states
    (levels of the round medians, with their shares) of the two runs.
@@ -191,6 +194,12 @@ def within(whole_r, alone_r):
     return (w / a if a else math.inf), lo <= w <= hi, (lo, hi)
 
 
+def within_scaled(r, alone_r, factor):
+    """Whether r's median times `factor` lies within alone_r's interval as printed."""
+    m, a = r["measured"], alone_r["measured"]
+    return a["ci_low_ns"] <= m["median_ns"] * factor <= a["ci_high_ns"]
+
+
 def canary_ns(r):
     """The mean of the getpid canary read before each of the result's rounds: the
     machine's speed while it was measured, averaged as the headline averages rounds."""
@@ -276,6 +285,16 @@ def compare_rows(whole_doc, alone, alone_status, say, control=None):
         say(f"  the machine: in {len(drifted)} of {len(rows)} rows the getpid canary (mean "
             "over the result's rounds) differed by more than 5% between the two runs; "
             "'canary ×' beside a miss is that ratio, whole/alone")
+        # The machine's speed as the canary read it before each round: the whole run's
+        # figure brought to the alone run's speed (×alone/whole canary). Not a figure
+        # syscost prints; it says how much of the misses the machine's speed explains.
+        scaled = [r for r in rows if canary_ns(r[1]) and canary_ns(r[2])]
+        s_in = sum(within_scaled(r[1], r[2], canary_ns(r[2]) / canary_ns(r[1]))
+                   for r in scaled)
+        if scaled:
+            say(f"  at the alone run's machine speed (the whole figure ×canary "
+                f"alone/whole): {s_in}/{len(scaled)} rows within "
+                f"({100 * s_in / len(scaled):.1f}%)")
         for fam, cw, ca in family_canaries(rows):
             if abs(cw / ca - 1) > 0.05:
                 say(f"  the machine while {fam} was measured alone: canary {ns(ca)} against "
@@ -323,6 +342,13 @@ def compare_rows(whole_doc, alone, alone_status, say, control=None):
                 f"alone run in {self_out} of {len(again)} rows "
                 f"({100 * self_out / len(again):.1f}%), the whole run in {whole_out} "
                 f"({100 * whole_out / len(again):.1f}%)")
+            both = [(r, c) for r, c in again if canary_ns(c) and canary_ns(r[2])]
+            s_out = sum(not within_scaled(c, r[2], canary_ns(r[2]) / canary_ns(c))
+                        for r, c in both)
+            if both:
+                say(f"  control at the first alone run's machine speed (×canary): alone "
+                    f"again outside in {s_out} of {len(both)} rows "
+                    f"({100 * s_out / len(both):.1f}%)")
     for u in unmatched:
         say(f"  not compared: {u}")
     strict_rows = [r for r in rows if strict(r[1])]
