@@ -137,6 +137,23 @@ fn differing(row: &BenchResult, reference: &BenchResult) -> (String, String) {
     (side(row, reference), side(reference, row))
 }
 
+/// The parameters other than hardening in which `c`'s row differs from another
+/// cost's row of the same benchmark (` kind=thread`), so that two lines never read
+/// alike; empty when none does.
+fn telling(c: &Cost<'_>, costs: &[Cost<'_>]) -> String {
+    let mut words = String::new();
+    for (name, value) in &c.row.params {
+        let varies = !harden::is_param(name)
+            && costs.iter().any(|o| {
+                o.row.name == c.row.name && o.row.params.get(name) != Some(value)
+            });
+        if varies {
+            words += &format!(" {name}={value}");
+        }
+    }
+    words
+}
+
 /// The block's text at `width` columns, or nothing when the run measured no hardening
 /// beside its reference.
 pub fn text(run: &Run, width: usize) -> String {
@@ -146,7 +163,7 @@ pub fn text(run: &Run, width: usize) -> String {
     }
     let mut rows: Vec<Vec<String>> = vec![vec![
         "What hardening costs here".into(),
-        "median".into(),
+        "figure".into(),
         "off".into(),
         "+ns".into(),
         "ratio".into(),
@@ -160,7 +177,7 @@ pub fn text(run: &Run, width: usize) -> String {
         );
         let (on, off) = differing(c.row, c.reference);
         rows.push(vec![
-            format!("{} {on} vs {off}", c.row.name),
+            format!("{}{} {on} vs {off}", c.row.name, telling(c, &costs)),
             fmt_ns(a),
             fmt_ns(b),
             format!("{:+.1}", c.diff_ns),
@@ -237,6 +254,29 @@ mod tests {
         );
         let quiet = run_of(&[(&[("via", "raw")], 100.0)]);
         assert_eq!(text(&quiet, 100), "");
+    }
+
+    #[test]
+    fn two_costs_of_one_benchmark_are_told_apart_by_what_else_differs() {
+        let run = run_of(&[
+            (&[("via", "raw"), ("seccomp", "0")], 100.0),
+            (&[("via", "raw"), ("seccomp", "256")], 150.0),
+            (&[("via", "libc"), ("seccomp", "0")], 110.0),
+            (&[("via", "libc"), ("seccomp", "256")], 170.0),
+        ]);
+        assert_eq!(costs(&run).len(), 2);
+        let t = text(&run, 100);
+        assert!(
+            t.contains("syscall.getppid via=raw seccomp=256 vs seccomp=0")
+                && t.contains("syscall.getppid via=libc seccomp=256 vs seccomp=0"),
+            "{t}"
+        );
+        // One cost alone names no other parameter.
+        let one = run_of(&[
+            (&[("via", "raw"), ("seccomp", "0")], 100.0),
+            (&[("via", "raw"), ("seccomp", "256")], 150.0),
+        ]);
+        assert!(text(&one, 100).contains("syscall.getppid seccomp=256 vs"));
     }
 
     #[test]
