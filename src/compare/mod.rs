@@ -136,6 +136,34 @@ pub struct Row {
     pub ci_high: f64,
     /// The verdict against the threshold.
     pub verdict: Verdict,
+    /// For a row of system-call work: B's getpid canary over A's, each the mean of the
+    /// readings taken before the row's rounds (how much faster or slower the machine
+    /// itself ran while this row was measured). Absent for other kinds of work, which
+    /// the system-call canary does not follow (docs/measurements.md, "Isolation, and how
+    /// much of it the machine's speed explains"), and where a run has no readings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speed: Option<f64>,
+    /// `ratio / speed`: the change at equal machine speed. Not a verdict: a reading of
+    /// how much of the change the machine's speed explains.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_equal_speed: Option<f64>,
+}
+
+/// The mean getpid canary before `r`'s rounds, when it is system-call work.
+fn row_canary(r: &BenchResult) -> Option<f64> {
+    let m = r.measured.as_ref()?;
+    if m.work != Some(crate::harness::probe::WorkKind::Syscall) {
+        return None;
+    }
+    let xs: Vec<f64> = m
+        .canary
+        .as_ref()?
+        .rounds_ns
+        .iter()
+        .copied()
+        .filter(|x| x.is_finite() && *x > 0.0)
+        .collect();
+    (!xs.is_empty()).then(|| xs.iter().sum::<f64>() / xs.len() as f64)
 }
 
 /// Two runs compared.
@@ -331,7 +359,13 @@ pub fn compare(a: (&RunLabel, &Run), b: (&RunLabel, &Run), threshold: f64) -> Co
         match eb.get(&k) {
             Some(&y) => {
                 let (ratio, lo, hi) = ratio_interval(x, y);
+                let other = rb.results.iter().find(|o| key(o) == k);
+                let speed = row_canary(r)
+                    .zip(other.and_then(row_canary))
+                    .map(|(a, b)| b / a);
                 rows.push(Row {
+                    speed,
+                    at_equal_speed: speed.map(|v| ratio / v),
                     name: r.name.clone(),
                     params: r.params.clone(),
                     base_ns: x.mean,

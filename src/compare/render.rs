@@ -76,7 +76,14 @@ pub fn text_at(c: &Comparison, width: usize) -> String {
             s += &format!("  {d}\n");
         }
     }
-    let mut rows: Vec<Vec<String>> = vec![[
+    // Where the machine ran at another speed while a row was measured (its own
+    // canaries apart by more than the threshold, the run-level warning's rule), each
+    // system-call row's change at equal speed stands beside its verdict.
+    let speed = c
+        .rows
+        .iter()
+        .any(|r| r.speed.is_some_and(|v| (v - 1.0).abs() > c.threshold));
+    let mut head = vec![
         "benchmark",
         "A",
         "B",
@@ -84,12 +91,13 @@ pub fn text_at(c: &Comparison, width: usize) -> String {
         "change",
         "95% CI of B/A",
         "verdict",
-    ]
-    .iter()
-    .map(|c| c.to_string())
-    .collect()];
+    ];
+    if speed {
+        head.push("at equal speed");
+    }
+    let mut rows: Vec<Vec<String>> = vec![head.iter().map(|c| c.to_string()).collect()];
     for r in &c.rows {
-        rows.push(vec![
+        let mut row = vec![
             super::key_of(&r.name, &r.params),
             fmt_ns(r.base_ns),
             fmt_ns(r.other_ns),
@@ -97,11 +105,21 @@ pub fn text_at(c: &Comparison, width: usize) -> String {
             change_text(r.ratio),
             format!("{} – {}", ratio_text(r.ci_low), ratio_text(r.ci_high)),
             r.verdict.word().to_string(),
-        ]);
+        ];
+        if speed {
+            row.push(r.at_equal_speed.map_or("–".into(), change_text));
+        }
+        rows.push(row);
     }
     s.push('\n');
-    let right = [false, true, true, true, true, true, false];
-    s += &crate::draw::text::grid(&rows, &right, 1, 0, width);
+    let right = [false, true, true, true, true, true, false, true];
+    s += &crate::draw::text::grid(&rows, &right[..head.len()], 1, 0, width);
+    if speed {
+        s +=
+            "\nat equal speed: each system-call row's change over its own canary's (the \
+              machine's speed while it was measured, B over A); not a verdict, and \
+              not given for other kinds of work, which the canary does not follow\n";
+    }
     s += &footer(c);
     for d in &c.explains {
         s += &crate::explain::diff::text(d, 15);

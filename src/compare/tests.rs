@@ -229,3 +229,49 @@ fn a_machine_at_another_speed_is_said() {
     .machine
     .is_none());
 }
+
+/// Gives every result of `run` the kind `work` and the canary `ns` before each round.
+fn canaries(run: &mut Run, work: crate::harness::probe::WorkKind, ns: f64) {
+    for r in &mut run.results {
+        let m = r.measured.as_mut().expect("measured");
+        m.work = Some(work);
+        m.canary = Some(crate::results::Canary {
+            before_ns: ns,
+            after_ns: ns,
+            change: 0.0,
+            changed: false,
+            rounds_ns: vec![ns; 5],
+        });
+    }
+}
+
+#[test]
+fn a_system_call_row_s_change_is_also_read_at_equal_machine_speed() {
+    use crate::harness::probe::WorkKind;
+    let mut a = run_with_medians(&[("syscall.getpid", 80.0)]);
+    let mut b = run_with_medians(&[("syscall.getpid", 86.0)]);
+    canaries(&mut a, WorkKind::Syscall, 75.0);
+    // The machine ran 8% slower while b's row was measured: its 7.5% is the machine's.
+    canaries(&mut b, WorkKind::Syscall, 81.0);
+    let c = compare((&label("a", &a), &a), (&label("b", &b), &b), 0.05);
+    let r = &c.rows[0];
+    assert!((r.speed.unwrap() - 1.08).abs() < 1e-12, "{r:?}");
+    assert!(
+        (r.at_equal_speed.unwrap() - 1.075 / 1.08).abs() < 1e-12,
+        "{r:?}"
+    );
+    let t = render::text_at(&c, 200);
+    assert!(t.contains("at equal speed") && t.contains("-0.5%"), "{t}");
+    // Work the system-call canary does not follow gets no such reading.
+    canaries(&mut a, WorkKind::User, 75.0);
+    canaries(&mut b, WorkKind::User, 81.0);
+    let c = compare((&label("a", &a), &a), (&label("b", &b), &b), 0.05);
+    assert_eq!((c.rows[0].speed, c.rows[0].at_equal_speed), (None, None));
+    assert!(!render::text_at(&c, 200).contains("at equal speed"));
+    // Rows measured at one speed show no column.
+    canaries(&mut a, WorkKind::Syscall, 75.0);
+    canaries(&mut b, WorkKind::Syscall, 76.0);
+    let c = compare((&label("a", &a), &a), (&label("b", &b), &b), 0.05);
+    assert!(c.rows[0].speed.is_some());
+    assert!(!render::text_at(&c, 200).contains("at equal speed"));
+}
