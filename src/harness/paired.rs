@@ -175,7 +175,7 @@ impl Drop for InThread {
 /// a turn, the answer is the turn's outcome. Dropping it shuts the socket down (the
 /// side's process holds a copy of this end, so closing it would not be seen); the
 /// process then drops what it prepared (a cgroup it made is removed) and exits, and is
-/// reaped, or killed and reaped after [`SIDE_EXIT`].
+/// reaped, or killed and reaped after five seconds.
 pub struct InProcess {
     link: Option<std::os::unix::net::UnixStream>,
     child: crate::os::task::Child,
