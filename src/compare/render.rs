@@ -79,10 +79,7 @@ pub fn text_at(c: &Comparison, width: usize) -> String {
     // Where the machine ran at another speed while a row was measured (its own
     // canaries apart by more than the threshold, the run-level warning's rule), each
     // system-call row's change at equal speed stands beside its verdict.
-    let speed = c
-        .rows
-        .iter()
-        .any(|r| r.speed.is_some_and(|v| (v - 1.0).abs() > c.threshold));
+    let speed = shows_speed(c);
     let mut head = vec![
         "benchmark",
         "A",
@@ -165,6 +162,20 @@ fn footer(c: &Comparison) -> String {
     s
 }
 
+/// Whether the comparison shows each row's change at equal machine speed: some row's
+/// own canaries differ by more than the threshold (the run-level warning's rule).
+fn shows_speed(c: &Comparison) -> bool {
+    c.rows
+        .iter()
+        .any(|r| r.speed.is_some_and(|v| (v - 1.0).abs() > c.threshold))
+}
+
+/// What the "at equal speed" column is.
+const SPEED_NOTE: &str = "at equal speed: each system-call row's change over its own \
+                          canary's (the machine's speed while it was measured, B over \
+                          A); not a verdict, and not given for other kinds of work, \
+                          which the canary does not follow";
+
 /// The comparison as GitHub-flavoured Markdown.
 pub fn markdown(c: &Comparison) -> String {
     let esc = |s: &str| s.replace('|', "\\|");
@@ -182,8 +193,11 @@ pub fn markdown(c: &Comparison) -> String {
         s += &esc(&diffs.join("; "));
         s += "\n\n";
     }
-    s += "| benchmark | A | B | B/A | change | 95% CI of B/A | verdict |\n";
-    s += "|---|--:|--:|--:|--:|--:|:-:|\n";
+    let speed = shows_speed(c);
+    s += "| benchmark | A | B | B/A | change | 95% CI of B/A | verdict |";
+    s += if speed { " at equal speed |\n" } else { "\n" };
+    s += "|---|--:|--:|--:|--:|--:|:-:|";
+    s += if speed { "--:|\n" } else { "\n" };
     for r in &c.rows {
         let verdict = match r.verdict {
             Verdict::Slower => "**slower**",
@@ -191,7 +205,7 @@ pub fn markdown(c: &Comparison) -> String {
             Verdict::NoChange => "no change",
         };
         s += &format!(
-            "| {} | {} | {} | {} | {} | {} – {} | {verdict} |\n",
+            "| {} | {} | {} | {} | {} | {} – {} | {verdict} |",
             esc(&super::key_of(&r.name, &r.params)),
             fmt_ns(r.base_ns),
             fmt_ns(r.other_ns),
@@ -200,6 +214,13 @@ pub fn markdown(c: &Comparison) -> String {
             ratio_text(r.ci_low),
             ratio_text(r.ci_high)
         );
+        if speed {
+            s += &format!(" {} |", r.at_equal_speed.map_or("–".into(), change_text));
+        }
+        s.push('\n');
+    }
+    if speed {
+        s += &format!("\n{SPEED_NOTE}\n");
     }
     s += &footer(c).replace('\n', "  \n");
     s

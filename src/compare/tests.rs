@@ -262,6 +262,11 @@ fn a_system_call_row_s_change_is_also_read_at_equal_machine_speed() {
     );
     let t = render::text_at(&c, 200);
     assert!(t.contains("at equal speed") && t.contains("-0.5%"), "{t}");
+    let md = render::markdown(&c);
+    assert!(
+        md.contains("| at equal speed |") && md.contains(" -0.5% |"),
+        "{md}"
+    );
     // Work the system-call canary does not follow gets no such reading.
     canaries(&mut a, WorkKind::User, 75.0);
     canaries(&mut b, WorkKind::User, 81.0);
