@@ -236,6 +236,19 @@ def series(syscost, which, n, tmp, keep=None, fresh=False):
                 f"±{halfw * 100:.2f}% against the medians' spread {spread * 100:.2f}%; "
                 f"converged {conv}/{len(ms)}, median {rounds:g} rounds")
         ok &= cov_ok and width_ok
+        # The same count at equal machine speed: each run's figure and interval brought
+        # to the median canary by its own (the getpid canary read before its rounds).
+        # Not a target; how much of the spread the machine's speed explains.
+        cans = [canary_mean(m) for m in ms]
+        if all(cans):
+            cmed = statistics.median(cans)
+            scaled = [(m["median_ns"] * cmed / c, m["ci_low_ns"] * cmed / c,
+                       m["ci_high_ns"] * cmed / c) for m, c in zip(ms, cans)]
+            sm = statistics.median(x[0] for x in scaled)
+            s_in = sum(lo <= sm <= hi for _, lo, hi in scaled)
+            s_spread = (max(x[0] for x in scaled) - min(x[0] for x in scaled)) / sm
+            line += (f"\n     at equal machine speed (×median canary / the run's): hold "
+                     f"{s_in}/{len(ms)}, the medians' spread {s_spread * 100:.2f}%")
         if name in plain:
             c = plain[name]
             cm = statistics.median(c)
@@ -276,6 +289,12 @@ def gated_loop(faster, exe, base):
     TAIL above), against `base`, the lowest canary the series has seen."""
     cpu, _ = read_faster(faster)
     return run_pinned(cpu, exe, f"{base:.3f}")
+
+
+def canary_mean(m):
+    """The mean getpid canary read before a result's rounds, or None."""
+    xs = [x for x in ((m.get("canary") or {}).get("rounds_ns") or []) if x]
+    return sum(xs) / len(xs) if xs else None
 
 
 def half(m):
