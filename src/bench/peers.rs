@@ -175,12 +175,21 @@ pub const PERF_BENCH: &[PeerTest] = &[
         "futex hash",
         B("sync.futex.hash", "copies=2 copies_as=thread"),
     ),
-    perf("futex wake", B("sync.futex.wake", "waiters=2")),
+    perf(
+        "futex wake",
+        B("sync.futex.wake", "waiters=2 placement=free rest_ms=100"),
+    ),
     perf(
         "futex wake-parallel",
-        B("sync.futex.wake_parallel", "waiters=2 wakers=2"),
+        B(
+            "sync.futex.wake_parallel",
+            "waiters=2 wakers=2 placement=free rest_ms=100",
+        ),
     ),
-    perf("futex requeue", B("sync.futex.requeue", "waiters=2")),
+    perf(
+        "futex requeue",
+        B("sync.futex.requeue", "waiters=2 placement=free rest_ms=100"),
+    ),
     perf(
         "futex lock-pi",
         B("sync.futex.lock_pi", "threads=2 hold_us=1"),
