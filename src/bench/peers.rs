@@ -107,7 +107,10 @@ pub const WILL_IT_SCALE: &[PeerTest] = &[
         "page_fault1",
         B("mem.fault.zero", "page=4k prefault=none access=write"),
     ),
-    wis("page_fault2", B("mem.fault.private", "")),
+    wis(
+        "page_fault2",
+        B("mem.fault.private", "size=128m unmap=timed"),
+    ),
     wis("page_fault3", B("mem.fault.shm", "share=file-per-copy")),
     wis("pipe1", B("ipc.pipe.self", "share=pipe-per-copy")),
     wis("poll1", B("syscall.poll", "n=1")),
