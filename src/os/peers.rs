@@ -246,7 +246,11 @@ pub fn semop(id: libc::c_int, num: u16, delta: i16) -> libc::c_int {
 /// `take` (negative) to semaphore `from` and `give` to semaphore `to`, waiting while the
 /// first would go below 0. Returns 0, or -1 with errno (EIDRM once the set is removed).
 #[inline(always)]
-pub fn semop_pair(id: libc::c_int, (from, take): (u16, i16), (to, give): (u16, i16)) -> libc::c_int {
+pub fn semop_pair(
+    id: libc::c_int,
+    (from, take): (u16, i16),
+    (to, give): (u16, i16),
+) -> libc::c_int {
     let mut ops = [
         libc::sembuf {
             sem_num: from,

@@ -322,7 +322,9 @@ fn prepare_connect(p: &Params, cx: &RunContext) -> Result<Prepared, BenchError> 
         let dir = tempfile::Builder::new()
             .prefix(&format!("syscost-sock-{}-", std::process::id()))
             .tempdir_in(&base)
-            .map_err(|e| BenchError::os(&format!("a directory in {}", base.display()), e))?;
+            .map_err(|e| {
+                BenchError::os(&format!("a directory in {}", base.display()), e)
+            })?;
         let path = dir.path().join("s");
         let l = std::os::unix::net::UnixListener::bind(&path).map_err(os("bind"))?;
         let t = std::thread::Builder::new()

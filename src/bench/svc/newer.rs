@@ -117,9 +117,14 @@ fn prepare_notify(_: &Params) -> Result<Prepared, BenchError> {
             }
             while !s.load(Ordering::Acquire) {
                 let r = peers::call0(NOTIFY_NR as libc::c_long);
-                let got = if r == -1 { -i64::from(task::errno()) } else { r };
+                let got = if r == -1 {
+                    -i64::from(task::errno())
+                } else {
+                    r
+                };
                 if got != 0 && !s.load(Ordering::Acquire) {
-                    let _ = w.compare_exchange(0, got, Ordering::AcqRel, Ordering::Acquire);
+                    let _ =
+                        w.compare_exchange(0, got, Ordering::AcqRel, Ordering::Acquire);
                 }
             }
         })
@@ -132,7 +137,9 @@ fn prepare_notify(_: &Params) -> Result<Prepared, BenchError> {
     };
     let listener = rx
         .recv()
-        .map_err(|_| BenchError::Failed("the notified thread ended before its filter".into()))?
+        .map_err(|_| {
+            BenchError::Failed("the notified thread ended before its filter".into())
+        })?
         .map_err(|e| match e.raw_os_error() {
             Some(libc::EINVAL | libc::ENOSYS | libc::EPERM | libc::EACCES) => {
                 BenchError::Skip(format!("seccomp user notification refused: {e}"))
@@ -161,7 +168,9 @@ impl Body for Notify {
                 "the notified call failed: {}",
                 std::io::Error::from_raw_os_error(-e as i32)
             ))),
-            v => Err(BenchError::Failed(format!("the notified call returned {v}"))),
+            v => Err(BenchError::Failed(format!(
+                "the notified call returned {v}"
+            ))),
         }
     }
 }

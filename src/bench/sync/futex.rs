@@ -244,7 +244,7 @@ fn prepare_parallel(p: &Params) -> Result<Prepared, BenchError> {
     let wakers = p.int("wakers") as usize;
     let (pin, cpus) = place_pinned(p.get("placement"))?;
     let pool = Pool::new(waiters, &cpus)?;
-    if waiters % wakers != 0 {
+    if !waiters.is_multiple_of(wakers) {
         return Err(BenchError::Skip(format!(
             "waiters={waiters} is not a multiple of wakers={wakers}: each waker wakes an equal share (perf requires it too)"
         )));
@@ -314,7 +314,9 @@ impl Body for Parallel {
     }
     fn run(&mut self, iters: u64) -> Result<(), BenchError> {
         if iters != 1 {
-            return Err(BenchError::Failed("wake-parallel batches hold one wake".into()));
+            return Err(BenchError::Failed(
+                "wake-parallel batches hold one wake".into(),
+            ));
         }
         let woken = futex_wake(&self.pool.words.f1, self.share);
         check(woken, "FUTEX_WAKE")?;

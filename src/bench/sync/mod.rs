@@ -126,7 +126,10 @@ fn prepare_mutex(p: &Params) -> Result<Prepared, BenchError> {
                 Update::None => mutex_body($m, || {}, idle),
                 Update::Global => mutex_body(
                     $m,
-                    || GLOBAL.store(GLOBAL.load(Ordering::Relaxed) + 1, Ordering::Relaxed),
+                    || {
+                        GLOBAL
+                            .store(GLOBAL.load(Ordering::Relaxed) + 1, Ordering::Relaxed)
+                    },
                     idle,
                 ),
                 Update::Local => {
