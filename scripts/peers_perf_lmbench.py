@@ -2,7 +2,11 @@
 """perf bench and lmbench beside syscost: each mapped test run by its peer and by
 `syscost run BENCH PARAMS --profile quick --no-save --format json`, alternating, back to
 back, `--pairs` times; prints both medians per operation and their ratio against the
-target (10%, 15% for cross-CPU and contended cases).
+target (10%, 15% for cross-CPU and contended cases). A case's scale divides syscost's
+figure where the peer prints a fraction of the same operation (lmbench's lat_sem and
+lat_fcntl print half of their loop's operation); rows with rest_ms=100 (perf's 100 ms
+sleep before each operation) run syscost's thorough profile, since one operation takes
+100 ms.
 
 lmbench is built from the fetched mirror (`fetch github:intel/lmbench`): its sources are
 copied out with `git --git-dir=MIRROR archive` into a temporary directory and the
@@ -17,6 +21,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import shutil
 import signal
 import statistics
@@ -46,10 +51,12 @@ def per_op_ms(out):
 
 
 def per_op_epoll_ctl(out):
+    # Its worker sleeps (nanosleep of 250 ns, 50 µs and more with the timer slack)
+    # after each pass over its fds' ADD, MOD and DEL: the wall-clock rate counts that
+    # sleep, so the ops are divided into the threads' CPU time (run_peer's last line).
     ops = [float(x) for x in re.findall(r"Averaged (\d+) (?:ADD|MOD|DEL) operations", out)]
-    m = re.search(r"for (\d+) secs", out)
-    secs = float(m.group(1)) if m else 1.0
-    return secs * 1e9 / sum(ops) if ops else None
+    m = re.search(r"^cpu-seconds ([\d.]+)$", out, re.M)
+    return float(m.group(1)) * 1e9 / sum(ops) if ops and m else None
 
 
 def per_round_messaging(loops):
@@ -72,6 +79,11 @@ def lm_fs(out):
     return 1e9 / float(m.group(1)) if m else None
 
 
+def lm_fs_delete(out):
+    m = re.search(r"^0k\s+\d+\s+(\d+)\s+(\d+)", out, re.M)
+    return 1e9 / float(m.group(2)) if m else None
+
+
 def pin(cpus, cmd):
     return ["taskset", "-c", cpus] + cmd
 
@@ -85,16 +97,33 @@ CASES = [
      per_op_perf_usecs, "ctx.pingpong", ["mechanism=pipe", "placement=same-cpu"], 1, 0.10),
     ("perf sched messaging -t", ["perf", "bench", "sched", "messaging", "-t", "-g", "1",
                                   "-l", "2000"],
-     per_round_messaging(2000), "ctx.messaging", ["groups=1"], 1, 0.15),
+     # perf streams its -l rounds (the threads never stop between them); a batch of 50
+     # rounds does the same, where a batch of one adds a start and a drain to each.
+     per_round_messaging(2000), "ctx.messaging", ["groups=1", "--batch", "50"], 1, 0.15),
     ("perf futex hash", pin("0", ["perf", "bench", "futex", "hash", "-t", "1", "-r", "2", "-s"]),
      per_op_ops_sec, "sync.futex.hash", [], 1, 0.10),
-    ("perf futex wake", ["perf", "bench", "futex", "wake", "-t", "2", "-s"],
-     per_op_ms, "sync.futex.wake", ["waiters=2", "placement=cross-cpu"], 1, 0.15),
-    ("perf futex requeue", ["perf", "bench", "futex", "requeue", "-t", "2", "-s"],
-     per_op_ms, "sync.futex.requeue", ["waiters=2", "placement=cross-cpu"], 1, 0.15),
-    ("perf futex wake-parallel", ["perf", "bench", "futex", "wake-parallel", "-t", "2",
-                                  "-w", "2", "-s"],
-     per_op_ms, "sync.futex.wake_parallel", ["waiters=2", "wakers=2"], 1, 0.15),
+    # perf's futex wake, requeue and wake-parallel time one cold pass after a 100 ms
+    # sleep (rest_ms=100), on waiters it spreads over every CPU (placement=free). Its
+    # woken waiters exit: at -t 2 on two CPUs one wakes on the waker's own CPU and runs
+    # to its exit inside perf's figure, which syscost does not time; so wake and
+    # wake-parallel are compared at -t 1 with perf's waker on CPU 1 (its waiter goes to
+    # CPU 0), syscost's waiter on the other CPU (placement=cross-cpu).
+    ("perf futex wake -t 1, waker cpu 1", pin("1", ["perf", "bench", "-r", "30", "futex",
+                                                    "wake", "-t", "1", "-s"]),
+     per_op_ms, "sync.futex.wake", ["waiters=1", "placement=cross-cpu", "rest_ms=100"],
+     1, 0.15),
+    ("perf futex requeue -t 2", ["perf", "bench", "-r", "30", "futex", "requeue", "-t", "2",
+                                 "-s"],
+     per_op_ms, "sync.futex.requeue", ["waiters=2", "placement=free", "rest_ms=100"], 1, 0.15),
+    ("perf futex requeue -t 64", ["perf", "bench", "-r", "30", "futex", "requeue", "-t", "64",
+                                  "-s"],
+     per_op_ms, "sync.futex.requeue", ["waiters=64", "placement=free", "rest_ms=100"], 1,
+     0.15),
+    ("perf futex wake-parallel -t 1 -w 1", pin("1", ["perf", "bench", "-r", "30", "futex",
+                                                     "wake-parallel", "-t", "1", "-w", "1",
+                                                     "-s"]),
+     per_op_ms, "sync.futex.wake_parallel",
+     ["waiters=1", "wakers=1", "placement=cross-cpu", "rest_ms=100"], 1, 0.15),
     ("perf futex lock-pi", ["perf", "bench", "futex", "lock-pi", "-t", "2", "-r", "2", "-s"],
      per_op_ops_sec, "sync.futex.lock_pi", ["threads=2", "hold_us=1"], 1, 0.15),
     ("perf epoll ctl", pin("0", ["perf", "bench", "epoll", "ctl", "-t", "1", "-r", "2"]),
@@ -105,10 +134,12 @@ CASES = [
      "ipc.rtt", ["transport=pipe", "size=1", "placement=same-cpu"], 1, 0.10),
     ("lat_fifo (same cpu)", pin("0", ["lm:lat_fifo"]), lm_us,
      "ipc.fifo", ["placement=same-cpu"], 1, 0.10),
+    # lat_sem prints its loop's time over 2n (half a round trip), lat_fcntl over 2n
+    # (half of procA): syscost's figure, one round trip and one procA, is halved.
     ("lat_sem (same cpu)", pin("0", ["lm:lat_sem"]), lm_us,
-     "ipc.sem", ["placement=same-cpu"], 1, 0.10),
+     "ipc.sem", ["placement=same-cpu"], 2, 0.10),
     ("lat_fcntl (same cpu)", pin("0", ["lm:lat_fcntl"]), lm_us,
-     "ipc.fcntl", ["placement=same-cpu"], 1, 0.10),
+     "ipc.fcntl", ["placement=same-cpu"], 2, 0.10),
     ("lat_select -n 200 file", pin("0", ["lm:lat_select", "-n", "200", "file"]), lm_us,
      "syscall.select", ["n=200"], 1, 0.10),
     ("lat_unix_connect", pin("0", ["lm:lat_unix_connect"]), lm_us,
@@ -121,8 +152,12 @@ CASES = [
      "svc.usleep", ["method=select", "us=10"], 1, 0.10),
     ("lat_usleep -u itimer 10", pin("0", ["lm:lat_usleep", "-u", "itimer", "10"]), lm_us,
      "svc.usleep", ["method=itimer", "us=10"], 1, 0.10),
-    ("lat_fs 0k create", pin("0", ["lm:lat_fs", "-s", "0", "DIR"]), lm_fs,
-     "file.create", ["size=0"], 1, 0.10),
+    # On tmpfs: on this VM's ext4 a creation costs 6 µs to 200 µs by the block group
+    # its directory lands in (the inode allocator's search), from one run to the next.
+    ("lat_fs 0k create (tmpfs)", pin("0", ["lm:lat_fs", "-s", "0", "SHMDIR"]), lm_fs,
+     "file.create", ["size=0", "--dir", "/dev/shm"], 1, 0.10),
+    ("lat_fs 0k delete (tmpfs)", pin("0", ["lm:lat_fs", "-s", "0", "SHMDIR"]), lm_fs_delete,
+     "file.delete", ["size=0", "--dir", "/dev/shm"], 1, 0.10),
 ]
 
 # lmbench tests with a server to start first (-s) and stop after (-S or -HOST).
@@ -152,11 +187,14 @@ def build_lmbench(work):
 
 def run_peer(cmd, bins, work):
     env = dict(os.environ, **LM_ENV)
-    real, server = [], None
+    real, server, shm = [], None, []
     for x in cmd:
         if x.startswith("lm:"):
             server = x[3:]
             x = bins[server]
+        if x == "SHMDIR":
+            x = tempfile.mkdtemp(prefix="syscost-peers-", dir="/dev/shm")
+            shm.append(x)
         real.append(work if x == "DIR" else x)
     started = None
     if server in SERVERS:
@@ -168,8 +206,21 @@ def run_peer(cmd, bins, work):
     p = subprocess.Popen(real, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                          env=env, cwd=work, start_new_session=True)
     try:
-        out, _ = p.communicate(timeout=120)
-        return out
+        return communicate(p, server)
+    finally:
+        for d in shm:
+            shutil.rmtree(d, ignore_errors=True)
+        stop_server(server, started, bins, env, work)
+
+
+def communicate(p, server):
+    """The peer's output, with its CPU time (its threads' and reaped children's) as a
+    last line `cpu-seconds S`; "" when it ran past its time."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    try:
+        # lmbench's lat_fifo (intel/lmbench master) fails at once here: its writer
+        # child's FIFO open fails and it loops printing the error, no figure comes.
+        out, _ = p.communicate(timeout=15 if server == "lat_fifo" else 120)
     except subprocess.TimeoutExpired:
         return ""
     finally:
@@ -178,19 +229,27 @@ def run_peer(cmd, bins, work):
         except ProcessLookupError:
             pass
         p.wait()
-        if started is not None:
-            _, down = SERVERS[server]
-            subprocess.run([bins[server]] + down, env=env, cwd=work, capture_output=True,
-                           timeout=30)
-            try:
-                started.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                started.kill()
-                started.wait()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return f"{out}\ncpu-seconds {cpu:.6f}\n"
+
+
+def stop_server(server, started, bins, env, work):
+    if started is not None:
+        _, down = SERVERS[server]
+        subprocess.run([bins[server]] + down, env=env, cwd=work, capture_output=True,
+                       timeout=30)
+        try:
+            started.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            started.kill()
+            started.wait()
 
 
 def run_syscost(exe, bench, params):
-    p = subprocess.run([exe, "run", bench] + params + ["--profile", "quick", "--no-save",
+    # One operation per 100 ms: the quick profile's rounds would hold one sample each.
+    profile = "thorough" if "rest_ms=100" in params else "quick"
+    p = subprocess.run([exe, "run", bench] + params + ["--profile", profile, "--no-save",
                                                        "--format", "json"],
                        capture_output=True, text=True, timeout=600)
     try:

@@ -36,6 +36,9 @@ MIRROR = "/work/.mirror/antonblanchard+will-it-scale/repo"
 
 # will-it-scale iterations per syscost operation.
 PER_OP = {"brk1": 2, "brk2": 2, "lock1": 2, "lock2": 2, "context_switch1": 2}
+# Parameters syscost adds in will-it-scale's thread mode: there its main thread lives
+# beside the workers, so the C library's mutex takes its atomic path even at -t 1.
+THREAD_PARAMS = {"sync.mutex": ["process=multi-threaded"]}
 # Tests whose point is threads sharing one address space or one global.
 THREADED = re.compile(r"^(pthread_mutex[1345]|tlb_flush\d)$")
 
@@ -158,7 +161,8 @@ def main():
 
             def ours():
                 how = "thread" if mode == "threads" else "process"
-                got = syscost(a.binary, bench, params, how, serial, tmp)
+                extra = THREAD_PARAMS.get(bench, []) if how == "thread" else []
+                got = syscost(a.binary, bench, params + extra, how, serial, tmp)
                 return {n: v / per for n, v in got.items()}
 
             if i % 2 == 0:

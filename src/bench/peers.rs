@@ -107,7 +107,10 @@ pub const WILL_IT_SCALE: &[PeerTest] = &[
         "page_fault1",
         B("mem.fault.zero", "page=4k prefault=none access=write"),
     ),
-    wis("page_fault2", B("mem.fault.private", "")),
+    wis(
+        "page_fault2",
+        B("mem.fault.private", "size=128m unmap=timed"),
+    ),
     wis("page_fault3", B("mem.fault.shm", "share=file-per-copy")),
     wis("pipe1", B("ipc.pipe.self", "share=pipe-per-copy")),
     wis("poll1", B("syscall.poll", "n=1")),
@@ -175,12 +178,21 @@ pub const PERF_BENCH: &[PeerTest] = &[
         "futex hash",
         B("sync.futex.hash", "copies=2 copies_as=thread"),
     ),
-    perf("futex wake", B("sync.futex.wake", "waiters=2")),
+    perf(
+        "futex wake",
+        B("sync.futex.wake", "waiters=2 placement=free rest_ms=100"),
+    ),
     perf(
         "futex wake-parallel",
-        B("sync.futex.wake_parallel", "waiters=2 wakers=2"),
+        B(
+            "sync.futex.wake_parallel",
+            "waiters=2 wakers=2 placement=free rest_ms=100",
+        ),
     ),
-    perf("futex requeue", B("sync.futex.requeue", "waiters=2")),
+    perf(
+        "futex requeue",
+        B("sync.futex.requeue", "waiters=2 placement=free rest_ms=100"),
+    ),
     perf(
         "futex lock-pi",
         B("sync.futex.lock_pi", "threads=2 hold_us=1"),

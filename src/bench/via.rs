@@ -405,8 +405,8 @@ pub const FIXED: &[Fixed] = &[
     ),
     fixed(
         "svc.seccomp.notify",
-        Generic,
-        "an unallocated call number, which the filter hands to the supervisor",
+        Libc,
+        "ioctl (SECCOMP_IOCTL_NOTIF_RECV, _SEND); the notified thread's call, an unallocated number, by syscall()",
     ),
     fixed("syscall.getpgid", Libc, "getpgid"),
     fixed("syscall.membarrier", Generic, "membarrier"),

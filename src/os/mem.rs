@@ -442,6 +442,21 @@ impl Mapping {
     }
 }
 
+impl Mapping {
+    /// Unmaps the range now, with munmap's error if it fails (dropping ignores it).
+    pub fn unmap(self) -> io::Result<()> {
+        let (ptr, len) = (self.ptr, self.len);
+        std::mem::forget(self);
+        // SAFETY: the range was mapped by the value just forgotten, so it is unmapped
+        // exactly once, here.
+        let r = unsafe { libc::munmap(ptr as *mut libc::c_void, len) };
+        if r != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+}
+
 impl Drop for Mapping {
     fn drop(&mut self) {
         // SAFETY: the range was mapped by this value and is unmapped exactly once.

@@ -242,6 +242,31 @@ pub fn semop(id: libc::c_int, num: u16, delta: i16) -> libc::c_int {
     unsafe { libc::semop(id, &mut op, 1) }
 }
 
+/// `semop` of two operations applied together, as lmbench's lat_sem makes them: add
+/// `take` (negative) to semaphore `from` and `give` to semaphore `to`, waiting while the
+/// first would go below 0. Returns 0, or -1 with errno (EIDRM once the set is removed).
+#[inline(always)]
+pub fn semop_pair(
+    id: libc::c_int,
+    (from, take): (u16, i16),
+    (to, give): (u16, i16),
+) -> libc::c_int {
+    let mut ops = [
+        libc::sembuf {
+            sem_num: from,
+            sem_op: take,
+            sem_flg: 0,
+        },
+        libc::sembuf {
+            sem_num: to,
+            sem_op: give,
+            sem_flg: 0,
+        },
+    ];
+    // SAFETY: `ops` is two live sembufs.
+    unsafe { libc::semop(id, ops.as_mut_ptr(), 2) }
+}
+
 impl Drop for SemSet {
     fn drop(&mut self) {
         // SAFETY: integers only; removing the set wakes any waiter with EIDRM.

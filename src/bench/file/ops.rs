@@ -218,7 +218,7 @@ struct FileOp {
     op: Op,
     t: Target,
     buf: Mapping,
-    /// Where a sequential write or fallocate stands.
+    /// Where a sequential write stands.
     pos: u64,
 }
 
@@ -259,12 +259,14 @@ impl FileOp {
                 check(ops::lock_first_byte(fd, false) as i64, "fcntl(F_SETLKW)")?;
             }
             Op::Fallocate => {
-                check(ops::fallocate(fd, self.pos, FALLOCATE) as i64, "fallocate")?;
-                self.pos += FALLOCATE;
-                if self.pos >= FILE_BYTES {
-                    check(ops::ftruncate(fd, 0) as i64, "ftruncate")?;
-                    self.pos = 0;
+                // One iteration is the test's whole cycle, so that every batch holds
+                // its share of the truncations (see `FALLOCATE_CYCLE`).
+                let mut pos = 0;
+                while pos < FILE_BYTES {
+                    check(ops::fallocate(fd, pos, FALLOCATE) as i64, "fallocate")?;
+                    pos += FALLOCATE;
                 }
+                check(ops::ftruncate(fd, 0) as i64, "ftruncate")?;
             }
         }
         Ok(())
@@ -283,6 +285,12 @@ impl Body for FileOp {
 
 /// will-it-scale's fallocate1/2 BUFLEN: FILESIZE / 128.
 const FALLOCATE: u64 = FILE_BYTES / 128;
+/// The fallocate calls of one cycle: 128 of them fill the file's 1 MiB, then one
+/// ftruncate to 0 frees its 256 pages. The truncation costs as much as tens of calls, so
+/// a batch that held a part of a cycle would hold a truncation or not, and the median
+/// batch would leave it out: an iteration of the body is the whole cycle, and the
+/// figure is per call.
+const FALLOCATE_CYCLE: u64 = FILE_BYTES / FALLOCATE;
 
 /// Builds `op`'s body for `p` in `cx`.
 fn prepare_op(op: Op, p: &Params, cx: &RunContext) -> Result<Prepared, BenchError> {
@@ -353,6 +361,11 @@ fn prepare_op(op: Op, p: &Params, cx: &RunContext) -> Result<Prepared, BenchErro
             // read waits for the device.
             switches: op == Op::Lock || direct,
             ..Expect::default()
+        },
+        per_iter: if op == Op::Fallocate {
+            FALLOCATE_CYCLE
+        } else {
+            0
         },
         ..Plan::default()
     };
@@ -458,7 +471,7 @@ file_op!(
     Op::Fallocate,
     "file.fallocate",
     "fallocate(2) of the next 8 KiB of a file, ftruncate to 0 at 1 MiB (will-it-scale's \
-     fallocate1-2)",
+     fallocate1-2): timed by whole cycles of 128 calls and the truncation, per call",
     &[ParamSpec {
         name: "dir",
         default: "tmpfs",

@@ -4,7 +4,8 @@
 //! AF_UNIX (lat_connect, lat_unix_connect) to an accepting thread.
 //!
 //! The FIFOs and lock files are made in the run's scratch directory and unlinked as
-//! soon as they are open; the socket path is removed with the body. The child is
+//! soon as they are open; the socket is bound in a directory of its own there, removed
+//! with the body or with a failed setup. The child is
 //! killed and reaped with the body (it only ever blocks in its next read, semop or
 //! lock), the semaphore set is removed, the accepting thread stopped and joined.
 
@@ -139,7 +140,7 @@ impl Body for Fifo {
 /// `ipc.sem`.
 pub const SEM: crate::bench::Simple = crate::bench::Simple {
     name: "ipc.sem",
-    about: "semop +1 on a System V semaphore a forked child waits on, then semop -1 on the one it posts back: one round trip (lmbench lat_sem)",
+    about: "one semop that takes System V semaphore 1 and gives semaphore 0, as a forked child's semop takes 0 and gives 1 back: one round trip per call (lmbench lat_sem's loop; lat_sem prints half of it)",
     origin: "mcvoy1996 lat_sem",
     params: PLACED,
     prepare: prepare_sem,
@@ -165,11 +166,11 @@ fn prepare_sem(p: &Params) -> Result<Prepared, BenchError> {
     #[allow(unsafe_code)]
     let child = unsafe {
         task::fork_partner(&[], &cpus, move || {
-            while peers::semop(id, 0, -1) == 0 {
-                if peers::semop(id, 1, 1) != 0 {
-                    return 1;
-                }
+            // lmbench's writer: give 1 once, then take 0 and give 1 in each call.
+            if peers::semop(id, 1, 1) != 0 {
+                return 1;
             }
+            while peers::semop_pair(id, (0, -1), (1, 1)) == 0 {}
             0
         })
     }
@@ -186,8 +187,7 @@ impl Body for Sem {
     fn run(&mut self, iters: u64) -> Result<(), BenchError> {
         let id = self.set.id();
         for _ in 0..iters {
-            check(peers::semop(id, 0, 1).into(), "semop post")?;
-            check(peers::semop(id, 1, -1).into(), "semop wait")?;
+            check(peers::semop_pair(id, (1, -1), (0, 1)).into(), "semop")?;
         }
         Ok(())
     }
@@ -282,7 +282,13 @@ pub const CONNECT: crate::bench::InRun = crate::bench::InRun {
 
 enum Server {
     Tcp(std::net::SocketAddr),
-    Unix(PathBuf),
+    /// The socket's path, in a directory of its own that is removed with the body (on
+    /// success, error or Ctrl-C, which stops the run at a sample boundary), its name
+    /// with it.
+    Unix {
+        path: PathBuf,
+        _dir: tempfile::TempDir,
+    },
 }
 
 struct Connect {
@@ -312,7 +318,14 @@ fn prepare_connect(p: &Params, cx: &RunContext) -> Result<Prepared, BenchError> 
             });
         (Server::Tcp(addr), t)
     } else {
-        let path = scratch_name(cx, "sock");
+        let base = cx.scratch_dir();
+        let dir = tempfile::Builder::new()
+            .prefix(&format!("syscost-sock-{}-", std::process::id()))
+            .tempdir_in(&base)
+            .map_err(|e| {
+                BenchError::os(&format!("a directory in {}", base.display()), e)
+            })?;
+        let path = dir.path().join("s");
         let l = std::os::unix::net::UnixListener::bind(&path).map_err(os("bind"))?;
         let t = std::thread::Builder::new()
             .name("syscost-accept".into())
@@ -322,7 +335,7 @@ fn prepare_connect(p: &Params, cx: &RunContext) -> Result<Prepared, BenchError> 
                     drop(l.accept());
                 }
             });
-        (Server::Unix(path), t)
+        (Server::Unix { path, _dir: dir }, t)
     };
     let c = Connect {
         server,
@@ -343,7 +356,7 @@ impl Connect {
                 // The server's close: end of file.
                 let _ = s.read(&mut b);
             }
-            Server::Unix(path) => {
+            Server::Unix { path, .. } => {
                 drop(
                     std::os::unix::net::UnixStream::connect(path)
                         .map_err(|e| BenchError::os("connect", e))?,
@@ -371,8 +384,6 @@ impl Drop for Connect {
         if let Some(t) = self.acceptor.take() {
             let _ = t.join();
         }
-        if let Server::Unix(path) = &self.server {
-            let _ = std::fs::remove_file(path);
-        }
+        // The socket's directory goes with `server`.
     }
 }

@@ -179,11 +179,22 @@ pub const FAULT_PRIVATE: InRun = InRun {
     about: "a write to each page of a fresh private mapping of a file, per page: the \
             page cache's page is read and copied (will-it-scale's page_fault2)",
     origin: "",
-    params: &[ParamSpec {
-        default: "8m",
-        about: "bytes mapped and written per sample (will-it-scale maps 128 MiB)",
-        ..SIZE
-    }],
+    params: &[
+        ParamSpec {
+            default: "8m",
+            about: "bytes mapped and written per sample (will-it-scale maps 128 MiB)",
+            ..SIZE
+        },
+        ParamSpec {
+            name: "unmap",
+            default: "untimed",
+            about: "untimed: the faults alone, the region unmapped before the next sample \
+                    · timed: its munmap too, inside the clock, its cost shared by the \
+                    pages (will-it-scale's loop: each of its iterations carries 1/32768 of \
+                    an unmapping of 128 MiB of copied pages)",
+            kind: Kind::Choice(&["untimed", "timed"]),
+        },
+    ],
     prepare: prepare_fault_private,
 };
 
@@ -191,6 +202,8 @@ struct PrivateFault {
     file: File,
     size: usize,
     page: usize,
+    /// Whether the munmap is inside the clock.
+    unmap_timed: bool,
     current: Option<Mapping>,
 }
 
@@ -200,6 +213,11 @@ impl Body for PrivateFault {
         let m = self.current.as_ref().expect("reset maps the region");
         for _ in 0..iters {
             m.touch_write(self.page);
+        }
+        if self.unmap_timed {
+            if let Some(m) = self.current.take() {
+                m.unmap().map_err(|e| BenchError::os("munmap", e))?;
+            }
         }
         Ok(())
     }
@@ -229,10 +247,15 @@ fn prepare_fault_private(p: &Params, cx: &RunContext) -> Result<Prepared, BenchE
         file,
         size,
         page,
+        unmap_timed: p.get("unmap") == "timed",
         current: None,
     };
     Ok(Prepared::new(Box::new(body))
-        .op("page")
+        .op(if p.get("unmap") == "timed" {
+            "page (its fault and 1/N of the munmap)"
+        } else {
+            "page"
+        })
         .plan(per_page(size, page)))
 }
 

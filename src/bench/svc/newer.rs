@@ -2,12 +2,12 @@
 //! completion path alone), the seccomp user-notification round trip (newer perf's
 //! `sched seccomp-notify`), and a short sleep by each of lat_usleep's methods.
 //!
-//! The seccomp filter stays on the measuring thread for its life (with no_new_privs,
-//! which it needs): it sends only an unallocated system call number, [`NOTIFY_NR`], to
-//! the listener, so nothing else the thread does is touched; the listener stays open
-//! with it, so a later body on the same thread reuses it. The supervisor thread polls
-//! the listener and is stopped and joined with the body. The itimer sleep restores the previous
-//! ITIMER_REAL and SIGALRM disposition.
+//! The seccomp filter (with no_new_privs, which it needs) goes on a thread of the body's
+//! own that makes the filtered call in a loop, never on the measuring thread: the
+//! measuring thread is the supervisor, whose receive-and-answer loop is what perf
+//! times. The filter sends only an unallocated system call number, [`NOTIFY_NR`], to
+//! the listener; the thread, its filter with it, is stopped and joined with the body.
+//! The itimer sleep restores the previous ITIMER_REAL and SIGALRM disposition.
 
 use crate::bench::{Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
@@ -16,7 +16,7 @@ use crate::os::peers::{self, NotifyListener, SleepHow};
 use crate::os::svc;
 use crate::os::task::{self, Blocked, Handler, SigSet};
 use crate::os::uring::{Ring, SetupError};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, MutexGuard};
 use std::thread::JoinHandle;
 
@@ -75,81 +75,113 @@ pub const URING_NOP: Simple = Simple {
 /// implements on x86-64 (below `syscall.args`'s 1000).
 pub const NOTIFY_NR: u32 = 999;
 
-thread_local! {
-    static LISTENER: std::cell::RefCell<Option<Arc<NotifyListener>>> =
-        const { std::cell::RefCell::new(None) };
-}
-
 /// `svc.seccomp.notify`.
 pub const SECCOMP_NOTIFY: Simple = Simple {
     name: "svc.seccomp.notify",
-    about: "a system call a seccomp filter hands to a user-space supervisor thread (SECCOMP_RET_USER_NOTIF), which receives it and answers 0 (SECCOMP_IOCTL_NOTIF_RECV, _SEND): the caller's round trip (newer perf bench sched seccomp-notify)",
+    about: "a system call a seccomp filter hands to a user-space supervisor (SECCOMP_RET_USER_NOTIF), which receives it and answers 0 (SECCOMP_IOCTL_NOTIF_RECV, _SEND): the supervisor's loop, as perf times it, one round trip per call (newer perf bench sched seccomp-notify)",
     origin: "perf bench sched seccomp-notify",
     params: &[],
     prepare: prepare_notify,
 };
 
+/// The measuring thread is the supervisor; a thread of its own carries the filter and
+/// makes the call in a loop.
 struct Notify {
+    /// Closed first on drop: the caller's next call then fails at once (ENOSYS).
+    listener: Option<NotifyListener>,
     stop: Arc<AtomicBool>,
-    supervisor: Option<JoinHandle<()>>,
+    /// The first answer the caller saw other than 0 (-errno for a failed call), or 0.
+    wrong: Arc<AtomicI64>,
+    caller: Option<JoinHandle<()>>,
 }
 
 fn prepare_notify(_: &Params) -> Result<Prepared, BenchError> {
-    let listener = LISTENER.with(|l| -> Result<Arc<NotifyListener>, BenchError> {
-        let mut l = l.borrow_mut();
-        if let Some(x) = l.as_ref() {
-            return Ok(x.clone());
-        }
-        let x = Arc::new(NotifyListener::install(NOTIFY_NR).map_err(|e| {
-            match e.raw_os_error() {
-                Some(libc::EINVAL | libc::ENOSYS | libc::EPERM | libc::EACCES) => {
-                    BenchError::Skip(format!("seccomp user notification refused: {e}"))
-                }
-                _ => BenchError::os("seccomp(SET_MODE_FILTER, NEW_LISTENER)", e),
-            }
-        })?);
-        *l = Some(x.clone());
-        Ok(x)
-    })?;
     let stop = Arc::new(AtomicBool::new(false));
-    let s = stop.clone();
-    let supervisor = std::thread::Builder::new()
-        .name("syscost-seccomp".into())
+    let wrong = Arc::new(AtomicI64::new(0));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (s, w) = (stop.clone(), wrong.clone());
+    let caller = std::thread::Builder::new()
+        .name("syscost-notified".into())
         .spawn(move || {
+            // The filter (and no_new_privs) is this thread's alone, and ends with it.
+            match NotifyListener::install(NOTIFY_NR) {
+                Ok(l) => {
+                    if tx.send(Ok(l)).is_err() {
+                        return;
+                    }
+                }
+                Err(e) => {
+                    let _ = tx.send(Err(e));
+                    return;
+                }
+            }
             while !s.load(Ordering::Acquire) {
-                if peers::notify_ready(listener.fd(), 20) {
-                    peers::notify_answer(listener.fd(), 0);
+                let r = peers::call0(NOTIFY_NR as libc::c_long);
+                let got = if r == -1 {
+                    -i64::from(task::errno())
+                } else {
+                    r
+                };
+                if got != 0 && !s.load(Ordering::Acquire) {
+                    let _ =
+                        w.compare_exchange(0, got, Ordering::AcqRel, Ordering::Acquire);
                 }
             }
         })
-        .map_err(|e| BenchError::os("spawn the supervisor thread", e))?;
-    let b = Notify {
+        .map_err(|e| BenchError::os("spawn the notified thread", e))?;
+    let mut b = Notify {
+        listener: None,
         stop,
-        supervisor: Some(supervisor),
+        wrong,
+        caller: Some(caller),
     };
+    let listener = rx
+        .recv()
+        .map_err(|_| {
+            BenchError::Failed("the notified thread ended before its filter".into())
+        })?
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::EINVAL | libc::ENOSYS | libc::EPERM | libc::EACCES) => {
+                BenchError::Skip(format!("seccomp user notification refused: {e}"))
+            }
+            _ => BenchError::os("seccomp(SET_MODE_FILTER, NEW_LISTENER)", e),
+        })?;
+    b.listener = Some(listener);
     Ok(Prepared::new(Box::new(b)).op("notified call").plan(BLOCKS))
 }
 
 impl Body for Notify {
     fn run(&mut self, iters: u64) -> Result<(), BenchError> {
+        let fd = self.listener.as_ref().expect("set in prepare").fd();
         for _ in 0..iters {
-            let r = peers::call0(NOTIFY_NR as libc::c_long);
-            if r != 0 {
-                crate::bench::check(r, "the notified call")?;
-                return Err(BenchError::Failed(format!(
-                    "the notified call returned {r}"
-                )));
+            while peers::notify_answer(fd, 0) != 0 {
+                // A signal (Ctrl-C's, which stops the run at the next sample) before a
+                // notification came: wait again.
+                if task::errno() != libc::EINTR {
+                    return Err(BenchError::last_os("SECCOMP_IOCTL_NOTIF_RECV/SEND"));
+                }
             }
         }
-        Ok(())
+        match self.wrong.load(Ordering::Acquire) {
+            0 => Ok(()),
+            e if e < 0 => Err(BenchError::Failed(format!(
+                "the notified call failed: {}",
+                std::io::Error::from_raw_os_error(-e as i32)
+            ))),
+            v => Err(BenchError::Failed(format!(
+                "the notified call returned {v}"
+            ))),
+        }
     }
 }
 
 impl Drop for Notify {
     fn drop(&mut self) {
-        // The supervisor polls the listener and sees the stop within its poll's limit.
         self.stop.store(true, Ordering::Release);
-        if let Some(t) = self.supervisor.take() {
+        // With the listener closed, a call waiting for its answer, and any later one,
+        // fails at once; the caller sees the stop and ends, its filter with it.
+        self.listener = None;
+        if let Some(t) = self.caller.take() {
             let _ = t.join();
         }
     }

@@ -20,8 +20,8 @@ use std::thread::JoinHandle;
 
 const PLACE: ParamSpec = placement_among(
     "cross-cpu",
-    "the waiters (contenders) on the measuring thread's CPU, or on another CPU",
-    &["same-cpu", "cross-cpu"],
+    "the waiters (contenders) on the measuring thread's CPU, or on another CPU, or (free) spread over every CPU in turn, the measuring thread unpinned: perf's placement, which puts thread i on CPU i mod N",
+    &["same-cpu", "cross-cpu", "free"],
 );
 
 const WAITERS: ParamSpec = ParamSpec {
@@ -30,6 +30,24 @@ const WAITERS: ParamSpec = ParamSpec {
     about: "threads blocked on the futex (perf's -t; its default is one per CPU)",
     kind: Kind::Int { min: 1, max: 256 },
 };
+
+const REST: ParamSpec = ParamSpec {
+    name: "rest_ms",
+    default: "0",
+    about: "ms the measuring thread sleeps, untimed, before each operation, the waiters blocked all the while: perf sleeps 100 ms, so its CPUs are idle and its caches cold when it wakes them; 0: the warm operation, straight after the waiters blocked",
+    kind: Kind::Int { min: 0, max: 1000 },
+};
+
+/// Sleeps `rest` (untimed, in `reset`) when it is not zero.
+fn rest(rest: std::time::Duration) {
+    if !rest.is_zero() {
+        std::thread::sleep(rest);
+    }
+}
+
+fn rest_of(p: &Params) -> std::time::Duration {
+    std::time::Duration::from_millis(p.int("rest_ms") as u64)
+}
 
 static HASH_PARAMS: &[ParamSpec] = &[ParamSpec {
     name: "futexes",
@@ -76,6 +94,7 @@ static WAKE_PARAMS: &[ParamSpec] = &[
         kind: Kind::Int { min: 1, max: 256 },
     },
     PLACE,
+    REST,
 ];
 
 /// `sync.futex.wake`.
@@ -96,6 +115,7 @@ fn waking(p: &Params, per_call: &str, requeue: bool) -> Result<Prepared, BenchEr
         pool,
         nwakes: p.int(per_call) as i32,
         requeue,
+        rest: rest_of(p),
         _pin: pin,
     }))
     .op(if requeue {
@@ -114,6 +134,7 @@ static REQUEUE_PARAMS: &[ParamSpec] = &[
         kind: Kind::Int { min: 1, max: 256 },
     },
     PLACE,
+    REST,
 ];
 
 /// `sync.futex.requeue`.
@@ -137,6 +158,7 @@ struct Waking {
     pool: Pool,
     nwakes: i32,
     requeue: bool,
+    rest: std::time::Duration,
     _pin: Option<Pin>,
 }
 
@@ -145,7 +167,9 @@ const MAX_CALLS: u64 = 1 << 20;
 
 impl Body for Waking {
     fn reset(&mut self, _iters: u64) -> Result<(), BenchError> {
-        self.pool.arm()
+        self.pool.arm()?;
+        rest(self.rest);
+        Ok(())
     }
     fn run(&mut self, iters: u64) -> Result<(), BenchError> {
         for _ in 0..iters {
@@ -188,18 +212,20 @@ static PARALLEL_PARAMS: &[ParamSpec] = &[
         kind: Kind::Int { min: 1, max: 64 },
     },
     PLACE,
+    REST,
 ];
 
 /// `sync.futex.wake_parallel`.
 pub const WAKE_PARALLEL: Simple = Simple {
     name: "sync.futex.wake_parallel",
-    about: "`wakers` threads released together each wake their share of `waiters` threads blocked on one futex with one FUTEX_WAKE; the measuring thread's time from the release to the last waker's return (perf bench futex wake-parallel); timed one at a time",
+    about: "one FUTEX_WAKE of the measuring thread's share (waiters/wakers) of `waiters` threads blocked on one futex, as `wakers`-1 other threads, released just before, each wake theirs: one waker's call, the per-thread latency perf bench futex wake-parallel averages; timed one at a time",
     origin: "perf bench futex wake-parallel",
     params: PARALLEL_PARAMS,
     prepare: prepare_parallel,
 };
 
-/// Helper wakers spin (yielding) on `go` and report on `done`.
+/// The other wakers block on `go` (a futex word) until `reset` moves it, then make
+/// their FUTEX_WAKE and report on `done`.
 struct Parallel {
     pool: Pool,
     go: Arc<AtomicU32>,
@@ -207,6 +233,9 @@ struct Parallel {
     stop: Arc<AtomicBool>,
     helpers: Vec<JoinHandle<()>>,
     share: i32,
+    /// Whether the other wakers were released and have yet to be waited for.
+    released: bool,
+    rest: std::time::Duration,
     _pin: Option<Pin>,
 }
 
@@ -215,7 +244,12 @@ fn prepare_parallel(p: &Params) -> Result<Prepared, BenchError> {
     let wakers = p.int("wakers") as usize;
     let (pin, cpus) = place_pinned(p.get("placement"))?;
     let pool = Pool::new(waiters, &cpus)?;
-    let share = waiters.div_ceil(wakers) as i32;
+    if !waiters.is_multiple_of(wakers) {
+        return Err(BenchError::Skip(format!(
+            "waiters={waiters} is not a multiple of wakers={wakers}: each waker wakes an equal share (perf requires it too)"
+        )));
+    }
+    let share = (waiters / wakers) as i32;
     let (go, done) = (Arc::new(AtomicU32::new(0)), Arc::new(AtomicU32::new(0)));
     let stop = Arc::new(AtomicBool::new(false));
     let mut helpers = Vec::new();
@@ -231,7 +265,7 @@ fn prepare_parallel(p: &Params) -> Result<Prepared, BenchError> {
                 while !stop.load(Ordering::Acquire) {
                     let g = go.load(Ordering::Acquire);
                     if g == seen {
-                        std::thread::yield_now();
+                        futex_wait(&go, seen);
                         continue;
                     }
                     seen = g;
@@ -249,25 +283,47 @@ fn prepare_parallel(p: &Params) -> Result<Prepared, BenchError> {
         stop,
         helpers,
         share,
+        released: false,
+        rest: rest_of(p),
         _pin: pin,
     };
-    Ok(one_at_a_time(Box::new(b)).op("parallel wake of all waiters"))
+    Ok(one_at_a_time(Box::new(b)).op("one waker's FUTEX_WAKE of its share"))
 }
 
 impl Body for Parallel {
+    /// Untimed: the other wakers' calls of the last operation ended, every waiter
+    /// blocked again, and the other wakers released for this one.
     fn reset(&mut self, _iters: u64) -> Result<(), BenchError> {
+        let helpers = self.helpers.len() as u32;
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while self.released && self.done.load(Ordering::Acquire) < helpers {
+            if std::time::Instant::now() > deadline {
+                return Err(BenchError::Failed(
+                    "the other waker threads did not return within 5 s".into(),
+                ));
+            }
+            std::thread::yield_now();
+        }
         self.done.store(0, Ordering::Release);
-        self.pool.arm()
+        self.pool.arm()?;
+        rest(self.rest);
+        self.go.fetch_add(1, Ordering::AcqRel);
+        futex_wake(&self.go, i32::MAX);
+        self.released = true;
+        Ok(())
     }
     fn run(&mut self, iters: u64) -> Result<(), BenchError> {
-        let helpers = self.helpers.len() as u32;
-        for _ in 0..iters {
-            self.go.fetch_add(1, Ordering::AcqRel);
-            check(futex_wake(&self.pool.words.f1, self.share), "FUTEX_WAKE")?;
-            while self.done.load(Ordering::Acquire) < helpers {
-                std::hint::spin_loop();
-            }
-            self.done.store(0, Ordering::Release);
+        if iters != 1 {
+            return Err(BenchError::Failed(
+                "wake-parallel batches hold one wake".into(),
+            ));
+        }
+        let woken = futex_wake(&self.pool.words.f1, self.share);
+        check(woken, "FUTEX_WAKE")?;
+        if woken == 0 {
+            return Err(BenchError::Failed(
+                "FUTEX_WAKE found no waiter: the other wakers took them all".into(),
+            ));
         }
         Ok(())
     }
@@ -276,6 +332,9 @@ impl Body for Parallel {
 impl Drop for Parallel {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Release);
+        // Moves the word they block on: each sees the stop.
+        self.go.fetch_add(1, Ordering::AcqRel);
+        futex_wake(&self.go, i32::MAX);
         for t in self.helpers.drain(..) {
             let _ = t.join();
         }

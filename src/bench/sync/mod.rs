@@ -77,6 +77,17 @@ pub const MUTEX: InRun = InRun {
                     thread-local one (5)",
             kind: Kind::Choice(&["none", "global", "local", "tls"]),
         },
+        ParamSpec {
+            name: "process",
+            default: "single-threaded",
+            about: "single-threaded: no thread of the body's own, so a process of one \
+                    thread (copies as processes, or alone) gets the C library's path \
+                    without an atomic instruction, as will-it-scale's processes do · \
+                    multi-threaded: an idle thread of the body's lives in the process, \
+                    so the library takes its atomic path, as in will-it-scale's thread \
+                    mode, whose main thread is one more",
+            kind: Kind::Choice(&["single-threaded", "multi-threaded"]),
+        },
     ],
     prepare: |p, _| prepare_mutex(p),
 };
@@ -97,36 +108,98 @@ enum Update {
 }
 
 fn prepare_mutex(p: &Params) -> Result<Prepared, BenchError> {
-    let own: Option<Box<CMutex>> =
-        (p.get("share") == "mutex-per-copy").then(|| Box::new(CMutex::new()));
+    let idle = match p.get("process") {
+        "multi-threaded" => Some(Idle::start()?),
+        _ => None,
+    };
     let update = match p.get("update") {
         "global" => Update::Global,
         "local" => Update::Local,
         "tls" => Update::Tls,
         _ => Update::None,
     };
-    let mut local = 0u64;
-    Ok(Prepared::new(body(move || {
-        let m: &CMutex = own.as_deref().unwrap_or(&ONE);
+    // One closure per mutex and update, so the timed loop holds the calls and the
+    // update alone, no choice among them.
+    macro_rules! with_update {
+        ($m:expr) => {
+            match update {
+                Update::None => mutex_body($m, || {}, idle),
+                Update::Global => mutex_body(
+                    $m,
+                    || {
+                        GLOBAL
+                            .store(GLOBAL.load(Ordering::Relaxed) + 1, Ordering::Relaxed)
+                    },
+                    idle,
+                ),
+                Update::Local => {
+                    let mut local = 0u64;
+                    mutex_body($m, move || *std::hint::black_box(&mut local) += 1, idle)
+                }
+                Update::Tls => mutex_body($m, || TLS.with(|c| c.set(c.get() + 1)), idle),
+            }
+        };
+    }
+    Ok(if p.get("share") == "mutex-per-copy" {
+        with_update!(Box::new(CMutex::new()))
+    } else {
+        with_update!(&ONE)
+    }
+    .op("lock+unlock pair"))
+}
+
+/// Lock, `update`, unlock, in the body's loop; `idle` lives as long as the body.
+fn mutex_body(
+    m: impl std::ops::Deref<Target = CMutex> + 'static,
+    mut update: impl FnMut() + 'static,
+    idle: Option<Idle>,
+) -> Prepared {
+    Prepared::new(body(move || {
+        let _ = &idle;
         let r = m.lock();
         if r != 0 {
             return Err(mutex_failed(r, "pthread_mutex_lock"));
         }
-        match update {
-            Update::None => {}
-            Update::Global => {
-                GLOBAL.store(GLOBAL.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
-            }
-            Update::Local => *std::hint::black_box(&mut local) += 1,
-            Update::Tls => TLS.with(|c| c.set(c.get() + 1)),
-        }
+        update();
         let r = m.unlock();
         if r != 0 {
             return Err(mutex_failed(r, "pthread_mutex_unlock"));
         }
         Ok(())
     }))
-    .op("lock+unlock pair"))
+}
+
+/// A thread that only waits for its end: with it the process has more than one, as
+/// the C library sees it. Ended and joined when dropped.
+struct Idle {
+    stop: Option<std::sync::mpsc::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Idle {
+    fn start() -> Result<Idle, BenchError> {
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let thread = std::thread::Builder::new()
+            .name("syscost-idle".into())
+            .spawn(move || {
+                let _ = rx.recv();
+            })
+            .map_err(|e| BenchError::os("spawn the idle thread", e))?;
+        Ok(Idle {
+            stop: Some(tx),
+            thread: Some(thread),
+        })
+    }
+}
+
+impl Drop for Idle {
+    fn drop(&mut self) {
+        // Closing the channel ends the thread's wait.
+        self.stop = None;
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
 }
 
 /// `sync.sem`.
