@@ -25,6 +25,7 @@ def main():
     sel = [s for s in sel if s != "--"]
     tmp = tempfile.mkdtemp(prefix="syscost-ab-")
     rows = {b: {} for b in a.bins}
+    walls = {b: [] for b in a.bins}
     try:
         print(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {' '.join(sel)} "
               f"({'with a history' if a.history else 'no history'})", flush=True)
@@ -37,8 +38,10 @@ def main():
                     env["SYSCOST_DB"] = os.path.join(tmp, f"{k}.db")
                 else:
                     args.append("--no-save")
+                t0 = time.monotonic()
                 out = subprocess.run(args, check=True, capture_output=True, text=True,
                                      env=env).stdout
+                walls[b].append(time.monotonic() - t0)
                 if a.keep:
                     os.makedirs(a.keep, exist_ok=True)
                     with open(os.path.join(a.keep, f"{k}-{i + 1:02}.json"), "w") as f:
@@ -50,7 +53,9 @@ def main():
                             f"{x}={y}" for x, y in sorted(r["params"].items()))
                         rows[b].setdefault(key.strip(), []).append(m)
         for k, b in enumerate(a.bins):
-            print(f"[{k}] {b}")
+            w = sorted(walls[b])
+            print(f"[{k}] {b}: wall median {statistics.median(w):.2f} s, max {w[-1]:.2f} s "
+                  f"({' '.join(f'{x:.1f}' for x in walls[b])})")
             for name, ms in rows[b].items():
                 meds = [m["median_ns"] for m in ms]
                 mm = statistics.median(meds)

@@ -87,14 +87,19 @@ impl Profile {
         budget_ns: 17_000 * MS,
         budget_max_rounds: 8,
     };
-    /// The default: five to eight rounds spread over at least two seconds (in a
-    /// whole run, up to 93 within its budget), ±0.5% or the machine's floor for the
+    /// The default: five to eight rounds spread over at least a second (in a whole
+    /// run, up to 93 within its budget), ±0.5% or the machine's floor for the
     /// result's kind of work, whichever is larger. Rounds are short: what widens the
     /// interval is the machine's drift between rounds, not the samples within one, so
     /// the budget buys more precision as more rounds than as longer ones. The target is
     /// tight because this machine's figures repeat closely (ten runs of a pipe round
     /// trip: medians within 0.6%) and an interval at ±1% after five rounds said less
     /// than a rerun does; where the machine moves more, its floor sets the target.
+    /// The span was 2 s until 2026-11-28: at 1 s, `syscost run syscall.getppid`
+    /// answered in a median 2.25 s against 5.84 s, its eight intervals holding the
+    /// median of the eight medians in 7 against 8, at ±2.81% against ±2.78%; the pipe
+    /// ping-pong in 1.92 s against 3.62 s, 7 of 8 either way (`scripts/ab.py`,
+    /// docs/measurements.md).
     pub const STANDARD: Profile = Profile {
         name: "standard",
         warmup_ns: 20 * MS,
@@ -104,7 +109,7 @@ impl Profile {
         round_max_samples: 5_000,
         min_rounds: 5,
         max_rounds: 8,
-        span_ns: 2_000 * MS,
+        span_ns: 1_000 * MS,
         ci_target: 0.005,
         min_batch_ns: 50_000,
         overhead_samples: 51,

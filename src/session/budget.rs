@@ -46,7 +46,7 @@ impl Budget {
     /// [`WHOLE_CATALOGUE`] instances or more, a share of it in proportion for fewer,
     /// and never less than four spans (the minimum rounds' span and three more at
     /// their pace). A cap, not a time to fill: a run ends as soon as every instance is
-    /// done. So `syscost run syscall.getpid` answers within about 12 s in the standard
+    /// done. So `syscost run syscall.getpid` answers within about 5 s in the standard
     /// profile however its rounds spread, where the whole catalogue's 110 s would let a
     /// row that converges slowly hold the answer for a minute and more.
     pub(super) fn for_instances(p: &Profile, n: usize) -> f64 {

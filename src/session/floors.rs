@@ -30,7 +30,10 @@ pub(super) struct Floors {
     /// Each reading with where it was read: the instance whose worker read it, or
     /// [`PROBE_PROCESS`].
     readings: Vec<(usize, Probes)>,
-    /// The rounds the figure is taken at (the profile's `max_rounds`).
+    /// The rounds the figure is taken at: the profile's `min_rounds`, the fewest a row
+    /// is judged at. More rounds in one run narrow a row's own interval, not how far
+    /// the machine moves between runs, which this figure stands for until the row has
+    /// a history (docs/method.md §6).
     rounds: usize,
     /// Results are held to the profile's target even below what the machine allows.
     pub(super) strict: bool,

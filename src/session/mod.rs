@@ -217,7 +217,7 @@ impl Session {
         let context =
             crate::bench::RunContext::new(opts.files.clone(), Some(opts.profile.name));
         let floors =
-            std::cell::RefCell::new(floors::Floors::new(opts.profile.max_rounds));
+            std::cell::RefCell::new(floors::Floors::new(opts.profile.min_rounds));
         Ok(Session {
             context,
             clock,
