@@ -187,7 +187,7 @@ pub struct Analysis {
     /// their spans.
     pub kernel: Option<KernelCull>,
     /// The rounds' own interval (low, high, ns), when what the machine allows the
-    /// result's kind widened it ([`crate::harness::Harness::conclude`]).
+    /// result's kind was added to it ([`crate::harness::Harness::conclude`]).
     pub own: Option<(f64, f64)>,
 }
 
@@ -236,6 +236,17 @@ impl Analysis {
         self.estimate
             .as_ref()
             .map_or(f64::INFINITY, RoundEstimate::relative_half_width)
+    }
+
+    /// The relative half-width of the rounds' own interval, before what the machine
+    /// allows was added to it (infinite when unknown): what more rounds narrow.
+    pub fn own_relative_ci(&self) -> f64 {
+        match (self.own, &self.estimate) {
+            (Some((lo, hi)), Some(e)) if e.center != 0.0 && e.center.is_finite() => {
+                (hi - lo) / 2.0 / e.center.abs()
+            }
+            _ => self.relative_ci(),
+        }
     }
 
     /// What set the interval's width ([`Source`]): the rounds, or a floor below them

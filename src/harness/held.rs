@@ -1,27 +1,28 @@
-//! What the machine allows a result: the precision of its kind of work on this machine,
-//! which its target is held to, and, until the row has a history, the least half-width
-//! of its interval (docs/method.md, the `machine` source).
+//! What the machine allows a result: how far its kind of work moves between runs on
+//! this machine, which the result's interval adds to its rounds' own until the row has
+//! a history, and which sets its target (docs/method.md, the `machine` source).
 
 use super::probe;
 use super::Profile;
 use serde::{Deserialize, Serialize};
 
 /// What the machine allows a result of its kind of work: the precision its kind can
-/// have on this machine at the profile's rounds ([`crate::stats::rounds::floor`], drawn
-/// from the probe readings of every kept round). The result's target is the larger of
-/// the profile's and this: a target below it would need far more rounds than the
-/// profile's, and the figure would still move by that much in a run at another time.
-/// Until the row has a history it is also the least half-width of its interval
-/// (`harness::at_least_what_the_machine_allows`): its rounds cannot see how far the
-/// machine moves between runs.
+/// have on this machine at the profile's fewest rounds ([`crate::stats::rounds::floor`],
+/// drawn from the probe readings of every kept round), a relative half-width `m`.
+/// It stands for how far the machine moves between runs, which a row's rounds cannot
+/// see: until the row has a history its interval is its rounds' own and `m` combined
+/// as two independent errors, `√(own² + m²)` (`harness::with_the_machine`). Its target
+/// is the larger of the profile's and `√2·m`: the row is converged once its own
+/// rounds add no more to its interval than the machine does.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Held {
     /// The kind of work the result is (None: not known, nothing allowed).
     pub kind: Option<probe::WorkKind>,
     /// What the machine allows, a relative half-width (0: not known).
     pub allows: f64,
-    /// The user asked for the profile's target itself (`run --target`): it is tried
-    /// even below what the machine allows, and a result that misses it says why.
+    /// The user asked for the profile's target itself (`run --target`): the interval
+    /// is the rounds' own, held to that target even below what the machine allows,
+    /// and a result that misses it says why.
     #[serde(default)]
     pub strict: bool,
 }
@@ -37,12 +38,24 @@ impl Held {
         }
     }
 
-    /// The relative half-width a result is held to under `p`.
-    pub fn target(&self, p: &Profile) -> f64 {
+    /// What the interval adds to the rounds' own (0 with `--target` or when unknown).
+    pub fn added(&self) -> f64 {
         if self.strict {
-            p.ci_target
+            0.0
         } else {
-            p.ci_target.max(self.machine())
+            self.machine()
         }
+    }
+
+    /// The relative half-width a result's printed interval is held to under `p`.
+    pub fn target(&self, p: &Profile) -> f64 {
+        p.ci_target.max(std::f64::consts::SQRT_2 * self.added())
+    }
+
+    /// The most the rounds' own relative half-width may be for the printed interval to
+    /// be within [`Held::target`]: what more rounds must bring it to.
+    pub fn own_target(&self, p: &Profile) -> f64 {
+        let (t, m) = (self.target(p), self.added());
+        (t * t - m * m).max(0.0).sqrt()
     }
 }

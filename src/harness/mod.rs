@@ -590,7 +590,7 @@ impl<'a> Harness<'a> {
     ) -> (Analysis, bool, Vec<Why>) {
         let mut a =
             self.analyze(samples, k * plan.per_iter.max(1), overhead, plan.expect);
-        at_least_what_the_machine_allows(&mut a, self.settings.held);
+        with_the_machine(&mut a, self.settings.held);
         let (ok, why) = verdict_held(&a, &self.settings.profile, self.settings.held);
         (a, ok, why)
     }
@@ -736,29 +736,28 @@ fn ns_text(ns: f64) -> String {
     format!("{v:.digits$} {unit}")
 }
 
-/// Widens the rounds' interval of `a` to at least what the machine allows its kind of
-/// work on each side ([`Held::machine`]), keeping the rounds' own in `a.own`; not with
-/// `--target` (`strict`), which asks for the rows' own intervals. A row without a
-/// history cannot see how far the machine moves between runs; its kind's probes, read
-/// in every round's process, can. Measured on 2026-11-27 (docs/measurements.md, "One
-/// model"): builds taking turns on `syscall.getpid*`, six fresh runs each, held the
-/// median of the six in 2–4 of 6 with the rounds' intervals alone and in 5–6 of 6 with
-/// this bound. From a row's third saved run, the spread of its runs sets the interval
-/// instead.
-fn at_least_what_the_machine_allows(a: &mut Analysis, held: Held) {
-    let least = held.machine();
-    if held.strict || least <= 0.0 || a.basis == analyze::Basis::All {
+/// Adds what the machine allows the row's kind of work ([`Held::added`]) to the
+/// rounds' interval of `a` on each side, as an independent error (`√(own² + m²)`),
+/// keeping the rounds' own in `a.own`; not with `--target` (`strict`), which asks for
+/// the rows' own intervals. A row without a history cannot see how far the machine
+/// moves between runs; its kind's probes, read in every round's process, stand for it.
+/// Measured on 2026-11-28 (docs/measurements.md, "The machine's movement added"): over
+/// one isolation run's documents, the whole catalogue lay within each family's alone
+/// run for 66.0% of rows with the rounds' own intervals, 84.9% with the larger of the
+/// two and 91.2% with both added. From a row's third saved run, the spread of its runs
+/// sets the interval instead.
+fn with_the_machine(a: &mut Analysis, held: Held) {
+    let m = held.added();
+    if m <= 0.0 || a.basis == analyze::Basis::All {
         return;
     }
     if let Some(e) = a.estimate.as_mut() {
-        let half = least * e.center.abs();
-        if e.ci_high - e.center < half || e.center - e.ci_low < half {
-            a.own = Some((e.ci_low, e.ci_high));
-            // A time is not negative: on a machine that allows ±100% or worse (a
-            // loaded one), the bound stops at zero.
-            e.ci_low = e.ci_low.min((e.center - half).max(0.0));
-            e.ci_high = e.ci_high.max(e.center + half);
-        }
+        a.own = Some((e.ci_low, e.ci_high));
+        let add = m * e.center.abs();
+        // A time is not negative: on a machine that allows ±100% or worse (a loaded
+        // one), the interval stops at zero.
+        e.ci_low = (e.center - (e.center - e.ci_low).hypot(add)).max(0.0);
+        e.ci_high = e.center + (e.ci_high - e.center).hypot(add);
     }
 }
 

@@ -88,7 +88,7 @@ impl Profile {
         budget_max_rounds: 8,
     };
     /// The default: five to eight rounds spread over at least a second (in a whole
-    /// run, up to 93 within its budget), ±0.5% or the machine's floor for the
+    /// run, up to 93 within its budget), ±0.5% or √2 times what the machine allows the
     /// result's kind of work, whichever is larger. Rounds are short: what widens the
     /// interval is the machine's drift between rounds, not the samples within one, so
     /// the budget buys more precision as more rounds than as longer ones. The target is

@@ -21,9 +21,10 @@ pub enum Source {
     /// Too few clean samples: the median of every sample with its order-statistic
     /// interval, at least ±1% (or the target).
     AllSamples,
-    /// What the machine allows the row's kind of work (`harness::Held`), wider than
-    /// its rounds' interval: a row without a history cannot see how far the machine
-    /// moves between runs, and its kind's probes can (docs/method.md, "The interval").
+    /// Its rounds' interval with what the machine allows the row's kind of work
+    /// (`harness::Held`) added as an independent error: a row without a history cannot
+    /// see how far the machine moves between runs, and its kind's probes stand for it
+    /// (docs/method.md, "The interval").
     Machine,
     /// The spread of the row's saved runs in the history (`between_runs`), from its
     /// third run under the same conditions.
@@ -38,7 +39,7 @@ impl Source {
             Source::Clock => "half the clock's step per operation",
             Source::Samples => "its samples' interval of the median",
             Source::AllSamples => "all its samples (too few clean)",
-            Source::Machine => "what the machine allows its kind of work",
+            Source::Machine => "its rounds and what the machine allows its kind of work",
             Source::Runs => "the spread of its saved runs",
         }
     }

@@ -51,7 +51,7 @@
 //!       "slow_state_pct"?,               // kept rounds' canary above the base state, % (> 5: not converged)
 //!       "work"?: "syscall" | "user" | "memory" | "cross" | "io",  // its kind of work (whose floor holds it)
 //!       "target_pct"?, "floor_pct"?, "reach_pct"?,  // ±% it was held to; what its kind is allowed (both, ±%)
-//!       "own_ci_low_ns"?, "own_ci_high_ns"?,  // older documents only: the rounds' interval before a floor widened it
+//!       "own_ci_low_ns"?, "own_ci_high_ns"?,  // the rounds' own interval, when what the machine allows was added to it
 //!       "paired"?: { "reference": "via=libc",   // measured in pairs with that row (--reference)
 //!                    "ratio", "ratio_low", "ratio_high",       // this row over the reference, 95% interval
 //!                    "diff_ns", "diff_low_ns", "diff_high_ns", // this row less the reference, ns
@@ -142,8 +142,8 @@
 //! standard errors each side of the rounds' interval stands for, which is kept in
 //! `between_runs.run_ci_*`. It is set when the run is decided and never rewritten.
 //! `converged` is true when the printed half-width is within `target_pct` (the larger of
-//! `ci_target` and what the machine allows its `work`, or `ci_target` alone with `run
-//! --target`) and `why` is empty: at least `min_rounds` rounds with a clean sample, on
+//! `ci_target` and √2 times what the machine allows its `work`, or `ci_target` alone
+//! with `run --target`) and `why` is empty: at least `min_rounds` rounds with a clean sample, on
 //! at least 30 clean samples that are at least a tenth of all, its rounds not in a slow
 //! state, its tasks placed as asked. `machine.floors` has, per kind of work, the probe
 //! (getpid, an add-multiply chain, a zero-fill fault, a wake-up round trip with another
@@ -152,7 +152,9 @@
 //! ((p90 − p10) / median, each reading taken relative to the median of the instance it
 //! was read beside), and `floor_pct`, what the machine allows the kind: the 95%
 //! half-width the headline of `rounds` rounds that move so would have, on the
-//! interval's scale (see [`crate::stats::rounds::floor`]); `reach_pct` is the same
+//! interval's scale (see [`crate::stats::rounds::floor`]), which a row's interval
+//! adds to its rounds' own (`own_ci_*`) as `√(a² + b²)` until it has a history
+//! (`interval_source` `machine`); `reach_pct` is the same
 //! figure (documents from before 2026-11-27 had two, the floor over the base state's
 //! before it was recorded). With fewer clean samples `basis` is `"all"`: `median_ns` is
 //! then the median of every sample (perturbed and outliers included), `ci_low_ns`..

@@ -150,8 +150,9 @@ figure: per operation, empty-loop overhead subtracted: the 20% trimmed mean over
   round's median of its clean samples (no outlier, no switch or fault); a sample is one batch's
   mean.
 95% CI: where a rerun's figure lands, 95 times in 100: Yuen's interval over the round medians, √2
-  wider than the mean's, at least what the machine allows its kind (from a row's third saved run,
-  the spread of its runs; the note says which set it); ±%: its half-width in percent of the figure.
+  wider than the mean's, and what the machine allows its kind, together (from a row's third saved
+  run, the spread of its runs; the note says which set it); ±%: its half-width in percent of the
+  figure.
 outl: samples outside the window around the median, or MAD outliers; pert: samples with a switch or
   fault; rnds: rounds; conv: converged.
 A result with fewer than 30 clean samples (or fewer than a tenth clean) is never converged: its

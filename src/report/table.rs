@@ -515,9 +515,9 @@ impl Exporter for Table {
               rounds of each round's median of its clean samples (no outlier, no switch or fault); a \
               sample is one batch's mean.\n\
               95% CI: where a rerun's figure lands, 95 times in 100: Yuen's interval over the round \
-              medians, √2 wider than the mean's, at least what the machine allows its kind (from a row's \
-              third saved run, the spread of its runs; the note says which set it); ±%: its half-width \
-              in percent of the figure.\n\
+              medians, √2 wider than the mean's, and what the machine allows its kind, together (from a \
+              row's third saved run, the spread of its runs; the note says which set it); ±%: its \
+              half-width in percent of the figure.\n\
               outl: samples outside the window around the median, or MAD outliers; pert: samples with a switch or fault; \
               rnds: rounds; conv: converged.\n\
               A result with fewer than 30 clean samples (or fewer than a tenth clean) is never converged: \
@@ -647,8 +647,9 @@ pub fn floors_text(floors: &[crate::results::Floor], target: f64) -> Option<Stri
         .collect();
     Some(format!(
         "machine floors from {} probe readings, what {} rounds of each kind of work can \
-         reach here (how much its probe moves, p10–p90): {}; a row is held to the larger \
-         of ±{}% and its kind's, and so is its interval until it has a history",
+         reach here (how much its probe moves, p10–p90): {}; until a row has a history, \
+         its interval is its rounds' own and its kind's together (√(a² + b²)), held to \
+         the larger of ±{}% and √2 × its kind's",
         first.readings,
         first.rounds,
         kinds.join(", "),
@@ -722,8 +723,8 @@ pub(super) fn between_runs_note(m: &Measured, b: &crate::results::BetweenRuns) -
     );
     if m.own_ci_low_ns.is_some() {
         format!(
-            "interval from the spread between runs in place of the machine's floor \
-             (±{:.2}%): {spread}; this run's rounds alone ±{:.2}%",
+            "interval from the spread between runs in place of its rounds and what the \
+             machine allows (±{:.2}%): {spread}; this run's rounds alone ±{:.2}%",
             pct(b.run_ci_low_ns, b.run_ci_high_ns),
             pct(own_low, own_high)
         )

@@ -186,13 +186,14 @@ pub struct Floor {
     /// Their spread, (p90 − p10) / median, %: how much the machine moved between
     /// rounds and processes.
     pub spread_pct: f64,
-    /// The half-width a figure that moves as much reaches at the profile's usual rounds
-    /// (`max_rounds`), ±%, from the readings in the machine's base state: the least a
-    /// result's interval of this kind says.
+    /// What the machine allows this kind of work, ±%: the half-width a figure that moves
+    /// as the probe does reaches at the profile's fewest rounds (`min_rounds`), from
+    /// every kept round's reading. Until a row of this kind has a history, its interval
+    /// adds this to its rounds' own (√(a² + b²)) and is held to the larger of the
+    /// profile's target and √2 times this (docs/method.md §6).
     pub floor_pct: f64,
-    /// The same from every kept round's reading, the slow states the canaries let
-    /// through included, ±%: results of this kind are held to the larger of it, the
-    /// floor and the profile's target (0 in documents from before it was recorded).
+    /// The same figure (two figures until 2026-11-27; 0 in documents from before it
+    /// was recorded).
     #[serde(default)]
     pub reach_pct: f64,
     /// The rounds the floor is taken at.
@@ -561,7 +562,7 @@ pub struct Measured {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reach_pct: Option<f64>,
     /// The interval as this run's rounds alone gave it, low end, ns, when what the
-    /// machine allows its kind widened it (`interval_source` "machine"; absent
+    /// machine allows its kind was added to it (`interval_source` "machine"; absent
     /// otherwise).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub own_ci_low_ns: Option<f64>,

@@ -115,7 +115,7 @@ impl Budget {
             held,
         } = inst.progress();
         let visit_ns = spent_ns / rounds.max(1) as f64;
-        let target = held.target(&self.profile);
+        let target = held.own_target(&self.profile);
         let to_cap = self.cap.saturating_sub(rounds) as f64 * visit_ns;
         if floor > target {
             return (false, to_cap, Outlook::ClockStep);

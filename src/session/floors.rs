@@ -1,8 +1,8 @@
 //! What the machine allows each kind of work over a run: every probe reading (see
 //! [`crate::harness::probe`]) gathered by kind, and the precision a figure of that kind
-//! can have at the profile's rounds when it moves as the probe does
+//! can have at the profile's fewest rounds when it moves as the probe does
 //! ([`crate::stats::rounds::floor`]). It sets the target of the results of that kind,
-//! and the least half-width of their intervals until they have a history.
+//! and is added to their rounds' own intervals until they have a history.
 //!
 //! The readings come from where rounds are measured: each worker reads the probes
 //! just before its round's samples, warm as the round is (a round measured again gives

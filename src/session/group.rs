@@ -68,7 +68,9 @@ impl Session {
                 // An instance with a round measured again may still be short of its
                 // minimum: it gets it whatever the budget.
                 if past_min && all[i].progress().rounds >= p.min_rounds {
-                    if let Some(why) = no_more_rounds(budget, &all[i], held.target(&p)) {
+                    if let Some(why) =
+                        no_more_rounds(budget, &all[i], held.own_target(&p))
+                    {
                         all[i].stop(self, why);
                         tell(i, &all[i], waited[i]);
                         continue;

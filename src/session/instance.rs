@@ -46,7 +46,7 @@ pub(super) struct Away<'b> {
 pub(super) struct Progress {
     /// Rounds measured.
     pub rounds: usize,
-    /// The interval's relative half-width at the last look.
+    /// The rounds' own interval's relative half-width at the last look.
     pub ci: f64,
     /// The interval's relative floor at the last look: more rounds cannot narrow it.
     pub floor: f64,

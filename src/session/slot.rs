@@ -96,7 +96,8 @@ pub struct Carried {
     pub(super) setup_ns: f64,
     /// Where the tasks ran in each round, when the scheduler places them.
     pub(super) places: Vec<RoundPlace>,
-    /// The interval's relative half-width at the last look (infinite before one).
+    /// The rounds' own interval's relative half-width at the last look, before what the
+    /// machine allows is added (infinite before one): what more rounds narrow.
     pub(super) last_ci: f64,
     /// The interval's relative floor at the last look when it is half a clock step per
     /// operation (see [`Analysis::relative_clock_floor`]).
@@ -418,7 +419,7 @@ impl<'b> Slot<'b> {
         if p.looks_at(rounds, cap) {
             let (a, ok, why) = h.conclude(&self.c.samples, k, &overhead, plan);
             let (ok, why) = self.unless_slow(ok, why);
-            self.c.last_ci = a.relative_ci();
+            self.c.last_ci = a.own_relative_ci();
             self.c.last_floor = a.relative_clock_floor();
             // A free placement whose rounds found the tasks both on one CPU and on
             // several has two figures, which more rounds only count again.

@@ -405,8 +405,8 @@ pub struct Measured {
     pub floor_pct: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reach_pct: Option<f64>,
-    /// The rounds' own interval, in documents of builds that widened it to the
-    /// machine's floor.
+    /// The rounds' own interval, when what the machine allows was added to it (in
+    /// documents of builds before 2026-11-28, when it widened it to at least that).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub own_ci_low_ns: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -105,7 +105,7 @@ impl Slot<'_> {
         if p.looks_at(rounds, cap) {
             let (k, overhead) = self.c.setup.clone().expect("set above");
             let (a, ok, why) = h.conclude(&self.c.samples, k, &overhead, self.c.plan);
-            self.c.last_ci = a.relative_ci();
+            self.c.last_ci = a.own_relative_ci();
             self.c.last_floor = a.relative_clock_floor();
             if ok || rounds >= cap {
                 self.concluded = Some((a, ok, why));
