@@ -344,7 +344,7 @@ def catalogue(syscost, tmp, keep=None):
     print(f"{verdict(share >= 0.9)} catalogue: {conv}/{len(measured)} measured rows converged "
           f"({share * 100:.1f}%; {at_floor} of them held to what the machine allows, above the profile's target; target >= 90%)")
     print(f"{verdict(floor_lines >= 1)} floors printed: {floor_lines} line(s) name them; "
-          + "; ".join(f"{f['kind']} ±{f['floor_pct']:.2f}%, rows held to ±{max(f['floor_pct'], f.get('reach_pct', 0)):.2f}% (moves {f['spread_pct']:.2f}%, "
+          + "; ".join(f"{f['kind']} ±{f['floor_pct']:.2f}%, rows held to ±{2 ** 0.5 * f['floor_pct']:.2f}% (moves {f['spread_pct']:.2f}%, "
                       f"{f['readings']} readings)" for f in doc["machine"].get("floors", [])))
     # How much of the run the machine spent in each state: convergence follows it.
     states = doc["machine"].get("states", [])

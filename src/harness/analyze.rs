@@ -719,7 +719,7 @@ pub(crate) mod tests {
     ) -> (Analysis, bool, Vec<crate::harness::Why>) {
         let s = Settings::new(Profile::STANDARD, 20.0);
         let a = analyze(xs, 1, &zero(), 1.0, expect, &s);
-        let (ok, why) = verdict(&a, &s.profile);
+        let (ok, why) = verdict(&a, &s.profile, Default::default());
         (a, ok, why)
     }
 

@@ -28,22 +28,13 @@ pub struct Held {
 }
 
 impl Held {
-    /// What the machine allows, as a number to compare (0 when not known: NaN from a
-    /// document).
-    pub fn machine(&self) -> f64 {
-        if self.allows.is_finite() {
-            self.allows
-        } else {
-            0.0
-        }
-    }
-
-    /// What the interval adds to the rounds' own (0 with `--target` or when unknown).
+    /// What the interval adds to the rounds' own (0 with `--target`, or when not
+    /// known: NaN from a document).
     pub fn added(&self) -> f64 {
-        if self.strict {
+        if self.strict || !self.allows.is_finite() {
             0.0
         } else {
-            self.machine()
+            self.allows
         }
     }
 

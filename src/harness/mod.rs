@@ -591,7 +591,7 @@ impl<'a> Harness<'a> {
         let mut a =
             self.analyze(samples, k * plan.per_iter.max(1), overhead, plan.expect);
         with_the_machine(&mut a, self.settings.held);
-        let (ok, why) = verdict_held(&a, &self.settings.profile, self.settings.held);
+        let (ok, why) = verdict(&a, &self.settings.profile, self.settings.held);
         (a, ok, why)
     }
 
@@ -677,14 +677,10 @@ impl<'a> Harness<'a> {
     }
 }
 
-/// Whether an analysis is converged under `p`, and why not: the interval within the
-/// target after the minimum rounds, on the clean samples.
-pub fn verdict(a: &Analysis, p: &Profile) -> (bool, Vec<Why>) {
-    verdict_held(a, p, Held::default())
-}
-
-/// [`verdict()`] for a result held to its kind's target ([`Held::target`]).
-pub fn verdict_held(a: &Analysis, p: &Profile, held: Held) -> (bool, Vec<Why>) {
+/// Whether an analysis is converged under `p` for a result held to `held`
+/// ([`Held::target`]), and why not: the printed interval within the target after the
+/// minimum rounds, on the clean samples.
+pub fn verdict(a: &Analysis, p: &Profile, held: Held) -> (bool, Vec<Why>) {
     let mut why = Vec::new();
     if a.basis == analyze::Basis::All {
         verdict::add(&mut why, Why::FewClean);

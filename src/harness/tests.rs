@@ -459,7 +459,7 @@ fn a_result_is_judged_against_its_kinds_target_and_its_interval_stays_its_own() 
         strict: false,
     };
     // Held to what the machine allows, a row within it is converged ...
-    assert_eq!(super::verdict_held(&a, &p, floor), (true, vec![]));
+    assert_eq!(super::verdict(&a, &p, floor), (true, vec![]));
     // ... and held to a target below its interval, it is not: here the clock's step
     // sets that interval, so more rounds cannot narrow it.
     let strict = Held {
@@ -471,7 +471,7 @@ fn a_result_is_judged_against_its_kinds_target_and_its_interval_stays_its_own() 
         ..p
     };
     assert_eq!(
-        super::verdict_held(&a, &tight, strict),
+        super::verdict(&a, &tight, strict),
         (false, vec![Why::ClockStep])
     );
     // The verdict never widens the interval: it is the rounds'.
@@ -502,7 +502,7 @@ fn what_the_machine_allows_is_added_to_the_rounds_interval_and_says_so() {
     assert!(a.relative_ci() > 0.03 && a.relative_ci() > own);
     // Judged against it: own rounds narrower than what the machine allows are
     // within the target √2·m.
-    let (ok, why) = super::verdict_held(&a, &Profile::STANDARD, held);
+    let (ok, why) = super::verdict(&a, &Profile::STANDARD, held);
     assert!(own < 0.03 && ok && why.is_empty(), "{why:?}");
     // `--target` asks for the rounds' own interval.
     let asked = Held {
