@@ -153,9 +153,10 @@ pub struct RunArgs {
     /// Measurement profile.
     #[arg(long, default_value = "standard", value_parser = ["smoke", "quick", "standard", "thorough"])]
     pub profile: String,
-    /// Hold every row to ±PCT% instead of the larger of the profile's target and the
-    /// machine's floor for its kind of work: tried even below the floor, within the
-    /// profile's rounds, and a row that misses it says why.
+    /// Hold every row's own interval (its rounds alone, nothing added for how far the
+    /// machine moves) to ±PCT%, instead of the larger of the profile's target and √2 ×
+    /// what the machine allows its kind of work: tried within the profile's rounds,
+    /// and a row that misses it says why.
     #[arg(long, value_name = "PCT", value_parser = target_pct)]
     pub target: Option<f64>,
     /// Pin the measuring thread to this CPU.

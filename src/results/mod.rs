@@ -443,8 +443,9 @@ pub struct Measured {
     pub median_ns: f64,
     /// The headline's 95% interval, low end: where a rerun's headline lands (Yuen's
     /// interval over the round medians, √2 wider than the mean's; see
-    /// [`crate::stats::rounds`]), never narrower than half a clock step per operation,
-    /// the pooled samples' interval or the machine's floor for its kind of work.
+    /// [`crate::stats::rounds`]), never narrower than half a clock step per operation
+    /// or the pooled samples' interval, with what the machine allows its kind of work
+    /// added as an independent error until the row has a history (`interval_source`).
     pub ci_low_ns: f64,
     /// The headline's 95% interval, high end.
     pub ci_high_ns: f64,
@@ -549,11 +550,11 @@ pub struct Measured {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub work: Option<crate::harness::probe::WorkKind>,
     /// The precision it was held to, ±% of the figure: the larger of the profile's
-    /// target and the machine's floor for its kind of work (`converged` says whether
-    /// it got there). Absent in documents from before it was recorded.
+    /// target and √2 × what the machine allows its kind of work (`converged` says
+    /// whether it got there). Absent in documents from before it was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target_pct: Option<f64>,
-    /// The machine's floor for its kind of work when it concluded, ±% (absent when
+    /// What the machine allows its kind of work when it concluded, ±% (absent when
     /// none was known).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub floor_pct: Option<f64>,
