@@ -154,9 +154,9 @@ pub struct RunArgs {
     #[arg(long, default_value = "standard", value_parser = ["smoke", "quick", "standard", "thorough"])]
     pub profile: String,
     /// Hold every row's own interval (its rounds alone, nothing added for how far the
-    /// machine moves) to ±PCT%, instead of the larger of the profile's target and √2 ×
-    /// what the machine allows its kind of work: tried within the profile's rounds,
-    /// and a row that misses it says why.
+    /// machine moves) to ±PCT%, instead of the larger of the profile's target and 1.41
+    /// times what the machine allows its kind of work: tried within the profile's
+    /// rounds, and a row that misses it says why.
     #[arg(long, value_name = "PCT", value_parser = target_pct)]
     pub target: Option<f64>,
     /// Pin the measuring thread to this CPU.
