@@ -153,3 +153,28 @@ fn list_names_the_peers_tests_and_says_the_new_ones_run_when_named() {
         "{stdout}"
     );
 }
+
+/// lmbench lat_usleep's itimer loop, as `method=itimer-periodic` times it: each batch's
+/// timer is disarmed at its end, so the worker ends, and every period lasts at least
+/// the `us` asked (a sanity range, not a speed).
+#[test]
+fn the_periodic_itimer_ends_each_batch_and_lasts_its_period() {
+    let (code, stdout, stderr) = syscost(&[
+        "run",
+        "svc.usleep",
+        "method=itimer-periodic",
+        "us=100",
+        "--profile",
+        "smoke",
+        "--no-save",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let run: Run = parse_strict(&stdout);
+    assert_eq!(run.results.len(), 1);
+    let r = &run.results[0];
+    assert!(matches!(r.status, Status::Ok), "{:?}", r.reason);
+    let ns = r.measured.as_ref().expect("measured").median_ns;
+    assert!((90e3..100e6).contains(&ns), "{ns} ns");
+}
