@@ -142,8 +142,12 @@ CASES = [
      "ipc.fcntl", ["placement=same-cpu"], 2, 0.10),
     ("lat_select -n 200 file", pin("0", ["lm:lat_select", "-n", "200", "file"]), lm_us,
      "syscall.select", ["n=200"], 1, 0.10),
-    ("lat_unix_connect", pin("0", ["lm:lat_unix_connect"]), lm_us,
-     "ipc.connect", ["transport=unix", "placement=same-cpu"], 1, 0.10),
+    # lat_unix_connect's server is a process of its own that reads each connection to
+    # its end of file, left unpinned: on two CPUs it runs on the other one (server on
+    # CPU 1: 6.7-7.0 us, unpinned 7.3, on the client's CPU 11.6-11.9 on 2026-11-28), so
+    # its server is pinned to CPU 1 and compared with the accepting thread on another CPU.
+    ("lat_unix_connect, server cpu 1", pin("0", ["lm:lat_unix_connect"]), lm_us,
+     "ipc.connect", ["transport=unix", "placement=cross-cpu"], 1, 0.15),
     ("lat_connect", pin("0", ["lm:lat_connect", "127.0.0.1"]), lm_us,
      "ipc.connect", ["transport=tcp", "placement=same-cpu"], 1, 0.10),
     ("lat_usleep -u usleep 10", pin("0", ["lm:lat_usleep", "-u", "usleep", "10"]), lm_us,
@@ -163,9 +167,10 @@ CASES = [
      "file.delete", ["size=0", "--dir", "/dev/shm"], 1, 0.10),
 ]
 
-# lmbench tests with a server to start first (-s) and stop after (-S or -HOST).
-SERVERS = {"lat_connect": (["-s"], ["-S", "127.0.0.1"]),
-           "lat_unix_connect": (["-s"], ["-S"])}
+# lmbench tests with a server to start first (-s) and stop after (-S or -HOST), and the
+# CPUs its server is pinned to (None: unpinned).
+SERVERS = {"lat_connect": (["-s"], ["-S", "127.0.0.1"], None),
+           "lat_unix_connect": (["-s"], ["-S"], "1")}
 
 
 def build_lmbench(work):
@@ -201,8 +206,9 @@ def run_peer(cmd, bins, work):
         real.append(work if x == "DIR" else x)
     started = None
     if server in SERVERS:
-        up, _ = SERVERS[server]
-        started = subprocess.Popen([bins[server]] + up, env=env, cwd=work)
+        up, _, cpus = SERVERS[server]
+        start = [bins[server]] + up
+        started = subprocess.Popen(pin(cpus, start) if cpus else start, env=env, cwd=work)
         subprocess.run(["sleep", "0.3"])
     # Its own session: whatever it forks and leaves behind (lat_fifo's children, on a
     # timeout) is killed with the group we made.
@@ -239,7 +245,7 @@ def communicate(p, server):
 
 def stop_server(server, started, bins, env, work):
     if started is not None:
-        _, down = SERVERS[server]
+        _, down, _ = SERVERS[server]
         subprocess.run([bins[server]] + down, env=env, cwd=work, capture_output=True,
                        timeout=30)
         try:

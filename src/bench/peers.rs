@@ -236,7 +236,10 @@ pub const LMBENCH: &[PeerTest] = &[
     lm("lat_tcp", B("ipc.rtt", "transport=tcp size=1")),
     lm("lat_udp", B("ipc.rtt", "transport=udp size=4")),
     lm("lat_unix", B("ipc.rtt", "transport=socketpair size=1")),
-    lm("lat_unix_connect", B("ipc.connect", "transport=unix")),
+    lm(
+        "lat_unix_connect",
+        B("ipc.connect", "transport=unix placement=cross-cpu"),
+    ),
     lm("lat_usleep", B("svc.usleep", "")),
 ];
 
