@@ -198,7 +198,10 @@ pub const PERF_BENCH: &[PeerTest] = &[
         B("sync.futex.lock_pi", "threads=2 hold_us=1"),
     ),
     perf("epoll wait", B("svc.epoll.wait", "placement=cross-cpu")),
-    perf("epoll ctl", B("svc.epoll.ctl", "fds=64")),
+    perf(
+        "epoll ctl",
+        B("svc.epoll.ctl", "fds=64 process=multi-threaded"),
+    ),
 ];
 
 /// lmbench's 23 OS tests, with a row more for a test whose method word selects another
