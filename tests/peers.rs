@@ -100,6 +100,12 @@ fn every_new_benchmark_runs_alone_and_as_copies_and_leaves_nothing() {
         ],
         &["mem.mmap_file"],
         &["svc.epoll.ctl", "process=single-threaded,multi-threaded"],
+        &[
+            "mem.fault.zero",
+            "mem.fault.shm",
+            "size=1m",
+            "unmap=untimed,timed",
+        ],
         &["mem.malloc", "size=1k,128m"],
         // will-it-scale's sync.* (perf bench's sync.futex.* have waiter threads of
         // their own and are not meant as copies).

@@ -105,13 +105,19 @@ pub const WILL_IT_SCALE: &[PeerTest] = &[
     wis("open3", B("file.open_close", "share=one-file")),
     wis(
         "page_fault1",
-        B("mem.fault.zero", "page=4k prefault=none access=write"),
+        B(
+            "mem.fault.zero",
+            "page=4k prefault=none access=write size=128m unmap=timed",
+        ),
     ),
     wis(
         "page_fault2",
         B("mem.fault.private", "size=128m unmap=timed"),
     ),
-    wis("page_fault3", B("mem.fault.shm", "share=file-per-copy")),
+    wis(
+        "page_fault3",
+        B("mem.fault.shm", "share=file-per-copy size=128m unmap=timed"),
+    ),
     wis("pipe1", B("ipc.pipe.self", "share=pipe-per-copy")),
     wis("poll1", B("syscall.poll", "n=1")),
     wis("poll2", B("syscall.poll", "n=128")),
