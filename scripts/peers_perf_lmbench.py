@@ -126,8 +126,14 @@ CASES = [
      ["waiters=1", "wakers=1", "placement=cross-cpu", "rest_ms=100"], 1, 0.15),
     ("perf futex lock-pi", ["perf", "bench", "futex", "lock-pi", "-t", "2", "-r", "2", "-s"],
      per_op_ops_sec, "sync.futex.lock_pi", ["threads=2", "hold_us=1"], 1, 0.15),
-    ("perf epoll ctl", pin("0", ["perf", "bench", "epoll", "ctl", "-t", "1", "-r", "2"]),
-     per_op_epoll_ctl, "svc.epoll.ctl", ["fds=64"], 1, 0.10),
+    # perf's worker sleeps after each pass over its fds; at -f 64 (a pass of 192 calls)
+    # the sleep's own CPU time adds 70-80 ns a call (585 ns against 503 at -f 1024 on
+    # 2026-11-28, where syscost reads the same at fds=64 and 1024), so the pass is
+    # 3072 calls. perf's main thread waits beside the worker: the kernel takes a
+    # reference on each descriptor looked up (process=multi-threaded).
+    ("perf epoll ctl -f 1024", pin("0", ["perf", "bench", "epoll", "ctl", "-t", "1", "-r",
+                                         "2", "-f", "1024"]),
+     per_op_epoll_ctl, "svc.epoll.ctl", ["fds=1024", "process=multi-threaded"], 1, 0.10),
     ("lat_syscall null", pin("0", ["lm:lat_syscall", "null"]), lm_us,
      "syscall.getppid", ["via=libc"], 1, 0.10),
     ("lat_pipe (same cpu)", pin("0", ["lm:lat_pipe"]), lm_us,
@@ -142,16 +148,23 @@ CASES = [
      "ipc.fcntl", ["placement=same-cpu"], 2, 0.10),
     ("lat_select -n 200 file", pin("0", ["lm:lat_select", "-n", "200", "file"]), lm_us,
      "syscall.select", ["n=200"], 1, 0.10),
-    ("lat_unix_connect", pin("0", ["lm:lat_unix_connect"]), lm_us,
-     "ipc.connect", ["transport=unix", "placement=same-cpu"], 1, 0.10),
+    # lat_unix_connect's server is a process of its own that reads each connection to
+    # its end of file, left unpinned: on two CPUs it runs on the other one (server on
+    # CPU 1: 6.7-7.0 us, unpinned 7.3, on the client's CPU 11.6-11.9 on 2026-11-28), so
+    # its server is pinned to CPU 1 and compared with the accepting thread on another CPU.
+    ("lat_unix_connect, server cpu 1", pin("0", ["lm:lat_unix_connect"]), lm_us,
+     "ipc.connect", ["transport=unix", "placement=cross-cpu"], 1, 0.15),
     ("lat_connect", pin("0", ["lm:lat_connect", "127.0.0.1"]), lm_us,
      "ipc.connect", ["transport=tcp", "placement=same-cpu"], 1, 0.10),
     ("lat_usleep -u usleep 10", pin("0", ["lm:lat_usleep", "-u", "usleep", "10"]), lm_us,
      "svc.usleep", ["method=usleep", "us=10"], 1, 0.10),
     ("lat_usleep -u select 10", pin("0", ["lm:lat_usleep", "-u", "select", "10"]), lm_us,
      "svc.usleep", ["method=select", "us=10"], 1, 0.10),
+    # lat_usleep's itimer loop is a periodic timer that its handler re-arms while the
+    # process waits in a long nanosleep, timed from signal to signal (itimer-periodic);
+    # method=itimer is one one-shot timer waited for in sigsuspend.
     ("lat_usleep -u itimer 10", pin("0", ["lm:lat_usleep", "-u", "itimer", "10"]), lm_us,
-     "svc.usleep", ["method=itimer", "us=10"], 1, 0.10),
+     "svc.usleep", ["method=itimer-periodic", "us=10"], 1, 0.10),
     # On tmpfs: on this VM's ext4 a creation costs 6 µs to 200 µs by the block group
     # its directory lands in (the inode allocator's search), from one run to the next.
     ("lat_fs 0k create (tmpfs)", pin("0", ["lm:lat_fs", "-s", "0", "SHMDIR"]), lm_fs,
@@ -160,9 +173,10 @@ CASES = [
      "file.delete", ["size=0", "--dir", "/dev/shm"], 1, 0.10),
 ]
 
-# lmbench tests with a server to start first (-s) and stop after (-S or -HOST).
-SERVERS = {"lat_connect": (["-s"], ["-S", "127.0.0.1"]),
-           "lat_unix_connect": (["-s"], ["-S"])}
+# lmbench tests with a server to start first (-s) and stop after (-S or -HOST), and the
+# CPUs its server is pinned to (None: unpinned).
+SERVERS = {"lat_connect": (["-s"], ["-S", "127.0.0.1"], None),
+           "lat_unix_connect": (["-s"], ["-S"], "1")}
 
 
 def build_lmbench(work):
@@ -198,8 +212,9 @@ def run_peer(cmd, bins, work):
         real.append(work if x == "DIR" else x)
     started = None
     if server in SERVERS:
-        up, _ = SERVERS[server]
-        started = subprocess.Popen([bins[server]] + up, env=env, cwd=work)
+        up, _, cpus = SERVERS[server]
+        start = [bins[server]] + up
+        started = subprocess.Popen(pin(cpus, start) if cpus else start, env=env, cwd=work)
         subprocess.run(["sleep", "0.3"])
     # Its own session: whatever it forks and leaves behind (lat_fifo's children, on a
     # timeout) is killed with the group we made.
@@ -236,7 +251,7 @@ def communicate(p, server):
 
 def stop_server(server, started, bins, env, work):
     if started is not None:
-        _, down = SERVERS[server]
+        _, down, _ = SERVERS[server]
         subprocess.run([bins[server]] + down, env=env, cwd=work, capture_output=True,
                        timeout=30)
         try:

@@ -99,6 +99,13 @@ fn every_new_benchmark_runs_alone_and_as_copies_and_leaves_nothing() {
             "copies_as=thread",
         ],
         &["mem.mmap_file"],
+        &["svc.epoll.ctl", "process=single-threaded,multi-threaded"],
+        &[
+            "mem.fault.zero",
+            "mem.fault.shm",
+            "size=1m",
+            "unmap=untimed,timed",
+        ],
         &["mem.malloc", "size=1k,128m"],
         // will-it-scale's sync.* (perf bench's sync.futex.* have waiter threads of
         // their own and are not meant as copies).
@@ -152,4 +159,29 @@ fn list_names_the_peers_tests_and_says_the_new_ones_run_when_named() {
         stdout.contains("pthread_mutex1") && stdout.contains("futex4"),
         "{stdout}"
     );
+}
+
+/// lmbench lat_usleep's itimer loop, as `method=itimer-periodic` times it: each batch's
+/// timer is disarmed at its end, so the worker ends, and every period lasts at least
+/// the `us` asked (a sanity range, not a speed).
+#[test]
+fn the_periodic_itimer_ends_each_batch_and_lasts_its_period() {
+    let (code, stdout, stderr) = syscost(&[
+        "run",
+        "svc.usleep",
+        "method=itimer-periodic",
+        "us=100",
+        "--profile",
+        "smoke",
+        "--no-save",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let run: Run = parse_strict(&stdout);
+    assert_eq!(run.results.len(), 1);
+    let r = &run.results[0];
+    assert!(matches!(r.status, Status::Ok), "{:?}", r.reason);
+    let ns = r.measured.as_ref().expect("measured").median_ns;
+    assert!((90e3..100e6).contains(&ns), "{ns} ns");
 }

@@ -105,13 +105,19 @@ pub const WILL_IT_SCALE: &[PeerTest] = &[
     wis("open3", B("file.open_close", "share=one-file")),
     wis(
         "page_fault1",
-        B("mem.fault.zero", "page=4k prefault=none access=write"),
+        B(
+            "mem.fault.zero",
+            "page=4k prefault=none access=write size=128m unmap=timed",
+        ),
     ),
     wis(
         "page_fault2",
         B("mem.fault.private", "size=128m unmap=timed"),
     ),
-    wis("page_fault3", B("mem.fault.shm", "share=file-per-copy")),
+    wis(
+        "page_fault3",
+        B("mem.fault.shm", "share=file-per-copy size=128m unmap=timed"),
+    ),
     wis("pipe1", B("ipc.pipe.self", "share=pipe-per-copy")),
     wis("poll1", B("syscall.poll", "n=1")),
     wis("poll2", B("syscall.poll", "n=128")),
@@ -198,7 +204,10 @@ pub const PERF_BENCH: &[PeerTest] = &[
         B("sync.futex.lock_pi", "threads=2 hold_us=1"),
     ),
     perf("epoll wait", B("svc.epoll.wait", "placement=cross-cpu")),
-    perf("epoll ctl", B("svc.epoll.ctl", "fds=64")),
+    perf(
+        "epoll ctl",
+        B("svc.epoll.ctl", "fds=64 process=multi-threaded"),
+    ),
 ];
 
 /// lmbench's 23 OS tests, with a row more for a test whose method word selects another
@@ -236,7 +245,10 @@ pub const LMBENCH: &[PeerTest] = &[
     lm("lat_tcp", B("ipc.rtt", "transport=tcp size=1")),
     lm("lat_udp", B("ipc.rtt", "transport=udp size=4")),
     lm("lat_unix", B("ipc.rtt", "transport=socketpair size=1")),
-    lm("lat_unix_connect", B("ipc.connect", "transport=unix")),
+    lm(
+        "lat_unix_connect",
+        B("ipc.connect", "transport=unix placement=cross-cpu"),
+    ),
     lm("lat_usleep", B("svc.usleep", "")),
 ];
 

@@ -148,6 +148,7 @@ pub const FAULT_SHM: InRun =
                         file-per-copy: each its own file",
                 kind: Kind::Choice(FILE_SHARE),
             },
+            crate::bench::mem::UNMAP,
         ],
         prepare: prepare_fault_shm,
     };
@@ -158,6 +159,8 @@ struct ShmFault {
     size: usize,
     page: usize,
     current: Option<Mapping>,
+    /// Whether the munmap is inside the clock.
+    unmap_timed: bool,
     _place: Place,
 }
 
@@ -167,6 +170,11 @@ impl Body for ShmFault {
         for _ in 0..iters {
             let m = self.current.as_ref().expect("reset maps the slice");
             m.touch_write(self.page);
+        }
+        if self.unmap_timed {
+            if let Some(m) = self.current.take() {
+                m.unmap().map_err(|e| BenchError::os("munmap", e))?;
+            }
         }
         Ok(())
     }
@@ -210,6 +218,7 @@ fn prepare_fault_shm(p: &Params, cx: &RunContext) -> Result<Prepared, BenchError
         size,
         page,
         current: None,
+        unmap_timed: p.get("unmap") == "timed",
         _place: place,
     };
     let plan = Plan {

@@ -247,6 +247,15 @@ pub fn itimer_once(us: u64) -> libc::itimerval {
     }
 }
 
+/// An `itimerval` expiring after `us` microseconds and every `us` after that.
+pub fn itimer_periodic(us: u64) -> libc::itimerval {
+    let once = itimer_once(us);
+    libc::itimerval {
+        it_interval: once.it_value,
+        it_value: once.it_value,
+    }
+}
+
 /// `getitimer(ITIMER_REAL)`: this process's real-time interval timer.
 pub fn getitimer_real() -> io::Result<libc::itimerval> {
     let mut v = itimer_once(0);

@@ -26,6 +26,17 @@ const SIZE: ParamSpec = ParamSpec {
     },
 };
 
+/// Whether a sample's munmap is inside the clock (will-it-scale's page_fault loops map,
+/// touch and unmap their 128 MiB each pass).
+pub(crate) const UNMAP: ParamSpec = ParamSpec {
+    name: "unmap",
+    default: "untimed",
+    about: "untimed: the faults alone, the region unmapped before the next sample · \
+            timed: its munmap too, inside the clock, its cost shared by the pages (as in \
+            will-it-scale's page_fault loops, which unmap each 128 MiB they touched)",
+    kind: Kind::Choice(&["untimed", "timed"]),
+};
+
 /// `mem.fault.zero`.
 pub const ZERO: Simple = Simple {
     name: "mem.fault.zero",
@@ -51,6 +62,7 @@ pub const ZERO: Simple = Simple {
             about: "write: a zeroed page is allocated · read: the shared zero page is mapped",
             kind: Kind::Choice(&["write", "read"]),
         },
+        UNMAP,
     ],
     prepare: prepare_zero,
 };
@@ -181,6 +193,8 @@ struct ZeroFault {
     helper: Option<Helper>,
     /// With a helper: whether a region is with it now.
     lent: bool,
+    /// Whether the munmap is inside the clock.
+    unmap_timed: bool,
 }
 
 impl Body for ZeroFault {
@@ -198,6 +212,11 @@ impl Body for ZeroFault {
                     .map_err(|e| BenchError::os("madvise(POPULATE)", e))?;
             }
             touch(m, self.page, self.write);
+        }
+        if self.unmap_timed {
+            if let Some(m) = self.current.take() {
+                m.unmap().map_err(|e| BenchError::os("munmap", e))?;
+            }
         }
         Ok(())
     }
@@ -265,6 +284,7 @@ fn prepare_zero(p: &Params) -> Result<Prepared, BenchError> {
         current: None,
         helper,
         lent: false,
+        unmap_timed: p.get("unmap") == "timed",
     };
     let plan = Plan {
         expect: Expect {

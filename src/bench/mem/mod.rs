@@ -9,6 +9,7 @@
 //! `Drop`.
 
 mod fault;
+pub(crate) use fault::UNMAP;
 pub mod scale;
 mod vms;
 

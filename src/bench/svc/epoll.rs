@@ -18,12 +18,23 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-static CTL_PARAMS: &[ParamSpec] = &[ParamSpec {
-    name: "fds",
-    default: "64",
-    about: "eventfds the calls cycle over (perf's -f; its default 64 per thread)",
-    kind: Kind::Int { min: 1, max: 4096 },
-}];
+static CTL_PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "fds",
+        default: "64",
+        about: "eventfds the calls cycle over (perf's -f; its default 64 per thread)",
+        kind: Kind::Int { min: 1, max: 4096 },
+    },
+    ParamSpec {
+        name: "process",
+        default: "single-threaded",
+        about: "single-threaded: the calls' process has one thread, so the kernel looks \
+                their descriptors up without taking a reference · multi-threaded: an \
+                idle thread of the body's lives in the process, so each lookup takes and \
+                drops one, as in perf, whose main thread waits beside its workers",
+        kind: Kind::Choice(&["single-threaded", "multi-threaded"]),
+    },
+];
 
 /// `svc.epoll.ctl`.
 pub const CTL: Simple = Simple {
@@ -39,6 +50,7 @@ struct Ctl {
     fds: Vec<OwnedFd>,
     /// The next call: fd index × 3 + which op.
     next: usize,
+    _idle: Option<crate::bench::sync::Idle>,
 }
 
 fn prepare_ctl(p: &Params) -> Result<Prepared, BenchError> {
@@ -49,7 +61,17 @@ fn prepare_ctl(p: &Params) -> Result<Prepared, BenchError> {
         .map(|_| sys::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| BenchError::os("eventfd", e))?;
-    Ok(Prepared::new(Box::new(Ctl { ep, fds, next: 0 })).op("epoll_ctl"))
+    let idle = match p.get("process") {
+        "multi-threaded" => Some(crate::bench::sync::Idle::start()?),
+        _ => None,
+    };
+    let ctl = Ctl {
+        ep,
+        fds,
+        next: 0,
+        _idle: idle,
+    };
+    Ok(Prepared::new(Box::new(ctl)).op("epoll_ctl"))
 }
 
 impl Body for Ctl {

@@ -191,8 +191,15 @@ static USLEEP_PARAMS: &[ParamSpec] = &[
     ParamSpec {
         name: "method",
         default: "usleep,nanosleep,select,pselect,itimer",
-        about: "usleep(3) · nanosleep(2) · select(2) on no descriptors · pselect(2) on none · itimer: setitimer(ITIMER_REAL) then sigsuspend until SIGALRM (lat_usleep's five)",
-        kind: Kind::Choice(&["usleep", "nanosleep", "select", "pselect", "itimer"]),
+        about: "usleep(3) · nanosleep(2) · select(2) on no descriptors · pselect(2) on none · itimer: setitimer(ITIMER_REAL) then sigsuspend until SIGALRM (lat_usleep's five) · itimer-periodic: lat_usleep's own itimer loop, a periodic ITIMER_REAL of `us` that its SIGALRM handler re-arms while the process waits in a long nanosleep, timed from one signal to the next",
+        kind: Kind::Choice(&[
+            "usleep",
+            "nanosleep",
+            "select",
+            "pselect",
+            "itimer",
+            "itimer-periodic",
+        ]),
     },
     ParamSpec {
         name: "us",
@@ -221,7 +228,8 @@ fn prepare_usleep(p: &Params) -> Result<Prepared, BenchError> {
         "nanosleep" => SleepHow::Nanosleep,
         "select" => SleepHow::Select,
         "pselect" => SleepHow::Pselect,
-        _ => return prepare_itimer(us),
+        "itimer" => return prepare_itimer(us),
+        _ => return prepare_itimer_periodic(us),
     };
     Ok(Prepared::new(crate::bench::body(move || {
         crate::bench::check(peers::sleep_us(how, us).into(), "sleep")
@@ -239,25 +247,35 @@ struct Itimer {
     _lock: MutexGuard<'static, ()>,
 }
 
-fn prepare_itimer(us: u64) -> Result<Prepared, BenchError> {
+/// Checks that ITIMER_REAL's SIGALRM can only reach this thread and that nobody else
+/// has armed the timer; returns the signal lock, held while the body lives, and the
+/// timer to give back.
+fn itimer_alone(
+    method: &str,
+) -> Result<(MutexGuard<'static, ()>, libc::itimerval), BenchError> {
     // SIGALRM from ITIMER_REAL is sent to the process: with another thread that does
     // not block it, the kernel may hand it there and this thread would never wake.
     let threads =
         crate::os::mem::thread_count().map_err(|e| BenchError::os("/proc/self", e))?;
     if threads != 1 {
         return Err(BenchError::Skip(format!(
-            "method=itimer needs a single-threaded process (SIGALRM goes to any thread); \
-             this one has {threads} threads"
+            "method={method} needs a single-threaded process (SIGALRM goes to any \
+             thread); this one has {threads} threads"
         )));
     }
     let lock = task::signals_lock();
-    let os = |what: &'static str| move |e| BenchError::os(what, e);
-    let old_timer = svc::getitimer_real().map_err(os("getitimer"))?;
+    let old_timer = svc::getitimer_real().map_err(|e| BenchError::os("getitimer", e))?;
     if old_timer.it_value.tv_sec != 0 || old_timer.it_value.tv_usec != 0 {
         return Err(BenchError::Skip(
             "ITIMER_REAL is armed by someone else in this process".into(),
         ));
     }
+    Ok((lock, old_timer))
+}
+
+fn prepare_itimer(us: u64) -> Result<Prepared, BenchError> {
+    let (lock, old_timer) = itimer_alone("itimer")?;
+    let os = |what: &'static str| move |e| BenchError::os(what, e);
     let handler = Handler::counting(libc::SIGALRM).map_err(os("sigaction"))?;
     let alrm = SigSet::empty().with(libc::SIGALRM);
     let blocked = Blocked::block(&alrm).map_err(os("pthread_sigmask"))?;
@@ -288,6 +306,94 @@ impl Body for Itimer {
 
 impl Drop for Itimer {
     fn drop(&mut self) {
+        svc::setitimer_real(&self.old_timer);
+    }
+}
+
+/// lat_usleep's itimer loop: ITIMER_REAL periodic every `us`, its handler re-arming it
+/// (`setitimer` again, as lmbench's `interval()` does) while the process waits in a
+/// long nanosleep that each signal ends with EINTR. A batch arms the timer at
+/// its start and disarms it at its end (as lmbench's timed interval starts the first
+/// timer), so no signal comes outside a batch.
+struct ItimerPeriodic {
+    us: u64,
+    old_timer: libc::itimerval,
+    _handler: Handler,
+    _lock: MutexGuard<'static, ()>,
+}
+
+/// lmbench's `sleep(100000)`, which each SIGALRM interrupts; here a second, so that a
+/// wait whose signals all came before it began (a preempted check) ends anyway.
+const LONG_SLEEP_US: u64 = 1_000_000;
+
+/// Periods per batch of `method=itimer-periodic`: the timer is armed once per batch.
+const PERIODS_PER_BATCH: u64 = 100;
+
+fn prepare_itimer_periodic(us: u64) -> Result<Prepared, BenchError> {
+    let (lock, old_timer) = itimer_alone("itimer-periodic")?;
+    if SigSet::current().contains(libc::SIGALRM) {
+        return Err(BenchError::Skip(
+            "method=itimer-periodic needs SIGALRM unblocked, and this thread blocks it"
+                .into(),
+        ));
+    }
+    let handler =
+        Handler::rearming_itimer().map_err(|e| BenchError::os("sigaction", e))?;
+    let b = ItimerPeriodic {
+        us,
+        old_timer,
+        _handler: handler,
+        _lock: lock,
+    };
+    // lmbench times a running periodic timer, period after period; a timer armed for
+    // each period (a batch of one) read more than twice its figure here, so a batch
+    // holds enough periods to make its first one small.
+    let plan = Plan {
+        fixed_batch: Some(PERIODS_PER_BATCH),
+        ..BLOCKS
+    };
+    Ok(Prepared::new(Box::new(b)).op("itimer period").plan(plan))
+}
+
+impl ItimerPeriodic {
+    fn wait_for(&self, target: u64) -> Result<(), BenchError> {
+        while task::delivered(libc::SIGALRM) < target {
+            if peers::sleep_us(SleepHow::Nanosleep, LONG_SLEEP_US) != 0 {
+                let e = std::io::Error::last_os_error();
+                if e.raw_os_error() != Some(libc::EINTR) {
+                    return Err(BenchError::os("nanosleep", e));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn disarm(&self) -> libc::c_int {
+        // First stop the handler re-arming: a signal taken on the way only counts.
+        task::set_rearm_us(0, 0);
+        svc::setitimer_real(&svc::itimer_once(0))
+    }
+}
+
+impl Body for ItimerPeriodic {
+    fn run(&mut self, iters: u64) -> Result<(), BenchError> {
+        let target = task::delivered(libc::SIGALRM) + iters;
+        task::set_rearm_us(self.us, target);
+        let armed = svc::setitimer_real(&svc::itimer_periodic(self.us));
+        let waited = if armed == 0 {
+            self.wait_for(target)
+        } else {
+            Err(BenchError::os("setitimer", std::io::Error::last_os_error()))
+        };
+        let disarmed = self.disarm();
+        waited?;
+        crate::bench::check(disarmed.into(), "setitimer")
+    }
+}
+
+impl Drop for ItimerPeriodic {
+    fn drop(&mut self) {
+        self.disarm();
         svc::setitimer_real(&self.old_timer);
     }
 }

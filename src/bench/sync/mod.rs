@@ -171,13 +171,17 @@ fn mutex_body(
 
 /// A thread that only waits for its end: with it the process has more than one, as
 /// the C library sees it. Ended and joined when dropped.
-struct Idle {
+/// An idle thread of the body's own, so that the process has more than one: the C
+/// library's locks take their atomic path, and the kernel takes a reference on each
+/// descriptor a call looks up (a shared descriptor table). Stopped and joined on drop.
+pub(crate) struct Idle {
     stop: Option<std::sync::mpsc::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Idle {
-    fn start() -> Result<Idle, BenchError> {
+    /// Starts the idle thread.
+    pub(crate) fn start() -> Result<Idle, BenchError> {
         let (tx, rx) = std::sync::mpsc::channel::<()>();
         let thread = std::thread::Builder::new()
             .name("syscost-idle".into())

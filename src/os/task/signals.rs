@@ -71,6 +71,12 @@ impl SigSet {
         &self.0
     }
 
+    /// Whether `sig` is in the set.
+    pub fn contains(&self, sig: libc::c_int) -> bool {
+        // SAFETY: valid set, valid signal number.
+        unsafe { libc::sigismember(&self.0, sig) == 1 }
+    }
+
     /// With `sig` removed.
     pub fn without(mut self, sig: libc::c_int) -> SigSet {
         // SAFETY: valid set, valid signal number.
@@ -138,6 +144,47 @@ pub fn delivered(sig: libc::c_int) -> u64 {
         .map_or(0, |c| c.load(std::sync::atomic::Ordering::SeqCst))
 }
 
+/// The period, in µs, that [`Handler::rearming_itimer`]'s handler re-arms ITIMER_REAL
+/// with; 0 stops it re-arming.
+static REARM_US: AtomicU64 = AtomicU64::new(0);
+
+/// The delivery count the waiting code waits for.
+static REARM_UNTIL: AtomicU64 = AtomicU64::new(0);
+
+/// How many signals past [`REARM_UNTIL`] the re-arming handler still re-arms: the
+/// waiting code disarms the timer within a period or two of its last signal, so only
+/// a storm of signals (a handler slower than the period) reaches this many.
+const REARM_STORM: u64 = 1000;
+
+extern "C" fn rearming_handler(sig: libc::c_int) {
+    counting_handler(sig);
+    let us = REARM_US.load(std::sync::atomic::Ordering::SeqCst);
+    if us != 0 {
+        // As lmbench's, the timer stays periodic after the batch's last signal, so a
+        // signal that comes between the waiting code's count check and its sleep is
+        // followed by another. Only a storm stops it here: were the handler slower
+        // than the period (a tracer, a loaded machine), each signal would be pending
+        // at its return and the waiting code never run.
+        let last = REARM_UNTIL.load(std::sync::atomic::Ordering::SeqCst);
+        let v = if delivered(sig) < last.saturating_add(REARM_STORM) {
+            crate::os::svc::itimer_periodic(us)
+        } else {
+            crate::os::svc::itimer_once(0)
+        };
+        // SAFETY: setitimer is async-signal-safe; `v` is a valid local itimerval.
+        unsafe { libc::setitimer(libc::ITIMER_REAL, &v, std::ptr::null_mut()) };
+    }
+}
+
+/// Sets the period the re-arming handler re-arms ITIMER_REAL with (0: it only counts)
+/// while SIGALRM's delivery count is short of `until` and for a storm's length after
+/// it (the waiting code disarms the timer once it has its signals). Clear it
+/// before disarming the timer, or a signal taken on the way re-arms it.
+pub fn set_rearm_us(us: u64, until: u64) {
+    REARM_UNTIL.store(until, std::sync::atomic::Ordering::SeqCst);
+    REARM_US.store(us, std::sync::atomic::Ordering::SeqCst);
+}
+
 /// Signal dispositions, masks and delivery counts are process-wide, and unit tests run
 /// in threads of one process: every benchmark that installs a handler, blocks a signal
 /// or arms a signalling timer holds this lock while it does.
@@ -166,6 +213,30 @@ impl Handler {
         // SAFETY: valid set inside `act`.
         unsafe { libc::sigemptyset(&mut act.sa_mask) };
         // SAFETY: counting_handler takes one argument and only adds to an atomic.
+        let act = unsafe { crate::os::sys::Action::from_raw(act) };
+        crate::os::sys::cvt(crate::os::sys::sigaction_set(sig, &act) as libc::c_long)?;
+        Ok(Handler { sig, old })
+    }
+}
+
+impl Handler {
+    /// Installs lmbench lat_usleep's itimer handler for SIGALRM: it counts deliveries
+    /// (see [`delivered`]) and, while [`set_rearm_us`] holds a period, re-arms
+    /// ITIMER_REAL with it, periodic, until a storm of signals past the count it
+    /// names, where it disarms the timer. No SA_RESTART, as lmbench's: a sleep the signal
+    /// interrupts returns EINTR.
+    pub fn rearming_itimer() -> io::Result<Handler> {
+        set_rearm_us(0, 0);
+        let sig = libc::SIGALRM;
+        let old = crate::os::sys::sigaction_get(sig)?;
+        // SAFETY: an all-zero sigaction is valid; the fields are set below.
+        let mut act: libc::sigaction = unsafe { std::mem::zeroed() };
+        act.sa_sigaction = rearming_handler as extern "C" fn(libc::c_int) as usize;
+        act.sa_flags = 0;
+        // SAFETY: valid set inside `act`.
+        unsafe { libc::sigemptyset(&mut act.sa_mask) };
+        // SAFETY: rearming_handler takes one argument, adds to an atomic and calls
+        // setitimer, which is async-signal-safe.
         let act = unsafe { crate::os::sys::Action::from_raw(act) };
         crate::os::sys::cvt(crate::os::sys::sigaction_set(sig, &act) as libc::c_long)?;
         Ok(Handler { sig, old })
