@@ -169,8 +169,6 @@ fn mutex_body(
     }))
 }
 
-/// A thread that only waits for its end: with it the process has more than one, as
-/// the C library sees it. Ended and joined when dropped.
 /// An idle thread of the body's own, so that the process has more than one: the C
 /// library's locks take their atomic path, and the kernel takes a reference on each
 /// descriptor a call looks up (a shared descriptor table). Stopped and joined on drop.
