@@ -156,6 +156,9 @@ def report(name, runs, cs, ref):
               f"{100 * (max(own) - min(own)) / statistics.median(own):.1f}%, {ref} "
               f"{100 * (max(own_ref) - min(own_ref)) / statistics.median(own_ref):.1f}%;"
               f" rows' own half-width median ±{100 * statistics.median(half(a) for _, a, _ in ps):.2f}%")
+        cr = [x[v] for x in cs if v in x]
+        print(f"  C ratios " + " ".join(f"{r:.4f}" for r in cr) + f" (spread "
+              f"{100 * (max(cr) - min(cr)) / c:.2f}%)")
         print(f"  C paired ratio (median of {len(cs)}) {c:.4f}; syscost/C "
               f"{med / c:.4f} [{'ok' if abs(med / c - 1) <= 0.05 else 'OFF'}]")
 

@@ -312,3 +312,61 @@ pub unsafe fn close_in_child(fd: RawFd) {
     // SAFETY: the caller promises no one uses `fd` in this process after this.
     unsafe { libc::close(fd) };
 }
+
+/// A thread that waits for a child to end and then runs a callback: for a task
+/// blocked on something the child's death does not end by itself (a futex word, where
+/// a pipe would give end of file). It waits in poll(2) on the child's pidfd and on an
+/// eventfd that dropping the watch writes, with every signal blocked, so it costs
+/// nothing while the child lives and is joined when dropped.
+#[derive(Debug)]
+pub struct ExitWatch {
+    stop: std::os::fd::OwnedFd,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl ExitWatch {
+    /// Watches `pid` (a child of this process); `ended` runs on the watch's thread once
+    /// it has ended. Fails where pidfd_open(2) does (kernels before 5.3).
+    pub fn start(
+        pid: libc::pid_t,
+        ended: impl FnOnce() + Send + 'static,
+    ) -> io::Result<ExitWatch> {
+        use std::os::fd::AsRawFd;
+        let r = crate::os::peers::pidfd_open_raw(pid);
+        if r < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let pidfd = crate::os::peers::own_fd(r);
+        let stop = crate::os::sys::eventfd(0, libc::EFD_CLOEXEC)?;
+        let stop_fd = stop.as_raw_fd();
+        let all = (1..=64).fold(super::SigSet::empty(), |s, sig| s.with(sig));
+        let thread = std::thread::Builder::new()
+            .name("syscost-watch".into())
+            .spawn(move || {
+                super::block_forever(&all);
+                let mut fds = [pidfd.as_raw_fd(), stop_fd].map(|fd| libc::pollfd {
+                    fd,
+                    events: libc::POLLIN,
+                    revents: 0,
+                });
+                while crate::os::svc::poll_forever(&mut fds) < 0 {}
+                if fds[0].revents != 0 && fds[1].revents == 0 {
+                    ended();
+                }
+            })?;
+        Ok(ExitWatch {
+            stop,
+            thread: Some(thread),
+        })
+    }
+}
+
+impl Drop for ExitWatch {
+    fn drop(&mut self) {
+        use std::os::fd::AsRawFd;
+        super::write_fd(self.stop.as_raw_fd(), &1u64.to_ne_bytes());
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}

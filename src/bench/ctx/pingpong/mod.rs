@@ -20,7 +20,7 @@ use crate::bench::{After, Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::{Expect, Plan};
 use crate::os::affinity::{self, Pin};
-use crate::os::task::{self, Blocked, Handler, SharedMem, SigSet, Vector};
+use crate::os::task::{self, Blocked, ExitWatch, Handler, SharedMem, SigSet, Vector};
 use master::{Peer, PingPong};
 use slave::{slave, SlaveEnds};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
@@ -91,6 +91,7 @@ impl Mech {
 const TO_SLAVE: usize = 0;
 const TO_MASTER: usize = 1;
 const STOP: usize = 2;
+const ENDED: usize = 3;
 const SLAVE_YIELDS: usize = 4; // a 64-bit slot index (words 8 and 9)
 
 /// The descriptors of a ping-pong: the master's ends (kept in [`PingPong`]) and the
@@ -218,6 +219,7 @@ fn start_thread(
             }
             let code = slave(ends, &mem);
             drop(slave_fds);
+            master::mark_ended(&mem);
             code
         })
         .map_err(|e| BenchError::os("thread creation", e))?;
@@ -310,8 +312,23 @@ fn prepare(p: &Params) -> Result<Prepared, BenchError> {
     } else {
         start_process(ends, &mem, &slave_cpus, &mut ch)?
     };
+    // A futex word, unlike a pipe, says nothing when a forked other task dies: a
+    // thread of this process marks it (a thread other task marks its own end).
+    let watch = match &peer {
+        Peer::Process(c) if mech == Mech::Futex => {
+            let mem = mem.clone();
+            ExitWatch::start(c.pid(), move || master::mark_ended(&mem)).ok()
+        }
+        _ => None,
+    };
+    let timeout = match (&peer, &watch) {
+        (Peer::Process(_), None) => Some(master::TIMEOUT),
+        _ => None,
+    };
     let yield_report = Arc::new([AtomicU64::new(0), AtomicU64::new(0)]);
     let pp = PingPong {
+        timeout,
+        _watch: watch,
         mech,
         mem,
         inp: ch.master_in,
@@ -469,6 +486,38 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_forked_futex_partner_that_dies_ends_the_round_trip_and_its_watch() {
+        let threads = |name: &str| {
+            std::fs::read_dir("/proc/self/task")
+                .unwrap()
+                .flatten()
+                .filter(|t| {
+                    std::fs::read_to_string(t.path().join("comm"))
+                        .is_ok_and(|c| c.trim() == name)
+                })
+                .count()
+        };
+        let kids = || std::fs::read_to_string("/proc/thread-self/children").unwrap();
+        let before = kids();
+        let mut pp = make("futex", "same-cpu", "process", "clean").unwrap();
+        pp.body.run(10).unwrap();
+        let pid: libc::pid_t = kids()
+            .split_whitespace()
+            .find(|k| !before.split_whitespace().any(|b| b == *k))
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert_eq!(threads("syscost-watch"), 1, "the partner is watched");
+        // The child this test just made, not yet reaped.
+        assert_eq!(task::tgkill(pid, pid, libc::SIGKILL), 0);
+        // The master waits on its futex word with no time limit: the watch wakes it.
+        let e = pp.body.run(1_000_000).unwrap_err().to_string();
+        assert!(e.contains("other task"), "{e}");
+        drop(pp);
+        assert_eq!(threads("syscost-watch"), 0, "the watch is joined");
     }
 
     #[test]
