@@ -17,7 +17,7 @@ use crate::harness::{Body, Expect, Plan};
 use crate::os::affinity::Pin;
 use crate::os::interrupt;
 use crate::os::ipc::MsgBuf;
-use crate::os::task::{self, Child};
+use crate::os::task::{self, Child, ExitWatch};
 use std::time::{Duration, Instant};
 
 static PARAMS: &[ParamSpec] = &[
@@ -122,6 +122,9 @@ fn fill(text: &mut [u8], generation: u64) {
 
 /// The master's side of a live echo.
 struct Rtt {
+    /// Wakes the master when the slave dies ([`Link::waker`]); ended before the
+    /// slave is stopped ([`Rtt::finish`]), so that a stop is never taken for a death.
+    watch: Option<ExitWatch>,
     link: Link,
     size: usize,
     out: MsgBuf,
@@ -221,6 +224,8 @@ impl Rtt {
 
     /// Stops the slave and reaps it (killing it if it does not end in time).
     fn finish(&mut self) -> Result<(), BenchError> {
+        // The watcher first: the slave's end below must not wake the master again.
+        drop(self.watch.take());
         let Some(mut child) = self.child.take() else {
             return Ok(());
         };
@@ -341,7 +346,16 @@ fn build(p: &Params, mode: Echo) -> Result<Rtt, BenchError> {
     .map_err(|e| BenchError::os("fork", e))?;
     link.slave_fds.clear();
     let pid = child.pid();
+    let wake = link.waker();
+    // SAFETY: the waker sends a stop message, writes a mailbox or shuts a socket:
+    // system calls and atomics on the watcher's copies.
+    #[allow(unsafe_code)]
+    let watch = unsafe { ExitWatch::start(pid, wake) }.ok();
+    if watch.is_none() {
+        link.be_patient()?;
+    }
     let mut rtt = Rtt {
+        watch,
         link,
         size,
         out: MsgBuf::new(size),
@@ -455,6 +469,28 @@ mod tests {
         }
         assert!(!stamped(&[1, 0, 0, 0], 2));
         assert!(stamped(&[2, 0, 0, 0, 0, 0, 0, 0, 9], 2));
+    }
+
+    #[test]
+    fn a_slave_that_dies_ends_the_wait_without_a_time_limit() {
+        for t in TRANSPORTS {
+            let mut rtt = build(
+                &params_of(&[("transport", t), ("size", "4")]),
+                Echo::Faithful,
+            )
+            .unwrap_or_else(|e| panic!("{t}: {e}"));
+            rtt.run(10).unwrap_or_else(|e| panic!("{t}: {e}"));
+            assert!(rtt.watch.is_some(), "{t}: the slave is watched");
+            assert!(!rtt.link.patient(), "{t}: no time limit");
+            let pid = rtt.child.as_ref().unwrap().pid();
+            // The child this test just made, not yet reaped.
+            assert_eq!(task::tgkill(pid, pid, libc::SIGKILL), 0);
+            // A stream ends by itself (the error may come before the child is a
+            // zombie); the others are woken once it is one, and say how it ended.
+            let e = rtt.run(u64::MAX).unwrap_err().to_string();
+            let said = e.contains("slave") && e.contains("signal");
+            assert!(said || rtt.link.is_stream(), "{t}: {e}");
+        }
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! buffers hold the message, POSIX and System V queues sized for it, and the private
 //! directories that socket names live in until the link is built.
 
-use super::{BenchError, MsgBuf, PosixQueue, SysvQueue, PATIENCE};
+use super::{BenchError, MsgBuf, PosixQueue, SysvQueue};
 use crate::os::ipc;
 use crate::os::task;
 use std::net::{Ipv4Addr, TcpListener, TcpStream, UdpSocket};
@@ -51,7 +51,7 @@ pub(super) fn streams(transport: &str) -> Result<[OwnedFd; 4], BenchError> {
 }
 
 /// A connected pair of datagram sockets (the master's, the slave's) whose buffers hold
-/// `size`-byte datagrams; the master's reads time out after [`PATIENCE`].
+/// `size`-byte datagrams.
 pub(super) fn datagrams(
     transport: &str,
     size: usize,
@@ -65,8 +65,6 @@ pub(super) fn datagrams(
         m.connect(&ps).map_err(os("connect (unix dgram)"))?;
         s.connect(&pm).map_err(os("connect (unix dgram)"))?;
         dir.remove()?;
-        m.set_read_timeout(Some(PATIENCE))
-            .map_err(os("SO_RCVTIMEO"))?;
         (OwnedFd::from(m), OwnedFd::from(s))
     } else {
         if size > MAX_UDP {
@@ -80,8 +78,6 @@ pub(super) fn datagrams(
             .map_err(no_loopback)?;
         s.connect(m.local_addr().map_err(os("getsockname"))?)
             .map_err(no_loopback)?;
-        m.set_read_timeout(Some(PATIENCE))
-            .map_err(os("SO_RCVTIMEO"))?;
         (OwnedFd::from(m), OwnedFd::from(s))
     };
     fit_datagrams(&m, &s, size, transport)?;

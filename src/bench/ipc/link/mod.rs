@@ -19,7 +19,7 @@ use crate::os::interrupt;
 use crate::os::ipc::{self, MsgBuf, PosixQueue, SharedBytes, SysvQueue};
 use crate::os::sys;
 use crate::os::task;
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -37,14 +37,15 @@ pub const TRANSPORTS: &[&str] = &[
     "udp",
 ];
 
-/// A receive that waited past the master's timeout; the caller checks the slave is
-/// alive and waits again.
+/// A receive that waited past the master's time limit ([`Link::be_patient`]); the
+/// caller checks the slave is alive and waits again.
 pub const TIMED_OUT: isize = -2;
 
 /// A stream ended in the middle of a message.
 pub const CUT_SHORT: isize = -3;
 
-/// How long the master waits for a reply before it checks that the slave lives.
+/// How long a patient master ([`Link::be_patient`]) waits for a reply before it
+/// checks that the slave lives.
 const PATIENCE: Duration = Duration::from_secs(1);
 
 /// System V message types: one queue carries both directions.
@@ -80,7 +81,7 @@ pub struct Port {
     shm: Option<Arc<SharedBytes>>,
     /// The last mailbox sequence number seen.
     seen: u32,
-    /// Whether receives give up after a second (the master's side).
+    /// Whether receives give up after a second ([`Link::be_patient`]).
     patient: bool,
     /// The absolute CLOCK_REALTIME deadline of a POSIX-queue receive.
     deadline: libc::timespec,
@@ -292,7 +293,7 @@ impl Link {
     /// paths, queue names) are gone when it returns.
     pub fn open(transport: &str, size: usize) -> Result<Link, BenchError> {
         let mut link = Link {
-            master: Port::new(Way::Dgram { fd: -1 }, None, true),
+            master: Port::new(Way::Dgram { fd: -1 }, None, false),
             slave: Port::new(Way::Dgram { fd: -1 }, None, false),
             master_fds: Vec::new(),
             slave_fds: Vec::new(),
@@ -360,7 +361,7 @@ impl Link {
                 outbox: 0,
             },
             Some(m.clone()),
-            true,
+            false,
         );
         self.slave = Port::new(
             Way::Shm {
@@ -416,6 +417,60 @@ impl Link {
     pub fn stop(&mut self) {
         self.master.stop();
         self.master_fds.clear();
+    }
+
+    /// What wakes the master, blocked on its receive, once the slave has died: the
+    /// stop message the slave's side would send (a queue, a mailbox), or the master's
+    /// datagram socket shut for reading; a stream needs nothing (its end of file).
+    /// The master then reads 0 and looks at the slave. Meant for a watching process
+    /// ([`crate::os::task::ExitWatch`]), which has its own copies of the descriptors
+    /// and the mapping; it makes only system calls and atomic stores.
+    pub fn waker(&self) -> impl FnOnce() {
+        // Made here, not in the watcher: it must not allocate.
+        let (mut empty, shm) = (MsgBuf::new(0), self.slave.shm.clone());
+        let (master, slave) = (self.master.way, self.slave.way);
+        move || match (master, slave) {
+            (Way::Dgram { fd }, _) => {
+                ipc::shutdown_read(fd);
+            }
+            (_, Way::Mq { wr, .. }) => {
+                let now = libc::timespec {
+                    tv_sec: 0,
+                    tv_nsec: 0,
+                };
+                ipc::mq_send_by(wr, &[], &now);
+            }
+            (_, Way::Sysv { id, wr, .. }) => {
+                ipc::msgsnd(id, &mut empty, 0, wr, libc::IPC_NOWAIT);
+            }
+            (_, Way::Shm { outbox, .. }) => {
+                if let Some(m) = shm.as_deref() {
+                    mail(m, outbox, STOP);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Makes the master's receives give up after [`PATIENCE`] so that it can look
+    /// whether the slave lives, where nothing wakes it when the slave dies (no
+    /// [`Link::waker`] could be set up). A time limit arms a timer at every wait, which
+    /// on the project's VM cost 2–5% of a same-CPU round trip (measurements.md, "The
+    /// master's time limits").
+    pub fn be_patient(&mut self) -> Result<(), BenchError> {
+        self.master.patient = true;
+        if let (Way::Dgram { .. }, Some(fd)) = (self.master.way, self.master_fds.first())
+        {
+            ipc::set_recv_timeout(fd.as_fd(), PATIENCE)
+                .map_err(|e| BenchError::os("SO_RCVTIMEO", e))?;
+        }
+        Ok(())
+    }
+
+    /// Whether the master's receives have a time limit ([`Link::be_patient`]).
+    #[cfg(test)]
+    pub fn patient(&self) -> bool {
+        self.master.patient
     }
 
     /// Whether the transport is a byte stream.
