@@ -116,7 +116,10 @@ pub const WILL_IT_SCALE: &[PeerTest] = &[
     ),
     wis(
         "page_fault3",
-        B("mem.fault.shm", "share=file-per-copy size=128m unmap=timed"),
+        B(
+            "mem.fault.shm",
+            "share=file-per-copy size=128m unmap=timed dir=scratch",
+        ),
     ),
     wis("pipe1", B("ipc.pipe.self", "share=pipe-per-copy")),
     wis("poll1", B("syscall.poll", "n=1")),
