@@ -169,8 +169,10 @@ CASES = [
     # its directory lands in (the inode allocator's search), from one run to the next.
     ("lat_fs 0k create (tmpfs)", pin("0", ["lm:lat_fs", "-s", "0", "SHMDIR"]), lm_fs,
      "file.create", ["size=0", "--dir", "/dev/shm"], 1, 0.10),
+    # lat_fs deletes its whole pass at once (its N files, printed beside the size, in
+    # directories of 100, the last made first): files=N, N the pass the peer just made.
     ("lat_fs 0k delete (tmpfs)", pin("0", ["lm:lat_fs", "-s", "0", "SHMDIR"]), lm_fs_delete,
-     "file.delete", ["size=0", "--dir", "/dev/shm"], 1, 0.10),
+     "file.delete", ["size=0", "files=PEER_N", "--dir", "/dev/shm"], 1, 0.10),
 ]
 
 # lmbench tests with a server to start first (-s) and stop after (-S or -HOST), and the
@@ -302,10 +304,16 @@ def main():
         for label, cmd, parse, bench, params, scale, tol in cases:
             peer, ours = [], []
             for _ in range(a.pairs):
-                v = parse(run_peer(cmd, bins, work))
+                out = run_peer(cmd, bins, work)
+                v = parse(out)
                 if v is not None:
                     peer.append(v)
-                s = run_syscost(a.syscost, bench, params)
+                # PEER_N: the files of the peer's pass (lat_fs prints them after the size).
+                n = re.search(r"^0k\s+(\d+)", out, re.M)
+                if any("PEER_N" in x for x in params) and not n:
+                    continue
+                s = run_syscost(a.syscost, bench,
+                                [x.replace("PEER_N", n.group(1)) if n else x for x in params])
                 if s is not None:
                     ours.append(s / scale)
             pm = statistics.median(peer) if peer else None
