@@ -129,7 +129,7 @@ impl Body for Fs {
         for _ in 0..iters {
             let path = if self.tree {
                 let sub = self.dir.path().join(format!("d{}", self.next / PER_DIR));
-                if self.next % PER_DIR == 0 {
+                if self.next.is_multiple_of(PER_DIR) {
                     std::fs::create_dir(&sub).map_err(|e| {
                         BenchError::os("mkdir in the scratch directory", e)
                     })?;
