@@ -96,8 +96,9 @@ def syscost(binary, bench, params, copies_as, serial, tmp):
     """syscost's per-copy ns at copies 1 and 2 ({n: ns}); serial: one point, no copies."""
     path = os.path.join(tmp, "s.json")
     extra = [] if serial else ["copies=1,2", f"copies_as={copies_as}"]
-    cmd = [binary, "run", bench, *params, *extra, "--profile", "quick", "--no-save",
-           "--format", "json", "-o", path]
+    # will-it-scale's tests make their files in /tmp: syscost's scratch files too.
+    cmd = [binary, "run", bench, *params, *extra, "--dir", "/tmp", "--profile", "quick",
+           "--no-save", "--format", "json", "-o", path]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         print(f"   syscost failed: {' '.join(cmd)}\n{r.stderr[-600:]}")

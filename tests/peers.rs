@@ -107,6 +107,11 @@ fn every_new_benchmark_runs_alone_and_as_copies_and_leaves_nothing() {
             "unmap=untimed,timed",
         ],
         &["mem.malloc", "size=1k,128m"],
+        // page_fault3's file on the scratch directory's file system, shared through
+        // the round's directory by copies in processes of their own.
+        &["mem.fault.shm", "size=1m", "dir=scratch", two, "copies=1,2"],
+        // lat_fs's pass: N files in directories of 100.
+        &["file.create", "file.delete", "size=0,1k", "files=300"],
         // will-it-scale's sync.* (perf bench's sync.futex.* have waiter threads of
         // their own and are not meant as copies).
         &[

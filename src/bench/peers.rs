@@ -116,7 +116,10 @@ pub const WILL_IT_SCALE: &[PeerTest] = &[
     ),
     wis(
         "page_fault3",
-        B("mem.fault.shm", "share=file-per-copy size=128m unmap=timed"),
+        B(
+            "mem.fault.shm",
+            "share=file-per-copy size=128m unmap=timed dir=scratch",
+        ),
     ),
     wis("pipe1", B("ipc.pipe.self", "share=pipe-per-copy")),
     wis("poll1", B("syscall.poll", "n=1")),
@@ -228,8 +231,8 @@ pub const LMBENCH: &[PeerTest] = &[
     lm("lat_ctx", B("ctx.ring", "n=2 kind=process")),
     lm("lat_fcntl", B("ipc.fcntl", "")),
     lm("lat_fifo", B("ipc.fifo", "")),
-    lm("lat_fs", B("file.create", "size=0")),
-    lm("lat_fs delete", B("file.delete", "size=0")),
+    lm("lat_fs", B("file.create", "size=0 files=20000")),
+    lm("lat_fs delete", B("file.delete", "size=0 files=20000")),
     lm("lat_mmap", B("mem.map_shared", "at=any")),
     lm("lat_pagefault", B("mem.fault.file", "")),
     lm("lat_pipe", B("ipc.rtt", "transport=pipe size=1")),

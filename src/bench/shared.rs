@@ -9,7 +9,9 @@
 //! The objects every copy shares get their names in the round's directory
 //! ([`RunContext::copies_dir`]); a run without copies has one copy, and `share` then
 //! makes no difference (its objects go to a directory of its own). Names are made in
-//! `prepare`; the timed loops hold only the operation.
+//! `prepare`; the timed loops hold only the operation. `mem.fault.shm dir=scratch`'s
+//! file, in the run's scratch directory, has no name; the round's directory holds a
+//! link to it (see `scratch_file`).
 
 use super::via::{self, check_raw, Via};
 use super::{check, InRun, Kind, ParamSpec, Params, Prepared, RunContext};
@@ -26,8 +28,6 @@ use std::path::PathBuf;
 /// directory (or a directory of its own, kept alive by the body).
 struct Place {
     path: PathBuf,
-    /// This copy's index and the copies in all.
-    copy: (usize, usize),
     shared: bool,
     _own: Option<tempfile::TempDir>,
 }
@@ -35,7 +35,6 @@ struct Place {
 /// The place of the object `stem` for the copy `cx` prepares, shared by all copies
 /// when `shared`.
 fn place(cx: &RunContext, stem: &str, shared: bool) -> Result<Place, BenchError> {
-    let copy = cx.copy().unwrap_or((0, 1));
     let (dir, own) = match cx.copies_dir() {
         Some(d) => (d.to_path_buf(), None),
         None => {
@@ -57,11 +56,10 @@ fn place(cx: &RunContext, stem: &str, shared: bool) -> Result<Place, BenchError>
     let name = if shared {
         format!("{stem}-shared")
     } else {
-        format!("{stem}-copy{}", copy.0)
+        format!("{stem}-copy{}", cx.copy().map_or(0, |c| c.0))
     };
     Ok(Place {
         path: dir.join(name),
-        copy,
         shared,
         _own: own,
     })
@@ -75,6 +73,41 @@ fn open_file(path: &std::path::Path) -> Result<OwnedFd, BenchError> {
         Mode::from_raw_mode(0o600),
     )
     .map_err(|e| BenchError::os(&format!("open {}", path.display()), e.into()))
+}
+
+/// Opens (creating) a file with no name in the run's scratch directory (`--dir`), as
+/// will-it-scale's page_fault3 unlinks the file it makes in /tmp. When `shared` and
+/// the instance runs as copies, the first copy to set up leaves in the round's
+/// directory a symbolic link to its descriptor in /proc, through which the others
+/// open the same file (as the file.* benchmarks share theirs); the session removes
+/// the directory, and the file goes with the last descriptor.
+fn scratch_file(
+    cx: &RunContext,
+    stem: &str,
+    shared: bool,
+) -> Result<OwnedFd, BenchError> {
+    let dir = cx.scratch_dir();
+    let fd = OwnedFd::from(crate::os::file::unnamed_file(&dir).map_err(|e| {
+        let what = format!("a file in {} (choose another with --dir)", dir.display());
+        BenchError::os(&what, e)
+    })?);
+    let Some(link) = cx
+        .copies_dir()
+        .filter(|_| shared)
+        .map(|d| d.join(format!("{stem}-shared")))
+    else {
+        return Ok(fd);
+    };
+    let target = format!("/proc/{}/fd/{}", std::process::id(), fd.as_raw_fd());
+    match std::os::unix::fs::symlink(&target, &link) {
+        Ok(()) => Ok(fd),
+        // Another copy made the file first: this one opens that file.
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            rustix::fs::open(&link, OFlags::RDWR | OFlags::CLOEXEC, Mode::empty())
+                .map_err(|e| BenchError::os("open of the copies' shared file", e.into()))
+        }
+        Err(e) => Err(BenchError::os("symlink in the copies' directory", e)),
+    }
 }
 
 const FILE_SHARE: &[&str] = &["one-file", "file-per-copy"];
@@ -126,8 +159,9 @@ fn prepare_open_close(p: &Params, cx: &RunContext) -> Result<Prepared, BenchErro
 pub const FAULT_SHM: InRun =
     InRun {
         name: "mem.fault.shm",
-        about: "a write to each page of a fresh MAP_SHARED mapping of a tmpfs file whose \
-                pages are in memory, per page (will-it-scale's page_fault3): with copies, \
+        about: "a write to each page of a fresh MAP_SHARED mapping of a file whose pages \
+                are in memory, per page (will-it-scale's page_fault3): on tmpfs, or with \
+                dir=scratch in the run's scratch directory (--dir); with copies, \
                 share=one-file maps every copy's slice of one file (one page cache and its \
                 locks), file-per-copy a file each",
         origin: "",
@@ -148,6 +182,13 @@ pub const FAULT_SHM: InRun =
                         file-per-copy: each its own file",
                 kind: Kind::Choice(FILE_SHARE),
             },
+            ParamSpec {
+                name: "dir",
+                default: "tmpfs",
+                about: "tmpfs: a file on /dev/shm · scratch: a file with no name in the run's \
+                        scratch directory, --dir (page_fault3's /tmp)",
+                kind: Kind::Choice(&["tmpfs", "scratch"]),
+            },
             crate::bench::mem::UNMAP,
         ],
         prepare: prepare_fault_shm,
@@ -161,7 +202,8 @@ struct ShmFault {
     current: Option<Mapping>,
     /// Whether the munmap is inside the clock.
     unmap_timed: bool,
-    _place: Place,
+    /// The name of a file on tmpfs, removed with the body.
+    _place: Option<Place>,
 }
 
 impl Body for ShmFault {
@@ -194,14 +236,19 @@ impl Body for ShmFault {
 fn prepare_fault_shm(p: &Params, cx: &RunContext) -> Result<Prepared, BenchError> {
     let page = page_size();
     let size = (p.int("size") as usize / page * page).max(page);
-    let place = place(cx, "fault", p.get("share") == "one-file")?;
-    let (i, n) = place.copy;
-    let (offset, len) = if place.shared {
+    let shared = p.get("share") == "one-file";
+    let (i, n) = cx.copy().unwrap_or((0, 1));
+    let (offset, len) = if shared {
         ((i * size) as u64, (n * size) as u64)
     } else {
         (0, size as u64)
     };
-    let file = open_file(&place.path)?;
+    let (file, place) = if p.get("dir") == "scratch" {
+        (scratch_file(cx, "fault", shared)?, None)
+    } else {
+        let place = place(cx, "fault", shared)?;
+        (open_file(&place.path)?, Some(place))
+    };
     let st = rustix::fs::fstat(&file).map_err(|e| BenchError::os("fstat", e.into()))?;
     if (st.st_size as u64) < len {
         rustix::fs::ftruncate(&file, len)
@@ -351,5 +398,50 @@ mod tests {
         let own = |cx: &RunContext| place(cx, "x", false).unwrap().path;
         assert_eq!(shared(&cx1(0)), shared(&cx1(1)));
         assert_ne!(own(&cx1(0)), own(&cx1(1)));
+    }
+
+    /// `dir=scratch` maps a file with no name in the scratch directory: it runs alone
+    /// and as two live copies, the copies of one-file open one file and those of
+    /// file-per-copy one each, and nothing is left in the directory.
+    #[test]
+    fn fault_shm_in_the_scratch_directory_shares_its_file_and_leaves_nothing() {
+        let clock = Monotonic;
+        let h = Harness::new(&clock, Settings::new(Profile::SMOKE, 25.0));
+        let scratch = tempfile::tempdir().unwrap();
+        let files = || crate::bench::file::Options {
+            dir: Some(scratch.path().to_path_buf()),
+            drop_caches: false,
+        };
+        let args = ["dir=scratch", "size=256k", "unmap=untimed,timed"]
+            .map(|a| a.parse().unwrap());
+        for p in params::expand(FAULT_SHM.name, FAULT_SHM.params, &args).unwrap() {
+            // A round's directory, its copies prepared together as a session's are.
+            let round = tempfile::tempdir().unwrap();
+            let cx = |i| RunContext::for_copy(files(), None, (i, 2), round.path().into());
+            let (cx0, cx1) = (cx(0), cx(1));
+            let alone = RunContext::new(files(), None);
+            let mut preps: Vec<Prepared> = [&alone, &cx0, &cx1]
+                .iter()
+                .map(|cx| FAULT_SHM.prepare(&p, cx).unwrap())
+                .collect();
+            for prep in &mut preps {
+                let m = h
+                    .measure(prep.body.as_mut(), &mut EmptyLoop, prep.plan)
+                    .unwrap();
+                let med = m.analysis.headline().unwrap().median;
+                assert!(med > 0.0 && med < 1e7, "{med}");
+            }
+        }
+        let round = tempfile::tempdir().unwrap();
+        let cx = |i| RunContext::for_copy(files(), None, (i, 2), round.path().into());
+        let ino = |i, shared| {
+            let fd = scratch_file(&cx(i), "y", shared).unwrap();
+            (rustix::fs::fstat(&fd).unwrap().st_ino, fd)
+        };
+        let (first, _keep) = ino(0, true);
+        assert_eq!(first, ino(1, true).0);
+        let (own, _keep) = ino(0, false);
+        assert_ne!(own, ino(1, false).0);
+        assert_eq!(std::fs::read_dir(scratch.path()).unwrap().count(), 0);
     }
 }

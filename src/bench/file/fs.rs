@@ -4,6 +4,11 @@
 //! the next batch (untimed); `file.delete` makes the files before each batch (untimed)
 //! and times their unlinks. The directory and whatever is in it are removed with the
 //! body.
+//!
+//! lat_fs itself makes and deletes every file of its timed pass at once, tens of
+//! thousands in directories of 100, the last made first: `files=N` does the same (a
+//! batch of N files in directories of 100 under the body's); the default lets the
+//! harness size the batch, at most 1000 files in one directory.
 
 use crate::bench::{Kind, ParamSpec, Params, Prepared, RunContext};
 use crate::error::BenchError;
@@ -11,15 +16,32 @@ use crate::harness::{Body, Plan};
 use crate::os::peers;
 use std::ffi::CString;
 
-static PARAMS: &[ParamSpec] = &[ParamSpec {
-    name: "size",
-    default: "0,1k,4k,10k",
-    about: "bytes written into each file (lat_fs's four sizes)",
-    kind: Kind::Bytes {
-        min: 0,
-        max: 1 << 20,
+static PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "size",
+        default: "0,1k,4k,10k",
+        about: "bytes written into each file (lat_fs's four sizes)",
+        kind: Kind::Bytes {
+            min: 0,
+            max: 1 << 20,
+        },
     },
-}];
+    ParamSpec {
+        name: "files",
+        default: "0",
+        about:
+            "0: the harness's batch, at most 1000 files in one directory · N: one timed \
+                pass over N files in directories of 100, the last made first (lat_fs's \
+                pass)",
+        kind: Kind::Int {
+            min: 0,
+            max: 100_000,
+        },
+    },
+];
+
+/// Files per directory with `files=N`, as lat_fs's.
+const PER_DIR: u64 = 100;
 
 /// Files per batch at most: a batch's files fit in a small directory.
 const MAX_BATCH: u64 = 1000;
@@ -50,6 +72,8 @@ struct Fs {
     present: bool,
     next: u64,
     delete: bool,
+    /// `files=N`: the files in directories of [`PER_DIR`], each pass the last first.
+    tree: bool,
 }
 
 fn prepare(p: &Params, cx: &RunContext, delete: bool) -> Result<Prepared, BenchError> {
@@ -64,13 +88,24 @@ fn prepare(p: &Params, cx: &RunContext, delete: bool) -> Result<Prepared, BenchE
         present: false,
         next: 0,
         delete,
+        tree: p.int("files") > 0,
+    };
+    let files = p.int("files") as u64;
+    let plan = if fs.tree {
+        Plan {
+            fixed_batch: Some(files),
+            max_batch: Some(files),
+            ..Plan::default()
+        }
+    } else {
+        Plan {
+            max_batch: Some(MAX_BATCH),
+            ..Plan::default()
+        }
     };
     Ok(Prepared::new(Box::new(fs))
         .op(if delete { "unlink" } else { "create" })
-        .plan(Plan {
-            max_batch: Some(MAX_BATCH),
-            ..Plan::default()
-        }))
+        .plan(plan))
 }
 
 impl Fs {
@@ -92,7 +127,17 @@ impl Body for Fs {
         self.unlink_all()?;
         self.names.clear();
         for _ in 0..iters {
-            let path = self.dir.path().join(format!("f{}", self.next));
+            let path = if self.tree {
+                let sub = self.dir.path().join(format!("d{}", self.next / PER_DIR));
+                if self.next.is_multiple_of(PER_DIR) {
+                    std::fs::create_dir(&sub).map_err(|e| {
+                        BenchError::os("mkdir in the scratch directory", e)
+                    })?;
+                }
+                sub.join(format!("f{}", self.next))
+            } else {
+                self.dir.path().join(format!("f{}", self.next))
+            };
             self.next += 1;
             self.names.push(
                 CString::new(path.into_os_string().into_encoded_bytes()).map_err(
@@ -100,11 +145,22 @@ impl Body for Fs {
                 )?,
             );
         }
+        if self.tree {
+            // lat_fs's loops go from its last name to its first.
+            self.names.reverse();
+        }
         if self.delete {
-            for n in &self.names {
+            // Made in the order of their names; unlinked in the loop's.
+            let mut made = |n: &CString| {
                 if peers::create_file(n, &self.data) != 0 {
                     return Err(BenchError::last_os("create a file to delete"));
                 }
+                Ok(())
+            };
+            if self.tree {
+                self.names.iter().rev().try_for_each(&mut made)?;
+            } else {
+                self.names.iter().try_for_each(&mut made)?;
             }
             self.present = true;
         }
@@ -137,5 +193,47 @@ impl Body for Fs {
 impl Drop for Fs {
     fn drop(&mut self) {
         let _ = self.unlink_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::{params, Bench};
+    use crate::harness::clock::Monotonic;
+    use crate::harness::{EmptyLoop, Harness, Profile, Settings};
+
+    /// `files=N` times passes of N files in directories of 100, and the body's
+    /// directory goes with it, whatever is left in it.
+    #[test]
+    fn a_pass_of_lat_fs_files_runs_and_leaves_nothing() {
+        let clock = Monotonic;
+        let h = Harness::new(&clock, Settings::new(Profile::SMOKE, 25.0));
+        let scratch = tempfile::tempdir().unwrap();
+        let cx = RunContext::new(
+            crate::bench::file::Options {
+                dir: Some(scratch.path().to_path_buf()),
+                drop_caches: false,
+            },
+            None,
+        );
+        let args = ["size=0", "files=250"].map(|a| a.parse().unwrap());
+        for b in [&CREATE as &dyn Bench, &DELETE] {
+            let p = params::expand(b.name(), b.params(), &args)
+                .unwrap()
+                .remove(0);
+            let mut prep = b.prepare(&p, &cx).unwrap();
+            assert_eq!(prep.plan.fixed_batch, Some(250));
+            let m = h
+                .measure(prep.body.as_mut(), &mut EmptyLoop, prep.plan)
+                .unwrap();
+            let med = m.analysis.headline().unwrap().median;
+            assert!(med > 0.0 && med < 1e7, "{} {med}", b.name());
+            let body = std::fs::read_dir(scratch.path()).unwrap().next().unwrap();
+            let dirs = std::fs::read_dir(body.unwrap().path()).unwrap().count();
+            assert!(dirs >= 3, "{} {dirs}", b.name());
+            drop(prep);
+            assert_eq!(std::fs::read_dir(scratch.path()).unwrap().count(), 0);
+        }
     }
 }

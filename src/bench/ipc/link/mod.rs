@@ -452,7 +452,7 @@ impl Link {
         }
     }
 
-    /// Makes the master's receives give up after [`PATIENCE`] so that it can look
+    /// Makes the master's receives give up after a second so that it can look
     /// whether the slave lives, where nothing wakes it when the slave dies (no
     /// [`Link::waker`] could be set up). A time limit arms a timer at every wait, which
     /// on the project's VM cost 2–5% of a same-CPU round trip (measurements.md, "The
