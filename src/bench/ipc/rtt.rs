@@ -122,8 +122,9 @@ fn fill(text: &mut [u8], generation: u64) {
 
 /// The master's side of a live echo.
 struct Rtt {
-    /// Wakes the master when the slave dies ([`Link::waker`]); ended before the
-    /// slave is stopped ([`Rtt::finish`]), so that a stop is never taken for a death.
+    /// Wakes the master when the slave dies ([`Link::waker`]; none for a stream, whose
+    /// end of file does); ended before the slave is stopped ([`Rtt::finish`]), so
+    /// that a stop is never taken for a death.
     watch: Option<ExitWatch>,
     link: Link,
     size: usize,
@@ -346,14 +347,21 @@ fn build(p: &Params, mode: Echo) -> Result<Rtt, BenchError> {
     .map_err(|e| BenchError::os("fork", e))?;
     link.slave_fds.clear();
     let pid = child.pid();
-    let wake = link.waker();
-    // SAFETY: the waker sends a stop message, writes a mailbox or shuts a socket:
-    // system calls and atomics on the watcher's copies.
-    #[allow(unsafe_code)]
-    let watch = unsafe { ExitWatch::start(pid, wake) }.ok();
-    if watch.is_none() {
-        link.be_patient()?;
-    }
+    // A stream gives the master end of file when the slave dies; the other
+    // transports need a watcher to wake it, or else a time limit.
+    let watch = if link.is_stream() {
+        None
+    } else {
+        let wake = link.waker();
+        // SAFETY: the waker sends a stop message, writes a mailbox or shuts a socket:
+        // system calls and atomics on the watcher's copies.
+        #[allow(unsafe_code)]
+        let watch = unsafe { ExitWatch::start(pid, wake) }.ok();
+        if watch.is_none() {
+            link.be_patient()?;
+        }
+        watch
+    };
     let mut rtt = Rtt {
         watch,
         link,
@@ -480,7 +488,7 @@ mod tests {
             )
             .unwrap_or_else(|e| panic!("{t}: {e}"));
             rtt.run(10).unwrap_or_else(|e| panic!("{t}: {e}"));
-            assert!(rtt.watch.is_some(), "{t}: the slave is watched");
+            assert_eq!(rtt.watch.is_some(), !rtt.link.is_stream(), "{t}: watched");
             assert!(!rtt.link.patient(), "{t}: no time limit");
             let pid = rtt.child.as_ref().unwrap().pid();
             // The child this test just made, not yet reaped.
