@@ -69,29 +69,6 @@ pub fn set_sock_int(
     cvt(r as libc::c_long).map(|_| ())
 }
 
-/// Sets how long a receive on the socket waits (`SO_RCVTIMEO`) before it fails with
-/// `EAGAIN`.
-pub fn set_recv_timeout(
-    fd: BorrowedFd<'_>,
-    limit: std::time::Duration,
-) -> io::Result<()> {
-    let tv = libc::timeval {
-        tv_sec: limit.as_secs() as libc::time_t,
-        tv_usec: limit.subsec_micros() as libc::suseconds_t,
-    };
-    // SAFETY: the option value is a live timeval of the size passed.
-    let r = unsafe {
-        libc::setsockopt(
-            fd.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_RCVTIMEO,
-            (&tv as *const libc::timeval).cast(),
-            std::mem::size_of::<libc::timeval>() as libc::socklen_t,
-        )
-    };
-    cvt(r as libc::c_long).map(|_| ())
-}
-
 /// `shutdown(fd, SHUT_RD)`: a receive blocked on the socket, or any later one, returns
 /// 0 (end of file). Returns 0 or -1 with errno.
 pub fn shutdown_read(fd: RawFd) -> libc::c_int {

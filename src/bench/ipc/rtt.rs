@@ -502,6 +502,16 @@ mod tests {
     }
 
     #[test]
+    fn a_patient_master_sets_its_time_limit_on_every_transport() {
+        // The fallback where no watcher can start (kernels before 5.3).
+        for t in TRANSPORTS {
+            let mut link = Link::open(t, 4).unwrap_or_else(|e| panic!("{t}: {e}"));
+            link.be_patient().unwrap_or_else(|e| panic!("{t}: {e}"));
+            assert!(link.patient(), "{t}");
+        }
+    }
+
+    #[test]
     fn bad_priority_syntax_is_a_parameter_error() {
         let arg: params::ParamArg = "priority=5".parse().unwrap();
         let e = params::expand("ipc.rtt", PARAMS, &[arg]).unwrap_err();

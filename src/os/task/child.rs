@@ -351,7 +351,13 @@ impl ExitWatch {
                     events: libc::POLLIN,
                     revents: 0,
                 }];
-                while crate::os::svc::poll_forever(&mut fds) < 0 {}
+                // Only an interrupted wait is waited again; any other failure ends the
+                // watcher without a wake (a spin here would take a CPU).
+                while crate::os::svc::poll_forever(&mut fds) < 0 {
+                    if io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+                        return 1;
+                    }
+                }
                 ended();
                 0
             })

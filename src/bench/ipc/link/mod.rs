@@ -19,7 +19,7 @@ use crate::os::interrupt;
 use crate::os::ipc::{self, MsgBuf, PosixQueue, SharedBytes, SysvQueue};
 use crate::os::sys;
 use crate::os::task;
-use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -461,8 +461,9 @@ impl Link {
         self.master.patient = true;
         if let (Way::Dgram { .. }, Some(fd)) = (self.master.way, self.master_fds.first())
         {
-            ipc::set_recv_timeout(fd.as_fd(), PATIENCE)
-                .map_err(|e| BenchError::os("SO_RCVTIMEO", e))?;
+            use rustix::net::sockopt::{set_socket_timeout, Timeout};
+            set_socket_timeout(fd, Timeout::Recv, Some(PATIENCE))
+                .map_err(|e| BenchError::os("SO_RCVTIMEO", e.into()))?;
         }
         Ok(())
     }
