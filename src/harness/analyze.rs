@@ -1,6 +1,6 @@
 //! The analysis of a benchmark's samples: per-operation values with the overhead
-//! subtracted, outlier and perturbation labels, raw and clean statistics, levels in
-//! time (change points) and modes.
+//! subtracted, outlier and perturbation labels, raw and clean statistics, the rounds'
+//! states in time (levels) and modes.
 //!
 //! A pure function of the samples and settings: no clock, no I/O.
 
@@ -8,7 +8,7 @@ use super::{Expect, Sample, Settings, Source};
 use crate::method;
 use crate::os::usage::Usage;
 use crate::stats::rounds::{self, RoundEstimate, State};
-use crate::stats::{self, changepoint, modes, outliers, Mode, Summary};
+use crate::stats::{self, modes, outliers, Mode, Summary};
 use serde::{Deserialize, Serialize};
 
 /// Why each sample is out of the clean set.
@@ -29,7 +29,9 @@ impl SampleFlags {
     }
 }
 
-/// A stretch of samples at one level, found by change-point detection.
+/// A stretch of consecutive rounds in one state ([`rounds::states`]): the run's
+/// states in time order, so a reader sees when the speed changed as well as by how
+/// much.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Level {
     /// The level's median per-operation time, in ns.
@@ -38,7 +40,7 @@ pub struct Level {
     pub start_ns: f64,
     /// How long it lasted, in ns.
     pub duration_ns: f64,
-    /// Samples in it (inside the window and unperturbed).
+    /// Clean samples in it.
     pub samples: usize,
 }
 
@@ -389,18 +391,17 @@ fn analyze_with(
         })
         .collect();
 
-    // Levels are found among the samples inside the window and unperturbed; the MAD
-    // test then runs within each level, so a sustained change of speed is reported as
-    // a level rather than labelled as outliers.
+    // The MAD test runs within each round, one process at one moment: a round in
+    // another state than the rest is a state of the rounds (below), not a run of
+    // outliers.
     let kept: Vec<usize> = (0..samples.len())
         .filter(|&i| !flags[i].window && !flags[i].perturbed)
         .collect();
     let kept_vals: Vec<f64> = kept.iter().map(|&i| per_op_ns[i]).collect();
-    let segs = segments(&kept_vals);
     // Half a clock step per operation: the interval's floor below, and the least MAD,
     // so that samples one step of the clock apart are not told apart as outliers.
     let step = 0.5 * s.resolution_ns / k.max(1) as f64;
-    flag_mad_outliers(&kept_vals, &kept, &segs, s, step, &mut flags);
+    flag_mad_outliers(samples, &kept, &per_op_ns, s, step, &mut flags);
     counts.window = flags.iter().filter(|f| f.window).count();
     counts.mad = flags.iter().filter(|f| f.mad).count();
     counts.perturbed = flags.iter().filter(|f| f.perturbed).count();
@@ -410,7 +411,6 @@ fn analyze_with(
         .collect();
     counts.clean = clean_vals.len();
 
-    let levels = levels(samples, &kept, &segs);
     // Modes are looked for before the MAD test, which would hide a minority mode.
     let modes = if kept_vals.len() >= MODES_MIN {
         modes::modes(&kept_vals, 0.05, 0.03)
@@ -444,6 +444,7 @@ fn analyze_with(
             .and_then(|r| all_samples_estimate(r, &figures, step, s.profile.ci_target)),
     };
     let states = rounds::states(&figures, method::STATE_GAP);
+    let levels = levels(&rounds, samples);
     Analysis {
         raw,
         clean,
@@ -501,34 +502,36 @@ fn all_samples_estimate(
     })
 }
 
-/// Marks the MAD outliers among the kept samples (`kept_vals`, at sample indices
-/// `kept`), level by level (`segs`), leaving alone a level that holds several modes.
-/// The MAD is at least `step` (half a clock step per operation) as well as the
-/// settings' fraction of the median.
+/// Marks the MAD outliers among the kept samples (at sample indices `kept`), round by
+/// round, leaving alone a round that holds several modes. The MAD is at least `step`
+/// (half a clock step per operation) as well as the settings' fraction of the median.
 fn flag_mad_outliers(
-    kept_vals: &[f64],
+    samples: &[Sample],
     kept: &[usize],
-    segs: &[crate::stats::Segment],
+    per_op_ns: &[f64],
     s: &Settings,
     step: f64,
     flags: &mut [SampleFlags],
 ) {
-    for g in segs {
-        let part = &kept_vals[g.start..g.end];
-        // The MAD test assumes one mode; within a level holding several (two costs
+    let mut by_round: std::collections::BTreeMap<u32, Vec<usize>> = Default::default();
+    for &i in kept {
+        by_round.entry(samples[i].round).or_default().push(i);
+    }
+    for at in by_round.values() {
+        let part: Vec<f64> = at.iter().map(|&i| per_op_ns[i]).collect();
+        // The MAD test assumes one mode; within a round holding several (two costs
         // interleaved) it would label the minority, so it is not applied there.
-        if part.len() >= 8 && modes::modes(part, 0.05, 0.03).len() > 1 {
+        if part.len() >= 8 && modes::modes(&part, 0.05, 0.03).len() > 1 {
             continue;
         }
         let mad =
-            outliers::mad_outliers_floored(part, s.mad_threshold, s.mad_floor, step);
-        for (j, out) in mad.into_iter().enumerate() {
-            flags[kept[g.start + j]].mad = out;
+            outliers::mad_outliers_floored(&part, s.mad_threshold, s.mad_floor, step);
+        for (&i, out) in at.iter().zip(mad) {
+            flags[i].mad = out;
         }
     }
 }
 
-/// The resource usage of every sample, per operation (`operations` in all).
 fn accounting(samples: &[Sample], operations: u64) -> Accounting {
     let mut total = Usage::default();
     for x in samples {
@@ -598,74 +601,48 @@ fn round_figures(
 /// The fewest samples in which modes are looked for.
 const MODES_MIN: usize = 20;
 
-/// The smallest relative difference between two levels worth reporting.
-const LEVEL_SHIFT: f64 = 0.02;
-
-/// Joins neighbouring segments whose medians differ by less than [`LEVEL_SHIFT`]
-/// (binary segmentation can leave two such neighbours, each split from a different
-/// parent), recomputing the joined median.
-fn merge_close(segs: Vec<changepoint::Segment>, xs: &[f64]) -> Vec<changepoint::Segment> {
-    let mut out: Vec<changepoint::Segment> = Vec::with_capacity(segs.len());
-    for g in segs {
-        match out.last_mut() {
-            Some(last)
-                if (last.median - g.median).abs()
-                    < LEVEL_SHIFT * last.median.min(g.median) =>
-            {
-                last.end = g.end;
-                last.median =
-                    stats::median(&xs[last.start..last.end]).unwrap_or(last.median);
-            }
-            _ => out.push(g),
-        }
-    }
-    out
-}
-
-/// Change points over the samples in time order, close neighbours merged; one segment
-/// covering everything when the series is too short to test.
-fn segments(xs: &[f64]) -> Vec<changepoint::Segment> {
-    let n = xs.len();
-    if n < 40 {
-        let median = stats::median(xs).unwrap_or(f64::NAN);
-        return vec![changepoint::Segment {
-            start: 0,
-            end: n,
-            median,
-        }];
-    }
-    let min_seg = (n / 20).max(20);
-    merge_close(
-        changepoint::segments(xs, min_seg, 0.001, LEVEL_SHIFT, 4),
-        xs,
-    )
-}
-
-/// Segments of the kept samples as levels with times; none when there is one level.
-fn levels(
-    samples: &[Sample],
-    kept: &[usize],
-    segs: &[changepoint::Segment],
-) -> Vec<Level> {
-    if segs.len() < 2 {
+/// The rounds' states ([`rounds::states`]) in time order: consecutive rounds in one
+/// state are one level, lasting until the next level's first round. None when the
+/// rounds are in one state.
+fn levels(rounds: &[RoundFigure], samples: &[Sample]) -> Vec<Level> {
+    let mut timed: Vec<(&RoundFigure, f64)> = rounds
+        .iter()
+        .filter_map(|r| r.median_ns.map(|m| (r, m)))
+        .collect();
+    let figures: Vec<f64> = timed.iter().map(|x| x.1).collect();
+    let bounds = rounds::state_bounds(&figures, method::STATE_GAP);
+    if bounds.len() < 2 {
         return vec![];
     }
-    let n = kept.len();
-    let end_ns = samples.last().map(|x| x.at_ns).unwrap_or(0.0);
-    segs.iter()
-        .map(|g| {
-            let start_ns = samples[kept[g.start]].at_ns;
-            let stop_ns = if g.end < n {
-                samples[kept[g.end]].at_ns
-            } else {
-                end_ns
-            };
-            Level {
-                median_ns: g.median,
-                start_ns,
-                duration_ns: stop_ns - start_ns,
-                samples: g.end - g.start,
+    let state = |x: f64| bounds.iter().position(|&hi| x <= hi).unwrap_or(0);
+    timed.sort_by(|a, b| a.0.start_ns.total_cmp(&b.0.start_ns));
+    let end_ns = samples.last().map_or(0.0, |x| x.at_ns);
+    let mut out: Vec<(usize, Vec<f64>, Level)> = Vec::new();
+    for (r, m) in timed {
+        match out.last_mut() {
+            Some((s, ms, l)) if *s == state(m) => {
+                ms.push(m);
+                l.samples += r.clean;
             }
+            _ => out.push((
+                state(m),
+                vec![m],
+                Level {
+                    median_ns: m,
+                    start_ns: r.start_ns,
+                    duration_ns: 0.0,
+                    samples: r.clean,
+                },
+            )),
+        }
+    }
+    let starts: Vec<f64> = out.iter().map(|x| x.2.start_ns).skip(1).collect();
+    out.into_iter()
+        .enumerate()
+        .map(|(i, (_, ms, l))| Level {
+            median_ns: stats::median(&ms).unwrap_or(l.median_ns),
+            duration_ns: starts.get(i).copied().unwrap_or(end_ns) - l.start_ns,
+            ..l
         })
         .collect()
 }
@@ -674,7 +651,6 @@ fn levels(
 pub(crate) mod tests {
     use super::*;
     use crate::harness::{verdict, Overhead, Profile, Why};
-    use changepoint::Segment;
 
     /// `total` samples of 1 op each, about 54.75 µs (1 ns ticks), in `rounds` rounds:
     /// `clean` of them untouched and spread evenly, the rest with `usage`.
@@ -860,26 +836,27 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn close_neighbouring_levels_are_merged() {
-        let xs: Vec<f64> = [
-            vec![93.0; 10],
-            vec![85.0; 10],
-            vec![85.2; 10],
-            vec![93.0; 10],
-        ]
-        .concat();
-        let seg = |start, end, median| Segment { start, end, median };
-        let merged = merge_close(
-            vec![
-                seg(0, 10, 93.0),
-                seg(10, 20, 85.0),
-                seg(20, 30, 85.2),
-                seg(30, 40, 93.0),
-            ],
-            &xs,
-        );
-        assert_eq!(merged.len(), 3);
-        assert_eq!((merged[1].start, merged[1].end), (10, 30));
-        assert_eq!(merged[1].median, 85.1);
+    fn the_rounds_states_in_time_order_are_the_levels() {
+        let round = |i: u32, m: f64| RoundFigure {
+            round: i,
+            start_ns: f64::from(i) * 1e9,
+            median_ns: Some(m),
+            clean: 10,
+            total: 10,
+        };
+        // 129 ns for three rounds, then 105 ns: the 2026 machine's own behaviour.
+        let rounds: Vec<RoundFigure> = [129.0, 129.5, 128.8, 105.0, 105.2, 104.9]
+            .iter()
+            .enumerate()
+            .map(|(i, &m)| round(i as u32, m))
+            .collect();
+        let last = samples(10, 10, 1, Usage::default());
+        let l = levels(&rounds, &last);
+        assert_eq!(l.len(), 2, "{l:?}");
+        assert_eq!((l[0].median_ns, l[1].median_ns), (129.0, 105.0));
+        assert_eq!((l[0].start_ns, l[0].duration_ns), (0.0, 3e9));
+        assert_eq!((l[0].samples, l[1].samples), (30, 30));
+        // One state: no levels.
+        assert!(levels(&rounds[..3], &last).is_empty());
     }
 }

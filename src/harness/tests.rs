@@ -311,20 +311,6 @@ fn perturbed_samples_are_flagged_and_excluded() {
 }
 
 #[test]
-fn a_level_shift_is_reported_as_two_levels() {
-    let clock = FakeClock::new(5);
-    // 129 ns for the first 300 calls, then 105 ns: the 2026 machine's own behaviour.
-    let mut body = FakeBody::new(&clock, |i| if i < 300 { 129 } else { 105 });
-    let m = measure(&clock, &mut body, one_round(600));
-    let levels = &m.analysis.levels;
-    assert_eq!(levels.len(), 2, "{levels:?}");
-    assert_eq!(levels[0].median_ns, 129.0);
-    assert_eq!(levels[1].median_ns, 105.0);
-    assert!(levels[0].duration_ns > 0.0);
-    assert!(levels[1].start_ns > levels[0].start_ns);
-}
-
-#[test]
 fn the_canary_is_the_median_of_fixed_batches() {
     let clock = FakeClock::new(0);
     let mut body = FakeBody::new(&clock, |i| [100, 300, 100, 100, 200][i as usize % 5]);

@@ -210,7 +210,7 @@ pub fn notes(r: &BenchResult, m: &Measured) -> Vec<String> {
     }
     notes.extend(round_spread_note(m));
     if let Some(l) = describe_levels(&m.levels) {
-        notes.push(format!("{l} (the speed changed while sampling)"));
+        notes.push(format!("{l} (the rounds' speed changed during the run)"));
     } else if let Some(d) = describe_modes(&m.modes) {
         notes.push(d);
     }

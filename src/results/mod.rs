@@ -796,15 +796,15 @@ fn is_zero(n: &u32) -> bool {
     *n == 0
 }
 
-/// Describes levels in time, e.g. "two levels: 129 ns for 4.1 s, then 105 ns".
+/// Describes levels in time, e.g. "two levels: 129 ns for 4.1 s, then 105 ns"; none
+/// for one level, or for more than four (rounds that alternate between states, which
+/// the states say better than a timeline).
 pub fn describe_levels(levels: &[Level]) -> Option<String> {
-    if levels.len() < 2 {
-        return None;
-    }
     let count = match levels.len() {
         2 => "two",
         3 => "three",
-        _ => "four",
+        4 => "four",
+        _ => return None,
     };
     let parts: Vec<String> = levels
         .iter()

@@ -172,4 +172,8 @@ fn levels_read_like_a_sentence() {
         describe_levels(&[l(129.0, 0.0, 4.1e9), l(105.0, 4.1e9, 2e9)]).unwrap(),
         "two levels: 129.0 ns for 4.1 s, then 105.0 ns"
     );
+    let alternating: Vec<Level> = (0..5)
+        .map(|i| l([129.0, 105.0][i % 2], i as f64, 1.0))
+        .collect();
+    assert_eq!(describe_levels(&alternating), None);
 }

@@ -1,13 +1,12 @@
 //! Descriptive statistics for timing samples: the [`Summary`] of one sample
 //! (mean, spread, type-7 percentiles, MAD and a distribution-free confidence
-//! interval of the median), plus the sub-modules for outliers, level shifts,
+//! interval of the median), plus the sub-modules for outliers, rounds,
 //! multi-modality and curve fits.
 //!
 //! Everything here is a pure function of its arguments. This module must not do
 //! I/O, read clocks, spawn threads, or know about any particular benchmark: it
 //! turns numbers into numbers and nothing else.
 
-pub mod changepoint;
 pub mod fit;
 pub mod modes;
 pub mod outliers;
@@ -15,7 +14,6 @@ pub mod paired;
 pub mod rounds;
 pub mod usl;
 
-pub use changepoint::{pettitt, segments, Pettitt, Segment};
 pub use fit::{linear_fit, power_law, LinearFit};
 pub use modes::{modes, Mode};
 pub use outliers::{labels, mad_outliers, window_outliers, Labels};

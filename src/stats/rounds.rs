@@ -379,6 +379,15 @@ pub fn states(figures: &[f64], gap: f64) -> Vec<State> {
         .collect()
 }
 
+/// The highest figure of each of [`states`]' groups, lowest group first: a figure
+/// belongs to the first group whose bound it does not exceed.
+pub fn state_bounds(figures: &[f64], gap: f64) -> Vec<f64> {
+    groups(figures, gap)
+        .iter()
+        .filter_map(|g| g.last().copied())
+        .collect()
+}
+
 /// The finite figures, sorted and grouped as [`states`] describes.
 fn groups(figures: &[f64], gap: f64) -> Vec<Vec<f64>> {
     let mut xs: Vec<f64> = figures.iter().copied().filter(|x| x.is_finite()).collect();
