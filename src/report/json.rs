@@ -66,7 +66,8 @@
 //!                 | "not_placed" | "budget" | "clock_step" | "wide" | "runs_spread", .. }],
 //!                                    // why not converged (absent when it is)
 //!       "interval_source"?: "rounds" | "clock" | "samples" | "all_samples" | "runs",
-//!       "levels": [{ "median_ns", "start_ns", "duration_ns", "samples" }],
+//!       "levels": [{ "median_ns", "start_ns", "duration_ns", "samples" }],  // the rounds'
+//!                                    // states in time order (none in one state)
 //!       "modes": [{ "center", "fraction", "low", "high" }],
 //!       "canary": { "before_ns", "after_ns", "change", "changed", "rounds_ns": [..] },
 //!       "warmup_ns", "elapsed_ns", "setup_ns", "after_ns",
@@ -164,7 +165,7 @@
 //! perturbed samples by what the operation does not do itself: a voluntary switch (it
 //! does not block), an involuntary one (neither blocks nor shares its CPU), a page
 //! fault, a kernel event (`--cull kernel`); a sample may count under several. A sample is one batch of `batch`
-//! operations, so the `Summary` percentiles, `levels` and `modes` describe batch means,
+//! operations, so the `Summary` percentiles and `modes` describe batch means,
 //! not single operations (run with `--batch 1` for those). `center_ns` is the median of
 //! every sample, the centre of the −25%/+50% outlier window. `machine.spread` is the
 //! canary readings' (p90 − p10) / median, and `unsteady` says it exceeded `ci_target`.
