@@ -792,16 +792,16 @@ pub(crate) mod tests {
 
     #[test]
     fn rounds_without_a_clean_sample_are_named_beside_the_measured_rounds() {
-        // 800 samples over 8 rounds; the last round's 100 all perturbed.
-        let mut xs = samples(800, 800, 8, switched());
-        for x in xs.iter_mut().filter(|x| x.round == 7) {
+        // 1000 samples over 10 rounds; the last round's 100 all perturbed.
+        let mut xs = samples(1000, 1000, 10, switched());
+        for x in xs.iter_mut().filter(|x| x.round == 9) {
             x.usage = switched();
         }
         let (a, ok, why) = conclude(&xs, Expect::default());
         assert_eq!(a.basis, Basis::Clean);
-        assert_eq!(a.rounds.len(), 8);
-        assert_eq!(a.estimate.as_ref().map(|e| e.rounds), Some(7));
-        // Seven rounds with a clean sample are more than the profile's minimum.
+        assert_eq!(a.rounds.len(), 10);
+        assert_eq!(a.estimate.as_ref().map(|e| e.rounds), Some(9));
+        // Nine rounds with a clean sample are more than the profile's minimum.
         assert!(ok, "{why:?}");
     }
 

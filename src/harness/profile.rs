@@ -87,19 +87,21 @@ impl Profile {
         budget_ns: 17_000 * MS,
         budget_max_rounds: 8,
     };
-    /// The default: five to eight rounds spread over at least a second (in a whole
-    /// run, up to 93 within its budget), ±0.5% or √2 times what the machine allows the
-    /// result's kind of work, whichever is larger. Rounds are short: what widens the
-    /// interval is the machine's drift between rounds, not the samples within one, so
-    /// the budget buys more precision as more rounds than as longer ones. The target is
+    /// The default: eight rounds spread over at least a second (in a whole run, up to
+    /// 93 within its budget), ±0.5% or √2 times what the machine allows the result's
+    /// kind of work, whichever is larger. Rounds are short: what widens the interval
+    /// is the machine's drift between rounds, not the samples within one, so the
+    /// budget buys more precision as more rounds than as longer ones. The target is
     /// tight because this machine's figures repeat closely (ten runs of a pipe round
-    /// trip: medians within 0.6%) and an interval at ±1% after five rounds said less
-    /// than a rerun does; where the machine moves more, its floor sets the target.
+    /// trip: medians within 0.6%); where the machine moves more, its floor sets it.
     /// The span was 2 s until 2026-11-28: at 1 s, `syscost run syscall.getppid`
-    /// answered in a median 2.25 s against 5.84 s, its eight intervals holding the
-    /// median of the eight medians in 7 against 8, at ±2.81% against ±2.78%; the pipe
-    /// ping-pong in 1.92 s against 3.62 s, 7 of 8 either way (`scripts/ab.py`,
-    /// docs/measurements.md).
+    /// answered in a median 2.25 s against 5.84 s (`scripts/ab.py`). The fewest rounds
+    /// were five until 2026-11-28: at eight (Yuen's interval on five degrees of freedom
+    /// instead of two, t = 2.57 against 4.30), within the same second, one row
+    /// answered in at most 3 s in 6 of 6 invocations against 3 of 6, getpid's fresh
+    /// intervals read ±2.9–3.0% against ±3.6–4.0% holding their median 10/10 either
+    /// way, and the whole catalogue took 57 s against 47 s (docs/measurements.md,
+    /// "Eight rounds at the least").
     pub const STANDARD: Profile = Profile {
         name: "standard",
         warmup_ns: 20 * MS,
@@ -107,7 +109,7 @@ impl Profile {
         round_ns: 10 * MS,
         round_min_samples: 10,
         round_max_samples: 5_000,
-        min_rounds: 5,
+        min_rounds: 8,
         max_rounds: 8,
         span_ns: 1_000 * MS,
         ci_target: 0.005,
