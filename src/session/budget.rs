@@ -1,6 +1,6 @@
 //! The time a run may spend, and who gets it: the budget in proportion to the
-//! selection, the rounds each instance is expected to need, and which instances the
-//! time left funds.
+//! selection, the rounds each instance is expected to need, and the order in which
+//! the time left goes to them.
 
 use super::instance::{self, Instance};
 use crate::harness::verdict::{Outlook, Why};
@@ -137,42 +137,6 @@ impl Budget {
         (true, cost, outlook)
     }
 
-    /// The instances of `order` that the budget left pays for, and what they need, ns:
-    /// those that can reach their target within the cap, the cheapest first (what more
-    /// rounds to their target cost), as long as the sum of their needs fits in the
-    /// budget left. Funding every instance that could converge within the cap would
-    /// share the budget among more than it can carry, and a row that gets rounds
-    /// without reaching its next look before the budget ends gains nothing from them.
-    pub(super) fn funded(
-        &self,
-        all: &[Instance<'_>],
-        order: &[usize],
-    ) -> (Vec<usize>, f64) {
-        let Some(left) = self.left_ns() else {
-            return (Vec::new(), 0.0);
-        };
-        let needs: Vec<(f64, usize)> = order
-            .iter()
-            .filter(|&&i| all[i].open())
-            .filter_map(|&i| {
-                let (feasible, cost, _) = self.outlook(&all[i]);
-                feasible.then_some((cost, i))
-            })
-            .collect();
-        cheapest_within(needs, left)
-    }
-
-    /// Whether an instance the budget does not fund waits this cycle: while the budget
-    /// left is no more than what the funded ones still need (`reserve`). A round of it
-    /// would narrow an interval that stays unconverged anyway, and take the time
-    /// another row needs to converge.
-    pub(super) fn defer(&self, reserve: f64) -> bool {
-        match self.left_ns() {
-            Some(left) => reserve > 0.0 && left <= reserve,
-            None => false,
-        }
-    }
-
     /// The order in which the instances of `order` (past the minimum cycles) get their
     /// next round: any still short of its minimum rounds (a round of it was measured
     /// again) first, then those that need the least time to reach their target first,
@@ -193,24 +157,6 @@ impl Budget {
         keyed.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)).then(a.2.total_cmp(&b.2)));
         keyed.into_iter().map(|(_, _, _, i)| i).collect()
     }
-}
-
-/// Of `needs` (what each one needs, ns, and its index), those that fit in `left`
-/// together, the smallest needs first, and the sum of their needs.
-pub(super) fn cheapest_within(
-    mut needs: Vec<(f64, usize)>,
-    left: f64,
-) -> (Vec<usize>, f64) {
-    needs.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let (mut ids, mut sum) = (Vec::new(), 0.0);
-    for (need, i) in needs {
-        if sum + need > left {
-            break;
-        }
-        sum += need;
-        ids.push(i);
-    }
-    (ids, sum)
 }
 
 /// About how many rounds an interval of relative half-width `ci` after `rounds` rounds
@@ -303,20 +249,5 @@ mod tests {
         assert_eq!(rounds_needed(5, 0.011, 0.01), Some(7));
         assert_eq!(rounds_needed(8, 0.005, 0.01), Some(9), "at least one more");
         assert_eq!(rounds_needed(5, f64::INFINITY, 0.01), None);
-    }
-
-    #[test]
-    fn the_budget_funds_the_smallest_needs_that_fit_together() {
-        let needs = vec![(5.0, 0), (1.0, 1), (3.0, 2), (2.0, 3)];
-        assert_eq!(cheapest_within(needs.clone(), 6.5), (vec![1, 3, 2], 6.0));
-        // The next smallest need does not fit: none after it is funded either, so the
-        // order of need is kept (a larger need never goes before a smaller one).
-        assert_eq!(cheapest_within(needs.clone(), 2.5), (vec![1], 1.0));
-        assert_eq!(
-            cheapest_within(needs.clone(), 11.0),
-            (vec![1, 3, 2, 0], 11.0)
-        );
-        assert_eq!(cheapest_within(needs, 0.5), (vec![], 0.0));
-        assert_eq!(cheapest_within(Vec::new(), 10.0), (vec![], 0.0));
     }
 }

@@ -43,10 +43,8 @@ impl Session {
                 concluded(i, &r);
             }
         };
-        // A cycle visits every open instance once, except that past the minimum rounds
-        // one the budget does not fund (`Budget::funded`) waits while the budget left is
-        // needed by those it does (`Budget::defer`); so an instance's rounds are its own
-        // count, not the cycle's.
+        // A cycle visits every open instance once; an instance's rounds are its own
+        // count, not the cycle's (a round measured again is one more visit).
         let mut cycle: u32 = 0;
         'rounds: loop {
             let mut order: Vec<usize> =
@@ -56,10 +54,8 @@ impl Session {
             }
             rng.shuffle(&mut order);
             let past_min = cycle as usize >= p.min_rounds;
-            let mut funded = (Vec::new(), 0.0);
             if past_min {
                 order = budget.choose(&all, order);
-                funded = budget.funded(&all, &order);
             }
             for (n, &i) in order.iter().enumerate() {
                 // Held to its kind's floor as the run knows it now.
@@ -73,9 +69,6 @@ impl Session {
                     {
                         all[i].stop(self, why);
                         tell(i, &all[i], waited[i]);
-                        continue;
-                    }
-                    if !funded.0.contains(&i) && budget.defer(funded.1) {
                         continue;
                     }
                 }

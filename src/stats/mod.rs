@@ -16,7 +16,7 @@ pub mod usl;
 
 pub use fit::{linear_fit, power_law, LinearFit};
 pub use modes::{modes, Mode};
-pub use outliers::{labels, mad_outliers, window_outliers, Labels};
+pub use outliers::{mad_outliers, window_outliers};
 
 use serde::{Deserialize, Serialize};
 
@@ -217,15 +217,6 @@ pub fn median_ci(sorted: &[f64], confidence: f64) -> (f64, f64) {
     }
     let j = median_ci_rank(n, confidence);
     (sorted[j - 1], sorted[n - j])
-}
-
-/// Half-width of the median confidence interval relative to the median:
-/// `(ci_high - ci_low) / 2 / |median|`. Infinity when the median is 0.
-pub fn relative_ci_half_width(s: &Summary) -> f64 {
-    if s.median == 0.0 {
-        return f64::INFINITY;
-    }
-    (s.ci_high - s.ci_low) / 2.0 / s.median.abs()
 }
 
 /// Lower 1-based rank `j` of the median interval, `1 <= j <= (n + 1) / 2`.
@@ -477,15 +468,6 @@ mod tests {
         assert!(close(normal_cdf(-1.0), 0.158_655_25, 1e-8));
         assert!(close(normal_quantile(0.975), 1.959_964, 1e-6));
         assert!(close(normal_quantile(0.995), 2.575_829, 1e-6));
-    }
-
-    #[test]
-    fn relative_half_width() {
-        let mut s = summarize(&(1..=10).map(f64::from).collect::<Vec<_>>()).unwrap();
-        // median 5.5, ci (2, 9) -> (9 - 2)/2/5.5 = 0.636363...
-        assert!(close(relative_ci_half_width(&s), 7.0 / 11.0, 1e-12));
-        s.median = 0.0;
-        assert_eq!(relative_ci_half_width(&s), f64::INFINITY);
     }
 
     #[test]

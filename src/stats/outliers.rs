@@ -6,27 +6,9 @@
 //! Pure functions only: no I/O, no clocks, no knowledge of which benchmark
 //! produced the numbers, and the input is never reordered or modified.
 
-use serde::{Deserialize, Serialize};
-
 /// Constant of the modified z-score: `Phi^-1(0.75) = 0.6745`, so that
 /// `MAD / 0.6745` estimates the standard deviation of normal data.
 pub const MODIFIED_Z_SCALE: f64 = 0.6745;
-
-/// Why a sample was labelled.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct Labels {
-    /// Outside the pilot window (see [`window_outliers`]).
-    pub window: bool,
-    /// Modified z-score beyond the threshold (see [`mad_outliers`]).
-    pub mad: bool,
-}
-
-impl Labels {
-    /// True when any criterion labelled the sample.
-    pub fn any(&self) -> bool {
-        self.window || self.mad
-    }
-}
 
 /// VMS timing-executive window: a sample is outside when
 /// `x < pilot*(1-below)` or `x > pilot*(1+above)`; the bounds themselves are
@@ -87,22 +69,6 @@ pub fn mad_outliers_floored(
         .collect()
 }
 
-/// Both labels for every sample: [`window_outliers`] with `pilot`, `below`,
-/// `above`, and [`mad_outliers`] with `threshold`.
-pub fn labels(
-    xs: &[f64],
-    pilot: f64,
-    below: f64,
-    above: f64,
-    threshold: f64,
-) -> Vec<Labels> {
-    window_outliers(xs, pilot, below, above)
-        .into_iter()
-        .zip(mad_outliers(xs, threshold))
-        .map(|(window, mad)| Labels { window, mad })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -155,35 +121,6 @@ mod tests {
         );
         assert_eq!(mad_outliers(&[f64::NAN], 3.5), vec![true]);
         assert!(mad_outliers(&[], 3.5).is_empty());
-    }
-
-    #[test]
-    fn combined_labels() {
-        // window [90, 110]; MAD part: sorted 95 99 100 101 300 -> median 100,
-        // deviations 5 1 0 1 200 -> MAD 1; M(95) = 3.37 (< 3.5), M(300) = 134.9.
-        let xs = [100.0, 95.0, 300.0, 99.0, 101.0];
-        let got = labels(&xs, 100.0, 0.1, 0.1, 3.5);
-        let want = [
-            Labels::default(),
-            Labels::default(),
-            Labels {
-                window: true,
-                mad: true,
-            },
-            Labels::default(),
-            Labels::default(),
-        ];
-        assert_eq!(got, want);
-        assert!(got[2].any() && !got[1].any());
-        // a tighter window [97, 103] catches 95 by the window only
-        let got = labels(&xs, 100.0, 0.03, 0.03, 3.5);
-        assert_eq!(
-            got[1],
-            Labels {
-                window: true,
-                mad: false
-            }
-        );
     }
 
     #[test]
