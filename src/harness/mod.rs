@@ -748,7 +748,9 @@ fn with_the_machine(a: &mut Analysis, held: Held) {
         return;
     }
     if let Some(e) = a.estimate.as_mut() {
-        a.own = Some((e.ci_low, e.ci_high));
+        // A time is not negative: a wide interval of the rounds (two rounds far apart)
+        // stops at zero, as the interval printed does.
+        a.own = Some((e.ci_low.max(0.0), e.ci_high));
         let add = m * e.center.abs();
         // A time is not negative: on a machine that allows ±100% or worse (a loaded
         // one), the interval stops at zero.

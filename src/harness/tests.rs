@@ -508,6 +508,16 @@ fn what_the_machine_allows_is_added_to_the_rounds_interval_and_says_so() {
     let w = loaded.estimate.unwrap();
     assert_eq!(w.ci_low, 0.0);
     assert!(w.ci_high / w.center > 6.9, "{w:?}");
+    // Rounds whose own interval reaches below zero (two rounds far apart) keep it as
+    // the printed one does: from zero, inside the printed interval.
+    let (mut apart, _, _) = super::analyze::tests::conclude(&xs, Default::default());
+    let e = apart.estimate.as_mut().unwrap();
+    e.ci_low = -e.center;
+    super::with_the_machine(&mut apart, held);
+    let (lo, hi) = apart.own.unwrap();
+    let printed = apart.estimate.unwrap();
+    assert_eq!(lo, 0.0);
+    assert!(printed.ci_low <= lo && hi <= printed.ci_high, "{printed:?}");
 }
 
 #[test]

@@ -109,7 +109,8 @@ fn from_runs(m: &mut crate::results::Measured, s: f64, k: usize) {
         run_ci_low_ns: m.ci_low_ns,
         run_ci_high_ns: m.ci_high_ns,
     });
-    m.ci_low_ns = m.median_ns - spread.max(least(m.median_ns - own_low));
+    // A time is not negative: the interval stops at zero.
+    m.ci_low_ns = (m.median_ns - spread.max(least(m.median_ns - own_low))).max(0.0);
     m.ci_high_ns = m.median_ns + spread.max(least(own_high - m.median_ns));
     m.interval_source = Some(crate::harness::Source::Runs);
     if let Some(target) = m.target_pct {
