@@ -532,6 +532,7 @@ fn flag_mad_outliers(
     }
 }
 
+/// The resource usage of every sample, per operation (`operations` in all).
 fn accounting(samples: &[Sample], operations: u64) -> Accounting {
     let mut total = Usage::default();
     for x in samples {
@@ -616,7 +617,7 @@ fn levels(rounds: &[RoundFigure], samples: &[Sample]) -> Vec<Level> {
     }
     let state = |x: f64| bounds.iter().position(|&hi| x <= hi).unwrap_or(0);
     timed.sort_by(|a, b| a.0.start_ns.total_cmp(&b.0.start_ns));
-    let end_ns = samples.last().map_or(0.0, |x| x.at_ns);
+    let end_ns = samples.iter().map(|x| x.at_ns).fold(0.0, f64::max);
     let mut out: Vec<(usize, Vec<f64>, Level)> = Vec::new();
     for (r, m) in timed {
         match out.last_mut() {
