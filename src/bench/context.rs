@@ -190,13 +190,7 @@ mod tests {
     #[test]
     fn scratch_files_are_shared_by_size_and_at_most_two_are_kept() {
         let dir = tempfile::tempdir().unwrap();
-        let cx = RunContext::new(
-            Options {
-                dir: Some(dir.path().to_path_buf()),
-                drop_caches: false,
-            },
-            None,
-        );
+        let cx = RunContext::new(Options::in_dir(dir.path()), None);
         let a = cx.scratch(64 << 10).unwrap();
         assert_eq!(a.len(), 64 << 10);
         assert_eq!(a.dir(), dir.path());

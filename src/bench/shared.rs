@@ -408,10 +408,7 @@ mod tests {
         let clock = Monotonic;
         let h = Harness::new(&clock, Settings::new(Profile::SMOKE, 25.0));
         let scratch = tempfile::tempdir().unwrap();
-        let files = || crate::bench::file::Options {
-            dir: Some(scratch.path().to_path_buf()),
-            drop_caches: false,
-        };
+        let files = || crate::bench::file::Options::in_dir(scratch.path());
         let args = ["dir=scratch", "size=256k", "unmap=untimed,timed"]
             .map(|a| a.parse().unwrap());
         for p in params::expand(FAULT_SHM.name, FAULT_SHM.params, &args).unwrap() {

@@ -210,13 +210,8 @@ mod tests {
         let clock = Monotonic;
         let h = Harness::new(&clock, Settings::new(Profile::SMOKE, 25.0));
         let scratch = tempfile::tempdir().unwrap();
-        let cx = RunContext::new(
-            crate::bench::file::Options {
-                dir: Some(scratch.path().to_path_buf()),
-                drop_caches: false,
-            },
-            None,
-        );
+        let cx =
+            RunContext::new(crate::bench::file::Options::in_dir(scratch.path()), None);
         let args = ["size=0", "files=250"].map(|a| a.parse().unwrap());
         for b in [&CREATE as &dyn Bench, &DELETE] {
             let p = params::expand(b.name(), b.params(), &args)

@@ -45,6 +45,17 @@ pub struct Options {
     pub drop_caches: bool,
 }
 
+#[cfg(test)]
+impl Options {
+    /// The scratch file in `dir`, evicted by `posix_fadvise`: what the tests run with.
+    pub(crate) fn in_dir(dir: &std::path::Path) -> Options {
+        Options {
+            dir: Some(dir.to_path_buf()),
+            drop_caches: false,
+        }
+    }
+}
+
 /// Space left free beside the scratch file, so that a run never fills a file system.
 const HEADROOM: u64 = 256 << 20;
 

@@ -589,10 +589,7 @@ mod tests {
     fn copies_share_one_unnamed_file_or_have_their_own() {
         let scratch = tempfile::tempdir().unwrap();
         let shared = tempfile::tempdir().unwrap();
-        let files = crate::bench::file::Options {
-            dir: Some(scratch.path().to_path_buf()),
-            drop_caches: false,
-        };
+        let files = crate::bench::file::Options::in_dir(scratch.path());
         let cx =
             |i| RunContext::for_copy(files.clone(), None, (i, 2), shared.path().into());
         let (a, b) = (cx(0), cx(1));
@@ -617,13 +614,8 @@ mod tests {
     #[test]
     fn every_operation_runs_alone() {
         let scratch = tempfile::tempdir().unwrap();
-        let cx = RunContext::new(
-            crate::bench::file::Options {
-                dir: Some(scratch.path().to_path_buf()),
-                drop_caches: false,
-            },
-            None,
-        );
+        let cx =
+            RunContext::new(crate::bench::file::Options::in_dir(scratch.path()), None);
         for b in BENCHES {
             for p in crate::bench::params::expand(b.name(), b.params(), &[]).unwrap() {
                 let mut prep = b.prepare(&p, &cx).unwrap();
