@@ -44,14 +44,15 @@ impl Budget {
 
     /// The time a run of `n` instances may take at most, ns: the profile's budget for
     /// [`WHOLE_CATALOGUE`] instances or more, a share of it in proportion for fewer,
-    /// and never less than four spans (the minimum rounds' span and three more at
-    /// their pace). A cap, not a time to fill: a run ends as soon as every instance is
-    /// done. So `syscost run syscall.getpid` answers within about 5 s in the standard
-    /// profile however its rounds spread, where the whole catalogue's 110 s would let a
+    /// and never less than two spans (the minimum rounds' span and one more at their
+    /// pace). A cap, not a time to fill: a run ends as soon as every instance is done.
+    /// So `syscost run syscall.getppid` answers within about 3 s in the standard
+    /// profile however its rounds spread (docs/measurements.md, "Two spans for a small
+    /// selection"), where the whole catalogue's 110 s would let a
     /// row that converges slowly hold the answer for a minute and more.
     pub(super) fn for_instances(p: &Profile, n: usize) -> f64 {
         let share = p.budget_ns as f64 * n as f64 / WHOLE_CATALOGUE as f64;
-        share.max(4.0 * p.span_ns as f64).min(p.budget_ns as f64)
+        share.max(2.0 * p.span_ns as f64).min(p.budget_ns as f64)
     }
 
     /// The time left, ns (None without a budget).
@@ -202,10 +203,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_small_selection_has_a_budget_in_proportion_but_never_below_four_spans() {
+    fn a_small_selection_has_a_budget_in_proportion_but_never_below_two_spans() {
         let p = Profile::STANDARD;
         let s = |n| Budget::for_instances(&p, n) / 1e9;
-        assert_eq!(s(1), 4.0 * p.span_ns as f64 / 1e9);
+        assert_eq!(s(1), 2.0 * p.span_ns as f64 / 1e9);
         assert_eq!(s(3), s(1));
         assert_eq!(s(WHOLE_CATALOGUE), p.budget_ns as f64 / 1e9);
         assert_eq!(s(10 * WHOLE_CATALOGUE), s(WHOLE_CATALOGUE));
