@@ -108,10 +108,7 @@ impl Postgres {
             client: connect(url, &shown)?,
         };
         db.prepare(&shown, create)
-            .map_err(|e| match e.downcast::<UsageError>() {
-                Ok(u) => anyhow::Error::new(u),
-                Err(e) => e.context(format!("{shown}: not a usable syscost history")),
-            })?;
+            .map_err(|e| super::unusable(e, &shown))?;
         Ok(db)
     }
 

@@ -49,10 +49,7 @@ impl Sqlite {
             std::thread::sleep(Duration::from_millis(20));
             prepared = db.prepare(path);
         }
-        prepared.map_err(|e| match e.downcast::<UsageError>() {
-            Ok(u) => anyhow::Error::new(u),
-            Err(e) => e.context(format!("{shown}: not a usable syscost history")),
-        })?;
+        prepared.map_err(|e| super::unusable(e, &shown.to_string()))?;
         Ok(db)
     }
 
