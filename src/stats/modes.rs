@@ -212,9 +212,7 @@ fn bandwidth(ys: &[f64]) -> Option<f64> {
     if n < 2 || ys[0] == ys[n - 1] {
         return None;
     }
-    let mean = ys.iter().sum::<f64>() / n as f64;
-    let sd =
-        (ys.iter().map(|y| (y - mean) * (y - mean)).sum::<f64>() / (n - 1) as f64).sqrt();
+    let sd = super::sample_sd(ys);
     let iqr = super::percentile_sorted(ys, 75.0) - super::percentile_sorted(ys, 25.0);
     let robust = iqr / 1.34;
     let spread = match (sd > 0.0, robust > 0.0) {

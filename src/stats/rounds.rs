@@ -41,6 +41,7 @@
 //! because identical round figures from quantised samples say nothing about a spread
 //! below one clock step.
 
+use super::sample_sd;
 use crate::method;
 use serde::{Deserialize, Serialize};
 
@@ -188,16 +189,6 @@ pub fn estimate(figures: &[f64], floor: f64) -> Option<RoundEstimate> {
     })
 }
 
-/// The sample standard deviation (0 for fewer than two values).
-fn sample_sd(xs: &[f64]) -> f64 {
-    let n = xs.len();
-    if n < 2 {
-        return 0.0;
-    }
-    let mean = xs.iter().sum::<f64>() / n as f64;
-    (xs.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1) as f64).sqrt()
-}
-
 /// How much the machine moves between rounds, from a probe's readings (the same fixed
 /// work timed before many rounds, in many processes; see
 /// [`crate::harness::probe`]), and what that allows a figure measured in `rounds`
@@ -246,8 +237,8 @@ pub fn floor(readings: &[f64], rounds: usize) -> Option<(f64, f64)> {
 /// How many sets of rounds [`floor`] draws.
 pub const RESAMPLES: usize = 400;
 
-/// SplitMix64: a small fixed generator for [`floor`]'s draws.
-fn splitmix(state: &mut u64) -> u64 {
+/// SplitMix64: a small fixed generator for [`floor`]'s draws (and the tests').
+pub(crate) fn splitmix(state: &mut u64) -> u64 {
     *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
     let mut z = *state;
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -434,16 +425,11 @@ mod tests {
         // last one's interval ± q(K)·s, s over all K, holds 0 in 95% of draws. Student's
         // t in its place holds it in about 99% for K = 5, which this tells apart.
         let mut state = 0x5eed_u64;
-        let mut unit = || (splitmix(&mut state) >> 11) as f64 / (1u64 << 53) as f64;
-        let mut normal = || {
-            let (u, v) = (unit().max(f64::MIN_POSITIVE), unit());
-            (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
-        };
         let draws = 100_000;
         for k in [3, 5, 10, 21] {
             let (mut held, mut held_t) = (0, 0);
             for _ in 0..draws {
-                let xs: Vec<f64> = (0..k).map(|_| normal()).collect();
+                let xs: Vec<f64> = (0..k).map(|_| normal(&mut state)).collect();
                 let s = sample_sd(&xs);
                 let x = xs[k - 1].abs();
                 held += usize::from(x <= centre_quantile(k) * s);
@@ -604,11 +590,7 @@ mod tests {
 
     /// A uniform deviate in [0, 1) from a splitmix64 stream.
     fn uniform(state: &mut u64) -> f64 {
-        *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = *state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+        (splitmix(state) >> 11) as f64 / (1u64 << 53) as f64
     }
 
     /// A standard normal deviate (Box–Muller).
