@@ -238,12 +238,8 @@ fn median_ci_rank(n: usize, confidence: f64) -> usize {
     } else {
         let z = normal_quantile(1.0 - tail);
         let nf = n as f64;
-        let j = (nf / 2.0 - z * nf.sqrt() / 2.0 + 0.5).floor();
-        if j < 1.0 {
-            0
-        } else {
-            j as usize
-        }
+        // Below 1 (or NaN) the cast gives 0, which the clamp below raises to 1.
+        (nf / 2.0 - z * nf.sqrt() / 2.0 + 0.5).floor() as usize
     };
     j.clamp(1, middle)
 }

@@ -321,16 +321,13 @@ fn local_maxima(f: &[f64]) -> Vec<usize> {
 
 /// Index and density of the lowest point strictly between two grid indices.
 fn lowest_between(f: &[f64], a: usize, b: usize) -> (usize, f64) {
-    (a + 1..b).map(|i| (i, f[i])).fold(
-        (a, f[a]),
-        |best, cur| {
-            if cur.1 < best.1 {
-                cur
-            } else {
-                best
-            }
-        },
-    )
+    let mut lowest = (a, f[a]);
+    for (i, &y) in f.iter().enumerate().take(b).skip(a + 1) {
+        if y < lowest.1 {
+            lowest = (i, y);
+        }
+    }
+    lowest
 }
 
 #[cfg(test)]

@@ -256,22 +256,13 @@ pub(crate) fn splitmix(state: &mut u64) -> u64 {
 /// Taken directly because a run's rounds say little about how far its figure lands:
 /// five rounds trimmed to three give Yuen's interval t(0.975, 2) = 4.3 times a
 /// standard error on two degrees of freedom, and rounds that fall into process
-/// states spread more than the trimmed mean of them moves. On the VM this project is
-/// developed on, runs of getpid through the bare instruction agreed within 0.3–0.4%
-/// while each run's rounds gave ±0.6–1.5%. Over the eighteen drift series kept there
-/// (`scripts/drift.py --keep`, ten runs each of five rows, 2026-11-26/27; recomputed by
-/// `scripts/history_intervals.py`), this interval, with each side at least 1.96 of
-/// the run's own standard errors, held the median of a row's ten figures in at least
-/// 9 of 10 for 89 of the 90 row-series, with a median half-width within the figures'
-/// own spread for 75 (74 both). The way before it (the rounds' own interval widened
-/// by the spread they leave unexplained, at least the runs' robust spread) held it for
-/// 90 and was as narrow for 68 (68 both); the robust spread (1.4826 times the median
-/// absolute deviation) in place of the standard deviation for 82 (85 as narrow): a
-/// run in a slow spell is one of the K figures, and only the plain standard deviation,
-/// which counts it in full, widens its own interval enough.
-///
-/// `t(0.975, K−1)·s` was the multiple until 2026-11-27; see [`centre_quantile`] for
-/// why it is no longer, and what that changed.
+/// states spread more than the trimmed mean of them moves (on this project's VM, runs
+/// of getpid through the bare instruction agreed within 0.3–0.4% while each run's
+/// rounds gave ±0.6–1.5%). The plain standard deviation, not a robust spread: a run in
+/// a slow spell is one of the K figures, and only a spread that counts it in full
+/// widens its own interval enough. Measured against the way before it and against the
+/// robust spread over eighteen drift series (`scripts/history_intervals.py`):
+/// docs/measurements.md, "The runs' own spread".
 pub fn between_runs(figures: &[f64]) -> Option<f64> {
     let xs: Vec<f64> = figures.iter().copied().filter(|f| f.is_finite()).collect();
     if xs.len() < 3 {
@@ -296,12 +287,9 @@ pub fn between_runs(figures: &[f64]) -> Option<f64> {
 /// and `V`, is integrated on a grid and solved for 0.95 (`scripts/centre_quantile.py`,
 /// to five digits).
 ///
-/// Over the 28 drift series kept on this project's VM (`scripts/history_intervals.py
-/// /tmp/d1[1-9] /tmp/d2[0-9] /tmp/d3[0-9]`, 140 row-series of ten runs), `q(K)·s` held
-/// the median of a row's ten figures in at least 9 of 10 for 136 row-series, with a
-/// median half-width within the figures' spread for all 140; `t(K−1)·s` 139 and 114.
-/// All five rows of a series met both in 24 of the 28 series with `q(K)`, in 9 with
-/// `t(K−1)`.
+/// Against `t(K−1)·s` over the 28 drift series kept on this project's VM (140
+/// row-series, `scripts/history_intervals.py`): docs/measurements.md, "The multiple of
+/// the runs' spread".
 pub fn centre_quantile(k: usize) -> f64 {
     /// K = 3..=21.
     const Q: [f64; 19] = [
@@ -460,8 +448,6 @@ mod tests {
         assert_eq!(between_runs(&[1.0, 2.0]), None);
         assert_eq!(between_runs(&[f64::NAN, 1.0, f64::INFINITY, 2.0]), None);
         assert_eq!(between_runs(&[7.0, 7.0, 7.0]), Some(0.0));
-        // The normal quantile is the limit of Student's.
-        assert!((t975(100_000) - Z975).abs() < 1e-4);
     }
 
     #[test]
