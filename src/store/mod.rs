@@ -311,11 +311,8 @@ pub struct History {
     last_transaction: Option<std::time::Duration>,
 }
 
-/// The default place of the history file, from the environment.
-pub fn default_path() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("SYSCOST_DB").filter(|p| !p.is_empty()) {
-        return Some(PathBuf::from(p));
-    }
+/// The default place of the history file, under `XDG_DATA_HOME` or `HOME`.
+fn default_path() -> Option<PathBuf> {
     let data = std::env::var_os("XDG_DATA_HOME")
         .filter(|p| !p.is_empty() && Path::new(p).is_absolute())
         .map(PathBuf::from)
