@@ -244,6 +244,22 @@ fn median_ci_rank(n: usize, confidence: f64) -> usize {
     j.clamp(1, middle)
 }
 
+/// The median as the middle value, or the mean of the middle two for an even count
+/// (not [`percentile_sorted`]'s interpolation, which can differ in the last bit); NaN
+/// when empty.
+fn middle(mut v: Vec<f64>) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
 /// Sorted copy of `xs`, or `None` when empty or holding a non-finite value.
 fn sorted_finite(xs: &[f64]) -> Option<Vec<f64>> {
     if xs.is_empty() || xs.iter().any(|x| !x.is_finite()) {

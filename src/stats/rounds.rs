@@ -342,18 +342,10 @@ pub fn states(figures: &[f64], gap: f64) -> Vec<State> {
     let n: usize = groups.iter().map(Vec::len).sum();
     groups
         .into_iter()
-        .map(|g| {
-            let mid = g.len() / 2;
-            let median_ns = if g.len() % 2 == 1 {
-                g[mid]
-            } else {
-                (g[mid - 1] + g[mid]) / 2.0
-            };
-            State {
-                median_ns,
-                share: g.len() as f64 / n as f64,
-                count: g.len(),
-            }
+        .map(|g| State {
+            share: g.len() as f64 / n as f64,
+            count: g.len(),
+            median_ns: super::middle(g),
         })
         .collect()
 }
