@@ -94,19 +94,17 @@ fn saves_lists_loads_and_removes(open: Opener<'_>) {
 fn refuses_a_foreign_database_and_a_newer_schema() {
     let dir = temp();
     let foreign = dir.path().join("other.db");
-    {
-        let c = Connection::open(&foreign).unwrap();
-        c.execute_batch("CREATE TABLE t (x)").unwrap();
-    }
+    let c = Connection::open(&foreign).unwrap();
+    c.execute_batch("CREATE TABLE t (x)").unwrap();
+    drop(c);
     let e = refused(&foreign, true);
     assert!(e.contains("not a syscost history"), "{e}");
 
     let newer = dir.path().join("newer.db");
     drop(History::open(&newer, true).unwrap());
-    {
-        let c = Connection::open(&newer).unwrap();
-        c.execute_batch("PRAGMA user_version = 99").unwrap();
-    }
+    let c = Connection::open(&newer).unwrap();
+    c.execute_batch("PRAGMA user_version = 99").unwrap();
+    drop(c);
     let e = refused(&newer, false);
     assert!(e.contains("newer syscost"), "{e}");
 
@@ -402,26 +400,30 @@ fn runs_that_tie_give_an_interval_not_a_point() {
 fn a_history_of_the_first_schema_is_brought_up_to_date() {
     let dir = temp();
     let path = dir.path().join("old.db");
-    {
-        let c = rusqlite::Connection::open(&path).unwrap();
-        c.execute_batch(super::MIGRATIONS_SQLITE[0]).unwrap();
-        c.execute_batch(&format!(
-            "PRAGMA user_version = 1; PRAGMA application_id = {};",
-            super::sqlite::APPLICATION_ID
-        ))
+    let c = Connection::open(&path).unwrap();
+    c.execute_batch(MIGRATIONS_SQLITE[0]).unwrap();
+    c.execute_batch(&format!(
+        "PRAGMA user_version = 1; PRAGMA application_id = {};",
+        sqlite::APPLICATION_ID
+    ))
+    .unwrap();
+    drop(c);
+    its_runs_count(History::open(&path, true).unwrap());
+    let c = Connection::open(&path).unwrap();
+    let v: i32 = c
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap();
-    }
-    let mut h = History::open(&path, true).unwrap();
+    assert_eq!(v, DB_SCHEMA);
+}
+
+/// Saves two runs in a history migrated from the first schema, and checks that their
+/// figures set a third run's interval.
+fn its_runs_count(mut h: History) {
     for m in [100.0, 100.1] {
         h.save(&floored(m, 0.002), Origin::Run).unwrap();
     }
     let mut now = floored(99.9, 0.002);
     assert_eq!(h.set_from_past_runs(&mut now).unwrap(), 1);
-    let c = rusqlite::Connection::open(&path).unwrap();
-    let v: i32 = c
-        .query_row("PRAGMA user_version", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(v, super::DB_SCHEMA);
 }
 
 /// A run whose canary read `ns` throughout.
@@ -497,21 +499,14 @@ fn on_postgres() {
     // A history of the first schema is brought up to date when opened, and its runs
     // count.
     cluster.create_db("first_schema");
-    cluster.sql("first_schema", super::MIGRATIONS_POSTGRES[0]);
+    cluster.sql("first_schema", MIGRATIONS_POSTGRES[0]);
     cluster.sql(
         "first_schema",
         "INSERT INTO syscost_meta (key, value) VALUES ('application', 'syscost history'), \
          ('schema', '1')",
     );
-    {
-        let url = cluster.tcp_url("first_schema");
-        let mut h = History::open(Path::new(&url), false).expect("migrated");
-        for m in [100.0, 100.1] {
-            h.save(&floored(m, 0.002), Origin::Run).unwrap();
-        }
-        let mut now = floored(99.9, 0.002);
-        assert_eq!(h.set_from_past_runs(&mut now).unwrap(), 1);
-    }
+    let url = cluster.tcp_url("first_schema");
+    its_runs_count(History::open(Path::new(&url), false).expect("migrated"));
     // Reading a database nothing was saved in is refused, and creates nothing.
     cluster.create_db("empty");
     let e = refused(Path::new(&cluster.socket_url("empty")), false);
