@@ -14,9 +14,7 @@ pub mod paired;
 pub mod rounds;
 pub mod usl;
 
-pub use fit::{linear_fit, power_law, LinearFit};
 pub use modes::{modes, Mode};
-pub use outliers::{mad_outliers, window_outliers};
 
 use serde::{Deserialize, Serialize};
 
