@@ -36,10 +36,7 @@
 //! - the interval is re-checked after each round from the minimum count on, so it is
 //!   sequentially tested a few times (at most the profile's extra rounds), not once.
 //!
-//! The interval is never narrower than the resolution floor passed in (the
-//! clock's granularity per operation, or the pooled order-statistic interval),
-//! because identical round figures from quantised samples say nothing about a spread
-//! below one clock step.
+//! The interval is never narrower than the floor passed in ([`RoundEstimate::floor`]).
 
 use super::sample_sd;
 use crate::method;
