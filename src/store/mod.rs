@@ -290,12 +290,6 @@ pub struct PastFigure {
     pub run_id: i64,
     /// Its headline, ns.
     pub median_ns: f64,
-    /// Its interval's low end.
-    pub ci_low_ns: f64,
-    /// Its interval's high end.
-    pub ci_high_ns: f64,
-    /// Its rounds.
-    pub rounds: i64,
     /// Its interval from its rounds alone, before the machine's floor and the history
     /// widened it (in runs saved before this was kept, the interval as saved).
     pub own_ci_low_ns: f64,

@@ -331,8 +331,7 @@ fn the_spread_between_runs_sets_the_interval_and_its_verdict(open: Opener<'_>) {
     let half = (m.ci_high_ns - m.ci_low_ns) / 2.0 / m.median_ns;
     assert!(half > 0.002 && half < 0.015, "{m:?}");
     assert_eq!(m.own_interval(), (99.9 * 0.998, 99.9 * 1.002));
-    // Saved, it is the rounds' own interval that the next run's estimate reads, not
-    // the one the history gave it.
+    // Saved, the index keeps the rounds' own interval beside the one the history gave.
     h.save(&now, Origin::Run).unwrap();
     let cond = conditions(&now);
     let past = h.past_figures("syscall.getpid", &cond, 1).unwrap();
