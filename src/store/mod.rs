@@ -28,8 +28,8 @@
 //! other tables and no such identity is refused in one line, and the migrations run in
 //! one transaction under an advisory lock. Many hosts save into one server at once.
 
-#[cfg(feature = "postgres")]
 mod between;
+#[cfg(feature = "postgres")]
 mod postgres;
 pub mod refs;
 mod sqlite;
