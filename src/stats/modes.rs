@@ -212,9 +212,7 @@ fn bandwidth(ys: &[f64]) -> Option<f64> {
     if n < 2 || ys[0] == ys[n - 1] {
         return None;
     }
-    let mean = ys.iter().sum::<f64>() / n as f64;
-    let sd =
-        (ys.iter().map(|y| (y - mean) * (y - mean)).sum::<f64>() / (n - 1) as f64).sqrt();
+    let sd = super::sample_sd(ys);
     let iqr = super::percentile_sorted(ys, 75.0) - super::percentile_sorted(ys, 25.0);
     let robust = iqr / 1.34;
     let spread = match (sd > 0.0, robust > 0.0) {
@@ -323,16 +321,13 @@ fn local_maxima(f: &[f64]) -> Vec<usize> {
 
 /// Index and density of the lowest point strictly between two grid indices.
 fn lowest_between(f: &[f64], a: usize, b: usize) -> (usize, f64) {
-    (a + 1..b).map(|i| (i, f[i])).fold(
-        (a, f[a]),
-        |best, cur| {
-            if cur.1 < best.1 {
-                cur
-            } else {
-                best
-            }
-        },
-    )
+    let mut lowest = (a, f[a]);
+    for (i, &y) in f.iter().enumerate().take(b).skip(a + 1) {
+        if y < lowest.1 {
+            lowest = (i, y);
+        }
+    }
+    lowest
 }
 
 #[cfg(test)]

@@ -24,20 +24,15 @@ pub fn window_outliers(xs: &[f64], pilot: f64, below: f64, above: f64) -> Vec<bo
 }
 
 /// Iglewicz & Hoaglin (1993), "How to Detect and Handle Outliers", modified
-/// z-score `M_i = 0.6745 (x_i - median) / MAD` with the raw (unscaled) MAD; a
-/// sample is an outlier when `|M_i| > threshold` (3.5 is their recommendation).
+/// z-score `M_i = 0.6745 (x_i - median) / MAD` with the raw (unscaled) MAD raised to
+/// at least `rel_floor × |median|` and to at least `abs_floor`; a sample is an outlier
+/// when `|M_i| > threshold` (3.5 is their recommendation).
 ///
 /// The median and MAD are computed over the finite samples; a non-finite sample
-/// is always labelled. When `MAD == 0` (more than half the finite samples share
-/// one value) the score is undefined and no finite sample is labelled: a
+/// is always labelled. When the MAD is 0 (more than half the finite samples share
+/// one value, and no floor) the score is undefined and no finite sample is labelled: a
 /// coarse timer that returns the same tick most of the time must not turn every
 /// other reading into an outlier. Cost O(n log n).
-pub fn mad_outliers(xs: &[f64], threshold: f64) -> Vec<bool> {
-    mad_outliers_floored(xs, threshold, 0.0, 0.0)
-}
-
-/// [`mad_outliers`] with the MAD raised to at least `rel_floor × |median|` and to
-/// at least `abs_floor`.
 ///
 /// Timing samples of a fast operation can be so tight that the MAD is a few
 /// hundredths of a percent of the median; the plain score would then label half
@@ -92,17 +87,17 @@ mod tests {
         // M(12) = M(13) = .6745*.5/1.5 = .2248.
         let xs = [12.0, 100.0, 10.0, 11.0, 13.0, 14.0];
         assert_eq!(
-            mad_outliers(&xs, 3.5),
+            mad_outliers_floored(&xs, 3.5, 0.0, 0.0),
             vec![false, true, false, false, false, false]
         );
         // threshold 1.0 also catches 10 (1.124) but not 14/11 (.6745)
         assert_eq!(
-            mad_outliers(&xs, 1.0),
+            mad_outliers_floored(&xs, 1.0, 0.0, 0.0),
             vec![false, true, true, false, false, false]
         );
         // threshold .5 catches 11 and 14 as well
         assert_eq!(
-            mad_outliers(&xs, 0.5),
+            mad_outliers_floored(&xs, 0.5, 0.0, 0.0),
             vec![false, true, true, true, false, true]
         );
     }
@@ -111,23 +106,23 @@ mod tests {
     fn zero_mad_labels_nothing_finite() {
         // 3 of 5 equal -> MAD 0: deviations 0 0 0 1 99 -> median 0.
         let xs = [5.0, 5.0, 5.0, 6.0, 104.0];
-        assert_eq!(mad_outliers(&xs, 3.5), vec![false; 5]);
+        assert_eq!(mad_outliers_floored(&xs, 3.5, 0.0, 0.0), vec![false; 5]);
         // non-finite samples are labelled and do not enter the median/MAD:
         // finite part 1 2 3 4 -> median 2.5, MAD 1; M(4) = .6745*1.5 = 1.01.
         let ys = [1.0, f64::INFINITY, 2.0, 3.0, 4.0, f64::NAN];
         assert_eq!(
-            mad_outliers(&ys, 1.0),
+            mad_outliers_floored(&ys, 1.0, 0.0, 0.0),
             vec![true, true, false, false, true, true]
         );
-        assert_eq!(mad_outliers(&[f64::NAN], 3.5), vec![true]);
-        assert!(mad_outliers(&[], 3.5).is_empty());
+        assert_eq!(mad_outliers_floored(&[f64::NAN], 3.5, 0.0, 0.0), vec![true]);
+        assert!(mad_outliers_floored(&[], 3.5, 0.0, 0.0).is_empty());
     }
 
     #[test]
     fn the_floor_keeps_tight_samples_in() {
         // Median 100, MAD 0.1: plain z of 101 is 0.6745 * 1 / 0.1 = 6.7 > 3.5.
         let xs = [99.9, 100.0, 100.0, 100.1, 101.0, 100.0, 99.9];
-        assert!(mad_outliers(&xs, 3.5)[4]);
+        assert!(mad_outliers_floored(&xs, 3.5, 0.0, 0.0)[4]);
         // Floored MAD 0.5 (0.5% of 100): z = 0.6745 * 1 / 0.5 = 1.35, kept.
         assert!(!mad_outliers_floored(&xs, 3.5, 0.005, 0.0)[4]);
         // 103 is z = 0.6745 * 3 / 0.5 = 4.05 > 3.5 even with the floor.

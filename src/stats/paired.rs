@@ -12,6 +12,7 @@
 //!
 //! Pure: numbers in, numbers out.
 
+use super::middle;
 use super::rounds::{estimate, RoundEstimate};
 
 /// One round's pairs reduced to its figures.
@@ -42,9 +43,9 @@ pub fn round(pairs: &[(f64, f64)]) -> Option<RoundPairs> {
     let diffs: Vec<f64> = ok.iter().map(|(a, b)| b - a).collect();
     let refs: Vec<f64> = ok.iter().map(|(a, _)| *a).collect();
     Some(RoundPairs {
-        ratio: median(ratios),
-        diff_ns: median(diffs),
-        a_ns: median(refs),
+        ratio: middle(ratios),
+        diff_ns: middle(diffs),
+        a_ns: middle(refs),
         pairs: ok.len(),
     })
 }
@@ -55,20 +56,6 @@ pub fn combine(rounds: &[RoundPairs]) -> Option<(RoundEstimate, RoundEstimate)> 
     let ratios: Vec<f64> = rounds.iter().map(|r| r.ratio).collect();
     let diffs: Vec<f64> = rounds.iter().map(|r| r.diff_ns).collect();
     Some((estimate(&ratios, 0.0)?, estimate(&diffs, 0.0)?))
-}
-
-/// The median (the mean of the middle two for an even count); NaN when empty.
-fn median(mut v: Vec<f64>) -> f64 {
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
 }
 
 #[cfg(test)]

@@ -36,11 +36,9 @@
 //! - the interval is re-checked after each round from the minimum count on, so it is
 //!   sequentially tested a few times (at most the profile's extra rounds), not once.
 //!
-//! The interval is never narrower than the resolution floor passed in (the
-//! clock's granularity per operation, or the pooled order-statistic interval),
-//! because identical round figures from quantised samples say nothing about a spread
-//! below one clock step.
+//! The interval is never narrower than the floor passed in ([`RoundEstimate::floor`]).
 
+use super::sample_sd;
 use crate::method;
 use serde::{Deserialize, Serialize};
 
@@ -188,16 +186,6 @@ pub fn estimate(figures: &[f64], floor: f64) -> Option<RoundEstimate> {
     })
 }
 
-/// The sample standard deviation (0 for fewer than two values).
-fn sample_sd(xs: &[f64]) -> f64 {
-    let n = xs.len();
-    if n < 2 {
-        return 0.0;
-    }
-    let mean = xs.iter().sum::<f64>() / n as f64;
-    (xs.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1) as f64).sqrt()
-}
-
 /// How much the machine moves between rounds, from a probe's readings (the same fixed
 /// work timed before many rounds, in many processes; see
 /// [`crate::harness::probe`]), and what that allows a figure measured in `rounds`
@@ -246,8 +234,8 @@ pub fn floor(readings: &[f64], rounds: usize) -> Option<(f64, f64)> {
 /// How many sets of rounds [`floor`] draws.
 pub const RESAMPLES: usize = 400;
 
-/// SplitMix64: a small fixed generator for [`floor`]'s draws.
-fn splitmix(state: &mut u64) -> u64 {
+/// SplitMix64: a small fixed generator for [`floor`]'s draws (and the tests').
+pub(crate) fn splitmix(state: &mut u64) -> u64 {
     *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
     let mut z = *state;
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -265,22 +253,13 @@ fn splitmix(state: &mut u64) -> u64 {
 /// Taken directly because a run's rounds say little about how far its figure lands:
 /// five rounds trimmed to three give Yuen's interval t(0.975, 2) = 4.3 times a
 /// standard error on two degrees of freedom, and rounds that fall into process
-/// states spread more than the trimmed mean of them moves. On the VM this project is
-/// developed on, runs of getpid through the bare instruction agreed within 0.3–0.4%
-/// while each run's rounds gave ±0.6–1.5%. Over the eighteen drift series kept there
-/// (`scripts/drift.py --keep`, ten runs each of five rows, 2026-11-26/27; recomputed by
-/// `scripts/history_intervals.py`), this interval, with each side at least 1.96 of
-/// the run's own standard errors, held the median of a row's ten figures in at least
-/// 9 of 10 for 89 of the 90 row-series, with a median half-width within the figures'
-/// own spread for 75 (74 both). The way before it (the rounds' own interval widened
-/// by the spread they leave unexplained, at least the runs' robust spread) held it for
-/// 90 and was as narrow for 68 (68 both); the robust spread (1.4826 times the median
-/// absolute deviation) in place of the standard deviation for 82 (85 as narrow): a
-/// run in a slow spell is one of the K figures, and only the plain standard deviation,
-/// which counts it in full, widens its own interval enough.
-///
-/// `t(0.975, K−1)·s` was the multiple until 2026-11-27; see [`centre_quantile`] for
-/// why it is no longer, and what that changed.
+/// states spread more than the trimmed mean of them moves (on this project's VM, runs
+/// of getpid through the bare instruction agreed within 0.3–0.4% while each run's
+/// rounds gave ±0.6–1.5%). The plain standard deviation, not a robust spread: a run in
+/// a slow spell is one of the K figures, and only a spread that counts it in full
+/// widens its own interval enough. Measured against the way before it and against the
+/// robust spread over eighteen drift series (`scripts/history_intervals.py`):
+/// docs/measurements.md, "The runs' own spread".
 pub fn between_runs(figures: &[f64]) -> Option<f64> {
     let xs: Vec<f64> = figures.iter().copied().filter(|f| f.is_finite()).collect();
     if xs.len() < 3 {
@@ -305,12 +284,9 @@ pub fn between_runs(figures: &[f64]) -> Option<f64> {
 /// and `V`, is integrated on a grid and solved for 0.95 (`scripts/centre_quantile.py`,
 /// to five digits).
 ///
-/// Over the 28 drift series kept on this project's VM (`scripts/history_intervals.py
-/// /tmp/d1[1-9] /tmp/d2[0-9] /tmp/d3[0-9]`, 140 row-series of ten runs), `q(K)·s` held
-/// the median of a row's ten figures in at least 9 of 10 for 136 row-series, with a
-/// median half-width within the figures' spread for all 140; `t(K−1)·s` 139 and 114.
-/// All five rows of a series met both in 24 of the 28 series with `q(K)`, in 9 with
-/// `t(K−1)`.
+/// Against `t(K−1)·s` over the 28 drift series kept on this project's VM (140
+/// row-series, `scripts/history_intervals.py`): docs/measurements.md, "The multiple of
+/// the runs' spread".
 pub fn centre_quantile(k: usize) -> f64 {
     /// K = 3..=21.
     const Q: [f64; 19] = [
@@ -363,18 +339,10 @@ pub fn states(figures: &[f64], gap: f64) -> Vec<State> {
     let n: usize = groups.iter().map(Vec::len).sum();
     groups
         .into_iter()
-        .map(|g| {
-            let mid = g.len() / 2;
-            let median_ns = if g.len() % 2 == 1 {
-                g[mid]
-            } else {
-                (g[mid - 1] + g[mid]) / 2.0
-            };
-            State {
-                median_ns,
-                share: g.len() as f64 / n as f64,
-                count: g.len(),
-            }
+        .map(|g| State {
+            share: g.len() as f64 / n as f64,
+            count: g.len(),
+            median_ns: super::middle(g),
         })
         .collect()
 }
@@ -434,16 +402,11 @@ mod tests {
         // last one's interval ± q(K)·s, s over all K, holds 0 in 95% of draws. Student's
         // t in its place holds it in about 99% for K = 5, which this tells apart.
         let mut state = 0x5eed_u64;
-        let mut unit = || (splitmix(&mut state) >> 11) as f64 / (1u64 << 53) as f64;
-        let mut normal = || {
-            let (u, v) = (unit().max(f64::MIN_POSITIVE), unit());
-            (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
-        };
         let draws = 100_000;
         for k in [3, 5, 10, 21] {
             let (mut held, mut held_t) = (0, 0);
             for _ in 0..draws {
-                let xs: Vec<f64> = (0..k).map(|_| normal()).collect();
+                let xs: Vec<f64> = (0..k).map(|_| normal(&mut state)).collect();
                 let s = sample_sd(&xs);
                 let x = xs[k - 1].abs();
                 held += usize::from(x <= centre_quantile(k) * s);
@@ -474,8 +437,6 @@ mod tests {
         assert_eq!(between_runs(&[1.0, 2.0]), None);
         assert_eq!(between_runs(&[f64::NAN, 1.0, f64::INFINITY, 2.0]), None);
         assert_eq!(between_runs(&[7.0, 7.0, 7.0]), Some(0.0));
-        // The normal quantile is the limit of Student's.
-        assert!((t975(100_000) - Z975).abs() < 1e-4);
     }
 
     #[test]
@@ -604,11 +565,7 @@ mod tests {
 
     /// A uniform deviate in [0, 1) from a splitmix64 stream.
     fn uniform(state: &mut u64) -> f64 {
-        *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = *state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+        (splitmix(state) >> 11) as f64 / (1u64 << 53) as f64
     }
 
     /// A standard normal deviate (Box–Muller).

@@ -137,20 +137,17 @@ fn invert3(m: [[f64; 3]; 3]) -> Option<[[f64; 3]; 3]> {
     if !det.is_finite() || det.abs() <= 1e-12 * scale.powi(3) {
         return None;
     }
+    // The two indices other than `k`, in order.
+    let others = |k: usize| match k {
+        0 => (1, 2),
+        1 => (0, 2),
+        _ => (0, 1),
+    };
     let mut inv = [[0.0; 3]; 3];
     for (i, row) in inv.iter_mut().enumerate() {
         for (j, x) in row.iter_mut().enumerate() {
             // The cofactor of (j, i), for the transposed adjugate.
-            let (r0, r1) = match j {
-                0 => (1, 2),
-                1 => (0, 2),
-                _ => (0, 1),
-            };
-            let (c0, c1) = match i {
-                0 => (1, 2),
-                1 => (0, 2),
-                _ => (0, 1),
-            };
+            let ((r0, r1), (c0, c1)) = (others(j), others(i));
             let minor = m[r0][c0] * m[r1][c1] - m[r0][c1] * m[r1][c0];
             let sign = if (i + j) % 2 == 0 { 1.0 } else { -1.0 };
             *x = sign * minor / det;

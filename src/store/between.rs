@@ -90,9 +90,8 @@ impl History {
     }
 }
 
-/// Sets `m`'s interval to `q(K)·s` around its figure (K runs, `s` their sd), at least
-/// 1.96 of the standard errors its rounds' interval stands for, and judges its verdict
-/// again against it ([`crate::store::History::set_from_past_runs`]).
+/// Sets `m`'s interval and verdict from K runs whose figures' sd is `s`, as
+/// [`History::set_from_past_runs`] describes.
 fn from_runs(m: &mut crate::results::Measured, s: f64, k: usize) {
     use crate::harness::verdict::{self, Why};
     use crate::stats::rounds::{

@@ -28,8 +28,8 @@
 //! other tables and no such identity is refused in one line, and the migrations run in
 //! one transaction under an advisory lock. Many hosts save into one server at once.
 
-#[cfg(feature = "postgres")]
 mod between;
+#[cfg(feature = "postgres")]
 mod postgres;
 pub mod refs;
 mod sqlite;
@@ -215,6 +215,15 @@ trait Backend: Send {
     fn size_bytes(&mut self) -> anyhow::Result<Option<i64>>;
 }
 
+/// An error met while checking or preparing the history at `shown`: a usage error as
+/// it is, anything else as the reason the place is not a usable history.
+fn unusable(e: anyhow::Error, shown: &str) -> anyhow::Error {
+    match e.downcast::<UsageError>() {
+        Ok(u) => anyhow::Error::new(u),
+        Err(e) => e.context(format!("{shown}: not a usable syscost history")),
+    }
+}
+
 /// Refuses a history written by a newer syscost.
 fn check_not_newer(shown: &str, version: i32) -> Result<(), UsageError> {
     if version > DB_SCHEMA {
@@ -281,12 +290,6 @@ pub struct PastFigure {
     pub run_id: i64,
     /// Its headline, ns.
     pub median_ns: f64,
-    /// Its interval's low end.
-    pub ci_low_ns: f64,
-    /// Its interval's high end.
-    pub ci_high_ns: f64,
-    /// Its rounds.
-    pub rounds: i64,
     /// Its interval from its rounds alone, before the machine's floor and the history
     /// widened it (in runs saved before this was kept, the interval as saved).
     pub own_ci_low_ns: f64,
@@ -302,11 +305,8 @@ pub struct History {
     last_transaction: Option<std::time::Duration>,
 }
 
-/// The default place of the history file, from the environment.
-pub fn default_path() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("SYSCOST_DB").filter(|p| !p.is_empty()) {
-        return Some(PathBuf::from(p));
-    }
+/// The default place of the history file, under `XDG_DATA_HOME` or `HOME`.
+fn default_path() -> Option<PathBuf> {
     let data = std::env::var_os("XDG_DATA_HOME")
         .filter(|p| !p.is_empty() && Path::new(p).is_absolute())
         .map(PathBuf::from)
@@ -370,16 +370,12 @@ impl History {
     /// is not a syscost history or is from a newer syscost.
     pub fn open(path: &Path, create: bool) -> anyhow::Result<History> {
         let shown = path.display();
-        let db: Box<dyn Backend> = match url_scheme(path) {
+        let (db, place): (Box<dyn Backend>, String) = match url_scheme(path) {
             #[cfg(feature = "postgres")]
             Some("postgres" | "postgresql") => {
                 let url = path.to_str().expect("a URL is text");
-                let place = postgres::redact(url);
-                return Ok(History {
-                    db: RefCell::new(Box::new(postgres::Postgres::open(url, create)?)),
-                    place,
-                    last_transaction: None,
-                });
+                let db = postgres::Postgres::open(url, create)?;
+                (Box::new(db), postgres::redact(url))
             }
             Some(scheme) => {
                 return Err(UsageError::new(format!(
@@ -394,11 +390,14 @@ impl History {
                 ))
                 .into());
             }
-            None => Box::new(sqlite::Sqlite::open(path, create)?),
+            None => (
+                Box::new(sqlite::Sqlite::open(path, create)?),
+                shown.to_string(),
+            ),
         };
         Ok(History {
             db: RefCell::new(db),
-            place: shown.to_string(),
+            place,
             last_transaction: None,
         })
     }
@@ -548,23 +547,9 @@ impl History {
     /// The document of run `id`, with or without its samples (reading a full run's
     /// samples takes a second; its figures alone, milliseconds).
     pub fn load_with(&self, id: i64, with_samples: bool) -> anyhow::Result<Run> {
-        let row = self.db.borrow_mut().document(id, with_samples)?;
-        let Some((encoding, body, samples)) = row else {
-            return Err(UsageError::new(format!(
-                "no run {id} in {}; `syscost history` lists the saved runs",
-                self.place
-            ))
-            .into());
-        };
-        if encoding != "json+deflate" {
-            return Err(UsageError::new(format!(
-                "run {id} is stored as '{encoding}', which this syscost cannot read"
-            ))
-            .into());
-        }
+        let (json, samples) = self.stored(id, with_samples)?;
         let damaged =
             || format!("run {id} in {}: its saved document is damaged", self.place);
-        let json = inflate(&body).with_context(damaged)?;
         let mut run = parse_document(&json)
             .with_context(|| format!("run {id} in {}", self.place))?;
         if let Some(s) = samples {
@@ -581,6 +566,32 @@ impl History {
             }
         }
         Ok(run)
+    }
+
+    /// Run `id`'s document as JSON, and its samples (still compressed) when asked for.
+    fn stored(
+        &self,
+        id: i64,
+        with_samples: bool,
+    ) -> anyhow::Result<(Vec<u8>, Option<Vec<u8>>)> {
+        let row = self.db.borrow_mut().document(id, with_samples)?;
+        let Some((encoding, body, samples)) = row else {
+            return Err(UsageError::new(format!(
+                "no run {id} in {}; `syscost history` lists the saved runs",
+                self.place
+            ))
+            .into());
+        };
+        if encoding != "json+deflate" {
+            return Err(UsageError::new(format!(
+                "run {id} is stored as '{encoding}', which this syscost cannot read"
+            ))
+            .into());
+        }
+        let json = inflate(&body).with_context(|| {
+            format!("run {id} in {}: its saved document is damaged", self.place)
+        })?;
+        Ok((json, samples))
     }
 
     /// Removes run `id`; false if there was none.
@@ -664,14 +675,7 @@ impl History {
         struct Doc {
             machine: crate::results::MachineStates,
         }
-        let Some((encoding, body, _)) = self.db.borrow_mut().document(id, false)? else {
-            anyhow::bail!("no run {id}");
-        };
-        anyhow::ensure!(
-            encoding == "json+deflate",
-            "run {id} is stored as {encoding}"
-        );
-        let doc: Doc = serde_json::from_slice(&inflate(&body)?)?;
+        let doc: Doc = serde_json::from_slice(&self.stored(id, false)?.0)?;
         Ok(doc.machine)
     }
 }
@@ -774,31 +778,23 @@ pub fn parse_document(bytes: &[u8]) -> anyhow::Result<Run> {
         )
         .into());
     }
-    match value.get("schema_version").and_then(|v| v.as_u64()) {
-        Some(v) if v == u64::from(SCHEMA_VERSION) => {}
-        Some(v) if v > u64::from(SCHEMA_VERSION) => {
-            return Err(UsageError::new(format!(
-                "written by a newer syscost (results schema {v}; this one reads {SCHEMA_VERSION})"
-            ))
-            .into())
-        }
-        Some(v) => {
-            return Err(UsageError::new(format!(
-                "written by an older syscost (results schema {v}; this one reads \
-                 {SCHEMA_VERSION}): measure again with this version"
-            ))
-            .into())
-        }
-        None => {
-            return Err(
-                UsageError::new("a syscost document without a schema_version").into(),
-            )
-        }
+    let refused = match value.get("schema_version").and_then(|v| v.as_u64()) {
+        Some(v) if v == u64::from(SCHEMA_VERSION) => None,
+        Some(v) if v > u64::from(SCHEMA_VERSION) => Some(format!(
+            "written by a newer syscost (results schema {v}; this one reads {SCHEMA_VERSION})"
+        )),
+        Some(v) => Some(format!(
+            "written by an older syscost (results schema {v}; this one reads \
+             {SCHEMA_VERSION}): measure again with this version"
+        )),
+        None => Some("a syscost document without a schema_version".to_string()),
+    };
+    if let Some(why) = refused {
+        return Err(UsageError::new(why).into());
     }
-    let run: Run = serde_json::from_value(value).map_err(|e| {
-        UsageError::new(format!("a damaged syscost results document: {e}"))
-    })?;
-    Ok(run)
+    serde_json::from_value(value).map_err(|e| {
+        UsageError::new(format!("a damaged syscost results document: {e}")).into()
+    })
 }
 
 /// Reads a results document from a file.

@@ -52,13 +52,11 @@ pub(super) fn redact(url: &str) -> String {
 /// The error's chain as one line (the driver's own top line is terse).
 fn chain(e: &dyn std::error::Error) -> String {
     let mut s = e.to_string();
-    let mut cur = e.source();
-    while let Some(c) = cur {
+    for c in std::iter::successors(e.source(), |c| c.source()) {
         let t = c.to_string();
         if !s.contains(&t) {
             s += &format!(": {t}");
         }
-        cur = c.source();
     }
     s
 }
@@ -108,10 +106,7 @@ impl Postgres {
             client: connect(url, &shown)?,
         };
         db.prepare(&shown, create)
-            .map_err(|e| match e.downcast::<UsageError>() {
-                Ok(u) => anyhow::Error::new(u),
-                Err(e) => e.context(format!("{shown}: not a usable syscost history")),
-            })?;
+            .map_err(|e| super::unusable(e, &shown))?;
         Ok(db)
     }
 
@@ -341,8 +336,7 @@ impl Backend for Postgres {
         limit: usize,
     ) -> anyhow::Result<Vec<PastFigure>> {
         let rows = self.client.query(
-            "SELECT r.run_id, r.median_ns, r.ci_low_ns, r.ci_high_ns, r.rounds,
-                    coalesce(r.own_ci_low_ns, r.ci_low_ns),
+            "SELECT r.run_id, r.median_ns, coalesce(r.own_ci_low_ns, r.ci_low_ns),
                     coalesce(r.own_ci_high_ns, r.ci_high_ns)
              FROM results r JOIN runs u ON u.id = r.run_id
              WHERE r.key = $1 AND u.conditions = $2 AND u.origin != 'import'
@@ -355,11 +349,8 @@ impl Backend for Postgres {
             .map(|r| PastFigure {
                 run_id: r.get(0),
                 median_ns: r.get(1),
-                ci_low_ns: r.get(2),
-                ci_high_ns: r.get(3),
-                rounds: r.get(4),
-                own_ci_low_ns: r.get(5),
-                own_ci_high_ns: r.get(6),
+                own_ci_low_ns: r.get(2),
+                own_ci_high_ns: r.get(3),
             })
             .collect())
     }

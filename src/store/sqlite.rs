@@ -49,10 +49,7 @@ impl Sqlite {
             std::thread::sleep(Duration::from_millis(20));
             prepared = db.prepare(path);
         }
-        prepared.map_err(|e| match e.downcast::<UsageError>() {
-            Ok(u) => anyhow::Error::new(u),
-            Err(e) => e.context(format!("{shown}: not a usable syscost history")),
-        })?;
+        prepared.map_err(|e| super::unusable(e, &shown.to_string()))?;
         Ok(db)
     }
 
@@ -270,8 +267,7 @@ impl Backend for Sqlite {
         limit: usize,
     ) -> anyhow::Result<Vec<PastFigure>> {
         let mut q = self.conn.prepare_cached(
-            "SELECT r.run_id, r.median_ns, r.ci_low_ns, r.ci_high_ns, r.rounds,
-                    coalesce(r.own_ci_low_ns, r.ci_low_ns),
+            "SELECT r.run_id, r.median_ns, coalesce(r.own_ci_low_ns, r.ci_low_ns),
                     coalesce(r.own_ci_high_ns, r.ci_high_ns)
              FROM results r JOIN runs u ON u.id = r.run_id
              WHERE r.key = ?1 AND u.conditions = ?2 AND u.origin != 'import'
@@ -282,11 +278,8 @@ impl Backend for Sqlite {
             Ok(PastFigure {
                 run_id: r.get(0)?,
                 median_ns: r.get(1)?,
-                ci_low_ns: r.get(2)?,
-                ci_high_ns: r.get(3)?,
-                rounds: r.get(4)?,
-                own_ci_low_ns: r.get(5)?,
-                own_ci_high_ns: r.get(6)?,
+                own_ci_low_ns: r.get(2)?,
+                own_ci_high_ns: r.get(3)?,
             })
         })?;
         Ok(rows.collect::<Result<_, _>>()?)
