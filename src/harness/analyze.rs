@@ -14,8 +14,6 @@ use serde::{Deserialize, Serialize};
 /// Why each sample is out of the clean set.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SampleFlags {
-    /// Outside the window around the centre (the VMS timing executive's window).
-    pub window: bool,
     /// A MAD outlier (modified z-score above the threshold).
     pub mad: bool,
     /// The thread was switched out or faulted during the sample.
@@ -25,7 +23,7 @@ pub struct SampleFlags {
 impl SampleFlags {
     /// Whether the sample is kept in the clean statistics.
     pub fn clean(&self) -> bool {
-        !(self.window || self.mad || self.perturbed)
+        !(self.mad || self.perturbed)
     }
 }
 
@@ -102,7 +100,9 @@ pub fn too_few_clean(clean: usize, total: usize) -> bool {
 pub struct Counts {
     /// All samples.
     pub total: usize,
-    /// Outside the pilot window.
+    /// Samples outside the VMS timing executive's window: always 0 since 2026-11-28,
+    /// when the window was retired (docs/method.md, section 1); documents written before
+    /// count them here.
     pub window: usize,
     /// MAD outliers.
     pub mad: usize,
@@ -157,7 +157,7 @@ pub struct Analysis {
     pub per_op_ns: Vec<f64>,
     /// Each sample's labels.
     pub flags: Vec<SampleFlags>,
-    /// The centre of the outlier window: the median of every sample, in ns.
+    /// The median of every sample, in ns.
     pub center_ns: f64,
     /// Statistics over every sample.
     pub raw: Option<Summary>,
@@ -368,14 +368,10 @@ fn analyze_with(
             x.ticks.saturating_sub(overhead_ticks) as f64 * ns_per_tick / k as f64
         })
         .collect();
-    // The window is centred on the median of every sample, not on a pilot of the first
-    // ones: a start-up transient must not set the rules for the steady state.
     let center_ns = stats::median(&per_op_ns).unwrap_or(f64::NAN);
-    let window = outliers::window_outliers(&per_op_ns, center_ns, s.window.0, s.window.1);
     let mut flags: Vec<SampleFlags> = samples
         .iter()
-        .enumerate()
-        .map(|(i, x)| {
+        .map(|x| {
             let mut by = perturbation(&x.usage, expect);
             by.kernel = (kernel && x.kernel != 0) as usize;
             let b = &mut counts.perturbed_by;
@@ -384,25 +380,26 @@ fn analyze_with(
             b.faults += by.faults;
             b.kernel += by.kernel;
             SampleFlags {
-                window: window[i],
                 mad: false,
                 perturbed: by != PerturbedBy::default(),
             }
         })
         .collect();
 
-    // The MAD test runs within each round, one process at one moment: a round in
-    // another state than the rest is a state of the rounds (below), not a run of
-    // outliers.
+    // The only outlier test is the MAD's, within each round, one process at one moment:
+    // a round in another state than the rest is a state of the rounds (below), not a run
+    // of outliers. No window around the median of all samples: where batches fall in two
+    // modes, it dropped whichever mode was not the majority's over the run, so the
+    // figure of a run took one mode and a rerun's the other (docs/measurements.md, "The
+    // VMS window retired").
     let kept: Vec<usize> = (0..samples.len())
-        .filter(|&i| !flags[i].window && !flags[i].perturbed)
+        .filter(|&i| !flags[i].perturbed)
         .collect();
     let kept_vals: Vec<f64> = kept.iter().map(|&i| per_op_ns[i]).collect();
     // Half a clock step per operation: the interval's floor below, and the least MAD,
     // so that samples one step of the clock apart are not told apart as outliers.
     let step = 0.5 * s.resolution_ns / k.max(1) as f64;
     flag_mad_outliers(samples, &kept, &per_op_ns, s, step, &mut flags);
-    counts.window = flags.iter().filter(|f| f.window).count();
     counts.mad = flags.iter().filter(|f| f.mad).count();
     counts.perturbed = flags.iter().filter(|f| f.perturbed).count();
     let clean_vals: Vec<f64> = (0..samples.len())
@@ -768,7 +765,7 @@ pub(crate) mod tests {
         }
         let (a, _, why) = conclude(&xs, Expect::default());
         // Only the far ones (20 µs: a preemption the counters missed) are outliers.
-        assert_eq!(a.counts.mad + a.counts.window, 8 * 5, "{why:?}");
+        assert_eq!(a.counts.mad, 8 * 5, "{why:?}");
         assert_eq!(a.counts.clean, 8 * (2811 + 2093 + 84 + 7), "{why:?}");
         // Each round's median is read between the steps: of the 4995 clean, 2093 at
         // 280, and the middle (2497.5) falls 404.5 into the 2811 at 290, so

@@ -253,9 +253,6 @@ pub struct Settings {
     /// The clock's quantum in ns ([`clock::ClockInfo::resolution_ns`]): half of it
     /// per operation is the least an interval can claim, and the least MAD.
     pub resolution_ns: f64,
-    /// The VMS window around the centre (the median of all samples): below and above,
-    /// as fractions.
-    pub window: (f64, f64),
     /// The modified z-score above which a sample is a MAD outlier.
     pub mad_threshold: f64,
     /// The MAD is taken as at least this fraction of the median (see
@@ -281,7 +278,6 @@ impl Settings {
             profile,
             granularity_ns,
             resolution_ns: granularity_ns,
-            window: (0.25, 0.5),
             mad_threshold: 3.5,
             mad_floor: 0.005,
             batch: None,

@@ -243,46 +243,33 @@ fn rounds_that_spread_without_states_say_how_far() {
 }
 
 #[test]
-fn a_start_up_transient_does_not_set_the_window() {
+fn a_second_mode_is_the_operations_own_and_far_strays_are_outliers() {
     let clock = FakeClock::new(5);
-    // The first 40 batches are slow (200 ns), then the steady state is 100 ns: centred
-    // on a pilot of the first samples, a −25% window would call the steady state an
-    // outlier. Centred on the median of all samples, it keeps it.
-    let mut body = FakeBody::new(&clock, |i| if i < 40 { 200 } else { 100 });
-    let m = measure(&clock, &mut body, one_round(300));
-    let a = &m.analysis;
-    assert_eq!(a.center_ns, 100.0);
-    assert_eq!(a.clean.as_ref().unwrap().median, 100.0);
-    let steady = a
-        .per_op_ns
-        .iter()
-        .zip(&a.flags)
-        .filter(|(v, f)| **v == 100.0 && f.window)
-        .count();
-    assert_eq!(steady, 0);
-}
-
-#[test]
-fn outliers_are_labelled_by_window_and_mad_and_left_out() {
-    let clock = FakeClock::new(5);
-    // Every 10th call costs 400 ns instead of 100: outside the window (> 1.5 × pilot).
+    // Every 10th call costs 400 ns instead of 100: a mode of its own, which the MAD test
+    // leaves alone (nothing perturbed it), and the median is the majority's.
     let mut body = FakeBody::new(&clock, |i| if i % 10 == 9 { 400 } else { 100 });
     let m = measure(&clock, &mut body, one_round(200));
     let a = &m.analysis;
+    let slow = a.per_op_ns.iter().filter(|&&v| v > 150.0).count();
+    assert!(slow >= 19, "about one sample in ten is slow, got {slow}");
+    assert_eq!((a.counts.mad, a.counts.window), (0, 0));
+    assert_eq!(a.counts.clean, a.counts.total);
+    assert_eq!(a.clean.as_ref().unwrap().max, 400.0);
+    assert_eq!(a.clean.as_ref().unwrap().median, 100.0);
+    assert_eq!(a.center_ns, 100.0);
+    // One call in a hundred at 400 ns is no mode: the MAD test labels those, and only
+    // those, and leaves them out.
+    let mut body = FakeBody::new(&clock, |i| if i % 100 == 99 { 400 } else { 100 });
+    let m = measure(&clock, &mut body, one_round(400));
+    let a = &m.analysis;
     for (v, f) in a.per_op_ns.iter().zip(&a.flags) {
-        assert_eq!(f.window, *v > 150.0, "window label for {v}");
+        assert_eq!(f.mad, *v > 150.0, "MAD label for {v}");
         assert!(!f.perturbed);
     }
-    let slow = a.per_op_ns.iter().filter(|&&v| v > 150.0).count();
-    assert!(
-        slow >= 19,
-        "expected about one sample in ten to be slow, got {slow}"
-    );
-    assert_eq!(a.counts.window, slow);
-    assert_eq!(a.counts.clean, a.counts.total - slow);
+    assert!(a.counts.mad >= 3, "{:?}", a.counts);
+    assert_eq!(a.counts.clean, a.counts.total - a.counts.mad);
     assert_eq!(a.clean.as_ref().unwrap().max, 100.0);
     assert_eq!(a.raw.as_ref().unwrap().max, 400.0);
-    assert_eq!(a.center_ns, 100.0);
 }
 
 #[test]
@@ -299,10 +286,10 @@ fn perturbed_samples_are_flagged_and_excluded() {
     let h = Harness::with_usage(&clock, settings(one_round(100)), &usage);
     let m = h.measure(&mut body, &mut empty, Plan::default()).unwrap();
     let a = &m.analysis;
-    // 120 ns is inside the window and not a MAD outlier: only the switch excludes it.
+    // 120 ns is a perturbed sample, not a MAD outlier: only the switch excludes it.
     for (v, f) in a.per_op_ns.iter().zip(&a.flags) {
         assert_eq!(f.perturbed, *v == 120.0);
-        assert!(!f.window);
+        assert!(!f.mad);
     }
     assert!(a.counts.perturbed >= 14);
     assert_eq!(a.clean.as_ref().unwrap().max, 100.0);

@@ -17,7 +17,8 @@
 //!   "harness": { "profile", "warmup_ns", "round_warmup_ns", "round_ns",
 //!                "round_min_samples", "round_max_samples", "min_rounds", "max_rounds",
 //!                "span_ns", "batch": null | k, "seed", "ci_target", "min_batch_ns",
-//!                "window_below", "window_above", "mad_threshold", "mad_floor", "cpu",
+//!                "window_below", "window_above",  // null: no window since 2026-11-28
+//!                "mad_threshold", "mad_floor", "cpu",
 //!                "load", "kernel_events"?: how, "workers"?: "process",
 //!                "rounds_per_worker"?, "budget_ns"?, "budget_max_rounds"? },
 //!                // "budget_ns": `syscost run`'s time budget: past min_rounds, rounds
@@ -167,7 +168,10 @@
 //! fault, a kernel event (`--cull kernel`); a sample may count under several. A sample is one batch of `batch`
 //! operations, so the `Summary` percentiles and `modes` describe batch means,
 //! not single operations (run with `--batch 1` for those). `center_ns` is the median of
-//! every sample, the centre of the −25%/+50% outlier window. `machine.spread` is the
+//! every sample. Documents written before 2026-11-28 left out the samples outside a
+//! window of −25%/+50% around it (`window_below`, `window_above`, `counts.window`,
+//! flag 1); since, the MAD test within each round is the only outlier test, the two
+//! settings are null and the count 0. `machine.spread` is the
 //! canary readings' (p90 − p10) / median, and `unsteady` says it exceeded `ci_target`.
 //! `machine.past` (absent without a history holding two earlier runs under the same
 //! conditions) sets the run's base state (its canary's) beside theirs: `runs` (at most 10),
@@ -190,7 +194,7 @@
 //!
 //! A `Summary` is `{ n, mean, sd, min, max, median, p1, p5, p25, p75, p95, p99, mad, cv,
 //! ci_low, ci_high }`, all in ns except `n` and `cv`; `ci_low`/`ci_high` bound the 95%
-//! order-statistic confidence interval of the pooled median. Sample `flags` are bits: 1 window outlier, 2 MAD
+//! order-statistic confidence interval of the pooled median. Sample `flags` are bits: 1 window outlier (before 2026-11-28), 2 MAD
 //! outlier, 4 perturbed (a switch or fault during the sample). Times are ns per
 //! operation with the empty-loop overhead subtracted unless `overhead.subtracted` is
 //! false. A new field may be added without raising the version; a field is never

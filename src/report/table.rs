@@ -518,7 +518,7 @@ impl Exporter for Table {
               medians, √2 wider than the mean's, and what the machine allows its kind, together (from a \
               row's third saved run, the spread of its runs; the note says which set it); ±%: its \
               half-width in percent of the figure.\n\
-              outl: samples outside the window around the median, or MAD outliers; pert: samples with a switch or fault; \
+              outl: MAD outliers within their round; pert: samples with a switch or fault; \
               rnds: rounds; conv: converged.\n\
               A result with fewer than 30 clean samples (or fewer than a tenth clean) is never converged: \
               its median is that of all its samples, perturbed included, as its note says.\n";

@@ -357,10 +357,13 @@ pub struct HarnessInfo {
     pub ci_target: f64,
     /// Shortest batch, ns.
     pub min_batch_ns: u64,
-    /// VMS window below its centre (the median of all samples), as a fraction.
-    pub window_below: f64,
-    /// VMS window above its centre, as a fraction.
-    pub window_above: f64,
+    /// The VMS window below its centre (the median of all samples), as a fraction, in
+    /// documents written before 2026-11-28; null since, when the window was retired.
+    #[serde(default)]
+    pub window_below: Option<f64>,
+    /// The VMS window above its centre, as [`HarnessInfo::window_below`].
+    #[serde(default)]
+    pub window_above: Option<f64>,
     /// Modified z-score threshold for MAD outliers.
     pub mad_threshold: f64,
     /// The MAD's floor, as a fraction of the median.
@@ -466,7 +469,7 @@ pub struct Measured {
     pub raw: Summary,
     /// Label counts.
     pub counts: Counts,
-    /// The centre of the outlier window (the median of all samples), ns.
+    /// The median of all samples, ns.
     pub center_ns: f64,
     /// Operations per sample.
     pub batch: u64,
@@ -736,7 +739,8 @@ pub struct Samples {
     pub at_ns: Vec<f64>,
     /// The round of each sample.
     pub round: Vec<u32>,
-    /// Labels: bit 0 window outlier, bit 1 MAD outlier, bit 2 perturbed.
+    /// Labels: bit 1 MAD outlier, bit 2 perturbed (bit 0, outside the VMS window, only in
+    /// documents written before 2026-11-28).
     pub flags: Vec<u8>,
     /// Involuntary switches during each sample.
     pub invol_switches: Vec<u64>,

@@ -604,7 +604,7 @@ pub(super) fn measured(
         flags: a
             .flags
             .iter()
-            .map(|f| f.window as u8 | (f.mad as u8) << 1 | (f.perturbed as u8) << 2)
+            .map(|f| (f.mad as u8) << 1 | (f.perturbed as u8) << 2)
             .collect(),
         invol_switches: m.samples.iter().map(|s| s.usage.invol_switches).collect(),
         vol_switches: m.samples.iter().map(|s| s.usage.vol_switches).collect(),

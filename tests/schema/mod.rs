@@ -208,8 +208,8 @@ pub struct Harness {
     pub seed: u64,
     pub ci_target: f64,
     pub min_batch_ns: u64,
-    pub window_below: f64,
-    pub window_above: f64,
+    pub window_below: Option<f64>,
+    pub window_above: Option<f64>,
     pub mad_threshold: f64,
     pub mad_floor: f64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
