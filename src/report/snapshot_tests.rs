@@ -153,8 +153,8 @@ figure: per operation, empty-loop overhead subtracted: the 20% trimmed mean over
   wider than the mean's, and what the machine allows its kind, together (from a row's third saved
   run, the spread of its runs; the note says which set it); ±%: its half-width in percent of the
   figure.
-outl: MAD outliers within their round; pert: samples with a switch or
-  fault; rnds: rounds; conv: converged.
+outl: MAD outliers within their round; pert: samples with a switch or fault; rnds: rounds; conv:
+  converged.
 A result with fewer than 30 clean samples (or fewer than a tenth clean) is never converged: its
   median is that of all its samples, perturbed included, as its note says.
 --cull kernel: pert also counts samples during which the kernel's events (a clock or other

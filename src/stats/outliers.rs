@@ -1,7 +1,8 @@
-//! Outlier labelling of timing samples: the fixed window around a pilot estimate
-//! used by the VMS timing executive, and the robust modified z-score of
-//! Iglewicz & Hoaglin. Each function returns one flag per input sample, in input
-//! order; the caller decides whether to drop, keep or report labelled samples.
+//! Outlier labelling of timing samples: the robust modified z-score of Iglewicz &
+//! Hoaglin, one flag per input sample, in input order; the caller decides whether to
+//! drop, keep or report labelled samples. (The VMS timing executive's fixed window
+//! around a pilot estimate was here until 2026-11-28: it kept one mode of a bimodal
+//! operation and dropped the other; docs/measurements.md, "The VMS window retired".)
 //!
 //! Pure functions only: no I/O, no clocks, no knowledge of which benchmark
 //! produced the numbers, and the input is never reordered or modified.
@@ -9,19 +10,6 @@
 /// Constant of the modified z-score: `Phi^-1(0.75) = 0.6745`, so that
 /// `MAD / 0.6745` estimates the standard deviation of normal data.
 pub const MODIFIED_Z_SCALE: f64 = 0.6745;
-
-/// VMS timing-executive window: a sample is outside when
-/// `x < pilot*(1-below)` or `x > pilot*(1+above)`; the bounds themselves are
-/// inside. A NaN sample is always outside (it cannot lie in any window).
-///
-/// `below` and `above` are fractions of the pilot (e.g. 0.1 and 0.5). A NaN
-/// bound makes every sample outside. Cost O(n).
-pub fn window_outliers(xs: &[f64], pilot: f64, below: f64, above: f64) -> Vec<bool> {
-    let lo = pilot * (1.0 - below);
-    let hi = pilot * (1.0 + above);
-    // Written as a negated "inside" test so that NaN (sample or bound) is outside.
-    xs.iter().map(|&x| !(x >= lo && x <= hi)).collect()
-}
 
 /// Iglewicz & Hoaglin (1993), "How to Detect and Handle Outliers", modified
 /// z-score `M_i = 0.6745 (x_i - median) / MAD` with the raw (unscaled) MAD raised to
@@ -67,16 +55,6 @@ pub fn mad_outliers_floored(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn window_bounds_are_inclusive_and_nan_is_outside() {
-        // pilot 100, below .1, above .2 -> window [90, 120] (100*0.9 = 90.0 and
-        // 100*1.2 = 120.0 exactly in binary64).
-        let xs = [89.9, 90.0, 100.0, 120.0, 120.1, f64::NAN, 50.0];
-        let got = window_outliers(&xs, 100.0, 0.1, 0.2);
-        assert_eq!(got, vec![true, false, false, false, true, true, true]);
-        assert!(window_outliers(&[], 100.0, 0.1, 0.2).is_empty());
-    }
 
     #[test]
     fn modified_z_score_by_hand() {
