@@ -15,6 +15,24 @@ pub const TRIM: f64 = 0.2;
 /// handful says nothing.
 pub const MIN_CLEAN: usize = 30;
 
+/// The modified z-score above which a sample is an outlier of its round (the MAD test,
+/// the one outlier test): Iglewicz & Hoaglin's recommendation.
+pub const MAD_THRESHOLD: f64 = 3.5;
+
+/// The least MAD, as a fraction of the round's median: samples of a fast operation can
+/// be so tight that the plain score would label half of them for differences far below
+/// anything that matters; with 0.5%, nothing within about 2.6% of the median is an
+/// outlier.
+pub const MAD_FLOOR: f64 = 0.005;
+
+/// A round whose samples fall in two modes, each holding at least this share of them
+/// and [`MODE_GAP`] apart, is left out of the MAD test: both modes are the operation's,
+/// and the test would label the minority.
+pub const MODE_SHARE: f64 = 0.05;
+
+/// How far apart (relative) two modes must lie to count as two ([`MODE_SHARE`]).
+pub const MODE_GAP: f64 = 0.03;
+
 // The interval.
 
 /// How much wider than a confidence interval for the mean the interval is, so that it

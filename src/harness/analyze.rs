@@ -410,7 +410,7 @@ fn analyze_with(
 
     // Modes are looked for before the MAD test, which would hide a minority mode.
     let modes = if kept_vals.len() >= MODES_MIN {
-        modes::modes(&kept_vals, 0.05, 0.03)
+        modes::modes(&kept_vals, method::MODE_SHARE, method::MODE_GAP)
     } else {
         vec![]
     };
@@ -518,7 +518,9 @@ fn flag_mad_outliers(
         let part: Vec<f64> = at.iter().map(|&i| per_op_ns[i]).collect();
         // The MAD test assumes one mode; within a round holding several (two costs
         // interleaved) it would label the minority, so it is not applied there.
-        if part.len() >= 8 && modes::modes(&part, 0.05, 0.03).len() > 1 {
+        if part.len() >= 8
+            && modes::modes(&part, method::MODE_SHARE, method::MODE_GAP).len() > 1
+        {
             continue;
         }
         let mad =
