@@ -380,7 +380,7 @@ fn steadiness(facts: &crate::host::HostFacts) -> anyhow::Result<String> {
     let session =
         Session::start(SessionOptions::new(Profile::STANDARD, facts.invariant_tsc))?;
     let m = session.steadiness(1_000_000_000)?;
-    let states = crate::harness::describe_states(&m.states);
+    let states = crate::results::describe_states(&m.states);
     let too: Vec<String> = [Profile::THOROUGH, Profile::STANDARD, Profile::QUICK]
         .iter()
         .filter(|p| m.spread > p.ci_target)

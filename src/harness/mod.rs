@@ -28,7 +28,6 @@ pub use verdict::{Source, Why};
 use crate::error::BenchError;
 use crate::os::interrupt;
 use crate::os::usage::{Usage, Who};
-use crate::stats::rounds::State;
 use calibrate::Calibration;
 use clock::Clock;
 use serde::{Deserialize, Serialize};
@@ -698,34 +697,6 @@ pub fn verdict(a: &Analysis, p: &Profile, held: Held) -> (bool, Vec<Why>) {
     };
     let ok = verdict::judge(a.relative_ci(), target, &mut why, width);
     (ok, why)
-}
-
-/// States as text: "85.1 ns 60%, 93.0 ns 40%".
-pub fn describe_states(states: &[State]) -> String {
-    states
-        .iter()
-        .map(|s| format!("{} {:.0}%", ns_text(s.median_ns), s.share * 100.0))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-/// ns with three significant figures in a readable unit.
-fn ns_text(ns: f64) -> String {
-    let (v, unit) = if ns >= 1e6 {
-        (ns / 1e6, "ms")
-    } else if ns >= 1e3 {
-        (ns / 1e3, "µs")
-    } else {
-        (ns, "ns")
-    };
-    let digits = if v >= 100.0 {
-        0
-    } else if v >= 10.0 {
-        1
-    } else {
-        2
-    };
-    format!("{v:.digits$} {unit}")
 }
 
 /// Adds what the machine allows the row's kind of work ([`Held::added`]) to the

@@ -11,7 +11,7 @@ use super::graphs::{self, run_name};
 use crate::compare::{key, Comparison, RunLabel};
 use crate::draw::svg::{escape, Svg};
 use crate::error::UsageError;
-use crate::harness::describe_states;
+use crate::results::describe_states;
 use crate::results::{fmt_ns, fmt_unix_time, BenchResult, Run, Status};
 use std::fmt::Write;
 

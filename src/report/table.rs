@@ -14,8 +14,9 @@
 use super::layout::{self, Layout, RowKey};
 use super::Exporter;
 use crate::harness::analyze::Basis;
-use crate::harness::{describe_states, Why};
+use crate::harness::Why;
 use crate::method;
+use crate::results::describe_states;
 use crate::results::Measured;
 use crate::results::{
     describe_levels, describe_modes, fmt_ns, unit_for, BenchResult, Run, Status,

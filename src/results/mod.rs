@@ -824,6 +824,15 @@ pub fn describe_levels(levels: &[Level]) -> Option<String> {
     Some(format!("{count} levels: {}", parts.join(", then ")))
 }
 
+/// States as text: "85.1 ns 60%, 93.0 ns 40%".
+pub fn describe_states(states: &[State]) -> String {
+    states
+        .iter()
+        .map(|s| format!("{} {:.0}%", fmt_ns(s.median_ns), s.share * 100.0))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// Describes several modes, e.g. "two modes: 105 ns (62%), 129 ns (38%)".
 pub fn describe_modes(modes: &[Mode]) -> Option<String> {
     if modes.len() < 2 {

@@ -100,7 +100,7 @@ fn headline(m: &Measured) -> String {
         if rounds == 1 { "" } else { "s" }
     );
     if m.states.len() > 1 {
-        s += &format!("; states {}", crate::harness::describe_states(&m.states));
+        s += &format!("; states {}", crate::results::describe_states(&m.states));
     }
     s
 }
