@@ -289,9 +289,7 @@ impl Remote {
             })?,
             other => return Err(self.died(&format!("it answered {other:?}"))),
         };
-        if let Some(mut child) = self.child.take() {
-            let _ = child.reap_by(Instant::now() + EXIT_GRACE);
-        }
+        self.reap();
         Ok(carried)
     }
 
@@ -309,9 +307,7 @@ impl Remote {
             Reply::Probed { probes } => probes,
             other => return Err(r.died(&format!("it answered {other:?} to a probe"))),
         };
-        if let Some(mut child) = r.child.take() {
-            let _ = child.reap_by(Instant::now() + EXIT_GRACE);
-        }
+        r.reap();
         Ok(probes)
     }
 
@@ -333,9 +329,7 @@ impl Remote {
                 other => return Err(r.died(&format!("it answered {other:?} to a pair"))),
             }
         };
-        if let Some(mut child) = r.child.take() {
-            let _ = child.reap_by(Instant::now() + EXIT_GRACE);
-        }
+        r.reap();
         answer
     }
 
@@ -381,10 +375,15 @@ impl Remote {
             }
             other => return Err(self.died(&format!("it answered {other:?}"))),
         };
+        self.reap();
+        Ok(result)
+    }
+
+    /// Reaps the worker, killing it after [`EXIT_GRACE`], if it is still there.
+    fn reap(&mut self) {
         if let Some(mut child) = self.child.take() {
             let _ = child.reap_by(Instant::now() + EXIT_GRACE);
         }
-        Ok(result)
     }
 
     fn send(&mut self, r: &Request) -> Result<(), BenchError> {
@@ -416,9 +415,7 @@ impl Remote {
 impl Drop for Remote {
     fn drop(&mut self) {
         let _ = self.stream.shutdown(std::net::Shutdown::Both);
-        if let Some(mut c) = self.child.take() {
-            let _ = c.reap_by(Instant::now() + EXIT_GRACE);
-        }
+        self.reap();
     }
 }
 
