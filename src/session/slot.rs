@@ -280,15 +280,14 @@ impl<'b> Slot<'b> {
     /// Warms the body for a round: the first round calibrates the batch and times the
     /// empty loop's overhead; later ones warm it (unless the last batch was as long as
     /// the warm-up and the process has run the body before: its code and data are then
-    /// warm) and time the empty loop again for this round. Returns the batch and the
-    /// overhead.
+    /// warm) and time the empty loop again for this round. Returns the batch.
     fn warm(
         &mut self,
         h: &Harness<'_>,
         body: &mut dyn crate::harness::Body,
         plan: Plan,
         round: u32,
-    ) -> Result<(u64, Overhead), BenchError> {
+    ) -> Result<u64, BenchError> {
         let p = h.settings().profile;
         let (k, overhead) = match self.c.setup.clone() {
             Some(mut s) => {
@@ -311,8 +310,8 @@ impl<'b> Slot<'b> {
             }
         };
         self.c.plan = plan;
-        self.c.setup = Some((k, overhead.clone()));
-        Ok((k, overhead))
+        self.c.setup = Some((k, overhead));
+        Ok(k)
     }
 
     /// One round: sets the benchmark up anew, warms it (calibrating the batch and the
@@ -336,19 +335,17 @@ impl<'b> Slot<'b> {
                 .visit_copies(env, round, begin, canary, copies)
                 .map(|()| true);
         }
-        // The canary stands for the rounds' machine only where it decides their redo:
-        // not for a free placement's (another CPU's) nor while explaining.
-        if limit > 0.0 && !self.free && env.explain.is_none() {
+        // The canary decides a round's redo, and stands for the rounds' machine, only
+        // where it describes their CPU and their rounds are not fixed: not for a free
+        // placement's rounds (another CPU's), nor while explaining.
+        let gated = limit > 0.0 && !self.free && env.explain.is_none();
+        if gated {
             self.c.limit_seen = limit;
         }
         let p = env.settings.profile;
         // A round waits for a later visit when the canary before it reads above the
-        // limit (at most as many times as rounds are kept; never for a free placement's
-        // rounds, whose canary describes another CPU, nor while explaining, whose
-        // rounds are fixed).
-        let may_redo = limit > 0.0
-            && !self.free
-            && env.explain.is_none()
+        // limit, at most as many times as rounds are kept.
+        let may_redo = gated
             && self.c.redone
                 < method::REDO_PER_KEPT * self.c.rounds.max(p.min_rounds as u32);
         if may_redo && canary > limit {
@@ -372,7 +369,7 @@ impl<'b> Slot<'b> {
         self.c.setup_ns += c.to_ns(t_prepared.wrapping_sub(t0));
         self.c.result.op = prepared.op.to_string();
         let (mut body, plan) = (prepared.body, prepared.plan);
-        let (k, overhead) = self.warm(&h, body.as_mut(), plan, round)?;
+        let k = self.warm(&h, body.as_mut(), plan, round)?;
         // The machine's probes, in this process warmed for its round, just before its
         // samples (after them, they would read what the round left behind: a ring's
         // children exiting, a file's pages, caches full of the benchmark's data). A
@@ -414,11 +411,17 @@ impl<'b> Slot<'b> {
         self.c.elapsed_ns += c.to_ns(t2.wrapping_sub(t1));
         self.c.setup_ns += c.to_ns(c.now().wrapping_sub(t2));
         self.after = prepared.after;
+        self.count_round(&h, p);
+        Ok(true)
+    }
+
+    /// Counts the round just measured and, at a look ([`Profile::looks_at`]),
+    /// concludes the instance when it converged or reached its cap.
+    pub(super) fn count_round(&mut self, h: &Harness<'_>, p: Profile) {
         self.c.rounds += 1;
         let (rounds, cap) = (self.c.rounds as usize, self.cap(p));
-        if p.looks_at(rounds, cap) {
-            let (a, ok, why) = h.conclude(&self.c.samples, k, &overhead, plan);
-            let (ok, why) = self.unless_slow(ok, why);
+        if let (true, Some((k, overhead))) = (p.looks_at(rounds, cap), &self.c.setup) {
+            let (a, ok, why) = self.conclude(h, *k, overhead);
             self.c.last_ci = a.own_relative_ci();
             self.c.last_floor = a.relative_clock_floor();
             // A free placement whose rounds found the tasks both on one CPU and on
@@ -427,18 +430,23 @@ impl<'b> Slot<'b> {
                 self.concluded = Some((a, ok, why));
             }
         }
-        Ok(true)
     }
 
-    /// A verdict `(ok, why)`, not converged when its kept rounds met the machine in a
-    /// slow state ([`slow_rounds`]).
-    fn unless_slow(&self, ok: bool, mut why: Vec<Why>) -> (bool, Vec<Why>) {
+    /// The verdict on its samples so far, not converged when its kept rounds met the
+    /// machine in a slow state ([`slow_rounds`]).
+    fn conclude(
+        &self,
+        h: &Harness<'_>,
+        k: u64,
+        overhead: &Overhead,
+    ) -> (Analysis, bool, Vec<Why>) {
+        let (a, ok, mut why) = h.conclude(&self.c.samples, k, overhead, self.c.plan);
         match slow_rounds(&self.c.canaries, self.c.limit_seen) {
             Some(above_pct) => {
                 verdict::add(&mut why, Why::SlowState { above_pct });
-                (false, why)
+                (a, false, why)
             }
-            None => (ok, why),
+            None => (a, ok, why),
         }
     }
 
@@ -486,13 +494,11 @@ impl<'b> Slot<'b> {
         if self.c.samples.is_empty() {
             return None;
         }
-        let held_by = h.holding(self.held);
-        let h = &held_by;
+        let h = &h.holding(self.held);
         let (analysis, mut converged, mut why) = match self.concluded.take() {
             Some(c) => c,
             None => {
-                let (a, ok, why) = h.conclude(&self.c.samples, k, &overhead, self.c.plan);
-                let (mut ok, mut why) = self.unless_slow(ok, why);
+                let (a, mut ok, mut why) = self.conclude(h, k, &overhead);
                 if interrupted {
                     verdict::add(&mut why, Why::Interrupted);
                     ok = false;
