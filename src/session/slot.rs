@@ -545,30 +545,14 @@ impl<'b> Slot<'b> {
                 Err(BenchError::Interrupted) => {}
             }
         }
-        let canary = canary(&self.c.canaries);
-        let copies = self.copies.map(|c| self.copy_figures(h, &m, c));
-        match measured(m, canary, keep_samples) {
-            Ok(mut x) => {
-                x.rounds_redone = self.c.redone;
-                x.slow_state_pct = slow_rounds(&self.c.canaries, self.c.limit_seen);
-                let p = h.settings().profile;
-                x.work = self.held.kind;
-                x.target_pct = Some(self.held.target(&p) * 100.0);
-                x.floor_pct =
-                    (self.held.allows > 0.0).then_some(self.held.allows * 100.0);
-                x.reach_pct = x.floor_pct;
-                x.setup_ns = self.c.setup_ns;
-                x.after_ns = self.after_ns;
-                x.stop_reason = x.verdict_text();
-                x.copies = copies;
+        let failed = match self.measured(m, h, keep_samples) {
+            Ok(x) => {
                 self.c.result.measured = Some(x);
+                None
             }
-            Err(e) => {
-                self.c.result.status = Status::Failed;
-                self.c.result.reason = Some(e.to_string());
-            }
-        }
-        if let Some(why) = after_failed {
+            Err(e) => Some(e.to_string()),
+        };
+        if let Some(why) = after_failed.or(failed) {
             self.c.result.status = Status::Failed;
             self.c.result.reason = Some(why);
         }
@@ -576,7 +560,7 @@ impl<'b> Slot<'b> {
     }
 }
 
-pub(super) fn canary(readings: &[f64]) -> Option<Canary> {
+fn canary(readings: &[f64]) -> Option<Canary> {
     let (&first, &last) = (readings.first()?, readings.last()?);
     let lo = readings.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = readings.iter().copied().fold(f64::NEG_INFINITY, f64::max);
@@ -590,87 +574,93 @@ pub(super) fn canary(readings: &[f64]) -> Option<Canary> {
     })
 }
 
-pub(super) fn measured(
-    m: Measurement,
-    canary: Option<Canary>,
-    keep_samples: bool,
-) -> Result<Measured, BenchError> {
-    let a = m.analysis;
-    let source = a.source();
-    let raw = a
-        .raw
-        .clone()
-        .ok_or_else(|| BenchError::Failed("no samples were taken".into()))?;
-    let est = a.estimate.clone();
-    let median_ns = a.figure();
-    let samples = keep_samples.then(|| Samples {
-        per_op_ns: a.per_op_ns.clone(),
-        at_ns: m.samples.iter().map(|s| s.at_ns).collect(),
-        round: m.samples.iter().map(|s| s.round).collect(),
-        flags: a
-            .flags
-            .iter()
-            .map(|f| f.window as u8 | (f.mad as u8) << 1 | (f.perturbed as u8) << 2)
-            .collect(),
-        invol_switches: m.samples.iter().map(|s| s.usage.invol_switches).collect(),
-        vol_switches: m.samples.iter().map(|s| s.usage.vol_switches).collect(),
-        faults: m
-            .samples
-            .iter()
-            .map(|s| s.usage.minor_faults + s.usage.major_faults)
-            .collect(),
-    });
-    Ok(Measured {
-        median_ns,
-        ci_low_ns: est.as_ref().map_or(raw.ci_low, |e| e.ci_low),
-        ci_high_ns: est.as_ref().map_or(raw.ci_high, |e| e.ci_high),
-        round_sd_ns: est.as_ref().map_or(0.0, |e| e.sd),
-        round_spread: est.as_ref().map_or(0.0, |e| e.spread()),
-        rounds: a.rounds,
-        states: a.states,
-        clean: a.clean,
-        raw,
-        counts: a.counts,
-        center_ns: a.center_ns,
-        batch: m.batch,
-        operations: a.operations,
-        overhead: m.overhead,
-        accounting: a.accounting,
-        converged: m.converged,
-        stop_reason: String::new(),
-        why: m.why,
-        interval_source: Some(source),
-        levels: a.levels,
-        modes: a.modes,
-        canary,
-        warmup_ns: m.warmup_ns,
-        elapsed_ns: m.elapsed_ns,
-        setup_ns: 0.0,
-        after_ns: 0.0,
-        samples,
-        between_runs: None,
-        copies: None,
-        kernel: a.kernel,
-        basis: a.basis,
-        worker_peak_kib: None,
-        worker_processes: 0,
-        rounds_redone: 0,
-        slow_state_pct: None,
-        work: None,
-        target_pct: None,
-        floor_pct: None,
-        reach_pct: None,
-        own_ci_low_ns: a.own.map(|o| o.0),
-        own_ci_high_ns: a.own.map(|o| o.1),
-        paired: None,
-    })
+impl Slot<'_> {
+    /// The figures of a finished measurement, with what the run held it to.
+    fn measured(
+        &self,
+        m: Measurement,
+        h: &Harness<'_>,
+        keep_samples: bool,
+    ) -> Result<Measured, BenchError> {
+        let copies = self.copies.map(|c| self.copy_figures(h, &m, c));
+        let a = m.analysis;
+        let source = a.source();
+        let raw = a
+            .raw
+            .clone()
+            .ok_or_else(|| BenchError::Failed("no samples were taken".into()))?;
+        let est = a.estimate.clone();
+        let median_ns = a.figure();
+        let samples = keep_samples.then(|| Samples {
+            per_op_ns: a.per_op_ns.clone(),
+            at_ns: m.samples.iter().map(|s| s.at_ns).collect(),
+            round: m.samples.iter().map(|s| s.round).collect(),
+            flags: a
+                .flags
+                .iter()
+                .map(|f| f.window as u8 | (f.mad as u8) << 1 | (f.perturbed as u8) << 2)
+                .collect(),
+            invol_switches: m.samples.iter().map(|s| s.usage.invol_switches).collect(),
+            vol_switches: m.samples.iter().map(|s| s.usage.vol_switches).collect(),
+            faults: m
+                .samples
+                .iter()
+                .map(|s| s.usage.minor_faults + s.usage.major_faults)
+                .collect(),
+        });
+        let floor_pct = (self.held.allows > 0.0).then_some(self.held.allows * 100.0);
+        let mut x = Measured {
+            median_ns,
+            ci_low_ns: est.as_ref().map_or(raw.ci_low, |e| e.ci_low),
+            ci_high_ns: est.as_ref().map_or(raw.ci_high, |e| e.ci_high),
+            round_sd_ns: est.as_ref().map_or(0.0, |e| e.sd),
+            round_spread: est.as_ref().map_or(0.0, |e| e.spread()),
+            rounds: a.rounds,
+            states: a.states,
+            clean: a.clean,
+            raw,
+            counts: a.counts,
+            center_ns: a.center_ns,
+            batch: m.batch,
+            operations: a.operations,
+            overhead: m.overhead,
+            accounting: a.accounting,
+            converged: m.converged,
+            stop_reason: String::new(),
+            why: m.why,
+            interval_source: Some(source),
+            levels: a.levels,
+            modes: a.modes,
+            canary: canary(&self.c.canaries),
+            warmup_ns: m.warmup_ns,
+            elapsed_ns: m.elapsed_ns,
+            setup_ns: self.c.setup_ns,
+            after_ns: self.after_ns,
+            samples,
+            between_runs: None,
+            copies,
+            kernel: a.kernel,
+            basis: a.basis,
+            worker_peak_kib: None,
+            worker_processes: 0,
+            rounds_redone: self.c.redone,
+            slow_state_pct: slow_rounds(&self.c.canaries, self.c.limit_seen),
+            work: self.held.kind,
+            target_pct: Some(self.held.target(&h.settings().profile) * 100.0),
+            floor_pct,
+            reach_pct: floor_pct,
+            own_ci_low_ns: a.own.map(|o| o.0),
+            own_ci_high_ns: a.own.map(|o| o.1),
+            paired: None,
+        };
+        x.stop_reason = x.verdict_text();
+        Ok(x)
+    }
 }
 
-/// The rounds of one kind of placement.
+/// The rounds of one kind of placement (all tasks on one CPU, or on several).
 #[derive(Default)]
 struct Kind {
-    /// All tasks on one CPU.
-    one: bool,
     figures: Vec<f64>,
     rounds: usize,
     migrations: u64,
@@ -691,54 +681,36 @@ fn placed(places: &[RoundPlace], a: &Analysis) -> Option<(Vec<Fact>, Option<Stri
     if places.is_empty() {
         return None;
     }
-    let mut kinds: Vec<Kind> = Vec::new();
+    // All tasks on one CPU, then on several.
+    let mut kinds: [Kind; 2] = Default::default();
     for p in places {
-        let one = p.cpus.len() <= 1;
         let figure = a
             .rounds
             .iter()
             .find(|r| r.round == p.round)
             .and_then(|r| r.median_ns);
-        let i = match kinds.iter().position(|k| k.one == one) {
-            Some(i) => i,
-            None => {
-                kinds.push(Kind {
-                    one,
-                    ..Kind::default()
-                });
-                kinds.len() - 1
-            }
-        };
-        let k = &mut kinds[i];
+        let k = &mut kinds[usize::from(p.cpus.len() > 1)];
         k.figures.extend(figure);
         k.rounds += 1;
         k.migrations += p.migrations;
         k.cpus.extend(&p.cpus);
-        k.cpus.sort_unstable();
-        k.cpus.dedup();
     }
-    kinds.sort_by_key(|k| !k.one);
     let total = places.len();
     let mut facts = Vec::new();
     let mut words = Vec::new();
-    for Kind {
-        one,
-        figures,
-        rounds,
-        migrations,
-        cpus,
-    } in &kinds
-    {
-        if figures.is_empty() {
+    let names = [
+        ("placed_one_cpu", "one CPU"),
+        ("placed_several_cpus", "several CPUs"),
+    ];
+    for (mut k, (name, what)) in kinds.into_iter().zip(names) {
+        if k.figures.is_empty() {
             continue;
         }
-        let mean = figures.iter().sum::<f64>() / figures.len() as f64;
-        let (name, what) = if *one {
-            ("placed_one_cpu", "one CPU")
-        } else {
-            ("placed_several_cpus", "several CPUs")
-        };
-        let cpus: Vec<String> = cpus.iter().map(u32::to_string).collect();
+        let (rounds, migrations) = (k.rounds, k.migrations);
+        let mean = k.figures.iter().sum::<f64>() / k.figures.len() as f64;
+        k.cpus.sort_unstable();
+        k.cpus.dedup();
+        let cpus: Vec<String> = k.cpus.iter().map(u32::to_string).collect();
         facts.push(Fact::new(
             name,
             mean,
