@@ -119,22 +119,14 @@ pub(super) fn serve(
     };
     let b = worker::params_of(bench, &other)?;
     let _home = worker::home_pin(bench, &start.params)?;
-    let clock: Box<dyn Clock + Sync> = match start.clock.as_str() {
-        #[cfg(target_arch = "x86_64")]
-        "tsc" => Box::new(crate::harness::clock::Tsc::with_rate(start.ns_per_tick)),
-        _ => Box::new(crate::harness::clock::Monotonic),
-    };
-    let mut settings =
-        Settings::new(start.profile.profile(), start.granularity_ns.max(1.0))
-            .with_resolution(start.resolution_ns);
-    settings.batch = start.batch;
+    let clock = worker::clock_of(start)?;
     let cx = worker::context_of(start, stream);
     let measured = measure_round(
         bench,
         (&a, &b),
         pair.home,
         clock.as_ref(),
-        settings,
+        worker::settings_of(start),
         (&cx, session),
     );
     let reply = match measured {

@@ -22,7 +22,7 @@
 mod serve;
 pub mod wire;
 
-pub(super) use serve::{context_of, home_pin, params_of};
+pub(super) use serve::{clock_of, context_of, home_pin, params_of, settings_of};
 pub use serve::{serve, WORKER_ARG};
 
 use crate::bench::file::Scratch;

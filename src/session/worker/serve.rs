@@ -35,11 +35,11 @@ fn serve_inner(args: &[String]) -> anyhow::Result<()> {
     };
     let _guard = crate::os::interrupt::InterruptGuard::install()?;
     let mut link = stream.try_clone()?;
+    let session = args.get(1).and_then(|p| p.parse().ok()).unwrap_or(0);
     let (start, probe) = match wire::recv::<Request>(&mut link)? {
         Some(Request::Start(start)) => (start, false),
         Some(Request::Probe(start)) => (start, true),
         Some(Request::Pair(pair)) => {
-            let session = args.get(1).and_then(|p| p.parse().ok()).unwrap_or(0);
             return crate::session::paired::serve(*pair, &mut link, (stream, session));
         }
         // The parent let it go before its start (the worker it was to succeed failed
@@ -59,7 +59,6 @@ fn serve_inner(args: &[String]) -> anyhow::Result<()> {
     let _home = home_pin(bench, &start.params)?;
     // The hardening an instance asks for (seccomp=, userns=, ...) goes on this worker
     // before its first round and lasts its life; it never reaches the parent.
-    let session = args.get(1).and_then(|p| p.parse().ok()).unwrap_or(0);
     let _hardened = bench::harden::apply(&params, session);
     wire::send(
         &mut link,
@@ -69,10 +68,7 @@ fn serve_inner(args: &[String]) -> anyhow::Result<()> {
         },
     )?;
     let clock = clock_of(&start)?;
-    let mut settings =
-        Settings::new(start.profile.profile(), start.granularity_ns.max(1.0))
-            .with_resolution(start.resolution_ns);
-    settings.batch = start.batch;
+    let mut settings = settings_of(&start);
     // Explaining keeps the batches' spans: a sample counts when it falls in one.
     settings.spans = start.spans || start.explain > 0;
     let mut recorder =
@@ -135,14 +131,13 @@ fn serve_inner(args: &[String]) -> anyhow::Result<()> {
 fn attach(args: &[String]) -> anyhow::Result<Option<UnixStream>> {
     use anyhow::Context;
     let (fd, parent, probe) = match args {
-        [fd, parent] => (fd.parse::<i32>()?, parent.parse::<i32>()?, false),
-        [fd, parent, word] if word == super::PROBE_WORD => {
-            (fd.parse::<i32>()?, parent.parse::<i32>()?, true)
-        }
+        [fd, parent] => (fd, parent, false),
+        [fd, parent, word] if word == super::PROBE_WORD => (fd, parent, true),
         _ => {
             anyhow::bail!("usage: syscost {WORKER_ARG} FD PARENT_PID [probe] (internal)")
         }
     };
+    let (fd, parent) = (fd.parse::<i32>()?, parent.parse::<i32>()?);
     // The exec named it after the binary again.
     let _ = rustix::thread::set_name(if probe {
         super::PROBE_NAME
@@ -321,9 +316,7 @@ fn probe_once(start: &Start, link: &mut UnixStream) -> anyhow::Result<()> {
     let home = crate::bench::ctx::home_cpu().map_err(|e| anyhow::anyhow!("{e}"))?;
     let _pin = crate::os::affinity::Pin::to(home)?;
     let clock = clock_of(start)?;
-    let settings = Settings::new(start.profile.profile(), start.granularity_ns.max(1.0))
-        .with_resolution(start.resolution_ns);
-    let h = crate::harness::Harness::new(clock.as_ref(), settings);
+    let h = crate::harness::Harness::new(clock.as_ref(), settings_of(start));
     let read = || {
         h.probe(crate::harness::probe::Extra {
             cross: true,
@@ -348,7 +341,9 @@ fn probe_once(start: &Start, link: &mut UnixStream) -> anyhow::Result<()> {
 const PROBE_WARMUP: std::time::Duration = std::time::Duration::from_millis(12);
 
 /// The parent's clock, as it calibrated it.
-fn clock_of(start: &Start) -> anyhow::Result<Box<dyn Clock>> {
+pub(in crate::session) fn clock_of(
+    start: &Start,
+) -> anyhow::Result<Box<dyn Clock + Sync>> {
     match start.clock.as_str() {
         "monotonic" => Ok(Box::new(Monotonic)),
         #[cfg(target_arch = "x86_64")]
@@ -357,6 +352,15 @@ fn clock_of(start: &Start) -> anyhow::Result<Box<dyn Clock>> {
         ))),
         other => anyhow::bail!("no clock is named {other}"),
     }
+}
+
+/// The parent's harness settings (the batch included; spans as each use asks).
+pub(in crate::session) fn settings_of(start: &Start) -> Settings {
+    let mut settings =
+        Settings::new(start.profile.profile(), start.granularity_ns.max(1.0))
+            .with_resolution(start.resolution_ns);
+    settings.batch = start.batch;
+    settings
 }
 
 /// The instance's run context, whose scratch files come from the parent.
