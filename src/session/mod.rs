@@ -569,7 +569,7 @@ impl Session {
                 .iter()
                 .map(|(k, v)| (k.to_string(), v.clone()))
                 .collect(),
-            profile: (&self.settings.profile).into(),
+            profile: self.settings.profile,
             clock: self.clock_info.name.clone(),
             ns_per_tick: self.clock_info.ns_per_tick,
             granularity_ns: self.settings.granularity_ns,

@@ -4,7 +4,7 @@
 //! next batch so that everything the benchmark made is released) and exits when the
 //! parent's end of the socket closes.
 
-use super::wire::{self, Reply, Request, Start, WireError, WireProfile};
+use super::wire::{self, Reply, Request, Start, WireError};
 use crate::bench::{self, Params, RunContext};
 use crate::error::BenchError;
 use crate::harness::clock::{Clock, Monotonic};
@@ -356,9 +356,8 @@ pub(in crate::session) fn clock_of(
 
 /// The parent's harness settings (the batch included; spans as each use asks).
 pub(in crate::session) fn settings_of(start: &Start) -> Settings {
-    let mut settings =
-        Settings::new(start.profile.profile(), start.granularity_ns.max(1.0))
-            .with_resolution(start.resolution_ns);
+    let mut settings = Settings::new(start.profile, start.granularity_ns.max(1.0))
+        .with_resolution(start.resolution_ns);
     settings.batch = start.batch;
     settings
 }
@@ -369,10 +368,7 @@ pub(in crate::session) fn context_of(start: &Start, stream: UnixStream) -> RunCo
         dir: start.dir.clone(),
         drop_caches: start.drop_caches,
     };
-    let profile = start
-        .context_profile
-        .as_deref()
-        .and_then(WireProfile::static_name);
+    let profile = start.context_profile.as_deref().and_then(wire::static_name);
     let dir = files.dir.clone().unwrap_or_else(std::env::temp_dir);
     let stream = std::cell::RefCell::new(stream);
     RunContext::new(files, profile).with_scratch_source(Box::new(move |len| {

@@ -64,7 +64,7 @@ pub enum Request {
 
 /// The version of this conversation: a worker started from a binary rebuilt since the
 /// run began (another protocol) is refused at once.
-pub const PROTOCOL: u32 = 10;
+pub const PROTOCOL: u32 = 11;
 
 /// The worker's messages.
 #[derive(Debug, Serialize, Deserialize)]
@@ -157,7 +157,8 @@ pub struct Start {
     /// Its parameter values.
     pub params: Vec<(String, String)>,
     /// The profile.
-    pub profile: WireProfile,
+    #[serde(deserialize_with = "ProfileDef::deserialize")]
+    pub profile: Profile,
     /// The clock's name ("tsc" or "monotonic") and its calibrated tick.
     pub clock: String,
     /// Nanoseconds per tick.
@@ -247,67 +248,40 @@ impl Sealed {
     }
 }
 
-/// A [`Profile`] as it travels (its name is looked up again on arrival).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct WireProfile {
-    name: String,
-    numbers: [u64; 12],
+/// A [`Profile`] as it arrives, in [`Profile`]'s own serialisation: its name is
+/// looked up again ("custom" when it names no profile), the numbers are as sent.
+#[derive(Deserialize)]
+#[serde(remote = "Profile")]
+struct ProfileDef {
+    #[serde(deserialize_with = "profile_name")]
+    name: Name,
+    warmup_ns: u64,
+    round_warmup_ns: u64,
+    round_ns: u64,
+    round_min_samples: usize,
+    round_max_samples: usize,
+    min_rounds: usize,
+    max_rounds: usize,
+    span_ns: u64,
     ci_target: f64,
+    min_batch_ns: u64,
+    overhead_samples: usize,
+    budget_ns: u64,
+    budget_max_rounds: usize,
 }
 
-impl From<&Profile> for WireProfile {
-    fn from(p: &Profile) -> WireProfile {
-        WireProfile {
-            name: p.name.to_string(),
-            numbers: [
-                p.warmup_ns,
-                p.round_warmup_ns,
-                p.round_ns,
-                p.round_min_samples as u64,
-                p.round_max_samples as u64,
-                p.min_rounds as u64,
-                p.max_rounds as u64,
-                p.span_ns,
-                p.min_batch_ns,
-                p.overhead_samples as u64,
-                p.budget_ns,
-                p.budget_max_rounds as u64,
-            ],
-            ci_target: p.ci_target,
-        }
-    }
+/// A profile's name, spelt so that serde does not borrow it from the message.
+type Name = &'static str;
+
+fn profile_name<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<&'static str, D::Error> {
+    Ok(static_name(&String::deserialize(d)?).unwrap_or("custom"))
 }
 
-impl WireProfile {
-    /// The profile again: a named one's name, with the numbers as sent.
-    pub fn profile(&self) -> Profile {
-        let name = Profile::ALL
-            .iter()
-            .find(|p| p.name == self.name)
-            .map_or("custom", |p| p.name);
-        let n = &self.numbers;
-        Profile {
-            name,
-            warmup_ns: n[0],
-            round_warmup_ns: n[1],
-            round_ns: n[2],
-            round_min_samples: n[3] as usize,
-            round_max_samples: n[4] as usize,
-            min_rounds: n[5] as usize,
-            max_rounds: n[6] as usize,
-            span_ns: n[7],
-            min_batch_ns: n[8],
-            overhead_samples: n[9] as usize,
-            budget_ns: n[10],
-            budget_max_rounds: n[11] as usize,
-            ci_target: self.ci_target,
-        }
-    }
-
-    /// The profile's name as the worker's run context wants it.
-    pub fn static_name(name: &str) -> Option<&'static str> {
-        Profile::ALL.iter().find(|p| p.name == name).map(|p| p.name)
-    }
+/// The name of the profile named `name`, as the worker's run context wants it.
+pub fn static_name(name: &str) -> Option<&'static str> {
+    Profile::ALL.iter().find(|p| p.name == name).map(|p| p.name)
 }
 
 /// A [`BenchError`] as it travels.
@@ -451,8 +425,18 @@ mod tests {
 
     #[test]
     fn a_profile_travels_whole() {
-        for p in Profile::ALL {
-            assert_eq!(WireProfile::from(&p).profile(), p);
+        #[derive(Serialize, Deserialize)]
+        struct One(#[serde(deserialize_with = "ProfileDef::deserialize")] Profile);
+        let (mut a, mut b) = UnixStream::pair().unwrap();
+        let custom = Profile {
+            name: "mine",
+            ..Profile::QUICK
+        };
+        for p in Profile::ALL.into_iter().chain([custom]) {
+            send(&mut a, &One(p)).unwrap();
+            let got = recv::<One>(&mut b).unwrap().unwrap().0;
+            let name = if p.name == "mine" { "custom" } else { p.name };
+            assert_eq!(got, Profile { name, ..p });
         }
     }
 
