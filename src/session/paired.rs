@@ -129,13 +129,7 @@ pub(super) fn serve(
         worker::settings_of(start),
         (&cx, session),
     );
-    let reply = match measured {
-        Ok(pairs) => wire::Reply::Paired { pairs, error: None },
-        Err(e) => wire::Reply::Paired {
-            pairs: Vec::new(),
-            error: Some((&e).into()),
-        },
-    };
+    let reply = wire::Reply::Paired(measured.map_err(|e| (&e).into()));
     wire::send(link, &reply)?;
     Ok(())
 }

@@ -39,7 +39,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use wire::{Reply, Request, Start};
+use wire::{Reply, Request, Start, Visited};
 
 /// A worker's name (`comm`, as `ps` shows it).
 pub const WORKER_NAME: &std::ffi::CStr = c"syscost-worker";
@@ -125,21 +125,6 @@ pub(super) struct Services<'a> {
 pub(super) struct Remote {
     stream: UnixStream,
     child: Option<Child>,
-}
-
-/// What a worker says of a visit.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Visited {
-    /// The instance wants more rounds.
-    pub(super) open: bool,
-    /// The round was not kept (a slow episode of the machine): it is measured again.
-    pub(super) redone: bool,
-    /// The interval's relative half-width at the last look.
-    pub(super) ci: f64,
-    /// The floor under it (half a clock step per operation, relative).
-    pub(super) floor: f64,
-    /// The machine's probes, read in the worker just before the round.
-    pub(super) probes: Option<Probes>,
 }
 
 /// How long a worker may take to exit once asked.
@@ -242,23 +227,7 @@ impl Remote {
         })?;
         loop {
             match self.recv()? {
-                Reply::Visited {
-                    open,
-                    redone,
-                    ci,
-                    floor,
-                    error: None,
-                    probes,
-                } => {
-                    return Ok(Visited {
-                        open,
-                        redone,
-                        ci,
-                        floor,
-                        probes,
-                    })
-                }
-                Reply::Visited { error: Some(e), .. } => return Err(e.into()),
+                Reply::Visited(visited) => return visited.map_err(Into::into),
                 Reply::NeedScratch { len } => {
                     self.give_scratch((services.scratch)(len))?
                 }
@@ -269,7 +238,7 @@ impl Remote {
                 Reply::Result { .. }
                 | Reply::Ready { .. }
                 | Reply::Handed { .. }
-                | Reply::Paired { .. }
+                | Reply::Paired(_)
                 | Reply::Probed { .. } => {
                     return Err(self.died("it answered out of turn"))
                 }
@@ -323,8 +292,7 @@ impl Remote {
         r.send(&Request::Pair(Box::new(pair)))?;
         let answer = loop {
             match r.recv()? {
-                Reply::Paired { pairs, error: None } => break Ok(pairs),
-                Reply::Paired { error: Some(e), .. } => break Err(e.into()),
+                Reply::Paired(pairs) => break pairs.map_err(Into::into),
                 Reply::NeedScratch { len } => r.give_scratch(scratch(len))?,
                 other => return Err(r.died(&format!("it answered {other:?} to a pair"))),
             }

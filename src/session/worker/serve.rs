@@ -4,7 +4,7 @@
 //! next batch so that everything the benchmark made is released) and exits when the
 //! parent's end of the socket closes.
 
-use super::wire::{self, Reply, Request, Start, WireError};
+use super::wire::{self, Reply, Request, Start, Visited, WireError};
 use crate::bench::{self, Params, RunContext};
 use crate::error::BenchError;
 use crate::harness::clock::{Clock, Monotonic};
@@ -202,29 +202,26 @@ fn slot_for<'a>(
 /// The answer to a visit: whether the instance wants more rounds, whether the round
 /// was kept, the interval at its last look, and its probes; an error ends the slot.
 fn visited_reply(slot: &mut Slot<'_>, visited: Result<bool, BenchError>) -> Reply {
-    let mut redone = false;
-    let error = match visited {
-        Ok(kept) => {
-            redone = !kept;
-            None
+    let kept = match visited {
+        Ok(kept) => kept,
+        Err(BenchError::Interrupted) => {
+            return Reply::Visited(Err(WireError::Interrupted))
         }
-        Err(BenchError::Interrupted) => Some(WireError::Interrupted),
         Err(e) => {
             let w = WireError::from(&e);
             slot.end(e);
-            Some(w)
+            return Reply::Visited(Err(w));
         }
     };
-    Reply::Visited {
-        open: error.is_none() && slot.open(),
-        redone,
+    Reply::Visited(Ok(Visited {
+        open: slot.open(),
+        redone: !kept,
         ci: slot.c.last_ci,
         floor: slot.c.last_floor,
-        error,
         // A hardened worker's probes read its hardening (a filter slows the getpid
         // probe), not the machine: they stay out of the machine's floors.
         probes: slot.probes.take().filter(|_| !bench::harden::active()),
-    }
+    }))
 }
 
 /// The instance's result, concluded in this worker: its explanation, when it was

@@ -64,7 +64,7 @@ pub enum Request {
 
 /// The version of this conversation: a worker started from a binary rebuilt since the
 /// run began (another protocol) is refused at once.
-pub const PROTOCOL: u32 = 11;
+pub const PROTOCOL: u32 = 12;
 
 /// The worker's messages.
 #[derive(Debug, Serialize, Deserialize)]
@@ -76,23 +76,8 @@ pub enum Reply {
         /// The worker's crate version.
         version: String,
     },
-    /// The round ended: `open` while the instance wants more rounds.
-    Visited {
-        /// Wants more rounds (not converged, below its maximum, not skipped or failed).
-        open: bool,
-        /// The round was not measured: the canary before it read above the
-        /// visit's limit (a slow episode of the machine), so it is measured again.
-        redone: bool,
-        /// The interval's relative half-width at the last look (infinite before one).
-        ci: f64,
-        /// The interval's relative floor at the last look (0 before one).
-        floor: f64,
-        /// Why it ended early, if it did (skipped, failed, interrupted).
-        error: Option<WireError>,
-        /// The machine's probes, read in this process just before the round (None
-        /// when the round was not measured, or measured as copies).
-        probes: Option<Probes>,
-    },
+    /// The round ended, or why it ended the instance (skipped, failed, interrupted).
+    Visited(Result<Visited, WireError>),
     /// The answer to [`Request::Probe`].
     Probed {
         /// The probes' readings.
@@ -122,20 +107,33 @@ pub enum Reply {
         /// Its samples follow as a memory file's descriptor.
         samples: bool,
     },
-    /// The answer to [`Request::Pair`]: the round's pairs `(a, b)`, ns per operation
-    /// of the reference and of the alternative, or why there are none.
-    Paired {
-        /// One per quartet.
-        pairs: Vec<(f64, f64)>,
-        /// Why the round ended without pairs.
-        error: Option<WireError>,
-    },
+    /// The answer to [`Request::Pair`]: the round's pairs `(a, b)`, one per quartet,
+    /// ns per operation of the reference and of the alternative, or why there are none.
+    Paired(Result<Vec<(f64, f64)>, WireError>),
     /// What the instance has gathered, for the next worker (the answer to
     /// [`Request::Hand`]): its [`Sealed`] descriptor follows.
     Handed {
         /// The encoding's length, bytes.
         bytes: u64,
     },
+}
+
+/// What a worker says of a visit that did not end its instance.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub struct Visited {
+    /// Wants more rounds (not converged, below its maximum).
+    pub open: bool,
+    /// The round was not measured: the canary before it read above the visit's limit
+    /// (a slow episode of the machine), so it is measured again.
+    pub redone: bool,
+    /// The interval's relative half-width at the last look (infinite before one).
+    pub ci: f64,
+    /// The interval's relative floor at the last look, half a clock step per
+    /// operation (0 before one).
+    pub floor: f64,
+    /// The machine's probes, read in the worker just before the round (None when the
+    /// round was not measured, or measured as copies).
+    pub probes: Option<Probes>,
 }
 
 /// One paired round: the reference's start, and the alternative's parameters.
