@@ -57,10 +57,12 @@ pub(super) struct Progress {
 }
 
 impl<'b> Instance<'b> {
+    /// An instance of `bench` with `params` that gets at most `max_rounds` rounds.
     pub(super) fn new(
         bench: &'b dyn Bench,
         params: &Params,
         workers: &Workers,
+        max_rounds: usize,
     ) -> Instance<'b> {
         match workers {
             Workers::Exec { program, rounds } if in_catalogue(bench) => {
@@ -79,7 +81,7 @@ impl<'b> Instance<'b> {
                     carried: None,
                     result: None,
                     samples: None,
-                    max_rounds: 0,
+                    max_rounds,
                     progress: Progress {
                         rounds: 0,
                         ci: f64::INFINITY,
@@ -89,7 +91,10 @@ impl<'b> Instance<'b> {
                     },
                 }))
             }
-            _ => Instance::Here(Box::new(Slot::new(bench, params))),
+            _ => Instance::Here(Box::new(Slot {
+                max_rounds,
+                ..Slot::new(bench, params)
+            })),
         }
     }
 
@@ -125,14 +130,6 @@ impl<'b> Instance<'b> {
         }
     }
 
-    /// Gives it at most `n` rounds.
-    pub(super) fn set_max_rounds(&mut self, n: usize) {
-        match self {
-            Instance::Here(s) => s.max_rounds = n,
-            Instance::Away(a) => a.max_rounds = n,
-        }
-    }
-
     /// What deciding who gets more rounds needs: the rounds measured, the interval's
     /// relative half-width and floor at the last look, and the wall time its
     /// visits took (ns).
@@ -153,12 +150,7 @@ impl<'b> Instance<'b> {
     pub(super) fn stop(&mut self, session: &Session, why: Why) {
         match self {
             Instance::Here(s) => s.stopped = Some(why),
-            Instance::Away(a) => {
-                a.finish(false, Some(why));
-                if let Some(r) = a.result.as_mut() {
-                    session.keep(r, a.samples.take());
-                }
-            }
+            Instance::Away(a) => a.finish_kept(session, Some(why)),
         }
     }
 
@@ -301,10 +293,7 @@ impl Away<'_> {
             }
             Ok((false, _, _, probes)) => {
                 // Done: its result now, and the worker gone.
-                self.finish(false, None);
-                if let Some(r) = self.result.as_mut() {
-                    session.keep(r, self.samples.take());
-                }
+                self.finish_kept(session, None);
                 Ok(probes)
             }
             Err(BenchError::Interrupted) => Err(BenchError::Interrupted),
@@ -332,6 +321,14 @@ impl Away<'_> {
                 }
                 Err(e) => self.fail(e),
             }
+        }
+    }
+
+    /// [`Away::finish`], its result and samples then kept by the session.
+    fn finish_kept(&mut self, session: &Session, stopped: Option<Why>) {
+        self.finish(false, stopped);
+        if let Some(r) = self.result.as_mut() {
+            session.keep(r, self.samples.take());
         }
     }
 
