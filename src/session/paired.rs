@@ -252,14 +252,19 @@ mod tests {
         );
     }
 
-    #[test]
-    fn an_operation_against_itself_reads_near_one_with_one_inside_its_interval() {
+    /// A session of `profile` measuring in this process on the monotonic clock.
+    fn inline(profile: crate::harness::Profile) -> Session {
         let opts = super::super::SessionOptions {
             clock: crate::harness::clock::ClockChoice::Monotonic,
             workers: Workers::Inline,
-            ..super::super::SessionOptions::new(crate::harness::Profile::QUICK, false)
+            ..super::super::SessionOptions::new(profile, false)
         };
-        let session = Session::start(opts).unwrap();
+        Session::start(opts).unwrap()
+    }
+
+    #[test]
+    fn an_operation_against_itself_reads_near_one_with_one_inside_its_interval() {
+        let session = inline(crate::harness::Profile::QUICK);
         let bench = crate::bench::find("ipc.pipe.self").unwrap();
         let p = params(&[("share", "pipe-per-copy"), ("via", "libc")]);
         let got = session.pair(bench, &p, &p, "via=libc").unwrap();
@@ -274,12 +279,7 @@ mod tests {
 
     #[test]
     fn a_side_bound_to_its_thread_is_measured_from_a_thread_of_its_own() {
-        let opts = super::super::SessionOptions {
-            clock: crate::harness::clock::ClockChoice::Monotonic,
-            workers: Workers::Inline,
-            ..super::super::SessionOptions::new(crate::harness::Profile::SMOKE, false)
-        };
-        let session = Session::start(opts).unwrap();
+        let session = inline(crate::harness::Profile::SMOKE);
         let bench = crate::bench::find("ipc.pipe.self").unwrap();
         let p = params(&[("share", "pipe-per-copy"), ("via", "libc")]);
         let rounds: Vec<RoundPairs> = (0..3)

@@ -81,7 +81,8 @@ pub struct Carried {
     /// nothing from any round but the one its own measurement happens to land on.
     overhead_ticks: Option<(u64, Vec<u64>)>,
     pub(super) plan: Plan,
-    /// Travels apart, packed (see [`Carried::samples`]).
+    /// Travels apart from the rest, packed (see [`crate::harness::packed`]): the rest
+    /// is encoded as CBOR, they are streamed.
     #[serde(skip)]
     pub(super) samples: Vec<Sample>,
     /// The canary read before each kept round.
@@ -109,19 +110,6 @@ pub struct Carried {
     pub(super) processes: u32,
     /// Their highest peak resident size, KiB.
     pub(super) peak_kib: Option<u64>,
-}
-
-impl Carried {
-    /// Its samples, which travel apart from the rest (packed, see
-    /// [`crate::harness::packed`]): the rest is encoded as CBOR, they are streamed.
-    pub(crate) fn samples(&self) -> &[Sample] {
-        &self.samples
-    }
-
-    /// It with `samples` as its samples (read back apart from the rest).
-    pub(crate) fn with_samples(self, samples: Vec<Sample>) -> Carried {
-        Carried { samples, ..self }
-    }
 }
 
 /// How far above the run's base state, %, the canary read before a result's kept

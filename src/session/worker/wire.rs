@@ -215,8 +215,8 @@ impl Sealed {
         let mut w = io::BufWriter::with_capacity(1 << 16, f.from_start()?);
         w.write_all(&(head.len() as u64).to_le_bytes())?;
         w.write_all(&head)?;
-        w.write_all(&(c.samples().len() as u64).to_le_bytes())?;
-        crate::harness::packed::write(&mut w, c.samples())?;
+        w.write_all(&(c.samples.len() as u64).to_le_bytes())?;
+        crate::harness::packed::write(&mut w, &c.samples)?;
         w.flush()?;
         drop(w);
         Ok(Sealed(f))
@@ -234,15 +234,15 @@ impl Sealed {
         }
         let mut head = vec![0u8; head_len as usize];
         r.read_exact(&mut head)?;
-        let c: Carried = ciborium::from_reader(head.as_slice()).map_err(invalid)?;
+        let mut c: Carried = ciborium::from_reader(head.as_slice()).map_err(invalid)?;
         r.read_exact(&mut word)?;
         let n = u64::from_le_bytes(word);
         let size = crate::harness::packed::SIZE as u64;
         if n.checked_mul(size) != total.checked_sub(head_len + 16) {
             return Err(invalid("a hand-over whose samples do not fill its file"));
         }
-        let samples = crate::harness::packed::read(&mut r, n as usize)?;
-        Ok(c.with_samples(samples))
+        c.samples = crate::harness::packed::read(&mut r, n as usize)?;
+        Ok(c)
     }
 }
 
