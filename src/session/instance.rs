@@ -176,7 +176,10 @@ impl<'b> Instance<'b> {
     ) -> Result<Option<Probes>, BenchError> {
         match self {
             Instance::Here(slot) => {
-                let mut flag = |s: &mut [Sample], e: Expect| session.flag_here(s, e);
+                let mut flag = |s: &mut [Sample], e: Expect| match &session.kernel {
+                    Ok(w) => w.borrow_mut().flag(s, e),
+                    Err(_) => Ok(()),
+                };
                 let mut env = Env {
                     clock: session.clock.as_ref(),
                     settings: session.settings,
@@ -271,8 +274,10 @@ impl Away<'_> {
         }
         let remote = self.remote.as_mut().expect("started above");
         let scratch = |len: u64| session.context.scratch(len);
-        let mut flag =
-            |tid: u32, s: &mut [Sample], e: Expect| session.flag_there(tid, s, e);
+        let mut flag = |tid: u32, s: &mut [Sample], e: Expect| match &session.kernel {
+            Ok(w) => w.borrow_mut().flag_thread(tid, s, e),
+            Err(_) => Ok(()),
+        };
         let mut services = Services {
             scratch: &scratch,
             flag: Some(&mut flag),

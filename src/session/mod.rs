@@ -95,6 +95,7 @@ pub enum Cull {
 }
 
 /// What [`Session::run_all`] measured.
+#[derive(Default)]
 pub struct Outcome {
     /// One result per instance that was measured (or skipped, or failed), in the order
     /// asked for; on an interruption, those with at least one round.
@@ -186,12 +187,9 @@ impl Session {
             0 => None,
             n => Some(Load::start(n).context("starting the background load (--load)")?),
         };
-        let pin = match opts.cpu {
-            Some(c) => {
-                Some(Pin::to(c).with_context(|| format!("pinning to CPU {c} (--cpu)"))?)
-            }
-            None => None,
-        };
+        let pin = (opts.cpu)
+            .map(|c| Pin::to(c).with_context(|| format!("pinning to CPU {c} (--cpu)")))
+            .transpose()?;
         // Only a clock the user named can be refused: a usage error (exit 2).
         let (clock, why) = clock::choose(opts.clock, opts.invariant_tsc)
             .map_err(|e| anyhow::Error::new(crate::error::UsageError::new(e)))?;
@@ -323,6 +321,10 @@ impl Session {
     /// The harness configuration, for the result document.
     pub fn harness_info(&self) -> HarnessInfo {
         let p = self.settings.profile;
+        let rounds_per_worker = match self.opts.workers {
+            Workers::Exec { rounds, .. } => Some(rounds),
+            Workers::Inline => None,
+        };
         HarnessInfo {
             profile: p.name.to_string(),
             warmup_ns: p.warmup_ns,
@@ -350,14 +352,8 @@ impl Session {
             },
             budget_ns: (p.budget_ns > 0).then_some(p.budget_ns),
             budget_max_rounds: (p.budget_ns > 0).then_some(p.budget_max_rounds),
-            workers: match self.opts.workers {
-                Workers::Exec { .. } => Some("process".to_string()),
-                Workers::Inline => None,
-            },
-            rounds_per_worker: match self.opts.workers {
-                Workers::Exec { rounds, .. } => Some(rounds),
-                Workers::Inline => None,
-            },
+            workers: rounds_per_worker.map(|_| "process".to_string()),
+            rounds_per_worker,
         }
     }
 
@@ -446,11 +442,7 @@ impl Session {
         concluded: &mut dyn FnMut(usize, &BenchResult),
         spread: bool,
     ) -> Result<Outcome, BenchError> {
-        let mut out = Outcome {
-            results: Vec::new(),
-            machine: MachineStates::default(),
-            interrupted: false,
-        };
+        let mut out = Outcome::default();
         let mut machine: Vec<f64> = Vec::new();
         let mut window = self.window.borrow_mut();
         let mut rng = SplitMix(self.seed);
@@ -585,31 +577,6 @@ impl Session {
             explain: self.explain,
             resume: false,
             home: self.home.get(),
-        }
-    }
-
-    /// The measuring environment of an instance measured in this process.
-    fn flag_here(
-        &self,
-        samples: &mut [Sample],
-        expect: Expect,
-    ) -> Result<(), BenchError> {
-        match &self.kernel {
-            Ok(w) => w.borrow_mut().flag(samples, expect),
-            Err(_) => Ok(()),
-        }
-    }
-
-    /// The kernel's verdict on a worker's samples.
-    fn flag_there(
-        &self,
-        tid: u32,
-        samples: &mut [Sample],
-        expect: Expect,
-    ) -> Result<(), BenchError> {
-        match &self.kernel {
-            Ok(w) => w.borrow_mut().flag_thread(tid, samples, expect),
-            Err(_) => Ok(()),
         }
     }
 }

@@ -454,17 +454,13 @@ impl<'b> Slot<'b> {
     pub(super) fn end(&mut self, e: BenchError) {
         self.ended = true;
         self.c.samples = Vec::new();
-        match e {
-            BenchError::Skip(why) => {
-                self.c.result.status = Status::Skipped;
-                self.c.result.reason = Some(why);
-            }
-            BenchError::Failed(why) => {
-                self.c.result.status = Status::Failed;
-                self.c.result.reason = Some(why);
-            }
-            BenchError::Interrupted => {}
-        }
+        let (status, why) = match e {
+            BenchError::Skip(why) => (Status::Skipped, why),
+            BenchError::Failed(why) => (Status::Failed, why),
+            BenchError::Interrupted => return,
+        };
+        self.c.result.status = status;
+        self.c.result.reason = Some(why);
     }
 
     /// The result: measured (concluded now if the run ended early), skipped or failed;
