@@ -130,9 +130,7 @@ impl<'b> Instance<'b> {
         }
     }
 
-    /// What deciding who gets more rounds needs: the rounds measured, the interval's
-    /// relative half-width and floor at the last look, and the wall time its
-    /// visits took (ns).
+    /// Where it stands, for deciding who gets more rounds.
     pub(super) fn progress(&self) -> Progress {
         match self {
             Instance::Here(s) => Progress {
@@ -239,7 +237,7 @@ impl Away<'_> {
             // Its term is over: a fresh worker takes up what this one gathered. It
             // starts while this one packs (no round is being measured meanwhile).
             if let Some(old) = self.remote.take() {
-                let handed = Remote::spawn(&self.program).and_then(|next| {
+                let handed = Remote::spawn(&self.program, false).and_then(|next| {
                     let carried = old.hand()?;
                     Ok((next, carried))
                 });

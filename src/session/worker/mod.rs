@@ -133,21 +133,16 @@ const EXIT_GRACE: Duration = Duration::from_secs(2);
 impl Remote {
     /// Starts `program` as a worker and sends it `start`.
     pub(super) fn start(program: &Path, start: Start) -> Result<Remote, BenchError> {
-        let mut r = Remote::spawn(program)?;
+        let mut r = Remote::spawn(program, false)?;
         r.begin(program, start, None)?;
         Ok(r)
     }
 
     /// Starts `program` as a worker, which then waits for its start
     /// ([`Remote::begin`]): a fresh worker starts while the one it succeeds packs what
-    /// it gathered.
-    pub(super) fn spawn(program: &Path) -> Result<Remote, BenchError> {
-        Remote::spawn_as(program, false)
-    }
-
-    /// [`Remote::spawn`], as a probe process when `probe` (named [`PROBE_NAME`], with
+    /// it gathered. As a probe process when `probe` (named [`PROBE_NAME`], with
     /// [`PROBE_WORD`] after its arguments, so that it is told from a worker at once).
-    fn spawn_as(program: &Path, probe: bool) -> Result<Remote, BenchError> {
+    pub(super) fn spawn(program: &Path, probe: bool) -> Result<Remote, BenchError> {
         let failed = |what: &str, e: std::io::Error| {
             BenchError::Failed(format!(
                 "starting the worker process ({}): {what}: {e}",
@@ -270,7 +265,7 @@ impl Remote {
     /// Starts `program` as a worker that reads the machine's probes once on the home
     /// CPU, with the clock `start` describes, and reaps it (see [`Request::Probe`]).
     pub(super) fn probe(program: &Path, start: Start) -> Result<Probes, BenchError> {
-        let mut r = Remote::spawn_as(program, true)?;
+        let mut r = Remote::spawn(program, true)?;
         r.send(&Request::Probe(Box::new(start)))?;
         let probes = match r.recv()? {
             Reply::Probed { probes } => probes,
@@ -288,7 +283,7 @@ impl Remote {
         pair: wire::PairStart,
         scratch: &dyn Fn(u64) -> Result<Arc<Scratch>, BenchError>,
     ) -> Result<Vec<(f64, f64)>, BenchError> {
-        let mut r = Remote::spawn(program)?;
+        let mut r = Remote::spawn(program, false)?;
         r.send(&Request::Pair(Box::new(pair)))?;
         let answer = loop {
             match r.recv()? {

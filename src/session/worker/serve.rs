@@ -234,11 +234,9 @@ fn conclude(
     recorder: Option<crate::explain::Recorder>,
 ) -> Option<crate::results::BenchResult> {
     let (processes, earlier_peak) = (slot.processes(), slot.c.peak_kib);
-    let mut result = slot.finish(h, keep_samples, interrupted);
-    if let Some(r) = result.as_mut() {
-        r.facts.extend(bench::harden::facts());
-    }
-    if let (Some(r), Some(x)) = (result.as_mut(), recorder) {
+    let mut r = slot.finish(h, keep_samples, interrupted)?;
+    r.facts.extend(bench::harden::facts());
+    if let Some(x) = recorder {
         let rounds: Vec<(u32, f64)> = r
             .measured
             .iter()
@@ -247,11 +245,11 @@ fn conclude(
             .collect();
         r.explain = x.conclude(&rounds);
     }
-    if let Some(m) = result.as_mut().and_then(|r| r.measured.as_mut()) {
+    if let Some(m) = r.measured.as_mut() {
         m.worker_peak_kib = crate::os::usage::peak_resident_kib().max(earlier_peak);
         m.worker_processes = processes;
     }
-    result
+    Some(r)
 }
 
 /// Sends the result to the parent. Kept samples travel in a memory file of their own,
