@@ -31,8 +31,7 @@ impl Session {
         let mut interrupted = false;
         // Which results `concluded` has been told of.
         let mut told = vec![false; all.len()];
-        // `waited`: its visits that waited out a slow spell, counted among its rounds
-        // measured again (its result as told says so, as the one returned does).
+        // `waited` counts among its rounds measured again, as in the result returned.
         let mut tell = |i: usize, inst: &Instance<'_>, waited: u32| {
             if let Some(r) = inst.concluded().filter(|_| !told[i]) {
                 told[i] = true;

@@ -589,8 +589,7 @@ pub const HOMES: usize = 2;
 const FIRST_PROBES: usize = 24;
 
 /// How many instances are measured together at most, in one group (each may hold a
-/// worker process and its socket): the whole catalogue is measured in groups of about
-/// this size, so that its first rows are written within seconds.
+/// worker process and its socket).
 pub const GROUP: usize = 64;
 
 /// What [`Session::run_all`] is about to measure.
