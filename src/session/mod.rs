@@ -556,11 +556,7 @@ impl Session {
     fn start_for(&self, bench: &str, params: &Params, begin: u64) -> worker::wire::Start {
         worker::wire::Start {
             bench: bench.to_string(),
-            params: params
-                .0
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.clone()))
-                .collect(),
+            params: owned(params).collect(),
             profile: self.settings.profile,
             clock: self.clock_info.name.clone(),
             ns_per_tick: self.clock_info.ns_per_tick,
@@ -625,6 +621,11 @@ impl SplitMix {
             v.swap(i, j);
         }
     }
+}
+
+/// `params` as owned names and values (for a result, or a worker's start).
+fn owned(params: &Params) -> impl Iterator<Item = (String, String)> + '_ {
+    params.0.iter().map(|(k, v)| (k.to_string(), v.clone()))
 }
 
 fn check_interrupt() -> Result<(), BenchError> {

@@ -202,11 +202,7 @@ impl Session {
                 let begin = self.clock.now();
                 let pair = wire::PairStart {
                     start: self.start_for(bench.name(), a, begin),
-                    other: b
-                        .0
-                        .iter()
-                        .map(|(k, v)| (k.to_string(), v.clone()))
-                        .collect(),
+                    other: super::owned(b).collect(),
                     home,
                 };
                 worker::Remote::pair(program, pair, &|len| self.context.scratch(len))

@@ -176,11 +176,7 @@ impl<'b> Slot<'b> {
     pub(super) fn new(bench: &'b dyn Bench, params: &Params) -> Slot<'b> {
         let result = BenchResult {
             name: bench.name().to_string(),
-            params: params
-                .0
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.clone()))
-                .collect(),
+            params: owned(params).collect(),
             entry: crate::bench::via::entry(bench.name(), params),
             op: "call".into(),
             unit: "ns".into(),
