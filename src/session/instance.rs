@@ -42,7 +42,7 @@ pub(super) struct Away<'b> {
 }
 
 /// Where an instance stands, for the budget (see [`Instance::progress`]).
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 pub(super) struct Progress {
     /// Rounds measured.
     pub rounds: usize,
@@ -83,11 +83,8 @@ impl<'b> Instance<'b> {
                     samples: None,
                     max_rounds,
                     progress: Progress {
-                        rounds: 0,
                         ci: f64::INFINITY,
-                        floor: 0.0,
-                        spent_ns: 0.0,
-                        held: Held::default(),
+                        ..Progress::default()
                     },
                 }))
             }

@@ -393,16 +393,14 @@ impl Session {
 
     /// Copies every later result of [`Session::run`] into `journal`.
     pub fn record_to(mut self, journal: &Journal) -> Session {
-        {
-            let mut e = journal.entries();
-            if e.clock.is_none() {
-                e.clock = Some(self.clock_info.clone());
-                // One instance at a time (`Session::run`) has no time budget.
-                let mut h = self.harness_info();
-                h.budget_ns = None;
-                h.budget_max_rounds = None;
-                e.harness = Some(h);
-            }
+        let mut e = journal.entries();
+        if e.clock.is_none() {
+            e.clock = Some(self.clock_info.clone());
+            // One instance at a time (`Session::run`) has no time budget.
+            let mut h = self.harness_info();
+            h.budget_ns = None;
+            h.budget_max_rounds = None;
+            e.harness = Some(h);
         }
         self.journal = Some(journal.clone());
         self
