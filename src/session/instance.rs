@@ -253,17 +253,21 @@ impl Away<'_> {
         if self.remote.is_none() || self.carried.is_some() {
             let mut start = session.start_for(self.bench.name(), &self.params, begin);
             start.max_rounds = self.max_rounds;
-            let carried = self.carried.take();
-            let begun = match self.remote.as_mut() {
-                Some(r) => r.begin(&self.program, start, carried.as_ref()),
-                None => Remote::start(&self.program, start).map(|r| {
-                    self.remote = Some(r);
-                }),
-            };
-            if let Err(e) = begun {
-                self.remote = None;
-                self.fail(e);
-                return Ok(None);
+            // The worker started at a hand-over, or a first one.
+            let begun = match self.remote.take() {
+                Some(r) => Ok(r),
+                None => Remote::spawn(&self.program, false),
+            }
+            .and_then(|mut r| {
+                r.begin(&self.program, start, self.carried.take().as_ref())?;
+                Ok(r)
+            });
+            match begun {
+                Ok(r) => self.remote = Some(r),
+                Err(e) => {
+                    self.fail(e);
+                    return Ok(None);
+                }
             }
             self.served = 0;
         }

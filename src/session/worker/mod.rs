@@ -131,13 +131,6 @@ pub(super) struct Remote {
 const EXIT_GRACE: Duration = Duration::from_secs(2);
 
 impl Remote {
-    /// Starts `program` as a worker and sends it `start`.
-    pub(super) fn start(program: &Path, start: Start) -> Result<Remote, BenchError> {
-        let mut r = Remote::spawn(program, false)?;
-        r.begin(program, start, None)?;
-        Ok(r)
-    }
-
     /// Starts `program` as a worker, which then waits for its start
     /// ([`Remote::begin`]): a fresh worker starts while the one it succeeds packs what
     /// it gathered. As a probe process when `probe` (named [`PROBE_NAME`], with
