@@ -82,12 +82,10 @@ impl Budget {
 
     /// Once the budget is spent, why `inst` gets no more rounds.
     pub(super) fn spent(&self, inst: &Instance<'_>) -> Option<Why> {
-        match self.left_ns() {
-            Some(left) if left <= 0.0 => Some(Why::Budget {
-                outlook: self.outlook(inst).2,
-            }),
-            _ => None,
-        }
+        let left = self.left_ns()?;
+        (left <= 0.0).then(|| Why::Budget {
+            outlook: self.outlook(inst).2,
+        })
     }
 
     /// Past the profile's usual rounds (`max_rounds`), why `inst` gets no more when it

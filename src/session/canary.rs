@@ -11,16 +11,14 @@ use crate::os::sys;
 use crate::results::MachineStates;
 use crate::stats::{self, rounds};
 
-pub(super) const CANARY_BATCH: u64 = 500;
-pub(super) const CANARY_BATCHES: usize = 5;
-
-/// The getpid canary read with `h` where the calling thread runs, ns per call.
+/// The getpid canary read with `h` where the calling thread runs, ns per call: the
+/// median of 5 batches of 500.
 pub(crate) fn getpid_canary(h: &Harness<'_>) -> Result<f64, BenchError> {
     let mut b = body(|| {
         std::hint::black_box(sys::getpid());
         Ok(())
     });
-    h.canary(b.as_mut(), CANARY_BATCH, CANARY_BATCHES)
+    h.canary(b.as_mut(), 500, 5)
 }
 
 /// The canary's readings of the last [`method::BASE_WINDOW_NS`], thinned to one per

@@ -70,17 +70,6 @@ impl Floors {
         self.readings.len()
     }
 
-    /// The readings by where they were read (an instance's workers, or
-    /// [`PROBE_PROCESS`]).
-    fn by_place(&self) -> std::collections::BTreeMap<usize, Vec<Probes>> {
-        let mut by_place: std::collections::BTreeMap<usize, Vec<Probes>> =
-            Default::default();
-        for (at, p) in &self.readings {
-            by_place.entry(*at).or_default().push(*p);
-        }
-        by_place
-    }
-
     /// A kind's readings, each relative to the median of those read where it was (the
     /// same instance's workers, or the probe processes): so the spread is the
     /// machine's between rounds, processes and moments, not the difference between one
@@ -93,9 +82,13 @@ impl Floors {
         relative(self.places(kind).into_values().collect(), kind)
     }
 
-    /// The places that count for a kind ([`Floors::of_kept`]), as read.
+    /// The readings by where they were read (an instance's workers, or
+    /// [`PROBE_PROCESS`]), of the places that count for a kind ([`Floors::of_kept`]).
     fn places(&self, kind: WorkKind) -> std::collections::BTreeMap<usize, Vec<Probes>> {
-        let mut by_place = self.by_place();
+        let mut by_place = std::collections::BTreeMap::<usize, Vec<Probes>>::new();
+        for (at, p) in &self.readings {
+            by_place.entry(*at).or_default().push(*p);
+        }
         // Counted as `relative` will count them: a place with fewer than
         // [`MIN_AT_PLACE`] readings gives none (early in a catalogue, most instances'
         // workers have read one or two).

@@ -31,8 +31,7 @@ impl Session {
         let mut interrupted = false;
         // Which results `concluded` has been told of.
         let mut told = vec![false; all.len()];
-        // `waited`: its visits that waited out a slow spell, counted among its rounds
-        // measured again (its result as told says so, as the one returned does).
+        // `waited` counts among its rounds measured again, as in the result returned.
         let mut tell = |i: usize, inst: &Instance<'_>, waited: u32| {
             if let Some(r) = inst.concluded().filter(|_| !told[i]) {
                 told[i] = true;
@@ -80,11 +79,6 @@ impl Session {
                     name: all[i].bench().name(),
                     params: all[i].params(),
                 });
-                // In a slow episode, keep reading for a while for it to pass (the
-                // round is measured again if it does not). Only the first reading of a
-                // visit describes the machine: the readings of the wait are taken
-                // because the machine was slow, and counting them would let a slow
-                // spell raise the limit after a few visits.
                 let limit = window.limit();
                 let Ok(canary) = self.canary_before(limit, machine, window) else {
                     interrupted = true;
@@ -172,13 +166,10 @@ impl Session {
         instances: &'a [(&'a dyn Bench, Params)],
         cap: usize,
     ) -> (Vec<Instance<'a>>, Vec<WorkKind>, Vec<bool>) {
-        let mut all: Vec<Instance<'a>> = instances
+        let all = instances
             .iter()
-            .map(|(b, params)| Instance::new(*b, params, &self.opts.workers))
+            .map(|(b, params)| Instance::new(*b, params, &self.opts.workers, cap))
             .collect();
-        for i in &mut all {
-            i.set_max_rounds(cap);
-        }
         let kinds = instances
             .iter()
             .map(|(b, params)| crate::bench::work_kind(b.name(), params))

@@ -42,7 +42,7 @@ pub(super) struct Away<'b> {
 }
 
 /// Where an instance stands, for the budget (see [`Instance::progress`]).
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 pub(super) struct Progress {
     /// Rounds measured.
     pub rounds: usize,
@@ -57,10 +57,12 @@ pub(super) struct Progress {
 }
 
 impl<'b> Instance<'b> {
+    /// An instance of `bench` with `params` that gets at most `max_rounds` rounds.
     pub(super) fn new(
         bench: &'b dyn Bench,
         params: &Params,
         workers: &Workers,
+        max_rounds: usize,
     ) -> Instance<'b> {
         match workers {
             Workers::Exec { program, rounds } if in_catalogue(bench) => {
@@ -79,17 +81,17 @@ impl<'b> Instance<'b> {
                     carried: None,
                     result: None,
                     samples: None,
-                    max_rounds: 0,
+                    max_rounds,
                     progress: Progress {
-                        rounds: 0,
                         ci: f64::INFINITY,
-                        floor: 0.0,
-                        spent_ns: 0.0,
-                        held: Held::default(),
+                        ..Progress::default()
                     },
                 }))
             }
-            _ => Instance::Here(Box::new(Slot::new(bench, params))),
+            _ => Instance::Here(Box::new(Slot {
+                max_rounds,
+                ..Slot::new(bench, params)
+            })),
         }
     }
 
@@ -125,17 +127,7 @@ impl<'b> Instance<'b> {
         }
     }
 
-    /// Gives it at most `n` rounds.
-    pub(super) fn set_max_rounds(&mut self, n: usize) {
-        match self {
-            Instance::Here(s) => s.max_rounds = n,
-            Instance::Away(a) => a.max_rounds = n,
-        }
-    }
-
-    /// What deciding who gets more rounds needs: the rounds measured, the interval's
-    /// relative half-width and floor at the last look, and the wall time its
-    /// visits took (ns).
+    /// Where it stands, for deciding who gets more rounds.
     pub(super) fn progress(&self) -> Progress {
         match self {
             Instance::Here(s) => Progress {
@@ -153,12 +145,7 @@ impl<'b> Instance<'b> {
     pub(super) fn stop(&mut self, session: &Session, why: Why) {
         match self {
             Instance::Here(s) => s.stopped = Some(why),
-            Instance::Away(a) => {
-                a.finish(false, Some(why));
-                if let Some(r) = a.result.as_mut() {
-                    session.keep(r, a.samples.take());
-                }
-            }
+            Instance::Away(a) => a.finish_kept(session, Some(why)),
         }
     }
 
@@ -184,7 +171,10 @@ impl<'b> Instance<'b> {
     ) -> Result<Option<Probes>, BenchError> {
         match self {
             Instance::Here(slot) => {
-                let mut flag = |s: &mut [Sample], e: Expect| session.flag_here(s, e);
+                let mut flag = |s: &mut [Sample], e: Expect| match &session.kernel {
+                    Ok(w) => w.borrow_mut().flag(s, e),
+                    Err(_) => Ok(()),
+                };
                 let mut env = Env {
                     clock: session.clock.as_ref(),
                     settings: session.settings,
@@ -244,7 +234,7 @@ impl Away<'_> {
             // Its term is over: a fresh worker takes up what this one gathered. It
             // starts while this one packs (no round is being measured meanwhile).
             if let Some(old) = self.remote.take() {
-                let handed = Remote::spawn(&self.program).and_then(|next| {
+                let handed = Remote::spawn(&self.program, false).and_then(|next| {
                     let carried = old.hand()?;
                     Ok((next, carried))
                 });
@@ -263,24 +253,30 @@ impl Away<'_> {
         if self.remote.is_none() || self.carried.is_some() {
             let mut start = session.start_for(self.bench.name(), &self.params, begin);
             start.max_rounds = self.max_rounds;
-            let carried = self.carried.take();
-            let begun = match self.remote.as_mut() {
-                Some(r) => r.begin(&self.program, start, carried.as_ref()),
-                None => Remote::start(&self.program, start).map(|r| {
-                    self.remote = Some(r);
-                }),
-            };
-            if let Err(e) = begun {
-                self.remote = None;
-                self.fail(e);
-                return Ok(None);
+            // The worker started at a hand-over, or a first one.
+            let begun = match self.remote.take() {
+                Some(r) => Ok(r),
+                None => Remote::spawn(&self.program, false),
+            }
+            .and_then(|mut r| {
+                r.begin(&self.program, start, self.carried.take().as_ref())?;
+                Ok(r)
+            });
+            match begun {
+                Ok(r) => self.remote = Some(r),
+                Err(e) => {
+                    self.fail(e);
+                    return Ok(None);
+                }
             }
             self.served = 0;
         }
         let remote = self.remote.as_mut().expect("started above");
         let scratch = |len: u64| session.context.scratch(len);
-        let mut flag =
-            |tid: u32, s: &mut [Sample], e: Expect| session.flag_there(tid, s, e);
+        let mut flag = |tid: u32, s: &mut [Sample], e: Expect| match &session.kernel {
+            Ok(w) => w.borrow_mut().flag_thread(tid, s, e),
+            Err(_) => Ok(()),
+        };
         let mut services = Services {
             scratch: &scratch,
             flag: Some(&mut flag),
@@ -301,10 +297,7 @@ impl Away<'_> {
             }
             Ok((false, _, _, probes)) => {
                 // Done: its result now, and the worker gone.
-                self.finish(false, None);
-                if let Some(r) = self.result.as_mut() {
-                    session.keep(r, self.samples.take());
-                }
+                self.finish_kept(session, None);
                 Ok(probes)
             }
             Err(BenchError::Interrupted) => Err(BenchError::Interrupted),
@@ -332,6 +325,14 @@ impl Away<'_> {
                 }
                 Err(e) => self.fail(e),
             }
+        }
+    }
+
+    /// [`Away::finish`], its result and samples then kept by the session.
+    fn finish_kept(&mut self, session: &Session, stopped: Option<Why>) {
+        self.finish(false, stopped);
+        if let Some(r) = self.result.as_mut() {
+            session.keep(r, self.samples.take());
         }
     }
 

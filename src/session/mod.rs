@@ -95,6 +95,7 @@ pub enum Cull {
 }
 
 /// What [`Session::run_all`] measured.
+#[derive(Default)]
 pub struct Outcome {
     /// One result per instance that was measured (or skipped, or failed), in the order
     /// asked for; on an interruption, those with at least one round.
@@ -186,12 +187,9 @@ impl Session {
             0 => None,
             n => Some(Load::start(n).context("starting the background load (--load)")?),
         };
-        let pin = match opts.cpu {
-            Some(c) => {
-                Some(Pin::to(c).with_context(|| format!("pinning to CPU {c} (--cpu)"))?)
-            }
-            None => None,
-        };
+        let pin = (opts.cpu)
+            .map(|c| Pin::to(c).with_context(|| format!("pinning to CPU {c} (--cpu)")))
+            .transpose()?;
         // Only a clock the user named can be refused: a usage error (exit 2).
         let (clock, why) = clock::choose(opts.clock, opts.invariant_tsc)
             .map_err(|e| anyhow::Error::new(crate::error::UsageError::new(e)))?;
@@ -323,6 +321,10 @@ impl Session {
     /// The harness configuration, for the result document.
     pub fn harness_info(&self) -> HarnessInfo {
         let p = self.settings.profile;
+        let rounds_per_worker = match self.opts.workers {
+            Workers::Exec { rounds, .. } => Some(rounds),
+            Workers::Inline => None,
+        };
         HarnessInfo {
             profile: p.name.to_string(),
             warmup_ns: p.warmup_ns,
@@ -350,14 +352,8 @@ impl Session {
             },
             budget_ns: (p.budget_ns > 0).then_some(p.budget_ns),
             budget_max_rounds: (p.budget_ns > 0).then_some(p.budget_max_rounds),
-            workers: match self.opts.workers {
-                Workers::Exec { .. } => Some("process".to_string()),
-                Workers::Inline => None,
-            },
-            rounds_per_worker: match self.opts.workers {
-                Workers::Exec { rounds, .. } => Some(rounds),
-                Workers::Inline => None,
-            },
+            workers: rounds_per_worker.map(|_| "process".to_string()),
+            rounds_per_worker,
         }
     }
 
@@ -397,16 +393,14 @@ impl Session {
 
     /// Copies every later result of [`Session::run`] into `journal`.
     pub fn record_to(mut self, journal: &Journal) -> Session {
-        {
-            let mut e = journal.entries();
-            if e.clock.is_none() {
-                e.clock = Some(self.clock_info.clone());
-                // One instance at a time (`Session::run`) has no time budget.
-                let mut h = self.harness_info();
-                h.budget_ns = None;
-                h.budget_max_rounds = None;
-                e.harness = Some(h);
-            }
+        let mut e = journal.entries();
+        if e.clock.is_none() {
+            e.clock = Some(self.clock_info.clone());
+            // One instance at a time (`Session::run`) has no time budget.
+            let mut h = self.harness_info();
+            h.budget_ns = None;
+            h.budget_max_rounds = None;
+            e.harness = Some(h);
         }
         self.journal = Some(journal.clone());
         self
@@ -446,11 +440,7 @@ impl Session {
         concluded: &mut dyn FnMut(usize, &BenchResult),
         spread: bool,
     ) -> Result<Outcome, BenchError> {
-        let mut out = Outcome {
-            results: Vec::new(),
-            machine: MachineStates::default(),
-            interrupted: false,
-        };
+        let mut out = Outcome::default();
         let mut machine: Vec<f64> = Vec::new();
         let mut window = self.window.borrow_mut();
         let mut rng = SplitMix(self.seed);
@@ -564,12 +554,8 @@ impl Session {
     fn start_for(&self, bench: &str, params: &Params, begin: u64) -> worker::wire::Start {
         worker::wire::Start {
             bench: bench.to_string(),
-            params: params
-                .0
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.clone()))
-                .collect(),
-            profile: (&self.settings.profile).into(),
+            params: owned(params).collect(),
+            profile: self.settings.profile,
             clock: self.clock_info.name.clone(),
             ns_per_tick: self.clock_info.ns_per_tick,
             granularity_ns: self.settings.granularity_ns,
@@ -587,31 +573,6 @@ impl Session {
             home: self.home.get(),
         }
     }
-
-    /// The measuring environment of an instance measured in this process.
-    fn flag_here(
-        &self,
-        samples: &mut [Sample],
-        expect: Expect,
-    ) -> Result<(), BenchError> {
-        match &self.kernel {
-            Ok(w) => w.borrow_mut().flag(samples, expect),
-            Err(_) => Ok(()),
-        }
-    }
-
-    /// The kernel's verdict on a worker's samples.
-    fn flag_there(
-        &self,
-        tid: u32,
-        samples: &mut [Sample],
-        expect: Expect,
-    ) -> Result<(), BenchError> {
-        match &self.kernel {
-            Ok(w) => w.borrow_mut().flag_thread(tid, samples, expect),
-            Err(_) => Ok(()),
-        }
-    }
 }
 
 /// How many of the CPUs a run may use its canary is read on, for the next worker to
@@ -622,8 +583,7 @@ pub const HOMES: usize = 2;
 const FIRST_PROBES: usize = 24;
 
 /// How many instances are measured together at most, in one group (each may hold a
-/// worker process and its socket): the whole catalogue is measured in groups of about
-/// this size, so that its first rows are written within seconds.
+/// worker process and its socket).
 pub const GROUP: usize = 64;
 
 /// What [`Session::run_all`] is about to measure.
@@ -659,6 +619,11 @@ impl SplitMix {
             v.swap(i, j);
         }
     }
+}
+
+/// `params` as owned names and values (for a result, or a worker's start).
+fn owned(params: &Params) -> impl Iterator<Item = (String, String)> + '_ {
+    params.0.iter().map(|(k, v)| (k.to_string(), v.clone()))
 }
 
 fn check_interrupt() -> Result<(), BenchError> {

@@ -119,31 +119,17 @@ pub(super) fn serve(
     };
     let b = worker::params_of(bench, &other)?;
     let _home = worker::home_pin(bench, &start.params)?;
-    let clock: Box<dyn Clock + Sync> = match start.clock.as_str() {
-        #[cfg(target_arch = "x86_64")]
-        "tsc" => Box::new(crate::harness::clock::Tsc::with_rate(start.ns_per_tick)),
-        _ => Box::new(crate::harness::clock::Monotonic),
-    };
-    let mut settings =
-        Settings::new(start.profile.profile(), start.granularity_ns.max(1.0))
-            .with_resolution(start.resolution_ns);
-    settings.batch = start.batch;
+    let clock = worker::clock_of(start)?;
     let cx = worker::context_of(start, stream);
     let measured = measure_round(
         bench,
         (&a, &b),
         pair.home,
         clock.as_ref(),
-        settings,
+        worker::settings_of(start),
         (&cx, session),
     );
-    let reply = match measured {
-        Ok(pairs) => wire::Reply::Paired { pairs, error: None },
-        Err(e) => wire::Reply::Paired {
-            pairs: Vec::new(),
-            error: Some((&e).into()),
-        },
-    };
+    let reply = wire::Reply::Paired(measured.map_err(|e| (&e).into()));
     wire::send(link, &reply)?;
     Ok(())
 }
@@ -216,11 +202,7 @@ impl Session {
                 let begin = self.clock.now();
                 let pair = wire::PairStart {
                     start: self.start_for(bench.name(), a, begin),
-                    other: b
-                        .0
-                        .iter()
-                        .map(|(k, v)| (k.to_string(), v.clone()))
-                        .collect(),
+                    other: super::owned(b).collect(),
                     home,
                 };
                 worker::Remote::pair(program, pair, &|len| self.context.scratch(len))
@@ -266,14 +248,19 @@ mod tests {
         );
     }
 
-    #[test]
-    fn an_operation_against_itself_reads_near_one_with_one_inside_its_interval() {
+    /// A session of `profile` measuring in this process on the monotonic clock.
+    fn inline(profile: crate::harness::Profile) -> Session {
         let opts = super::super::SessionOptions {
             clock: crate::harness::clock::ClockChoice::Monotonic,
             workers: Workers::Inline,
-            ..super::super::SessionOptions::new(crate::harness::Profile::QUICK, false)
+            ..super::super::SessionOptions::new(profile, false)
         };
-        let session = Session::start(opts).unwrap();
+        Session::start(opts).unwrap()
+    }
+
+    #[test]
+    fn an_operation_against_itself_reads_near_one_with_one_inside_its_interval() {
+        let session = inline(crate::harness::Profile::QUICK);
         let bench = crate::bench::find("ipc.pipe.self").unwrap();
         let p = params(&[("share", "pipe-per-copy"), ("via", "libc")]);
         let got = session.pair(bench, &p, &p, "via=libc").unwrap();
@@ -288,12 +275,7 @@ mod tests {
 
     #[test]
     fn a_side_bound_to_its_thread_is_measured_from_a_thread_of_its_own() {
-        let opts = super::super::SessionOptions {
-            clock: crate::harness::clock::ClockChoice::Monotonic,
-            workers: Workers::Inline,
-            ..super::super::SessionOptions::new(crate::harness::Profile::SMOKE, false)
-        };
-        let session = Session::start(opts).unwrap();
+        let session = inline(crate::harness::Profile::SMOKE);
         let bench = crate::bench::find("ipc.pipe.self").unwrap();
         let p = params(&[("share", "pipe-per-copy"), ("via", "libc")]);
         let rounds: Vec<RoundPairs> = (0..3)

@@ -81,7 +81,8 @@ pub struct Carried {
     /// nothing from any round but the one its own measurement happens to land on.
     overhead_ticks: Option<(u64, Vec<u64>)>,
     pub(super) plan: Plan,
-    /// Travels apart, packed (see [`Carried::samples`]).
+    /// Travels apart from the rest, packed (see [`crate::harness::packed`]): the rest
+    /// is encoded as CBOR, they are streamed.
     #[serde(skip)]
     pub(super) samples: Vec<Sample>,
     /// The canary read before each kept round.
@@ -109,19 +110,6 @@ pub struct Carried {
     pub(super) processes: u32,
     /// Their highest peak resident size, KiB.
     pub(super) peak_kib: Option<u64>,
-}
-
-impl Carried {
-    /// Its samples, which travel apart from the rest (packed, see
-    /// [`crate::harness::packed`]): the rest is encoded as CBOR, they are streamed.
-    pub(crate) fn samples(&self) -> &[Sample] {
-        &self.samples
-    }
-
-    /// It with `samples` as its samples (read back apart from the rest).
-    pub(crate) fn with_samples(self, samples: Vec<Sample>) -> Carried {
-        Carried { samples, ..self }
-    }
 }
 
 /// How far above the run's base state, %, the canary read before a result's kept
@@ -188,11 +176,7 @@ impl<'b> Slot<'b> {
     pub(super) fn new(bench: &'b dyn Bench, params: &Params) -> Slot<'b> {
         let result = BenchResult {
             name: bench.name().to_string(),
-            params: params
-                .0
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.clone()))
-                .collect(),
+            params: owned(params).collect(),
             entry: crate::bench::via::entry(bench.name(), params),
             op: "call".into(),
             unit: "ns".into(),
@@ -280,15 +264,14 @@ impl<'b> Slot<'b> {
     /// Warms the body for a round: the first round calibrates the batch and times the
     /// empty loop's overhead; later ones warm it (unless the last batch was as long as
     /// the warm-up and the process has run the body before: its code and data are then
-    /// warm) and time the empty loop again for this round. Returns the batch and the
-    /// overhead.
+    /// warm) and time the empty loop again for this round. Returns the batch.
     fn warm(
         &mut self,
         h: &Harness<'_>,
         body: &mut dyn crate::harness::Body,
         plan: Plan,
         round: u32,
-    ) -> Result<(u64, Overhead), BenchError> {
+    ) -> Result<u64, BenchError> {
         let p = h.settings().profile;
         let (k, overhead) = match self.c.setup.clone() {
             Some(mut s) => {
@@ -311,8 +294,8 @@ impl<'b> Slot<'b> {
             }
         };
         self.c.plan = plan;
-        self.c.setup = Some((k, overhead.clone()));
-        Ok((k, overhead))
+        self.c.setup = Some((k, overhead));
+        Ok(k)
     }
 
     /// One round: sets the benchmark up anew, warms it (calibrating the batch and the
@@ -336,19 +319,17 @@ impl<'b> Slot<'b> {
                 .visit_copies(env, round, begin, canary, copies)
                 .map(|()| true);
         }
-        // The canary stands for the rounds' machine only where it decides their redo:
-        // not for a free placement's (another CPU's) nor while explaining.
-        if limit > 0.0 && !self.free && env.explain.is_none() {
+        // The canary decides a round's redo, and stands for the rounds' machine, only
+        // where it describes their CPU and their rounds are not fixed: not for a free
+        // placement's rounds (another CPU's), nor while explaining.
+        let gated = limit > 0.0 && !self.free && env.explain.is_none();
+        if gated {
             self.c.limit_seen = limit;
         }
         let p = env.settings.profile;
         // A round waits for a later visit when the canary before it reads above the
-        // limit (at most as many times as rounds are kept; never for a free placement's
-        // rounds, whose canary describes another CPU, nor while explaining, whose
-        // rounds are fixed).
-        let may_redo = limit > 0.0
-            && !self.free
-            && env.explain.is_none()
+        // limit, at most as many times as rounds are kept.
+        let may_redo = gated
             && self.c.redone
                 < method::REDO_PER_KEPT * self.c.rounds.max(p.min_rounds as u32);
         if may_redo && canary > limit {
@@ -372,7 +353,7 @@ impl<'b> Slot<'b> {
         self.c.setup_ns += c.to_ns(t_prepared.wrapping_sub(t0));
         self.c.result.op = prepared.op.to_string();
         let (mut body, plan) = (prepared.body, prepared.plan);
-        let (k, overhead) = self.warm(&h, body.as_mut(), plan, round)?;
+        let k = self.warm(&h, body.as_mut(), plan, round)?;
         // The machine's probes, in this process warmed for its round, just before its
         // samples (after them, they would read what the round left behind: a ring's
         // children exiting, a file's pages, caches full of the benchmark's data). A
@@ -414,11 +395,17 @@ impl<'b> Slot<'b> {
         self.c.elapsed_ns += c.to_ns(t2.wrapping_sub(t1));
         self.c.setup_ns += c.to_ns(c.now().wrapping_sub(t2));
         self.after = prepared.after;
+        self.count_round(&h, p);
+        Ok(true)
+    }
+
+    /// Counts the round just measured and, at a look ([`Profile::looks_at`]),
+    /// concludes the instance when it converged or reached its cap.
+    pub(super) fn count_round(&mut self, h: &Harness<'_>, p: Profile) {
         self.c.rounds += 1;
         let (rounds, cap) = (self.c.rounds as usize, self.cap(p));
-        if p.looks_at(rounds, cap) {
-            let (a, ok, why) = h.conclude(&self.c.samples, k, &overhead, plan);
-            let (ok, why) = self.unless_slow(ok, why);
+        if let (true, Some((k, overhead))) = (p.looks_at(rounds, cap), &self.c.setup) {
+            let (a, ok, why) = self.conclude(h, *k, overhead);
             self.c.last_ci = a.own_relative_ci();
             self.c.last_floor = a.relative_clock_floor();
             // A free placement whose rounds found the tasks both on one CPU and on
@@ -427,18 +414,23 @@ impl<'b> Slot<'b> {
                 self.concluded = Some((a, ok, why));
             }
         }
-        Ok(true)
     }
 
-    /// A verdict `(ok, why)`, not converged when its kept rounds met the machine in a
-    /// slow state ([`slow_rounds`]).
-    fn unless_slow(&self, ok: bool, mut why: Vec<Why>) -> (bool, Vec<Why>) {
+    /// The verdict on its samples so far, not converged when its kept rounds met the
+    /// machine in a slow state ([`slow_rounds`]).
+    fn conclude(
+        &self,
+        h: &Harness<'_>,
+        k: u64,
+        overhead: &Overhead,
+    ) -> (Analysis, bool, Vec<Why>) {
+        let (a, ok, mut why) = h.conclude(&self.c.samples, k, overhead, self.c.plan);
         match slow_rounds(&self.c.canaries, self.c.limit_seen) {
             Some(above_pct) => {
                 verdict::add(&mut why, Why::SlowState { above_pct });
-                (false, why)
+                (a, false, why)
             }
-            None => (ok, why),
+            None => (a, ok, why),
         }
     }
 
@@ -458,17 +450,13 @@ impl<'b> Slot<'b> {
     pub(super) fn end(&mut self, e: BenchError) {
         self.ended = true;
         self.c.samples = Vec::new();
-        match e {
-            BenchError::Skip(why) => {
-                self.c.result.status = Status::Skipped;
-                self.c.result.reason = Some(why);
-            }
-            BenchError::Failed(why) => {
-                self.c.result.status = Status::Failed;
-                self.c.result.reason = Some(why);
-            }
-            BenchError::Interrupted => {}
-        }
+        let (status, why) = match e {
+            BenchError::Skip(why) => (Status::Skipped, why),
+            BenchError::Failed(why) => (Status::Failed, why),
+            BenchError::Interrupted => return,
+        };
+        self.c.result.status = status;
+        self.c.result.reason = Some(why);
     }
 
     /// The result: measured (concluded now if the run ended early), skipped or failed;
@@ -486,13 +474,11 @@ impl<'b> Slot<'b> {
         if self.c.samples.is_empty() {
             return None;
         }
-        let held_by = h.holding(self.held);
-        let h = &held_by;
+        let h = &h.holding(self.held);
         let (analysis, mut converged, mut why) = match self.concluded.take() {
             Some(c) => c,
             None => {
-                let (a, ok, why) = h.conclude(&self.c.samples, k, &overhead, self.c.plan);
-                let (mut ok, mut why) = self.unless_slow(ok, why);
+                let (a, mut ok, mut why) = self.conclude(h, k, &overhead);
                 if interrupted {
                     verdict::add(&mut why, Why::Interrupted);
                     ok = false;
@@ -539,30 +525,14 @@ impl<'b> Slot<'b> {
                 Err(BenchError::Interrupted) => {}
             }
         }
-        let canary = canary(&self.c.canaries);
-        let copies = self.copies.map(|c| self.copy_figures(h, &m, c));
-        match measured(m, canary, keep_samples) {
-            Ok(mut x) => {
-                x.rounds_redone = self.c.redone;
-                x.slow_state_pct = slow_rounds(&self.c.canaries, self.c.limit_seen);
-                let p = h.settings().profile;
-                x.work = self.held.kind;
-                x.target_pct = Some(self.held.target(&p) * 100.0);
-                x.floor_pct =
-                    (self.held.allows > 0.0).then_some(self.held.allows * 100.0);
-                x.reach_pct = x.floor_pct;
-                x.setup_ns = self.c.setup_ns;
-                x.after_ns = self.after_ns;
-                x.stop_reason = x.verdict_text();
-                x.copies = copies;
+        let failed = match self.measured(m, h, keep_samples) {
+            Ok(x) => {
                 self.c.result.measured = Some(x);
+                None
             }
-            Err(e) => {
-                self.c.result.status = Status::Failed;
-                self.c.result.reason = Some(e.to_string());
-            }
-        }
-        if let Some(why) = after_failed {
+            Err(e) => Some(e.to_string()),
+        };
+        if let Some(why) = after_failed.or(failed) {
             self.c.result.status = Status::Failed;
             self.c.result.reason = Some(why);
         }
@@ -570,7 +540,7 @@ impl<'b> Slot<'b> {
     }
 }
 
-pub(super) fn canary(readings: &[f64]) -> Option<Canary> {
+fn canary(readings: &[f64]) -> Option<Canary> {
     let (&first, &last) = (readings.first()?, readings.last()?);
     let lo = readings.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = readings.iter().copied().fold(f64::NEG_INFINITY, f64::max);
@@ -584,87 +554,93 @@ pub(super) fn canary(readings: &[f64]) -> Option<Canary> {
     })
 }
 
-pub(super) fn measured(
-    m: Measurement,
-    canary: Option<Canary>,
-    keep_samples: bool,
-) -> Result<Measured, BenchError> {
-    let a = m.analysis;
-    let source = a.source();
-    let raw = a
-        .raw
-        .clone()
-        .ok_or_else(|| BenchError::Failed("no samples were taken".into()))?;
-    let est = a.estimate.clone();
-    let median_ns = a.figure();
-    let samples = keep_samples.then(|| Samples {
-        per_op_ns: a.per_op_ns.clone(),
-        at_ns: m.samples.iter().map(|s| s.at_ns).collect(),
-        round: m.samples.iter().map(|s| s.round).collect(),
-        flags: a
-            .flags
-            .iter()
-            .map(|f| (f.mad as u8) << 1 | (f.perturbed as u8) << 2)
-            .collect(),
-        invol_switches: m.samples.iter().map(|s| s.usage.invol_switches).collect(),
-        vol_switches: m.samples.iter().map(|s| s.usage.vol_switches).collect(),
-        faults: m
-            .samples
-            .iter()
-            .map(|s| s.usage.minor_faults + s.usage.major_faults)
-            .collect(),
-    });
-    Ok(Measured {
-        median_ns,
-        ci_low_ns: est.as_ref().map_or(raw.ci_low, |e| e.ci_low),
-        ci_high_ns: est.as_ref().map_or(raw.ci_high, |e| e.ci_high),
-        round_sd_ns: est.as_ref().map_or(0.0, |e| e.sd),
-        round_spread: est.as_ref().map_or(0.0, |e| e.spread()),
-        rounds: a.rounds,
-        states: a.states,
-        clean: a.clean,
-        raw,
-        counts: a.counts,
-        center_ns: a.center_ns,
-        batch: m.batch,
-        operations: a.operations,
-        overhead: m.overhead,
-        accounting: a.accounting,
-        converged: m.converged,
-        stop_reason: String::new(),
-        why: m.why,
-        interval_source: Some(source),
-        levels: a.levels,
-        modes: a.modes,
-        canary,
-        warmup_ns: m.warmup_ns,
-        elapsed_ns: m.elapsed_ns,
-        setup_ns: 0.0,
-        after_ns: 0.0,
-        samples,
-        between_runs: None,
-        copies: None,
-        kernel: a.kernel,
-        basis: a.basis,
-        worker_peak_kib: None,
-        worker_processes: 0,
-        rounds_redone: 0,
-        slow_state_pct: None,
-        work: None,
-        target_pct: None,
-        floor_pct: None,
-        reach_pct: None,
-        own_ci_low_ns: a.own.map(|o| o.0),
-        own_ci_high_ns: a.own.map(|o| o.1),
-        paired: None,
-    })
+impl Slot<'_> {
+    /// The figures of a finished measurement, with what the run held it to.
+    fn measured(
+        &self,
+        m: Measurement,
+        h: &Harness<'_>,
+        keep_samples: bool,
+    ) -> Result<Measured, BenchError> {
+        let copies = self.copies.map(|c| self.copy_figures(h, &m, c));
+        let a = m.analysis;
+        let source = a.source();
+        let raw = a
+            .raw
+            .clone()
+            .ok_or_else(|| BenchError::Failed("no samples were taken".into()))?;
+        let est = a.estimate.clone();
+        let median_ns = a.figure();
+        let samples = keep_samples.then(|| Samples {
+            per_op_ns: a.per_op_ns.clone(),
+            at_ns: m.samples.iter().map(|s| s.at_ns).collect(),
+            round: m.samples.iter().map(|s| s.round).collect(),
+            flags: a
+                .flags
+                .iter()
+                .map(|f| (f.mad as u8) << 1 | (f.perturbed as u8) << 2)
+                .collect(),
+            invol_switches: m.samples.iter().map(|s| s.usage.invol_switches).collect(),
+            vol_switches: m.samples.iter().map(|s| s.usage.vol_switches).collect(),
+            faults: m
+                .samples
+                .iter()
+                .map(|s| s.usage.minor_faults + s.usage.major_faults)
+                .collect(),
+        });
+        let floor_pct = (self.held.allows > 0.0).then_some(self.held.allows * 100.0);
+        let mut x = Measured {
+            median_ns,
+            ci_low_ns: est.as_ref().map_or(raw.ci_low, |e| e.ci_low),
+            ci_high_ns: est.as_ref().map_or(raw.ci_high, |e| e.ci_high),
+            round_sd_ns: est.as_ref().map_or(0.0, |e| e.sd),
+            round_spread: est.as_ref().map_or(0.0, |e| e.spread()),
+            rounds: a.rounds,
+            states: a.states,
+            clean: a.clean,
+            raw,
+            counts: a.counts,
+            center_ns: a.center_ns,
+            batch: m.batch,
+            operations: a.operations,
+            overhead: m.overhead,
+            accounting: a.accounting,
+            converged: m.converged,
+            stop_reason: String::new(),
+            why: m.why,
+            interval_source: Some(source),
+            levels: a.levels,
+            modes: a.modes,
+            canary: canary(&self.c.canaries),
+            warmup_ns: m.warmup_ns,
+            elapsed_ns: m.elapsed_ns,
+            setup_ns: self.c.setup_ns,
+            after_ns: self.after_ns,
+            samples,
+            between_runs: None,
+            copies,
+            kernel: a.kernel,
+            basis: a.basis,
+            worker_peak_kib: None,
+            worker_processes: 0,
+            rounds_redone: self.c.redone,
+            slow_state_pct: slow_rounds(&self.c.canaries, self.c.limit_seen),
+            work: self.held.kind,
+            target_pct: Some(self.held.target(&h.settings().profile) * 100.0),
+            floor_pct,
+            reach_pct: floor_pct,
+            own_ci_low_ns: a.own.map(|o| o.0),
+            own_ci_high_ns: a.own.map(|o| o.1),
+            paired: None,
+        };
+        x.stop_reason = x.verdict_text();
+        Ok(x)
+    }
 }
 
-/// The rounds of one kind of placement.
+/// The rounds of one kind of placement (all tasks on one CPU, or on several).
 #[derive(Default)]
 struct Kind {
-    /// All tasks on one CPU.
-    one: bool,
     figures: Vec<f64>,
     rounds: usize,
     migrations: u64,
@@ -685,54 +661,36 @@ fn placed(places: &[RoundPlace], a: &Analysis) -> Option<(Vec<Fact>, Option<Stri
     if places.is_empty() {
         return None;
     }
-    let mut kinds: Vec<Kind> = Vec::new();
+    // All tasks on one CPU, then on several.
+    let mut kinds: [Kind; 2] = Default::default();
     for p in places {
-        let one = p.cpus.len() <= 1;
         let figure = a
             .rounds
             .iter()
             .find(|r| r.round == p.round)
             .and_then(|r| r.median_ns);
-        let i = match kinds.iter().position(|k| k.one == one) {
-            Some(i) => i,
-            None => {
-                kinds.push(Kind {
-                    one,
-                    ..Kind::default()
-                });
-                kinds.len() - 1
-            }
-        };
-        let k = &mut kinds[i];
+        let k = &mut kinds[usize::from(p.cpus.len() > 1)];
         k.figures.extend(figure);
         k.rounds += 1;
         k.migrations += p.migrations;
         k.cpus.extend(&p.cpus);
-        k.cpus.sort_unstable();
-        k.cpus.dedup();
     }
-    kinds.sort_by_key(|k| !k.one);
     let total = places.len();
     let mut facts = Vec::new();
     let mut words = Vec::new();
-    for Kind {
-        one,
-        figures,
-        rounds,
-        migrations,
-        cpus,
-    } in &kinds
-    {
-        if figures.is_empty() {
+    let names = [
+        ("placed_one_cpu", "one CPU"),
+        ("placed_several_cpus", "several CPUs"),
+    ];
+    for (mut k, (name, what)) in kinds.into_iter().zip(names) {
+        if k.figures.is_empty() {
             continue;
         }
-        let mean = figures.iter().sum::<f64>() / figures.len() as f64;
-        let (name, what) = if *one {
-            ("placed_one_cpu", "one CPU")
-        } else {
-            ("placed_several_cpus", "several CPUs")
-        };
-        let cpus: Vec<String> = cpus.iter().map(u32::to_string).collect();
+        let (rounds, migrations) = (k.rounds, k.migrations);
+        let mean = k.figures.iter().sum::<f64>() / k.figures.len() as f64;
+        k.cpus.sort_unstable();
+        k.cpus.dedup();
+        let cpus: Vec<String> = k.cpus.iter().map(u32::to_string).collect();
         facts.push(Fact::new(
             name,
             mean,

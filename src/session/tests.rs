@@ -69,23 +69,22 @@ fn a_failure_after_the_measurement_keeps_the_measurement() {
     assert!(median > 0.0 && median < 1e6, "{median}");
 }
 
-/// One round of `slot` in `session`, as a worker measures it: whether it was kept.
-fn visit_in(
+/// Visits a slot in `session` as a worker does, in a run begun now: `(slot, round,
+/// canary, limit)`, whether the round was kept.
+fn visitor(
     session: &Session,
-    slot: &mut slot::Slot<'_>,
-    begin: u64,
-    round: u32,
-    canary: f64,
-    limit: f64,
-) -> bool {
-    let mut env = slot::Env {
-        clock: session.clock.as_ref(),
-        settings: session.settings,
-        context: &session.context,
-        flag: None,
-        explain: None,
-    };
-    slot.visit(&mut env, round, begin, canary, limit).unwrap()
+) -> impl Fn(&mut slot::Slot<'_>, u32, f64, f64) -> bool + '_ {
+    let begin = session.clock.now();
+    move |slot, round, canary, limit| {
+        let mut env = slot::Env {
+            clock: session.clock.as_ref(),
+            settings: session.settings,
+            context: &session.context,
+            flag: None,
+            explain: None,
+        };
+        slot.visit(&mut env, round, begin, canary, limit).unwrap()
+    }
 }
 
 #[test]
@@ -93,10 +92,7 @@ fn a_round_in_a_slow_state_is_measured_again_but_only_so_often() {
     let session = smoke_session();
     let params = crate::bench::Params(vec![]);
     let mut slot = slot::Slot::new(&FAILS_AFTER, &params);
-    let begin = session.clock.now();
-    let visit = |slot: &mut slot::Slot<'_>, round: u32, canary: f64, limit: f64| {
-        visit_in(&session, slot, begin, round, canary, limit)
-    };
+    let visit = visitor(&session);
     // The canary before the round read above the limit: not kept, as often as
     // method::REDO_PER_KEPT times the profile's minimum rounds before any is kept.
     let allowed = method::REDO_PER_KEPT * session.settings.profile.min_rounds as u32;
@@ -142,8 +138,7 @@ fn a_hand_over_crosses_a_socket_as_a_descriptor_and_resumes_whole() {
     let session = smoke_session();
     let params = crate::bench::Params(vec![]);
     let mut slot = slot::Slot::new(&FAILS_AFTER, &params);
-    let begin = session.clock.now();
-    assert!(visit_in(&session, &mut slot, begin, 0, 70.0, 0.0));
+    assert!(visitor(&session)(&mut slot, 0, 70.0, 0.0));
     let (rounds, samples) = (slot.c.rounds, slot.c.samples.len());
     assert!(samples > 0);
     // The ticks the overhead subtracts: the first round's, and one later round's.
@@ -327,10 +322,7 @@ fn a_result_whose_rounds_met_a_slow_state_is_not_converged_and_says_so() {
     // with the budget spent) stand for the slow state, and the verdict says so.
     let session = smoke_session();
     let params = crate::bench::Params(vec![]);
-    let begin = session.clock.now();
-    let visit = |slot: &mut slot::Slot<'_>, round: u32, canary: f64, limit: f64| {
-        visit_in(&session, slot, begin, round, canary, limit)
-    };
+    let visit = visitor(&session);
     let h = session.harness();
     let mut slow = slot::Slot::new(&FAILS_AFTER, &params);
     let mut round = 0;

@@ -30,11 +30,15 @@ const START_AHEAD_NS: f64 = 2e6;
 /// Why a copy stopped when another one failed (the other's reason is the round's).
 const ANOTHER: &str = "another copy failed";
 
-/// The error that says most: a copy's own failure before "another copy failed".
-fn worst(errors: Vec<BenchError>) -> Option<BenchError> {
+/// The copies' samples, or the error that says most: a copy's own failure before
+/// "another copy failed".
+fn worst(
+    out: Vec<Vec<Sample>>,
+    errors: Vec<BenchError>,
+) -> Result<Vec<Vec<Sample>>, BenchError> {
     let own = |e: &BenchError| !matches!(e, BenchError::Failed(w) if w == ANOTHER);
     let i = errors.iter().position(own).unwrap_or(0);
-    errors.into_iter().nth(i)
+    errors.into_iter().nth(i).map_or(Ok(out), Err)
 }
 
 /// The barrier's words in the shared page.
@@ -163,10 +167,7 @@ fn threads(
                 Err(e) => errors.push(e),
             }
         }
-        match worst(errors) {
-            Some(e) => Err(e),
-            None => Ok(out),
-        }
+        worst(out, errors)
     })
 }
 
@@ -233,10 +234,7 @@ fn processes(
             }
         }
     }
-    match worst(errors) {
-        Some(e) => Err(e),
-        None => Ok(out),
-    }
+    worst(out, errors)
 }
 
 /// Waits until every copy is ready (or one failed), then sets the common start and

@@ -100,17 +100,9 @@ impl Slot<'_> {
             self.c.samples.push(x);
         }
         self.copy_cpus = (got.cpus, got.oversubscribed);
-        self.c.rounds += 1;
-        let (rounds, cap) = (self.c.rounds as usize, self.cap(p));
-        if p.looks_at(rounds, cap) {
-            let (k, overhead) = self.c.setup.clone().expect("set above");
-            let (a, ok, why) = h.conclude(&self.c.samples, k, &overhead, self.c.plan);
-            self.c.last_ci = a.own_relative_ci();
-            self.c.last_floor = a.relative_clock_floor();
-            if ok || rounds >= cap {
-                self.concluded = Some((a, ok, why));
-            }
-        }
+        // Copies never wait out a slow state nor record placements: their look is a
+        // plain one.
+        self.count_round(&h, p);
         Ok(())
     }
 

@@ -22,7 +22,7 @@
 mod serve;
 pub mod wire;
 
-pub(super) use serve::{context_of, home_pin, params_of};
+pub(super) use serve::{clock_of, context_of, home_pin, params_of, settings_of};
 pub use serve::{serve, WORKER_ARG};
 
 use crate::bench::file::Scratch;
@@ -39,7 +39,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use wire::{Reply, Request, Start};
+use wire::{Reply, Request, Start, Visited};
 
 /// A worker's name (`comm`, as `ps` shows it).
 pub const WORKER_NAME: &std::ffi::CStr = c"syscost-worker";
@@ -127,42 +127,15 @@ pub(super) struct Remote {
     child: Option<Child>,
 }
 
-/// What a worker says of a visit.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Visited {
-    /// The instance wants more rounds.
-    pub(super) open: bool,
-    /// The round was not kept (a slow episode of the machine): it is measured again.
-    pub(super) redone: bool,
-    /// The interval's relative half-width at the last look.
-    pub(super) ci: f64,
-    /// The floor under it (half a clock step per operation, relative).
-    pub(super) floor: f64,
-    /// The machine's probes, read in the worker just before the round.
-    pub(super) probes: Option<Probes>,
-}
-
 /// How long a worker may take to exit once asked.
 const EXIT_GRACE: Duration = Duration::from_secs(2);
 
 impl Remote {
-    /// Starts `program` as a worker and sends it `start`.
-    pub(super) fn start(program: &Path, start: Start) -> Result<Remote, BenchError> {
-        let mut r = Remote::spawn(program)?;
-        r.begin(program, start, None)?;
-        Ok(r)
-    }
-
     /// Starts `program` as a worker, which then waits for its start
     /// ([`Remote::begin`]): a fresh worker starts while the one it succeeds packs what
-    /// it gathered.
-    pub(super) fn spawn(program: &Path) -> Result<Remote, BenchError> {
-        Remote::spawn_as(program, false)
-    }
-
-    /// [`Remote::spawn`], as a probe process when `probe` (named [`PROBE_NAME`], with
+    /// it gathered. As a probe process when `probe` (named [`PROBE_NAME`], with
     /// [`PROBE_WORD`] after its arguments, so that it is told from a worker at once).
-    fn spawn_as(program: &Path, probe: bool) -> Result<Remote, BenchError> {
+    pub(super) fn spawn(program: &Path, probe: bool) -> Result<Remote, BenchError> {
         let failed = |what: &str, e: std::io::Error| {
             BenchError::Failed(format!(
                 "starting the worker process ({}): {what}: {e}",
@@ -242,23 +215,7 @@ impl Remote {
         })?;
         loop {
             match self.recv()? {
-                Reply::Visited {
-                    open,
-                    redone,
-                    ci,
-                    floor,
-                    error: None,
-                    probes,
-                } => {
-                    return Ok(Visited {
-                        open,
-                        redone,
-                        ci,
-                        floor,
-                        probes,
-                    })
-                }
-                Reply::Visited { error: Some(e), .. } => return Err(e.into()),
+                Reply::Visited(visited) => return visited.map_err(Into::into),
                 Reply::NeedScratch { len } => {
                     self.give_scratch((services.scratch)(len))?
                 }
@@ -269,7 +226,7 @@ impl Remote {
                 Reply::Result { .. }
                 | Reply::Ready { .. }
                 | Reply::Handed { .. }
-                | Reply::Paired { .. }
+                | Reply::Paired(_)
                 | Reply::Probed { .. } => {
                     return Err(self.died("it answered out of turn"))
                 }
@@ -289,9 +246,7 @@ impl Remote {
             })?,
             other => return Err(self.died(&format!("it answered {other:?}"))),
         };
-        if let Some(mut child) = self.child.take() {
-            let _ = child.reap_by(Instant::now() + EXIT_GRACE);
-        }
+        self.reap();
         Ok(carried)
     }
 
@@ -303,15 +258,13 @@ impl Remote {
     /// Starts `program` as a worker that reads the machine's probes once on the home
     /// CPU, with the clock `start` describes, and reaps it (see [`Request::Probe`]).
     pub(super) fn probe(program: &Path, start: Start) -> Result<Probes, BenchError> {
-        let mut r = Remote::spawn_as(program, true)?;
+        let mut r = Remote::spawn(program, true)?;
         r.send(&Request::Probe(Box::new(start)))?;
         let probes = match r.recv()? {
             Reply::Probed { probes } => probes,
             other => return Err(r.died(&format!("it answered {other:?} to a probe"))),
         };
-        if let Some(mut child) = r.child.take() {
-            let _ = child.reap_by(Instant::now() + EXIT_GRACE);
-        }
+        r.reap();
         Ok(probes)
     }
 
@@ -323,19 +276,16 @@ impl Remote {
         pair: wire::PairStart,
         scratch: &dyn Fn(u64) -> Result<Arc<Scratch>, BenchError>,
     ) -> Result<Vec<(f64, f64)>, BenchError> {
-        let mut r = Remote::spawn(program)?;
+        let mut r = Remote::spawn(program, false)?;
         r.send(&Request::Pair(Box::new(pair)))?;
         let answer = loop {
             match r.recv()? {
-                Reply::Paired { pairs, error: None } => break Ok(pairs),
-                Reply::Paired { error: Some(e), .. } => break Err(e.into()),
+                Reply::Paired(pairs) => break pairs.map_err(Into::into),
                 Reply::NeedScratch { len } => r.give_scratch(scratch(len))?,
                 other => return Err(r.died(&format!("it answered {other:?} to a pair"))),
             }
         };
-        if let Some(mut child) = r.child.take() {
-            let _ = child.reap_by(Instant::now() + EXIT_GRACE);
-        }
+        r.reap();
         answer
     }
 
@@ -381,10 +331,15 @@ impl Remote {
             }
             other => return Err(self.died(&format!("it answered {other:?}"))),
         };
+        self.reap();
+        Ok(result)
+    }
+
+    /// Reaps the worker, killing it after [`EXIT_GRACE`], if it is still there.
+    fn reap(&mut self) {
         if let Some(mut child) = self.child.take() {
             let _ = child.reap_by(Instant::now() + EXIT_GRACE);
         }
-        Ok(result)
     }
 
     fn send(&mut self, r: &Request) -> Result<(), BenchError> {
@@ -416,9 +371,7 @@ impl Remote {
 impl Drop for Remote {
     fn drop(&mut self) {
         let _ = self.stream.shutdown(std::net::Shutdown::Both);
-        if let Some(mut c) = self.child.take() {
-            let _ = c.reap_by(Instant::now() + EXIT_GRACE);
-        }
+        self.reap();
     }
 }
 

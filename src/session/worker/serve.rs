@@ -4,7 +4,7 @@
 //! next batch so that everything the benchmark made is released) and exits when the
 //! parent's end of the socket closes.
 
-use super::wire::{self, Reply, Request, Start, WireError, WireProfile};
+use super::wire::{self, Reply, Request, Start, Visited, WireError};
 use crate::bench::{self, Params, RunContext};
 use crate::error::BenchError;
 use crate::harness::clock::{Clock, Monotonic};
@@ -35,11 +35,11 @@ fn serve_inner(args: &[String]) -> anyhow::Result<()> {
     };
     let _guard = crate::os::interrupt::InterruptGuard::install()?;
     let mut link = stream.try_clone()?;
+    let session = args.get(1).and_then(|p| p.parse().ok()).unwrap_or(0);
     let (start, probe) = match wire::recv::<Request>(&mut link)? {
         Some(Request::Start(start)) => (start, false),
         Some(Request::Probe(start)) => (start, true),
         Some(Request::Pair(pair)) => {
-            let session = args.get(1).and_then(|p| p.parse().ok()).unwrap_or(0);
             return crate::session::paired::serve(*pair, &mut link, (stream, session));
         }
         // The parent let it go before its start (the worker it was to succeed failed
@@ -59,7 +59,6 @@ fn serve_inner(args: &[String]) -> anyhow::Result<()> {
     let _home = home_pin(bench, &start.params)?;
     // The hardening an instance asks for (seccomp=, userns=, ...) goes on this worker
     // before its first round and lasts its life; it never reaches the parent.
-    let session = args.get(1).and_then(|p| p.parse().ok()).unwrap_or(0);
     let _hardened = bench::harden::apply(&params, session);
     wire::send(
         &mut link,
@@ -69,10 +68,7 @@ fn serve_inner(args: &[String]) -> anyhow::Result<()> {
         },
     )?;
     let clock = clock_of(&start)?;
-    let mut settings =
-        Settings::new(start.profile.profile(), start.granularity_ns.max(1.0))
-            .with_resolution(start.resolution_ns);
-    settings.batch = start.batch;
+    let mut settings = settings_of(&start);
     // Explaining keeps the batches' spans: a sample counts when it falls in one.
     settings.spans = start.spans || start.explain > 0;
     let mut recorder =
@@ -135,14 +131,13 @@ fn serve_inner(args: &[String]) -> anyhow::Result<()> {
 fn attach(args: &[String]) -> anyhow::Result<Option<UnixStream>> {
     use anyhow::Context;
     let (fd, parent, probe) = match args {
-        [fd, parent] => (fd.parse::<i32>()?, parent.parse::<i32>()?, false),
-        [fd, parent, word] if word == super::PROBE_WORD => {
-            (fd.parse::<i32>()?, parent.parse::<i32>()?, true)
-        }
+        [fd, parent] => (fd, parent, false),
+        [fd, parent, word] if word == super::PROBE_WORD => (fd, parent, true),
         _ => {
             anyhow::bail!("usage: syscost {WORKER_ARG} FD PARENT_PID [probe] (internal)")
         }
     };
+    let (fd, parent) = (fd.parse::<i32>()?, parent.parse::<i32>()?);
     // The exec named it after the binary again.
     let _ = rustix::thread::set_name(if probe {
         super::PROBE_NAME
@@ -207,29 +202,26 @@ fn slot_for<'a>(
 /// The answer to a visit: whether the instance wants more rounds, whether the round
 /// was kept, the interval at its last look, and its probes; an error ends the slot.
 fn visited_reply(slot: &mut Slot<'_>, visited: Result<bool, BenchError>) -> Reply {
-    let mut redone = false;
-    let error = match visited {
-        Ok(kept) => {
-            redone = !kept;
-            None
+    let kept = match visited {
+        Ok(kept) => kept,
+        Err(BenchError::Interrupted) => {
+            return Reply::Visited(Err(WireError::Interrupted))
         }
-        Err(BenchError::Interrupted) => Some(WireError::Interrupted),
         Err(e) => {
             let w = WireError::from(&e);
             slot.end(e);
-            Some(w)
+            return Reply::Visited(Err(w));
         }
     };
-    Reply::Visited {
-        open: error.is_none() && slot.open(),
-        redone,
+    Reply::Visited(Ok(Visited {
+        open: slot.open(),
+        redone: !kept,
         ci: slot.c.last_ci,
         floor: slot.c.last_floor,
-        error,
         // A hardened worker's probes read its hardening (a filter slows the getpid
         // probe), not the machine: they stay out of the machine's floors.
         probes: slot.probes.take().filter(|_| !bench::harden::active()),
-    }
+    }))
 }
 
 /// The instance's result, concluded in this worker: its explanation, when it was
@@ -242,11 +234,9 @@ fn conclude(
     recorder: Option<crate::explain::Recorder>,
 ) -> Option<crate::results::BenchResult> {
     let (processes, earlier_peak) = (slot.processes(), slot.c.peak_kib);
-    let mut result = slot.finish(h, keep_samples, interrupted);
-    if let Some(r) = result.as_mut() {
-        r.facts.extend(bench::harden::facts());
-    }
-    if let (Some(r), Some(x)) = (result.as_mut(), recorder) {
+    let mut r = slot.finish(h, keep_samples, interrupted)?;
+    r.facts.extend(bench::harden::facts());
+    if let Some(x) = recorder {
         let rounds: Vec<(u32, f64)> = r
             .measured
             .iter()
@@ -255,11 +245,11 @@ fn conclude(
             .collect();
         r.explain = x.conclude(&rounds);
     }
-    if let Some(m) = result.as_mut().and_then(|r| r.measured.as_mut()) {
+    if let Some(m) = r.measured.as_mut() {
         m.worker_peak_kib = crate::os::usage::peak_resident_kib().max(earlier_peak);
         m.worker_processes = processes;
     }
-    result
+    Some(r)
 }
 
 /// Sends the result to the parent. Kept samples travel in a memory file of their own,
@@ -321,9 +311,7 @@ fn probe_once(start: &Start, link: &mut UnixStream) -> anyhow::Result<()> {
     let home = crate::bench::ctx::home_cpu().map_err(|e| anyhow::anyhow!("{e}"))?;
     let _pin = crate::os::affinity::Pin::to(home)?;
     let clock = clock_of(start)?;
-    let settings = Settings::new(start.profile.profile(), start.granularity_ns.max(1.0))
-        .with_resolution(start.resolution_ns);
-    let h = crate::harness::Harness::new(clock.as_ref(), settings);
+    let h = crate::harness::Harness::new(clock.as_ref(), settings_of(start));
     let read = || {
         h.probe(crate::harness::probe::Extra {
             cross: true,
@@ -348,7 +336,9 @@ fn probe_once(start: &Start, link: &mut UnixStream) -> anyhow::Result<()> {
 const PROBE_WARMUP: std::time::Duration = std::time::Duration::from_millis(12);
 
 /// The parent's clock, as it calibrated it.
-fn clock_of(start: &Start) -> anyhow::Result<Box<dyn Clock>> {
+pub(in crate::session) fn clock_of(
+    start: &Start,
+) -> anyhow::Result<Box<dyn Clock + Sync>> {
     match start.clock.as_str() {
         "monotonic" => Ok(Box::new(Monotonic)),
         #[cfg(target_arch = "x86_64")]
@@ -359,16 +349,21 @@ fn clock_of(start: &Start) -> anyhow::Result<Box<dyn Clock>> {
     }
 }
 
+/// The parent's harness settings (the batch included; spans as each use asks).
+pub(in crate::session) fn settings_of(start: &Start) -> Settings {
+    let mut settings = Settings::new(start.profile, start.granularity_ns.max(1.0))
+        .with_resolution(start.resolution_ns);
+    settings.batch = start.batch;
+    settings
+}
+
 /// The instance's run context, whose scratch files come from the parent.
 pub(in crate::session) fn context_of(start: &Start, stream: UnixStream) -> RunContext {
     let files = bench::file::Options {
         dir: start.dir.clone(),
         drop_caches: start.drop_caches,
     };
-    let profile = start
-        .context_profile
-        .as_deref()
-        .and_then(WireProfile::static_name);
+    let profile = start.context_profile.as_deref().and_then(wire::static_name);
     let dir = files.dir.clone().unwrap_or_else(std::env::temp_dir);
     let stream = std::cell::RefCell::new(stream);
     RunContext::new(files, profile).with_scratch_source(Box::new(move |len| {

@@ -64,7 +64,7 @@ pub enum Request {
 
 /// The version of this conversation: a worker started from a binary rebuilt since the
 /// run began (another protocol) is refused at once.
-pub const PROTOCOL: u32 = 10;
+pub const PROTOCOL: u32 = 12;
 
 /// The worker's messages.
 #[derive(Debug, Serialize, Deserialize)]
@@ -76,23 +76,8 @@ pub enum Reply {
         /// The worker's crate version.
         version: String,
     },
-    /// The round ended: `open` while the instance wants more rounds.
-    Visited {
-        /// Wants more rounds (not converged, below its maximum, not skipped or failed).
-        open: bool,
-        /// The round was not measured: the canary before it read above the
-        /// visit's limit (a slow episode of the machine), so it is measured again.
-        redone: bool,
-        /// The interval's relative half-width at the last look (infinite before one).
-        ci: f64,
-        /// The interval's relative floor at the last look (0 before one).
-        floor: f64,
-        /// Why it ended early, if it did (skipped, failed, interrupted).
-        error: Option<WireError>,
-        /// The machine's probes, read in this process just before the round (None
-        /// when the round was not measured, or measured as copies).
-        probes: Option<Probes>,
-    },
+    /// The round ended, or why it ended the instance (skipped, failed, interrupted).
+    Visited(Result<Visited, WireError>),
     /// The answer to [`Request::Probe`].
     Probed {
         /// The probes' readings.
@@ -122,20 +107,33 @@ pub enum Reply {
         /// Its samples follow as a memory file's descriptor.
         samples: bool,
     },
-    /// The answer to [`Request::Pair`]: the round's pairs `(a, b)`, ns per operation
-    /// of the reference and of the alternative, or why there are none.
-    Paired {
-        /// One per quartet.
-        pairs: Vec<(f64, f64)>,
-        /// Why the round ended without pairs.
-        error: Option<WireError>,
-    },
+    /// The answer to [`Request::Pair`]: the round's pairs `(a, b)`, one per quartet,
+    /// ns per operation of the reference and of the alternative, or why there are none.
+    Paired(Result<Vec<(f64, f64)>, WireError>),
     /// What the instance has gathered, for the next worker (the answer to
     /// [`Request::Hand`]): its [`Sealed`] descriptor follows.
     Handed {
         /// The encoding's length, bytes.
         bytes: u64,
     },
+}
+
+/// What a worker says of a visit that did not end its instance.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub struct Visited {
+    /// Wants more rounds (not converged, below its maximum).
+    pub open: bool,
+    /// The round was not measured: the canary before it read above the visit's limit
+    /// (a slow episode of the machine), so it is measured again.
+    pub redone: bool,
+    /// The interval's relative half-width at the last look (infinite before one).
+    pub ci: f64,
+    /// The interval's relative floor at the last look, half a clock step per
+    /// operation (0 before one).
+    pub floor: f64,
+    /// The machine's probes, read in the worker just before the round (None when the
+    /// round was not measured, or measured as copies).
+    pub probes: Option<Probes>,
 }
 
 /// One paired round: the reference's start, and the alternative's parameters.
@@ -157,7 +155,8 @@ pub struct Start {
     /// Its parameter values.
     pub params: Vec<(String, String)>,
     /// The profile.
-    pub profile: WireProfile,
+    #[serde(deserialize_with = "ProfileDef::deserialize")]
+    pub profile: Profile,
     /// The clock's name ("tsc" or "monotonic") and its calibrated tick.
     pub clock: String,
     /// Nanoseconds per tick.
@@ -216,8 +215,8 @@ impl Sealed {
         let mut w = io::BufWriter::with_capacity(1 << 16, f.from_start()?);
         w.write_all(&(head.len() as u64).to_le_bytes())?;
         w.write_all(&head)?;
-        w.write_all(&(c.samples().len() as u64).to_le_bytes())?;
-        crate::harness::packed::write(&mut w, c.samples())?;
+        w.write_all(&(c.samples.len() as u64).to_le_bytes())?;
+        crate::harness::packed::write(&mut w, &c.samples)?;
         w.flush()?;
         drop(w);
         Ok(Sealed(f))
@@ -235,79 +234,52 @@ impl Sealed {
         }
         let mut head = vec![0u8; head_len as usize];
         r.read_exact(&mut head)?;
-        let c: Carried = ciborium::from_reader(head.as_slice()).map_err(invalid)?;
+        let mut c: Carried = ciborium::from_reader(head.as_slice()).map_err(invalid)?;
         r.read_exact(&mut word)?;
         let n = u64::from_le_bytes(word);
         let size = crate::harness::packed::SIZE as u64;
         if n.checked_mul(size) != total.checked_sub(head_len + 16) {
             return Err(invalid("a hand-over whose samples do not fill its file"));
         }
-        let samples = crate::harness::packed::read(&mut r, n as usize)?;
-        Ok(c.with_samples(samples))
+        c.samples = crate::harness::packed::read(&mut r, n as usize)?;
+        Ok(c)
     }
 }
 
-/// A [`Profile`] as it travels (its name is looked up again on arrival).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct WireProfile {
-    name: String,
-    numbers: [u64; 12],
+/// A [`Profile`] as it arrives, in [`Profile`]'s own serialisation: its name is
+/// looked up again ("custom" when it names no profile), the numbers are as sent.
+#[derive(Deserialize)]
+#[serde(remote = "Profile")]
+struct ProfileDef {
+    #[serde(deserialize_with = "profile_name")]
+    name: Name,
+    warmup_ns: u64,
+    round_warmup_ns: u64,
+    round_ns: u64,
+    round_min_samples: usize,
+    round_max_samples: usize,
+    min_rounds: usize,
+    max_rounds: usize,
+    span_ns: u64,
     ci_target: f64,
+    min_batch_ns: u64,
+    overhead_samples: usize,
+    budget_ns: u64,
+    budget_max_rounds: usize,
 }
 
-impl From<&Profile> for WireProfile {
-    fn from(p: &Profile) -> WireProfile {
-        WireProfile {
-            name: p.name.to_string(),
-            numbers: [
-                p.warmup_ns,
-                p.round_warmup_ns,
-                p.round_ns,
-                p.round_min_samples as u64,
-                p.round_max_samples as u64,
-                p.min_rounds as u64,
-                p.max_rounds as u64,
-                p.span_ns,
-                p.min_batch_ns,
-                p.overhead_samples as u64,
-                p.budget_ns,
-                p.budget_max_rounds as u64,
-            ],
-            ci_target: p.ci_target,
-        }
-    }
+/// A profile's name, spelt so that serde does not borrow it from the message.
+type Name = &'static str;
+
+fn profile_name<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<&'static str, D::Error> {
+    Ok(static_name(&String::deserialize(d)?).unwrap_or("custom"))
 }
 
-impl WireProfile {
-    /// The profile again: a named one's name, with the numbers as sent.
-    pub fn profile(&self) -> Profile {
-        let name = Profile::ALL
-            .iter()
-            .find(|p| p.name == self.name)
-            .map_or("custom", |p| p.name);
-        let n = &self.numbers;
-        Profile {
-            name,
-            warmup_ns: n[0],
-            round_warmup_ns: n[1],
-            round_ns: n[2],
-            round_min_samples: n[3] as usize,
-            round_max_samples: n[4] as usize,
-            min_rounds: n[5] as usize,
-            max_rounds: n[6] as usize,
-            span_ns: n[7],
-            min_batch_ns: n[8],
-            overhead_samples: n[9] as usize,
-            budget_ns: n[10],
-            budget_max_rounds: n[11] as usize,
-            ci_target: self.ci_target,
-        }
-    }
-
-    /// The profile's name as the worker's run context wants it.
-    pub fn static_name(name: &str) -> Option<&'static str> {
-        Profile::ALL.iter().find(|p| p.name == name).map(|p| p.name)
-    }
+/// The name of the profile named `name`, as the worker's run context wants it.
+pub fn static_name(name: &str) -> Option<&'static str> {
+    Profile::ALL.iter().find(|p| p.name == name).map(|p| p.name)
 }
 
 /// A [`BenchError`] as it travels.
@@ -451,8 +423,18 @@ mod tests {
 
     #[test]
     fn a_profile_travels_whole() {
-        for p in Profile::ALL {
-            assert_eq!(WireProfile::from(&p).profile(), p);
+        #[derive(Serialize, Deserialize)]
+        struct One(#[serde(deserialize_with = "ProfileDef::deserialize")] Profile);
+        let (mut a, mut b) = UnixStream::pair().unwrap();
+        let custom = Profile {
+            name: "mine",
+            ..Profile::QUICK
+        };
+        for p in Profile::ALL.into_iter().chain([custom]) {
+            send(&mut a, &One(p)).unwrap();
+            let got = recv::<One>(&mut b).unwrap().unwrap().0;
+            let name = if p.name == "mine" { "custom" } else { p.name };
+            assert_eq!(got, Profile { name, ..p });
         }
     }
 
