@@ -1,7 +1,9 @@
 //! The PostgreSQL history end to end, against a real server of the test's own
 //! (`support/pg.rs`): simulated hosts save into it at once, and every command that reads
 //! the history reads it back (history list/show/export/rm, host references, compare,
-//! report, plot, fleet, run). Skipped, saying why, where no server can be had.
+//! report, plot, fleet, run). Skipped, saying why, where no server can be had. Built
+//! only with the `postgres` feature (the default).
+#![cfg(feature = "postgres")]
 
 #[path = "support/pg.rs"]
 mod pg;

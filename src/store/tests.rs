@@ -479,6 +479,7 @@ fn a_runs_canary_is_set_beside_the_same_machines_earlier_runs(open: Opener<'_>) 
 
 /// The same history tests against a real PostgreSQL server (a cluster of the test's
 /// own), one database each; skipped with the reason where no server can be had.
+#[cfg(feature = "postgres")]
 #[test]
 fn on_postgres() {
     let cluster = match pg::Cluster::start() {
@@ -535,6 +536,7 @@ fn on_postgres() {
     assert!(!e.contains("hunter2"), "{e}");
 }
 
+#[cfg(feature = "postgres")]
 #[path = "../../tests/support/pg.rs"]
 mod pg;
 
