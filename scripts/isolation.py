@@ -4,6 +4,7 @@ whole catalogue against its family measured alone), memory, speed and exit statu
 
     scripts/isolation.py [BINARY] [--profile standard] [--families a,b] [--skip-speed]
                          [--skip-memory] [--repeat-exit N] [--keep DIR] [--quick]
+                         [--history N]
 
 BINARY defaults to ./target/release/syscost. In order, in the same minutes:
 
@@ -44,7 +45,11 @@ BINARY defaults to ./target/release/syscost. In order, in the same minutes:
 --reanalyse DIR measures nothing and prints step 3 (and 3b, if its documents are there)
 again from the documents that --keep DIR kept. --quick tests the script itself: quick profile, families syscall,proc, no speed runs,
 the svc memory run on svc.ef only; its verdicts are marked as a subset. Runs are never
-saved to the user's history. The machine should be quiet: every figure here is a time.
+saved to the user's history. With --history N, steps 1-3b are saved to a fresh history
+in the work directory, seeded first with N runs of syscall.getpid: the intervals of a
+user whose machine has a history, where what the machine allows each kind of work
+counts its movement between runs (docs/method.md section 6). The machine should be
+quiet: every figure here is a time.
 """
 import argparse
 import datetime
@@ -394,6 +399,10 @@ def main():
                     help="run the README's main command N more times for its exit status")
     ap.add_argument("--no-control", action="store_true",
                     help="do not measure the missing families alone a second time")
+    ap.add_argument("--history", type=int, default=0, metavar="N",
+                    help="save every run of steps 1-3b to a fresh history in the work "
+                         "directory, first seeded with N runs of syscall.getpid, as a "
+                         "user's machine has one (default: no history, --no-save)")
     ap.add_argument("--keep", metavar="DIR", help="keep every document in DIR")
     ap.add_argument("--quick", action="store_true",
                     help="test the script: quick profile, syscall,proc, no speed runs")
@@ -418,6 +427,18 @@ def main():
     os.makedirs(workdir, exist_ok=True)
     env = dict(os.environ, SYSCOST_NO_SAVE="1")
     common = ["--profile", profile, "--no-save"]
+    if a.history:
+        db = os.path.join(workdir, "history.db")
+        if os.path.exists(db):
+            os.remove(db)
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("SYSCOST_NO_SAVE", "SYSCOST_DB")}
+        common = ["--profile", profile, "--db", db]
+        for i in range(a.history):
+            print(f"  .. seeding the history: run {i + 1} of {a.history}",
+                  file=sys.stderr, flush=True)
+            invoke(binary, ["run", "syscall.getpid", *common], workdir, f"seed-{i + 1}",
+                   env=env)
     lines = []
 
     def say(s=""):
@@ -431,6 +452,9 @@ def main():
     load = os.getloadavg()[0]
     say(f"syscost targets (issue 22) · {binary} · profile {profile} · "
         f"{started:%Y-%m-%d %H:%M} UTC · load {load:.2f} · {os.cpu_count()} CPUs")
+    if a.history:
+        say(f"with a history: every run saved to {common[-1]}, seeded with "
+            f"{a.history} runs of syscall.getpid")
     if subset:
         say(f"SUBSET: families {','.join(families) or 'all'}, profile {profile}: "
             "verdicts are about this subset, not the issue's targets")

@@ -2008,6 +2008,71 @@ fn a_run_slower_than_the_machines_earlier_runs_says_so_before_and_after() {
 }
 
 #[test]
+fn the_machines_movement_between_its_runs_is_what_it_allows_where_larger() {
+    let dir = TempDir::new("movement");
+    let path = dir.0.join("history.db");
+    let db = path.to_str().expect("UTF-8 path");
+    let mut runs: Vec<Run> = Vec::new();
+    // Three runs of one row, then a row the history has no run of: its interval is
+    // the machine source's.
+    for name in [
+        "syscall.getpid",
+        "syscall.getpid",
+        "syscall.getpid",
+        "syscall.getppid",
+    ] {
+        runs.push(run_json(&[name], &["--db", db]));
+    }
+    // Two earlier runs do not say how far the machine moves between runs; three do.
+    for f in runs[..3].iter().flat_map(|r| &r.machine.floors) {
+        assert_eq!(
+            (f.between_pct, f.past_runs, f.within_pct),
+            (None, None, None),
+            "{f:?}"
+        );
+    }
+    let fourth = &runs[3];
+    for f in &fourth.machine.floors {
+        let past: Vec<f64> = runs[..3]
+            .iter()
+            .filter_map(|r| r.machine.floors.iter().find(|g| g.kind == f.kind))
+            .map(|g| g.median_ns.ln())
+            .collect();
+        if past.len() < 3 {
+            continue;
+        }
+        let mean = past.iter().sum::<f64>() / 3.0;
+        let s = (past.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / 2.0).sqrt();
+        let between = f.between_pct.expect("three earlier runs");
+        assert_eq!(f.past_runs, Some(3), "{f:?}");
+        // t(0.975, 2) · √2 · s, in %.
+        assert!(
+            (between - 4.303 * std::f64::consts::SQRT_2 * s * 100.0).abs() < 1e-6,
+            "{f:?} against the earlier runs' medians {past:?}"
+        );
+        let within = f.within_pct.expect("beside it");
+        assert!((f.floor_pct - within.max(between)).abs() < 1e-9, "{f:?}");
+    }
+    // The row is held to at least its kind's movement between runs.
+    let m = fourth.results[0].measured.as_ref().expect("measured");
+    assert!(
+        m.between_runs.is_none(),
+        "no run of its own in the history: {m:?}"
+    );
+    let kind = fourth
+        .machine
+        .floors
+        .iter()
+        .find(|f| Some(f.kind.as_str()) == m.work.as_deref())
+        .expect("its kind's floor");
+    let between = kind.between_pct.expect("three earlier runs");
+    assert!(
+        m.floor_pct.expect("held") >= between - 1e-9,
+        "{m:?} beside {kind:?}"
+    );
+}
+
+#[test]
 fn runs_are_saved_listed_compared_exported_and_removed() {
     let dir = TempDir::new("history");
     let db = dir.0.join("history.db");

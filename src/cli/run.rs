@@ -160,15 +160,26 @@ fn start_session(
     Ok(session)
 }
 
-/// A short look at the getpid canary before measuring: a warning when the machine reads
-/// far from its earlier runs here (how much it moves within the run is the floors' to
-/// say). Only an interruption is returned as an error; a canary that cannot be read is
-/// a warning.
+/// What the history says of the machine's movement between runs, handed to the
+/// session's floors, and a short look at the getpid canary before measuring: a warning
+/// when the machine reads far from its earlier runs here (how much it moves within the
+/// run is the floors' to say). Only an interruption is returned as an error; a history
+/// or a canary that cannot be read is a warning.
 fn look_at_the_machine(
     session: &Session,
     history: Option<&crate::store::History>,
     run: &Run,
 ) -> Result<(), BenchError> {
+    // What the history knows of how far the machine moves between runs, before the
+    // first round is judged.
+    if let Some(h) = history {
+        match h.machine_movement(run) {
+            Ok(moves) => session.machine_between_runs(&moves),
+            Err(e) => warn(&format!(
+                "the history could not be read for the machine's movement between runs: {e:#}"
+            )),
+        }
+    }
     let m = match session.steadiness(150_000_000) {
         Ok(m) => m,
         Err(BenchError::Interrupted) => return Err(BenchError::Interrupted),

@@ -108,7 +108,8 @@
 //!                "unsteady", "past": { "runs", "median_ns", "low_ns", "high_ns",
 //!                "ratio" },        // every canary reading of the run, grouped
 //!                "floors"?: [{ "kind", "probe", "readings", "median_ns", "spread_pct",
-//!                              "floor_pct", "reach_pct", "rounds" }] },   // the machine's floors
+//!                              "floor_pct", "reach_pct", "rounds", "within_pct"?,
+//!                              "between_pct"?, "past_runs"? }] },   // the machine's floors
 //!   "sweeps": [ { "name", "param", "fixed": {..}, "points", "slope_ns", "intercept_ns",
 //!                 "r2" } ],         // a line through the medians of each numeric sweep
 //!   "rings": [ { "name": "ctx.ring", "fixed": {..}, "knee_n", "knee_threshold",
@@ -158,7 +159,11 @@
 //! adds to its rounds' own (`own_ci_*`) as `√(a² + b²)` until it has a history
 //! (`interval_source` `machine`); `reach_pct` is the same
 //! figure (documents from before 2026-11-27 had two, the floor over the base state's
-//! before it was recorded). With fewer clean samples `basis` is `"all"`: `median_ns` is
+//! before it was recorded). When the history holds three or more earlier runs under the
+//! same conditions, `between_pct` is how far the kind's probe moved between the newest
+//! of them (`past_runs`, at most 10: `t(0.975, K−1)·√2·s`, `s` the sd of the logs of
+//! their probe medians), `within_pct` what this run's readings alone give, and
+//! `floor_pct` the larger of the two. With fewer clean samples `basis` is `"all"`: `median_ns` is
 //! then the median of every sample (perturbed and outliers included), `ci_low_ns`..
 //! `ci_high_ns` their order-statistic interval, widened to the round medians' t interval
 //! and to at least ±1% (or `ci_target`, if wider), each round's `median_ns` is the

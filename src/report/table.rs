@@ -638,19 +638,28 @@ pub fn floors_text(floors: &[crate::results::Floor], target: f64) -> Option<Stri
     let kinds: Vec<String> = floors
         .iter()
         .map(|f| {
+            let between = match (f.between_pct, f.past_runs) {
+                (Some(b), Some(k)) => format!("; ±{} between {k} runs", pct(b)),
+                _ => String::new(),
+            };
             format!(
-                "{} ±{} ({})",
+                "{} ±{} ({}{between})",
                 f.kind.name(),
                 pct(f.floor_pct),
                 pct(f.spread_pct)
             )
         })
         .collect();
+    let between = if floors.iter().any(|f| f.between_pct.is_some()) {
+        ", or how far it moved between the machine's last runs here when more"
+    } else {
+        ""
+    };
     Some(format!(
         "machine floors from {} probe readings, what {} rounds of each kind of work can \
-         reach here (how much its probe moves, p10–p90): {}; until a row has a history, \
-         its interval is its rounds' own and its kind's together (√(a² + b²)), held to \
-         the larger of ±{}% and √2 × its kind's",
+         reach here{between} (how much its probe moves, p10–p90): {}; until a row has a \
+         history, its interval is its rounds' own and its kind's together (√(a² + b²)), \
+         held to the larger of ±{}% and √2 × its kind's",
         first.readings,
         first.rounds,
         kinds.join(", "),

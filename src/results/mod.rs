@@ -198,6 +198,19 @@ pub struct Floor {
     pub reach_pct: f64,
     /// The rounds the floor is taken at.
     pub rounds: usize,
+    /// How far this kind's probe moved within this run alone, ±% (what `floor_pct` was
+    /// before the history's figure below was known; absent in older documents).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub within_pct: Option<f64>,
+    /// How far this kind's probe moved between the machine's recent runs under the
+    /// same conditions, ±% (`t(0.975, K−1)·√2·s`, `s` the sd of the logs of their
+    /// probe medians), when the history has three of them; `floor_pct` is the larger
+    /// of this and `within_pct` (docs/method.md §6).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub between_pct: Option<f64>,
+    /// The runs `between_pct` is taken over.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub past_runs: Option<usize>,
 }
 
 impl MachineStates {

@@ -41,6 +41,10 @@ pub(super) struct Floors {
     rounds: usize,
     /// Results are held to the profile's target even below what the machine allows.
     pub(super) strict: bool,
+    /// Each kind's movement between the machine's recent runs, from the history
+    /// (`store::History::machine_movement`): `(runs, ±fraction)`, what the machine
+    /// allows the kind when larger than this run's own readings give.
+    between: [Option<(usize, f64)>; WorkKind::ALL.len()],
     /// Each kind's figure and the readings it was taken from: taken again once a
     /// twentieth more (at least 4) are in, as each draws [`rounds::RESAMPLES`] sets.
     cache: std::cell::RefCell<[Option<(usize, f64)>; WorkKind::ALL.len()]>,
@@ -55,7 +59,31 @@ impl Floors {
             readings: Vec::new(),
             rounds: rounds.max(trims_from),
             strict: false,
+            between: Default::default(),
             cache: Default::default(),
+        }
+    }
+
+    /// Sets each kind's movement between the machine's recent runs: `(kind, runs,
+    /// ±fraction)`.
+    pub(super) fn set_between(&mut self, moves: &[(WorkKind, usize, f64)]) {
+        for &(kind, runs, f) in moves {
+            self.between[kind.index()] = f.is_finite().then_some((runs, f));
+        }
+    }
+
+    /// What this run's readings alone give `kind` (0 while too few are in).
+    fn within(&self, kind: WorkKind) -> f64 {
+        let n = self.readings.len();
+        let cached = self.cache.borrow()[kind.index()];
+        match cached {
+            Some((at, f)) if n < at + (at / 20).max(4) => f,
+            _ => {
+                let f =
+                    rounds::floor(&self.of_kept(kind), self.rounds).map_or(0.0, |x| x.1);
+                self.cache.borrow_mut()[kind.index()] = Some((n, f));
+                f
+            }
         }
     }
 
@@ -104,23 +132,14 @@ impl Floors {
         by_place
     }
 
-    /// What a result of `kind` is held to now: what the machine allows its kind (0
-    /// while too few readings are in).
+    /// What a result of `kind` is held to now: what the machine allows its kind, the
+    /// larger of what this run's readings give (0 while too few are in) and its
+    /// movement between recent runs.
     pub(super) fn held(&self, kind: WorkKind) -> Held {
-        let n = self.readings.len();
-        let cached = self.cache.borrow()[kind.index()];
-        let allows = match cached {
-            Some((at, f)) if n < at + (at / 20).max(4) => f,
-            _ => {
-                let f =
-                    rounds::floor(&self.of_kept(kind), self.rounds).map_or(0.0, |x| x.1);
-                self.cache.borrow_mut()[kind.index()] = Some((n, f));
-                f
-            }
-        };
+        let between = self.between[kind.index()].map_or(0.0, |b| b.1);
         Held {
             kind: Some(kind),
-            allows,
+            allows: self.within(kind).max(between),
             strict: self.strict,
         }
     }
@@ -145,15 +164,20 @@ impl Floors {
                     .filter(|x| x.is_finite())
                     .collect();
                 read.sort_by(f64::total_cmp);
+                let between = self.between[kind.index()];
+                let allows_pct = allows.max(between.map_or(0.0, |b| b.1)) * 100.0;
                 Some(Floor {
                     kind,
                     probe: kind.probe().to_string(),
                     readings: sorted.len(),
                     median_ns: crate::stats::percentile_sorted(&read, 50.0),
                     spread_pct: (q(90.0) - q(10.0)) / q(50.0) * 100.0,
-                    floor_pct: allows * 100.0,
-                    reach_pct: allows * 100.0,
+                    floor_pct: allows_pct,
+                    reach_pct: allows_pct,
                     rounds: self.rounds,
+                    within_pct: between.map(|_| allows * 100.0),
+                    between_pct: between.map(|b| b.1 * 100.0),
+                    past_runs: between.map(|b| b.0),
                 })
             })
             .collect()
@@ -236,6 +260,18 @@ mod tests {
         assert_eq!(s[0].readings, 20);
         assert!(s[0].median_ns > 100.0 && s[0].median_ns < 200.0, "as read");
         assert!((s[0].floor_pct - syscall.allows * 100.0).abs() < 1e-9);
+        assert_eq!((s[0].within_pct, s[0].between_pct), (None, None));
+        // The history's movement between runs is what the machine allows a kind where
+        // it is the larger, and only there.
+        let within = syscall.allows;
+        f.set_between(&[(WorkKind::Syscall, 6, 0.05), (WorkKind::Memory, 6, 0.001)]);
+        assert_eq!(f.held(WorkKind::Syscall).allows, 0.05);
+        assert_eq!(f.held(WorkKind::Memory).allows, memory.allows);
+        let s = f.summary();
+        assert_eq!(s[0].floor_pct, 5.0);
+        assert_eq!(s[0].within_pct, Some(within * 100.0));
+        assert_eq!((s[0].between_pct, s[0].past_runs), (Some(5.0), Some(6)));
+        assert_eq!(s[2].floor_pct, memory.allows * 100.0);
         // Probe processes that met a slow spell before the first round set the reach
         // only until the rounds have readings of their own.
         let mut g = Floors::new(8);

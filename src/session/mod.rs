@@ -245,6 +245,16 @@ impl Session {
         self.explain = hz;
     }
 
+    /// Sets what the history knows of how far the machine moves between runs, per kind
+    /// of work (`store::History::machine_movement`): what the machine allows a kind is
+    /// the larger of that and what this run's probe readings give (docs/method.md §6).
+    pub fn machine_between_runs(
+        &self,
+        moves: &[(crate::harness::probe::WorkKind, usize, f64)],
+    ) {
+        self.floors.borrow_mut().set_between(moves);
+    }
+
     /// Holds every result to the profile's target itself, even where it lies below the
     /// machine's floor for the result's kind of work (`run --target`): the rounds try
     /// for it, and a result that misses it says why.

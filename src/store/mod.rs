@@ -643,19 +643,11 @@ impl History {
         now_ns: f64,
         except: Option<i64>,
     ) -> anyhow::Result<Option<crate::results::PastMachine>> {
-        let mut ids = self
-            .db
-            .borrow_mut()
-            .recent_runs(&conditions(run), PAST_MACHINE_RUNS + 1)?;
-        ids.retain(|&id| Some(id) != except);
-        ids.truncate(PAST_MACHINE_RUNS);
-        let mut past = Vec::new();
-        for id in ids {
-            // A document this build cannot read (an older schema) is left out.
-            if let Some(x) = self.machine_of(id).ok().and_then(|m| m.base_ns()) {
-                past.push(x);
-            }
-        }
+        let past: Vec<f64> = self
+            .past_machines(run, except)?
+            .iter()
+            .filter_map(crate::results::MachineStates::base_ns)
+            .collect();
         if past.len() < 2 {
             return Ok(None);
         }
@@ -667,6 +659,58 @@ impl History {
             high_ns: past.iter().copied().fold(0.0, f64::max),
             ratio: now_ns / median,
         }))
+    }
+
+    /// How far each kind of work's probe moved between the newest earlier runs under
+    /// `run`'s conditions (at most [`PAST_MACHINE_RUNS`]): per kind with three or more
+    /// of them, `(kind, K, t(0.975, K−1)·√2·s)`, `s` the standard deviation of the
+    /// logs of their probes' medians. It is how far apart two runs' figures of that
+    /// kind lie when each moves as the probe did between runs, which one run's
+    /// readings cannot see (docs/method.md §6).
+    pub fn machine_movement(
+        &self,
+        run: &Run,
+    ) -> anyhow::Result<Vec<(crate::harness::probe::WorkKind, usize, f64)>> {
+        let past = self.past_machines(run, None)?;
+        Ok(crate::harness::probe::WorkKind::ALL
+            .into_iter()
+            .filter_map(|kind| {
+                let logs: Vec<f64> = past
+                    .iter()
+                    .filter_map(|m| m.floors.iter().find(|f| f.kind == kind))
+                    .map(|f| f.median_ns)
+                    .filter(|x| x.is_finite() && *x > 0.0)
+                    .map(f64::ln)
+                    .collect();
+                let k = logs.len();
+                let s = crate::stats::rounds::between_runs(&logs)?;
+                Some((
+                    kind,
+                    k,
+                    crate::stats::rounds::t975(k - 1) * crate::method::RERUN * s,
+                ))
+            })
+            .collect())
+    }
+
+    /// The machine's record of the newest earlier runs under `run`'s conditions (at
+    /// most [`PAST_MACHINE_RUNS`], `except` left out), newest first; a document this
+    /// build cannot read (an older schema) is left out.
+    fn past_machines(
+        &self,
+        run: &Run,
+        except: Option<i64>,
+    ) -> anyhow::Result<Vec<crate::results::MachineStates>> {
+        let mut ids = self
+            .db
+            .borrow_mut()
+            .recent_runs(&conditions(run), PAST_MACHINE_RUNS + 1)?;
+        ids.retain(|&id| Some(id) != except);
+        ids.truncate(PAST_MACHINE_RUNS);
+        Ok(ids
+            .into_iter()
+            .filter_map(|id| self.machine_of(id).ok())
+            .collect())
     }
 
     /// The canary readings of saved run `id`, read from its document alone.

@@ -44,6 +44,10 @@ const STORE_TESTS: &[(&str, StoreTest)] = &[
         "slow",
         a_figure_of_a_slow_state_stays_out_of_the_runs_spread,
     ),
+    (
+        "movement",
+        the_machines_movement_between_runs_is_read_from_their_probes,
+    ),
 ];
 
 /// The store tests on SQLite, each in a file of its own in a directory that opening
@@ -475,6 +479,61 @@ fn a_runs_canary_is_set_beside_the_same_machines_earlier_runs(open: Opener<'_>) 
     // Without canary readings there is nothing to set beside them.
     let mut blind = run_with_medians(&[("syscall.getpid", 90.0)]);
     assert!(!h.machine_against_past(&mut blind, None).unwrap());
+}
+
+/// A run whose probes read `syscall_ns` for getpid and 1000 ns for a fault.
+fn run_with_probes(syscall_ns: f64) -> Run {
+    use crate::harness::probe::WorkKind;
+    let mut run = run_with_medians(&[("syscall.getpid", 90.0)]);
+    run.machine.floors = [(WorkKind::Syscall, syscall_ns), (WorkKind::Memory, 1000.0)]
+        .into_iter()
+        .map(|(kind, median_ns)| crate::results::Floor {
+            kind,
+            probe: kind.probe().to_string(),
+            readings: 40,
+            median_ns,
+            spread_pct: 3.0,
+            floor_pct: 1.0,
+            reach_pct: 1.0,
+            rounds: 8,
+            within_pct: None,
+            between_pct: None,
+            past_runs: None,
+        })
+        .collect();
+    run
+}
+
+fn the_machines_movement_between_runs_is_read_from_their_probes(open: Opener<'_>) {
+    use crate::harness::probe::WorkKind;
+    let mut h = open();
+    for ns in [100.0, 103.0] {
+        h.save(&run_with_probes(ns), Origin::Run).unwrap();
+    }
+    // Two runs do not say how far the machine moves.
+    assert_eq!(h.machine_movement(&run_with_probes(0.0)).unwrap(), vec![]);
+    h.save(&run_with_probes(97.0), Origin::Run).unwrap();
+    // Another host's runs do not count.
+    let mut far = run_with_probes(500.0);
+    far.host.hostname = Some("elsewhere".into());
+    h.save(&far, Origin::Run).unwrap();
+    let moves = h.machine_movement(&run_with_probes(0.0)).unwrap();
+    let logs = [100.0f64.ln(), 103.0f64.ln(), 97.0f64.ln()];
+    let mean = logs.iter().sum::<f64>() / 3.0;
+    let s = (logs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / 2.0).sqrt();
+    let syscall = moves.iter().find(|m| m.0 == WorkKind::Syscall).unwrap();
+    assert_eq!(syscall.1, 3);
+    // t(0.975, 2) = 4.303, times √2: about ±18% for three runs 3% apart.
+    assert!(
+        (syscall.2 - 4.303 * std::f64::consts::SQRT_2 * s).abs() < 1e-3,
+        "{moves:?}"
+    );
+    // A probe that read alike in every run moved by nothing.
+    let memory = moves.iter().find(|m| m.0 == WorkKind::Memory).unwrap();
+    assert_eq!((memory.1, memory.2), (3, 0.0));
+    assert!(moves
+        .iter()
+        .all(|m| m.0 == WorkKind::Syscall || m.0 == WorkKind::Memory));
 }
 
 /// The same history tests against a real PostgreSQL server (a cluster of the test's

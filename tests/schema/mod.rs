@@ -655,6 +655,14 @@ pub struct Floor {
     pub floor_pct: f64,
     pub reach_pct: f64,
     pub rounds: usize,
+    /// This run's readings' own figure, when the history's `between_pct` is known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub within_pct: Option<f64>,
+    /// How far the probe moved between the machine's recent runs (from three).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub between_pct: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub past_runs: Option<usize>,
 }
 
 /// A run's canary beside the same machine's earlier runs.
