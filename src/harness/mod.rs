@@ -726,7 +726,8 @@ fn with_the_machine(a: &mut Analysis, held: Held) {
     }
 }
 
-fn check_interrupt() -> Result<(), BenchError> {
+/// [`BenchError::Interrupted`] once the run has been interrupted.
+pub(crate) fn check_interrupt() -> Result<(), BenchError> {
     if interrupt::interrupted() {
         Err(BenchError::Interrupted)
     } else {

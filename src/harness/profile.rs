@@ -6,13 +6,15 @@
 //! window of samples; the figure and its interval come from the rounds (see
 //! [`crate::stats::rounds`]).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-/// A measurement profile.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+/// A measurement profile. Deserialised (as a worker receives it), its name is looked
+/// up again ("custom" when it names no profile), the numbers are as sent.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Profile {
     /// The profile's name.
-    pub name: &'static str,
+    #[serde(deserialize_with = "known_name")]
+    pub name: Name,
     /// Warm-up before a benchmark's first round (calibration included), in ns.
     pub warmup_ns: u64,
     /// Warm-up before each later round, in ns (the benchmark is set up anew).
@@ -48,6 +50,15 @@ pub struct Profile {
     pub budget_ns: u64,
     /// Rounds at most within the budget (at least `max_rounds`).
     pub budget_max_rounds: usize,
+}
+
+/// A profile's name, spelt so that serde does not borrow it from the message.
+type Name = &'static str;
+
+/// A profile's name as it arrives: the known profile's, or "custom".
+fn known_name<'de, D: serde::Deserializer<'de>>(d: D) -> Result<&'static str, D::Error> {
+    let name = String::deserialize(d)?;
+    Ok(Profile::by_name(&name).map_or("custom", |p| p.name))
 }
 
 const MS: u64 = 1_000_000;

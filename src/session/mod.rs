@@ -9,10 +9,10 @@ use crate::bench::{After, Bench, Params};
 use crate::error::BenchError;
 use crate::harness::clock::{self, characterize, Clock, ClockChoice, ClockInfo};
 use crate::harness::probe::WorkKind;
+use crate::harness::{check_interrupt, Expect, Why};
 use crate::harness::{
     Analysis, EmptyLoop, Harness, Measurement, Overhead, Plan, Profile, Sample, Settings,
 };
-use crate::harness::{Expect, Why};
 use crate::os::affinity::Pin;
 use crate::os::interrupt;
 use crate::os::load::Load;
@@ -634,14 +634,6 @@ impl SplitMix {
 /// `params` as owned names and values (for a result, or a worker's start).
 fn owned(params: &Params) -> impl Iterator<Item = (String, String)> + '_ {
     params.0.iter().map(|(k, v)| (k.to_string(), v.clone()))
-}
-
-fn check_interrupt() -> Result<(), BenchError> {
-    if interrupt::interrupted() {
-        Err(BenchError::Interrupted)
-    } else {
-        Ok(())
-    }
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use super::wire::{self, Reply, Request, Start, Visited, WireError};
 use crate::bench::{self, Params, RunContext};
 use crate::error::BenchError;
 use crate::harness::clock::{Clock, Monotonic};
-use crate::harness::{Expect, Sample, Settings};
+use crate::harness::{Expect, Profile, Sample, Settings};
 use crate::session::slot::{Env, Slot};
 use std::os::unix::net::UnixStream;
 use std::process::ExitCode;
@@ -363,7 +363,11 @@ pub(in crate::session) fn context_of(start: &Start, stream: UnixStream) -> RunCo
         dir: start.dir.clone(),
         drop_caches: start.drop_caches,
     };
-    let profile = start.context_profile.as_deref().and_then(wire::static_name);
+    let profile = start
+        .context_profile
+        .as_deref()
+        .and_then(Profile::by_name)
+        .map(|p| p.name);
     let dir = files.dir.clone().unwrap_or_else(std::env::temp_dir);
     let stream = std::cell::RefCell::new(stream);
     RunContext::new(files, profile).with_scratch_source(Box::new(move |len| {

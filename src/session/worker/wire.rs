@@ -155,7 +155,6 @@ pub struct Start {
     /// Its parameter values.
     pub params: Vec<(String, String)>,
     /// The profile.
-    #[serde(deserialize_with = "ProfileDef::deserialize")]
     pub profile: Profile,
     /// The clock's name ("tsc" or "monotonic") and its calibrated tick.
     pub clock: String,
@@ -244,42 +243,6 @@ impl Sealed {
         c.samples = crate::harness::packed::read(&mut r, n as usize)?;
         Ok(c)
     }
-}
-
-/// A [`Profile`] as it arrives, in [`Profile`]'s own serialisation: its name is
-/// looked up again ("custom" when it names no profile), the numbers are as sent.
-#[derive(Deserialize)]
-#[serde(remote = "Profile")]
-struct ProfileDef {
-    #[serde(deserialize_with = "profile_name")]
-    name: Name,
-    warmup_ns: u64,
-    round_warmup_ns: u64,
-    round_ns: u64,
-    round_min_samples: usize,
-    round_max_samples: usize,
-    min_rounds: usize,
-    max_rounds: usize,
-    span_ns: u64,
-    ci_target: f64,
-    min_batch_ns: u64,
-    overhead_samples: usize,
-    budget_ns: u64,
-    budget_max_rounds: usize,
-}
-
-/// A profile's name, spelt so that serde does not borrow it from the message.
-type Name = &'static str;
-
-fn profile_name<'de, D: serde::Deserializer<'de>>(
-    d: D,
-) -> Result<&'static str, D::Error> {
-    Ok(static_name(&String::deserialize(d)?).unwrap_or("custom"))
-}
-
-/// The name of the profile named `name`, as the worker's run context wants it.
-pub fn static_name(name: &str) -> Option<&'static str> {
-    Profile::ALL.iter().find(|p| p.name == name).map(|p| p.name)
 }
 
 /// A [`BenchError`] as it travels.
@@ -424,7 +387,7 @@ mod tests {
     #[test]
     fn a_profile_travels_whole() {
         #[derive(Serialize, Deserialize)]
-        struct One(#[serde(deserialize_with = "ProfileDef::deserialize")] Profile);
+        struct One(Profile);
         let (mut a, mut b) = UnixStream::pair().unwrap();
         let custom = Profile {
             name: "mine",
