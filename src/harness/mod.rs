@@ -316,22 +316,16 @@ pub struct Harness<'a> {
 impl<'a> Harness<'a> {
     /// A harness on `clock` reading the calling thread's real resource usage.
     pub fn new(clock: &'a dyn Clock, settings: Settings) -> Harness<'a> {
-        Harness {
-            clock,
-            settings,
-            usage: &thread_usage,
-        }
+        Harness::with_usage(clock, settings, &thread_usage)
     }
 
     /// The same harness holding its results to `held` (see [`Held`]).
     pub fn holding(&self, held: Held) -> Harness<'a> {
-        let mut settings = self.settings;
-        settings.held = held;
-        Harness {
-            clock: self.clock,
-            settings,
-            usage: self.usage,
-        }
+        let settings = Settings {
+            held,
+            ..self.settings
+        };
+        Harness { settings, ..*self }
     }
 
     /// A harness with an injected usage source (for tests).
