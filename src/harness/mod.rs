@@ -709,12 +709,10 @@ fn with_the_machine(a: &mut Analysis, held: Held) {
         return;
     }
     if let Some(e) = a.estimate.as_mut() {
-        // A time is not negative: a wide interval of the rounds (two rounds far apart)
-        // stops at zero, as the interval printed does.
+        // A time is not negative: a wide interval of the rounds (two rounds far apart),
+        // or one on a machine that allows ±100% or worse (a loaded one), stops at zero.
         a.own = Some((e.ci_low.max(0.0), e.ci_high));
         let add = m * e.center.abs();
-        // A time is not negative: on a machine that allows ±100% or worse (a loaded
-        // one), the interval stops at zero.
         e.ci_low = (e.center - (e.center - e.ci_low).hypot(add)).max(0.0);
         e.ci_high = e.center + (e.ci_high - e.center).hypot(add);
     }

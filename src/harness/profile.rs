@@ -105,14 +105,8 @@ impl Profile {
     /// budget buys more precision as more rounds than as longer ones. The target is
     /// tight because this machine's figures repeat closely (ten runs of a pipe round
     /// trip: medians within 0.6%); where the machine moves more, its floor sets it.
-    /// The span was 2 s until 2026-11-28: at 1 s, `syscost run syscall.getppid`
-    /// answered in a median 2.25 s against 5.84 s (`scripts/ab.py`). The fewest rounds
-    /// were five until 2026-11-28: at eight (Yuen's interval on five degrees of freedom
-    /// instead of two, t = 2.57 against 4.30), within the same second, one row
-    /// answered in at most 3 s in 6 of 6 invocations against 3 of 6 (5 of 8 in a later
-    /// series), getpid's fresh intervals read ±2.9–3.0% against ±3.6–4.0% holding their
-    /// median 10/10 either way, and the whole catalogue took 57 s against 47 s
-    /// (docs/measurements.md, "Eight rounds at the least").
+    /// Until 2026-11-28 the span was 2 s and the fewest rounds five (docs/measurements.md,
+    /// "The machine's movement added" and "Eight rounds at the least").
     pub const STANDARD: Profile = Profile {
         name: "standard",
         warmup_ns: 20 * MS,
