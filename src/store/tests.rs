@@ -72,16 +72,16 @@ fn saves_lists_loads_and_removes(open: Opener<'_>) {
     let a = h.save(&run, Origin::Run).expect("save");
     let b = h.save(&run, Origin::Import).expect("save");
     assert!(b > a);
-    let list = h.list(None).expect("list");
+    let list = h.list(None, None).expect("list");
     assert_eq!(list.iter().map(|e| e.id).collect::<Vec<_>>(), [b, a]);
     assert_eq!(list[0].origin, "import");
     assert_eq!(list[0].ok, 2);
     let back = h.load(a).expect("load");
     assert_eq!(back.results.len(), 2);
     assert_eq!(back.results[1].median_ns(), Some(2800.0));
-    assert_eq!(h.nth_latest(0).unwrap(), Some(b));
-    assert_eq!(h.nth_latest(1).unwrap(), Some(a));
-    assert_eq!(h.nth_latest(2).unwrap(), None);
+    assert_eq!(h.nth_latest(0, None).unwrap(), Some(b));
+    assert_eq!(h.nth_latest(1, None).unwrap(), Some(a));
+    assert_eq!(h.nth_latest(2, None).unwrap(), None);
     let past = h
         .past_figures("syscall.getpid", &conditions(&run), 10)
         .unwrap();
@@ -150,12 +150,12 @@ fn concurrent_writers_all_land(open: Opener<'_>) {
     let latest = h.latest_per_host().unwrap();
     assert_eq!(latest.len(), 4, "{latest:?}");
     for (host, id) in latest {
-        let runs = h.list_host(None, &host).unwrap();
+        let runs = h.list(None, Some(&host)).unwrap();
         assert_eq!(runs.len(), 10);
         assert_eq!(runs[0].id, id);
-        assert_eq!(h.nth_latest_of(0, &host).unwrap(), Some(id));
-        assert_eq!(h.nth_latest_of(9, &host).unwrap(), Some(runs[9].id));
-        assert_eq!(h.nth_latest_of(10, &host).unwrap(), None);
+        assert_eq!(h.nth_latest(0, Some(&host)).unwrap(), Some(id));
+        assert_eq!(h.nth_latest(9, Some(&host)).unwrap(), Some(runs[9].id));
+        assert_eq!(h.nth_latest(10, Some(&host)).unwrap(), None);
     }
 }
 
