@@ -676,12 +676,8 @@ pub(crate) mod tests {
 
     fn zero() -> Overhead {
         Overhead {
-            per_batch_ns: 0.0,
-            per_op_ns: 0.0,
-            samples: 0,
             subtracted: true,
-            ticks: 0,
-            later: vec![],
+            ..Overhead::default()
         }
     }
 

@@ -158,7 +158,7 @@ pub struct Span {
 }
 
 /// The empty-loop overhead the harness subtracted.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Overhead {
     /// Median ns of one empty batch of the benchmark's size (clock reads included).
     pub per_batch_ns: f64,

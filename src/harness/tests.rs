@@ -391,12 +391,8 @@ fn expected_faults_include_major_faults() {
 #[test]
 fn each_rounds_overhead_lands_in_its_own_place() {
     let mut o = Overhead {
-        per_batch_ns: 30.0,
-        per_op_ns: 30.0,
-        samples: 51,
-        subtracted: true,
         ticks: 78,
-        later: vec![],
+        ..Overhead::default()
     };
     o.set_ticks_for(1, 52);
     o.set_ticks_for(2, 40);
@@ -419,6 +415,15 @@ fn each_rounds_overhead_lands_in_its_own_place() {
     assert_eq!(o.ticks_for(0), 77);
 }
 
+/// A system call's result, held to the ±3% the machine allows.
+fn syscall_held() -> Held {
+    Held {
+        kind: Some(probe::WorkKind::Syscall),
+        allows: 0.03,
+        strict: false,
+    }
+}
+
 #[test]
 fn a_result_is_judged_against_its_kinds_target_and_its_interval_stays_its_own() {
     let xs = super::analyze::tests::samples(300, 300, 8, Default::default());
@@ -426,11 +431,7 @@ fn a_result_is_judged_against_its_kinds_target_and_its_interval_stays_its_own() 
     assert!(ok);
     let own = a.relative_ci();
     let p = Profile::STANDARD;
-    let floor = Held {
-        kind: Some(probe::WorkKind::Syscall),
-        allows: 0.03,
-        strict: false,
-    };
+    let floor = syscall_held();
     // Held to what the machine allows, a row within it is converged ...
     assert_eq!(super::verdict(&a, &p, floor), (true, vec![]));
     // ... and held to a target below its interval, it is not: here the clock's step
@@ -458,11 +459,7 @@ fn what_the_machine_allows_is_added_to_the_rounds_interval_and_says_so() {
     let (mut a, _, _) = super::analyze::tests::conclude(&xs, Default::default());
     let e = a.estimate.clone().unwrap();
     let own = a.relative_ci();
-    let held = Held {
-        kind: Some(probe::WorkKind::Syscall),
-        allows: 0.03,
-        strict: false,
-    };
+    let held = syscall_held();
     let mut strict = a.clone();
     super::with_the_machine(&mut a, held);
     assert_eq!(a.own, Some((e.ci_low, e.ci_high)));
@@ -512,11 +509,7 @@ fn a_result_is_held_to_the_larger_of_the_profile_and_what_the_machine_allows() {
     let p = Profile::STANDARD; // ±0.5%
     let none = Held::default();
     assert_eq!(none.target(&p), p.ci_target);
-    let machine = Held {
-        kind: Some(probe::WorkKind::Syscall),
-        allows: 0.03,
-        strict: false,
-    };
+    let machine = syscall_held();
     // √2 times what the machine allows: the rounds may add as much as the machine.
     assert!((machine.target(&p) - 0.03 * std::f64::consts::SQRT_2).abs() < 1e-12);
     assert!((machine.own_target(&p) - 0.03).abs() < 1e-12);

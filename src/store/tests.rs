@@ -186,17 +186,15 @@ fn documents_are_checked_before_they_are_read() {
 
 #[test]
 fn references_parse() {
-    assert_eq!("last".parse::<RunRef>().unwrap(), RunRef::Latest(0));
-    assert_eq!("last~3".parse::<RunRef>().unwrap(), RunRef::Latest(3));
-    assert_eq!("17".parse::<RunRef>().unwrap(), RunRef::Id(17));
-    assert_eq!(
-        "host:web-17:last".parse::<RunRef>().unwrap(),
-        RunRef::HostLatest("web-17".into(), 0)
-    );
-    assert_eq!(
-        "host:a:b:last~2".parse::<RunRef>().unwrap(),
-        RunRef::HostLatest("a:b".into(), 2)
-    );
+    for (text, want) in [
+        ("last", RunRef::Latest(0)),
+        ("last~3", RunRef::Latest(3)),
+        ("17", RunRef::Id(17)),
+        ("host:web-17:last", RunRef::HostLatest("web-17".into(), 0)),
+        ("host:a:b:last~2", RunRef::HostLatest("a:b".into(), 2)),
+    ] {
+        assert_eq!(text.parse::<RunRef>().unwrap(), want);
+    }
     for bad in [
         "",
         "0",
@@ -251,10 +249,8 @@ fn past_runs_set_the_interval_only_under_the_same_conditions(open: Opener<'_>) {
     // A side of the rounds' own interval far wider than the runs' spread keeps at
     // least 1.96 of the standard errors it stands for.
     let mut lopsided = run_with_medians(&[("syscall.getpid", 90.0)]);
-    {
-        let m = lopsided.results[0].measured.as_mut().unwrap();
-        (m.ci_low_ns, m.ci_high_ns) = (89.9, 200.0);
-    }
+    let m = lopsided.results[0].measured.as_mut().unwrap();
+    (m.ci_low_ns, m.ci_high_ns) = (89.9, 200.0);
     assert_eq!(h.set_from_past_runs(&mut lopsided).unwrap(), 1);
     let m = lopsided.results[0].measured.as_ref().unwrap();
     let kept =
@@ -262,12 +258,8 @@ fn past_runs_set_the_interval_only_under_the_same_conditions(open: Opener<'_>) {
     assert!(kept > side, "{kept} {side}");
     assert!((m.ci_high_ns - (90.0 + kept)).abs() < 1e-9, "{m:?}");
     assert!((m.ci_low_ns - (90.0 - side)).abs() < 1e-9, "{m:?}");
-    assert!(now.results[1]
-        .measured
-        .as_ref()
-        .unwrap()
-        .between_runs
-        .is_none());
+    let new = now.results[1].measured.as_ref().unwrap();
+    assert!(new.between_runs.is_none());
 
     // Another profile is another condition: nothing to widen by.
     let mut other = run_with_medians(&[("syscall.getpid", 90.0)]);
@@ -312,12 +304,10 @@ fn the_spread_between_runs_sets_the_interval_and_its_verdict(open: Opener<'_>) {
         h.save(&floored(m, 0.002), Origin::Run).unwrap();
     }
     let mut now = floored(99.9, 0.002);
-    {
-        // Its rounds were wider than the target when the run stopped it.
-        let x = now.results[0].measured.as_mut().unwrap();
-        x.converged = false;
-        x.why = vec![Why::Wide { outlook: None }];
-    }
+    // Its rounds were wider than the target when the run stopped it.
+    let x = now.results[0].measured.as_mut().unwrap();
+    x.converged = false;
+    x.why = vec![Why::Wide { outlook: None }];
     assert_eq!(h.set_from_past_runs(&mut now).unwrap(), 1);
     let m = now.results[0].measured.as_ref().unwrap();
     let b = m.between_runs.as_ref().unwrap();
