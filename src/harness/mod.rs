@@ -697,12 +697,9 @@ pub fn verdict(a: &Analysis, p: &Profile, held: Held) -> (bool, Vec<Why>) {
 /// rounds' interval of `a` on each side, as an independent error (`√(own² + m²)`),
 /// keeping the rounds' own in `a.own`; not with `--target` (`strict`), which asks for
 /// the rows' own intervals. A row without a history cannot see how far the machine
-/// moves between runs; its kind's probes, read in every round's process, stand for it.
-/// Measured on 2026-11-28 (docs/measurements.md, "The machine's movement added"): over
-/// one isolation run's documents, the whole catalogue lay within each family's alone
-/// run for 66.0% of rows with the rounds' own intervals, 84.9% with the larger of the
-/// two and 91.2% with both added. From a row's third saved run, the spread of its runs
-/// sets the interval instead.
+/// moves between runs; its kind's probes, read in every round's process, stand for it
+/// (docs/measurements.md, "The machine's movement added"). From a row's third saved
+/// run, the spread of its runs sets the interval instead.
 fn with_the_machine(a: &mut Analysis, held: Held) {
     let m = held.added();
     if m <= 0.0 || a.basis == analyze::Basis::All {

@@ -148,7 +148,9 @@ fn constant_samples_converge_at_the_minimum_rounds() {
 fn the_interval_floor_is_half_the_clock_step_not_half_the_granularity() {
     // A 50 µs operation timed one at a time, the same every time: the interval is the
     // floor alone, half a clock step per operation.
-    let floor = |s: Settings| {
+    let floor = |resolution: Option<f64>| {
+        let s = Settings::new(PROFILE, 20.0);
+        let s = resolution.map_or(s, |r| s.with_resolution(r));
         let clock = FakeClock::new(5);
         let mut empty = FakeBody::new(&clock, |_| 0);
         let profile = Profile {
@@ -169,20 +171,11 @@ fn the_interval_floor_is_half_the_clock_step_not_half_the_granularity() {
     };
     // Reads 20 ns apart on a clock that steps 10 ns: ±5 ns, where the granularity
     // alone would say ±10 ns.
-    assert_eq!(floor(Settings::new(PROFILE, 20.0)), 10.0);
-    assert_eq!(
-        floor(Settings::new(PROFILE, 20.0).with_resolution(10.0)),
-        5.0
-    );
+    assert_eq!(floor(None), 10.0);
+    assert_eq!(floor(Some(10.0)), 5.0);
     // A step coarser than the granularity, or none found, changes nothing.
-    assert_eq!(
-        floor(Settings::new(PROFILE, 20.0).with_resolution(40.0)),
-        10.0
-    );
-    assert_eq!(
-        floor(Settings::new(PROFILE, 20.0).with_resolution(f64::NAN)),
-        10.0
-    );
+    assert_eq!(floor(Some(40.0)), 10.0);
+    assert_eq!(floor(Some(f64::NAN)), 10.0);
 }
 
 #[test]

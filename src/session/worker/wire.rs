@@ -47,7 +47,7 @@ pub enum Request {
     /// (the answer to [`Reply::Spans`]).
     Flags(Vec<u16>),
     /// The scratch file asked for: on success its descriptor follows.
-    Scratch(Result<(), WireError>),
+    Scratch(Result<(), BenchError>),
     /// Hand over what the instance has gathered ([`Reply::Handed`]); the worker then
     /// exits, and the next round is measured by a fresh one.
     Hand,
@@ -77,7 +77,7 @@ pub enum Reply {
         version: String,
     },
     /// The round ended, or why it ended the instance (skipped, failed, interrupted).
-    Visited(Result<Visited, WireError>),
+    Visited(Result<Visited, BenchError>),
     /// The answer to [`Request::Probe`].
     Probed {
         /// The probes' readings.
@@ -109,7 +109,7 @@ pub enum Reply {
     },
     /// The answer to [`Request::Pair`]: the round's pairs `(a, b)`, one per quartet,
     /// ns per operation of the reference and of the alternative, or why there are none.
-    Paired(Result<Vec<(f64, f64)>, WireError>),
+    Paired(Result<Vec<(f64, f64)>, BenchError>),
     /// What the instance has gathered, for the next worker (the answer to
     /// [`Request::Hand`]): its [`Sealed`] descriptor follows.
     Handed {
@@ -196,9 +196,8 @@ pub struct Start {
 
 /// What a worker handed over ([`Reply::Handed`]): its encoding, in a [`MemFile`]. The
 /// parent passes the descriptor on without reading or mapping the file, so a
-/// benchmark's samples never take room in the parent's memory (forwarded as bytes, a
-/// hand-over of 66,144 samples held 8.4 MB there twice over, and the parent peaked at
-/// 31.4 MB).
+/// benchmark's samples never take room in the parent's memory (docs/measurements.md,
+/// "Workers and hand-overs").
 #[derive(Debug)]
 pub struct Sealed(pub MemFile);
 
@@ -242,37 +241,6 @@ impl Sealed {
         }
         c.samples = crate::harness::packed::read(&mut r, n as usize)?;
         Ok(c)
-    }
-}
-
-/// A [`BenchError`] as it travels.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub enum WireError {
-    /// [`BenchError::Skip`].
-    Skip(String),
-    /// [`BenchError::Failed`].
-    Failed(String),
-    /// [`BenchError::Interrupted`].
-    Interrupted,
-}
-
-impl From<&BenchError> for WireError {
-    fn from(e: &BenchError) -> WireError {
-        match e {
-            BenchError::Skip(s) => WireError::Skip(s.clone()),
-            BenchError::Failed(s) => WireError::Failed(s.clone()),
-            BenchError::Interrupted => WireError::Interrupted,
-        }
-    }
-}
-
-impl From<WireError> for BenchError {
-    fn from(e: WireError) -> BenchError {
-        match e {
-            WireError::Skip(s) => BenchError::Skip(s),
-            WireError::Failed(s) => BenchError::Failed(s),
-            WireError::Interrupted => BenchError::Interrupted,
-        }
     }
 }
 
