@@ -77,13 +77,9 @@ fn settings(profile: Profile) -> Settings {
     Settings::new(profile, 10.0) // target batch: 1000 × 10 ns = 10 µs
 }
 
-fn no_usage() -> Usage {
-    Usage::default()
-}
-
 fn measure(clock: &FakeClock, body: &mut FakeBody, profile: Profile) -> Measurement {
     let mut empty = FakeBody::new(clock, |_| 0);
-    let h = Harness::with_usage(clock, settings(profile), &no_usage);
+    let h = Harness::with_usage(clock, settings(profile), &Usage::default);
     h.measure(body, &mut empty, Plan::default()).unwrap()
 }
 
@@ -112,7 +108,7 @@ fn overhead_is_measured_at_the_same_batch_size_and_subtracted() {
 
     // keep_overhead reports the raw loop: (5 + 10 + 100 × 102) / 100 = 102.15 ns.
     let mut empty = FakeBody::new(&clock, |_| 0);
-    let h = Harness::with_usage(&clock, settings(PROFILE), &no_usage);
+    let h = Harness::with_usage(&clock, settings(PROFILE), &Usage::default);
     let plan = Plan {
         keep_overhead: true,
         ..Plan::default()
@@ -157,7 +153,7 @@ fn the_interval_floor_is_half_the_clock_step_not_half_the_granularity() {
             round_min_samples: 15,
             ..PROFILE
         };
-        let h = Harness::with_usage(&clock, Settings { profile, ..s }, &no_usage);
+        let h = Harness::with_usage(&clock, Settings { profile, ..s }, &Usage::default);
         let m = h
             .measure(
                 &mut FakeBody::new(&clock, |_| 50_000),
@@ -296,7 +292,7 @@ fn the_canary_is_the_median_of_fixed_batches() {
     let mut body = FakeBody::new(&clock, |i| [100, 300, 100, 100, 200][i as usize % 5]);
     body.per_batch = 0;
     body.loop_ns = 0;
-    let h = Harness::with_usage(&clock, settings(PROFILE), &no_usage);
+    let h = Harness::with_usage(&clock, settings(PROFILE), &Usage::default);
     assert_eq!(h.canary(&mut body, 1000, 5).unwrap(), 100.0);
 }
 
@@ -309,7 +305,7 @@ fn an_error_in_the_body_fails_the_measurement() {
         }
     }
     let clock = FakeClock::new(5);
-    let h = Harness::with_usage(&clock, settings(PROFILE), &no_usage);
+    let h = Harness::with_usage(&clock, settings(PROFILE), &Usage::default);
     let e = h
         .measure(&mut Failing, &mut EmptyLoop, Plan::default())
         .unwrap_err();

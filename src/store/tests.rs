@@ -98,17 +98,14 @@ fn saves_lists_loads_and_removes(open: Opener<'_>) {
 fn refuses_a_foreign_database_and_a_newer_schema() {
     let dir = temp();
     let foreign = dir.path().join("other.db");
-    let c = Connection::open(&foreign).unwrap();
-    c.execute_batch("CREATE TABLE t (x)").unwrap();
-    drop(c);
+    let sql = |path: &Path, sql: &str| Connection::open(path).unwrap().execute_batch(sql);
+    sql(&foreign, "CREATE TABLE t (x)").unwrap();
     let e = refused(&foreign, true);
     assert!(e.contains("not a syscost history"), "{e}");
 
     let newer = dir.path().join("newer.db");
     drop(History::open(&newer, true).unwrap());
-    let c = Connection::open(&newer).unwrap();
-    c.execute_batch("PRAGMA user_version = 99").unwrap();
-    drop(c);
+    sql(&newer, "PRAGMA user_version = 99").unwrap();
     let e = refused(&newer, false);
     assert!(e.contains("newer syscost"), "{e}");
 
