@@ -15,8 +15,9 @@ impl UsageError {
     }
 }
 
-/// Why a benchmark did not produce a result.
-#[derive(Debug, Error)]
+/// Why a benchmark did not produce a result. It travels as it is between a run and its
+/// workers (`session::worker::wire`).
+#[derive(Debug, Clone, Error, serde::Serialize, serde::Deserialize)]
 pub enum BenchError {
     /// The benchmark cannot run here (no privilege, no kernel support); not a failure.
     #[error("skipped: {0}")]

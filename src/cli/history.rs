@@ -151,10 +151,7 @@ fn list_cmd(args: &ListArgs, path: &Path) -> anyhow::Result<()> {
         return Ok(());
     }
     let h = History::open(path, false)?;
-    let entries = match host {
-        Some(host) => h.list_host(*limit, host)?,
-        None => h.list(*limit)?,
-    };
+    let entries = h.list(*limit, host.as_deref())?;
     let mut out = crate::report::stdout();
     if *format == super::TextOrJson::Json {
         serde_json::to_writer_pretty(&mut out, &entries)?;

@@ -388,10 +388,7 @@ fn analyze_with(
 
     // The only outlier test is the MAD's, within each round, one process at one moment:
     // a round in another state than the rest is a state of the rounds (below), not a run
-    // of outliers. No window around the median of all samples: where batches fall in two
-    // modes, it dropped whichever mode was not the majority's over the run, so the
-    // figure of a run took one mode and a rerun's the other (docs/measurements.md, "The
-    // VMS window retired").
+    // of outliers (docs/measurements.md, "The VMS window retired").
     let kept: Vec<usize> = (0..samples.len())
         .filter(|&i| !flags[i].perturbed)
         .collect();
@@ -679,12 +676,8 @@ pub(crate) mod tests {
 
     fn zero() -> Overhead {
         Overhead {
-            per_batch_ns: 0.0,
-            per_op_ns: 0.0,
-            samples: 0,
             subtracted: true,
-            ticks: 0,
-            later: vec![],
+            ..Overhead::default()
         }
     }
 

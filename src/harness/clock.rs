@@ -247,32 +247,22 @@ pub fn characterize(clock: &dyn Clock, name: &str, why: &str) -> ClockInfo {
             _ => steps.push((d, 1)),
         }
     }
-    let min_step = steps
-        .iter()
-        .map(|&(d, _)| d)
-        .find(|&d| d > 0)
-        .unwrap_or(u64::MAX);
-    let quantum = quantum_ticks(&steps, clock.raw_counter()).unwrap_or(min_step);
+    let min_step = steps.iter().map(|&(d, _)| d).find(|&d| d > 0);
+    let quantum = quantum_ticks(&steps, clock.raw_counter()).or(min_step);
     let t0 = clock.now();
     for _ in 0..READS {
         std::hint::black_box(clock.now());
     }
     let t1 = clock.now();
+    // NaN where no step was seen.
+    let ns = |t: Option<u64>| t.map_or(f64::NAN, |t| clock.to_ns(t));
     ClockInfo {
         name: name.to_string(),
         why: why.to_string(),
         ns_per_tick: clock.ns_per_tick(),
-        granularity_ns: if min_step == u64::MAX {
-            f64::NAN
-        } else {
-            clock.to_ns(min_step)
-        },
+        granularity_ns: ns(min_step),
         read_cost_ns: clock.to_ns(t1.wrapping_sub(t0)) / READS as f64,
-        resolution_ns: if quantum == u64::MAX {
-            f64::NAN
-        } else {
-            clock.to_ns(quantum)
-        },
+        resolution_ns: ns(quantum),
     }
 }
 

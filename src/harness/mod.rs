@@ -158,7 +158,7 @@ pub struct Span {
 }
 
 /// The empty-loop overhead the harness subtracted.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Overhead {
     /// Median ns of one empty batch of the benchmark's size (clock reads included).
     pub per_batch_ns: f64,
@@ -316,22 +316,16 @@ pub struct Harness<'a> {
 impl<'a> Harness<'a> {
     /// A harness on `clock` reading the calling thread's real resource usage.
     pub fn new(clock: &'a dyn Clock, settings: Settings) -> Harness<'a> {
-        Harness {
-            clock,
-            settings,
-            usage: &thread_usage,
-        }
+        Harness::with_usage(clock, settings, &thread_usage)
     }
 
     /// The same harness holding its results to `held` (see [`Held`]).
     pub fn holding(&self, held: Held) -> Harness<'a> {
-        let mut settings = self.settings;
-        settings.held = held;
-        Harness {
-            clock: self.clock,
-            settings,
-            usage: self.usage,
-        }
+        let settings = Settings {
+            held,
+            ..self.settings
+        };
+        Harness { settings, ..*self }
     }
 
     /// A harness with an injected usage source (for tests).
@@ -703,30 +697,26 @@ pub fn verdict(a: &Analysis, p: &Profile, held: Held) -> (bool, Vec<Why>) {
 /// rounds' interval of `a` on each side, as an independent error (`√(own² + m²)`),
 /// keeping the rounds' own in `a.own`; not with `--target` (`strict`), which asks for
 /// the rows' own intervals. A row without a history cannot see how far the machine
-/// moves between runs; its kind's probes, read in every round's process, stand for it.
-/// Measured on 2026-11-28 (docs/measurements.md, "The machine's movement added"): over
-/// one isolation run's documents, the whole catalogue lay within each family's alone
-/// run for 66.0% of rows with the rounds' own intervals, 84.9% with the larger of the
-/// two and 91.2% with both added. From a row's third saved run, the spread of its runs
-/// sets the interval instead.
+/// moves between runs; its kind's probes, read in every round's process, stand for it
+/// (docs/measurements.md, "The machine's movement added"). From a row's third saved
+/// run, the spread of its runs sets the interval instead.
 fn with_the_machine(a: &mut Analysis, held: Held) {
     let m = held.added();
     if m <= 0.0 || a.basis == analyze::Basis::All {
         return;
     }
     if let Some(e) = a.estimate.as_mut() {
-        // A time is not negative: a wide interval of the rounds (two rounds far apart)
-        // stops at zero, as the interval printed does.
+        // A time is not negative: a wide interval of the rounds (two rounds far apart),
+        // or one on a machine that allows ±100% or worse (a loaded one), stops at zero.
         a.own = Some((e.ci_low.max(0.0), e.ci_high));
         let add = m * e.center.abs();
-        // A time is not negative: on a machine that allows ±100% or worse (a loaded
-        // one), the interval stops at zero.
         e.ci_low = (e.center - (e.center - e.ci_low).hypot(add)).max(0.0);
         e.ci_high = e.center + (e.ci_high - e.center).hypot(add);
     }
 }
 
-fn check_interrupt() -> Result<(), BenchError> {
+/// [`BenchError::Interrupted`] once the run has been interrupted.
+pub(crate) fn check_interrupt() -> Result<(), BenchError> {
     if interrupt::interrupted() {
         Err(BenchError::Interrupted)
     } else {

@@ -6,13 +6,15 @@
 //! window of samples; the figure and its interval come from the rounds (see
 //! [`crate::stats::rounds`]).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-/// A measurement profile.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+/// A measurement profile. Deserialised (as a worker receives it), its name is looked
+/// up again ("custom" when it names no profile), the numbers are as sent.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Profile {
     /// The profile's name.
-    pub name: &'static str,
+    #[serde(deserialize_with = "known_name")]
+    pub name: Name,
     /// Warm-up before a benchmark's first round (calibration included), in ns.
     pub warmup_ns: u64,
     /// Warm-up before each later round, in ns (the benchmark is set up anew).
@@ -48,6 +50,15 @@ pub struct Profile {
     pub budget_ns: u64,
     /// Rounds at most within the budget (at least `max_rounds`).
     pub budget_max_rounds: usize,
+}
+
+/// A profile's name, spelt so that serde does not borrow it from the message.
+type Name = &'static str;
+
+/// A profile's name as it arrives: the known profile's, or "custom".
+fn known_name<'de, D: serde::Deserializer<'de>>(d: D) -> Result<&'static str, D::Error> {
+    let name = String::deserialize(d)?;
+    Ok(Profile::by_name(&name).map_or("custom", |p| p.name))
 }
 
 const MS: u64 = 1_000_000;
@@ -94,14 +105,8 @@ impl Profile {
     /// budget buys more precision as more rounds than as longer ones. The target is
     /// tight because this machine's figures repeat closely (ten runs of a pipe round
     /// trip: medians within 0.6%); where the machine moves more, its floor sets it.
-    /// The span was 2 s until 2026-11-28: at 1 s, `syscost run syscall.getppid`
-    /// answered in a median 2.25 s against 5.84 s (`scripts/ab.py`). The fewest rounds
-    /// were five until 2026-11-28: at eight (Yuen's interval on five degrees of freedom
-    /// instead of two, t = 2.57 against 4.30), within the same second, one row
-    /// answered in at most 3 s in 6 of 6 invocations against 3 of 6 (5 of 8 in a later
-    /// series), getpid's fresh intervals read ±2.9–3.0% against ±3.6–4.0% holding their
-    /// median 10/10 either way, and the whole catalogue took 57 s against 47 s
-    /// (docs/measurements.md, "Eight rounds at the least").
+    /// Until 2026-11-28 the span was 2 s and the fewest rounds five (docs/measurements.md,
+    /// "The machine's movement added" and "Eight rounds at the least").
     pub const STANDARD: Profile = Profile {
         name: "standard",
         warmup_ns: 20 * MS,

@@ -77,13 +77,9 @@ fn settings(profile: Profile) -> Settings {
     Settings::new(profile, 10.0) // target batch: 1000 × 10 ns = 10 µs
 }
 
-fn no_usage() -> Usage {
-    Usage::default()
-}
-
 fn measure(clock: &FakeClock, body: &mut FakeBody, profile: Profile) -> Measurement {
     let mut empty = FakeBody::new(clock, |_| 0);
-    let h = Harness::with_usage(clock, settings(profile), &no_usage);
+    let h = Harness::with_usage(clock, settings(profile), &Usage::default);
     h.measure(body, &mut empty, Plan::default()).unwrap()
 }
 
@@ -112,7 +108,7 @@ fn overhead_is_measured_at_the_same_batch_size_and_subtracted() {
 
     // keep_overhead reports the raw loop: (5 + 10 + 100 × 102) / 100 = 102.15 ns.
     let mut empty = FakeBody::new(&clock, |_| 0);
-    let h = Harness::with_usage(&clock, settings(PROFILE), &no_usage);
+    let h = Harness::with_usage(&clock, settings(PROFILE), &Usage::default);
     let plan = Plan {
         keep_overhead: true,
         ..Plan::default()
@@ -148,14 +144,16 @@ fn constant_samples_converge_at_the_minimum_rounds() {
 fn the_interval_floor_is_half_the_clock_step_not_half_the_granularity() {
     // A 50 µs operation timed one at a time, the same every time: the interval is the
     // floor alone, half a clock step per operation.
-    let floor = |s: Settings| {
+    let floor = |resolution: Option<f64>| {
+        let s = Settings::new(PROFILE, 20.0);
+        let s = resolution.map_or(s, |r| s.with_resolution(r));
         let clock = FakeClock::new(5);
         let mut empty = FakeBody::new(&clock, |_| 0);
         let profile = Profile {
             round_min_samples: 15,
             ..PROFILE
         };
-        let h = Harness::with_usage(&clock, Settings { profile, ..s }, &no_usage);
+        let h = Harness::with_usage(&clock, Settings { profile, ..s }, &Usage::default);
         let m = h
             .measure(
                 &mut FakeBody::new(&clock, |_| 50_000),
@@ -169,20 +167,11 @@ fn the_interval_floor_is_half_the_clock_step_not_half_the_granularity() {
     };
     // Reads 20 ns apart on a clock that steps 10 ns: ±5 ns, where the granularity
     // alone would say ±10 ns.
-    assert_eq!(floor(Settings::new(PROFILE, 20.0)), 10.0);
-    assert_eq!(
-        floor(Settings::new(PROFILE, 20.0).with_resolution(10.0)),
-        5.0
-    );
+    assert_eq!(floor(None), 10.0);
+    assert_eq!(floor(Some(10.0)), 5.0);
     // A step coarser than the granularity, or none found, changes nothing.
-    assert_eq!(
-        floor(Settings::new(PROFILE, 20.0).with_resolution(40.0)),
-        10.0
-    );
-    assert_eq!(
-        floor(Settings::new(PROFILE, 20.0).with_resolution(f64::NAN)),
-        10.0
-    );
+    assert_eq!(floor(Some(40.0)), 10.0);
+    assert_eq!(floor(Some(f64::NAN)), 10.0);
 }
 
 #[test]
@@ -303,7 +292,7 @@ fn the_canary_is_the_median_of_fixed_batches() {
     let mut body = FakeBody::new(&clock, |i| [100, 300, 100, 100, 200][i as usize % 5]);
     body.per_batch = 0;
     body.loop_ns = 0;
-    let h = Harness::with_usage(&clock, settings(PROFILE), &no_usage);
+    let h = Harness::with_usage(&clock, settings(PROFILE), &Usage::default);
     assert_eq!(h.canary(&mut body, 1000, 5).unwrap(), 100.0);
 }
 
@@ -316,7 +305,7 @@ fn an_error_in_the_body_fails_the_measurement() {
         }
     }
     let clock = FakeClock::new(5);
-    let h = Harness::with_usage(&clock, settings(PROFILE), &no_usage);
+    let h = Harness::with_usage(&clock, settings(PROFILE), &Usage::default);
     let e = h
         .measure(&mut Failing, &mut EmptyLoop, Plan::default())
         .unwrap_err();
@@ -391,12 +380,8 @@ fn expected_faults_include_major_faults() {
 #[test]
 fn each_rounds_overhead_lands_in_its_own_place() {
     let mut o = Overhead {
-        per_batch_ns: 30.0,
-        per_op_ns: 30.0,
-        samples: 51,
-        subtracted: true,
         ticks: 78,
-        later: vec![],
+        ..Overhead::default()
     };
     o.set_ticks_for(1, 52);
     o.set_ticks_for(2, 40);
@@ -419,6 +404,15 @@ fn each_rounds_overhead_lands_in_its_own_place() {
     assert_eq!(o.ticks_for(0), 77);
 }
 
+/// A system call's result, held to the ±3% the machine allows.
+fn syscall_held() -> Held {
+    Held {
+        kind: Some(probe::WorkKind::Syscall),
+        allows: 0.03,
+        strict: false,
+    }
+}
+
 #[test]
 fn a_result_is_judged_against_its_kinds_target_and_its_interval_stays_its_own() {
     let xs = super::analyze::tests::samples(300, 300, 8, Default::default());
@@ -426,11 +420,7 @@ fn a_result_is_judged_against_its_kinds_target_and_its_interval_stays_its_own() 
     assert!(ok);
     let own = a.relative_ci();
     let p = Profile::STANDARD;
-    let floor = Held {
-        kind: Some(probe::WorkKind::Syscall),
-        allows: 0.03,
-        strict: false,
-    };
+    let floor = syscall_held();
     // Held to what the machine allows, a row within it is converged ...
     assert_eq!(super::verdict(&a, &p, floor), (true, vec![]));
     // ... and held to a target below its interval, it is not: here the clock's step
@@ -458,11 +448,7 @@ fn what_the_machine_allows_is_added_to_the_rounds_interval_and_says_so() {
     let (mut a, _, _) = super::analyze::tests::conclude(&xs, Default::default());
     let e = a.estimate.clone().unwrap();
     let own = a.relative_ci();
-    let held = Held {
-        kind: Some(probe::WorkKind::Syscall),
-        allows: 0.03,
-        strict: false,
-    };
+    let held = syscall_held();
     let mut strict = a.clone();
     super::with_the_machine(&mut a, held);
     assert_eq!(a.own, Some((e.ci_low, e.ci_high)));
@@ -512,11 +498,7 @@ fn a_result_is_held_to_the_larger_of_the_profile_and_what_the_machine_allows() {
     let p = Profile::STANDARD; // ±0.5%
     let none = Held::default();
     assert_eq!(none.target(&p), p.ci_target);
-    let machine = Held {
-        kind: Some(probe::WorkKind::Syscall),
-        allows: 0.03,
-        strict: false,
-    };
+    let machine = syscall_held();
     // √2 times what the machine allows: the rounds may add as much as the machine.
     assert!((machine.target(&p) - 0.03 * std::f64::consts::SQRT_2).abs() < 1e-12);
     assert!((machine.own_target(&p) - 0.03).abs() < 1e-12);

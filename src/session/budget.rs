@@ -74,8 +74,7 @@ impl Budget {
     /// again: while the budget has time left (always without a budget). Once it is
     /// spent, the rounds an instance still needs for its minimum are kept as the
     /// machine gives them, so that a machine that stays slow cannot hold a small
-    /// selection past its cap: on 2026-11-27 `syscost run syscall.getpid` took 17.7 s
-    /// (a 12 s budget) when getpid's fifth round was measured again for 8 s after it.
+    /// selection past its cap (docs/measurements.md, "The runs' own spread").
     pub(super) fn redoes(&self) -> bool {
         self.left_ns().is_none_or(|left| left > 0.0)
     }

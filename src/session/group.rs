@@ -16,7 +16,7 @@ impl Session {
         progress: &mut dyn FnMut(Step<'_>),
         concluded: &mut dyn FnMut(usize, &BenchResult),
         budget: &Budget,
-        rng: &mut SplitMix,
+        rng: &mut u64,
         (machine, window): (&mut Vec<f64>, &mut Window),
         results: &mut Vec<BenchResult>,
     ) -> bool {
@@ -51,7 +51,7 @@ impl Session {
             if order.is_empty() {
                 break;
             }
-            rng.shuffle(&mut order);
+            shuffle(rng, &mut order);
             let past_min = cycle as usize >= p.min_rounds;
             if past_min {
                 order = budget.choose(&all, order);

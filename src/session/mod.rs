@@ -9,10 +9,10 @@ use crate::bench::{After, Bench, Params};
 use crate::error::BenchError;
 use crate::harness::clock::{self, characterize, Clock, ClockChoice, ClockInfo};
 use crate::harness::probe::WorkKind;
+use crate::harness::{check_interrupt, Expect, Why};
 use crate::harness::{
     Analysis, EmptyLoop, Harness, Measurement, Overhead, Plan, Profile, Sample, Settings,
 };
-use crate::harness::{Expect, Why};
 use crate::os::affinity::Pin;
 use crate::os::interrupt;
 use crate::os::load::Load;
@@ -453,7 +453,7 @@ impl Session {
         let mut out = Outcome::default();
         let mut machine: Vec<f64> = Vec::new();
         let mut window = self.window.borrow_mut();
-        let mut rng = SplitMix(self.seed);
+        let mut rng = self.seed;
         // The budget covers the run from here: the probe processes and the canary's
         // first readings come out of the first group's share, so that a small
         // selection answers within its budget, not its budget and these.
@@ -610,38 +610,17 @@ pub struct Step<'a> {
     pub params: &'a Params,
 }
 
-/// A small seeded generator (SplitMix64) for the round order.
-struct SplitMix(u64);
-
-impl SplitMix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Fisher–Yates.
-    fn shuffle<T>(&mut self, v: &mut [T]) {
-        for i in (1..v.len()).rev() {
-            let j = (self.next() % (i as u64 + 1)) as usize;
-            v.swap(i, j);
-        }
+/// Fisher–Yates, drawing from the SplitMix64 state `rng` (the round order).
+fn shuffle<T>(rng: &mut u64, v: &mut [T]) {
+    for i in (1..v.len()).rev() {
+        let j = (crate::stats::rounds::splitmix(rng) % (i as u64 + 1)) as usize;
+        v.swap(i, j);
     }
 }
 
 /// `params` as owned names and values (for a result, or a worker's start).
 fn owned(params: &Params) -> impl Iterator<Item = (String, String)> + '_ {
     params.0.iter().map(|(k, v)| (k.to_string(), v.clone()))
-}
-
-fn check_interrupt() -> Result<(), BenchError> {
-    if interrupt::interrupted() {
-        Err(BenchError::Interrupted)
-    } else {
-        Ok(())
-    }
 }
 
 #[cfg(test)]

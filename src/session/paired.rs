@@ -129,7 +129,7 @@ pub(super) fn serve(
         worker::settings_of(start),
         (&cx, session),
     );
-    let reply = wire::Reply::Paired(measured.map_err(|e| (&e).into()));
+    let reply = wire::Reply::Paired(measured);
     wire::send(link, &reply)?;
     Ok(())
 }

@@ -116,11 +116,9 @@ pub struct Carried {
 /// rounds (`canaries`, one before each) at their median, when that lies above `limit`
 /// ([`method::REDO_ABOVE`] over the base; 0: none known); None otherwise. Such rounds are kept
 /// only once the run stops measuring rounds again (its budget spent, or as many
-/// measured again as [`method::REDO_PER_KEPT`] allows), and then stand for the slow state: on
-/// the VM this project is developed on, a `syscost run syscall.getpid` that met a slow
-/// spell of ten seconds as its budget ran out read 187.2 ns, ±7.6%, where every other
-/// run read 137.3–139.2 (2026-11-27, 09:33): the rounds agreed, and only the canary
-/// told. Such a result is not converged (`Why::SlowState`).
+/// measured again as [`method::REDO_PER_KEPT`] allows), and then stand for the slow state,
+/// which only the canary tells (docs/measurements.md, "The multiple of the runs'
+/// spread"). Such a result is not converged (`Why::SlowState`).
 pub(super) fn slow_rounds(canaries: &[f64], limit: f64) -> Option<f64> {
     let median = crate::stats::median(canaries)?;
     (limit > 0.0 && median > limit)

@@ -7,22 +7,16 @@ use crate::method;
 #[test]
 fn a_run_looks_at_its_interval_a_few_times_not_after_every_round() {
     let p = Profile::STANDARD;
-    let looks: Vec<usize> = (1..=p.budget_max_rounds)
-        .filter(|&r| p.looks_at(r, p.budget_max_rounds))
-        .collect();
-    assert_eq!(looks, [8, 12, 18, 27, 41, 62, 93]);
-    let plain: Vec<usize> = (1..=p.max_rounds)
-        .filter(|&r| p.looks_at(r, p.max_rounds))
-        .collect();
-    assert_eq!(plain, [8]);
+    let looks = |p: Profile, cap: usize| -> Vec<usize> {
+        (1..=cap).filter(|&r| p.looks_at(r, cap)).collect()
+    };
+    assert_eq!(looks(p, p.budget_max_rounds), [8, 12, 18, 27, 41, 62, 93]);
+    assert_eq!(looks(p, p.max_rounds), [8]);
     assert_eq!(p.next_look(6, 18), 8);
     assert_eq!(p.next_look(9, 18), 12);
     assert_eq!(p.next_look(13, 18), 18);
     let q = Profile::QUICK;
-    let quick: Vec<usize> = (1..=q.budget_max_rounds)
-        .filter(|&r| q.looks_at(r, q.budget_max_rounds))
-        .collect();
-    assert_eq!(quick, [3, 5, 8]);
+    assert_eq!(looks(q, q.budget_max_rounds), [3, 5, 8]);
     // A longer profile never caps a row's rounds below the standard one.
     assert!(Profile::THOROUGH.budget_max_rounds >= p.budget_max_rounds);
 }

@@ -1,8 +1,7 @@
 //! Outlier labelling of timing samples: the robust modified z-score of Iglewicz &
 //! Hoaglin, one flag per input sample, in input order; the caller decides whether to
-//! drop, keep or report labelled samples. (The VMS timing executive's fixed window
-//! around a pilot estimate was here until 2026-11-28: it kept one mode of a bimodal
-//! operation and dropped the other; docs/measurements.md, "The VMS window retired".)
+//! drop, keep or report labelled samples (docs/measurements.md, "The VMS window
+//! retired", for the fixed window that was here before).
 //!
 //! Pure functions only: no I/O, no clocks, no knowledge of which benchmark
 //! produced the numbers, and the input is never reordered or modified.

@@ -510,18 +510,13 @@ impl History {
         self.last_transaction
     }
 
-    /// The saved runs, newest first, at most `limit` of them.
-    pub fn list(&self, limit: Option<usize>) -> anyhow::Result<Vec<Entry>> {
-        self.db.borrow_mut().list(limit, None)
-    }
-
-    /// The saved runs of host `host`, newest first, at most `limit` of them.
-    pub fn list_host(
+    /// The saved runs (of host `host`, if given), newest first, at most `limit` of them.
+    pub fn list(
         &self,
         limit: Option<usize>,
-        host: &str,
+        host: Option<&str>,
     ) -> anyhow::Result<Vec<Entry>> {
-        self.db.borrow_mut().list(limit, Some(host))
+        self.db.borrow_mut().list(limit, host)
     }
 
     /// How many runs are saved.
@@ -529,14 +524,13 @@ impl History {
         self.db.borrow_mut().count()
     }
 
-    /// The id of the newest run but `back` (0 is the newest).
-    pub fn nth_latest(&self, back: usize) -> anyhow::Result<Option<i64>> {
-        self.db.borrow_mut().nth_latest(back, None)
-    }
-
-    /// The id of host `host`'s newest run but `back` (0 is the newest).
-    pub fn nth_latest_of(&self, back: usize, host: &str) -> anyhow::Result<Option<i64>> {
-        self.db.borrow_mut().nth_latest(back, Some(host))
+    /// The id of the newest run (of host `host`, if given) but `back` (0 is the newest).
+    pub fn nth_latest(
+        &self,
+        back: usize,
+        host: Option<&str>,
+    ) -> anyhow::Result<Option<i64>> {
+        self.db.borrow_mut().nth_latest(back, host)
     }
 
     /// The document of run `id`, with its samples.

@@ -117,32 +117,9 @@ pub fn resolve(
         let (id, run) = match r {
             RunRef::File(p) => (None, read_json(&p)?),
             RunRef::Id(id) => (Some(id), lazy.get()?.load_with(id, with_samples)?),
-            RunRef::Latest(back) => {
-                let h = lazy.get()?;
-                let id = h.nth_latest(back)?.ok_or_else(|| {
-                    UsageError::new(format!(
-                        "run reference '{s}': the history at {} holds {}",
-                        h.place(),
-                        crate::draw::text::count(h.count().unwrap_or(0), "run", "runs")
-                    ))
-                })?;
-                (Some(id), h.load_with(id, with_samples)?)
-            }
+            RunRef::Latest(back) => nth_run(lazy.get()?, s, back, None, with_samples)?,
             RunRef::HostLatest(host, back) => {
-                let h = lazy.get()?;
-                let id = h.nth_latest_of(back, &host)?.ok_or_else(|| {
-                    UsageError::new(format!(
-                        "run reference '{s}': the history at {} holds {} of host \
-                         '{host}' (`syscost history --host NAME` lists them)",
-                        h.place(),
-                        crate::draw::text::count(
-                            h.list_host(None, &host).map_or(0, |l| l.len()),
-                            "run",
-                            "runs"
-                        )
-                    ))
-                })?;
-                (Some(id), h.load_with(id, with_samples)?)
+                nth_run(lazy.get()?, s, back, Some(&host), with_samples)?
             }
         };
         let shown = match id {
@@ -153,4 +130,30 @@ pub fn resolve(
         out.push((RunLabel::of(&shown, id, &run), run));
     }
     Ok(out)
+}
+
+/// The newest run (of `host`, if given) but `back`, as reference `s` names it.
+fn nth_run(
+    h: &History,
+    s: &str,
+    back: usize,
+    host: Option<&str>,
+    with_samples: bool,
+) -> anyhow::Result<(Option<i64>, Run)> {
+    let id = h.nth_latest(back, host)?.ok_or_else(|| {
+        let runs = |n| crate::draw::text::count(n, "run", "runs");
+        let place = h.place();
+        UsageError::new(match host {
+            None => format!(
+                "run reference '{s}': the history at {place} holds {}",
+                runs(h.count().unwrap_or(0) as usize)
+            ),
+            Some(host) => format!(
+                "run reference '{s}': the history at {place} holds {} of host '{host}' \
+                 (`syscost history --host NAME` lists them)",
+                runs(h.list(None, Some(host)).map_or(0, |l| l.len()))
+            ),
+        })
+    })?;
+    Ok((Some(id), h.load_with(id, with_samples)?))
 }

@@ -72,16 +72,16 @@ fn saves_lists_loads_and_removes(open: Opener<'_>) {
     let a = h.save(&run, Origin::Run).expect("save");
     let b = h.save(&run, Origin::Import).expect("save");
     assert!(b > a);
-    let list = h.list(None).expect("list");
+    let list = h.list(None, None).expect("list");
     assert_eq!(list.iter().map(|e| e.id).collect::<Vec<_>>(), [b, a]);
     assert_eq!(list[0].origin, "import");
     assert_eq!(list[0].ok, 2);
     let back = h.load(a).expect("load");
     assert_eq!(back.results.len(), 2);
     assert_eq!(back.results[1].median_ns(), Some(2800.0));
-    assert_eq!(h.nth_latest(0).unwrap(), Some(b));
-    assert_eq!(h.nth_latest(1).unwrap(), Some(a));
-    assert_eq!(h.nth_latest(2).unwrap(), None);
+    assert_eq!(h.nth_latest(0, None).unwrap(), Some(b));
+    assert_eq!(h.nth_latest(1, None).unwrap(), Some(a));
+    assert_eq!(h.nth_latest(2, None).unwrap(), None);
     let past = h
         .past_figures("syscall.getpid", &conditions(&run), 10)
         .unwrap();
@@ -98,17 +98,14 @@ fn saves_lists_loads_and_removes(open: Opener<'_>) {
 fn refuses_a_foreign_database_and_a_newer_schema() {
     let dir = temp();
     let foreign = dir.path().join("other.db");
-    let c = Connection::open(&foreign).unwrap();
-    c.execute_batch("CREATE TABLE t (x)").unwrap();
-    drop(c);
+    let sql = |path: &Path, sql: &str| Connection::open(path).unwrap().execute_batch(sql);
+    sql(&foreign, "CREATE TABLE t (x)").unwrap();
     let e = refused(&foreign, true);
     assert!(e.contains("not a syscost history"), "{e}");
 
     let newer = dir.path().join("newer.db");
     drop(History::open(&newer, true).unwrap());
-    let c = Connection::open(&newer).unwrap();
-    c.execute_batch("PRAGMA user_version = 99").unwrap();
-    drop(c);
+    sql(&newer, "PRAGMA user_version = 99").unwrap();
     let e = refused(&newer, false);
     assert!(e.contains("newer syscost"), "{e}");
 
@@ -150,12 +147,12 @@ fn concurrent_writers_all_land(open: Opener<'_>) {
     let latest = h.latest_per_host().unwrap();
     assert_eq!(latest.len(), 4, "{latest:?}");
     for (host, id) in latest {
-        let runs = h.list_host(None, &host).unwrap();
+        let runs = h.list(None, Some(&host)).unwrap();
         assert_eq!(runs.len(), 10);
         assert_eq!(runs[0].id, id);
-        assert_eq!(h.nth_latest_of(0, &host).unwrap(), Some(id));
-        assert_eq!(h.nth_latest_of(9, &host).unwrap(), Some(runs[9].id));
-        assert_eq!(h.nth_latest_of(10, &host).unwrap(), None);
+        assert_eq!(h.nth_latest(0, Some(&host)).unwrap(), Some(id));
+        assert_eq!(h.nth_latest(9, Some(&host)).unwrap(), Some(runs[9].id));
+        assert_eq!(h.nth_latest(10, Some(&host)).unwrap(), None);
     }
 }
 
@@ -186,17 +183,15 @@ fn documents_are_checked_before_they_are_read() {
 
 #[test]
 fn references_parse() {
-    assert_eq!("last".parse::<RunRef>().unwrap(), RunRef::Latest(0));
-    assert_eq!("last~3".parse::<RunRef>().unwrap(), RunRef::Latest(3));
-    assert_eq!("17".parse::<RunRef>().unwrap(), RunRef::Id(17));
-    assert_eq!(
-        "host:web-17:last".parse::<RunRef>().unwrap(),
-        RunRef::HostLatest("web-17".into(), 0)
-    );
-    assert_eq!(
-        "host:a:b:last~2".parse::<RunRef>().unwrap(),
-        RunRef::HostLatest("a:b".into(), 2)
-    );
+    for (text, want) in [
+        ("last", RunRef::Latest(0)),
+        ("last~3", RunRef::Latest(3)),
+        ("17", RunRef::Id(17)),
+        ("host:web-17:last", RunRef::HostLatest("web-17".into(), 0)),
+        ("host:a:b:last~2", RunRef::HostLatest("a:b".into(), 2)),
+    ] {
+        assert_eq!(text.parse::<RunRef>().unwrap(), want);
+    }
     for bad in [
         "",
         "0",
@@ -251,10 +246,8 @@ fn past_runs_set_the_interval_only_under_the_same_conditions(open: Opener<'_>) {
     // A side of the rounds' own interval far wider than the runs' spread keeps at
     // least 1.96 of the standard errors it stands for.
     let mut lopsided = run_with_medians(&[("syscall.getpid", 90.0)]);
-    {
-        let m = lopsided.results[0].measured.as_mut().unwrap();
-        (m.ci_low_ns, m.ci_high_ns) = (89.9, 200.0);
-    }
+    let m = lopsided.results[0].measured.as_mut().unwrap();
+    (m.ci_low_ns, m.ci_high_ns) = (89.9, 200.0);
     assert_eq!(h.set_from_past_runs(&mut lopsided).unwrap(), 1);
     let m = lopsided.results[0].measured.as_ref().unwrap();
     let kept =
@@ -262,12 +255,8 @@ fn past_runs_set_the_interval_only_under_the_same_conditions(open: Opener<'_>) {
     assert!(kept > side, "{kept} {side}");
     assert!((m.ci_high_ns - (90.0 + kept)).abs() < 1e-9, "{m:?}");
     assert!((m.ci_low_ns - (90.0 - side)).abs() < 1e-9, "{m:?}");
-    assert!(now.results[1]
-        .measured
-        .as_ref()
-        .unwrap()
-        .between_runs
-        .is_none());
+    let new = now.results[1].measured.as_ref().unwrap();
+    assert!(new.between_runs.is_none());
 
     // Another profile is another condition: nothing to widen by.
     let mut other = run_with_medians(&[("syscall.getpid", 90.0)]);
@@ -312,12 +301,10 @@ fn the_spread_between_runs_sets_the_interval_and_its_verdict(open: Opener<'_>) {
         h.save(&floored(m, 0.002), Origin::Run).unwrap();
     }
     let mut now = floored(99.9, 0.002);
-    {
-        // Its rounds were wider than the target when the run stopped it.
-        let x = now.results[0].measured.as_mut().unwrap();
-        x.converged = false;
-        x.why = vec![Why::Wide { outlook: None }];
-    }
+    // Its rounds were wider than the target when the run stopped it.
+    let x = now.results[0].measured.as_mut().unwrap();
+    x.converged = false;
+    x.why = vec![Why::Wide { outlook: None }];
     assert_eq!(h.set_from_past_runs(&mut now).unwrap(), 1);
     let m = now.results[0].measured.as_ref().unwrap();
     let b = m.between_runs.as_ref().unwrap();

@@ -15,7 +15,7 @@ use crate::error::BenchError;
 use crate::harness::clock::Clock;
 use crate::harness::{Harness, Sample, Settings, Window};
 use crate::os::task::{self, Child, SharedMem};
-use crate::session::worker::wire::{self, WireError};
+use crate::session::worker::wire;
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -182,7 +182,7 @@ fn processes(
         let (mine, theirs) =
             UnixStream::pair().map_err(|e| BenchError::os("socketpair (a copy)", e))?;
         let forked = task::fork_alone(|| {
-            let got = copy(job, i, cpu, bar).map_err(|e| WireError::from(&e));
+            let got = copy(job, i, cpu, bar);
             let mut s = theirs.try_clone().expect("a descriptor of this process");
             match wire::send(&mut s, &got) {
                 Ok(()) => 0,
@@ -217,11 +217,11 @@ fn processes(
     let (mut out, mut errors) = (Vec::new(), Vec::new());
     for (i, (mut child, mut s)) in kids.into_iter().enumerate() {
         let _ = s.set_read_timeout(Some(wait));
-        let got = wire::recv::<Result<Vec<Sample>, WireError>>(&mut s);
+        let got = wire::recv::<Result<Vec<Sample>, BenchError>>(&mut s);
         let status = child.reap_by(Instant::now() + Duration::from_secs(2));
         match got {
             Ok(Some(Ok(v))) => out.push(v),
-            Ok(Some(Err(e))) => errors.push(e.into()),
+            Ok(Some(Err(e))) => errors.push(e),
             Ok(None) | Err(_) => {
                 let how = match status {
                     Ok((st, false)) => task::describe_status(st),

@@ -215,7 +215,7 @@ impl Remote {
         })?;
         loop {
             match self.recv()? {
-                Reply::Visited(visited) => return visited.map_err(Into::into),
+                Reply::Visited(visited) => return visited,
                 Reply::NeedScratch { len } => {
                     self.give_scratch((services.scratch)(len))?
                 }
@@ -280,7 +280,7 @@ impl Remote {
         r.send(&Request::Pair(Box::new(pair)))?;
         let answer = loop {
             match r.recv()? {
-                Reply::Paired(pairs) => break pairs.map_err(Into::into),
+                Reply::Paired(pairs) => break pairs,
                 Reply::NeedScratch { len } => r.give_scratch(scratch(len))?,
                 other => return Err(r.died(&format!("it answered {other:?} to a pair"))),
             }
@@ -301,7 +301,7 @@ impl Remote {
                 wire::send_fd(&self.stream, s.file().as_fd())
                     .map_err(|e| self.died(&format!("sending the file: {e}")))
             }
-            Err(e) => self.send(&Request::Scratch(Err((&e).into()))),
+            Err(e) => self.send(&Request::Scratch(Err(e))),
         }
     }
 

@@ -4,11 +4,11 @@
 //! next batch so that everything the benchmark made is released) and exits when the
 //! parent's end of the socket closes.
 
-use super::wire::{self, Reply, Request, Start, Visited, WireError};
+use super::wire::{self, Reply, Request, Start, Visited};
 use crate::bench::{self, Params, RunContext};
 use crate::error::BenchError;
 use crate::harness::clock::{Clock, Monotonic};
-use crate::harness::{Expect, Sample, Settings};
+use crate::harness::{Expect, Profile, Sample, Settings};
 use crate::session::slot::{Env, Slot};
 use std::os::unix::net::UnixStream;
 use std::process::ExitCode;
@@ -205,12 +205,11 @@ fn visited_reply(slot: &mut Slot<'_>, visited: Result<bool, BenchError>) -> Repl
     let kept = match visited {
         Ok(kept) => kept,
         Err(BenchError::Interrupted) => {
-            return Reply::Visited(Err(WireError::Interrupted))
+            return Reply::Visited(Err(BenchError::Interrupted))
         }
         Err(e) => {
-            let w = WireError::from(&e);
-            slot.end(e);
-            return Reply::Visited(Err(w));
+            slot.end(e.clone());
+            return Reply::Visited(Err(e));
         }
     };
     Reply::Visited(Ok(Visited {
@@ -363,7 +362,11 @@ pub(in crate::session) fn context_of(start: &Start, stream: UnixStream) -> RunCo
         dir: start.dir.clone(),
         drop_caches: start.drop_caches,
     };
-    let profile = start.context_profile.as_deref().and_then(wire::static_name);
+    let profile = start
+        .context_profile
+        .as_deref()
+        .and_then(Profile::by_name)
+        .map(|p| p.name);
     let dir = files.dir.clone().unwrap_or_else(std::env::temp_dir);
     let stream = std::cell::RefCell::new(stream);
     RunContext::new(files, profile).with_scratch_source(Box::new(move |len| {
@@ -377,7 +380,7 @@ pub(in crate::session) fn context_of(start: &Start, stream: UnixStream) -> RunCo
                 let fd = wire::recv_fd(&s).map_err(lost)?;
                 Ok(bench::file::Scratch::adopt(fd.into(), len, dir.clone()))
             }
-            Some(Request::Scratch(Err(e))) => Err(e.into()),
+            Some(Request::Scratch(Err(e))) => Err(e),
             other => Err(BenchError::Failed(format!(
                 "the parent answered {other:?} for the scratch file"
             ))),

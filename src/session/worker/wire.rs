@@ -47,7 +47,7 @@ pub enum Request {
     /// (the answer to [`Reply::Spans`]).
     Flags(Vec<u16>),
     /// The scratch file asked for: on success its descriptor follows.
-    Scratch(Result<(), WireError>),
+    Scratch(Result<(), BenchError>),
     /// Hand over what the instance has gathered ([`Reply::Handed`]); the worker then
     /// exits, and the next round is measured by a fresh one.
     Hand,
@@ -77,7 +77,7 @@ pub enum Reply {
         version: String,
     },
     /// The round ended, or why it ended the instance (skipped, failed, interrupted).
-    Visited(Result<Visited, WireError>),
+    Visited(Result<Visited, BenchError>),
     /// The answer to [`Request::Probe`].
     Probed {
         /// The probes' readings.
@@ -109,7 +109,7 @@ pub enum Reply {
     },
     /// The answer to [`Request::Pair`]: the round's pairs `(a, b)`, one per quartet,
     /// ns per operation of the reference and of the alternative, or why there are none.
-    Paired(Result<Vec<(f64, f64)>, WireError>),
+    Paired(Result<Vec<(f64, f64)>, BenchError>),
     /// What the instance has gathered, for the next worker (the answer to
     /// [`Request::Hand`]): its [`Sealed`] descriptor follows.
     Handed {
@@ -155,7 +155,6 @@ pub struct Start {
     /// Its parameter values.
     pub params: Vec<(String, String)>,
     /// The profile.
-    #[serde(deserialize_with = "ProfileDef::deserialize")]
     pub profile: Profile,
     /// The clock's name ("tsc" or "monotonic") and its calibrated tick.
     pub clock: String,
@@ -197,9 +196,8 @@ pub struct Start {
 
 /// What a worker handed over ([`Reply::Handed`]): its encoding, in a [`MemFile`]. The
 /// parent passes the descriptor on without reading or mapping the file, so a
-/// benchmark's samples never take room in the parent's memory (forwarded as bytes, a
-/// hand-over of 66,144 samples held 8.4 MB there twice over, and the parent peaked at
-/// 31.4 MB).
+/// benchmark's samples never take room in the parent's memory (docs/measurements.md,
+/// "Workers and hand-overs").
 #[derive(Debug)]
 pub struct Sealed(pub MemFile);
 
@@ -243,73 +241,6 @@ impl Sealed {
         }
         c.samples = crate::harness::packed::read(&mut r, n as usize)?;
         Ok(c)
-    }
-}
-
-/// A [`Profile`] as it arrives, in [`Profile`]'s own serialisation: its name is
-/// looked up again ("custom" when it names no profile), the numbers are as sent.
-#[derive(Deserialize)]
-#[serde(remote = "Profile")]
-struct ProfileDef {
-    #[serde(deserialize_with = "profile_name")]
-    name: Name,
-    warmup_ns: u64,
-    round_warmup_ns: u64,
-    round_ns: u64,
-    round_min_samples: usize,
-    round_max_samples: usize,
-    min_rounds: usize,
-    max_rounds: usize,
-    span_ns: u64,
-    ci_target: f64,
-    min_batch_ns: u64,
-    overhead_samples: usize,
-    budget_ns: u64,
-    budget_max_rounds: usize,
-}
-
-/// A profile's name, spelt so that serde does not borrow it from the message.
-type Name = &'static str;
-
-fn profile_name<'de, D: serde::Deserializer<'de>>(
-    d: D,
-) -> Result<&'static str, D::Error> {
-    Ok(static_name(&String::deserialize(d)?).unwrap_or("custom"))
-}
-
-/// The name of the profile named `name`, as the worker's run context wants it.
-pub fn static_name(name: &str) -> Option<&'static str> {
-    Profile::ALL.iter().find(|p| p.name == name).map(|p| p.name)
-}
-
-/// A [`BenchError`] as it travels.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub enum WireError {
-    /// [`BenchError::Skip`].
-    Skip(String),
-    /// [`BenchError::Failed`].
-    Failed(String),
-    /// [`BenchError::Interrupted`].
-    Interrupted,
-}
-
-impl From<&BenchError> for WireError {
-    fn from(e: &BenchError) -> WireError {
-        match e {
-            BenchError::Skip(s) => WireError::Skip(s.clone()),
-            BenchError::Failed(s) => WireError::Failed(s.clone()),
-            BenchError::Interrupted => WireError::Interrupted,
-        }
-    }
-}
-
-impl From<WireError> for BenchError {
-    fn from(e: WireError) -> BenchError {
-        match e {
-            WireError::Skip(s) => BenchError::Skip(s),
-            WireError::Failed(s) => BenchError::Failed(s),
-            WireError::Interrupted => BenchError::Interrupted,
-        }
     }
 }
 
@@ -424,7 +355,7 @@ mod tests {
     #[test]
     fn a_profile_travels_whole() {
         #[derive(Serialize, Deserialize)]
-        struct One(#[serde(deserialize_with = "ProfileDef::deserialize")] Profile);
+        struct One(Profile);
         let (mut a, mut b) = UnixStream::pair().unwrap();
         let custom = Profile {
             name: "mine",
