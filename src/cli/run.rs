@@ -170,15 +170,15 @@ fn look_at_the_machine(
     history: Option<&crate::store::History>,
     run: &Run,
 ) -> Result<(), BenchError> {
-    // What the history knows of how far the machine moves between runs, before the
-    // first round is judged.
-    if let Some(h) = history {
-        match h.machine_movement(run) {
-            Ok(moves) => session.machine_between_runs(&moves),
-            Err(e) => warn(&format!(
-                "the history could not be read for the machine's movement between runs: {e:#}"
-            )),
-        }
+    // The earlier runs' machine, read once: how far it moves between runs goes to the
+    // floors before the first round is judged, and its speed is set beside the canary's.
+    let earlier = history.and_then(|h| {
+        h.past_machines(run, None)
+            .map_err(|e| warn(&format!("the history could not be read: {e:#}")))
+            .ok()
+    });
+    if let Some(earlier) = &earlier {
+        session.machine_between_runs(&crate::store::movement(earlier));
     }
     let m = match session.steadiness(150_000_000) {
         Ok(m) => m,
@@ -191,13 +191,9 @@ fn look_at_the_machine(
     // How much the machine moves is said once, by the floors in the run's header.
     // Beside the same machine's earlier runs: a run about to start in a slow spell
     // (this VM's last minutes) can still be stopped.
-    let past = history.zip(m.base_ns()).and_then(|(h, now)| {
-        h.past_machine(run, now, None)
-            .map_err(|e| warn(&format!("the history could not be read: {e:#}")))
-            .ok()
-            .flatten()
-            .map(|p| (p, now))
-    });
+    let past = earlier
+        .zip(m.base_ns())
+        .and_then(|(earlier, now)| Some((crate::store::beside(&earlier, now)?, now)));
     if let Some((p, now)) = past.filter(|(p, _)| (p.ratio - 1.0).abs() > START_DIFFERS) {
         warn(&format!(
             "the machine reads {:.0}% {} than in its last {} here under the same \

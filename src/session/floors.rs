@@ -42,7 +42,7 @@ pub(super) struct Floors {
     /// Results are held to the profile's target even below what the machine allows.
     pub(super) strict: bool,
     /// Each kind's movement between the machine's recent runs, from the history
-    /// (`store::History::machine_movement`): `(runs, ±fraction)`, what the machine
+    /// (`store::movement`): `(runs, ±fraction)`, what the machine
     /// allows the kind when larger than this run's own readings give.
     between: [Option<(usize, f64)>; WorkKind::ALL.len()],
     /// Each kind's figure and the readings it was taken from: taken again once a

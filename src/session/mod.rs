@@ -246,7 +246,7 @@ impl Session {
     }
 
     /// Sets what the history knows of how far the machine moves between runs, per kind
-    /// of work (`store::History::machine_movement`): what the machine allows a kind is
+    /// of work (`store::movement`): what the machine allows a kind is
     /// the larger of that and what this run's probe readings give (docs/method.md §6).
     pub fn machine_between_runs(
         &self,

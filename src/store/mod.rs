@@ -624,73 +624,14 @@ impl History {
         let Some(now) = run.machine.base_ns() else {
             return Ok(false);
         };
-        run.machine.past = self.past_machine(run, now, except)?;
+        run.machine.past = beside(&self.past_machines(run, except)?, now);
         Ok(run.machine.past.is_some())
-    }
-
-    /// A canary reading of `now_ns` beside the base states of the newest
-    /// earlier runs under `run`'s conditions (at most [`PAST_MACHINE_RUNS`], `except`
-    /// left out); None without two of them.
-    pub fn past_machine(
-        &self,
-        run: &Run,
-        now_ns: f64,
-        except: Option<i64>,
-    ) -> anyhow::Result<Option<crate::results::PastMachine>> {
-        let past: Vec<f64> = self
-            .past_machines(run, except)?
-            .iter()
-            .filter_map(crate::results::MachineStates::base_ns)
-            .collect();
-        if past.len() < 2 {
-            return Ok(None);
-        }
-        let median = crate::stats::median(&past).unwrap_or(f64::NAN);
-        Ok(Some(crate::results::PastMachine {
-            runs: past.len(),
-            median_ns: median,
-            low_ns: past.iter().copied().fold(f64::INFINITY, f64::min),
-            high_ns: past.iter().copied().fold(0.0, f64::max),
-            ratio: now_ns / median,
-        }))
-    }
-
-    /// How far each kind of work's probe moved between the newest earlier runs under
-    /// `run`'s conditions (at most [`PAST_MACHINE_RUNS`]): per kind with three or more
-    /// of them, `(kind, K, t(0.975, K−1)·√2·s)`, `s` the standard deviation of the
-    /// logs of their probes' medians. It is how far apart two runs' figures of that
-    /// kind lie when each moves as the probe did between runs, which one run's
-    /// readings cannot see (docs/method.md §6).
-    pub fn machine_movement(
-        &self,
-        run: &Run,
-    ) -> anyhow::Result<Vec<(crate::harness::probe::WorkKind, usize, f64)>> {
-        let past = self.past_machines(run, None)?;
-        Ok(crate::harness::probe::WorkKind::ALL
-            .into_iter()
-            .filter_map(|kind| {
-                let logs: Vec<f64> = past
-                    .iter()
-                    .filter_map(|m| m.floors.iter().find(|f| f.kind == kind))
-                    .map(|f| f.median_ns)
-                    .filter(|x| x.is_finite() && *x > 0.0)
-                    .map(f64::ln)
-                    .collect();
-                let k = logs.len();
-                let s = crate::stats::rounds::between_runs(&logs)?;
-                Some((
-                    kind,
-                    k,
-                    crate::stats::rounds::t975(k - 1) * crate::method::RERUN * s,
-                ))
-            })
-            .collect())
     }
 
     /// The machine's record of the newest earlier runs under `run`'s conditions (at
     /// most [`PAST_MACHINE_RUNS`], `except` left out), newest first; a document this
     /// build cannot read (an older schema) is left out.
-    fn past_machines(
+    pub fn past_machines(
         &self,
         run: &Run,
         except: Option<i64>,
@@ -716,6 +657,60 @@ impl History {
         let doc: Doc = serde_json::from_slice(&self.stored(id, false)?.0)?;
         Ok(doc.machine)
     }
+}
+
+/// A canary reading of `now_ns` beside the base states of `past`, earlier runs'
+/// machines ([`History::past_machines`]); None without two of them with canary
+/// readings.
+pub fn beside(
+    past: &[crate::results::MachineStates],
+    now_ns: f64,
+) -> Option<crate::results::PastMachine> {
+    let past: Vec<f64> = past
+        .iter()
+        .filter_map(crate::results::MachineStates::base_ns)
+        .collect();
+    if past.len() < 2 {
+        return None;
+    }
+    let median = crate::stats::median(&past).unwrap_or(f64::NAN);
+    Some(crate::results::PastMachine {
+        runs: past.len(),
+        median_ns: median,
+        low_ns: past.iter().copied().fold(f64::INFINITY, f64::min),
+        high_ns: past.iter().copied().fold(0.0, f64::max),
+        ratio: now_ns / median,
+    })
+}
+
+/// How far each kind of work's probe moved between `past`, earlier runs' machines
+/// ([`History::past_machines`]): per kind with three or more of them,
+/// `(kind, K, t(0.975, K−1)·√2·s)`, `s` the standard deviation of the logs of their
+/// probes' medians. It is how far apart two runs' figures of that kind lie when each
+/// moves as the probe did between runs, which one run's readings cannot see
+/// (docs/method.md §6).
+pub fn movement(
+    past: &[crate::results::MachineStates],
+) -> Vec<(crate::harness::probe::WorkKind, usize, f64)> {
+    crate::harness::probe::WorkKind::ALL
+        .into_iter()
+        .filter_map(|kind| {
+            let logs: Vec<f64> = past
+                .iter()
+                .filter_map(|m| m.floors.iter().find(|f| f.kind == kind))
+                .map(|f| f.median_ns)
+                .filter(|x| x.is_finite() && *x > 0.0)
+                .map(f64::ln)
+                .collect();
+            let k = logs.len();
+            let s = crate::stats::rounds::between_runs(&logs)?;
+            Some((
+                kind,
+                k,
+                crate::stats::rounds::t975(k - 1) * crate::method::RERUN * s,
+            ))
+        })
+        .collect()
 }
 
 /// The scheme of a `--db` value written as a URL (`scheme://…`), which is never taken

@@ -498,13 +498,16 @@ fn the_machines_movement_between_runs_is_read_from_their_probes(open: Opener<'_>
         h.save(&run_with_probes(ns), Origin::Run).unwrap();
     }
     // Two runs do not say how far the machine moves.
-    assert_eq!(h.machine_movement(&run_with_probes(0.0)).unwrap(), vec![]);
+    assert_eq!(
+        super::movement(&h.past_machines(&run_with_probes(0.0), None).unwrap()),
+        vec![]
+    );
     h.save(&run_with_probes(97.0), Origin::Run).unwrap();
     // Another host's runs do not count.
     let mut far = run_with_probes(500.0);
     far.host.hostname = Some("elsewhere".into());
     h.save(&far, Origin::Run).unwrap();
-    let moves = h.machine_movement(&run_with_probes(0.0)).unwrap();
+    let moves = super::movement(&h.past_machines(&run_with_probes(0.0), None).unwrap());
     let logs = [100.0f64.ln(), 103.0f64.ln(), 97.0f64.ln()];
     let mean = logs.iter().sum::<f64>() / 3.0;
     let s = (logs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / 2.0).sqrt();
