@@ -10,8 +10,13 @@ quick --no-save --format json`, back to back, the order alternating from one tes
 the next. It prints will-it-scale's per-task cost (ns per iteration: 1e9 x tasks /
 its "average" iterations per second) beside syscost's per-copy figure (divided by the
 iterations will-it-scale counts per syscost operation: 2 for brk, lock and
-context_switch1), and their ratio. The target: within 10% (15% for cross-CPU and
-contended cases: threads at 2 copies, context_switch1).
+context_switch1), and their ratio: syscost's figure over will-it-scale's own. Its tasks'
+share of their CPUs is printed beside it (their CPU time from wait4 over the wall time
+of the whole invocation, start and exit included): far below 1 where the test sleeps by
+design (O_DIRECT reads, a lock's waiters, context_switch1's two tasks on one CPU, whose
+child's time wait4 does not see), and a hint of other work where it should be near 1.
+The target: within 10% (15% for cross-CPU and contended cases: threads at 2 copies,
+context_switch1).
 
 will-it-scale is built from the stored mirror (the `fetch` tool puts it under
 /work/.mirror), copied out with `git archive` into a temporary directory; it needs
@@ -72,10 +77,9 @@ def build(mirror, tmp, tests, modes):
 
 
 def wis(src, test, mode, tasks, seconds, cpus):
-    """will-it-scale's per-task ns per iteration at `tasks`, from its wall-clock rate,
-    and the same scaled by the share of its CPUs its tasks had (their CPU time, from
-    wait4, over `cpus` x the run's wall time): on a machine shared with other work, the
-    rate counts the time others took the CPU; syscost's figure leaves such samples out."""
+    """will-it-scale's per-task ns per iteration at `tasks`, from its average rate, and
+    the share of its `cpus` CPUs its tasks had (their CPU time, from wait4, over `cpus` x
+    the invocation's wall time)."""
     exe = os.path.join(src, f"{test}_{mode}")
     t0 = time.monotonic()
     p = subprocess.Popen([exe, "-t", str(tasks), "-s", str(seconds)], cwd=src,
@@ -89,7 +93,7 @@ def wis(src, test, mode, tasks, seconds, cpus):
         return None, None
     ns = 1e9 * tasks / int(m.group(1))
     share = min(1.0, (ru.ru_utime + ru.ru_stime) / (wall * cpus))
-    return ns, ns * share
+    return ns, share
 
 
 def syscost(binary, bench, params, copies_as, serial, tmp):
@@ -144,10 +148,11 @@ def main():
     if not os.path.isfile(a.binary):
         subprocess.run(["cargo", "build", "--release"], cwd=ROOT, check=True)
     print("before:", busy())
-    print("ns per will-it-scale iteration; wis: its wall-clock rate per task, cpu: that "
-          "scaled by its tasks' CPU share; sc: syscost's per-copy median; ratio sc/cpu")
-    print(f"{'test':16} {'mode':4} {'wis t1':>9} {'cpu t1':>9} {'sc c1':>9} {'ratio':>6}  "
-          f"{'wis t2':>9} {'cpu t2':>9} {'sc c2':>9} {'ratio':>6}  benchmark")
+    print("ns per will-it-scale iteration; wis: its per-task figure (from its average "
+          "rate); share: its tasks' share of their CPUs; sc: syscost's per-copy figure; "
+          "ratio sc/wis")
+    print(f"{'test':16} {'mode':4} {'wis t1':>9} {'share':>5} {'sc c1':>9} {'ratio':>6}  "
+          f"{'wis t2':>9} {'share':>5} {'sc c2':>9} {'ratio':>6}  benchmark")
     with tempfile.TemporaryDirectory(prefix="syscost-wis-") as tmp:
         src = build(a.mirror, tmp, tests, modes)
         for i, (t, mode) in enumerate((t, m) for t in tests for m in modes[t]):
@@ -172,11 +177,12 @@ def main():
                 s, w = ours(), peer()
             cells = []
             for k, n in enumerate((1, 2)):
-                wall, cpu = w[k] if k < len(w) else (None, None)
+                wall, share = w[k] if k < len(w) else (None, None)
                 sv = s.get(n)
-                ratio = f"{sv / cpu:6.2f}" if cpu and sv else "     -"
+                ratio = f"{sv / wall:6.2f}" if wall and sv else "     -"
                 fmt = lambda v: f"{v:9.1f}" if v else "        -"
-                cells.append(f"{fmt(wall)} {fmt(cpu)} {fmt(sv)} {ratio}")
+                sh = f"{share:5.2f}" if share is not None else "    -"
+                cells.append(f"{fmt(wall)} {sh} {fmt(sv)} {ratio}")
             print(f"{t:16} {mode[:4]:4} {cells[0]}  {cells[1]}  {bench} {' '.join(params)}",
                   flush=True)
     print("after:", busy())

@@ -110,6 +110,8 @@ fn every_new_benchmark_runs_alone_and_as_copies_and_leaves_nothing() {
         // page_fault3's file on the scratch directory's file system, shared through
         // the round's directory by copies in processes of their own.
         &["mem.fault.shm", "size=1m", "dir=scratch", two, "copies=1,2"],
+        // poll1-2: files with no poll method, as processes of their own.
+        &["syscall.poll.file", "copies=1,2"],
         // lat_fs's pass: N files in directories of 100.
         &["file.create", "file.delete", "size=0,1k", "files=300"],
         // will-it-scale's sync.* (perf bench's sync.futex.* have waiter threads of
@@ -154,7 +156,7 @@ fn list_names_the_peers_tests_and_says_the_new_ones_run_when_named() {
     assert_eq!(code, Some(0));
     assert!(stdout.contains("mem.tlb_flush"), "{stdout}");
     assert!(
-        stdout.contains("like: will-it-scale tlb_flush1 (map=file-private)"),
+        stdout.contains("like: will-it-scale tlb_flush1 (map=file-private size=128m)"),
         "{stdout}"
     );
     assert!(stdout.contains("run: only when named"), "{stdout}");

@@ -320,6 +320,7 @@ const NAMED_ONLY: &[&str] = &[
     "syscall.membarrier",
     "syscall.mseal",
     "syscall.pidfd_open",
+    "syscall.poll.file",
     "syscall.process_vm_readv",
     "syscall.select",
 ];

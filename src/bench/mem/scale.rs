@@ -76,6 +76,15 @@ pub const TLB_FLUSH: InRun = InRun {
             kind: Kind::Choice(&["file-private", "anon", "file-shared"]),
         },
         SIZE,
+        ParamSpec {
+            name: "thp",
+            default: "system",
+            about: "system: the region as the system's huge-page settings make it, as \
+                    will-it-scale leaves it (a file's large folios may be mapped by a \
+                    PMD, and a 4 KiB MADV_DONTNEED then splits it) · never: \
+                    MADV_NOHUGEPAGE, base pages only",
+            kind: Kind::Choice(&["system", "never"]),
+        },
     ],
     prepare: prepare_tlb,
 };
@@ -85,6 +94,8 @@ struct Tlb {
     file: Option<File>,
     size: usize,
     page: usize,
+    /// `thp=never`: MADV_NOHUGEPAGE on each fresh region.
+    base_pages: bool,
     current: Option<Mapping>,
 }
 
@@ -127,10 +138,10 @@ impl Body for Tlb {
             (None, _) => Mapping::anon(self.size, false),
         }
         .map_err(|e| BenchError::os("mmap", e))?;
-        // will-it-scale leaves the THP setting alone; with 4 KiB madvise ranges a huge
-        // page would be split first. Keep base pages.
-        m.advise(libc::MADV_NOHUGEPAGE)
-            .map_err(|e| BenchError::os("madvise(MADV_NOHUGEPAGE)", e))?;
+        if self.base_pages {
+            m.advise(libc::MADV_NOHUGEPAGE)
+                .map_err(|e| BenchError::os("madvise(MADV_NOHUGEPAGE)", e))?;
+        }
         self.current = Some(m);
         Ok(())
     }
@@ -166,6 +177,7 @@ fn prepare_tlb(p: &Params, cx: &RunContext) -> Result<Prepared, BenchError> {
         file,
         size,
         page,
+        base_pages: p.get("thp") == "never",
         current: None,
     };
     Ok(Prepared::new(Box::new(body))

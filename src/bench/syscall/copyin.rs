@@ -3,7 +3,7 @@
 use crate::bench::via::{self, Via};
 use crate::bench::{body, check, Kind, ParamSpec, Prepared, Simple};
 use crate::error::BenchError;
-use crate::os::{raw, sys};
+use crate::os::{mem, raw, sys};
 use std::os::fd::{AsFd, OwnedFd};
 
 /// `syscall.writev`: n one-byte iovecs to /dev/null.
@@ -70,36 +70,86 @@ pub const POLL: Simple = Simple {
     ],
     prepare: |p| {
         let n = p.int("n") as usize;
-        let via = Via::of(p)?;
-        let limit = sys::nofile_limit();
-        if n as u64 + 64 > limit {
-            return Err(BenchError::Skip(format!(
-                "n={n} needs {n} descriptors but RLIMIT_NOFILE is {limit} (raise it with ulimit -n)"
-            )));
-        }
+        room_for(n)?;
         // One eventfd with a count is always readable; n duplicates are n descriptors.
         let efd = sys::eventfd(1, libc::EFD_CLOEXEC).map_err(|e| BenchError::os("eventfd", e))?;
         let fds: Vec<OwnedFd> = (0..n)
             .map(|_| sys::dup_owned(efd.as_fd()))
             .collect::<Result<_, _>>()
             .map_err(|e| BenchError::os("dup", e))?;
-        let mut pfds: Vec<libc::pollfd> = fds
-            .iter()
-            .map(|f| libc::pollfd { fd: std::os::fd::AsRawFd::as_raw_fd(f), events: libc::POLLIN, revents: 0 })
-            .collect();
-        let ready = sys::poll_now(&mut pfds);
-        if ready != n as i32 {
-            return Err(BenchError::Failed(format!("poll found {ready} of {n} descriptors ready")));
-        }
-        Ok(Prepared::new(match via {
-            Via::Libc => body(move || {
-                let _keep = (&efd, &fds); // the pollfds name these descriptors
-                check(sys::poll_now(&mut pfds) as i64, "poll")
-            }),
-            Via::Raw => via::repeat(move |n| {
-                let _keep = (&efd, &fds);
-                via::call_n(raw::poll_now_call(&mut pfds), n)
-            }),
-        }))
+        polling(fds, libc::POLLIN, Via::of(p)?, efd)
     },
 };
+
+/// `syscall.poll.file`: n files with no poll method of their own.
+pub const POLL_FILE: Simple = Simple {
+    name: "syscall.poll.file",
+    about: "poll with a zero timeout on n distinct files whose file system has no poll \
+            method (memfds: the kernel answers with its default mask, as for will-it-scale's \
+            files in /tmp), asking for POLLOUT: the descriptor walk without a driver's poll",
+    origin: "will-it-scale poll1, poll2",
+    params: &[
+        ParamSpec {
+            name: "n",
+            default: "1,128",
+            about: "files polled (will-it-scale: 1 in poll1, 128 in poll2)",
+            kind: Kind::Int { min: 1, max: 4096 },
+        },
+        via::BOTH,
+    ],
+    prepare: |p| {
+        let n = p.int("n") as usize;
+        room_for(n)?;
+        let fds: Vec<OwnedFd> = (0..n)
+            .map(|_| mem::memfd(0))
+            .collect::<Result<_, _>>()
+            .map_err(|e| BenchError::os("memfd_create", e))?;
+        polling(fds, libc::POLLOUT, Via::of(p)?, ())
+    },
+};
+
+/// Skips when `n` descriptors (and the run's own) would pass RLIMIT_NOFILE.
+fn room_for(n: usize) -> Result<(), BenchError> {
+    let limit = sys::nofile_limit();
+    if n as u64 + 64 > limit {
+        return Err(BenchError::Skip(format!(
+            "n={n} needs {n} descriptors but RLIMIT_NOFILE is {limit} (raise it with ulimit -n)"
+        )));
+    }
+    Ok(())
+}
+
+/// The body that polls `fds` for `events` with a zero timeout; every one must be ready.
+/// `keep` lives as long as the body (what the descriptors depend on).
+fn polling<K: 'static>(
+    fds: Vec<OwnedFd>,
+    events: libc::c_short,
+    via: Via,
+    keep: K,
+) -> Result<Prepared, BenchError> {
+    let n = fds.len();
+    let mut pfds: Vec<libc::pollfd> = fds
+        .iter()
+        .map(|f| libc::pollfd {
+            fd: std::os::fd::AsRawFd::as_raw_fd(f),
+            events,
+            revents: 0,
+        })
+        .collect();
+    let ready = sys::poll_now(&mut pfds);
+    if ready != n as i32 {
+        return Err(BenchError::Failed(format!(
+            "poll found {ready} of {n} descriptors ready"
+        )));
+    }
+    Ok(Prepared::new(match via {
+        Via::Libc => body(move || {
+            let _keep = (&keep, &fds); // the pollfds name these descriptors
+            check(sys::poll_now(&mut pfds) as i64, "poll")
+        }),
+        Via::Raw => via::repeat(move |n| {
+            let _keep = (&keep, &fds);
+            via::call_n(raw::poll_now_call(&mut pfds), n)
+        }),
+    }))
+}

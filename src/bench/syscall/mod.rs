@@ -23,6 +23,7 @@ pub const BENCHES: &[&dyn Bench] = &[
     &entry::GETCPU,
     &copyin::WRITEV,
     &copyin::POLL,
+    &copyin::POLL_FILE,
     &catalogue::GETPPID,
     &catalogue::GETUID,
     &catalogue::GETGID,
