@@ -5,16 +5,19 @@ unit test holds equal to src/bench/peers.rs), on the same CPUs in the same minut
 
 For each test it runs will-it-scale's binary at -t 1 and -t 2 (its processes, and its
 threads too where the test's point is threads sharing one address space or a global:
-pthread_mutex, tlb_flush), and `syscost run BENCH PARAMS copies=1,2 copies_as=process|thread --profile
-quick --no-save --format json`, back to back, the order alternating from one test to
-the next. It prints will-it-scale's per-task cost (ns per iteration: 1e9 x tasks /
+pthread_mutex, tlb_flush), and `syscost run BENCH PARAMS copies=N
+copies_as=process|thread --profile quick --no-save --format json` (one copy on CPU 0,
+where will-it-scale binds its first task), back to back, the order alternating from one
+test to the next. It prints will-it-scale's per-task cost (ns per iteration: 1e9 x tasks /
 its "average" iterations per second) beside syscost's per-copy figure (divided by the
 iterations will-it-scale counts per syscost operation: 2 for brk, lock and
-context_switch1), and their ratio: syscost's figure over will-it-scale's own. Its tasks'
-share of their CPUs is printed beside it (their CPU time from wait4 over the wall time
-of the whole invocation, start and exit included): far below 1 where the test sleeps by
-design (O_DIRECT reads, a lock's waiters, context_switch1's two tasks on one CPU, whose
-child's time wait4 does not see), and a hint of other work where it should be near 1.
+context_switch1; at copies=N, N x 1e9 over the copies' summed throughput, as
+will-it-scale's is N tasks over their summed rate), and their ratio: syscost's figure
+over will-it-scale's own. Its tasks' share of their CPUs is printed beside it (their
+CPU time from wait4 over the wall time of the whole invocation, start and exit
+included): far below 1 where the test sleeps by design (O_DIRECT reads, a lock's
+waiters, context_switch1's two tasks on one CPU, whose child's time wait4 does not
+see), and a hint of other work where it should be near 1.
 The target: within 10% (15% for cross-CPU and contended cases: threads at 2 copies,
 context_switch1).
 
@@ -22,7 +25,11 @@ will-it-scale is built from the stored mirror (the `fetch` tool puts it under
 /work/.mirror), copied out with `git archive` into a temporary directory; it needs
 libhwloc-dev. Run it alone on the machine where you can: other work moves every figure.
 
-Usage: scripts/peers_wis.py [--tests read1,tlb_flush2,...] [--seconds S]
+A single pair of 2-second runs moves by 10–20% on a VM for some tests (will-it-scale's
+pread2 at -t 2 read 354 and 438 ns in two runs 50 minutes apart): --repeat N runs N pairs
+per test and prints the median of each figure.
+
+Usage: scripts/peers_wis.py [--tests read1,tlb_flush2,...] [--seconds S] [--repeat N]
        [--binary target/release/syscost] [--mirror GIT_DIR] [--mode auto|process|thread]
 """
 
@@ -30,6 +37,7 @@ import argparse
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -97,9 +105,22 @@ def wis(src, test, mode, tasks, seconds, cpus):
 
 
 def syscost(binary, bench, params, copies_as, serial, tmp):
-    """syscost's per-copy ns at copies 1 and 2 ({n: ns}); serial: one point, no copies."""
+    """syscost's per-copy ns at copies 1 and 2 ({n: ns}); serial: one point, no copies.
+    One copy measures on CPU 0, where will-it-scale binds its first task (it matters
+    where the CPU's work includes a device's interrupts: an O_DIRECT read)."""
+    out = {}
+    if serial:
+        runs = [["--cpu", "0"]]
+    else:
+        runs = [["copies=1", f"copies_as={copies_as}", "--cpu", "0"],
+                ["copies=2", f"copies_as={copies_as}"]]
+    for extra in runs:
+        out.update(syscost_once(binary, bench, params, extra, tmp))
+    return out
+
+
+def syscost_once(binary, bench, params, extra, tmp):
     path = os.path.join(tmp, "s.json")
-    extra = [] if serial else ["copies=1,2", f"copies_as={copies_as}"]
     # will-it-scale's tests make their files in /tmp: syscost's scratch files too.
     cmd = [binary, "run", bench, *params, *extra, "--dir", "/tmp", "--profile", "quick",
            "--no-save", "--format", "json", "-o", path]
@@ -114,7 +135,9 @@ def syscost(binary, bench, params, copies_as, serial, tmp):
         meas = res.get("measured") or {}
         c = meas.get("copies")
         n = c["n"] if c else 1
-        ns = c["per_copy_ns"] if c else meas.get("median_ns")
+        # will-it-scale's per-task figure is tasks over their summed rate: the same
+        # from the copies' throughput (a copy that waits more counts as it does there).
+        ns = n * 1e9 / c["throughput_ops_s"] if c else meas.get("median_ns")
         if ns is not None:
             out[n] = ns
     return out
@@ -135,6 +158,8 @@ def main():
     ap.add_argument("--binary", default=os.path.join(ROOT, "target/release/syscost"))
     ap.add_argument("--mirror", default=MIRROR)
     ap.add_argument("--mode", default="auto", choices=["auto", "process", "thread"])
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="pairs per test, the order alternating; each figure their median")
     a = ap.parse_args()
     rows = table()
     tests = [t for t in a.tests.split(",") if t] or sorted(rows)
@@ -149,7 +174,8 @@ def main():
         subprocess.run(["cargo", "build", "--release"], cwd=ROOT, check=True)
     print("before:", busy())
     print("ns per will-it-scale iteration; wis: its per-task figure (from its average "
-          "rate); share: its tasks' share of their CPUs; sc: syscost's per-copy figure; "
+          "rate); share: its tasks' share of their CPUs; sc: syscost's per copy (copies x 1e9 "
+          "/ throughput); "
           "ratio sc/wis")
     print(f"{'test':16} {'mode':4} {'wis t1':>9} {'share':>5} {'sc c1':>9} {'ratio':>6}  "
           f"{'wis t2':>9} {'share':>5} {'sc c2':>9} {'ratio':>6}  benchmark")
@@ -171,14 +197,23 @@ def main():
                 got = syscost(a.binary, bench, params + extra, how, serial, tmp)
                 return {n: v / per for n, v in got.items()}
 
-            if i % 2 == 0:
-                w, s = peer(), ours()
-            else:
-                s, w = ours(), peer()
+            # --repeat N: N pairs, the order alternating; each column its median.
+            ws, ss = [], []
+            for r in range(a.repeat):
+                if (i + r) % 2 == 0:
+                    ws.append(peer())
+                    ss.append(ours())
+                else:
+                    ss.append(ours())
+                    ws.append(peer())
             cells = []
             for k, n in enumerate((1, 2)):
-                wall, share = w[k] if k < len(w) else (None, None)
-                sv = s.get(n)
+                walls = [w[k][0] for w in ws if k < len(w) and w[k][0]]
+                shares = [w[k][1] for w in ws if k < len(w) and w[k][1] is not None]
+                svs = [x[n] for x in ss if x.get(n)]
+                wall = statistics.median(walls) if walls else None
+                share = statistics.median(shares) if shares else None
+                sv = statistics.median(svs) if svs else None
                 ratio = f"{sv / wall:6.2f}" if wall and sv else "     -"
                 fmt = lambda v: f"{v:9.1f}" if v else "        -"
                 sh = f"{share:5.2f}" if share is not None else "    -"
