@@ -190,6 +190,7 @@ pub fn catalogue() -> Vec<&'static dyn Bench> {
         ipc::BENCHES,
         proc::BENCHES,
         signal::BENCHES,
+        signal::MORE,
         mem::BENCHES,
         file::BENCHES,
         file::ops::BENCHES,
@@ -294,6 +295,7 @@ pub fn named_only() -> Vec<&'static dyn Bench> {
         mem::scale::BENCHES,
         sync::BENCHES,
         svc::MORE,
+        signal::MORE,
         &[&ipc::unix_self::UNIX_SELF],
     ]
     .concat();

@@ -159,7 +159,7 @@ pub const WILL_IT_SCALE: &[PeerTest] = &[
     wis("readseek2", B("file.readseek", "share=one-file")),
     wis("readseek3", B("file.readseek", "share=page-per-copy")),
     wis("sched_yield", B("sync.yield", "")),
-    wis("signal1", B("signal.catch", "")),
+    wis("signal1", B("signal.raise", "")),
     wis(
         "tlb_flush1",
         B("mem.tlb_flush", "map=file-private size=128m"),

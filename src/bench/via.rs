@@ -283,6 +283,12 @@ pub const FIXED: &[Fixed] = &[
         "tgkill; the handler returns through the C library's restorer",
     ),
     fixed(
+        "signal.raise",
+        Libc,
+        "raise: rt_sigprocmask, tgkill, rt_sigprocmask; the handler returns through the \
+         C library's restorer",
+    ),
+    fixed(
         "signal.pending",
         Generic,
         "tgkill, then pthread_sigmask twice (libc); the handler returns through the \

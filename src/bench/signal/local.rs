@@ -165,6 +165,46 @@ pub const CATCH: Simple = Simple {
 };
 
 // ---------------------------------------------------------------------------------
+// signal.raise
+
+struct Raise {
+    _mask: SavedMask,
+    _handler: Handler,
+    _lock: MutexGuard<'static, ()>,
+}
+
+impl Body for Raise {
+    fn run(&mut self, iters: u64) -> Result<(), BenchError> {
+        let before = task::delivered(SIG);
+        for _ in 0..iters {
+            if task::raise_self(SIG) != 0 {
+                return Err(BenchError::last_os("raise"));
+            }
+        }
+        expect_runs("the handler", before, task::delivered(SIG), iters)
+    }
+}
+
+/// `signal.raise`: `signal.catch` sent as the C library's raise sends it.
+pub const RAISE: Simple = Simple {
+    name: "signal.raise",
+    about: "raise(SIGUSR1) with a counting handler installed: the C library blocks every \
+            signal, sends it with tgkill and restores the mask, then the delivery, the \
+            handler and sigreturn (will-it-scale's signal1; signal.catch is the tgkill alone)",
+    origin: "will-it-scale signal1",
+    params: &[],
+    prepare: |_| {
+        let (_, saved, handler, lock) = with_handler(libc::SIG_UNBLOCK)?;
+        let body = Raise {
+            _mask: saved,
+            _handler: handler,
+            _lock: lock,
+        };
+        Ok(Prepared::new(Box::new(body)).op("raise+delivery+handler+sigreturn"))
+    },
+};
+
+// ---------------------------------------------------------------------------------
 // signal.pending
 
 struct Pending {
@@ -420,7 +460,15 @@ mod tests {
 
     #[test]
     fn each_runs_below_a_millisecond_and_restores_the_signals() {
-        for b in [&INSTALL, &MASK, &CATCH, &PENDING, &RAISE_BLOCKED, &PROT] {
+        for b in [
+            &INSTALL,
+            &MASK,
+            &CATCH,
+            &RAISE,
+            &PENDING,
+            &RAISE_BLOCKED,
+            &PROT,
+        ] {
             let (m, _) = smoke(b, &[]).expect("nothing here needs a privilege");
             let med = median(&m);
             assert!(med > 0.0 && med < 1e6, "{}: {med}", b.name());

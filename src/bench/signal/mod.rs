@@ -35,6 +35,9 @@ pub const BENCHES: &[&dyn Bench] = &[
     &stop::CONT,
 ];
 
+/// The family's benchmarks from its peers (named only): will-it-scale's signal1.
+pub const MORE: &[&dyn Bench] = &[&local::RAISE];
+
 /// Fails unless a counter of handler runs moved by exactly `k` since `before`.
 #[inline(always)]
 fn expect_runs(

@@ -17,6 +17,14 @@ pub fn tgkill(tgid: libc::pid_t, tid: libc::pid_t, sig: libc::c_int) -> i64 {
     unsafe { libc::syscall(libc::SYS_tgkill, tgid, tid, sig) }
 }
 
+/// `raise(3)`: the C library's send of `sig` to the calling thread (glibc blocks every
+/// signal around its tgkill and restores the mask after). Returns 0, or nonzero when
+/// the signal could not be sent.
+pub fn raise_self(sig: libc::c_int) -> libc::c_int {
+    // SAFETY: the calling thread signals itself; no memory is passed.
+    unsafe { libc::raise(sig) }
+}
+
 /// Queues the signal `info` names, with its value, to process `pid` (as sigqueue(3)
 /// does) or, given `tid`, to that thread of it; refuses ids ≤ 0. Returns 0, or -1 with
 /// errno (EAGAIN when the receiver's user has RLIMIT_SIGPENDING signals queued).
