@@ -77,8 +77,8 @@ use Here::Bench as B;
 /// here `copies=N copies_as=process|thread` does the same. docs/benchmarks.md's table
 /// "will-it-scale" is this one (a unit test holds them together).
 pub const WILL_IT_SCALE: &[PeerTest] = &[
-    wis("brk1", B("mem.brk", "n=1")),
-    wis("brk2", B("mem.brk", "n=1")),
+    wis("brk1", B("mem.brk", "n=1 below=apart")),
+    wis("brk2", B("mem.brk", "n=1 below=untouched")),
     wis(
         "context_switch1",
         B("ctx.pingpong", "mechanism=pipe placement=same-cpu"),

@@ -10,7 +10,7 @@
 use crate::bench::{body, check, Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::{Body, Expect, Plan};
-use crate::os::mem::{self, page_size, Break, Mapping};
+use crate::os::mem::{self, page_size, BelowBreak, Break, Mapping};
 use std::os::fd::AsFd;
 
 const N: ParamSpec = ParamSpec {
@@ -70,14 +70,36 @@ pub const BRK: Simple = Simple {
     name: "mem.brk",
     about: "brk raising the program break by n pages and lowering it back (expand and contract the region)",
     origin: "nagy VMS $EXPREG 408 µs + $CNTREG 639 µs",
-    params: &[N],
+    params: &[
+        N,
+        ParamSpec {
+            name: "below",
+            default: "own",
+            about: "what lies below the break: own, a page taken and written as malloc's heap is \
+                    (brk extends that mapping and cuts it back); untouched, a page taken and never \
+                    written (the same with no anon_vma to copy: will-it-scale brk2); apart, a \
+                    mapping brk may not extend, here a read-only page (brk makes a mapping and \
+                    removes it, as in will-it-scale brk1's tasks, whose heap came from their parent \
+                    at fork)",
+            kind: Kind::Choice(&["own", "untouched", "apart"]),
+        },
+    ],
     prepare: |p| {
         let len = bytes(p);
-        let brk = Break::new().map_err(|e| {
-            BenchError::Skip(format!(
-                "brk is measured only in a single-threaded process ({e}); run it \
-                 through `syscost run mem.brk`"
-            ))
+        let below = match p.get("below") {
+            "untouched" => BelowBreak::Untouched,
+            "apart" => BelowBreak::Apart,
+            _ => BelowBreak::Own,
+        };
+        let brk = Break::new(below).map_err(|e| {
+            if Break::check().is_err() {
+                BenchError::Skip(format!(
+                    "brk is measured only in a single-threaded process ({e}); run it \
+                     through `syscost run mem.brk`"
+                ))
+            } else {
+                BenchError::os("placing pages below the program break", e)
+            }
         })?;
         // SAFETY: nothing allocated since Break::new read the break.
         #[allow(unsafe_code)]
@@ -240,7 +262,7 @@ mod tests {
         let mut c = unsafe {
             task::fork(|| {
                 let Ok(mut p) = BRK.prepare(
-                    &Params(vec![("n", "1".to_string())]),
+                    &Params(vec![("n", "1".to_string()), ("below", "own".to_string())]),
                     &crate::bench::RunContext::default(),
                 ) else {
                     return 2;
