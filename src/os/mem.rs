@@ -591,7 +591,9 @@ impl Break {
             BelowBreak::Own => unsafe { (start as *mut u8).write_volatile(1) },
             BelowBreak::Untouched | BelowBreak::Apart => {
                 // SAFETY: the page is this process's own, just taken and unused.
-                let r = unsafe { libc::mprotect(start as *mut libc::c_void, page, libc::PROT_READ) };
+                let r = unsafe {
+                    libc::mprotect(start as *mut libc::c_void, page, libc::PROT_READ)
+                };
                 cvt(r as libc::c_long)?;
             }
         }
@@ -602,7 +604,9 @@ impl Break {
         }
         self.base = Break::now();
         if self.base != start + self.placed {
-            return Err(io::Error::other("the break moved while syscost placed pages below it"));
+            return Err(io::Error::other(
+                "the break moved while syscost placed pages below it",
+            ));
         }
         Ok(())
     }
@@ -813,7 +817,8 @@ mod tests {
         let mut n = 0;
         loop {
             // SAFETY: the buffer's remaining bytes are writable.
-            let r = unsafe { libc::read(fd, buf[n..].as_mut_ptr().cast(), buf.len() - n) };
+            let r =
+                unsafe { libc::read(fd, buf[n..].as_mut_ptr().cast(), buf.len() - n) };
             if r <= 0 {
                 break;
             }
@@ -829,7 +834,10 @@ mod tests {
         maps.lines().find_map(|l| {
             let (range, rest) = l.split_once(' ')?;
             let (a, b) = range.split_once('-')?;
-            let (a, b) = (usize::from_str_radix(a, 16).ok()?, usize::from_str_radix(b, 16).ok()?);
+            let (a, b) = (
+                usize::from_str_radix(a, 16).ok()?,
+                usize::from_str_radix(b, 16).ok()?,
+            );
             (a <= addr && addr < b).then(|| (a, &rest[..4]))
         })
     }
@@ -854,12 +862,20 @@ mod tests {
                     if grown != up || back != b.base() {
                         return 3;
                     }
-                    let Ok(maps) = std::str::from_utf8(&buf[..n]) else { return 4 };
-                    let Some((start, _)) = mapping_at(maps, b.base()) else { return 4 };
-                    let Some((_, prot)) = mapping_at(maps, b.base() - 1) else { return 5 };
+                    let Ok(maps) = std::str::from_utf8(&buf[..n]) else {
+                        return 4;
+                    };
+                    let Some((start, _)) = mapping_at(maps, b.base()) else {
+                        return 4;
+                    };
+                    let Some((_, prot)) = mapping_at(maps, b.base() - 1) else {
+                        return 5;
+                    };
                     let ok = match below {
                         BelowBreak::Own => start < b.base() && prot.starts_with("rw"),
-                        BelowBreak::Untouched => start < b.base() && prot.starts_with("rw"),
+                        BelowBreak::Untouched => {
+                            start < b.base() && prot.starts_with("rw")
+                        }
                         BelowBreak::Apart => start == b.base() && prot.starts_with("r-"),
                     };
                     if !ok {
@@ -872,7 +888,11 @@ mod tests {
             }
             .unwrap();
             let st = c.wait().unwrap();
-            assert_eq!(super::super::task::describe_status(st), "exited with status 0", "{below:?}");
+            assert_eq!(
+                super::super::task::describe_status(st),
+                "exited with status 0",
+                "{below:?}"
+            );
         }
     }
 
