@@ -6,6 +6,7 @@
 //! It must not know any benchmark by name, keep timing state, or print anything.
 
 pub mod affinity;
+pub mod brk;
 pub mod file;
 pub mod harden;
 pub mod interrupt;

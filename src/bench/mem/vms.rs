@@ -10,7 +10,8 @@
 use crate::bench::{body, check, Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::{Body, Expect, Plan};
-use crate::os::mem::{self, page_size, BelowBreak, Break, Mapping};
+use crate::os::brk::{BelowBreak, Break};
+use crate::os::mem::{self, page_size, Mapping};
 use std::os::fd::AsFd;
 
 const N: ParamSpec = ParamSpec {
@@ -268,7 +269,7 @@ mod tests {
                     return 2;
                 };
                 // What malloc does when its heap grows: sbrk, then use the memory.
-                let Some(mem) = mem::sbrk_for_test(256 * page_size()) else {
+                let Some(mem) = crate::os::brk::sbrk_for_test(256 * page_size()) else {
                     return 3;
                 };
                 mem.fill(1);
