@@ -547,7 +547,7 @@ mod tests {
         );
         // As with a repeated --param, the last one given wins; words come after.
         let both = names(&["mem.brk", "n=1"], &["n=2"]).unwrap();
-        assert_eq!(both, ["mem.brk n=1"]);
+        assert_eq!(both, ["mem.brk n=1 below=own"]);
         // The same errors as --param: an unknown name and a bad value.
         let e = names(&["mem.brk", "nope=1"], &[]).unwrap_err();
         assert!(e.contains("nope"), "{e}");
