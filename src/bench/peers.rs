@@ -98,11 +98,20 @@ pub const WILL_IT_SCALE: &[PeerTest] = &[
     wis("lseek2", B("file.lseek", "share=one-file")),
     wis("malloc1", B("mem.malloc", "size=128m")),
     wis("malloc2", B("mem.malloc", "size=1k")),
-    wis("mmap1", B("mem.mmap", "n=32768")),
+    wis("mmap1", B("mem.mmap", "n=32768 reserve=yes")),
     wis("mmap2", B("mem.mmap_file", "size=128m")),
-    wis("open1", B("file.open_close", "share=file-per-copy")),
-    wis("open2", B("file.open_close", "share=file-per-copy")),
-    wis("open3", B("file.open_close", "share=one-file")),
+    wis(
+        "open1",
+        B("file.open_close", "share=file-per-copy mode=readwrite"),
+    ),
+    wis(
+        "open2",
+        B("file.open_close", "share=file-per-copy mode=readwrite"),
+    ),
+    wis(
+        "open3",
+        B("file.open_close", "share=one-file mode=readwrite"),
+    ),
     wis(
         "page_fault1",
         B(

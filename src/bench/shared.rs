@@ -115,8 +115,7 @@ const FILE_SHARE: &[&str] = &["one-file", "file-per-copy"];
 /// `file.open_close`.
 pub const OPEN_CLOSE: InRun = InRun {
     name: "file.open_close",
-    about:
-        "open(2) of a file on tmpfs by its path, read-only, then close(2): with copies, \
+    about: "open(2) of a file on tmpfs by its path, then close(2): with copies, \
                 share=one-file has every copy open the same file (one dentry and inode, \
                 their reference counts bouncing between CPUs), file-per-copy a file each",
     origin: "",
@@ -127,6 +126,13 @@ pub const OPEN_CLOSE: InRun = InRun {
             about:
                 "one-file: every copy opens the same path · file-per-copy: each its own",
             kind: Kind::Choice(FILE_SHARE),
+        },
+        ParamSpec {
+            name: "mode",
+            default: "read",
+            about: "read: O_RDONLY · readwrite: O_RDWR, as will-it-scale's open1-3 (the \
+                    kernel takes write access to the file and its mount on each open)",
+            kind: Kind::Choice(&["read", "readwrite"]),
         },
         via::BOTH,
     ],
@@ -139,7 +145,11 @@ fn prepare_open_close(p: &Params, cx: &RunContext) -> Result<Prepared, BenchErro
     drop(open_file(&place.path)?);
     let path = CString::new(place.path.as_os_str().as_encoded_bytes())
         .map_err(|_| BenchError::Failed("a path with a NUL byte".into()))?;
-    let flags = libc::O_RDONLY | libc::O_CLOEXEC;
+    let access = match p.get("mode") {
+        "readwrite" => libc::O_RDWR,
+        _ => libc::O_RDONLY,
+    };
+    let flags = access | libc::O_CLOEXEC;
     let body = match via {
         Via::Libc => super::body(move || {
             let _keep = &place;

@@ -77,6 +77,25 @@ impl Mapping {
         Ok(Mapping { ptr, len })
     }
 
+    /// A private anonymous read-write mapping of `len` bytes, untouched: with
+    /// `MAP_NORESERVE` as [`Mapping::anon`] unless `reserve`, where the kernel charges
+    /// it against the commit limit when it maps it and uncharges it when it unmaps it,
+    /// as it does a program's plain `mmap`.
+    pub fn anon_reserved(len: usize, reserve: bool) -> io::Result<Mapping> {
+        let mut flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS;
+        if !reserve {
+            flags |= libc::MAP_NORESERVE;
+        }
+        let ptr = mmap_raw(
+            ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            flags,
+            -1,
+        )?;
+        Ok(Mapping { ptr, len })
+    }
+
     /// A private anonymous read-write mapping of `len` bytes charged against the
     /// system's commit limit (no `MAP_NORESERVE`), in base pages (`MADV_NOHUGEPAGE`
     /// where the kernel has huge pages), every page allocated and written before

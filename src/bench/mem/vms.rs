@@ -41,10 +41,18 @@ pub const MMAP: Simple = Simple {
             about: "yes: write every page between the two calls (n zero-fill faults, n pages freed)",
             kind: Kind::Choice(&["no", "yes"]),
         },
+        ParamSpec {
+            name: "reserve",
+            default: "no",
+            about: "no: MAP_NORESERVE, nothing charged · yes: a plain mmap, charged against \
+                    the commit limit on map and uncharged on unmap (will-it-scale's mmap1)",
+            kind: Kind::Choice(&["no", "yes"]),
+        },
     ],
     prepare: |p| {
         let len = bytes(p);
         let touch = p.get("touch") == "yes";
+        let reserve = p.get("reserve") == "yes";
         let page = page_size();
         let plan = Plan {
             expect: Expect {
@@ -54,7 +62,8 @@ pub const MMAP: Simple = Simple {
             ..Plan::default()
         };
         Ok(Prepared::new(body(move || {
-            let m = Mapping::anon(len, false).map_err(|e| BenchError::os("mmap", e))?;
+            let m = Mapping::anon_reserved(len, reserve)
+                .map_err(|e| BenchError::os("mmap", e))?;
             if touch {
                 m.touch_write(page);
             }
