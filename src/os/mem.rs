@@ -63,34 +63,27 @@ impl Mapping {
     /// page in before returning (`MAP_POPULATE`).
     #[inline(always)]
     pub fn anon(len: usize, populate: bool) -> io::Result<Mapping> {
-        let mut flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE;
-        if populate {
-            flags |= libc::MAP_POPULATE;
-        }
-        let ptr = mmap_raw(
-            ptr::null_mut(),
-            len,
-            libc::PROT_READ | libc::PROT_WRITE,
-            flags,
-            -1,
-        )?;
-        Ok(Mapping { ptr, len })
+        let populate = if populate { libc::MAP_POPULATE } else { 0 };
+        Mapping::anon_flags(len, libc::MAP_NORESERVE | populate)
     }
 
     /// A private anonymous read-write mapping of `len` bytes, untouched: with
     /// `MAP_NORESERVE` as [`Mapping::anon`] unless `reserve`, where the kernel charges
     /// it against the commit limit when it maps it and uncharges it when it unmaps it,
     /// as it does a program's plain `mmap`.
+    #[inline(always)]
     pub fn anon_reserved(len: usize, reserve: bool) -> io::Result<Mapping> {
-        let mut flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS;
-        if !reserve {
-            flags |= libc::MAP_NORESERVE;
-        }
+        Mapping::anon_flags(len, if reserve { 0 } else { libc::MAP_NORESERVE })
+    }
+
+    /// A private anonymous read-write mapping of `len` bytes with `flags` added.
+    #[inline(always)]
+    fn anon_flags(len: usize, flags: libc::c_int) -> io::Result<Mapping> {
         let ptr = mmap_raw(
             ptr::null_mut(),
             len,
             libc::PROT_READ | libc::PROT_WRITE,
-            flags,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | flags,
             -1,
         )?;
         Ok(Mapping { ptr, len })
