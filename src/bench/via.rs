@@ -499,6 +499,33 @@ pub const NO_ENTRY: &[(&str, &str)] = &[
     ),
 ];
 
+/// Whether an instance's timed region stays in user space: a benchmark of [`NO_ENTRY`],
+/// a vDSO call, the C library's `malloc` below its mmap threshold (128 KiB as a process
+/// starts), or a mutex no other copy contends for (copies as processes each lock their
+/// own). The harness reads such an instance's
+/// resource usage once a round, not around each batch ([`crate::harness::Settings`]).
+pub fn stays_in_user_space(bench: &str, p: &Params) -> bool {
+    let value = |name: &str| {
+        p.0.iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v.as_str())
+    };
+    match bench {
+        "mem.malloc" => value("size")
+            .and_then(|v| v.parse::<u64>().ok())
+            .is_some_and(|n| n < 128 << 10),
+        "sync.mutex" => {
+            value("share") == Some("mutex-per-copy")
+                || value(super::copies::COPIES_AS) != Some("thread")
+                || value(super::copies::COPIES).is_none_or(|n| n == "1")
+        }
+        _ => match entry(bench, p) {
+            Some(path) => path == EntryPath::Vdso,
+            None => NO_ENTRY.iter().any(|(b, _)| *b == bench),
+        },
+    }
+}
+
 /// How an instance of `bench` with the parameters `p` enters the kernel in its timed
 /// region: its `via` where it takes one, else its fixed path ([`FIXED`]); `None` for a
 /// benchmark that does not enter it ([`NO_ENTRY`]) or one unknown.
@@ -579,6 +606,32 @@ mod tests {
         ] {
             assert!(both.contains(&name), "{name} does not take via=libc|raw");
         }
+    }
+
+    /// What stays in user space: the benchmarks without a kernel entry and vDSO calls,
+    /// malloc below the mmap threshold, a mutex that no thread copy contends for.
+    #[test]
+    fn user_space_instances_are_those_that_never_enter_the_kernel() {
+        let at = |bench: &str, pairs: &[(&'static str, &str)]| {
+            let p = Params(pairs.iter().map(|(k, v)| (*k, v.to_string())).collect());
+            stays_in_user_space(bench, &p)
+        };
+        assert!(at("call.empty", &[]));
+        assert!(at("clock.monotonic", &[]));
+        assert!(!at("clock.process_cputime", &[]));
+        assert!(!at("syscall.getpid", &[("via", "libc")]));
+        assert!(at("mem.malloc", &[("size", "1024")]));
+        assert!(!at("mem.malloc", &[("size", "134217728")]));
+        let mutex = |copies: &str, how: &str, share: &str| {
+            at(
+                "sync.mutex",
+                &[("copies", copies), ("copies_as", how), ("share", share)],
+            )
+        };
+        assert!(mutex("1", "thread", "one-mutex"));
+        assert!(mutex("2", "process", "one-mutex"));
+        assert!(mutex("2", "thread", "mutex-per-copy"));
+        assert!(!mutex("2", "thread", "one-mutex"));
     }
 
     /// A repeat body runs its batch as one call with the batch's count, and a stopped

@@ -336,7 +336,14 @@ impl<'b> Slot<'b> {
             self.c.redone += 1;
             return Ok(false);
         }
-        let h = Harness::new(env.clock, env.settings).holding(self.held);
+        let settings = Settings {
+            usage_per_round: crate::bench::via::stays_in_user_space(
+                self.bench.name(),
+                &self.params,
+            ),
+            ..env.settings
+        };
+        let h = Harness::new(env.clock, settings).holding(self.held);
         self.c.canaries.push(canary);
         let c = env.clock;
         let t0 = c.now();

@@ -28,6 +28,8 @@ impl Slot<'_> {
         self.c.canaries.push(canary);
         let mut settings = env.settings;
         settings.spans = false;
+        settings.usage_per_round =
+            crate::bench::via::stays_in_user_space(self.bench.name(), &self.params);
         let h = Harness::new(env.clock, settings);
         let c = env.clock;
         let t0 = c.now();
