@@ -300,12 +300,6 @@ pub(super) fn perturbation(u: &Usage, expect: Expect) -> PerturbedBy {
     }
 }
 
-/// Whether a sample's usage shows a counter the operation is not expected to move.
-#[cfg(test)]
-pub(super) fn perturbed(u: &Usage, expect: Expect) -> bool {
-    perturbation(u, expect) != PerturbedBy::default()
-}
-
 /// Analyses samples of `k` operations each, subtracting the overhead of each sample's
 /// round from its batch. Samples the kernel perturbed ([`Sample::kernel`]) are left
 /// out of the clean statistics like those the resource counters flag; when samples

@@ -267,14 +267,11 @@ pub struct Settings {
     /// What the result is held to besides the profile's target: the machine's floor
     /// for its kind of work (see [`Held`]). None by default.
     pub held: Held,
-    /// Read the thread's resource usage around each round instead of each batch, for
-    /// an operation that stays in user space
-    /// ([`crate::bench::via::stays_in_user_space`]): a kernel entry just before a
-    /// batch can slow the user-space loop after it for the whole batch (on the VM
-    /// this project is developed on, a call 1.4 against 0.9 ns, malloc+free 6.7
-    /// against 4.6 ns; docs/measurements.md, "The harness's own kernel entry").
-    /// The samples then carry no switches or faults of their own (the MAD alone
-    /// judges them); the round's last carries the round's CPU time.
+    /// Read the usage around each round, not each batch, for an operation that stays
+    /// in user space (`bench::via::stays_in_user_space`): a kernel entry before a batch
+    /// slowed such a loop for the whole batch (measurements.md, "The harness's own
+    /// kernel entry"). The MAD alone judges those samples; the round's CPU time lands
+    /// on its last.
     pub usage_per_round: bool,
 }
 
@@ -361,20 +358,10 @@ impl<'a> Harness<'a> {
         self.clock
     }
 
-    /// Times one batch: the body's reset (untimed), usage, clock, the body, clock, usage.
+    /// Times one batch: the body's reset (untimed), usage, clock, the body, clock, usage;
+    /// with the batch's [`Span`] when `span` is set (the raw clock and the CPU read
+    /// between the usage reads and the harness clock's reads, outside the timed region).
     fn batch(
-        &self,
-        body: &mut dyn Body,
-        k: u64,
-    ) -> Result<(u64, u64, Usage), BenchError> {
-        self.batch_span(body, k, false)
-            .map(|(t0, ticks, u, _)| (t0, ticks, u))
-    }
-
-    /// [`Harness::batch`], with the batch's [`Span`] when `span` is set: the raw clock
-    /// and the CPU are read between the usage reads and the harness clock's reads,
-    /// outside the timed region.
-    fn batch_span(
         &self,
         body: &mut dyn Body,
         k: u64,
@@ -383,13 +370,13 @@ impl<'a> Harness<'a> {
         use crate::os::sys::{current_cpu, raw_ns};
         let cpu = || current_cpu().unwrap_or(0) as u32;
         body.reset(k)?;
-        let u0 = self.batch_usage();
+        let u0 = self.usage_at(false);
         let before = span.then(|| (cpu(), raw_ns()));
         let t0 = self.clock.now();
         body.run(k)?;
         let t1 = self.clock.now();
         let after = span.then(|| (raw_ns(), cpu()));
-        let u1 = self.batch_usage();
+        let u1 = self.usage_at(false);
         let span = before
             .zip(after)
             .map(|((cpu0, start_ns), (end_ns, cpu1))| Span {
@@ -401,30 +388,20 @@ impl<'a> Harness<'a> {
         Ok((t0, t1.wrapping_sub(t0), u1.since(&u0), span))
     }
 
-    /// The usage read around a batch: none when it is read around the round.
-    fn batch_usage(&self) -> Usage {
-        if self.settings.usage_per_round {
-            Usage::default()
-        } else {
-            (self.usage)()
+    /// The usage read around a batch (`round`: false) or a round (true), if it is
+    /// read there ([`Settings::usage_per_round`]).
+    fn usage_at(&self, round: bool) -> Usage {
+        match self.settings.usage_per_round == round {
+            true => (self.usage)(),
+            false => Usage::default(),
         }
     }
 
-    /// The usage read at a round's start when it is read around the round.
-    fn round_start(&self) -> Option<Usage> {
-        self.settings.usage_per_round.then(|| (self.usage)())
-    }
-
-    /// Ends a round begun at `start` ([`Harness::round_start`]): its last sample takes
-    /// the round's user and system time, so that the accounting sums what it used.
-    fn round_end(&self, start: Option<Usage>, out: &mut [Sample]) {
-        if let (Some(u0), Some(last)) = (start, out.last_mut()) {
-            let d = (self.usage)().since(&u0);
-            last.usage = Usage {
-                user_ns: d.user_ns,
-                sys_ns: d.sys_ns,
-                ..Usage::default()
-            };
+    /// Ends a round whose usage read `start`: its last sample takes the round's CPU time.
+    fn round_end(&self, start: Usage, out: &mut [Sample]) {
+        if let (true, Some(last)) = (self.settings.usage_per_round, out.last_mut()) {
+            let d = self.usage_at(true).since(&start);
+            (last.usage.user_ns, last.usage.sys_ns) = (d.user_ns, d.sys_ns);
         }
     }
 
@@ -448,7 +425,7 @@ impl<'a> Harness<'a> {
                     return Ok(cap)
                 }
                 Calibration::Tuning { k } | Calibration::Confirming { k } => {
-                    let (_, ticks, _) = self.batch(body, k)?;
+                    let (_, ticks, _, _) = self.batch(body, k, false)?;
                     state = state.next(self.clock.to_ns(ticks), target);
                 }
             }
@@ -463,7 +440,7 @@ impl<'a> Harness<'a> {
         }
         let start = self.clock.now();
         loop {
-            self.batch(body, k)?;
+            self.batch(body, k, false)?;
             check_interrupt()?;
             if self.since(start) >= ns as f64 {
                 return Ok(());
@@ -519,7 +496,7 @@ impl<'a> Harness<'a> {
     ) -> Result<u64, BenchError> {
         let mut empty: Vec<u64> = Vec::with_capacity(n);
         for _ in 0..n {
-            empty.push(self.batch(baseline, k)?.1);
+            empty.push(self.batch(baseline, k, false)?.1);
         }
         empty.sort_unstable();
         Ok(empty.get(empty.len() / 2).copied().unwrap_or(0))
@@ -539,12 +516,11 @@ impl<'a> Harness<'a> {
         out: &mut Vec<Sample>,
     ) -> Result<(), BenchError> {
         let p = self.settings.profile;
-        let at_start = self.round_start();
+        let at_start = self.usage_at(true);
         let start = self.clock.now();
         let mut n = 0;
         loop {
-            let (t0, ticks, usage, span) =
-                self.batch_span(body, k, self.settings.spans)?;
+            let (t0, ticks, usage, span) = self.batch(body, k, self.settings.spans)?;
             out.push(Sample {
                 at_ns: self.clock.to_ns(t0.wrapping_sub(begin)),
                 ticks,
@@ -580,28 +556,22 @@ impl<'a> Harness<'a> {
         w: Window,
         out: &mut Vec<Sample>,
     ) -> Result<(), BenchError> {
-        let Window {
-            round,
-            begin,
-            deadline,
-            cap,
-        } = w;
-        let at_start = self.round_start();
+        let at_start = self.usage_at(true);
         let first = out.len();
         loop {
-            let (t0, ticks, usage) = self.batch(body, k)?;
-            if out.len() < cap {
+            let (t0, ticks, usage, _) = self.batch(body, k, false)?;
+            if out.len() < w.cap {
                 out.push(Sample {
-                    at_ns: self.clock.to_ns(t0.wrapping_sub(begin)),
+                    at_ns: self.clock.to_ns(t0.wrapping_sub(w.begin)),
                     ticks,
                     usage,
-                    round,
+                    round: w.round,
                     span: None,
                     kernel: 0,
                 });
             }
             check_interrupt()?;
-            if t0.wrapping_add(ticks) >= deadline {
+            if t0.wrapping_add(ticks) >= w.deadline {
                 self.round_end(at_start, &mut out[first..]);
                 return Ok(());
             }
@@ -701,7 +671,7 @@ impl<'a> Harness<'a> {
     ) -> Result<f64, BenchError> {
         let mut v = Vec::with_capacity(batches);
         for _ in 0..batches {
-            v.push(self.clock.to_ns(self.batch(body, k)?.1) / k as f64);
+            v.push(self.clock.to_ns(self.batch(body, k, false)?.1) / k as f64);
         }
         v.sort_by(f64::total_cmp);
         Ok(v.get(v.len() / 2).copied().unwrap_or(f64::NAN))

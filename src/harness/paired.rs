@@ -75,7 +75,7 @@ impl<'h, 'b> Local<'h, 'b> {
 
 impl Turn for Local<'_, '_> {
     fn turn(&mut self) -> Result<(f64, bool), BenchError> {
-        let (_, ticks, usage) = self.h.batch(self.body, self.k)?;
+        let (_, ticks, usage, _) = self.h.batch(self.body, self.k, false)?;
         Ok(per_op(
             self.h,
             ticks,

@@ -49,13 +49,9 @@ pub(crate) fn measure_round(
     (cx, session): (&RunContext, u32),
 ) -> Result<Vec<(f64, f64)>, BenchError> {
     let p = settings.profile;
-    // Usage read around each batch only where a side enters the kernel (see
-    // `Settings::usage_per_round`).
     let stays = |x: &Params| crate::bench::via::stays_in_user_space(bench.name(), x);
-    let settings = Settings {
-        usage_per_round: stays(a) && stays(b),
-        ..settings
-    };
+    let mut settings = settings;
+    settings.usage_per_round = stays(a) && stays(b);
     let h = Harness::new(clock, settings);
     let (ns, min, max) = (2 * p.round_ns, p.round_min_samples, p.round_max_samples);
     match home {

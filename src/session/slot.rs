@@ -6,7 +6,7 @@
 //! session measures in its own process only what the catalogue cannot name.
 
 use super::*;
-use crate::bench::copies::Copies;
+use crate::bench::{copies::Copies, via};
 use crate::harness::probe::{Probes, WorkKind};
 use crate::harness::verdict::{self, Why};
 use crate::harness::Held;
@@ -336,13 +336,9 @@ impl<'b> Slot<'b> {
             self.c.redone += 1;
             return Ok(false);
         }
-        let settings = Settings {
-            usage_per_round: crate::bench::via::stays_in_user_space(
-                self.bench.name(),
-                &self.params,
-            ),
-            ..env.settings
-        };
+        let mut settings = env.settings;
+        settings.usage_per_round =
+            via::stays_in_user_space(self.bench.name(), &self.params);
         let h = Harness::new(env.clock, settings).holding(self.held);
         self.c.canaries.push(canary);
         let c = env.clock;
