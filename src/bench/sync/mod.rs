@@ -23,6 +23,7 @@ pub mod pool;
 
 use crate::bench::{body, check, Bench, InRun, Kind, ParamSpec, Params, Prepared};
 use crate::error::BenchError;
+use crate::harness::{Expect, Plan};
 use crate::os::ops::{self, CMutex, Semaphore};
 use crate::os::{sys, task};
 use std::cell::Cell;
@@ -140,12 +141,22 @@ fn prepare_mutex(p: &Params) -> Result<Prepared, BenchError> {
             }
         };
     }
+    // Where thread copies contend, a lock that waits in the kernel is the operation:
+    // its batches are kept, not flagged for their switches.
+    let expect = Expect {
+        switches: !crate::bench::via::stays_in_user_space("sync.mutex", p),
+        ..Expect::default()
+    };
     Ok(if p.get("share") == "mutex-per-copy" {
         with_update!(Box::new(CMutex::new()))
     } else {
         with_update!(&ONE)
     }
-    .op("lock+unlock pair"))
+    .op("lock+unlock pair")
+    .plan(Plan {
+        expect,
+        ..Plan::default()
+    }))
 }
 
 /// Lock, `update`, unlock, in the body's loop; `idle` lives as long as the body.
@@ -329,3 +340,34 @@ pub const EVENTFD: InRun = InRun {
         .op("write+read pair"))
     },
 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Thread copies of one mutex wait for it in the kernel, and those waits are the
+    /// operation: their batches keep their switches. Alone, as processes, or each with
+    /// its own mutex, a switch still flags a batch.
+    #[test]
+    fn only_contended_mutex_batches_keep_their_switches() {
+        let switches = |copies: &str, how: &str, share: &str| {
+            let p = Params(
+                [
+                    ("share", share),
+                    ("update", "none"),
+                    ("process", "single-threaded"),
+                    ("copies", copies),
+                    ("copies_as", how),
+                ]
+                .iter()
+                .map(|(k, v)| (*k, v.to_string()))
+                .collect(),
+            );
+            prepare_mutex(&p).unwrap().plan.expect.switches
+        };
+        assert!(switches("2", "thread", "one-mutex"));
+        assert!(!switches("1", "thread", "one-mutex"));
+        assert!(!switches("2", "process", "one-mutex"));
+        assert!(!switches("2", "thread", "mutex-per-copy"));
+    }
+}
