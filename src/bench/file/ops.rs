@@ -313,6 +313,14 @@ fn prepare_op(op: Op, p: &Params, cx: &RunContext) -> Result<Prepared, BenchErro
         Share::PerCopy
     };
     let direct = p.0.iter().any(|(k, v)| *k == "direct" && v == "yes");
+    // Copies writing one file take its inode's lock in turn: a write may wait for it.
+    let copies = crate::bench::copies::Copies::of(p).map_or(1, |c| c.n);
+    let waits_for_inode = share != Share::PerCopy
+        && copies > 1
+        && matches!(
+            op,
+            Op::Pwrite | Op::WriteSeek | Op::WriteSeq | Op::Fallocate
+        );
     let write = matches!(
         op,
         Op::Pwrite | Op::WriteSeek | Op::Lseek | Op::WriteSeq | Op::Lock | Op::Fallocate
@@ -375,7 +383,7 @@ fn prepare_op(op: Op, p: &Params, cx: &RunContext) -> Result<Prepared, BenchErro
         expect: Expect {
             // Another process's lock on the same file makes F_SETLKW wait; a direct
             // read waits for the device.
-            switches: op == Op::Lock || direct,
+            switches: op == Op::Lock || direct || waits_for_inode,
             ..Expect::default()
         },
         per_iter: if op == Op::Fallocate {
@@ -642,5 +650,34 @@ mod tests {
             }
         }
         assert_eq!(std::fs::read_dir(scratch.path()).unwrap().count(), 0);
+    }
+
+    /// Copies writing one file wait for its inode's lock: their batches keep their
+    /// switches; a copy alone, or with its own file, or reading, still has them flagged.
+    #[test]
+    fn writes_to_one_file_from_several_copies_may_wait() {
+        let scratch = tempfile::tempdir().unwrap();
+        let cx =
+            RunContext::new(crate::bench::file::Options::in_dir(scratch.path()), None);
+        let switches = |op: Op, share: &str, copies: &str| {
+            let (name, spec) = (
+                if op == Op::ReadSeek {
+                    "file.readseek"
+                } else {
+                    "file.writeseek"
+                },
+                &[SHARE3],
+            );
+            let mut p = crate::bench::params::expand(name, spec, &[])
+                .unwrap()
+                .remove(0);
+            p.0.retain(|(k, _)| *k != "share");
+            p.0.extend([("share", share.to_string()), ("copies", copies.to_string())]);
+            prepare_op(op, &p, &cx).unwrap().plan.expect.switches
+        };
+        assert!(switches(Op::WriteSeek, "one-file", "2"));
+        assert!(!switches(Op::WriteSeek, "one-file", "1"));
+        assert!(!switches(Op::WriteSeek, "file-per-copy", "2"));
+        assert!(!switches(Op::ReadSeek, "one-file", "2"));
     }
 }
