@@ -502,8 +502,8 @@ pub const NO_ENTRY: &[(&str, &str)] = &[
 /// Whether an instance's timed region stays in user space: a benchmark of [`NO_ENTRY`],
 /// a vDSO call, the C library's `malloc` below its mmap threshold (128 KiB as a process
 /// starts), or a mutex no other copy contends for (copies as processes each lock their
-/// own). The harness reads such an instance's
-/// resource usage once a round, not around each batch ([`crate::harness::Settings`]).
+/// own). The harness reads such an instance's resource usage once a round, not around
+/// each batch (`usage_per_round` in [`crate::harness::Settings`]).
 pub fn stays_in_user_space(bench: &str, p: &Params) -> bool {
     let value = |name: &str| {
         p.0.iter()

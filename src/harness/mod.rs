@@ -391,9 +391,10 @@ impl<'a> Harness<'a> {
     /// The usage read around a batch (`round`: false) or a round (true), if it is
     /// read there ([`Settings::usage_per_round`]).
     fn usage_at(&self, round: bool) -> Usage {
-        match self.settings.usage_per_round == round {
-            true => (self.usage)(),
-            false => Usage::default(),
+        if self.settings.usage_per_round == round {
+            (self.usage)()
+        } else {
+            Usage::default()
         }
     }
 
