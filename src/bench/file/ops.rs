@@ -660,19 +660,10 @@ mod tests {
         let cx =
             RunContext::new(crate::bench::file::Options::in_dir(scratch.path()), None);
         let switches = |op: Op, share: &str, copies: &str| {
-            let (name, spec) = (
-                if op == Op::ReadSeek {
-                    "file.readseek"
-                } else {
-                    "file.writeseek"
-                },
-                &[SHARE3],
-            );
-            let mut p = crate::bench::params::expand(name, spec, &[])
-                .unwrap()
-                .remove(0);
-            p.0.retain(|(k, _)| *k != "share");
-            p.0.extend([("share", share.to_string()), ("copies", copies.to_string())]);
+            let p = Params(vec![
+                ("share", share.to_string()),
+                ("copies", copies.to_string()),
+            ]);
             prepare_op(op, &p, &cx).unwrap().plan.expect.switches
         };
         assert!(switches(Op::WriteSeek, "one-file", "2"));
