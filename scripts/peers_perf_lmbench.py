@@ -97,9 +97,11 @@ CASES = [
      per_op_perf_usecs, "ctx.pingpong", ["mechanism=pipe", "placement=same-cpu"], 1, 0.10),
     ("perf sched messaging -t", ["perf", "bench", "sched", "messaging", "-t", "-g", "1",
                                   "-l", "2000"],
-     # perf streams its -l rounds (the threads never stop between them); a batch of 50
-     # rounds does the same, where a batch of one adds a start and a drain to each.
-     per_round_messaging(2000), "ctx.messaging", ["groups=1", "--batch", "50"], 1, 0.15),
+     # perf streams its -l rounds (the threads never stop between them); so does a
+     # batch of as many rounds. A shorter batch pays a start and a drain each: on
+     # 2026-11-28, batches of 50 read 496-504 us, of 500 444-445, of 2000 405-407
+     # against perf's 418-434 at -l 500 and 2000.
+     per_round_messaging(2000), "ctx.messaging", ["groups=1", "--batch", "2000"], 1, 0.15),
     ("perf futex hash", pin("0", ["perf", "bench", "futex", "hash", "-t", "1", "-r", "2", "-s"]),
      per_op_ops_sec, "sync.futex.hash", [], 1, 0.10),
     # perf's futex wake, requeue and wake-parallel time one cold pass after a 100 ms

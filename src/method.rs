@@ -108,6 +108,16 @@ pub const SLOW_WAIT_READINGS: usize = 16;
 /// the fresh process's `exec`, which runs while the old one packs its samples.
 pub const ROUNDS_PER_WORKER: usize = 1;
 
+/// How long a round of work that leaves a CPU idle while it waits (a wake-up on another
+/// CPU, a timed sleep: `bench::via::leaves_cpus_idle`) runs its operation after the
+/// machine's probes and before its first sample. On the VM, such work costs less for
+/// some 30–40 ms after both CPUs were busy, and the probes just before a round are such
+/// work: a cross-CPU pipe round trip read 31–36 µs in the 10 ms after them and 45–55 µs
+/// from about 40 ms on, as a plain C loop reads after it has run that long; 10 ms rounds
+/// read 36.4 µs and the thorough profile's 100 ms rounds 46.3, `sync.futex.lock_pi`
+/// 183 and 213 µs (docs/measurements.md, "Work that leaves a CPU idle").
+pub const SETTLE_NS: u64 = 50_000_000;
+
 // Paired alternatives.
 
 /// The rounds a pair gets (`--reference`), with no early stop: enough for an interval

@@ -526,6 +526,20 @@ pub fn stays_in_user_space(bench: &str, p: &Params) -> bool {
     }
 }
 
+/// Whether an instance's tasks leave a CPU idle while they wait: work that crosses
+/// CPUs or that the scheduler places ([`super::work_kind`] `Cross`), a timed sleep
+/// (`svc.sleep`, `svc.usleep`), a PI lock held across a sleep (`hold_us` above 0).
+/// Such a round runs its operation for [`crate::method::SETTLE_NS`] before it samples.
+pub fn leaves_cpus_idle(bench: &str, p: &Params) -> bool {
+    let held = || {
+        p.0.iter()
+            .any(|(n, v)| *n == "hold_us" && v.parse::<u64>().is_ok_and(|us| us > 0))
+    };
+    super::work_kind(bench, p) == crate::harness::probe::WorkKind::Cross
+        || matches!(bench, "svc.sleep" | "svc.usleep")
+        || (bench == "sync.futex.lock_pi" && held())
+}
+
 /// How an instance of `bench` with the parameters `p` enters the kernel in its timed
 /// region: its `via` where it takes one, else its fixed path ([`FIXED`]); `None` for a
 /// benchmark that does not enter it ([`NO_ENTRY`]) or one unknown.
@@ -632,6 +646,30 @@ mod tests {
         assert!(mutex("2", "process", "one-mutex"));
         assert!(mutex("2", "thread", "mutex-per-copy"));
         assert!(!mutex("2", "thread", "one-mutex"));
+    }
+
+    /// The instances that settle before sampling are those whose tasks wait with a CPU
+    /// idle: on another CPU, on a timer, or holding a PI lock across a sleep.
+    #[test]
+    fn instances_that_leave_a_cpu_idle_are_cross_cpu_sleeps_and_held_pi_locks() {
+        let at = |bench: &str, pairs: &[(&'static str, &str)]| {
+            let p = Params(pairs.iter().map(|(k, v)| (*k, v.to_string())).collect());
+            leaves_cpus_idle(bench, &p)
+        };
+        assert!(at("ctx.pingpong", &[("placement", "cross-cpu")]));
+        assert!(at("ctx.messaging", &[("placement", "free")]));
+        assert!(!at("ctx.pingpong", &[("placement", "same-cpu")]));
+        assert!(at("svc.sleep", &[("ns", "10000")]));
+        assert!(at("svc.usleep", &[]));
+        assert!(at(
+            "sync.futex.lock_pi",
+            &[("hold_us", "1"), ("placement", "same-cpu")]
+        ));
+        assert!(!at(
+            "sync.futex.lock_pi",
+            &[("hold_us", "0"), ("placement", "same-cpu")]
+        ));
+        assert!(!at("syscall.getpid", &[("via", "libc")]));
     }
 
     /// A repeat body runs its batch as one call with the batch's count, and a stopped

@@ -358,21 +358,21 @@ impl<'b> Slot<'b> {
         // The machine's probes, in this process warmed for its round, just before its
         // samples (after them, they would read what the round left behind: a ring's
         // children exiting, a file's pages, caches full of the benchmark's data). A
-        // failed one only goes unread.
+        // failed one only goes unread. Work that leaves a CPU idle then runs until the
+        // probes' busy CPUs no longer speed it up (`method::SETTLE_NS`).
         let dir = env.context.scratch_dir();
         let extra = crate::harness::probe::Extra {
             cross: self.held.kind == Some(WorkKind::Cross),
             io: (self.held.kind == Some(WorkKind::Io)).then_some(dir.as_path()),
         };
         self.probes = h.probe(extra).ok();
+        if via::leaves_cpus_idle(self.bench.name(), &self.params) {
+            h.warm(body.as_mut(), k, method::SETTLE_NS)?;
+        }
         let t1 = c.now();
         self.c.warmup_ns += c.to_ns(t1.wrapping_sub(t_prepared));
         let first = self.c.samples.len();
-        let before = if self.free {
-            placement::tasks()
-        } else {
-            Vec::new()
-        };
+        let before = self.free.then(placement::tasks).unwrap_or_default();
         if let Some(s) = &sampler {
             let _ = s.enable(); // a failure shows as no samples
         }
