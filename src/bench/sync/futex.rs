@@ -404,7 +404,18 @@ fn prepare_lock_pi(p: &Params) -> Result<Prepared, BenchError> {
         hold,
         _pin: pin,
     };
-    Ok(Prepared::new(Box::new(b)).op("lock_pi+unlock_pi"))
+    // With a contender the lock is handed over in the kernel and the loser sleeps; a
+    // hold sleeps too: those switches are the operation's.
+    let expect = crate::harness::Expect {
+        switches: threads > 1 || hold > 0,
+        ..Default::default()
+    };
+    Ok(Prepared::new(Box::new(b))
+        .op("lock_pi+unlock_pi")
+        .plan(Plan {
+            expect,
+            ..Plan::default()
+        }))
 }
 
 struct LockPi {

@@ -370,4 +370,27 @@ mod tests {
         assert!(!switches("2", "process", "one-mutex"));
         assert!(!switches("2", "thread", "mutex-per-copy"));
     }
+
+    /// A PI lock handed to a contender, or held across a sleep, blocks: its batches
+    /// keep their switches (they were all left out as perturbed).
+    #[test]
+    fn pi_lock_batches_that_wait_keep_their_switches() {
+        let switches = |threads: &str, hold: &str| {
+            let p = Params(
+                [
+                    ("threads", threads),
+                    ("hold_us", hold),
+                    ("placement", "same-cpu"),
+                ]
+                .iter()
+                .map(|(k, v)| (*k, v.to_string()))
+                .collect(),
+            );
+            let prepared = (futex::LOCK_PI.prepare)(&p).unwrap();
+            prepared.plan.expect.switches
+        };
+        assert!(!switches("1", "0"));
+        assert!(switches("1", "1"));
+        assert!(switches("2", "0"));
+    }
 }
