@@ -260,18 +260,15 @@ pub struct Settings {
     /// A fixed batch size for every benchmark (`--batch`; 1 times operations one by
     /// one), overriding calibration.
     pub batch: Option<u64>,
-    /// Record each sample's [`Span`] on the kernel's clock (`--cull kernel`). Off by
-    /// default: the two extra clock reads and CPU reads lie outside the timed region,
-    /// but an ordinary run does not pay for them at all.
+    /// Record each sample's [`Span`] on the kernel's clock (`--cull kernel`); off by
+    /// default (two more clock reads and a CPU read, outside the timed region).
     pub spans: bool,
     /// What the result is held to besides the profile's target: the machine's floor
     /// for its kind of work (see [`Held`]). None by default.
     pub held: Held,
     /// Read the usage around each round, not each batch, for an operation that stays
-    /// in user space (`bench::via::stays_in_user_space`): a kernel entry before a batch
-    /// slowed such a loop for the whole batch (measurements.md, "The harness's own
-    /// kernel entry"). The MAD alone judges those samples; the round's CPU time lands
-    /// on its last.
+    /// in user space (`bench::via::stays_in_user_space`; method.md section 1): the
+    /// MAD alone judges those samples, and the round's CPU time lands on its last.
     pub usage_per_round: bool,
 }
 

@@ -58,13 +58,12 @@ pub(super) struct Slot<'b> {
     pub(super) copy_cpus: (Vec<usize>, bool),
     /// One batch's time alone, ns (what a copies window is sized by).
     pub(super) batch_ns: f64,
-    /// No round has been measured in this process yet, though earlier rounds were (in
-    /// another worker): the next round warms up whatever its batch.
-    pub(super) fresh: bool,
     /// The machine's floor it is held to (from the run, each visit).
     pub(super) held: Held,
     /// The machine's probes read just before the last round, until the run takes them.
     pub(super) probes: Option<Probes>,
+    /// Earlier workers' samples, left in their hand-over until this round is measured.
+    pub(super) earlier: Option<crate::session::worker::wire::Sealed>,
 }
 
 /// What a slot has gathered, handed from one worker process to the next (see
@@ -217,22 +216,35 @@ impl<'b> Slot<'b> {
             copy_of: Vec::new(),
             copy_cpus: (Vec::new(), false),
             batch_ns: 0.0,
-            fresh: false,
             held: Held::default(),
             probes: None,
+            earlier: None,
         }
     }
 
     /// What it has gathered, for the next worker (this one, `peak_kib` at its peak, is
     /// done with it).
-    pub(super) fn carry(self, peak_kib: Option<u64>) -> Carried {
+    pub(super) fn carry(mut self, peak_kib: Option<u64>) -> Result<Carried, BenchError> {
+        self.gather()?;
         let c = self.c;
-        Carried {
+        Ok(Carried {
             overhead_ticks: c.setup.as_ref().map(|(_, o)| (o.ticks, o.later.clone())),
             processes: c.processes + 1,
             peak_kib: c.peak_kib.max(peak_kib),
             ..c
+        })
+    }
+
+    /// Puts the earlier workers' samples back before this worker's own.
+    pub(super) fn gather(&mut self) -> Result<(), BenchError> {
+        if let Some(sealed) = self.earlier.take() {
+            let read = sealed.samples();
+            let mut all =
+                read.map_err(|e| BenchError::os("earlier rounds' samples", e))?;
+            all.append(&mut self.c.samples);
+            self.c.samples = all;
         }
+        Ok(())
     }
 
     /// Takes up what an earlier worker gathered for `bench` with `params`.
@@ -249,7 +261,6 @@ impl<'b> Slot<'b> {
         }
         Slot {
             c,
-            fresh: true,
             ..Slot::new(bench, params)
         }
     }
@@ -260,9 +271,8 @@ impl<'b> Slot<'b> {
     }
 
     /// Warms the body for a round: the first round calibrates the batch and times the
-    /// empty loop's overhead; later ones warm it (unless the last batch was as long as
-    /// the warm-up and the process has run the body before: its code and data are then
-    /// warm) and time the empty loop again for this round. Returns the batch.
+    /// empty loop's overhead; later ones warm it and time the empty loop again for this
+    /// round. Returns the batch.
     fn warm(
         &mut self,
         h: &Harness<'_>,
@@ -273,14 +283,7 @@ impl<'b> Slot<'b> {
         let p = h.settings().profile;
         let (k, overhead) = match self.c.setup.clone() {
             Some(mut s) => {
-                let last = self
-                    .c
-                    .samples
-                    .last()
-                    .map_or(0.0, |x| h.clock().to_ns(x.ticks));
-                if last < p.round_warmup_ns as f64 || self.fresh {
-                    h.warm(body, s.0, p.round_warmup_ns)?;
-                }
+                h.warm(body, s.0, p.round_warmup_ns)?;
                 h.remeasure(&mut EmptyLoop, s.0, plan, &mut s.1, round)?;
                 s
             }
@@ -378,7 +381,6 @@ impl<'b> Slot<'b> {
         }
         h.collect(body.as_mut(), k, round, begin, &mut self.c.samples)?;
         let t2 = c.now();
-        self.fresh = false;
         if let (Some(x), Some(s)) = (env.explain.as_mut(), sampler) {
             let spans: Vec<_> = self.c.samples[first..].iter().map(|s| s.span).collect();
             x.take(s, &spans, k * plan.per_iter.max(1));
@@ -396,6 +398,7 @@ impl<'b> Slot<'b> {
         self.c.elapsed_ns += c.to_ns(t2.wrapping_sub(t1));
         self.c.setup_ns += c.to_ns(c.now().wrapping_sub(t2));
         self.after = prepared.after;
+        self.gather()?;
         self.count_round(&h, p);
         Ok(true)
     }
@@ -423,9 +426,9 @@ impl<'b> Slot<'b> {
         &self,
         h: &Harness<'_>,
         k: u64,
-        overhead: &Overhead,
+        o: &Overhead,
     ) -> (Analysis, bool, Vec<Why>) {
-        let (a, ok, mut why) = h.conclude(&self.c.samples, k, overhead, self.c.plan);
+        let (a, ok, mut why) = h.conclude(&self.c.samples, k, o, self.c.plan);
         match slow_rounds(&self.c.canaries, self.c.limit_seen) {
             Some(above_pct) => {
                 verdict::add(&mut why, Why::SlowState { above_pct });
@@ -441,10 +444,9 @@ impl<'b> Slot<'b> {
 
     /// The most rounds this instance gets: [`Slot::max_rounds`], else the profile's.
     pub(super) fn cap(&self, p: Profile) -> usize {
-        match self.max_rounds {
-            0 => p.max_rounds,
-            n => n,
-        }
+        Some(self.max_rounds)
+            .filter(|&n| n > 0)
+            .unwrap_or(p.max_rounds)
     }
 
     /// Ends the instance as skipped or failed (a failure in any round fails it).

@@ -140,7 +140,7 @@ fn a_hand_over_crosses_a_socket_as_a_descriptor_and_resumes_whole() {
     setup.1.ticks = 61;
     setup.1.later = vec![52];
     slot.c.setup = Some(setup.clone());
-    let sealed = Sealed::seal(&slot.carry(Some(1234))).unwrap();
+    let sealed = Sealed::seal(&slot.carry(Some(1234)).unwrap()).unwrap();
     let bytes = sealed.0.len().unwrap();
     assert!(bytes > 0);
     // The worker's side: the reply, then the descriptor; dropping its own copy
@@ -155,12 +155,13 @@ fn a_hand_over_crosses_a_socket_as_a_descriptor_and_resumes_whole() {
     }
     let got = Sealed(wire::MemFile::recv(&parent).unwrap());
     assert_eq!(got.0.len().unwrap(), bytes);
-    // The next worker reads it from the start, whatever the file's offset.
-    let resumed = slot::Slot::resume(&FAILS_AFTER, &params, got.open().unwrap());
-    assert_eq!(
-        (resumed.c.rounds, resumed.c.samples.len()),
-        (rounds, samples)
-    );
+    // The next worker reads it from the start, whatever the file's offset; the samples
+    // stay in the file until it gathers them, after its own round.
+    let mut resumed = slot::Slot::resume(&FAILS_AFTER, &params, got.open().unwrap());
+    assert_eq!((resumed.c.rounds, resumed.c.samples.len()), (rounds, 0));
+    resumed.earlier = Some(got);
+    resumed.gather().unwrap();
+    assert_eq!(resumed.c.samples.len(), samples);
     assert_eq!(resumed.processes(), 2, "the worker that handed over counts");
     assert_eq!(resumed.c.peak_kib, Some(1234));
     let (k, o) = resumed.c.setup.clone().expect("the set-up travels");

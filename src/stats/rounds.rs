@@ -6,35 +6,24 @@
 //! the round figures (the [`method::TRIM`] share of the lowest and of the highest left out).
 //! Its standard error is Yuen's, `se² = (R−1)·s_w² / (h·(h−1))`, with `h = R − 2g` the
 //! rounds kept, `g = ⌊0.2·R⌋` trimmed from each end, and `s_w²` the variance of the
-//! winsorized figures (each trimmed figure replaced by the nearest kept one). This is
-//! the two-stage (batch-means, random-effects) estimate made robust: the spread of the
-//! round figures contains both the machine's drift between rounds and the sampling
-//! noise within each; and a round that met a slow episode of the machine moves the
-//! headline no more than any other high round, where it would pull a plain mean and
-//! widen its interval by itself. With fewer than 5 rounds nothing is trimmed and this
-//! is the mean with Student's t.
+//! winsorized figures. The spread of the round figures holds both the machine's drift
+//! between rounds and the sampling noise within each, and a round that met a slow
+//! episode moves the headline no more than any other high round. With fewer than 5
+//! rounds nothing is trimmed and this is the mean with Student's t.
 //!
 //! The interval is where a rerun's headline falls, 95 times in 100:
-//! `trimmed mean ± t(0.975, h−1) · √2 · se` ([`method::RERUN`]). A second run of as many rounds
-//! has a headline with the same standard error, so the two differ by `√2 · se`; an
-//! interval of `± t · se` alone (a confidence interval for the mean) would hold a
-//! rerun's headline only about 83 times in 100 even on a machine that never changes.
-//! A rerun is what a user checks a figure against, so the interval is sized for it.
-//! Over normal round figures it held a rerun's headline in 93.8–95.2% of 4000 pairs of
-//! draws of 5 to 93 rounds; with one round in ten 30% slow, in 86% at 12 rounds and 94%
-//! at 93 (`the_interval_holds_a_reruns_headline_about_95_times_in_100`).
+//! `trimmed mean ± t(0.975, h−1) · √2 · se` ([`method::RERUN`]): a rerun's headline has a
+//! standard error of its own, and `± t · se` alone would hold it about 83 times in 100
+//! even on a machine that never changes. Over normal round figures it held a rerun's
+//! headline in 93.8–95.2% of 4000 pairs of draws of 5 to 93 rounds; with one round in
+//! ten 30% slow, in 86% at 12 rounds and 94% at 93
+//! (`the_interval_holds_a_reruns_headline_about_95_times_in_100`).
 //!
-//! Assumptions, stated because they are not always true:
-//! - rounds are exchangeable draws of the machine's state (the benchmark order is
-//!   shuffled each round so no benchmark always follows the same neighbour), and the
-//!   rerun sees the same machine: rounds measured outside the machine's base state are
-//!   measured again (see `session::canary`), so a machine that spends a different
-//!   share of another run in a slow state does not move the figure;
-//! - the trimmed mean of a handful of round figures is close to normal. With two
-//!   clearly separated states that is false, and the interval is then wide
-//!   rather than exact; the states are reported separately (see [`states`]);
-//! - the interval is re-checked after each round from the minimum count on, so it is
-//!   sequentially tested a few times (at most the profile's extra rounds), not once.
+//! It assumes the rounds are exchangeable draws of the machine's state (their order is
+//! shuffled, and rounds outside the base state are measured again: `session::canary`),
+//! and a trimmed mean of a handful of figures close to normal: with two separated
+//! states that is false, the interval is then wide rather than exact, and the states
+//! are reported apart ([`states`]).
 //!
 //! The interval is never narrower than the floor passed in ([`RoundEstimate::floor`]).
 

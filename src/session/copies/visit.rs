@@ -25,6 +25,7 @@ impl Slot<'_> {
         copies: Copies,
     ) -> Result<(), BenchError> {
         let p = env.settings.profile;
+        self.gather()?;
         self.c.canaries.push(canary);
         let mut settings = env.settings;
         settings.spans = false;

@@ -103,7 +103,7 @@ fn serve_inner(args: &[String]) -> anyhow::Result<()> {
             }
             Some(Request::Hand) => {
                 let peak = crate::os::usage::peak_resident_kib();
-                let sealed = wire::Sealed::seal(&slot.carry(peak))?;
+                let sealed = wire::Sealed::seal(&slot.carry(peak)?)?;
                 let bytes = sealed.0.len()?;
                 wire::send(&mut link, &Reply::Handed { bytes })?;
                 sealed.0.send(&link)?;
@@ -116,6 +116,7 @@ fn serve_inner(args: &[String]) -> anyhow::Result<()> {
             }) => {
                 slot.stopped = stopped;
                 slot.held = held;
+                slot.gather()?;
                 let h = crate::harness::Harness::new(clock.as_ref(), settings);
                 let result =
                     conclude(slot, &h, start.keep_samples, interrupted, recorder);
@@ -190,8 +191,9 @@ fn slot_for<'a>(
         let carried = sealed
             .open()
             .context("what the previous worker handed over")?;
-        drop(sealed); // the memory file goes with its last descriptor
-        Slot::resume(bench, params, carried)
+        let mut slot = Slot::resume(bench, params, carried);
+        slot.earlier = Some(sealed); // read back after this worker's round
+        slot
     } else {
         Slot::new(bench, params)
     };

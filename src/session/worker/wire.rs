@@ -220,8 +220,17 @@ impl Sealed {
         Ok(Sealed(f))
     }
 
-    /// Decodes it.
+    /// Decodes all but the samples ([`Sealed::samples`] reads them).
     pub fn open(&self) -> io::Result<Carried> {
+        self.read(false).map(|(c, _)| c)
+    }
+
+    /// Reads its samples back.
+    pub fn samples(&self) -> io::Result<Vec<crate::harness::Sample>> {
+        self.read(true).map(|(_, s)| s)
+    }
+
+    fn read(&self, samples: bool) -> io::Result<(Carried, Vec<crate::harness::Sample>)> {
         let total = self.0.len()?;
         let mut r = io::BufReader::with_capacity(1 << 16, self.0.from_start()?);
         let mut word = [0u8; 8];
@@ -232,15 +241,15 @@ impl Sealed {
         }
         let mut head = vec![0u8; head_len as usize];
         r.read_exact(&mut head)?;
-        let mut c: Carried = ciborium::from_reader(head.as_slice()).map_err(invalid)?;
+        let c: Carried = ciborium::from_reader(head.as_slice()).map_err(invalid)?;
         r.read_exact(&mut word)?;
         let n = u64::from_le_bytes(word);
         let size = crate::harness::packed::SIZE as u64;
         if n.checked_mul(size) != total.checked_sub(head_len + 16) {
             return Err(invalid("a hand-over whose samples do not fill its file"));
         }
-        c.samples = crate::harness::packed::read(&mut r, n as usize)?;
-        Ok(c)
+        let n = if samples { n as usize } else { 0 };
+        Ok((c, crate::harness::packed::read(&mut r, n)?))
     }
 }
 
