@@ -138,6 +138,7 @@ CASES = [
      per_op_epoll_ctl, "svc.epoll.ctl", ["fds=1024", "process=multi-threaded"], 1, 0.10),
     ("lat_syscall null", pin("0", ["lm:lat_syscall", "null"]), lm_us,
      "syscall.getppid", ["via=libc"], 1, 0.10),
+    ("lat_proc fork", pin("0", ["lm:lat_proc", "fork"]), lm_us, "proc.fork", [], 1, 0.10),
     ("lat_pipe (same cpu)", pin("0", ["lm:lat_pipe"]), lm_us,
      "ipc.rtt", ["transport=pipe", "size=1", "placement=same-cpu"], 1, 0.10),
     ("lat_fifo (same cpu)", pin("0", ["lm:lat_fifo"]), lm_us,

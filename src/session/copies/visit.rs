@@ -25,7 +25,6 @@ impl Slot<'_> {
         copies: Copies,
     ) -> Result<(), BenchError> {
         let p = env.settings.profile;
-        self.gather()?;
         self.c.canaries.push(canary);
         let mut settings = env.settings;
         settings.spans = false;
@@ -86,6 +85,7 @@ impl Slot<'_> {
         let t1 = c.now();
         let got = self::round(&job)?;
         let t2 = c.now();
+        self.gather()?; // after the copies, forked from this process, are done
         self.c.warmup_ns += c.to_ns(t1.wrapping_sub(t0));
         let spent = c.to_ns(t2.wrapping_sub(t1));
         self.c.elapsed_ns += window_ns.min(spent);
