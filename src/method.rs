@@ -112,10 +112,11 @@ pub const ROUNDS_PER_WORKER: usize = 1;
 /// CPU, a timed sleep: `bench::via::leaves_cpus_idle`) runs its operation after the
 /// machine's probes and before its first sample. On the VM, such work costs less for
 /// some 30–40 ms after both CPUs were busy, and the probes just before a round are such
-/// work: a cross-CPU pipe round trip read 31–36 µs in the 10 ms after them and 45–55 µs
-/// from about 40 ms on, as a plain C loop reads after it has run that long; 10 ms rounds
-/// read 36.4 µs and the thorough profile's 100 ms rounds 46.3, `sync.futex.lock_pi`
-/// 183 and 213 µs (docs/measurements.md, "Work that leaves a CPU idle").
+/// work: a thorough round of cross-CPU pipe round trips read 30–46 µs in its first three
+/// or four 10 ms windows and 45–65 µs after, as a plain C loop reads once it has run that
+/// long; 10 ms rounds read 36.4 µs and the thorough profile's 100 ms rounds 46.3,
+/// `sync.futex.lock_pi` 183 and 213 µs (docs/measurements.md, "Work that leaves a CPU
+/// idle"). With it: 44.1 and 46.6 µs, 197 and 207 µs.
 pub const SETTLE_NS: u64 = 50_000_000;
 
 // Paired alternatives.
