@@ -94,6 +94,35 @@ fn copies_follow_the_schema_with_their_scaling_table() {
 }
 
 #[test]
+fn each_copy_keeps_its_own_figure_over_rounds() {
+    // Over several rounds, the copies' figures are each copy's own samples analysed
+    // alone, not the row's figure repeated, and the CPUs are the copies'.
+    let out = success(&[
+        "run",
+        "syscall.getppid",
+        "copies=2",
+        "--profile",
+        "quick",
+        "--no-save",
+        "--format",
+        "json",
+    ]);
+    let run: Run = parse_strict(&out.stdout);
+    let m = run.results[0].measured.as_ref().expect("measured");
+    assert!(m.rounds.len() >= 3, "{}", m.rounds.len());
+    let c = m.copies.as_ref().expect("copies figures");
+    assert_eq!(c.copy_ns.len(), 2);
+    assert!(
+        c.copy_ns.iter().any(|&x| x != m.median_ns),
+        "{:?} {}",
+        c.copy_ns,
+        m.median_ns
+    );
+    assert_ne!(c.copy_ns[0], c.copy_ns[1]);
+    assert_eq!(c.cpus.len(), 2);
+}
+
+#[test]
 fn oversubscribed_points_are_labelled_and_left_out_of_the_fit() {
     let over = (cpus() + 1).to_string();
     let sweep = format!("copies=1,{over}");
