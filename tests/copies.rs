@@ -112,13 +112,8 @@ fn each_copy_keeps_its_own_figure_over_rounds() {
     assert!(m.rounds.len() >= 3, "{}", m.rounds.len());
     let c = m.copies.as_ref().expect("copies figures");
     assert_eq!(c.copy_ns.len(), 2);
-    assert!(
-        c.copy_ns.iter().any(|&x| x != m.median_ns),
-        "{:?} {}",
-        c.copy_ns,
-        m.median_ns
-    );
-    assert_ne!(c.copy_ns[0], c.copy_ns[1]);
+    // Two copies' own figures differ; the row's repeated would not.
+    assert_ne!(c.copy_ns[0], c.copy_ns[1], "{}", m.median_ns);
     assert_eq!(c.cpus.len(), 2);
 }
 
