@@ -305,9 +305,18 @@ fn one_line(msg: &str) -> String {
         })
         .filter(|l| !l.is_empty())
         .collect();
+    // A line that ends in a colon introduces the next ("not provided:" and the
+    // arguments), so it runs on with a space; other lines are separate tips.
+    let mut line = String::new();
+    for p in parts {
+        if !line.is_empty() {
+            line.push_str(if line.ends_with(':') { " " } else { "; " });
+        }
+        line.push_str(p);
+    }
     format!(
         "syscost: {} (see --help)",
-        parts.join("; ").trim_start_matches("error: ")
+        line.trim_start_matches("error: ")
     )
 }
 
@@ -471,5 +480,9 @@ mod tests {
         let e = Cli::try_parse_from(["syscost", "run", "--batch", "0"]).unwrap_err();
         let line = one_line(&e.render().to_string());
         assert!(line.contains("from 1 to 1000000000"), "{line}");
+        // A line that introduces the next runs on into it.
+        let e = Cli::try_parse_from(["syscost", "compare"]).unwrap_err();
+        let line = one_line(&e.render().to_string());
+        assert!(line.contains("not provided: <RUN>"), "{line}");
     }
 }
