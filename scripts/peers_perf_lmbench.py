@@ -196,6 +196,8 @@ SERVERS = {"lat_connect": (["-s"], ["-S", "127.0.0.1"], "1"),
 def build_lmbench(work):
     src = os.path.join(work, "lmbench")
     os.makedirs(src, exist_ok=True)
+    if not os.path.isdir(MIRROR):
+        sys.exit(f"no lmbench mirror at {MIRROR}: fetch github:intel/lmbench first")
     arch = subprocess.run(["git", "--git-dir", MIRROR, "archive", "HEAD", "src"],
                           check=True, capture_output=True).stdout
     subprocess.run(["tar", "-x", "-C", src], input=arch, check=True)

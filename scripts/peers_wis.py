@@ -72,6 +72,9 @@ def table():
 
 
 def build(mirror, tmp, tests, modes):
+    if not os.path.isdir(mirror):
+        sys.exit(f"no will-it-scale mirror at {mirror}: fetch "
+                 "github:antonblanchard/will-it-scale first, or name one with --mirror")
     src = os.path.join(tmp, "wis")
     os.makedirs(src)
     arc = subprocess.run(["git", "--git-dir", mirror, "archive", "HEAD"],
