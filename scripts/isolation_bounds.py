@@ -19,7 +19,9 @@ whose printed interval had the machine's term (`interval_source` "machine"):
 - canary: the run's getpid canary readings before every kept round, drawn as
   `stats::rounds::floor` draws the probes (one figure for every kind);
 - pooled: every row of the kind's round figures in the document, each relative to its
-  row's median, drawn the same way (a single row's document: its own rounds).
+  row's median, drawn the same way (a single row's document: its own rounds);
+- between: the kind's movement between the machine's recent runs alone, where the
+  history had it (`machine.floors[].between_pct`; else as printed).
 A screen, not the live effect: a row held to another target stops after another number
 of rounds. Nothing is measured; nothing is written.
 """
@@ -32,7 +34,7 @@ import random
 import statistics
 import sys
 
-VARIANTS = ("printed", "own", "canary", "pooled")
+VARIANTS = ("printed", "own", "canary", "pooled", "between")
 
 
 def key(r):
@@ -72,6 +74,7 @@ def intervals(doc):
             med = statistics.median(xs)
             pooled[m.get("work")] += [x / med for x in xs]
     terms = {"canary": floor(canary, rounds)}
+    between = {f["kind"]: f.get("between_pct") for f in doc.get("machine", {}).get("floors", [])}
     by_kind = {k: floor(v, rounds) for k, v in pooled.items()}
     out = {}
     for r, m in measured(doc):
@@ -79,7 +82,9 @@ def intervals(doc):
         added = m.get("interval_source") == "machine"
         ol = (f - (m.get("own_ci_low_ns") or lo)) / f
         oh = ((m.get("own_ci_high_ns") or hi) - f) / f
-        term = {"own": 0.0, "canary": terms["canary"], "pooled": by_kind.get(m.get("work"), 0.0)}
+        b = between.get(m.get("work"))
+        term = {"own": 0.0, "canary": terms["canary"], "pooled": by_kind.get(m.get("work"), 0.0),
+                "between": b / 100 if b is not None else (m.get("floor_pct") or 0) / 100}
         ivs = {"printed": (lo, hi)}
         for v, t in term.items():
             t = t if added else 0.0
