@@ -21,7 +21,11 @@ whose printed interval had the machine's term (`interval_source` "machine"):
 - pooled: every row of the kind's round figures in the document, each relative to its
   row's median, drawn the same way (a single row's document: its own rounds);
 - between: the kind's movement between the machine's recent runs alone, where the
-  history had it (`machine.floors[].between_pct`; else as printed).
+  history had it (`machine.floors[].between_pct`; else as printed);
+- bound: the printed term scaled by the row's rounds' spread over its kind's probe
+  readings' (p10-p90 each, at most 1): a row whose rounds did not move as its probe did
+  moves with it by no more than that ratio;
+- rowfloor: the row's own round figures drawn as the probes are, at most the printed term.
 A screen, not the live effect: a row held to another target stops after another number
 of rounds. Nothing is measured; nothing is written.
 """
@@ -34,7 +38,7 @@ import random
 import statistics
 import sys
 
-VARIANTS = ("printed", "own", "canary", "pooled", "between")
+VARIANTS = ("printed", "own", "canary", "pooled", "between", "bound", "rowfloor")
 
 
 def key(r):
@@ -48,11 +52,11 @@ def measured(doc):
             yield r, m
 
 
-def floor(readings, rounds):
+def floor(readings, rounds, least=10):
     """`stats::rounds::floor`: sqrt(2) x half the 95% range of the 20% trimmed mean of
-    `rounds` draws, relative to the readings' median (0 below ten readings)."""
+    `rounds` draws, relative to the readings' median (0 below `least` readings)."""
     xs = sorted(x for x in readings if x and x > 0)
-    if len(xs) < 10:
+    if len(xs) < least:
         return 0.0
     med = statistics.median(xs)
     rng, g = random.Random(1), int(0.2 * rounds)
@@ -75,6 +79,7 @@ def intervals(doc):
             pooled[m.get("work")] += [x / med for x in xs]
     terms = {"canary": floor(canary, rounds)}
     between = {f["kind"]: f.get("between_pct") for f in doc.get("machine", {}).get("floors", [])}
+    probe_spread = {f["kind"]: f.get("spread_pct") for f in doc.get("machine", {}).get("floors", [])}
     by_kind = {k: floor(v, rounds) for k, v in pooled.items()}
     out = {}
     for r, m in measured(doc):
@@ -83,7 +88,13 @@ def intervals(doc):
         ol = (f - (m.get("own_ci_low_ns") or lo)) / f
         oh = ((m.get("own_ci_high_ns") or hi) - f) / f
         b = between.get(m.get("work"))
-        term = {"own": 0.0, "canary": terms["canary"], "pooled": by_kind.get(m.get("work"), 0.0),
+        allows = (m.get("floor_pct") or 0) / 100
+        xs = sorted(rf["median_ns"] for rf in m["rounds"] if rf.get("median_ns"))
+        ps = probe_spread.get(m.get("work")) or 0
+        own_spread = (pct(xs, 90) - pct(xs, 10)) / statistics.median(xs) * 100 if len(xs) >= 3 else ps
+        term = {"bound": allows * min(1.0, own_spread / ps) if ps > 0 else allows,
+                "rowfloor": min(allows, floor(xs, rounds, least=5)),
+                "own": 0.0, "canary": terms["canary"], "pooled": by_kind.get(m.get("work"), 0.0),
                 "between": b / 100 if b is not None else (m.get("floor_pct") or 0) / 100}
         ivs = {"printed": (lo, hi)}
         for v, t in term.items():
@@ -91,6 +102,13 @@ def intervals(doc):
             ivs[v] = (f * (1 - math.hypot(ol, t)), f * (1 + math.hypot(oh, t)))
         out[key(r)] = (f, ivs)
     return out
+
+
+def pct(xs, p):
+    """The p-th percentile of sorted `xs`, interpolated."""
+    i = (len(xs) - 1) * p / 100
+    lo = int(i)
+    return xs[lo] + (xs[min(lo + 1, len(xs) - 1)] - xs[lo]) * (i - lo)
 
 
 def half(iv, f):
