@@ -12,7 +12,8 @@
 //!   results document, files in a temporary directory for every `-o`;
 //! - `run`, `repro` and `explain` get `--profile smoke` (they save into the temporary history);
 //!   a `> FILE` redirection is dropped and the output checked to be non-empty;
-//! - a line listed in [`SKIPPED`] is not run, for the reason given there.
+//! - a line listed in [`SKIPPED`] is not run, for the reason given there;
+//! - the lines run [`AT_ONCE`] at a time (`history rm` last, alone).
 //!
 //! A command line is accepted when syscost neither refuses it as a usage error (exit
 //! code 2) nor panics nor dies of a signal. A measuring command may still exit 1 or 3
@@ -381,11 +382,16 @@ struct Outcome {
 }
 
 fn syscost(f: &Fixtures, args: &[String]) -> Outcome {
+    syscost_in(f, &f.dir, args)
+}
+
+/// [`syscost`] with `cwd` as the working directory (where a relative `-o` lands).
+fn syscost_in(f: &Fixtures, cwd: &Path, args: &[String]) -> Outcome {
     let o = Command::new(SYSCOST)
         .args(args)
         .env("SYSCOST_DB", &f.db)
         .env("TMPDIR", &f.dir)
-        .current_dir(&f.dir)
+        .current_dir(cwd)
         .output()
         .expect("syscost starts");
     Outcome {
@@ -465,52 +471,102 @@ fn fixtures() -> Fixtures {
     f
 }
 
+/// How many quoted lines run at once: most measure, and a measuring command line is
+/// checked for being accepted, not for its figures, so two share the machine's CPUs.
+const AT_ONCE: usize = 2;
+
+/// Runs one quoted line in every form: what it covered, or what went wrong.
+fn check_line(
+    f: &Fixtures,
+    cwd: &Path,
+    where_: &str,
+    line: &str,
+) -> Vec<Result<String, String>> {
+    let (runs, redirected) = invocations(f, line);
+    let mut out = Vec::new();
+    for mut args in runs {
+        let mut o = syscost_in(f, cwd, &args);
+        if o.code == Some(2) && is_command_path(&args) {
+            // A command named in prose (`syscost trace`, `history export`): it
+            // needs arguments README gives elsewhere; it must exist.
+            args.push("--help".into());
+            o = syscost_in(f, cwd, &args);
+        }
+        let shown = format!("{where_}: {line}\n    as: syscost {}", args.join(" "));
+        let wrong = if o.code == Some(2) {
+            Some("refused as a usage error (exit 2)")
+        } else if o.code.is_none() {
+            Some("killed by a signal")
+        } else if o.stderr.contains("panicked") {
+            Some("panicked")
+        } else if redirected && o.stdout.is_empty() {
+            Some("printed nothing to redirect")
+        } else {
+            None
+        };
+        out.push(match wrong {
+            Some(w) => Err(format!("{shown}\n    {w}: {}", o.stderr.trim())),
+            None => Ok(format!("{shown}  (exit {})", o.code.unwrap_or(-1))),
+        });
+    }
+    out
+}
+
 #[test]
 fn every_command_line_in_the_readme_and_docs_is_accepted() {
     let quoted = quoted_in_all();
     let f = fixtures();
-    // `history rm` last: it removes a run the others may name.
-    let (mut lines, rm): (Vec<_>, Vec<_>) = quoted
-        .into_iter()
-        .partition(|(_, l)| !l.starts_with("syscost history rm"));
-    lines.extend(rm);
-    let mut failures = Vec::new();
-    let (mut covered, mut skipped) = (Vec::new(), Vec::new());
-    for (where_, line) in &lines {
+    let mut skipped = Vec::new();
+    let mut lines = Vec::new();
+    for (where_, line) in quoted {
         let bare = line.trim_start_matches("syscost ");
-        if let Some((_, why)) = SKIPPED.iter().find(|(l, _)| *l == line || *l == bare) {
-            skipped.push(format!("{where_}: {line}  ({why})"));
-            continue;
-        }
-        let (runs, redirected) = invocations(&f, line);
-        for mut args in runs {
-            let mut o = syscost(&f, &args);
-            if o.code == Some(2) && is_command_path(&args) {
-                // A command named in prose (`syscost trace`, `history export`): it
-                // needs arguments README gives elsewhere; it must exist.
-                args.push("--help".into());
-                o = syscost(&f, &args);
-            }
-            let shown = format!("{where_}: {line}\n    as: syscost {}", args.join(" "));
-            let wrong = if o.code == Some(2) {
-                Some("refused as a usage error (exit 2)")
-            } else if o.code.is_none() {
-                Some("killed by a signal")
-            } else if o.stderr.contains("panicked") {
-                Some("panicked")
-            } else if redirected && o.stdout.is_empty() {
-                Some("printed nothing to redirect")
-            } else {
-                None
-            };
-            match wrong {
-                Some(w) => {
-                    failures.push(format!("{shown}\n    {w}: {}", o.stderr.trim()))
-                }
-                None => covered.push(format!("{shown}  (exit {})", o.code.unwrap_or(-1))),
-            }
+        match SKIPPED.iter().find(|(l, _)| *l == line || *l == bare) {
+            Some((_, why)) => skipped.push(format!("{where_}: {line}  ({why})")),
+            None => lines.push((where_, line)),
         }
     }
+    // `history rm` last and alone: it removes a run the others may name. The others
+    // run AT_ONCE at a time, each worker in a directory of its own (a relative `-o`
+    // of one line does not meet another's).
+    let (lines, rm): (Vec<_>, Vec<_>) = lines
+        .into_iter()
+        .partition(|(_, l)| !l.starts_with("syscost history rm"));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut results: Vec<(usize, Vec<Result<String, String>>)> =
+        std::thread::scope(|s| {
+            let workers: Vec<_> = (0..AT_ONCE)
+                .map(|w| {
+                    let (f, lines, next) = (&f, &lines, &next);
+                    s.spawn(move || {
+                        let cwd = f.dir.join(format!("cwd{w}"));
+                        std::fs::create_dir_all(&cwd).unwrap();
+                        let mut done = Vec::new();
+                        loop {
+                            let i =
+                                next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            let Some((where_, line)) = lines.get(i) else {
+                                return done;
+                            };
+                            done.push((i, check_line(f, &cwd, where_, line)));
+                        }
+                    })
+                })
+                .collect();
+            workers
+                .into_iter()
+                .flat_map(|w| w.join().expect("a worker of the test panicked"))
+                .collect()
+        });
+    results.sort_by_key(|r| r.0);
+    for (where_, line) in &rm {
+        results.push((results.len(), check_line(&f, &f.dir, where_, line)));
+    }
+    let (covered, failures): (Vec<_>, Vec<_>) = results
+        .into_iter()
+        .flat_map(|r| r.1)
+        .partition(Result::is_ok);
+    let covered: Vec<String> = covered.into_iter().map(Result::unwrap).collect();
+    let failures: Vec<String> = failures.into_iter().map(Result::unwrap_err).collect();
     println!("covered:\n  {}", covered.join("\n  "));
     println!("skipped:\n  {}", skipped.join("\n  "));
     let _ = std::fs::remove_dir_all(&f.dir);
