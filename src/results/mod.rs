@@ -178,19 +178,16 @@ pub struct Floor {
     pub kind: crate::harness::probe::WorkKind,
     /// What its probe times.
     pub probe: String,
-    /// Probe readings taken (one after each round, in its worker, and a few in probe
-    /// processes of their own before the first round).
+    /// Probe readings taken: one before each round in its worker, a few first in probes'.
     pub readings: usize,
     /// Their median, ns per operation.
     pub median_ns: f64,
     /// Their spread, (p90 − p10) / median, %: how much the machine moved between
     /// rounds and processes.
     pub spread_pct: f64,
-    /// What the machine allows this kind of work, ±%: the half-width a figure that moves
-    /// as the probe does reaches at the profile's fewest rounds (`min_rounds`), from
-    /// every kept round's reading. Until a row of this kind has a history, its interval
-    /// adds this to its rounds' own (√(a² + b²)) and is held to the larger of the
-    /// profile's target and √2 times this (docs/method.md §6).
+    /// What the machine allows this kind of work, ±%: a figure moving as the probe does,
+    /// at the profile's fewest rounds. Until a row has a history, its interval adds this
+    /// to its rounds' own (√(a² + b²)), held to √2 times it at least (docs/method.md §6).
     pub floor_pct: f64,
     /// The same figure (two figures until 2026-11-27; 0 in documents from before it
     /// was recorded).
@@ -202,10 +199,9 @@ pub struct Floor {
     /// before the history's figure below was known; absent in older documents).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub within_pct: Option<f64>,
-    /// How far this kind's probe moved between the machine's recent runs under the
-    /// same conditions, ±% (`t(0.975, K−1)·√2·s`, `s` the sd of the logs of their
-    /// probe medians), when the history has three of them; `floor_pct` is the larger
-    /// of this and `within_pct` (docs/method.md §6).
+    /// How far this kind's probe moved between the machine's recent runs, ±%
+    /// (`t(0.975, K−1)·√2·s` over their probe medians' logs), from three such runs;
+    /// `floor_pct` is the larger of this and `within_pct` (docs/method.md §6).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub between_pct: Option<f64>,
     /// The runs `between_pct` is taken over.
@@ -570,17 +566,15 @@ pub struct Measured {
     /// whether it got there). Absent in documents from before it was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target_pct: Option<f64>,
-    /// What the machine allows its kind of work when it concluded, ±% (absent when
-    /// none was known).
+    /// What the machine allows its kind of work when it concluded, ±% (or absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub floor_pct: Option<f64>,
     /// The machine's reach for its kind of work when it concluded, ±% (absent when
     /// none was known; see [`Floor::reach_pct`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reach_pct: Option<f64>,
-    /// The interval as this run's rounds alone gave it, low end, ns, when what the
-    /// machine allows its kind was added to it (`interval_source` "machine"; absent
-    /// otherwise).
+    /// The interval this run's rounds alone gave, low end, ns, when what the machine
+    /// allows its kind was added to it (`interval_source` "machine"; else absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub own_ci_low_ns: Option<f64>,
     /// Its high end, ns.
@@ -618,9 +612,19 @@ impl Measured {
         let target = self
             .target_pct
             .map_or(String::new(), |t| format!(", target ±{t:.2}%"));
-        let source = self
-            .interval_source
-            .map_or(String::new(), |s| format!(" (width set by {})", s.words()));
+        // A `machine` interval names its two parts: the rounds' own and the kind's.
+        let source = match (self.interval_source, self.own_ci_low_ns, self.floor_pct) {
+            (Some(crate::harness::Source::Machine), Some(lo), Some(m)) => {
+                let own = (self.own_ci_high_ns.unwrap_or(lo) - lo) / 2.0 / self.median_ns;
+                let kind = format!("what the machine allows its kind of work, ±{m:.2}%");
+                format!(
+                    " (width set by its rounds, ±{:.2}%, and {kind})",
+                    own * 100.0
+                )
+            }
+            (Some(s), ..) => format!(" (width set by {})", s.words()),
+            (None, ..) => String::new(),
+        };
         let head = format!(
             "{ci} after {rounds} {}{target}{source}",
             if rounds == 1 { "round" } else { "rounds" }

@@ -177,3 +177,24 @@ fn levels_read_like_a_sentence() {
         .collect();
     assert_eq!(describe_levels(&alternating), None);
 }
+
+#[test]
+fn a_machine_interval_names_its_two_parts() {
+    let mut m = measured_with_median(100.0);
+    (m.ci_low_ns, m.ci_high_ns) = (90.0, 110.0);
+    (m.own_ci_low_ns, m.own_ci_high_ns) = (Some(99.0), Some(101.0));
+    m.floor_pct = Some(9.95);
+    m.target_pct = Some(14.07);
+    m.interval_source = Some(crate::harness::Source::Machine);
+    let text = m.verdict_text();
+    assert!(
+        text.starts_with("±10.00% after 0 rounds, target ±14.07% (width set by its rounds, ±1.00%, and what the machine allows its kind of work, ±9.95%)"),
+        "{text}"
+    );
+    m.interval_source = Some(crate::harness::Source::Rounds);
+    assert!(
+        m.verdict_text().ends_with("(width set by its rounds)"),
+        "{}",
+        m.verdict_text()
+    );
+}
