@@ -18,6 +18,7 @@ Run it alone on the machine if you can: it measures. Usage:
 """
 
 import argparse
+import glob
 import json
 import os
 import re
@@ -28,6 +29,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 
 MIRROR = "/work/.mirror/intel+lmbench/repo"
 LIBS = ["lib_timing", "lib_mem", "lib_stats", "lib_tcp", "lib_udp", "lib_unix",
@@ -248,10 +250,12 @@ def communicate(p, server):
     """The peer's output, with its CPU time (its threads' and reaped children's) as a
     last line `cpu-seconds S`; "" when it ran past its time."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    fifos = set(glob.glob("/tmp/lmbench_f[12].*"))
     try:
-        # lmbench's lat_fifo (intel/lmbench master) fails at once here: its writer
-        # child's FIFO open fails and it loops printing the error, no figure comes.
-        out, _ = p.communicate(timeout=15 if server == "lat_fifo" else 120)
+        if server == "lat_fifo":
+            out = until_exit(p, 120)
+        else:
+            out, _ = p.communicate(timeout=120)
     except subprocess.TimeoutExpired:
         return ""
     finally:
@@ -260,9 +264,34 @@ def communicate(p, server):
         except ProcessLookupError:
             pass
         p.wait()
+        # What lmbench made in /tmp and did not remove (a run stopped before its cleanup).
+        for f in set(glob.glob("/tmp/lmbench_f[12].*")) - fifos:
+            os.unlink(f)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return f"{out}\ncpu-seconds {cpu:.6f}\n"
+
+
+def until_exit(p, timeout):
+    """lat_fifo's output once its own process has exited. Its writer child never ends:
+    at cleanup it gets SIGTERM, which the handler it inherits from lmbench's benchmp only
+    notes, and it loops on the closed FIFO printing "(w) read/write on pipe" with the
+    output still open, so the output never reaches its end; lmbench's parent prints the
+    figure when it exits (after a 5 s alarm ends the child that waits for the writer),
+    about 20 s in on 2026-11-29. The error lines are read and dropped as they come (a
+    full pipe would stop the parent's last line); the caller kills the writer."""
+    kept = []
+
+    def read():
+        for line in p.stdout:
+            if not line.startswith("(w) read/write on pipe"):
+                kept.append(line)
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    p.wait(timeout=timeout)
+    os.killpg(p.pid, signal.SIGKILL)
+    reader.join(timeout=10)
+    return "".join(kept)
 
 
 def stop_server(server, started, bins, env, work):
