@@ -264,9 +264,14 @@ def communicate(p, server):
         except ProcessLookupError:
             pass
         p.wait()
-        # What lmbench made in /tmp and did not remove (a run stopped before its cleanup).
+        # What lmbench made in /tmp and did not remove (a run stopped before its
+        # cleanup): FIFOs named after a process that is gone, never another's.
         for f in set(glob.glob("/tmp/lmbench_f[12].*")) - fifos:
-            os.unlink(f)
+            if not os.path.exists(f"/proc/{f.rsplit('.', 1)[1]}"):
+                try:
+                    os.unlink(f)
+                except FileNotFoundError:
+                    pass
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return f"{out}\ncpu-seconds {cpu:.6f}\n"

@@ -614,8 +614,9 @@ impl Measured {
             .map_or(String::new(), |t| format!(", target ±{t:.2}%"));
         // A `machine` interval names its two parts: the rounds' own and the kind's.
         let source = match (self.interval_source, self.own_ci_low_ns, self.floor_pct) {
-            (Some(crate::harness::Source::Machine), Some(lo), Some(m)) => {
-                let own = (self.own_ci_high_ns.unwrap_or(lo) - lo) / 2.0 / self.median_ns;
+            (Some(crate::harness::Source::Machine), Some(_), Some(m)) => {
+                let (lo, hi) = self.own_interval();
+                let own = (hi - lo) / 2.0 / self.median_ns;
                 let kind = format!("what the machine allows its kind of work, ±{m:.2}%");
                 format!(
                     " (width set by its rounds, ±{:.2}%, and {kind})",
