@@ -248,8 +248,8 @@ fn cpus_online(cpuinfo: &str) -> usize {
     }
 }
 
-/// Gathers hypervisor evidence (cpuinfo flag, DMI, ACPI OEM ID, clocksources, Xen) and
-/// names the hypervisor.
+/// Gathers hypervisor evidence that any user can read (cpuinfo flag, DMI, clocksources,
+/// Xen) and names the hypervisor: the same machine gets one name whoever runs syscost.
 fn virtualization(flags: &[String], clocksources: &[String]) -> Option<String> {
     let x86 = cfg!(any(target_arch = "x86", target_arch = "x86_64"));
     let flag = flags.iter().any(|f| f == "hypervisor");
@@ -260,9 +260,6 @@ fn virtualization(flags: &[String], clocksources: &[String]) -> Option<String> {
     let evidence = virt::VirtEvidence {
         hypervisor_flag: (flag || (x86 && !flags.is_empty())).then_some(flag),
         dmi,
-        // The DSDT is root-only; without root this piece of evidence is just missing.
-        acpi_oem: read_head("/sys/firmware/acpi/tables/DSDT", 36)
-            .and_then(|h| virt::acpi_oem_id(&h)),
         clocksources: clocksources.to_vec(),
         xen_type: read_line("/sys/hypervisor/type"),
     };

@@ -9,8 +9,6 @@ pub(crate) struct VirtEvidence {
     pub hypervisor_flag: Option<bool>,
     /// DMI strings: sys_vendor, product_name, bios_vendor (whichever were readable).
     pub dmi: Vec<String>,
-    /// OEM ID from the ACPI DSDT header (needs root to read), e.g. "FIRECK".
-    pub acpi_oem: Option<String>,
     /// Available clocksources; paravirtual ones name the hypervisor family.
     pub clocksources: Vec<String>,
     /// Contents of /sys/hypervisor/type (Xen only).
@@ -35,18 +33,6 @@ const DMI_NAMES: &[(&str, &str)] = &[
     ("bochs", "bochs"),
     ("bhyve", "bhyve"),
     ("cloud hypervisor", "cloud-hypervisor"),
-];
-
-/// ACPI OEM IDs written by virtual machine monitors.
-const ACPI_NAMES: &[(&str, &str)] = &[
-    ("FIRECK", "firecracker"),
-    ("CLOUDH", "cloud-hypervisor"),
-    ("BOCHS", "qemu"),
-    ("VBOX", "virtualbox"),
-    ("VRTUAL", "microsoft"),
-    ("AMAZON", "amazon"),
-    ("BHYVE", "bhyve"),
-    ("Xen", "xen"),
 ];
 
 /// Paravirtual clocksources and the hypervisor family they belong to.
@@ -77,35 +63,17 @@ pub(crate) fn classify(e: &VirtEvidence) -> Option<String> {
             .find(|(needle, _)| dmi.contains(needle))
             .map(|(_, n)| *n)
     };
-    let from_acpi = e.acpi_oem.as_deref().and_then(|oem| {
-        ACPI_NAMES
-            .iter()
-            .find(|(id, _)| oem.trim() == *id)
-            .map(|(_, n)| *n)
-    });
     let from_clock = || {
         CLOCK_NAMES
             .iter()
             .find(|(cs, _)| e.clocksources.iter().any(|c| c == cs))
             .map(|(_, n)| *n)
     };
-    match from_dmi.or(from_acpi).or_else(from_clock) {
+    match from_dmi.or_else(from_clock) {
         Some(name) => Some(name.into()),
         None if e.hypervisor_flag == Some(true) => Some("unknown hypervisor".into()),
         None => None,
     }
-}
-
-/// The OEM ID (bytes 10..16) of an ACPI table header, trimmed; `None` if too short or
-/// not printable ASCII.
-pub(crate) fn acpi_oem_id(table: &[u8]) -> Option<String> {
-    let raw = table.get(10..16)?;
-    let text = std::str::from_utf8(raw).ok()?;
-    let ok = text
-        .chars()
-        .all(|c| c.is_ascii_graphic() || c == ' ' || c == '\0');
-    let id = text.trim_matches(|c: char| c == ' ' || c == '\0');
-    (ok && !id.is_empty()).then(|| id.to_string())
 }
 
 /// The preemption model. From /sys/kernel/debug/sched/preempt (`"none voluntary (full)"`)
@@ -172,25 +140,15 @@ mod tests {
     }
 
     #[test]
-    fn firecracker_from_acpi_then_clocksource() {
+    fn what_any_user_can_read_names_it() {
+        // Root alone may read the ACPI tables (Firecracker's "FIRECK"): evidence only
+        // root sees would give two names for one machine, and two histories.
         let mut e = evidence(Some(true));
         e.clocksources = vec!["tsc".into(), "kvm-clock".into()];
         assert_eq!(classify(&e).as_deref(), Some("kvm"));
-        e.acpi_oem = Some("FIRECK".into());
-        assert_eq!(classify(&e).as_deref(), Some("firecracker"));
         let mut xen = evidence(None);
         xen.xen_type = Some("xen\n".into());
         assert_eq!(classify(&xen).as_deref(), Some("xen"));
-    }
-
-    #[test]
-    fn acpi_header() {
-        let mut dsdt = b"DSDT\x53\x0f\x00\x00\x02\x77FIRECKFCVMDSDT".to_vec();
-        assert_eq!(acpi_oem_id(&dsdt).as_deref(), Some("FIRECK"));
-        dsdt[10..16].copy_from_slice(b"BOCHS ");
-        assert_eq!(acpi_oem_id(&dsdt).as_deref(), Some("BOCHS"));
-        assert_eq!(acpi_oem_id(b"DSDT"), None);
-        assert_eq!(acpi_oem_id(b"DSDT\0\0\0\0\0\0\xff\xfe\0\0\0\0"), None);
     }
 
     #[test]
