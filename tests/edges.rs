@@ -112,6 +112,26 @@ fn a_db_in_a_missing_directory_is_refused_and_not_made() {
 }
 
 #[test]
+fn with_nothing_saved_every_reader_of_the_history_says_so_alike() {
+    let d = scratch();
+    let out = d.path().join("r.html");
+    let out = out.to_str().unwrap();
+    for args in [
+        vec!["history", "show", "1"],
+        vec!["history", "export", "1"],
+        vec!["compare", "1", "2"],
+        vec!["report", "1", "-o", out],
+    ] {
+        let line = refusal(&args);
+        assert!(
+            line.contains("no history at /nonexistent-syscost-edges/data/syscost/"),
+            "syscost {args:?}: {line}"
+        );
+        assert!(!line.contains("--db /"), "syscost {args:?}: {line}");
+    }
+}
+
+#[test]
 fn errors_name_the_users_path_in_one_line_with_ranges_in_words() {
     let d = scratch();
     let fixture = fixture();

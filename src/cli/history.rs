@@ -278,6 +278,11 @@ fn history_now(doc: &Run, id: Option<i64>, path: &Path) {
 }
 
 fn one(reference: &str, path: &Path) -> anyhow::Result<(RunLabel, Run)> {
+    // `path` may be the default place, never made: say there is no history there, as
+    // `compare` and `report` do, not that a `--db` nobody gave lacks its directory.
+    if !History::is_url(path) && !path.exists() && !Path::new(reference).exists() {
+        History::open(path, false)?;
+    }
     let mut v = store::resolve(&[reference.to_string()], Some(path), true)?;
     Ok(v.remove(0))
 }
