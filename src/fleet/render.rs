@@ -12,12 +12,15 @@ const ODD: &str = "#d55e00";
 const HOST: &str = "#0072b2";
 
 fn cell_text(c: &Cell) -> String {
-    let mut s = format!(
-        "{} ±{} ({})",
-        fmt_ns(c.spread.median_ns),
-        fmt_ns(c.spread.spread_ns),
-        c.hosts.len()
-    );
+    // One host has a figure and no spread: "±0" would claim one.
+    let mut s = match c.hosts.len() {
+        1 => format!("{} (1)", fmt_ns(c.spread.median_ns)),
+        n => format!(
+            "{} ±{} ({n})",
+            fmt_ns(c.spread.median_ns),
+            fmt_ns(c.spread.spread_ns)
+        ),
+    };
     for h in c.hosts.iter().filter(|h| h.odd) {
         let _ = write!(s, " odd: {} {:+.0}%", h.host, (h.ratio - 1.0) * 100.0);
     }

@@ -77,3 +77,16 @@ fn hosts_are_grouped_by_the_facts_that_decide_costs() {
     let all = fleet(&latest, &[], 0.05);
     assert_eq!(all.rows.len(), 2);
 }
+
+#[test]
+fn a_group_of_one_host_shows_no_spread() {
+    let mut run = run_with_medians(&[("syscall.getpid", 100.0)]);
+    run.host.hostname = Some("lone".into());
+    let f = fleet(&[("lone".into(), 1, run)], &[], 0.05);
+    let text = render::text_at(&f, 100);
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("syscall.getpid"))
+        .unwrap();
+    assert!(row.contains("(1)") && !row.contains('±'), "{row}");
+}
