@@ -109,9 +109,10 @@ pub fn row_note(r: &BenchResult, target: f64) -> Option<String> {
     };
     if matches!(first, Why::FewClean) {
         return Some(format!(
-            "not converged: {} of {} clean, so the median of all of them after {}",
+            "not converged: {} of {} clean, below {} or a tenth: the median of all after {}",
             m.counts.clean,
             crate::draw::text::count(m.counts.total, "sample", "samples"),
+            crate::method::MIN_CLEAN,
             crate::draw::text::count(rounds, "round", "rounds")
         ));
     }

@@ -64,6 +64,17 @@ fn a_rows_note_quotes_its_printed_interval_target_and_first_reason() {
     m.stop_reason = "CI ±20% after 5 rounds".into();
     let note = row_note(&r, 0.02).unwrap();
     assert_eq!(note, "not converged: CI ±20% after 5 rounds");
+    // Few clean samples: the note says how many a figure needs, not only how many of
+    // them were clean (18 of 20 reads as plenty).
+    let m = r.measured.as_mut().unwrap();
+    m.why = vec![Why::FewClean];
+    (m.counts.clean, m.counts.total) = (18, 20);
+    let note = row_note(&r, 0.02).unwrap();
+    assert_eq!(
+        note,
+        "not converged: 18 of 20 samples clean, below 30 or a tenth: the median of all \
+         after 5 rounds"
+    );
 }
 
 #[test]
