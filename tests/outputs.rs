@@ -484,3 +484,34 @@ fn every_writer_keeps_every_kind_of_target_what_it_is() {
     println!("{table}");
     assert!(failures.is_empty(), "{table}\n{}", failures.join("\n"));
 }
+
+/// `-o` without `--format` writes what the file's name asks for (`.csv` a CSV, `.json`
+/// JSON); a name that asks for nothing gets the command's default; `--format` wins.
+#[test]
+fn an_output_file_gets_the_format_its_name_asks_for() {
+    let d = tempfile::tempdir().unwrap();
+    let run = |name: &str, extra: &[&str]| -> String {
+        let path = d.path().join(name);
+        let mut args = s(&[
+            "run",
+            "syscall.getpid",
+            "--profile",
+            "smoke",
+            "-o",
+            &p(&path),
+        ]);
+        args.extend(s(extra));
+        let out = syscost(&args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::fs::read_to_string(&path).unwrap()
+    };
+    assert!(run("r.csv", &[]).starts_with("name,params,status,"));
+    assert!(serde_json::from_str::<serde_json::Value>(&run("r.json", &[])).is_ok());
+    assert!(run("r.MD", &[]).contains("| benchmark |"));
+    assert!(run("r.out", &[]).starts_with("clock "), "the table");
+    assert!(run("r2.json", &["--format", "csv"]).starts_with("name,params,status,"));
+}

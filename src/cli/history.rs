@@ -44,9 +44,10 @@ pub enum HistoryCommand {
     Export {
         /// The run.
         run: String,
-        /// Output format.
-        #[arg(long, default_value = "json", value_parser = super::help::PlainEnum::<Format>::new())]
-        format: Format,
+        /// Output format [default: json, or what -o's extension names: .csv, .md,
+        /// .prom, .folded].
+        #[arg(long, value_parser = super::help::PlainEnum::<Format>::new())]
+        format: Option<Format>,
         /// Write to FILE instead of standard output.
         #[arg(short, long, value_name = "FILE")]
         output: Option<PathBuf>,
@@ -128,7 +129,8 @@ pub fn history(args: &HistoryArgs) -> anyhow::Result<ExitCode> {
             output,
         } => {
             let (_, doc) = one(run, &path)?;
-            render_run(&doc, *format, output.as_deref(), false)?;
+            let format = Format::chosen(*format, output.as_deref(), Format::Json);
+            render_run(&doc, format, output.as_deref(), false)?;
         }
         HistoryCommand::Rm { ids } => rm_cmd(ids, &path)?,
         HistoryCommand::Import { files } => import_cmd(files, &path)?,

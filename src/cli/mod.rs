@@ -165,9 +165,10 @@ pub struct RunArgs {
     /// Keep N busy background processes running while measuring (multi-user).
     #[arg(long, default_value_t = 0)]
     pub load: usize,
-    /// Output format.
-    #[arg(long, default_value = "table", value_parser = help::PlainEnum::<Format>::new())]
-    pub format: Format,
+    /// Output format [default: table, or what -o's extension names: .json, .csv, .md,
+    /// .prom, .folded].
+    #[arg(long, value_parser = help::PlainEnum::<Format>::new())]
+    pub format: Option<Format>,
     /// Write results to FILE instead of standard output.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,

@@ -88,6 +88,34 @@ pub enum Format {
     Folded,
 }
 
+impl Format {
+    /// The format an output file's name asks for by its extension (`.json`, `.csv`,
+    /// `.md`, `.prom`, `.folded`), for a command given `-o` without `--format`; `None`
+    /// for any other name.
+    pub fn of_file_name(path: &Path) -> Option<Format> {
+        let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+        Some(match ext.as_str() {
+            "json" => Format::Json,
+            "csv" => Format::Csv,
+            "md" | "markdown" => Format::Markdown,
+            "prom" => Format::Prometheus,
+            "folded" => Format::Folded,
+            _ => return None,
+        })
+    }
+
+    /// `--format` if given, else what the output file's name asks for, else `default`.
+    pub fn chosen(
+        given: Option<Format>,
+        output: Option<&Path>,
+        default: Format,
+    ) -> Format {
+        given
+            .or_else(|| output.and_then(Format::of_file_name))
+            .unwrap_or(default)
+    }
+}
+
 /// A streaming exporter: text for the start, each result, and the end of a run.
 pub trait Exporter {
     /// The rows about to be written (every one selected), before [`Exporter::header`]:
