@@ -112,6 +112,29 @@ fn a_db_in_a_missing_directory_is_refused_and_not_made() {
 }
 
 #[test]
+fn a_report_or_a_plot_named_for_another_format_is_refused() {
+    let d = scratch();
+    let fixture = fixture();
+    let file = fixture.to_str().unwrap();
+    for (args, named) in [
+        (vec!["report", file, "-o"], "r.pdf"),
+        (vec!["report", file, "-o"], "r.json"),
+        (vec!["plot", "samples", file, "-o"], "p.png"),
+    ] {
+        let out = d.path().join(named);
+        let mut args = args.clone();
+        args.push(out.to_str().unwrap());
+        let line = refusal(&args);
+        assert!(line.contains("name the file ."), "{line}");
+        assert!(!out.exists(), "syscost {args:?} wrote {named}");
+    }
+    // Any other name is taken as given.
+    let out = d.path().join("report.htm");
+    ok(&["report", file, "-o", out.to_str().unwrap()]);
+    assert!(out.exists());
+}
+
+#[test]
 fn with_nothing_saved_every_reader_of_the_history_says_so_alike() {
     let d = scratch();
     let out = d.path().join("r.html");

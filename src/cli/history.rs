@@ -553,6 +553,7 @@ pub struct PlotArgs {
 /// Runs `syscost report`.
 pub fn report_cmd(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     check_db(args.db.as_deref())?;
+    check_extension(&args.output, "HTML", "html")?;
     let mut runs = store::resolve(&args.runs, args.db.as_deref(), true)?;
     refit(&mut runs);
     let comparisons = runs
@@ -569,6 +570,9 @@ pub fn report_cmd(args: &ReportArgs) -> anyhow::Result<ExitCode> {
 /// Runs `syscost plot`.
 pub fn plot_cmd(args: &PlotArgs) -> anyhow::Result<ExitCode> {
     check_db(args.db.as_deref())?;
+    if let Some(out) = &args.output {
+        check_extension(out, "SVG", "svg")?;
+    }
     use crate::report::graphs::Graph;
     let forest = args.graph == Graph::Forest;
     if forest && args.runs.len() != 2 {
@@ -603,6 +607,30 @@ pub fn plot_cmd(args: &PlotArgs) -> anyhow::Result<ExitCode> {
 fn refit(runs: &mut [(RunLabel, Run)]) {
     for (_, run) in runs.iter_mut() {
         crate::derived::fill(run);
+    }
+}
+
+/// Refuses an output file whose extension names another format than the one the
+/// command writes (`-o report.pdf` would hold HTML); any other name is taken as given.
+fn check_extension(path: &Path, writes: &str, ext: &str) -> Result<(), UsageError> {
+    const OTHERS: &[&str] = &[
+        "pdf", "png", "jpg", "jpeg", "gif", "svg", "html", "htm", "json", "csv", "md",
+        "txt",
+    ];
+    let given = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_lowercase);
+    match given {
+        Some(g)
+            if g != ext && !(ext == "html" && g == "htm") && OTHERS.contains(&&*g) =>
+        {
+            Err(UsageError::new(format!(
+                "-o {}: this command writes {writes}, not .{g}; name the file .{ext}",
+                path.display()
+            )))
+        }
+        _ => Ok(()),
     }
 }
 
