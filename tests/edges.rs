@@ -135,6 +135,22 @@ fn a_report_or_a_plot_named_for_another_format_is_refused() {
 }
 
 #[test]
+fn run_given_a_peers_test_name_says_the_command_that_runs_it_here() {
+    for (peer, bench) in [("brk2", "mem.brk"), ("lat_ctx", "ctx.ring")] {
+        let line = refusal(&["run", peer]);
+        let quoted = line.split('`').nth(1).unwrap_or_default();
+        assert!(
+            quoted.starts_with(&format!("syscost run {bench} ")),
+            "{line}"
+        );
+        // The command it quotes runs.
+        let mut args: Vec<&str> = quoted.split_whitespace().skip(1).collect();
+        args.extend(["--profile", "smoke", "--no-save"]);
+        ok(&args);
+    }
+}
+
+#[test]
 fn with_nothing_saved_every_reader_of_the_history_says_so_alike() {
     let d = scratch();
     let out = d.path().join("r.html");

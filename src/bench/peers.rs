@@ -306,19 +306,44 @@ pub fn like_line(name: &str) -> Option<String> {
 /// The benchmarks that measure a peer's test called `word` (`tlb_flush1`, `lat_ctx`,
 /// `futex requeue`, or `perf bench futex requeue`), for `syscost list WORD`.
 pub fn find(word: &str) -> Vec<&'static str> {
-    let word = word.trim();
     let mut names = Vec::new();
-    for t in all() {
-        let full = format!("{} {}", t.peer.word(), t.test);
-        if t.test.eq_ignore_ascii_case(word) || full.eq_ignore_ascii_case(word) {
-            if let B(bench, _) = t.here {
-                if !names.contains(&bench) {
-                    names.push(bench);
-                }
-            }
+    for (_, bench, _) in named(word) {
+        if !names.contains(&bench) {
+            names.push(bench);
         }
     }
     names
+}
+
+/// The peer tests called `word`, each with its benchmark and parameter values.
+fn named(
+    word: &str,
+) -> impl Iterator<Item = (&'static PeerTest, &'static str, &'static str)> {
+    let word = word.trim().to_string();
+    all().filter_map(move |t| {
+        let full = format!("{} {}", t.peer.word(), t.test);
+        let hit = t.test.eq_ignore_ascii_case(&word) || full.eq_ignore_ascii_case(&word);
+        match t.here {
+            B(bench, with) if hit => Some((t, bench, with)),
+            _ => None,
+        }
+    })
+}
+
+/// What `syscost run` says to a peer's test name given as a benchmark: the command
+/// that runs it here (`; will-it-scale's tlb_flush1 is \`syscost run mem.tlb_flush
+/// map=file-private size=128m\``), or nothing for another word.
+pub fn run_hint(word: &str) -> String {
+    let lines: Vec<String> = named(word)
+        .map(|(t, bench, with)| {
+            let cmd = format!("syscost run {bench} {with}");
+            format!("{}'s {} is `{}`", t.peer.word(), t.test, cmd.trim_end())
+        })
+        .collect();
+    match lines.is_empty() {
+        true => String::new(),
+        false => format!("; {}", lines.join(", ")),
+    }
 }
 
 #[cfg(test)]

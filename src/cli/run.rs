@@ -34,9 +34,13 @@ pub fn plan(
     let filters = &filters[..];
     for f in filters {
         if bench::select(std::slice::from_ref(f)).is_empty() {
+            let peer = bench::peers::run_hint(f);
+            let hint = match peer.is_empty() {
+                true => bench::suggest(f),
+                false => peer,
+            };
             return Err(UsageError::new(format!(
-                "no benchmark matches '{f}'{}; see `syscost list`",
-                bench::suggest(f)
+                "no benchmark matches '{f}'{hint}; see `syscost list`"
             )));
         }
     }
