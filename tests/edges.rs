@@ -207,6 +207,10 @@ fn errors_name_the_users_path_in_one_line_with_ranges_in_words() {
         ),
         (vec!["exec", "-n", "0", "--", "true"], "1 to 100000"),
         (vec!["run", "mem.brk", "n=0", "--no-save"], "1 to "),
+        (
+            vec!["run", "syscall.getpid", "--cpu", "0,1"],
+            "not a CPU number",
+        ),
     ] {
         let line = refusal(&args);
         assert!(line.contains(want), "{args:?}: {line}");

@@ -120,6 +120,12 @@ fn target_pct(s: &str) -> Result<f64, String> {
     }
 }
 
+/// `--cpu`: one CPU's number; a list or a range is refused in words.
+fn cpu_number(s: &str) -> Result<usize, String> {
+    s.parse()
+        .map_err(|_| format!("'{s}' is not a CPU number: give one, such as 0"))
+}
+
 /// A value parser for a whole number from `lo` to `hi`, whose refusal says the range in
 /// words ("from 1 to 1024"), not in Rust's `1..=1024` as clap's ranged parsers do.
 pub(crate) fn between<T>(
@@ -160,7 +166,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "PCT", value_parser = target_pct)]
     pub target: Option<f64>,
     /// Pin the measuring thread to this CPU.
-    #[arg(long)]
+    #[arg(long, value_parser = cpu_number)]
     pub cpu: Option<usize>,
     /// Keep N busy background processes running while measuring (multi-user).
     #[arg(long, default_value_t = 0)]
@@ -244,7 +250,7 @@ pub struct ReproArgs {
     #[arg(long, default_value = "quick", value_parser = ["smoke", "quick", "standard", "thorough"])]
     pub profile: String,
     /// Pin the measuring thread to this CPU.
-    #[arg(long)]
+    #[arg(long, value_parser = cpu_number)]
     pub cpu: Option<usize>,
     /// Spinning background processes for nagy-vms's multi-user rows (default: one per
     /// CPU this process may use).
