@@ -228,6 +228,13 @@ pub struct RunArgs {
     pub verbose: bool,
 }
 
+impl RunArgs {
+    /// `--format`, else what `-o`'s extension names, else the table.
+    pub fn chosen_format(&self) -> Format {
+        Format::chosen(self.format, self.output.as_deref(), Format::Table)
+    }
+}
+
 /// Options of `syscost explain`: those of `run`, and the sampling's bias check.
 #[derive(Debug, clap::Args)]
 pub struct ExplainArgs {

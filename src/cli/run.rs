@@ -284,12 +284,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let pairs = super::paired::plan(args.reference.as_deref(), &instances)?;
     check_options(args)?;
     let profile = profile_of(args);
-    let format = crate::report::Format::chosen(
-        args.format,
-        args.output.as_deref(),
-        crate::report::Format::Table,
-    );
-    let mut output = Output::open(format, args.output.as_deref())?;
+    let mut output = Output::open(args.chosen_format(), args.output.as_deref())?;
     output.verbose(args.verbose);
     let mut history = super::history::open_for_saving(args.db.as_deref(), args.no_save)?;
 
