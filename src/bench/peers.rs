@@ -330,9 +330,9 @@ fn named(
     })
 }
 
-/// What `syscost run` says to a peer's test name given as a benchmark: the command
-/// that runs it here (`; will-it-scale's tlb_flush1 is \`syscost run mem.tlb_flush
-/// map=file-private size=128m\``), or nothing for another word.
+/// What `syscost run` adds when given a peer's test name as a benchmark: the command
+/// that runs it here with the peer's values (for will-it-scale's tlb_flush1, `syscost
+/// run mem.tlb_flush map=file-private size=128m`), or nothing for another word.
 pub fn run_hint(word: &str) -> String {
     let lines: Vec<String> = named(word)
         .map(|(t, bench, with)| {
