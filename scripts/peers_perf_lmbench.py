@@ -294,7 +294,10 @@ def until_exit(p, timeout):
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
     p.wait(timeout=timeout)
-    os.killpg(p.pid, signal.SIGKILL)
+    try:
+        os.killpg(p.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass  # the writer ended with its parent: nothing left in the group
     reader.join(timeout=10)
     return "".join(kept)
 
