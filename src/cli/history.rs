@@ -329,7 +329,11 @@ pub fn list_text(entries: &[store::Entry], width: usize) -> String {
     .map(|c| c.to_string())
     .collect()];
     for e in entries {
-        let mut command = e.command.clone();
+        // The labels first, where a cut command cannot hide them.
+        let mut command = match e.labels.is_empty() {
+            true => e.command.clone(),
+            false => format!("[{}] {}", e.labels, e.command),
+        };
         if command.chars().count() > 60 {
             command = command.chars().take(59).collect::<String>() + "…";
         }
@@ -386,15 +390,19 @@ pub enum CompareFormat {
 /// Options of `syscost compare`.
 #[derive(Debug, clap::Args)]
 pub struct CompareArgs {
-    /// Two runs (A, the base, then B), or more for the cross-run table: ids, last,
-    /// last~N, host:NAME:last~N or JSON files.
-    #[arg(required = true, num_args = 2.., value_name = "RUN")]
+    /// Two sides (A, the base, then B), each a run (an id, last, last~N,
+    /// host:NAME:last~N or a JSON file) or several: label:NAME (every complete run
+    /// carrying that label), a range last~5..last~3, or a list 3,5,7. With more than
+    /// two runs: the cross-run table.
+    #[arg(required = true, num_args = 2.., value_name = "SIDE")]
     pub runs: Vec<String>,
     /// Changes smaller than PCT percent count as no change.
     #[arg(long, value_name = "PCT", default_value_t = 5.0, value_parser = percent)]
     pub threshold: f64,
-    /// Exit with code 1 when any benchmark is slower by more than PCT percent with
-    /// significance (implies --threshold PCT).
+    /// A gate for CI and `git bisect run` (implies --threshold PCT): exit 1 when any
+    /// benchmark is slower by more than PCT percent with significance, 125 when one
+    /// cannot tell or B could not measure one that A did, 128 when the tool fails, 0
+    /// otherwise.
     #[arg(long, value_name = "PCT", value_parser = percent)]
     pub fail_on_regression: Option<f64>,
     /// Output format.
@@ -444,20 +452,64 @@ pub(crate) fn percent(s: &str) -> Result<f64, String> {
     }
 }
 
-/// Runs `syscost compare`. Exit codes: 0, or 1 when `--fail-on-regression` finds a
-/// regression; 2 for bad input.
+/// The exit code of a gate (`--fail-on-regression`) that could not decide: a bad run
+/// reference, a damaged history. Above 127, so `git bisect run` stops instead of
+/// calling the commit bad.
+pub const GATE_FAILED: u8 = 128;
+
+/// The exit code of a gate that cannot tell: a row whose interval reaches past the
+/// threshold, or a benchmark side A measured and side B could not. `git bisect run`
+/// skips the commit.
+pub const GATE_CANNOT_TELL: u8 = 125;
+
+/// Runs `syscost compare`. With `--fail-on-regression`, every failure of the tool
+/// exits [`GATE_FAILED`] (after saying why), so a bisect never takes it for "bad".
 pub fn compare_cmd(args: &CompareArgs) -> anyhow::Result<ExitCode> {
+    let result = compare_run(args);
+    match (result, args.fail_on_regression) {
+        (Err(e), Some(_)) if !super::is_broken_pipe(&e) => {
+            eprintln!("syscost: {e:#}");
+            eprintln!(
+                "syscost: the gate could not decide (exit {GATE_FAILED}: `git bisect run` stops)"
+            );
+            Ok(ExitCode::from(GATE_FAILED))
+        }
+        (r, _) => r,
+    }
+}
+
+/// The sides `compare` was given, each resolved to its runs; an error if a run is on
+/// both sides.
+fn sides(args: &CompareArgs) -> anyhow::Result<[Vec<(RunLabel, Run)>; 2]> {
+    let a = store::resolve_side(&args.runs[0], args.db.as_deref(), false)?;
+    let b = store::resolve_side(&args.runs[1], args.db.as_deref(), false)?;
+    if let Some(shared) = a
+        .iter()
+        .filter_map(|(l, _)| l.id)
+        .find(|id| b.iter().any(|(l, _)| l.id == Some(*id)))
+    {
+        return Err(UsageError::new(format!(
+            "run #{shared} is on both sides ({} and {}): a side's runs are repetitions of \
+             one change, not of the other",
+            args.runs[0], args.runs[1]
+        ))
+        .into());
+    }
+    Ok([a, b])
+}
+
+fn compare_run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
     check_db(args.db.as_deref())?;
     if args.fail_on_regression.is_some() && args.runs.len() != 2 {
         return Err(UsageError::new(
-            "--fail-on-regression compares exactly two runs (A, the base, then B)",
+            "--fail-on-regression compares exactly two sides (A, the base, then B)",
         )
         .into());
     }
-    let mut runs = store::resolve(&args.runs, args.db.as_deref(), false)?;
-    ignore_params(&mut runs, &args.ignore_param)?;
     let mut out = crate::report::stdout();
-    if runs.len() > 2 {
+    if args.runs.len() > 2 {
+        let mut runs = store::resolve(&args.runs, args.db.as_deref(), false)?;
+        ignore_params(&mut runs, &args.ignore_param)?;
         let refs: Vec<(RunLabel, &Run)> =
             runs.iter().map(|(l, r)| (l.clone(), r)).collect();
         let t = compare::table(&refs);
@@ -474,16 +526,18 @@ pub fn compare_cmd(args: &CompareArgs) -> anyhow::Result<ExitCode> {
         out.flush()?;
         return Ok(ExitCode::SUCCESS);
     }
+    let [mut a, mut b] = sides(args)?;
+    ignore_params(&mut a, &args.ignore_param)?;
+    ignore_params(&mut b, &args.ignore_param)?;
     let threshold = args.fail_on_regression.unwrap_or(args.threshold) / 100.0;
-    let c = compare::compare(
-        (&runs[0].0, &runs[0].1),
-        (&runs[1].0, &runs[1].1),
-        threshold,
-    );
-    if c.rows.is_empty() {
+    let ra: Vec<(&RunLabel, &Run)> = a.iter().map(|(l, r)| (l, r)).collect();
+    let rb: Vec<(&RunLabel, &Run)> = b.iter().map(|(l, r)| (l, r)).collect();
+    let c = compare::compare_sides(&ra, &rb, threshold);
+    let gating = args.fail_on_regression.is_some();
+    if c.rows.is_empty() && !(gating && !c.only_in_base.is_empty()) {
         return Err(UsageError::new(format!(
             "{} and {} have no measured benchmark in common",
-            c.base.reference, c.other.reference
+            args.runs[0], args.runs[1]
         ))
         .into());
     }
@@ -496,16 +550,56 @@ pub fn compare_cmd(args: &CompareArgs) -> anyhow::Result<ExitCode> {
         }
     }
     out.flush()?;
-    let (_, slower, _) = c.tally();
-    if args.fail_on_regression.is_some() && slower > 0 {
-        eprintln!(
-            "syscost: {} slower by more than {}% with significance",
-            crate::draw::text::count(slower, "benchmark", "benchmarks"),
-            threshold * 100.0
-        );
-        return Ok(ExitCode::from(1));
-    }
-    Ok(ExitCode::SUCCESS)
+    Ok(match gating {
+        true => ExitCode::from(gate(&c)),
+        false => ExitCode::SUCCESS,
+    })
+}
+
+/// The gate's exit code for a comparison, said in one line on standard error: 1 for a
+/// row slower, [`GATE_CANNOT_TELL`] for a row that cannot tell or a benchmark only A
+/// measured, 0 otherwise.
+pub fn gate(c: &compare::Comparison) -> u8 {
+    let t = c.tally();
+    let pct = c.threshold * 100.0;
+    let count = crate::draw::text::count;
+    let (code, why) = if t.slower > 0 {
+        (
+            1,
+            format!(
+                "{} slower by more than {pct}% with significance",
+                count(t.slower, "benchmark", "benchmarks")
+            ),
+        )
+    } else if t.unsure > 0 {
+        (
+            GATE_CANNOT_TELL,
+            format!(
+                "{} cannot tell at ±{pct}% (their intervals reach past it): more runs a \
+                 side would (the 'sees' column)",
+                count(t.unsure, "benchmark", "benchmarks")
+            ),
+        )
+    } else if !c.only_in_base.is_empty() {
+        (
+            GATE_CANNOT_TELL,
+            format!(
+                "B did not measure {} that A did ({}): this build cannot run it",
+                count(c.only_in_base.len(), "benchmark", "benchmarks"),
+                c.only_in_base.join(", ")
+            ),
+        )
+    } else {
+        (
+            0,
+            format!(
+                "no regression: {} within ±{pct}% or faster",
+                count(c.rows.len(), "benchmark", "benchmarks")
+            ),
+        )
+    };
+    eprintln!("syscost: gate: {why} (exit {code})");
+    code
 }
 
 /// Options of `syscost report`.

@@ -126,6 +126,29 @@ fn cpu_number(s: &str) -> Result<usize, String> {
         .map_err(|_| format!("'{s}' is not a CPU number: give one, such as 0"))
 }
 
+/// A run's label (`--label`): KEY=VALUE or a word, of letters, digits and `._+-:/@`,
+/// at most 100 characters (a comma separates labels where the history lists them).
+fn run_label(s: &str) -> Result<String, String> {
+    let t = s.trim();
+    let ok = |c: char| c.is_ascii_alphanumeric() || "._+-:/@=".contains(c);
+    if t.is_empty() || t.len() > 100 {
+        return Err(format!(
+            "'{s}': a label is KEY=VALUE or a word of 1 to 100 characters"
+        ));
+    }
+    if let Some(c) = t.chars().find(|&c| !ok(c)) {
+        return Err(format!(
+            "'{s}': a label holds letters, digits and . _ + - : / @ =, not '{c}'"
+        ));
+    }
+    if t.starts_with('=') || t.ends_with('=') || t.matches('=').count() > 1 {
+        return Err(format!(
+            "'{s}': write KEY=VALUE (one '=' with a word each side) or a word"
+        ));
+    }
+    Ok(t.to_string())
+}
+
 /// A value parser for a whole number from `lo` to `hi`, whose refusal says the range in
 /// words ("from 1 to 1024"), not in Rust's `1..=1024` as clap's ranged parsers do.
 pub(crate) fn between<T>(
@@ -207,6 +230,16 @@ pub struct RunArgs {
     /// Do not save the run in the history.
     #[arg(long)]
     pub no_save: bool,
+    /// A label for the run, KEY=VALUE or a word (repeatable): what sets it apart that
+    /// the host facts cannot see (e.g. --label kernel=6.12-rc3+fix, --label tracer=on).
+    /// Runs with other labels never share a spread between runs; `compare
+    /// label:VALUE ...` takes every run that carries one.
+    #[arg(long = "label", value_name = "KEY=VALUE", value_parser = run_label)]
+    pub labels: Vec<String>,
+    /// Measure the selection K times, each a run of its own in the history (for a
+    /// comparison with several runs a side: docs/history.md).
+    #[arg(long, value_name = "K", default_value_t = 1, value_parser = between(1u64, 100))]
+    pub runs: u64,
     /// What else marks a sample perturbed: 'kernel' records the kernel's events while
     /// sampling (clock and other interrupts, switches, faults, migrations; root or
     /// CAP_PERFMON) and leaves out every batch one fell in; 'rusage' only the resource
@@ -287,7 +320,13 @@ pub fn main() -> ExitCode {
         Ok(c) => c,
         Err(e) if e.use_stderr() => {
             eprintln!("{}", one_line(&e.render().to_string()));
-            return ExitCode::from(2);
+            // A gate's bad command line is the tool's failure, which `git bisect run`
+            // must stop on, not a bad commit.
+            return ExitCode::from(if gate_asked() {
+                history::GATE_FAILED
+            } else {
+                2
+            });
         }
         Err(e) => {
             let _ = e.print(); // --help, --version
@@ -306,6 +345,13 @@ pub fn main() -> ExitCode {
             })
         }
     }
+}
+
+/// Whether the command line asks `compare` for a gate (`--fail-on-regression`).
+fn gate_asked() -> bool {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    args.iter().any(|a| a == "compare")
+        && args.iter().any(|a| a.starts_with("--fail-on-regression"))
 }
 
 /// Folds clap's several-line message into one line: the message and its tips, without
@@ -334,7 +380,7 @@ fn one_line(msg: &str) -> String {
     )
 }
 
-fn is_broken_pipe(e: &anyhow::Error) -> bool {
+pub(crate) fn is_broken_pipe(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {
         c.downcast_ref::<std::io::Error>()
             .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)

@@ -258,6 +258,27 @@ fn beside_the_history(h: &crate::store::History, run: &mut Run) {
             "the history could not be read for the machine's earlier speed: {e:#}"
         ));
     }
+    match h.keep_apart(run) {
+        Ok(Some(a)) => warn(&apart_text(&a, &run.labels)),
+        Ok(None) => {}
+        Err(e) => warn(&format!(
+            "the history could not be read to set this run beside its earlier ones: {e:#}"
+        )),
+    }
+}
+
+/// The warning for a run kept apart from its history.
+fn apart_text(a: &crate::results::Apart, labels: &[String]) -> String {
+    let labelled = match labels.is_empty() {
+        true => "without labels".to_string(),
+        false => format!("labelled {}", crate::store::labels_text(labels)),
+    };
+    format!(
+        "{} of {} rows lie far outside their earlier runs here under the same conditions          ({labelled}), moving together by {:+.1}% at the median: something changed that          the host facts cannot see (a patch, a tracer, a filter, a sysctl, the machine's          state). This run is kept apart: it does not widen later runs' intervals. If the          change is yours, give such runs a --label so they form a side of their own.",
+        a.moved,
+        a.rows,
+        a.median_change * 100.0
+    )
 }
 
 /// The machine's facts, each warning they give said on standard error.
@@ -276,8 +297,36 @@ fn check_options(args: &RunArgs) -> Result<(), UsageError> {
     check_file_options(args)
 }
 
-/// Runs `syscost run`.
+/// Runs `syscost run`: the selection once, or `--runs K` times, each a run of its own
+/// saved in the history (so each is decided beside the ones before it). The exit code
+/// is the first run's that failed, or the interruption's.
 pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
+    if args.runs <= 1 {
+        return run_once(args);
+    }
+    if args.output.is_some() {
+        return Err(UsageError::new(format!(
+            "--runs {}: each run is saved in the history; -o would hold only the last              (write one with `syscost history export RUN -o FILE`)",
+            args.runs
+        ))
+        .into());
+    }
+    let mut first_failure = None;
+    for i in 1..=args.runs {
+        eprintln!("syscost: run {i} of {}", args.runs);
+        let code = run_once(args)?;
+        if crate::os::interrupt::interrupted() {
+            return Ok(code);
+        }
+        if code != ExitCode::SUCCESS && first_failure.is_none() {
+            first_failure = Some(code);
+        }
+    }
+    Ok(first_failure.unwrap_or(ExitCode::SUCCESS))
+}
+
+/// One run of the selection.
+fn run_once(args: &RunArgs) -> anyhow::Result<ExitCode> {
     // First, so that a signal during the setup below stops the run in order too.
     let _guard = InterruptGuard::install()?;
     let instances = plan(&args.filters, &args.params)?;
@@ -300,6 +349,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         session.hold_to_target();
     }
     let mut run = new_run(facts, &session);
+    run.labels = labels_of(&args.labels);
     let rows: Vec<RowKey> = instances
         .iter()
         .map(|(b, p)| RowKey::planned(*b, p))
@@ -386,6 +436,14 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The labels of `--label`, sorted, each once.
+fn labels_of(given: &[String]) -> Vec<String> {
+    let mut v = given.to_vec();
+    v.sort();
+    v.dedup();
+    v
 }
 
 /// The shortest round when explaining: the two sampled rounds of five then hold about

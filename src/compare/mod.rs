@@ -21,14 +21,24 @@
 //! of a run are separated in time and interleaved with other benchmarks, so their
 //! spread is the run-to-run variation that a comparison has to beat.
 //!
+//! A side may hold several runs (module `sides`): then the spread between its runs,
+//! measured on that side, sets its variance, and the sides' labels keep runs of another
+//! change out of it.
+//!
 //! # The verdict
 //!
 //! With a noise threshold `t` (default 5%): *slower* when the interval lies above 1 and
-//! `r > 1 + t`; *faster* when it lies below 1 and `r < 1/(1 + t)`; otherwise *no
-//! change* (either not significant or within the noise threshold). A regression gate
-//! (`--fail-on-regression PCT`) fails on any *slower* verdict with `t = PCT`.
+//! `r > 1 + t`; *faster* when it lies below 1 and `r < 1/(1 + t)`; *no change* when the
+//! whole interval lies within `1/(1 + t)`..`1 + t`; otherwise *cannot tell*: the
+//! interval reaches past the threshold, and these runs cannot say whether a change of
+//! that size happened. Each row also carries the smallest slowdown its runs would call
+//! slower four times in five, and the runs a side that would see one half again the
+//! threshold. A regression gate (`--fail-on-regression PCT`) exits 1 on any *slower*
+//! verdict with `t = PCT`, 125 (git bisect's "skip") on *cannot tell*.
 
+mod notes;
 pub mod render;
+mod sides;
 
 use crate::method;
 use crate::results::{BenchResult, Run};
@@ -44,8 +54,11 @@ pub enum Verdict {
     Faster,
     /// B is slower than A, significantly and beyond the noise threshold.
     Slower,
-    /// Not significant, or within the noise threshold.
+    /// The whole interval lies within the noise threshold.
     NoChange,
+    /// The interval reaches past the threshold: these runs cannot say whether a change
+    /// of that size happened (more runs a side would).
+    CannotTell,
 }
 
 impl Verdict {
@@ -55,6 +68,7 @@ impl Verdict {
             Verdict::Faster => "faster",
             Verdict::Slower => "slower",
             Verdict::NoChange => "no change",
+            Verdict::CannotTell => "cannot tell",
         }
     }
 }
@@ -72,6 +86,16 @@ pub struct RunLabel {
     pub kernel: String,
     /// When it started, seconds since the Unix epoch.
     pub started_unix_s: f64,
+    /// The user's labels (`run --label`), sorted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub labels: Vec<String>,
+    /// Whether the run finished (false: interrupted).
+    #[serde(default = "finished")]
+    pub complete: bool,
+}
+
+fn finished() -> bool {
+    true
 }
 
 impl RunLabel {
@@ -87,6 +111,8 @@ impl RunLabel {
                 .unwrap_or_else(|| "unknown".into()),
             kernel: run.host.kernel.clone().unwrap_or_else(|| "unknown".into()),
             started_unix_s: run.started_unix_s,
+            labels: run.labels.clone(),
+            complete: run.complete,
         }
     }
 }
@@ -102,19 +128,25 @@ pub struct FactDifference {
     pub other: String,
 }
 
-/// The getpid canary of two runs: the mean of each run's canary states weighted by
-/// their shares, ns per call.
+/// What the two sides read of the machine: the getpid canary's base state (the median
+/// over a side's runs), ns per call, and the user-space probe's median where the runs
+/// have one. A reading, never an adjustment: the canary is a system call, so a change
+/// on the system-call path moves it as it moves the rows.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MachineSpeed {
-    /// The base run's canary.
+    /// The base side's canary.
     pub base_ns: f64,
-    /// The other run's canary.
+    /// The other side's canary.
     pub other_ns: f64,
     /// other / base.
     pub ratio: f64,
-    /// Whether the ratio is beyond the noise threshold: the machine ran at another
-    /// speed, and changes of that size may be the machine.
+    /// Whether the canary's ratio is beyond the noise threshold.
     pub differs: bool,
+    /// The user-space probe's B/A (the machine's speed where no system call enters:
+    /// a change to the kernel's entry path does not move it); absent where a side's
+    /// runs have no probe readings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_ratio: Option<f64>,
 }
 
 /// One benchmark instance in both runs.
@@ -137,16 +169,20 @@ pub struct Row {
     /// The verdict against the threshold.
     pub verdict: Verdict,
     /// For a row of system-call work: B's getpid canary over A's, each the mean of the
-    /// readings taken before the row's rounds (how much faster or slower the machine
-    /// itself ran while this row was measured). Absent for other kinds of work, which
-    /// the system-call canary does not follow (docs/measurements.md, "Isolation, and how
-    /// much of it the machine's speed explains"), and where a run has no readings.
+    /// readings taken before the row's rounds (the median over a side's runs). A
+    /// reading, not the machine's speed: the canary is a system call, and a change on
+    /// that path moves it with the row. Absent for other kinds of work and where a run
+    /// has no readings.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub speed: Option<f64>,
-    /// `ratio / speed`: the change at equal machine speed. Not a verdict: a reading of
-    /// how much of the change the machine's speed explains.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub at_equal_speed: Option<f64>,
+    /// The runs of each side that measured the row (A, B).
+    pub runs: (usize, usize),
+    /// The smallest slowdown these runs would call slower four times in five, as a
+    /// fraction (0.08: 8%); absent when the interval is unbounded.
+    pub smallest_visible: Option<f64>,
+    /// The runs a side that would see a slowdown of 1.5 × the threshold four times in
+    /// five; absent when more than 30 would be needed.
+    pub runs_asked: Option<usize>,
 }
 
 /// The mean getpid canary before `r`'s rounds, when it is system-call work.
@@ -166,22 +202,30 @@ fn row_canary(r: &BenchResult) -> Option<f64> {
     (!xs.is_empty()).then(|| xs.iter().sum::<f64>() / xs.len() as f64)
 }
 
-/// Two runs compared.
+/// Two runs, or two sides of runs, compared.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Comparison {
-    /// The base run (A).
+    /// The base run (A): the newest of its side.
     pub base: RunLabel,
-    /// The other run (B).
+    /// The other run (B): the newest of its side.
     pub other: RunLabel,
+    /// Every run of side A, oldest first.
+    pub base_runs: Vec<RunLabel>,
+    /// Every run of side B, oldest first.
+    pub other_runs: Vec<RunLabel>,
+    /// What a reader must know before trusting the rows, in words: the machine's
+    /// readings, labels that differ or are mixed within a side, incomplete runs, one run
+    /// a side.
+    pub warnings: Vec<String>,
     /// The noise threshold, as a fraction.
     pub threshold: f64,
-    /// Host facts that differ: measured on different machines or configurations.
+    /// Host facts that differ between the sides' newest runs: measured on different
+    /// machines or configurations.
     pub host_differences: Vec<FactDifference>,
     /// Benchmarks measured in both, in the base run's order.
     pub rows: Vec<Row>,
-    /// The machine's speed in each run, from the getpid canary read before every round:
-    /// when it differs, part of every change may be the machine (its states), not the
-    /// code.
+    /// What each side read of the machine (the getpid canary read before every round,
+    /// the user-space probe); a reading, never an adjustment of a row.
     pub machine: Option<MachineSpeed>,
     /// Benchmarks measured (status ok) only in the base run, as `name params`.
     pub only_in_base: Vec<String>,
@@ -236,15 +280,29 @@ fn scaling_changes(ra: &Run, rb: &Run) -> Vec<ScalingChange> {
     out
 }
 
+/// How many rows have each verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Tally {
+    /// Faster.
+    pub faster: usize,
+    /// Slower.
+    pub slower: usize,
+    /// No change.
+    pub same: usize,
+    /// Cannot tell.
+    pub unsure: usize,
+}
+
 impl Comparison {
-    /// How many rows have each verdict: (faster, slower, no change).
-    pub fn tally(&self) -> (usize, usize, usize) {
+    /// How many rows have each verdict.
+    pub fn tally(&self) -> Tally {
         let count = |v| self.rows.iter().filter(|r| r.verdict == v).count();
-        (
-            count(Verdict::Faster),
-            count(Verdict::Slower),
-            count(Verdict::NoChange),
-        )
+        Tally {
+            faster: count(Verdict::Faster),
+            slower: count(Verdict::Slower),
+            same: count(Verdict::NoChange),
+            unsure: count(Verdict::CannotTell),
+        }
     }
 }
 
@@ -307,96 +365,170 @@ fn estimate(r: &BenchResult) -> Option<Estimate> {
     })
 }
 
-/// The ratio b/a with its 95% interval (delta method on the log scale, Welch's degrees
-/// of freedom).
-fn ratio_interval(a: Estimate, b: Estimate) -> (f64, f64, f64) {
-    let ratio = b.mean / a.mean;
-    let va = (a.se / a.mean).powi(2);
-    let vb = (b.se / b.mean).powi(2);
-    let v = va + vb;
-    if !v.is_finite() {
-        return (ratio, 0.0, f64::INFINITY);
-    }
-    if v == 0.0 {
-        return (ratio, ratio, ratio);
-    }
-    let df = v * v / (va * va / a.df as f64 + vb * vb / b.df as f64);
-    // Floored, as Welch's df is used with tables; a whisker below a whole number is
-    // rounding (two equal variances give exactly twice the df of one).
-    let t = t975(((df + 1e-9).floor() as usize).max(1));
-    let w = t * v.sqrt();
-    (ratio, ratio * (-w).exp(), ratio * w.exp())
-}
-
-/// The verdict for a ratio and its interval against the noise threshold.
+/// The verdict for a ratio and its interval against the noise threshold: slower or
+/// faster when the interval excludes 1 and the ratio is past the threshold, no change
+/// when the whole interval lies within it, else cannot tell.
 pub fn verdict(ratio: f64, ci_low: f64, ci_high: f64, threshold: f64) -> Verdict {
     if ci_low > 1.0 && ratio > 1.0 + threshold {
         Verdict::Slower
     } else if ci_high < 1.0 && ratio < 1.0 / (1.0 + threshold) {
         Verdict::Faster
-    } else {
+    } else if ci_low >= 1.0 / (1.0 + threshold) && ci_high <= 1.0 + threshold {
         Verdict::NoChange
+    } else {
+        Verdict::CannotTell
     }
 }
 
 /// Compares run `b` against the base `a`.
 pub fn compare(a: (&RunLabel, &Run), b: (&RunLabel, &Run), threshold: f64) -> Comparison {
-    let (la, ra) = a;
-    let (lb, rb) = b;
-    let measured = |run: &Run| -> BTreeMap<String, Estimate> {
-        run.results
-            .iter()
-            .filter_map(|r| estimate(r).map(|e| (key(r), e)))
-            .collect()
-    };
-    let ea = measured(ra);
-    let eb = measured(rb);
-    let mut rows = Vec::new();
-    let mut only_in_base = Vec::new();
-    for r in &ra.results {
-        let k = key(r);
-        let Some(&x) = ea.get(&k) else { continue };
-        match eb.get(&k) {
-            Some(&y) => {
-                let (ratio, lo, hi) = ratio_interval(x, y);
-                let other = rb.results.iter().find(|o| key(o) == k);
-                let speed = row_canary(r)
-                    .zip(other.and_then(row_canary))
-                    .map(|(a, b)| b / a);
-                rows.push(Row {
-                    speed,
-                    at_equal_speed: speed.map(|v| ratio / v),
-                    name: r.name.clone(),
-                    params: r.params.clone(),
-                    base_ns: x.mean,
-                    other_ns: y.mean,
-                    ratio,
-                    ci_low: lo,
-                    ci_high: hi,
-                    verdict: verdict(ratio, lo, hi, threshold),
-                });
+    compare_sides(&[a], &[b], threshold)
+}
+
+/// A row's figure in one run, for a side ([`sides::RunFigure`]).
+fn run_figure(r: &BenchResult) -> Option<sides::RunFigure> {
+    let e = estimate(r)?;
+    let m = r.measured.as_ref()?;
+    let (lo, hi) = m.own_interval();
+    let own_rel = ((hi - lo) / 2.0 / m.median_ns).max(0.0)
+        / (crate::stats::rounds::Z975 * method::RERUN);
+    Some(sides::RunFigure {
+        mean: e.mean,
+        se: e.se,
+        df: e.df,
+        own_rel,
+    })
+}
+
+/// The keys of the rows measured in any run of a side, in the order its runs give them.
+fn side_keys(side: &[(&RunLabel, &Run)]) -> Vec<String> {
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    for (_, run) in side {
+        for r in &run.results {
+            if estimate(r).is_some() && seen.insert(key(r)) {
+                out.push(key(r));
             }
-            None => only_in_base.push(k),
         }
     }
-    let only_in_other = rb
-        .results
-        .iter()
-        .map(key)
-        .filter(|k| eb.contains_key(k) && !ea.contains_key(k))
-        .collect();
-    let machine = ra
-        .machine
-        .base_ns()
-        .zip(rb.machine.base_ns())
-        .map(|(x, y)| MachineSpeed {
-            base_ns: x,
-            other_ns: y,
-            ratio: y / x,
-            differs: (y / x - 1.0).abs() > threshold,
+    out
+}
+
+/// The median of the finite, positive values of `xs`.
+fn median_of(xs: impl Iterator<Item = Option<f64>>) -> Option<f64> {
+    let v: Vec<f64> = xs.flatten().filter(|x| x.is_finite() && *x > 0.0).collect();
+    crate::stats::median(&v)
+}
+
+/// Compares side `b` against the base side `a`, each one or more runs (oldest first):
+/// a row's figure on a side is its runs' geometric mean, its variance the spread
+/// between them (module `sides`).
+pub fn compare_sides(
+    a: &[(&RunLabel, &Run)],
+    b: &[(&RunLabel, &Run)],
+    threshold: f64,
+) -> Comparison {
+    let figures = |side: &[(&RunLabel, &Run)], k: &str| -> Vec<sides::RunFigure> {
+        side.iter()
+            .filter_map(|(_, run)| run.results.iter().find(|r| key(r) == k))
+            .filter_map(run_figure)
+            .collect()
+    };
+    let canary = |side: &[(&RunLabel, &Run)], k: &str| {
+        median_of(side.iter().map(|(_, run)| {
+            run.results
+                .iter()
+                .find(|r| key(r) == k)
+                .and_then(row_canary)
+        }))
+    };
+    let keys_b = side_keys(b);
+    let mut rows = Vec::new();
+    let mut only_in_base = Vec::new();
+    for k in side_keys(a) {
+        let (fa, fb) = (figures(a, &k), figures(b, &k));
+        let (Some(sa), Some(sb)) = (sides::side(&fa), sides::side(&fb)) else {
+            only_in_base.push(k);
+            continue;
+        };
+        let j = sides::judge(&sa, &sb, threshold);
+        let r = a
+            .iter()
+            .find_map(|(_, run)| run.results.iter().find(|r| key(r) == k))
+            .expect("a key of side A comes from one of its rows");
+        rows.push(Row {
+            speed: canary(a, &k).zip(canary(b, &k)).map(|(x, y)| y / x),
+            name: r.name.clone(),
+            params: r.params.clone(),
+            base_ns: sa.figure,
+            other_ns: sb.figure,
+            ratio: j.ratio,
+            ci_low: j.low,
+            ci_high: j.high,
+            verdict: j.verdict,
+            runs: (sa.k, sb.k),
+            smallest_visible: j.visible,
+            runs_asked: j.asked,
         });
-    let explains = ra
-        .results
+    }
+    let in_a: std::collections::HashSet<String> = side_keys(a).into_iter().collect();
+    let only_in_other = keys_b.into_iter().filter(|k| !in_a.contains(k)).collect();
+    let (la, ra) = *a.last().expect("a side holds a run");
+    let (lb, rb) = *b.last().expect("a side holds a run");
+    let machine = machine_speed(a, b, threshold);
+    let host_differences = host_differences(ra, rb);
+    let warnings = notes::warnings(a, b, machine.as_ref(), &host_differences, threshold);
+    Comparison {
+        explains: explains(ra, rb),
+        base: la.clone(),
+        other: lb.clone(),
+        base_runs: a.iter().map(|(l, _)| (*l).clone()).collect(),
+        other_runs: b.iter().map(|(l, _)| (*l).clone()).collect(),
+        warnings,
+        threshold,
+        host_differences,
+        machine,
+        rows,
+        only_in_base,
+        only_in_other,
+        scaling: scaling_changes(ra, rb),
+    }
+}
+
+/// The user-space probe's median in a run, where its floors hold one.
+fn user_probe(run: &Run) -> Option<f64> {
+    run.machine
+        .floors
+        .iter()
+        .find(|f| f.kind == crate::harness::probe::WorkKind::User)
+        .map(|f| f.median_ns)
+}
+
+/// What the two sides read of the machine: their canaries' base states and user-space
+/// probes, each the median over the side's runs.
+fn machine_speed(
+    a: &[(&RunLabel, &Run)],
+    b: &[(&RunLabel, &Run)],
+    threshold: f64,
+) -> Option<MachineSpeed> {
+    let base = |side: &[(&RunLabel, &Run)]| {
+        median_of(side.iter().map(|(_, r)| r.machine.base_ns()))
+    };
+    let user =
+        |side: &[(&RunLabel, &Run)]| median_of(side.iter().map(|(_, r)| user_probe(r)));
+    let (x, y) = base(a).zip(base(b))?;
+    Some(MachineSpeed {
+        base_ns: x,
+        other_ns: y,
+        ratio: y / x,
+        differs: (y / x - 1.0).abs() > threshold,
+        user_ratio: user(a).zip(user(b)).map(|(u, v)| v / u),
+    })
+}
+
+/// Where the time of each benchmark explained in both runs changed.
+fn explains(ra: &Run, rb: &Run) -> Vec<crate::explain::diff::Diff> {
+    ra.results
         .iter()
         .filter_map(|x| {
             let y = rb.results.iter().find(|y| key(y) == key(x))?;
@@ -407,19 +539,7 @@ pub fn compare(a: (&RunLabel, &Run), b: (&RunLabel, &Run), threshold: f64) -> Co
             );
             Some(d)
         })
-        .collect();
-    Comparison {
-        explains,
-        base: la.clone(),
-        other: lb.clone(),
-        threshold,
-        host_differences: host_differences(ra, rb),
-        machine,
-        rows,
-        only_in_base,
-        only_in_other,
-        scaling: scaling_changes(ra, rb),
-    }
+        .collect()
 }
 
 /// The facts of a run that decide what operations cost, by name, in a fixed order:
@@ -573,8 +693,19 @@ fn table_row(k: String, maps: &[BTreeMap<String, (f64, Option<Estimate>)>]) -> T
         let (ratio, interval) = match (first, c) {
             (Some(_), Some(_)) if i == 0 => (Some(1.0), None),
             (Some((_, Some(a))), Some((_, Some(b)))) => {
-                let (r, lo, hi) = ratio_interval(a, *b);
-                (Some(r), Some((lo, hi)))
+                let one = |e: Estimate| sides::RunFigure {
+                    mean: e.mean,
+                    se: e.se,
+                    df: e.df,
+                    own_rel: 0.0,
+                };
+                match (sides::side(&[one(a)]), sides::side(&[one(*b)])) {
+                    (Some(x), Some(y)) => {
+                        let j = sides::judge(&x, &y, 0.0);
+                        (Some(j.ratio), Some((j.low, j.high)))
+                    }
+                    _ => (None, None),
+                }
             }
             (Some((f, _)), Some((x, _))) => (Some(x / f), None),
             _ => (None, None),

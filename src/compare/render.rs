@@ -1,7 +1,7 @@
 //! Rendering comparisons: a text table for the terminal, Markdown fit for a pull-request
 //! comment, and JSON (the serialised [`Comparison`] or [`Table`]).
 
-use super::{Comparison, RunLabel, Table, Verdict};
+use super::{Comparison, Row, RunLabel, Table, Verdict};
 use crate::results::fmt_ns;
 
 fn when(unix_s: f64) -> String {
@@ -9,13 +9,33 @@ fn when(unix_s: f64) -> String {
 }
 
 fn label_line(l: &RunLabel) -> String {
-    format!(
+    let mut s = format!(
         "{} · {} · {} · {}",
         l.reference,
         l.host,
         l.kernel,
         when(l.started_unix_s)
-    )
+    );
+    if !l.labels.is_empty() {
+        s += &format!(" · [{}]", crate::store::labels_text(&l.labels));
+    }
+    if !l.complete {
+        s += " · incomplete";
+    }
+    s
+}
+
+/// A side's line: its one run, or how many runs with the first and the newest.
+fn side_line(runs: &[RunLabel], newest: &RunLabel) -> String {
+    match runs {
+        [] | [_] => label_line(newest),
+        [first, ..] => format!(
+            "{} runs, {} … {}",
+            runs.len(),
+            first.reference,
+            label_line(newest)
+        ),
+    }
 }
 
 fn ratio_text(r: f64) -> String {
@@ -34,25 +54,34 @@ fn change_text(r: f64) -> String {
     }
 }
 
+/// The smallest slowdown a row's runs would see (`8.1%`; `>100%` past that).
+fn sees_text(r: &Row) -> String {
+    match r.smallest_visible {
+        Some(v) if v <= 1.0 => format!("{:.1}%", v * 100.0),
+        Some(_) => ">100%".into(),
+        None => "-".into(),
+    }
+}
+
+/// The runs a side that would see 1.5 × the threshold (`4`; `>30` past the most asked).
+fn asked_text(r: &Row) -> String {
+    r.runs_asked
+        .map_or(format!(">{}", crate::method::MAX_RUNS_ASKED), |k| {
+            k.to_string()
+        })
+}
+
+/// A ratio's interval, `0.956–1.120`.
+fn interval_text(r: &Row) -> String {
+    format!("{}–{}", ratio_text(r.ci_low), ratio_text(r.ci_high))
+}
+
 /// The lines that say the runs come from different hosts or configurations.
 fn differences(c: &Comparison) -> Vec<String> {
     c.host_differences
         .iter()
         .map(|d| format!("{}: {} → {}", d.fact, d.base, d.other))
         .collect()
-}
-
-/// A warning when the machine ran at another speed in B than in A.
-fn machine_warning(c: &Comparison) -> Option<String> {
-    let m = c.machine.as_ref().filter(|m| m.differs)?;
-    Some(format!(
-        "the machine ran at another speed: getpid canary {} in A, {} in B ({}); changes of \
-         that size may be the machine's state, not the code: repeat both runs, or compare \
-         runs whose canaries agree",
-        fmt_ns(m.base_ns),
-        fmt_ns(m.other_ns),
-        change_text(m.ratio)
-    ))
 }
 
 /// The comparison as a terminal table, as wide as standard output's terminal (or
@@ -64,9 +93,14 @@ pub fn text(c: &Comparison) -> String {
 /// The comparison as a terminal table no wider than `width`: columns that do not fit
 /// go into a further block, which repeats the benchmark.
 pub fn text_at(c: &Comparison, width: usize) -> String {
-    let mut s = format!("A  {}\nB  {}\n", label_line(&c.base), label_line(&c.other));
-    if let Some(w) = machine_warning(c) {
-        s += &format!("\nwarning: {w}\n");
+    let mut s = format!(
+        "A  {}\nB  {}\n",
+        side_line(&c.base_runs, &c.base),
+        side_line(&c.other_runs, &c.other)
+    );
+    for w in &c.warnings {
+        s.push('\n');
+        s += &crate::draw::text::wrap(&format!("warning: {w}"), width, 0, 2);
     }
     let diffs = differences(c);
     if !diffs.is_empty() {
@@ -76,61 +110,60 @@ pub fn text_at(c: &Comparison, width: usize) -> String {
             s += &format!("  {d}\n");
         }
     }
-    // Where the machine ran at another speed while a row was measured (its own
-    // canaries apart by more than the threshold, the run-level warning's rule), each
-    // system-call row's change at equal speed stands beside its verdict.
-    let speed = shows_speed(c);
-    let mut head = vec![
+    let head = [
         "benchmark",
         "A",
         "B",
-        "B/A",
         "change",
-        "95% CI of B/A",
+        "95% CI B/A",
         "verdict",
+        "runs",
+        "sees",
+        "K",
     ];
-    if speed {
-        head.push("at equal speed");
-    }
     let mut rows: Vec<Vec<String>> = vec![head.iter().map(|c| c.to_string()).collect()];
     for r in &c.rows {
-        let mut row = vec![
+        rows.push(vec![
             super::key_of(&r.name, &r.params),
             fmt_ns(r.base_ns),
             fmt_ns(r.other_ns),
-            ratio_text(r.ratio),
             change_text(r.ratio),
-            format!("{} – {}", ratio_text(r.ci_low), ratio_text(r.ci_high)),
+            interval_text(r),
             r.verdict.word().to_string(),
-        ];
-        if speed {
-            row.push(r.at_equal_speed.map_or("–".into(), change_text));
-        }
-        rows.push(row);
+            format!("{}+{}", r.runs.0, r.runs.1),
+            sees_text(r),
+            asked_text(r),
+        ]);
     }
     s.push('\n');
-    let right = [false, true, true, true, true, true, false, true];
-    s += &crate::draw::text::grid(&rows, &right[..head.len()], 1, 0, width);
-    if speed {
-        s +=
-            "\nat equal speed: each system-call row's change over its own canary's (the \
-              machine's speed while it was measured, B over A); not a verdict, and \
-              not given for other kinds of work, which the canary does not follow\n";
-    }
-    s += &footer(c);
+    let right = [false, true, true, true, true, false, true, true, true];
+    s += &crate::draw::text::grid(&rows, &right, 1, 0, width);
+    s += &crate::draw::text::wrap_lines(&footer(c), width);
     for d in &c.explains {
         s += &crate::explain::diff::text(d, 15);
     }
     s
 }
 
+/// What the verdicts mean, after the counts.
 fn footer(c: &Comparison) -> String {
-    let (faster, slower, same) = c.tally();
+    let t = c.tally();
+    let pct = c.threshold * 100.0;
     let mut s = format!(
-        "\n{} compared: {slower} slower, {faster} faster, {same} no change (threshold ±{}%: \
-         a change counts when its 95% interval excludes 1 and it exceeds the threshold)\n",
+        "\n{} compared: {} slower, {} faster, {} no change, {} cannot tell (threshold \
+         ±{pct}%)\n",
         c.rows.len(),
-        c.threshold * 100.0
+        t.slower,
+        t.faster,
+        t.same,
+        t.unsure
+    );
+    s += &format!(
+        "slower/faster: the 95% interval excludes 1 and the change passes ±{pct}%; no \
+         change: the whole interval lies within ±{pct}%; cannot tell: it reaches past \
+         ±{pct}%. runs: A's+B's. sees: the smallest slowdown these runs call slower 4 \
+         times in 5; K: the runs a side that would see {:.1}%\n",
+        crate::method::ASK_FOR_CHANGE * pct
     );
     if !c.only_in_base.is_empty() {
         s += &format!("only in A: {}\n", c.only_in_base.join(", "));
@@ -162,30 +195,16 @@ fn footer(c: &Comparison) -> String {
     s
 }
 
-/// Whether the comparison shows each row's change at equal machine speed: some row's
-/// own canaries differ by more than the threshold (the run-level warning's rule).
-fn shows_speed(c: &Comparison) -> bool {
-    c.rows
-        .iter()
-        .any(|r| r.speed.is_some_and(|v| (v - 1.0).abs() > c.threshold))
-}
-
-/// What the "at equal speed" column is.
-const SPEED_NOTE: &str = "at equal speed: each system-call row's change over its own \
-                          canary's (the machine's speed while it was measured, B over \
-                          A); not a verdict, and not given for other kinds of work, \
-                          which the canary does not follow";
-
 /// The comparison as GitHub-flavoured Markdown.
 pub fn markdown(c: &Comparison) -> String {
     let esc = |s: &str| s.replace('|', "\\|");
     let mut s = format!(
         "**A** {}  \n**B** {}\n\n",
-        esc(&label_line(&c.base)),
-        esc(&label_line(&c.other))
+        esc(&side_line(&c.base_runs, &c.base)),
+        esc(&side_line(&c.other_runs, &c.other))
     );
-    if let Some(w) = machine_warning(c) {
-        s += &format!("> **Warning:** {}\n\n", esc(&w));
+    for w in &c.warnings {
+        s += &format!("> **Warning:** {}\n\n", esc(w));
     }
     let diffs = differences(c);
     if !diffs.is_empty() {
@@ -193,34 +212,29 @@ pub fn markdown(c: &Comparison) -> String {
         s += &esc(&diffs.join("; "));
         s += "\n\n";
     }
-    let speed = shows_speed(c);
-    s += "| benchmark | A | B | B/A | change | 95% CI of B/A | verdict |";
-    s += if speed { " at equal speed |\n" } else { "\n" };
-    s += "|---|--:|--:|--:|--:|--:|:-:|";
-    s += if speed { "--:|\n" } else { "\n" };
+    s += "| benchmark | A | B | B/A | change | 95% CI of B/A | verdict | runs | sees | K |\n";
+    s += "|---|--:|--:|--:|--:|--:|:-:|--:|--:|--:|\n";
     for r in &c.rows {
         let verdict = match r.verdict {
             Verdict::Slower => "**slower**",
             Verdict::Faster => "**faster**",
             Verdict::NoChange => "no change",
+            Verdict::CannotTell => "*cannot tell*",
         };
         s += &format!(
-            "| {} | {} | {} | {} | {} | {} – {} | {verdict} |",
+            "| {} | {} | {} | {} | {} | {} – {} | {verdict} | {}+{} | {} | {} |\n",
             esc(&super::key_of(&r.name, &r.params)),
             fmt_ns(r.base_ns),
             fmt_ns(r.other_ns),
             ratio_text(r.ratio),
             change_text(r.ratio),
             ratio_text(r.ci_low),
-            ratio_text(r.ci_high)
+            ratio_text(r.ci_high),
+            r.runs.0,
+            r.runs.1,
+            sees_text(r),
+            asked_text(r)
         );
-        if speed {
-            s += &format!(" {} |", r.at_equal_speed.map_or("–".into(), change_text));
-        }
-        s.push('\n');
-    }
-    if speed {
-        s += &format!("\n{SPEED_NOTE}\n");
     }
     s += &footer(c).replace('\n', "  \n");
     s

@@ -358,13 +358,17 @@ fn comparisons_section(out: &mut String, comparisons: &[Comparison]) {
             );
         }
         for c in comparisons {
-            let (f, s, n) = c.tally();
+            let n = c.tally();
             let _ = write!(
                 o,
-                "<h3>{} against {} (base)</h3>\n<p>{f} faster, {s} slower, {n} no change \
-                 at a noise threshold of ±{:.0}%.</p>\n",
+                "<h3>{} against {} (base)</h3>\n<p>{} faster, {} slower, {} no change, {} \
+                 cannot tell at a noise threshold of ±{:.0}%.</p>\n",
                 escape(&run_name(&c.other)),
                 escape(&run_name(&c.base)),
+                n.faster,
+                n.slower,
+                n.same,
+                n.unsure,
                 c.threshold * 100.0
             );
             if !c.host_differences.is_empty() {
@@ -391,6 +395,7 @@ fn comparisons_section(out: &mut String, comparisons: &[Comparison]) {
                     crate::compare::Verdict::Slower => "slower",
                     crate::compare::Verdict::Faster => "faster",
                     crate::compare::Verdict::NoChange => "",
+                    crate::compare::Verdict::CannotTell => "unsure",
                 };
                 let params: Vec<String> =
                     r.params.iter().map(|(k, v)| format!("{k}={v}")).collect();

@@ -125,7 +125,12 @@
 //!                   "fit": null | { "lambda", "sigma", "kappa", "sigma_se": null | x,
 //!                                   "kappa_se": null | x, "r2", "points",
 //!                                   "peak_n": null | n },
-//!                   "no_fit": null | "why" } ]
+//!                   "no_fit": null | "why" } ],
+//!   "labels"?: ["kernel=6.12", "base"],   // the user's labels (`run --label`), sorted;
+//!                // runs with other labels never share a spread between runs
+//!   "apart"?: { "rows", "moved", "median_change", "past_runs" }
+//!                // the run lay far from its earlier runs, many rows moving together
+//!                // beyond their spread: kept out of the history's spread between runs
 //! }
 //! ```
 //!

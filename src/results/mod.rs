@@ -56,6 +56,34 @@ pub struct Run {
     /// fit (absent when nothing ran as copies).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub scaling: Vec<ScalingTable>,
+    /// The labels the user gave the run (`syscost run --label kernel=6.12`), sorted:
+    /// what sets it apart from runs of the same machine that its host facts cannot
+    /// tell (a patch, a tracer, a policy). Runs with other labels are never repetitions
+    /// of it. Absent when none was given.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub labels: Vec<String>,
+    /// Set when the run's figures lay far outside those of its earlier runs under the
+    /// same conditions, many rows moving together: the run is kept apart from the
+    /// history's spread between runs (later runs never pool it). Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub apart: Option<Apart>,
+}
+
+/// How a run's figures lay against its earlier runs under the same conditions, when
+/// many rows moved together beyond their spread ([`Run::apart`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Apart {
+    /// Rows with at least two earlier runs to set them beside.
+    pub rows: usize,
+    /// Of those, the rows whose figure lay beyond their runs' spread in the direction
+    /// most of them moved.
+    pub moved: usize,
+    /// The median over those rows of this figure over the earlier runs' mean, minus 1
+    /// (0.3: 30% slower than before).
+    pub median_change: f64,
+    /// The earlier runs it was set beside, at most.
+    pub past_runs: usize,
 }
 
 /// One benchmark's copies points (`copies=1,2,...` with its other parameters fixed):
@@ -118,6 +146,8 @@ impl Run {
             sweeps: Vec::new(),
             rings: Vec::new(),
             scaling: Vec::new(),
+            labels: Vec::new(),
+            apart: None,
         }
     }
 
@@ -139,6 +169,8 @@ impl Run {
             sweeps: self.sweeps.clone(),
             rings: self.rings.clone(),
             scaling: self.scaling.clone(),
+            labels: self.labels.clone(),
+            apart: self.apart.clone(),
         }
     }
 }

@@ -111,6 +111,8 @@ pub(crate) fn run_with_medians(results: &[(&str, f64)]) -> Run {
         sweeps: vec![],
         rings: vec![],
         scaling: vec![],
+        labels: vec![],
+        apart: None,
     }
 }
 

@@ -270,7 +270,7 @@ fn sorted_finite(xs: &[f64]) -> Option<Vec<f64>> {
 
 /// The sample standard deviation (divisor `n - 1`; 0 for fewer than two values), in
 /// two passes: stable even when the mean is large against the spread.
-fn sample_sd(xs: &[f64]) -> f64 {
+pub fn sample_sd(xs: &[f64]) -> f64 {
     let n = xs.len();
     if n < 2 {
         return 0.0;

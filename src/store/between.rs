@@ -123,3 +123,87 @@ fn from_runs(m: &mut crate::results::Measured, s: f64, k: usize) {
         m.stop_reason = m.verdict_text();
     }
 }
+
+impl History {
+    /// Whether `run` lies far from its earlier runs under the same conditions, many of
+    /// its rows moving together beyond their spread ([`crate::results::Apart`]): at
+    /// least [`method::APART_MIN_ROWS`] rows with two earlier runs or more, of which
+    /// [`method::APART_SHARE`] lie beyond [`method::APART_Z`] times their spread the
+    /// same way, with a median change past [`method::APART_MIN_CHANGE`]. Such a run is
+    /// set apart (`run.apart`): it keeps its own intervals, and no later run pools it,
+    /// as a change the host facts cannot see (a tracer, a policy, a sysctl) would
+    /// otherwise widen every later run. Returns what it set.
+    pub fn keep_apart(
+        &self,
+        run: &mut Run,
+    ) -> anyhow::Result<Option<crate::results::Apart>> {
+        let cond = conditions(run);
+        let mut zs: Vec<(f64, f64)> = Vec::new(); // (z, log change)
+        let mut past_runs = 0;
+        for r in &run.results {
+            let Some(m) = r
+                .measured
+                .as_ref()
+                .filter(|m| r.status == crate::results::Status::Ok && m.median_ns > 0.0)
+            else {
+                continue;
+            };
+            let past =
+                self.past_figures(&crate::compare::key(r), &cond, method::PAST_RUNS)?;
+            let logs: Vec<f64> = past
+                .iter()
+                .map(|p| p.median_ns)
+                .filter(|x| x.is_finite() && *x > 0.0)
+                .map(f64::ln)
+                .collect();
+            if logs.len() < 2 {
+                continue;
+            }
+            past_runs = past_runs.max(logs.len());
+            zs.push(moved_by(m, &logs));
+        }
+        let apart = judge_apart(&zs, past_runs);
+        run.apart = apart.clone();
+        Ok(apart)
+    }
+}
+
+/// How far a row's figure lies from the mean of its earlier runs' log figures `logs`:
+/// `(z, log change)`, z in units of their spread ([`method::APART_Z`]).
+fn moved_by(m: &crate::results::Measured, logs: &[f64]) -> (f64, f64) {
+    let n = logs.len() as f64;
+    let mean = logs.iter().sum::<f64>() / n;
+    let between = crate::stats::sample_sd(logs);
+    // This run's own noise: its rounds' interval, taken as a rerun's 95% interval.
+    let (lo, hi) = m.own_interval();
+    let own = ((hi - lo) / 2.0 / m.median_ns).max(0.0)
+        / (crate::stats::rounds::Z975 * method::RERUN);
+    let sd = (between * between + own * own)
+        .sqrt()
+        .max(method::MAD_FLOOR);
+    let change = m.median_ns.ln() - mean;
+    (change / (sd * (1.0 + 1.0 / n).sqrt()), change)
+}
+
+/// The verdict of [`History::keep_apart`] over rows' `(z, log change)`.
+pub(super) fn judge_apart(
+    zs: &[(f64, f64)],
+    past_runs: usize,
+) -> Option<crate::results::Apart> {
+    if zs.len() < method::APART_MIN_ROWS {
+        return None;
+    }
+    let changes: Vec<f64> = zs.iter().map(|z| z.1).collect();
+    let median = crate::stats::median(&changes)?;
+    let sign = median.signum();
+    let moved = zs.iter().filter(|z| z.0 * sign > method::APART_Z).count();
+    let far = (median.exp() - 1.0).abs() > method::APART_MIN_CHANGE;
+    (far && moved as f64 >= method::APART_SHARE * zs.len() as f64).then(|| {
+        crate::results::Apart {
+            rows: zs.len(),
+            moved,
+            median_change: median.exp() - 1.0,
+            past_runs,
+        }
+    })
+}

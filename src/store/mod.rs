@@ -41,10 +41,10 @@ use std::cell::RefCell;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
-pub use refs::{resolve, RunRef};
+pub use refs::{resolve, resolve_side, RunRef};
 
 /// The database schema this build reads and writes.
-pub const DB_SCHEMA: i32 = 2;
+pub const DB_SCHEMA: i32 = 3;
 
 /// The statements that bring an SQLite history from schema `i` to `i + 1`, in order.
 const MIGRATIONS_SQLITE: &[&str] = &[
@@ -87,6 +87,9 @@ const MIGRATIONS_SQLITE: &[&str] = &[
     // (NULL where the floor did not widen it, and in runs saved before).
     "ALTER TABLE results ADD COLUMN own_ci_low_ns REAL;
      ALTER TABLE results ADD COLUMN own_ci_high_ns REAL;",
+    // 2 → 3: the user's labels of each run (`run --label`), as `labels_text` writes
+    // them ('' for none and in runs saved before).
+    "ALTER TABLE runs ADD COLUMN labels TEXT NOT NULL DEFAULT '';",
 ];
 
 /// The statements that bring a PostgreSQL history from schema `i` to `i + 1`: the same
@@ -133,6 +136,8 @@ const MIGRATIONS_POSTGRES: &[&str] = &[
     // 1 → 2: as in SQLite.
     "ALTER TABLE results ADD COLUMN own_ci_low_ns DOUBLE PRECISION;
      ALTER TABLE results ADD COLUMN own_ci_high_ns DOUBLE PRECISION;",
+    // 2 → 3: as in SQLite.
+    "ALTER TABLE runs ADD COLUMN labels TEXT NOT NULL DEFAULT '';",
 ];
 
 /// A saved document as stored: its encoding, its body, and its samples when asked for.
@@ -153,6 +158,7 @@ struct NewRun<'a> {
     n_failed: i64,
     doc_schema: i64,
     conditions: String,
+    labels: String,
 }
 
 /// A row of table `results` that a save writes.
@@ -281,6 +287,8 @@ pub struct Entry {
     pub skipped: i64,
     /// Results failed.
     pub failed: i64,
+    /// The user's labels, as [`labels_text`] writes them ("" for none).
+    pub labels: String,
 }
 
 /// A benchmark's figure in one earlier run.
@@ -463,6 +471,7 @@ impl History {
             n_failed: count(Status::Failed),
             doc_schema: i64::from(run.schema_version),
             conditions: conditions(run),
+            labels: labels_text(&run.labels),
         };
         let results: Vec<NewResult> = run
             .results
@@ -746,14 +755,34 @@ pub fn conditions(run: &Run) -> String {
         Some(w) => format!(" workers={w}"),
         None => String::new(),
     };
+    // The user's labels: runs under other labels are other conditions, whatever the
+    // host facts say. Unlabelled runs keep the key they always had.
+    let labels = match run.labels.is_empty() {
+        true => String::new(),
+        false => format!(" labels={}", labels_text(&run.labels)),
+    };
+    // A run kept apart from its history is a condition of its own: no later run pools it.
+    let apart = match &run.apart {
+        Some(_) => format!(" apart={}", run.started_unix_s),
+        None => String::new(),
+    };
     format!(
-        "{:016x} profile={} load={} cpu={} batch={}{cull}{workers}",
+        "{:016x} profile={} load={} cpu={} batch={}{cull}{workers}{labels}{apart}",
         fnv1a(facts.join("\n").as_bytes()),
         hs.profile,
         hs.load,
         hs.cpu.map_or("-".to_string(), |c| c.to_string()),
         hs.batch.map_or("-".to_string(), |b| b.to_string()),
     )
+}
+
+/// A run's labels as one text, as `history` shows them and the history keeps them:
+/// sorted, separated by commas.
+pub fn labels_text(labels: &[String]) -> String {
+    let mut v = labels.to_vec();
+    v.sort();
+    v.dedup();
+    v.join(",")
 }
 
 /// FNV-1a, 64 bits: a hash that is the same in every build (unlike std's).

@@ -200,6 +200,7 @@ fn entry(r: &Row) -> Entry {
         ok: r.get(8),
         skipped: r.get(9),
         failed: r.get(10),
+        labels: r.get(11),
     }
 }
 
@@ -216,8 +217,8 @@ impl Backend for Postgres {
             .query_one(
                 "INSERT INTO runs (started_unix_s, saved_unix_s, origin, hostname, kernel,
                                    command, profile, complete, n_ok, n_skipped, n_failed,
-                                   doc_schema, conditions)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+                                   doc_schema, conditions, labels)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
                  RETURNING id",
                 &[
                     &run.started_unix_s,
@@ -233,6 +234,7 @@ impl Backend for Postgres {
                     &run.n_failed,
                     &run.doc_schema,
                     &run.conditions,
+                    &run.labels,
                 ],
             )?
             .get(0);
@@ -275,7 +277,7 @@ impl Backend for Postgres {
         let limit = limit.map(|l| l as i64);
         let rows = self.client.query(
             "SELECT id, started_unix_s, origin, hostname, kernel, command, profile, complete,
-                    n_ok, n_skipped, n_failed
+                    n_ok, n_skipped, n_failed, labels
              FROM runs WHERE ($2::text IS NULL OR hostname = $2)
              ORDER BY id DESC LIMIT $1",
             &[&limit, &host],

@@ -157,3 +157,122 @@ fn nth_run(
     })?;
     Ok((Some(id), h.load_with(id, with_samples)?))
 }
+
+/// Resolves one side of a comparison to its runs, oldest first: `label:NAME[,NAME…]`
+/// (every complete run in the history that carries all those labels), a range of
+/// history runs `FROM..TO` (ids or `last~N`, both ends included), a list `R1,R2,…` of
+/// references, or one reference.
+pub fn resolve_side(
+    spec: &str,
+    db: Option<&Path>,
+    with_samples: bool,
+) -> anyhow::Result<Vec<(RunLabel, Run)>> {
+    let t = spec.trim();
+    // A file's name may hold '..' or ','.
+    if Path::new(t).exists() {
+        return resolve(&[spec.to_string()], db, with_samples);
+    }
+    if let Some(wanted) = t.strip_prefix("label:") {
+        return labelled(spec, wanted, db, with_samples);
+    }
+    if let Some((from, to)) = t.split_once("..") {
+        let mut lazy = Lazy { db, open: None };
+        let h = lazy.get()?;
+        let (x, y) = (range_end(h, spec, from)?, range_end(h, spec, to)?);
+        let (lo, hi) = (x.min(y), x.max(y));
+        let mut ids: Vec<i64> = h
+            .list(None, None)?
+            .into_iter()
+            .map(|e| e.id)
+            .filter(|id| (lo..=hi).contains(id))
+            .collect();
+        ids.sort_unstable();
+        return ids
+            .into_iter()
+            .map(|id| {
+                let run = h.load_with(id, with_samples)?;
+                Ok((RunLabel::of(&format!("#{id}"), Some(id), &run), run))
+            })
+            .collect();
+    }
+    if t.contains(',') {
+        let refs: Vec<String> = t.split(',').map(|r| r.trim().to_string()).collect();
+        let mut runs = resolve(&refs, db, with_samples)?;
+        runs.sort_by(|a, b| {
+            (a.0.started_unix_s.total_cmp(&b.0.started_unix_s)).then(a.0.id.cmp(&b.0.id))
+        });
+        return Ok(runs);
+    }
+    resolve(&[spec.to_string()], db, with_samples)
+}
+
+/// The history id an end of a range `FROM..TO` names.
+fn range_end(h: &History, spec: &str, end: &str) -> anyhow::Result<i64> {
+    let bad = || {
+        UsageError::new(format!(
+            "run range '{spec}': each end is a history id or last~N, e.g. last~5..last~3"
+        ))
+    };
+    let id = match end.trim().parse::<RunRef>().map_err(|_| bad())? {
+        RunRef::Id(id) => Some(id),
+        RunRef::Latest(back) => h.nth_latest(back, None)?,
+        RunRef::HostLatest(host, back) => h.nth_latest(back, Some(&host))?,
+        RunRef::File(_) => return Err(bad().into()),
+    };
+    id.ok_or_else(|| {
+        UsageError::new(format!(
+            "run range '{spec}': '{end}' names no run in the history at {}",
+            h.place()
+        ))
+        .into()
+    })
+}
+
+/// Every complete run carrying all of `wanted`'s labels (comma-separated), oldest first.
+fn labelled(
+    spec: &str,
+    wanted: &str,
+    db: Option<&Path>,
+    with_samples: bool,
+) -> anyhow::Result<Vec<(RunLabel, Run)>> {
+    let wanted: Vec<&str> = wanted.split(',').map(str::trim).collect();
+    if wanted.iter().any(|w| w.is_empty()) {
+        return Err(UsageError::new(format!(
+            "'{spec}': write label:NAME or label:KEY=VALUE, as given to run --label"
+        ))
+        .into());
+    }
+    let mut lazy = Lazy { db, open: None };
+    let h = lazy.get()?;
+    let entries = h.list(None, None)?;
+    let carries = |e: &super::Entry| {
+        let have: Vec<&str> = e.labels.split(',').collect();
+        wanted.iter().all(|w| have.contains(w))
+    };
+    let mut ids: Vec<i64> = entries
+        .iter()
+        .filter(|e| e.complete && carries(e))
+        .map(|e| e.id)
+        .collect();
+    if ids.is_empty() {
+        let broken = entries.iter().filter(|e| !e.complete && carries(e)).count();
+        return Err(UsageError::new(format!(
+            "'{spec}': no complete run in the history at {} carries {}{}; `syscost \
+             history` shows each run's labels",
+            h.place(),
+            wanted.join(" and "),
+            match broken {
+                0 => String::new(),
+                n => format!(" ({n} interrupted ones do)"),
+            }
+        ))
+        .into());
+    }
+    ids.sort_unstable();
+    ids.into_iter()
+        .map(|id| {
+            let run = h.load_with(id, with_samples)?;
+            Ok((RunLabel::of(&format!("#{id}"), Some(id), &run), run))
+        })
+        .collect()
+}

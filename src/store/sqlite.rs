@@ -128,6 +128,7 @@ fn entry(r: &rusqlite::Row<'_>) -> rusqlite::Result<Entry> {
         ok: r.get(8)?,
         skipped: r.get(9)?,
         failed: r.get(10)?,
+        labels: r.get(11)?,
     })
 }
 
@@ -145,8 +146,8 @@ impl Backend for Sqlite {
         tx.execute(
             "INSERT INTO runs (started_unix_s, saved_unix_s, origin, hostname, kernel, command,
                                profile, complete, n_ok, n_skipped, n_failed, doc_schema,
-                               conditions)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                               conditions, labels)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
             params![
                 run.started_unix_s,
                 run.saved_unix_s,
@@ -161,6 +162,7 @@ impl Backend for Sqlite {
                 run.n_failed,
                 run.doc_schema,
                 run.conditions,
+                run.labels,
             ],
         )?;
         let id = tx.last_insert_rowid();
@@ -201,7 +203,7 @@ impl Backend for Sqlite {
     ) -> anyhow::Result<Vec<Entry>> {
         let mut q = self.conn.prepare(
             "SELECT id, started_unix_s, origin, hostname, kernel, command, profile, complete,
-                    n_ok, n_skipped, n_failed
+                    n_ok, n_skipped, n_failed, labels
              FROM runs WHERE (?2 IS NULL OR hostname = ?2) ORDER BY id DESC LIMIT ?1",
         )?;
         let limit = limit.map(|l| l as i64).unwrap_or(-1);

@@ -48,6 +48,8 @@ const STORE_TESTS: &[(&str, StoreTest)] = &[
         "movement",
         the_machines_movement_between_runs_is_read_from_their_probes,
     ),
+    ("labels", runs_of_other_labels_never_share_a_spread),
+    ("apart", a_run_far_from_its_history_is_kept_apart),
 ];
 
 /// The store tests on SQLite, each in a file of its own in a directory that opening
@@ -654,4 +656,119 @@ fn entries_round_trip_and_leave_a_rows_key_alone() {
         .unwrap();
     let ids: Vec<_> = past.iter().map(|p| p.run_id).collect();
     assert!(ids.contains(&a) && ids.contains(&b), "{ids:?}");
+}
+
+/// A run of three rows at `scale` times 80 ns, 1 µs and 50 µs, with `labels`.
+fn three_rows(scale: f64, labels: &[&str]) -> Run {
+    let mut run = run_with_medians(&[
+        ("syscall.getppid", 80.0 * scale),
+        ("ctx.pingpong", 1000.0 * scale),
+        ("proc.fork", 50_000.0 * scale),
+    ]);
+    run.labels = labels.iter().map(|l| l.to_string()).collect();
+    run
+}
+
+fn runs_of_other_labels_never_share_a_spread(open: Opener<'_>) {
+    let mut h = open();
+    // Side a at 1.00 ± 1%, side b (a change the host facts cannot see) 40% slower.
+    for (scale, label) in [
+        (1.0, "a"),
+        (1.4, "b"),
+        (1.01, "a"),
+        (1.41, "b"),
+        (0.99, "a"),
+    ] {
+        h.save(&three_rows(scale, &[label]), Origin::Run).unwrap();
+    }
+    let mut now = three_rows(1.0, &["a"]);
+    assert_eq!(h.set_from_past_runs(&mut now).unwrap(), 3);
+    for r in &now.results {
+        let m = r.measured.as_ref().unwrap();
+        assert_eq!(m.between_runs.as_ref().unwrap().runs, 3, "{m:?}");
+        // Only side a's spread: about 1%, never the 40% between the sides.
+        assert!(m.relative_ci() < 0.05, "{} {}", r.name, m.relative_ci());
+    }
+    // An unlabelled run has no earlier runs under its conditions here.
+    assert_eq!(h.set_from_past_runs(&mut three_rows(1.0, &[])).unwrap(), 0);
+    // The history lists each run's labels.
+    let list = h.list(None, None).unwrap();
+    assert_eq!(list[0].labels, "a");
+    assert_eq!(list[1].labels, "b");
+    let mut two = three_rows(1.0, &["tracer=on", "kernel=6.12"]);
+    two.labels.sort();
+    h.save(&two, Origin::Run).unwrap();
+    assert_eq!(
+        h.list(Some(1), None).unwrap()[0].labels,
+        "kernel=6.12,tracer=on"
+    );
+    assert!(conditions(&two).contains("labels=kernel=6.12,tracer=on"));
+}
+
+fn a_run_far_from_its_history_is_kept_apart(open: Opener<'_>) {
+    let mut h = open();
+    for scale in [1.0, 1.01, 0.99] {
+        h.save(&three_rows(scale, &[]), Origin::Run).unwrap();
+    }
+    // A run within the spread is not apart.
+    let mut same = three_rows(1.005, &[]);
+    assert_eq!(h.keep_apart(&mut same).unwrap(), None);
+    assert!(same.apart.is_none());
+    // Every row 30% slower: a change the history cannot see.
+    let mut moved = three_rows(1.3, &[]);
+    let a = h.keep_apart(&mut moved).unwrap().expect("kept apart");
+    assert_eq!((a.rows, a.moved, a.past_runs), (3, 3, 3));
+    assert!((a.median_change - 0.3).abs() < 1e-3, "{a:?}");
+    assert!(conditions(&moved).contains(" apart="));
+    h.save(&moved, Origin::Run).unwrap();
+    // Later runs never pool it: three runs, not four, and a narrow interval.
+    let mut later = three_rows(1.0, &[]);
+    assert_eq!(h.set_from_past_runs(&mut later).unwrap(), 3);
+    let m = later.results[0].measured.as_ref().unwrap();
+    assert_eq!(m.between_runs.as_ref().unwrap().runs, 3);
+    assert!(m.relative_ci() < 0.05, "{m:?}");
+    // One row moving alone is not "many rows together".
+    let mut one = three_rows(1.0, &[]);
+    one.results[0].measured.as_mut().unwrap().median_ns *= 1.5;
+    assert_eq!(h.keep_apart(&mut one).unwrap(), None);
+}
+
+#[test]
+fn a_side_is_a_label_a_range_or_a_list_of_runs() {
+    let dir = temp();
+    let path = dir.path().join("history.db");
+    let mut h = History::open(&path, true).unwrap();
+    for (scale, label) in [(1.0, "a"), (1.4, "b"), (1.01, "a"), (1.41, "b")] {
+        h.save(&three_rows(scale, &[label]), Origin::Run).unwrap();
+    }
+    let mut broken = three_rows(1.0, &["a"]);
+    broken.complete = false;
+    h.save(&broken, Origin::Run).unwrap();
+    let ids = |spec: &str| -> Vec<i64> {
+        resolve_side(spec, Some(&path), false)
+            .unwrap()
+            .iter()
+            .map(|(l, _)| l.id.unwrap())
+            .collect()
+    };
+    // Every complete run carrying the label, oldest first; the interrupted one left out.
+    assert_eq!(ids("label:a"), [1, 3]);
+    assert_eq!(ids("label:b"), [2, 4]);
+    assert_eq!(ids("last~4..last~2"), [1, 2, 3]);
+    assert_eq!(ids("3..1"), [1, 2, 3]);
+    assert_eq!(ids("4,2"), [2, 4]);
+    assert_eq!(ids("last"), [5]);
+    let err =
+        |spec: &str| format!("{:#}", resolve_side(spec, Some(&path), false).unwrap_err());
+    let e = err("label:c");
+    assert!(
+        e.contains("no complete run") && e.contains("carries c"),
+        "{e}"
+    );
+    let e = err("label:");
+    assert!(e.contains("label:NAME"), "{e}");
+    let e = err("last..nope");
+    assert!(e.contains("each end is a history id or last~N"), "{e}");
+    let e = err("last~9..last");
+    assert!(e.contains("names no run"), "{e}");
 }

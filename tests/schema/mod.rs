@@ -78,6 +78,22 @@ pub struct Run {
     /// Present when something ran as copies.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub scaling: Vec<Scaling>,
+    /// The user's labels, sorted; present when given (`run --label`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub labels: Vec<String>,
+    /// Present when the run was kept apart from its history.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub apart: Option<Apart>,
+}
+
+/// A run kept apart from its history.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Apart {
+    pub rows: u64,
+    pub moved: u64,
+    pub median_change: f64,
+    pub past_runs: u64,
 }
 
 #[derive(Debug, Serialize, Deserialize)]

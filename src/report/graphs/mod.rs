@@ -160,9 +160,13 @@ pub fn forest(c: &Comparison) -> Result<Svg, UsageError> {
         y,
     )
     .size(900.0, height);
-    let (f, s, n) = c.tally();
+    let n = c.tally();
     p.note(&format!(
-        "ratio of medians with its 95% CI; {f} faster, {s} slower, {n} no change (noise threshold ±{:.0}%)",
+        "ratio of medians with its 95% CI; {} faster, {} slower, {} no change, {} cannot tell (noise threshold ±{:.0}%)",
+        n.faster,
+        n.slower,
+        n.same,
+        n.unsure,
         t * 100.0
     ));
     p.band_x(1.0 / (1.0 + t), 1.0 + t, "#bbbbbb", 0.35);
@@ -171,6 +175,7 @@ pub fn forest(c: &Comparison) -> Result<Svg, UsageError> {
         (Verdict::Faster, "#009e73", Mark::Circle),
         (Verdict::Slower, OUTLIER, Mark::Square),
         (Verdict::NoChange, GREY, Mark::Diamond),
+        (Verdict::CannotTell, "#e69f00", Mark::Ring),
     ] {
         let rows: Vec<(usize, &crate::compare::Row)> = c
             .rows

@@ -131,6 +131,8 @@ pub(crate) mod fixture {
             scaling: crate::derived::scaling::tables(&results),
             results,
             machine: Default::default(),
+            labels: Vec::new(),
+            apart: None,
         }
     }
 
