@@ -42,7 +42,6 @@ mod sides;
 
 use crate::method;
 use crate::results::{BenchResult, Run};
-use crate::stats::rounds::t975;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -389,9 +388,13 @@ pub fn compare(a: (&RunLabel, &Run), b: (&RunLabel, &Run), threshold: f64) -> Co
 fn run_figure(r: &BenchResult) -> Option<sides::RunFigure> {
     let e = estimate(r)?;
     let m = r.measured.as_ref()?;
+    // One run's standard error from its rounds alone: the half of its own interval
+    // over the t its rounds' degrees of freedom gave it, as a rerun's (`estimate`).
     let (lo, hi) = m.own_interval();
+    let rounds = m.rounds.iter().filter(|x| x.median_ns.is_some()).count();
+    let df = crate::stats::rounds::degrees_of_freedom(rounds).max(1);
     let own_rel = ((hi - lo) / 2.0 / m.median_ns).max(0.0)
-        / (crate::stats::rounds::Z975 * method::RERUN);
+        / (crate::stats::rounds::t975(df) * method::RERUN);
     Some(sides::RunFigure {
         mean: e.mean,
         se: e.se,

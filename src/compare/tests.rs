@@ -286,3 +286,155 @@ fn a_system_call_row_s_canary_is_a_reading_that_never_adjusts_its_change() {
     let c = compare((&label("a", &a), &a), (&label("b", &b), &b), 0.05);
     assert_eq!(c.rows[0].speed, None);
 }
+
+/// A side of runs of `x.y` at each of `medians` (±1% intervals), with `labels`.
+fn side_of(medians: &[f64], labels: &[&str]) -> Vec<(RunLabel, Run)> {
+    medians
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            let mut run = run_with_medians(&[("x.y", *m)]);
+            run.labels = labels.iter().map(|l| l.to_string()).collect();
+            (RunLabel::of(&format!("#{i}"), Some(i as i64), &run), run)
+        })
+        .collect()
+}
+
+fn sides(a: &[(RunLabel, Run)], b: &[(RunLabel, Run)], threshold: f64) -> Comparison {
+    let ra: Vec<(&RunLabel, &Run)> = a.iter().map(|(l, r)| (l, r)).collect();
+    let rb: Vec<(&RunLabel, &Run)> = b.iter().map(|(l, r)| (l, r)).collect();
+    compare_sides(&ra, &rb, threshold)
+}
+
+#[test]
+fn the_verdict_has_four_answers() {
+    // Past the threshold with the interval above 1.
+    assert_eq!(verdict(1.2, 1.1, 1.3, 0.05), Verdict::Slower);
+    assert_eq!(verdict(0.8, 0.7, 0.9, 0.05), Verdict::Faster);
+    // The whole interval within ±5%, even when it excludes 1.
+    assert_eq!(verdict(1.02, 1.01, 1.03, 0.05), Verdict::NoChange);
+    assert_eq!(verdict(1.0, 0.96, 1.04, 0.05), Verdict::NoChange);
+    // Reaching past the threshold on one side: these runs cannot tell.
+    assert_eq!(verdict(1.04, 0.99, 1.09, 0.05), Verdict::CannotTell);
+    assert_eq!(verdict(1.3, 0.9, 1.8, 0.05), Verdict::CannotTell);
+    // Significant but not past the threshold, and reaching past it.
+    assert_eq!(verdict(1.04, 1.01, 1.07, 0.05), Verdict::CannotTell);
+}
+
+#[test]
+fn several_runs_a_side_take_their_spread_between_runs() {
+    let a = side_of(&[100.0, 103.0, 97.0], &["base"]);
+    let b = side_of(&[130.0, 126.0, 134.0], &["fix"]);
+    let c = sides(&a, &b, 0.05);
+    let r = &c.rows[0];
+    assert_eq!(r.runs, (3, 3));
+    assert_eq!(r.verdict, Verdict::Slower);
+    // Each side's figure is the geometric mean of its runs.
+    let gm =
+        |xs: &[f64]| (xs.iter().map(|x| x.ln()).sum::<f64>() / xs.len() as f64).exp();
+    assert!((r.base_ns - gm(&[100.0, 103.0, 97.0])).abs() < 1e-9);
+    assert!(
+        (r.ratio - gm(&[130.0, 126.0, 134.0]) / gm(&[100.0, 103.0, 97.0])).abs() < 1e-12
+    );
+    // The interval is from the runs' spread (about 3%), wider than the rounds' ±1%.
+    let sd = |xs: &[f64]| {
+        let logs: Vec<f64> = xs.iter().map(|x| x.ln()).collect();
+        crate::stats::sample_sd(&logs)
+    };
+    let se = ((sd(&[100.0, 103.0, 97.0]).powi(2) + sd(&[130.0, 126.0, 134.0]).powi(2))
+        / 3.0)
+        .sqrt();
+    let df = 4; // Welch for two sides of three runs with about equal spreads
+    let w = (r.ci_high / r.ratio).ln();
+    assert!(
+        (w / se - crate::stats::rounds::t975(df)).abs() < 0.5,
+        "{w} {se}"
+    );
+    assert_eq!(c.base_runs.len(), 3);
+    assert_eq!(c.other_runs.len(), 3);
+    // What the runs can see, and what more runs would.
+    let seen = r.smallest_visible.unwrap();
+    assert!(seen > 0.05 && seen < 0.3, "{seen}");
+    let k = r.runs_asked.unwrap();
+    assert!(k > 3, "{k}");
+    // Labelled sides: no warning about the sides' labels unless the canary moved.
+    assert!(
+        !c.warnings.iter().any(|w| w.contains("mixes")),
+        "{:?}",
+        c.warnings
+    );
+}
+
+#[test]
+fn two_sets_of_the_same_runs_are_no_change_or_cannot_tell() {
+    let a = side_of(&[100.0, 101.0, 99.0, 100.5], &["x"]);
+    let b = side_of(&[100.2, 99.4, 100.8, 99.9], &["y"]);
+    let c = sides(&a, &b, 0.05);
+    assert_eq!(c.rows[0].verdict, Verdict::NoChange, "{:?}", c.rows[0]);
+    // Runs as noisy as the threshold cannot tell.
+    let a = side_of(&[100.0, 108.0, 93.0], &["x"]);
+    let b = side_of(&[102.0, 94.0, 109.0], &["y"]);
+    let c = sides(&a, &b, 0.05);
+    assert_eq!(c.rows[0].verdict, Verdict::CannotTell, "{:?}", c.rows[0]);
+    assert!(c.rows[0].smallest_visible.unwrap() > 0.05);
+}
+
+#[test]
+fn a_side_that_mixes_labels_or_holds_an_interrupted_run_is_said() {
+    let mut a = side_of(&[100.0, 101.0], &["x"]);
+    a[1].0.labels = vec!["z".into()];
+    a[1].0.complete = false;
+    let b = side_of(&[100.0], &["y"]);
+    let c = sides(&a, &b, 0.05);
+    let all = c.warnings.join("\n");
+    assert!(
+        all.contains("side A mixes runs of different labels (x / z)"),
+        "{all}"
+    );
+    assert!(
+        all.contains("side A holds 1 run that did not finish (#1)"),
+        "{all}"
+    );
+    // One run a side says what more runs buy.
+    let c = sides(&a[..1], &b, 0.05);
+    assert!(
+        c.warnings.iter().any(|w| w.contains("one run a side")),
+        "{:?}",
+        c.warnings
+    );
+    let t = render::text_at(&c, 100);
+    assert!(t.lines().all(|l| l.chars().count() <= 100), "{t}");
+    assert!(t.contains("cannot tell") || t.contains("no change"), "{t}");
+}
+
+#[test]
+fn a_canary_moved_by_the_change_is_named_and_never_taken_for_the_machine() {
+    use crate::stats::rounds::State;
+    let state = |median_ns: f64| State {
+        median_ns,
+        share: 1.0,
+        count: 1,
+    };
+    let mut a = side_of(&[100.0, 101.0], &["filter=off"]);
+    let mut b = side_of(&[140.0, 141.0], &["filter=on"]);
+    for (_, r) in &mut a {
+        r.machine.states = vec![state(80.0)];
+    }
+    for (_, r) in &mut b {
+        r.machine.states = vec![state(120.0)];
+    }
+    let c = sides(&a, &b, 0.05);
+    assert_eq!(c.rows[0].verdict, Verdict::Slower);
+    let w = c.warnings.join("\n");
+    assert!(
+        w.contains("+50.0%") && w.contains("is itself a system call"),
+        "{w}"
+    );
+    assert!(
+        w.contains("the sides' labels differ (filter=off in A, filter=on in B)"),
+        "{w}"
+    );
+    // Nothing in the table divides the change by the canary.
+    let t = render::text_at(&c, 100);
+    assert!(t.contains("+39.8%") || t.contains("+40.0%"), "{t}");
+}
