@@ -10,15 +10,15 @@ The change is a seccomp filter every system call of syscost and its workers pays
 (scripts/kcost.py's `wrap N`, its size N in instructions): with no filter the side is
 `off`, with one of N instructions the side is `N`. Each trial makes, into one history,
 runs of `syscall.getppid` and `ctx.pingpong mechanism=pipe placement=same-cpu` in turn
-(off, then each size, K times over), each labelled with its trial and side, then:
+(off, each size, off2; K times over), each labelled with its trial and side, then:
 
 - compares, for each size, the trial's `off` runs with its N runs (`compare
   label:tI,off label:tI,N --format json`), and reads each row's verdict, ratio, smallest
   visible change and the runs a side the tool asks for;
 - measures the true change with kcost.paired_ratio (two C processes, with and without
   the filter, taking turns in quartets a few milliseconds apart), in the same minutes;
-- compares the trial's `off` runs with the previous trial's (A against A: two sets of K
-  unchanged runs).
+- compares the trial's `off` runs with its `off2` runs, a second unchanged side made in
+  the same turns (A against A: two sets of K unchanged runs, interleaved as A and B are).
 
 It prints one line per trial and size, then per size and row: the verdicts counted, the
 median of syscost's ratio over the C loops' ratio (pair by pair), how often the smallest
@@ -66,6 +66,8 @@ def main():
     p.add_argument("--threshold", type=float, default=5.0)
     p.add_argument("--profile", default="standard")
     p.add_argument("--out", help="keep the history and the JSON here")
+    p.add_argument("--no-aa", action="store_true",
+                   help="no second unchanged side (A against A) in the turns")
     args = p.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     work = args.out or tempfile.mkdtemp(prefix="syscost-trials-")
@@ -79,8 +81,10 @@ def main():
     for t in range(1, args.trials + 1):
         t0 = time.time()
         for _ in range(args.k):
-            for n in [0] + sizes:
-                run(args, paths, db, n, [f"t{t}", "off" if n == 0 else str(n)])
+            # A second unchanged side, interleaved as the changed ones are: A against A.
+            again = [] if args.no_aa else [(0, "off2")]
+            for n, side in [(0, "off")] + [(n, str(n)) for n in sizes] + again:
+                run(args, paths, db, n, [f"t{t}", side])
         true = {n: kcost.paired_ratio(paths, n, pairs=2) for n in sizes}
         for n in sizes:
             rows = compare(args, db, f"label:t{t},off", f"label:t{t},{n}")
@@ -93,16 +97,13 @@ def main():
                 f"K={r.get('runs_asked')}"
                 for name, r in rows.items())
             print(f"trial {t:2d} N={n:<5d} {cells}", flush=True)
-        if t > 1:
-            rows = compare(args, db, f"label:t{t - 1},off", f"label:t{t},off")
+        if not args.no_aa:
+            rows = compare(args, db, f"label:t{t},off", f"label:t{t},off2")
             same.extend((t, name, r) for name, r in rows.items())
             print(f"trial {t:2d} A/A     " + "  ".join(
                 f"{name} {r['verdict']} x{r['ratio']:.3f}" for name, r in rows.items()),
                 flush=True)
         print(f"# trial {t} took {time.time() - t0:.0f} s", flush=True)
-    if args.trials > 1:
-        rows = compare(args, db, f"label:t{args.trials},off", "label:t1,off")
-        same.extend((1, name, r) for name, r in rows.items())
     summary(found, same, args)
 
 

@@ -274,7 +274,11 @@ fn apart_text(a: &crate::results::Apart, labels: &[String]) -> String {
         false => format!("labelled {}", crate::store::labels_text(labels)),
     };
     format!(
-        "{} of {} rows lie far outside their earlier runs here under the same conditions          ({labelled}), moving together by {:+.1}% at the median: something changed that          the host facts cannot see (a patch, a tracer, a filter, a sysctl, the machine's          state). This run is kept apart: it does not widen later runs' intervals. If the          change is yours, give such runs a --label so they form a side of their own.",
+        "{} of {} rows lie far outside their earlier runs here under the same conditions \
+         ({labelled}), moving together by {:+.1}% at the median: something changed that \
+         the host facts cannot see (a patch, a tracer, a filter, a sysctl, the machine's \
+         state). This run is kept apart: it does not widen later runs' intervals. If the \
+         change is yours, give such runs a --label so they form a side of their own.",
         a.moved,
         a.rows,
         a.median_change * 100.0
@@ -306,7 +310,8 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     }
     if args.output.is_some() {
         return Err(UsageError::new(format!(
-            "--runs {}: each run is saved in the history; -o would hold only the last              (write one with `syscost history export RUN -o FILE`)",
+            "--runs {}: each run is saved in the history; -o would hold only the last \
+             (write one with `syscost history export RUN -o FILE`)",
             args.runs
         ))
         .into());

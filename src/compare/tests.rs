@@ -1,6 +1,7 @@
 use super::*;
 use crate::method;
 use crate::results::tests::run_with_medians;
+use crate::stats::rounds::t975;
 
 fn label(r: &str, run: &Run) -> RunLabel {
     RunLabel::of(r, None, run)
