@@ -13,7 +13,7 @@ fn change(r: f64) -> String {
 fn side_labels(side: &[(&RunLabel, &Run)]) -> (String, bool) {
     let texts: std::collections::BTreeSet<String> = side
         .iter()
-        .map(|(l, _)| crate::store::labels_text(&l.labels))
+        .map(|(l, _)| crate::results::labels_text(&l.labels))
         .collect();
     let shown = |t: &String| match t.is_empty() {
         true => "no labels".to_string(),

@@ -17,7 +17,7 @@ fn label_line(l: &RunLabel) -> String {
         when(l.started_unix_s)
     );
     if !l.labels.is_empty() {
-        s += &format!(" · [{}]", crate::store::labels_text(&l.labels));
+        s += &format!(" · [{}]", crate::results::labels_text(&l.labels));
     }
     if !l.complete {
         s += " · incomplete";

@@ -776,14 +776,8 @@ pub fn conditions(run: &Run) -> String {
     )
 }
 
-/// A run's labels as one text, as `history` shows them and the history keeps them:
-/// sorted, separated by commas.
-pub fn labels_text(labels: &[String]) -> String {
-    let mut v = labels.to_vec();
-    v.sort();
-    v.dedup();
-    v.join(",")
-}
+/// A run's labels as one text ([`crate::results::labels_text`]).
+pub use crate::results::labels_text;
 
 /// FNV-1a, 64 bits: a hash that is the same in every build (unlike std's).
 fn fnv1a(bytes: &[u8]) -> u64 {
