@@ -543,6 +543,6 @@ mod tests {
         // A line that introduces the next runs on into it.
         let e = Cli::try_parse_from(["syscost", "compare"]).unwrap_err();
         let line = one_line(&e.render().to_string());
-        assert!(line.contains("not provided: <RUN>"), "{line}");
+        assert!(line.contains("not provided: <SIDE>"), "{line}");
     }
 }
