@@ -399,7 +399,7 @@ pub struct CompareArgs {
     /// Changes smaller than PCT percent count as no change.
     #[arg(long, value_name = "PCT", default_value_t = 5.0, value_parser = percent)]
     pub threshold: f64,
-    /// A gate for CI and `git bisect run` (implies --threshold PCT): exit 1 when any
+    /// A gate for CI and git bisect run (implies --threshold PCT): exit 1 when any
     /// benchmark is slower by more than PCT percent with significance, 125 when one
     /// cannot tell or B could not measure one that A did, 128 when the tool fails, 0
     /// otherwise.

@@ -232,8 +232,8 @@ pub struct RunArgs {
     pub no_save: bool,
     /// A label for the run, KEY=VALUE or a word (repeatable): what sets it apart that
     /// the host facts cannot see (e.g. --label kernel=6.12-rc3+fix, --label tracer=on).
-    /// Runs with other labels never share a spread between runs; `compare
-    /// label:VALUE ...` takes every run that carries one.
+    /// Runs with other labels never share a spread between runs; a side written
+    /// label:VALUE in compare takes every run that carries one.
     #[arg(long = "label", value_name = "KEY=VALUE", value_parser = run_label)]
     pub labels: Vec<String>,
     /// Measure the selection K times, each a run of its own in the history (for a
