@@ -112,6 +112,22 @@ fn step_script(dir: &Path, bin: &str, db: &Path) -> PathBuf {
     path
 }
 
+/// `git bisect start BAD GOOD` then `git bisect run STEP` in `repo`: whether the run
+/// ended well, and all it said.
+fn bisect(repo: &Path, bad: &str, good: &str, step: &Path) -> (bool, String) {
+    git(repo, &["bisect", "start", bad, good]);
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(repo)
+        .args(["bisect", "run"])
+        .arg(step)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout).into_owned()
+        + &String::from_utf8_lossy(&out.stderr);
+    (out.status.success(), said)
+}
+
 #[test]
 fn git_bisect_run_finds_the_first_costly_commit_skips_and_aborts_where_the_gate_says() {
     if !have_git() {
@@ -140,8 +156,7 @@ fn git_bisect_run_finds_the_first_costly_commit_skips_and_aborts_where_the_gate_
     // Commits 0-5 cost nothing; 6-8 run under a filter of 4,000 instructions (a
     // getppid here about 3 times as long, measured by a C loop: past the gate's 100%,
     // so that a noisy machine cannot blur a good commit into a bad one or back); 4 is
-    // a kernel without
-    // mseal (ENOSYS, 38), whose benchmark cannot run: the gate says 125.
+    // a kernel without mseal (ENOSYS, 38), whose benchmark cannot run: the gate says 125.
     let plain = format!("{} 0", cost.display());
     let costly = format!("{} 4000", cost.display());
     let lacking = format!("{} 462 38 {plain}", deny.display());
@@ -151,18 +166,9 @@ fn git_bisect_run_finds_the_first_costly_commit_skips_and_aborts_where_the_gate_
     let dir = tmp.path().join("repo");
     let ids = repo(&dir, &wrappers);
     let step = step_script(tmp.path(), bin, &db);
-    git(&dir, &["bisect", "start", &ids[8], &ids[0]]);
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(&dir)
-        .args(["bisect", "run"])
-        .arg(&step)
-        .output()
-        .unwrap();
-    let said = String::from_utf8_lossy(&out.stdout).into_owned()
-        + &String::from_utf8_lossy(&out.stderr);
+    let (ok, said) = bisect(&dir, &ids[8], &ids[0], &step);
     let log = git(&dir, &["bisect", "log"]);
-    assert!(out.status.success(), "{said}\n{log}");
+    assert!(ok, "{said}\n{log}");
     assert!(
         said.contains(&format!("{} is the first bad commit", ids[6])),
         "{said}\n{log}"
@@ -179,17 +185,8 @@ fn git_bisect_run_finds_the_first_costly_commit_skips_and_aborts_where_the_gate_
     let steps = tmp.path().join("broken-steps");
     std::fs::create_dir_all(&steps).unwrap();
     let step = step_script(&steps, bin, &junk);
-    git(&dir, &["bisect", "start", &ids[3], &ids[0]]);
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(&dir)
-        .args(["bisect", "run"])
-        .arg(&step)
-        .output()
-        .unwrap();
-    let said = String::from_utf8_lossy(&out.stdout).into_owned()
-        + &String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "{said}");
+    let (ok, said) = bisect(&dir, &ids[3], &ids[0], &step);
+    assert!(!ok, "{said}");
     assert!(said.contains("128"), "{said}");
     assert!(!said.contains("is the first bad commit"), "{said}");
 }
