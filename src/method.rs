@@ -131,27 +131,6 @@ pub const MAX_PAIR_ROUNDS: usize = 41;
 
 // Comparing runs and sides.
 
-/// How many of its own spread between runs a row's figure must lie from the mean of its
-/// earlier runs under the same conditions to count as moved, for [`APART_SHARE`]: the
-/// spread is the earlier runs' standard deviation of log figures, with this run's own
-/// rounds' in quadrature, and the mean's own uncertainty. Four, not two: with two or
-/// three earlier runs the spread is itself uncertain, and a run is kept apart only when
-/// most of its rows are far outside what the history showed. No measurement has tuned it
-/// yet (docs/method.md, "Comparing runs": what the seccomp trials showed).
-pub const APART_Z: f64 = 4.0;
-
-/// The share of a run's rows with a history that must move together (beyond
-/// [`APART_Z`], the same way) for the run to be kept apart from that history: most of
-/// them, as a change the host facts cannot see (a tracer, a filter, a sysctl) moves.
-pub const APART_SHARE: f64 = 2.0 / 3.0;
-
-/// Rows with a history a run needs before it can be kept apart: fewer are no "many".
-pub const APART_MIN_ROWS: usize = 3;
-
-/// The median change those rows must show, as a fraction: a smaller common move is
-/// within what a comparison's default threshold calls no change.
-pub const APART_MIN_CHANGE: f64 = 0.05;
-
 /// The normal quantile of the power a comparison's "smallest visible change" is given
 /// at: the change these runs call slower four times in five.
 pub const VISIBLE_POWER_Z: f64 = 0.8416;

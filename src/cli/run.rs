@@ -258,8 +258,8 @@ fn beside_the_history(h: &crate::store::History, run: &mut Run) {
             "the history could not be read for the machine's earlier speed: {e:#}"
         ));
     }
-    match h.keep_apart(run) {
-        Ok(Some(a)) => warn(&apart_text(&a, &run.labels)),
+    match h.shift(run) {
+        Ok(Some(a)) => warn(&shift_text(&a, &run.labels)),
         Ok(None) => {}
         Err(e) => warn(&format!(
             "the history could not be read to set this run beside its earlier ones: {e:#}"
@@ -267,17 +267,17 @@ fn beside_the_history(h: &crate::store::History, run: &mut Run) {
     }
 }
 
-/// The warning for a run kept apart from its history.
-fn apart_text(a: &crate::results::Apart, labels: &[String]) -> String {
+/// The warning for a run far from its history.
+fn shift_text(a: &crate::results::Shift, labels: &[String]) -> String {
     let labelled = match labels.is_empty() {
         true => "without labels".to_string(),
-        false => format!("labelled {}", crate::store::labels_text(labels)),
+        false => format!("labelled {}", crate::results::labels_text(labels)),
     };
     format!(
         "{} of {} rows lie far outside their earlier runs here under the same conditions \
          ({labelled}), moving together by {:+.1}% at the median: something changed that \
          the host facts cannot see (a patch, a tracer, a filter, a sysctl, the machine's \
-         state). This run is kept apart: it does not widen later runs' intervals. If the \
+         state). Its rows' spread between runs counts it, as later runs' will. If the \
          change is yours, give such runs a --label so they form a side of their own.",
         a.moved,
         a.rows,

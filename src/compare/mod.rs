@@ -387,14 +387,7 @@ pub fn compare(a: (&RunLabel, &Run), b: (&RunLabel, &Run), threshold: f64) -> Co
 /// A row's figure in one run, for a side ([`sides::RunFigure`]).
 fn run_figure(r: &BenchResult) -> Option<sides::RunFigure> {
     let e = estimate(r)?;
-    let m = r.measured.as_ref()?;
-    // One run's standard error from its rounds alone: the half of its own interval
-    // over the t its rounds' degrees of freedom gave it, as a rerun's (`estimate`).
-    let (lo, hi) = m.own_interval();
-    let rounds = m.rounds.iter().filter(|x| x.median_ns.is_some()).count();
-    let df = crate::stats::rounds::degrees_of_freedom(rounds).max(1);
-    let own_rel = ((hi - lo) / 2.0 / m.median_ns).max(0.0)
-        / (crate::stats::rounds::t975(df) * method::RERUN);
+    let own_rel = r.measured.as_ref()?.own_relative_se();
     Some(sides::RunFigure {
         mean: e.mean,
         se: e.se,

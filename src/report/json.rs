@@ -128,9 +128,9 @@
 //!                   "no_fit": null | "why" } ],
 //!   "labels"?: ["kernel=6.12", "base"],   // the user's labels (`run --label`), sorted;
 //!                // runs with other labels never share a spread between runs
-//!   "apart"?: { "rows", "moved", "median_change", "past_runs" }
+//!   "shift"?: { "rows", "moved", "median_change", "past_runs" }
 //!                // the run lay far from its earlier runs, many rows moving together
-//!                // beyond their spread: kept out of the history's spread between runs
+//!                // beyond their spread: said, so such runs get a label; no interval moves
 //! }
 //! ```
 //!

@@ -64,10 +64,11 @@ pub struct Run {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub labels: Vec<String>,
     /// Set when the run's figures lay far outside those of its earlier runs under the
-    /// same conditions, many rows moving together: the run is kept apart from the
-    /// history's spread between runs (later runs never pool it). Absent otherwise.
+    /// same conditions, many rows moving together (a change the host facts cannot
+    /// see, or the machine's state): reported, so the user can label such runs. It
+    /// changes no interval. Absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub apart: Option<Apart>,
+    pub shift: Option<Shift>,
 }
 
 /// A run's labels as one text, as `history` shows them and the history keeps them:
@@ -80,10 +81,10 @@ pub fn labels_text(labels: &[String]) -> String {
 }
 
 /// How a run's figures lay against its earlier runs under the same conditions, when
-/// many rows moved together beyond their spread ([`Run::apart`]).
+/// many rows moved together beyond their spread ([`Run::shift`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Apart {
+pub struct Shift {
     /// Rows with at least two earlier runs to set them beside.
     pub rows: usize,
     /// Of those, the rows whose figure lay beyond their runs' spread in the direction
@@ -157,7 +158,7 @@ impl Run {
             rings: Vec::new(),
             scaling: Vec::new(),
             labels: Vec::new(),
-            apart: None,
+            shift: None,
         }
     }
 
@@ -180,7 +181,7 @@ impl Run {
             rings: self.rings.clone(),
             scaling: self.scaling.clone(),
             labels: self.labels.clone(),
-            apart: self.apart.clone(),
+            shift: self.shift.clone(),
         }
     }
 }
@@ -568,6 +569,18 @@ impl Measured {
             (_, _, Some(b)) => (b.run_ci_low_ns, b.run_ci_high_ns),
             _ => (self.ci_low_ns, self.ci_high_ns),
         }
+    }
+
+    /// One run's relative standard error from its rounds alone: the half of its own
+    /// interval over the t its rounds' degrees of freedom gave it, as a rerun's
+    /// (section 3 of docs/method.md). What a comparison floors a side's spread between
+    /// runs with, and how far a run may lie from its history.
+    pub fn own_relative_se(&self) -> f64 {
+        use crate::stats::rounds::{degrees_of_freedom, t975};
+        let (lo, hi) = self.own_interval();
+        let rounds = self.rounds.iter().filter(|x| x.median_ns.is_some()).count();
+        let df = degrees_of_freedom(rounds).max(1);
+        ((hi - lo) / 2.0 / self.median_ns).max(0.0) / (t975(df) * crate::method::RERUN)
     }
 }
 

@@ -112,7 +112,7 @@ pub(crate) fn run_with_medians(results: &[(&str, f64)]) -> Run {
         rings: vec![],
         scaling: vec![],
         labels: vec![],
-        apart: None,
+        shift: None,
     }
 }
 

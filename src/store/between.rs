@@ -124,19 +124,27 @@ fn from_runs(m: &mut crate::results::Measured, s: f64, k: usize) {
     }
 }
 
+/// Rows a run needs with two earlier runs or more before it can be said to have
+/// shifted: fewer are no "many". This and the three below decide a warning only, never
+/// a figure, an interval or a verdict, so they are not the method's.
+const SHIFT_MIN_ROWS: usize = 3;
+/// How many of its spread between runs a row must lie from its earlier runs to count
+/// as moved: four, as two or three earlier runs know their spread only roughly.
+const SHIFT_Z: f64 = 4.0;
+/// The share of those rows that must move the same way.
+const SHIFT_SHARE: f64 = 2.0 / 3.0;
+/// The median change they must show: below it, the default threshold's "no change".
+const SHIFT_MIN_CHANGE: f64 = 0.05;
+
 impl History {
     /// Whether `run` lies far from its earlier runs under the same conditions, many of
-    /// its rows moving together beyond their spread ([`crate::results::Apart`]): at
-    /// least [`method::APART_MIN_ROWS`] rows with two earlier runs or more, of which
-    /// [`method::APART_SHARE`] lie beyond [`method::APART_Z`] times their spread the
-    /// same way, with a median change past [`method::APART_MIN_CHANGE`]. Such a run is
-    /// set apart (`run.apart`): it keeps its own intervals, and no later run pools it,
-    /// as a change the host facts cannot see (a tracer, a policy, a sysctl) would
-    /// otherwise widen every later run. Returns what it set.
-    pub fn keep_apart(
-        &self,
-        run: &mut Run,
-    ) -> anyhow::Result<Option<crate::results::Apart>> {
+    /// its rows moving together beyond their spread ([`crate::results::Shift`]): at
+    /// least three rows with two earlier runs or more, of which two thirds lie beyond
+    /// four times their spread the same way, with a median change past 5%
+    /// (`SHIFT_*` in this module). Sets `run.shift` and returns it: a
+    /// report, so that the user labels such runs (a change the host facts cannot see:
+    /// a tracer, a policy, a sysctl); it changes no interval, now or later.
+    pub fn shift(&self, run: &mut Run) -> anyhow::Result<Option<crate::results::Shift>> {
         let cond = conditions(run);
         let mut zs: Vec<(f64, f64)> = Vec::new(); // (z, log change)
         let mut past_runs = 0;
@@ -162,22 +170,18 @@ impl History {
             past_runs = past_runs.max(logs.len());
             zs.push(moved_by(m, &logs));
         }
-        let apart = judge_apart(&zs, past_runs);
-        run.apart = apart.clone();
-        Ok(apart)
+        run.shift = judge_shift(&zs, past_runs);
+        Ok(run.shift.clone())
     }
 }
 
 /// How far a row's figure lies from the mean of its earlier runs' log figures `logs`:
-/// `(z, log change)`, z in units of their spread ([`method::APART_Z`]).
+/// `(z, log change)`, z in units of their spread with this run's own error.
 fn moved_by(m: &crate::results::Measured, logs: &[f64]) -> (f64, f64) {
     let n = logs.len() as f64;
     let mean = logs.iter().sum::<f64>() / n;
     let between = crate::stats::sample_sd(logs);
-    // This run's own noise: its rounds' interval, taken as a rerun's 95% interval.
-    let (lo, hi) = m.own_interval();
-    let own = ((hi - lo) / 2.0 / m.median_ns).max(0.0)
-        / (crate::stats::rounds::Z975 * method::RERUN);
+    let own = m.own_relative_se();
     let sd = (between * between + own * own)
         .sqrt()
         .max(method::MAD_FLOOR);
@@ -185,21 +189,18 @@ fn moved_by(m: &crate::results::Measured, logs: &[f64]) -> (f64, f64) {
     (change / (sd * (1.0 + 1.0 / n).sqrt()), change)
 }
 
-/// The verdict of [`History::keep_apart`] over rows' `(z, log change)`.
-pub(super) fn judge_apart(
-    zs: &[(f64, f64)],
-    past_runs: usize,
-) -> Option<crate::results::Apart> {
-    if zs.len() < method::APART_MIN_ROWS {
+/// The verdict of [`History::shift`] over rows' `(z, log change)`.
+fn judge_shift(zs: &[(f64, f64)], past_runs: usize) -> Option<crate::results::Shift> {
+    if zs.len() < SHIFT_MIN_ROWS {
         return None;
     }
     let changes: Vec<f64> = zs.iter().map(|z| z.1).collect();
     let median = crate::stats::median(&changes)?;
     let sign = median.signum();
-    let moved = zs.iter().filter(|z| z.0 * sign > method::APART_Z).count();
-    let far = (median.exp() - 1.0).abs() > method::APART_MIN_CHANGE;
-    (far && moved as f64 >= method::APART_SHARE * zs.len() as f64).then(|| {
-        crate::results::Apart {
+    let moved = zs.iter().filter(|z| z.0 * sign > SHIFT_Z).count();
+    let far = (median.exp() - 1.0).abs() > SHIFT_MIN_CHANGE;
+    (far && moved as f64 >= SHIFT_SHARE * zs.len() as f64).then(|| {
+        crate::results::Shift {
             rows: zs.len(),
             moved,
             median_change: median.exp() - 1.0,

@@ -761,13 +761,8 @@ pub fn conditions(run: &Run) -> String {
         true => String::new(),
         false => format!(" labels={}", labels_text(&run.labels)),
     };
-    // A run kept apart from its history is a condition of its own: no later run pools it.
-    let apart = match &run.apart {
-        Some(_) => format!(" apart={}", run.started_unix_s),
-        None => String::new(),
-    };
     format!(
-        "{:016x} profile={} load={} cpu={} batch={}{cull}{workers}{labels}{apart}",
+        "{:016x} profile={} load={} cpu={} batch={}{cull}{workers}{labels}",
         fnv1a(facts.join("\n").as_bytes()),
         hs.profile,
         hs.load,

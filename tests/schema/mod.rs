@@ -81,15 +81,15 @@ pub struct Run {
     /// The user's labels, sorted; present when given (`run --label`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub labels: Vec<String>,
-    /// Present when the run was kept apart from its history.
+    /// Present when the run lay far from its history.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub apart: Option<Apart>,
+    pub shift: Option<Shift>,
 }
 
-/// A run kept apart from its history.
+/// A run far from its history.
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Apart {
+pub struct Shift {
     pub rows: u64,
     pub moved: u64,
     pub median_change: f64,

@@ -132,7 +132,7 @@ pub(crate) mod fixture {
             results,
             machine: Default::default(),
             labels: Vec::new(),
-            apart: None,
+            shift: None,
         }
     }
 
