@@ -119,6 +119,23 @@ pub const ROUNDS_PER_WORKER: usize = 1;
 /// idle"). With it: 44.1 and 46.6 µs, 197 and 207 µs.
 pub const SETTLE_NS: u64 = 50_000_000;
 
+// The time a run may take.
+
+/// The time a small selection may take for each of its instances, in the profile's
+/// spans (10 s standard): a cap, not a time to fill, as a row stops once it converges.
+/// A selection's budget is this much a row, at most [`SMALL_RUN_MAX_SPANS`], and never
+/// less than its share of the profile's budget for a whole catalogue
+/// (`session::budget`). With two spans a run, as until 2026-12-07, one benchmark
+/// alone ended "the time budget ended" in 48 of 135 single-benchmark results beside
+/// the peers; scripts/alone.py measures what this allowance does (docs/measurements.md,
+/// "A benchmark alone").
+pub const SMALL_RUN_ROW_SPANS: u64 = 10;
+
+/// The most a selection smaller than a whole catalogue may take by
+/// [`SMALL_RUN_ROW_SPANS`], in spans (60 s standard): a family of fifty rows waits no
+/// more than a minute for the rows that converge slowly.
+pub const SMALL_RUN_MAX_SPANS: u64 = 60;
+
 // Paired alternatives.
 
 /// The rounds a pair gets (`--reference`), with no early stop: enough for an interval

@@ -666,6 +666,41 @@ fn a_target_asked_for_is_held_even_below_the_floor() {
 }
 
 #[test]
+fn a_run_states_its_budget_and_takes_one_given() {
+    // One benchmark alone: ten spans a row (10 s in the quick profile, whose whole
+    // catalogue has 17 s); --budget in its place, stated in the document and the header.
+    let one = |extra: &[&str]| {
+        let mut args = vec!["run", "syscall.getppid", "--profile", "quick", "--no-save"];
+        args.extend(extra);
+        success(&args)
+    };
+    let run: Run = parse_strict(&one(&["--format", "json"]).stdout);
+    assert_eq!(run.harness.budget_ns, Some(10_000_000_000));
+    let run: Run = parse_strict(&one(&["--format", "json", "--budget", "3s"]).stdout);
+    assert_eq!(run.harness.budget_ns, Some(3_000_000_000));
+    let table = one(&["--budget", "1.5m"]).stdout;
+    let header = table.lines().next().unwrap_or("");
+    assert!(header.contains("up to 90 s"), "{table}");
+    for bad in ["0", "abc", "-2s", "3d"] {
+        let opt = format!("--budget={bad}");
+        let args = ["run", "syscall.getppid", opt.as_str()];
+        let line = one_line(&args, &refused(&args)).to_string();
+        assert!(line.contains("--budget"), "{args:?}: {line}");
+    }
+    // The smoke profile's rounds are fixed: a budget would do nothing.
+    let args = [
+        "run",
+        "syscall.getppid",
+        "--profile",
+        "smoke",
+        "--budget",
+        "5s",
+    ];
+    let line = one_line(&args, &refused(&args)).to_string();
+    assert!(line.contains("no time budget"), "{line}");
+}
+
+#[test]
 fn compare_pairs_rows_across_a_parameter_it_is_told_to_ignore() {
     let dir = TempDir::new("ignore-param");
     let file = |via: &str| dir.0.join(format!("{via}.json")).display().to_string();

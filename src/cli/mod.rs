@@ -120,6 +120,34 @@ fn target_pct(s: &str) -> Result<f64, String> {
     }
 }
 
+/// `--budget`: a duration in s (the default unit), ms or m, as ns; more than zero and
+/// at most a day.
+fn budget_ns(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (num, unit) = if let Some(n) = t.strip_suffix("ms") {
+        (n, 1e6)
+    } else if let Some(n) = t.strip_suffix('s') {
+        (n, 1e9)
+    } else if let Some(n) = t.strip_suffix('m') {
+        (n, 60e9)
+    } else if let Some(n) = t.strip_suffix('h') {
+        (n, 3600e9)
+    } else {
+        (t, 1e9)
+    };
+    let v: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a duration (e.g. 30s, 2m, 500ms)"))?;
+    let ns = v * unit;
+    if !(1e6..=86_400e9).contains(&ns) {
+        return Err(format!(
+            "'{s}': give a budget from 1ms to a day (e.g. 30s, 2m)"
+        ));
+    }
+    Ok(ns.round() as u64)
+}
+
 /// `--cpu`: one CPU's number; a list or a range is refused in words.
 fn cpu_number(s: &str) -> Result<usize, String> {
     s.parse()
@@ -188,6 +216,12 @@ pub struct RunArgs {
     /// rounds, and a row that misses it says why.
     #[arg(long, value_name = "PCT", value_parser = target_pct)]
     pub target: Option<f64>,
+    /// The most the run may take, e.g. 30s or 2m (a plain number is seconds): rows
+    /// still stop as soon as they converge. Without it, the profile's budget for the
+    /// whole catalogue (110 s standard) and about ten seconds a row for a small
+    /// selection, at most a minute; the header says which.
+    #[arg(long, value_name = "DURATION", value_parser = budget_ns)]
+    pub budget: Option<u64>,
     /// Pin the measuring thread to this CPU.
     #[arg(long, value_parser = cpu_number)]
     pub cpu: Option<usize>,
@@ -544,5 +578,22 @@ mod tests {
         let e = Cli::try_parse_from(["syscost", "compare"]).unwrap_err();
         let line = one_line(&e.render().to_string());
         assert!(line.contains("not provided: <SIDE>"), "{line}");
+    }
+
+    #[test]
+    fn a_budget_is_a_duration_in_seconds_by_default() {
+        assert_eq!(budget_ns("30"), Ok(30_000_000_000));
+        assert_eq!(budget_ns("30s"), Ok(30_000_000_000));
+        assert_eq!(budget_ns("2m"), Ok(120_000_000_000));
+        assert_eq!(budget_ns("1.5s"), Ok(1_500_000_000));
+        assert_eq!(budget_ns("500ms"), Ok(500_000_000));
+        for bad in ["", "0", "-3s", "abc", "2d", "25h", "nan", "0.1ms"] {
+            assert!(budget_ns(bad).is_err(), "{bad}");
+        }
+        let a = Cli::try_parse_from(["syscost", "run", "--budget", "20s"]).unwrap();
+        let Command::Run(r) = a.command else {
+            panic!("not a run")
+        };
+        assert_eq!(r.budget, Some(20_000_000_000));
     }
 }

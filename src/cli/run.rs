@@ -88,11 +88,13 @@ pub fn plan(
     Ok(out)
 }
 
-/// A new result document for a run.
-pub fn new_run(host: HostFacts, session: &Session) -> Run {
+/// A new result document for a run of `n` instances.
+pub fn new_run(host: HostFacts, session: &Session, n: usize) -> Run {
+    let mut harness = session.harness_info();
+    harness.budget_ns = session.budget_for(n);
     Run {
         clock: session.clock_info().clone(),
-        harness: session.harness_info(),
+        harness,
         ..Run::new(host, std::time::SystemTime::now())
     }
 }
@@ -297,6 +299,13 @@ fn facts_warned() -> HostFacts {
 /// Checks `--cpu`, `--load` and the file options before anything is measured.
 fn check_options(args: &RunArgs) -> Result<(), UsageError> {
     super::check_cpu(args.cpu)?;
+    if args.budget.is_some() && profile_of(args).budget_ns == 0 {
+        return Err(UsageError::new(format!(
+            "--budget: the {} profile has no time budget (its rounds are fixed); use \
+             --profile quick, standard or thorough",
+            args.profile
+        )));
+    }
     check_load(args.load)?;
     check_file_options(args)
 }
@@ -353,7 +362,10 @@ fn run_once(args: &RunArgs) -> anyhow::Result<ExitCode> {
     if args.target.is_some() {
         session.hold_to_target();
     }
-    let mut run = new_run(facts, &session);
+    if let Some(b) = args.budget {
+        session.set_budget(b);
+    }
+    let mut run = new_run(facts, &session, instances.len());
     run.labels = labels_of(&args.labels);
     let rows: Vec<RowKey> = instances
         .iter()

@@ -10,6 +10,20 @@ where
     format!("{n} {}", if n == N::from(1) { one } else { many })
 }
 
+/// A time in seconds as a person reads it: `20 s`, `1.5 s`, `2 min`, `1 min 50 s`.
+pub fn secs(s: f64) -> String {
+    if s < 10.0 && (s * 10.0).round() % 10.0 != 0.0 {
+        return format!("{s:.1} s");
+    }
+    let whole = s.round() as u64;
+    match (whole / 60, whole % 60) {
+        (0, s) => format!("{s} s"),
+        (m, 0) if whole >= 120 => format!("{m} min"),
+        (m, s) if whole >= 120 => format!("{m} min {s} s"),
+        _ => format!("{whole} s"),
+    }
+}
+
 /// `s` cut to `w` characters, its last one `…` when cut.
 pub fn clip(s: &str, w: usize) -> String {
     if s.chars().count() <= w {
@@ -170,6 +184,17 @@ pub fn grid(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn seconds_read_as_a_person_says_them() {
+        assert_eq!(secs(20.0), "20 s");
+        assert_eq!(secs(1.5), "1.5 s");
+        assert_eq!(secs(10.0), "10 s");
+        assert_eq!(secs(110.0), "110 s");
+        assert_eq!(secs(120.0), "2 min");
+        assert_eq!(secs(900.0), "15 min");
+        assert_eq!(secs(150.0), "2 min 30 s");
+    }
 
     #[test]
     fn a_count_of_one_is_singular() {

@@ -21,8 +21,10 @@
 //!                "mad_threshold", "mad_floor", "cpu",
 //!                "load", "kernel_events"?: how, "workers"?: "process",
 //!                "rounds_per_worker"?, "budget_ns"?, "budget_max_rounds"? },
-//!                // "budget_ns": `syscost run`'s time budget: past min_rounds, rounds
-//!                // beyond max_rounds (up to budget_max_rounds) go to unconverged results
+//!                // "budget_ns": `syscost run`'s time budget, a cap on the run (the
+//!                // profile's for a whole catalogue, less for a small selection, or
+//!                // --budget): past min_rounds, rounds beyond max_rounds (up to
+//!                // budget_max_rounds) go to unconverged results
 //!                // "workers": each benchmark measured in a worker process of its own
 //!                // (absent: in the run's own process, as before this field existed);
 //!                // "rounds_per_worker": the rounds each measured before a fresh one

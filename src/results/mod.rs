@@ -317,8 +317,10 @@ pub struct HarnessInfo {
     /// (0: one for all of a benchmark's rounds). Absent without workers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rounds_per_worker: Option<usize>,
-    /// The run's time budget, ns: past `min_rounds`, rounds beyond `max_rounds` (up to
-    /// `budget_max_rounds`) go to unconverged benchmarks while the run is within it.
+    /// The run's time budget, ns, a cap on the whole run: the profile's for a whole
+    /// catalogue, a few seconds a row for a small selection, or what `--budget` gave.
+    /// Past `min_rounds`, rounds beyond `max_rounds` (up to `budget_max_rounds`) go to
+    /// unconverged benchmarks while the run is within it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget_ns: Option<u64>,
     /// The most rounds within the budget.

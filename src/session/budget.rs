@@ -5,6 +5,7 @@
 use super::instance::{self, Instance};
 use crate::harness::verdict::{Outlook, Why};
 use crate::harness::Profile;
+use crate::method;
 
 /// How a run spends its time past the minimum rounds: within the profile's budget
 /// (`syscost run`), more rounds go to the benchmarks that have not converged, those
@@ -43,16 +44,20 @@ impl Budget {
     }
 
     /// The time a run of `n` instances may take at most, ns: the profile's budget for
-    /// [`WHOLE_CATALOGUE`] instances or more, a share of it in proportion for fewer,
-    /// and never less than two spans (the minimum rounds' span and one more at their
-    /// pace). A cap, not a time to fill: a run ends as soon as every instance is done.
-    /// So `syscost run syscall.getppid` answers within about 3 s in the standard
-    /// profile however its rounds spread (docs/measurements.md, "Two spans for a small
-    /// selection"), where the whole catalogue's 110 s would let a
-    /// row that converges slowly hold the answer for a minute and more.
+    /// [`WHOLE_CATALOGUE`] instances or more; for fewer, [`method::SMALL_RUN_ROW_SPANS`]
+    /// of the profile's spans an instance, at most [`method::SMALL_RUN_MAX_SPANS`], and
+    /// never less than the selection's share of the profile's budget. A cap, not a time
+    /// to fill: a run ends as soon as every instance is done, so a row that converges
+    /// in a second and a half answers in a second and a half, while one measured in an
+    /// unsteady spell gets the rounds it needs (docs/measurements.md, "A benchmark
+    /// alone"). 0 for a profile without a budget.
     pub(super) fn for_instances(p: &Profile, n: usize) -> f64 {
-        let share = p.budget_ns as f64 * n as f64 / WHOLE_CATALOGUE as f64;
-        share.max(2.0 * p.span_ns as f64).min(p.budget_ns as f64)
+        let whole = p.budget_ns as f64;
+        let share = whole * n as f64 / WHOLE_CATALOGUE as f64;
+        let span = p.span_ns as f64;
+        let small = (n as f64 * (method::SMALL_RUN_ROW_SPANS as f64 * span))
+            .min(method::SMALL_RUN_MAX_SPANS as f64 * span);
+        share.max(small).min(whole)
     }
 
     /// The time left, ns (None without a budget).
@@ -200,14 +205,29 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_small_selection_has_a_budget_in_proportion_but_never_below_two_spans() {
+    fn a_small_selection_has_time_for_each_row_up_to_a_ceiling_and_never_below_its_share()
+    {
         let p = Profile::STANDARD;
         let s = |n| Budget::for_instances(&p, n) / 1e9;
-        assert_eq!(s(1), 2.0 * p.span_ns as f64 / 1e9);
-        assert_eq!(s(3), s(1));
+        let row = (method::SMALL_RUN_ROW_SPANS * p.span_ns) as f64 / 1e9;
+        let most = (method::SMALL_RUN_MAX_SPANS * p.span_ns) as f64 / 1e9;
+        assert_eq!(s(1), row);
+        assert_eq!(s(2), 2.0 * row);
+        assert!(s(3) > s(2) && s(2) > s(1));
+        // The ceiling of a small selection, then the share of the whole budget past it.
+        let at_ceiling = (most / row).ceil() as usize;
+        assert_eq!(s(at_ceiling), most);
+        assert_eq!(s(at_ceiling + 1), most);
         assert_eq!(s(WHOLE_CATALOGUE), p.budget_ns as f64 / 1e9);
         assert_eq!(s(10 * WHOLE_CATALOGUE), s(WHOLE_CATALOGUE));
-        assert!(s(200) > s(100) && s(100) > s(1));
+        let share =
+            |n: usize| p.budget_ns as f64 / 1e9 * n as f64 / WHOLE_CATALOGUE as f64;
+        assert_eq!(s(200), share(200).max(most));
+        // Never more than the profile's whole budget (quick: 17 s).
+        let q = Profile::QUICK;
+        assert_eq!(Budget::for_instances(&q, 5), q.budget_ns as f64);
+        // A profile without a budget has none.
+        assert_eq!(Budget::for_instances(&Profile::SMOKE, 1), 0.0);
     }
 
     #[test]

@@ -167,6 +167,13 @@ pub struct Session {
     /// Removes the cgroups `cgroup=` made that a killed worker left (see
     /// [`crate::bench::harden::cgroup::Sweep`]).
     _cgroups: crate::bench::harden::cgroup::Sweep,
+    /// The run's time budget the user gave (`run --budget`), ns, in place of the one
+    /// the profile and the selection's size give ([`Session::budget_for`]).
+    budget: Option<u64>,
+    /// When the session started, until its first run takes it: that run's budget
+    /// counts from here, so that the clock's characterisation and the first probes
+    /// come out of it too (a later run's counts from its own start).
+    born: std::cell::Cell<Option<std::time::Instant>>,
 }
 
 impl Session {
@@ -183,6 +190,7 @@ impl Session {
         batch: Option<u64>,
         seed: Option<u64>,
     ) -> anyhow::Result<Session> {
+        let born = std::time::Instant::now();
         let load = match opts.load {
             0 => None,
             n => Some(Load::start(n).context("starting the background load (--load)")?),
@@ -234,6 +242,8 @@ impl Session {
             measured: std::cell::Cell::new(0),
             home: std::cell::Cell::new(None),
             _cgroups: crate::bench::harden::cgroup::Sweep::start(),
+            budget: None,
+            born: std::cell::Cell::new(Some(born)),
         })
     }
 
@@ -260,6 +270,25 @@ impl Session {
     /// for it, and a result that misses it says why.
     pub fn hold_to_target(&mut self) {
         self.floors.get_mut().strict = true;
+    }
+
+    /// Gives every later run of [`Session::run_all`] a time budget of `ns` whatever its
+    /// size (`run --budget`), in place of the profile's for its selection.
+    pub fn set_budget(&mut self, ns: u64) {
+        self.budget = Some(ns);
+    }
+
+    /// The time a run of `n` instances may take at most ([`Session::run_all`]), ns:
+    /// the one given to [`Session::set_budget`], else the profile's for a whole
+    /// catalogue and less for a small selection. None for a profile without a budget
+    /// (its rounds are fixed).
+    pub fn budget_for(&self, n: usize) -> Option<u64> {
+        let p = &self.settings.profile;
+        let budgeted = p.budget_ns > 0 && p.budget_max_rounds > p.max_rounds;
+        budgeted.then(|| {
+            self.budget
+                .unwrap_or_else(|| Budget::for_instances(p, n.max(1)) as u64)
+        })
     }
 
     /// Moves each result's samples to a temporary file as the result finishes, so
@@ -454,10 +483,11 @@ impl Session {
         let mut machine: Vec<f64> = Vec::new();
         let mut window = self.window.borrow_mut();
         let mut rng = self.seed;
-        // The budget covers the run from here: the probe processes and the canary's
-        // first readings come out of the first group's share, so that a small
-        // selection answers within its budget, not its budget and these.
-        let started = std::time::Instant::now();
+        // The budget covers the run from the session's start: the clock's
+        // characterisation, the probe processes and the canary's first readings come
+        // out of the first group's share, so that a small selection answers within the
+        // budget its header states, not that and these.
+        let started = self.born.take().unwrap_or_else(std::time::Instant::now);
         if self.first_probes().is_err() {
             out.interrupted = true;
             return Ok(out);
@@ -481,7 +511,7 @@ impl Session {
         let p = self.settings.profile;
         let total = instances.len().max(1);
         let size = total.div_ceil(total.div_ceil(GROUP));
-        let run_budget = Budget::for_instances(&p, total);
+        let run_budget = self.budget_for(total).unwrap_or(0) as f64;
         for (n, group) in instances.chunks(size).enumerate() {
             let share = budget::group_share(
                 run_budget,
