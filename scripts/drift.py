@@ -334,7 +334,7 @@ def catalogue(syscost, tmp, keep=None):
     at_floor = sum(r["measured"]["converged"]
                    and r["measured"].get("target_pct", 0) > doc["harness"]["ci_target"] * 100
                    for r in measured)
-    floor_lines = sum("machine floors" in l for l in lines)
+    floor_lines = sum(l.startswith("the machine ") for l in lines)
     share = conv / len(measured) if measured else 0
     print(f"{verdict(p.returncode == 0 and wall <= 130)} catalogue: exit {p.returncode}, "
           f"{wall:.1f} s (target <= 130 s), {len(lines)} lines of table")

@@ -646,8 +646,18 @@ fn a_run_states_the_machines_floors_and_each_rows_target() {
             assert!(!m.why.is_empty(), "{}: {m:?}", r.name);
         }
     }
-    // Said once at the top of the table, once at its foot.
+    // In plain words at the top of the table, each row with its own target; the
+    // method's terms only with -v, once at the top, once at the foot.
     let out = run_smoke(&["syscall.getppid"], &[]).stdout;
+    assert!(!out.contains("machine floors"), "{out}");
+    let second = out.lines().nth(1).unwrap_or("");
+    assert!(second.starts_with("the machine "), "{out}");
+    let columns = out.lines().nth(2).unwrap_or("");
+    assert!(
+        columns.starts_with("benchmark") && columns.contains("target"),
+        "{out}"
+    );
+    let out = run_smoke(&["syscall.getppid"], &["-v"]).stdout;
     assert_eq!(out.matches("machine floors").count(), 2, "{out}");
 }
 

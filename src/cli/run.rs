@@ -492,31 +492,22 @@ pub fn explain(mut args: super::ExplainArgs) -> anyhow::Result<ExitCode> {
     run(&args.run)
 }
 
-/// The rows of a run, written as they conclude: a benchmark's rows together, in
-/// catalogue order, once the last of them has concluded (so a group's header is
-/// written once); the groups in the order they finish.
+/// The rows of a run, written in the catalogue's order (the selection's, which
+/// `plan` gives in that order) whatever order they conclude in: a row is written once
+/// every row before it has been, so two runs of one selection print their rows in one
+/// order, in every format. A row that takes long holds the rows after it.
 struct Rows {
-    /// Each instance's group: the first index of its benchmark's run of rows.
-    group: Vec<usize>,
-    /// Concluded rows not written yet.
+    /// Concluded rows not written yet, by their index in the selection.
     waiting: Vec<Option<crate::results::BenchResult>>,
-    /// Rows written or waiting, per group start.
-    settled: Vec<usize>,
+    /// The first row not written yet.
+    next: usize,
 }
 
 impl Rows {
     fn new(list: &[(&dyn Bench, Params)]) -> Rows {
-        let mut group = Vec::with_capacity(list.len());
-        for (i, (b, _)) in list.iter().enumerate() {
-            match i.checked_sub(1) {
-                Some(j) if list[j].0.name() == b.name() => group.push(group[j]),
-                _ => group.push(i),
-            }
-        }
         Rows {
             waiting: vec![None; list.len()],
-            settled: vec![0; list.len()],
-            group,
+            next: 0,
         }
     }
 
@@ -526,19 +517,16 @@ impl Rows {
         i: usize,
         r: crate::results::BenchResult,
     ) -> Vec<crate::results::BenchResult> {
-        let g = self.group[i];
         self.waiting[i] = Some(r);
-        self.settled[g] += 1;
-        let size = self.group.iter().filter(|&&x| x == g).count();
-        if self.settled[g] < size {
-            return Vec::new();
+        let mut ready = Vec::new();
+        while let Some(r) = self.waiting.get_mut(self.next).and_then(Option::take) {
+            ready.push(r);
+            self.next += 1;
         }
-        (g..g + size)
-            .filter_map(|j| self.waiting[j].take())
-            .collect()
+        ready
     }
 
-    /// The rows still waiting (of groups an interruption left unfinished), in order.
+    /// The rows still waiting (behind rows an interruption left unmeasured), in order.
     fn rest(&mut self) -> Vec<crate::results::BenchResult> {
         self.waiting.iter_mut().filter_map(Option::take).collect()
     }
@@ -635,5 +623,51 @@ mod tests {
         // Only parameters: every benchmark that takes one.
         let all = names(&["n=5"], &[]).unwrap();
         assert!(all.iter().any(|w| w.starts_with("mem.brk")), "{all:?}");
+    }
+
+    #[test]
+    fn rows_are_written_in_the_selections_order_whatever_order_they_conclude_in() {
+        let list = plan(
+            &["syscall.getpid".into(), "mem.brk".into()],
+            &["n=1,64".into()],
+        )
+        .unwrap();
+        let list: Vec<(&dyn Bench, Params)> =
+            list.iter().map(|(b, p)| (*b, p.clone())).collect();
+        let n = list.len();
+        assert!(n >= 3, "{n} rows");
+        let row = |i: usize| crate::results::BenchResult {
+            facts: vec![],
+            explain: None,
+            name: format!("row{i}"),
+            params: Default::default(),
+            entry: None,
+            op: "call".into(),
+            unit: "ns".into(),
+            status: crate::results::Status::Skipped,
+            reason: None,
+            measured: None,
+        };
+        let names = |v: Vec<crate::results::BenchResult>| -> Vec<String> {
+            v.into_iter().map(|r| r.name).collect()
+        };
+        let mut rows = Rows::new(&list);
+        // The last row first: held until every row before it is written.
+        assert!(rows.concluded(n - 1, row(n - 1)).is_empty());
+        assert_eq!(names(rows.concluded(0, row(0))), ["row0"]);
+        for i in 2..n - 1 {
+            assert!(rows.concluded(i, row(i)).is_empty());
+        }
+        let all: Vec<String> = (1..n).map(|i| format!("row{i}")).collect();
+        assert_eq!(names(rows.concluded(1, row(1))), all);
+        assert!(rows.rest().is_empty());
+        // Interrupted with a gap: what waits is written in order after it.
+        let mut rows = Rows::new(&list);
+        assert!(rows.concluded(1, row(1)).is_empty());
+        assert!(rows.concluded(n - 1, row(n - 1)).is_empty());
+        assert_eq!(
+            names(rows.rest()),
+            ["row1".to_string(), format!("row{}", n - 1)]
+        );
     }
 }

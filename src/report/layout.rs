@@ -146,6 +146,8 @@ pub struct Columns {
     pub pert: bool,
     /// Clean and total samples.
     pub samples: bool,
+    /// The target the row was held to: given up last.
+    pub target: bool,
 }
 
 /// Widths of the fixed columns (each is preceded by one space).
@@ -156,6 +158,8 @@ pub const RANGE_W: usize = 13;
 pub const REL_W: usize = 7;
 /// The rounds column.
 pub const ROUNDS_W: usize = 4;
+/// The target column: the half-width the row was held to (`±0.5%`, `±39%`).
+pub const TARGET_W: usize = 6;
 /// The converged column.
 pub const CONV_W: usize = 4;
 /// The fastest sample's column.
@@ -176,16 +180,18 @@ impl Columns {
         outl: true,
         pert: true,
         samples: true,
+        target: true,
     };
 
     /// The columns that remain after giving up the first `n` (min, outl, pert,
-    /// samples).
+    /// samples, target).
     fn dropping(n: usize) -> Columns {
         Columns {
             min: n < 1,
             outl: n < 2,
             pert: n < 3,
             samples: n < 4,
+            target: n < 5,
         }
     }
 
@@ -197,6 +203,7 @@ impl Columns {
             (self.outl, COUNT_W),
             (self.pert, COUNT_W),
             (self.samples, SAMPLES_W),
+            (self.target, TARGET_W),
         ] {
             if on {
                 w += 1 + cw;
@@ -247,8 +254,8 @@ impl Layout {
     }
 
     /// The most columns with which a name column of `need` fits `width`; with none of
-    /// the optional ones, the name column shrinks to what is left (at least
-    /// [`MIN_NAME_W`]).
+    /// the optional ones but the target, the name column shrinks to what is left (at
+    /// least [`MIN_NAME_W`]), and the target goes only when even that does not fit.
     fn fit(width: usize, need: usize, groups: HashMap<String, Group>) -> Layout {
         for n in 0..=4 {
             let columns = Columns::dropping(n);
@@ -261,7 +268,10 @@ impl Layout {
                 };
             }
         }
-        let columns = Columns::dropping(4);
+        let mut columns = Columns::dropping(4);
+        if width < MIN_NAME_W + columns.width() {
+            columns = Columns::dropping(5);
+        }
         Layout {
             width,
             name_w: width.saturating_sub(columns.width()).max(MIN_NAME_W),
@@ -394,10 +404,10 @@ mod tests {
     #[test]
     fn a_narrow_terminal_gives_up_columns_then_shortens_names() {
         let rows = [key("syscall.getpid.indirect", &[])];
-        let wide = Layout::plan(100, &rows);
+        let wide = Layout::plan(110, &rows);
         assert_eq!(wide.columns, Columns::ALL);
         let narrow = Layout::plan(80, &rows);
-        assert!(!narrow.columns.min && narrow.columns.samples);
+        assert!(!narrow.columns.min && !narrow.columns.samples && narrow.columns.target);
         assert!(narrow.name_w + narrow.columns.width() <= 80);
         let tiny = Layout::plan(40, &rows);
         assert_eq!(tiny.name_w, MIN_NAME_W);

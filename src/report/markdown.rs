@@ -3,19 +3,44 @@
 use super::Exporter;
 use crate::results::{fmt_ns, BenchResult, Run, Status};
 
+/// The head of the table of results.
+const TABLE_HEAD: &str = "| benchmark | params | median | 95% CI (over rounds) | samples (clean/all) | converged |\n\
+                          |---|---|--:|--:|--:|:-:|\n";
+
 /// The Markdown exporter.
-pub struct Markdown;
+#[derive(Default)]
+pub struct Markdown {
+    /// The summary goes before the rows ([`Exporter::summary_first`]).
+    summary_first: bool,
+}
 
 impl Exporter for Markdown {
+    fn summary_first(&mut self) -> bool {
+        self.summary_first = true;
+        true
+    }
+
+    fn lead(&mut self, run: &Run) -> String {
+        let s = super::summary::markdown(run);
+        let summary = match s.trim().is_empty() {
+            true => String::new(),
+            false => s.trim_start_matches('\n').to_string() + "\n",
+        };
+        summary + TABLE_HEAD
+    }
+
     fn header(&mut self, run: &Run) -> String {
-        format!(
-            "clock: {} ({} ns steps) · profile: {}\n\n\
-             | benchmark | params | median | 95% CI (over rounds) | samples (clean/all) | converged |\n\
-             |---|---|--:|--:|--:|:-:|\n",
+        let title = format!(
+            "clock: {} ({} ns steps) · profile: {}\n\n",
             run.clock.name,
             super::table::step_text(run.clock.resolution()),
             run.harness.profile
-        )
+        );
+        // With the summary first, the table's head comes after it ([`Markdown::lead`]).
+        match self.summary_first {
+            true => title,
+            false => title + TABLE_HEAD,
+        }
     }
 
     fn result(&mut self, r: &BenchResult) -> String {
@@ -54,6 +79,9 @@ impl Exporter for Markdown {
     }
 
     fn footer(&mut self, run: &Run) -> String {
-        super::summary::markdown(run)
+        match self.summary_first {
+            true => String::new(),
+            false => super::summary::markdown(run),
+        }
     }
 }

@@ -129,6 +129,18 @@ pub trait Exporter {
     fn verbose(&mut self, on: bool) {
         let _ = on;
     }
+    /// Puts the run's summary (the figures people quote) before the results rather
+    /// than after them, as a file written whole at the end can: [`Exporter::lead`]
+    /// then gives it and the footer leaves it out. False for a format without one.
+    fn summary_first(&mut self) -> bool {
+        false
+    }
+    /// The summary, between the header and the first result, after
+    /// [`Exporter::summary_first`].
+    fn lead(&mut self, run: &Run) -> String {
+        let _ = run;
+        String::new()
+    }
     /// Text before the first result.
     fn header(&mut self, run: &Run) -> String;
     /// Text for one result.
@@ -142,7 +154,7 @@ fn exporter(format: Format, width: usize) -> Option<Box<dyn Exporter>> {
     match format {
         Format::Table => Some(Box::new(table::Table::new(width))),
         Format::Csv => Some(Box::new(csv::Csv)),
-        Format::Markdown => Some(Box::new(markdown::Markdown)),
+        Format::Markdown => Some(Box::new(markdown::Markdown::default())),
         Format::Folded => Some(Box::new(folded::Folded)),
         Format::Json | Format::Gbench | Format::Prometheus => None,
     }
@@ -176,6 +188,9 @@ pub struct Output {
     path: Option<(PathBuf, target::Target)>,
     /// The streaming formats' file, from [`Output::begin`] to [`Output::finish`].
     file: Option<target::OutFile>,
+    /// A file that puts the summary first: the header and the rows written so far,
+    /// held until [`Output::finish`] knows the summary.
+    held: Option<(Vec<u8>, Vec<u8>)>,
 }
 
 impl Output {
@@ -213,11 +228,18 @@ impl Output {
             None => crate::os::term::stdout_width(),
             Some(_) => crate::os::term::file_width(),
         };
+        let mut exporter = exporter(format, width);
+        // A file replaced whole at the end can have its summary at the top, where a
+        // reader of a file looks first; a terminal's is the last thing printed.
+        let whole = path.as_ref().is_some_and(|(_, t)| t.replaced_whole());
+        let held = (whole && exporter.as_mut().is_some_and(|e| e.summary_first()))
+            .then(|| (Vec::new(), Vec::new()));
         Ok(Output {
             format,
-            exporter: exporter(format, width),
+            exporter,
             path,
             file: None,
+            held,
         })
     }
 
@@ -233,6 +255,10 @@ impl Output {
 
     /// Writes `bytes` where the streaming formats go.
     fn emit(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        if let Some((_, body)) = self.held.as_mut() {
+            body.extend_from_slice(bytes);
+            return Ok(());
+        }
         match self.file.as_mut() {
             Some(f) => f.write_all(bytes).and_then(|()| f.flush()),
             None if self.path.is_none() => {
@@ -270,7 +296,10 @@ impl Output {
                 if let Some((p, _)) = &self.path {
                     self.file = Some(target::create(p)?);
                 }
-                self.emit(s.as_bytes())?;
+                match self.held.as_mut() {
+                    Some((header, _)) => header.extend_from_slice(s.as_bytes()),
+                    None => self.emit(s.as_bytes())?,
+                }
             }
             None => {
                 // An empty document marked incomplete, replaced at the end: only where
@@ -318,8 +347,17 @@ impl Output {
     ) -> std::io::Result<()> {
         match self.exporter.as_mut() {
             Some(e) => {
+                let lead = self.held.is_some().then(|| e.lead(run));
                 let s = e.footer(run);
                 self.emit(s.as_bytes())?;
+                if let (Some((header, body)), Some(f)) =
+                    (self.held.take(), self.file.as_mut())
+                {
+                    f.write_all(&header)?;
+                    f.write_all(lead.unwrap_or_default().as_bytes())?;
+                    f.write_all(&body)?;
+                    f.flush()?;
+                }
                 if let Some(f) = self.file.take() {
                     f.commit()?;
                 }
@@ -395,6 +433,67 @@ mod tests {
         assert!(
             Output::open(Format::Gbench, Some(dir.path())).is_err(),
             "a directory is refused"
+        );
+    }
+
+    #[test]
+    fn a_file_has_the_summary_first_and_a_terminal_has_it_last() {
+        let names = [
+            "syscall.getpid",
+            "syscall.getppid",
+            "ctx.pipe",
+            "mem.mmap",
+            "proc.fork",
+            "file.read",
+        ];
+        let medians: Vec<(&str, f64)> = names.iter().map(|n| (*n, 100.0)).collect();
+        let mut run = crate::results::tests::run_with_medians(&medians);
+        run.results[0].params.insert("via".into(), "libc".into());
+        let rows: Vec<layout::RowKey> =
+            run.results.iter().map(layout::RowKey::of).collect();
+        let dir = tempfile::tempdir().unwrap();
+        for (format, file, first_row) in [
+            (Format::Table, "run.txt", "syscall.getpid "),
+            (Format::Markdown, "run.md", "| syscall.getpid |"),
+        ] {
+            let path = dir.path().join(file);
+            let mut out = Output::open(format, Some(&path)).unwrap();
+            out.plan(&rows);
+            out.begin(&run).unwrap();
+            for r in &run.results {
+                out.result(r).unwrap();
+            }
+            out.finish(&run).unwrap();
+            let text = std::fs::read_to_string(&path).unwrap();
+            let at = |what: &str| {
+                text.find(what)
+                    .unwrap_or_else(|| panic!("no {what:?} in\n{text}"))
+            };
+            let summary = at("null system call");
+            assert!(summary < at(first_row), "{text}");
+            assert!(
+                summary < at("benchmark"),
+                "the column header follows it: {text}"
+            );
+            assert_eq!(text.matches("null system call").count(), 1, "{text}");
+            assert!(!text.contains("summary at the end"), "{text}");
+        }
+        // A table that streams (to standard output, here a table rendered whole) keeps
+        // the summary last and says so at the top.
+        let mut t = table::Table::new(100);
+        t.plan(&rows);
+        let mut text = t.header(&run);
+        for r in &run.results {
+            text += &t.result(r);
+        }
+        text += &t.footer(&run);
+        assert!(
+            text.lines().next().unwrap().contains("summary at the end"),
+            "{text}"
+        );
+        assert!(
+            text.find("null system call") > text.find("syscall.getpid "),
+            "{text}"
         );
     }
 }

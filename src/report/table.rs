@@ -31,6 +31,10 @@ pub struct Table {
     verbose: bool,
     /// The run's CI target (a fraction), from its header.
     target: f64,
+    /// How many rows the run will write ([`Exporter::plan`]).
+    planned: usize,
+    /// The summary goes before the rows ([`Exporter::summary_first`]).
+    summary_first: bool,
 }
 
 impl Table {
@@ -42,6 +46,8 @@ impl Table {
             last: None,
             verbose: false,
             target: f64::NAN,
+            planned: 0,
+            summary_first: false,
         }
     }
 
@@ -58,12 +64,17 @@ impl Table {
             nw = l.name_w,
         );
         optional(&mut s, l, "min", "samples", "outl", "pert");
+        if l.columns.target {
+            s += &format!(" {:>TARGET_W$}", "target");
+        }
         s += &format!(" {:>CONV_W$}", "conv");
         s.trim_end().to_string() + "\n"
     }
 }
 
-use layout::{CONV_W, COUNT_W, MEDIAN_W, MIN_W, RANGE_W, REL_W, ROUNDS_W, SAMPLES_W};
+use layout::{
+    CONV_W, COUNT_W, MEDIAN_W, MIN_W, RANGE_W, REL_W, ROUNDS_W, SAMPLES_W, TARGET_W,
+};
 
 /// Appends the optional columns the layout shows.
 fn optional(
@@ -350,8 +361,10 @@ impl Table {
                 );
             }
         }
-        if let Some(f) = floors_text(&ms.floors, run.harness.ci_target) {
-            s += &format!("over the whole run, {f}\n");
+        if self.verbose {
+            if let Some(f) = floors_text(&ms.floors, run.harness.ci_target) {
+                s += &format!("over the whole run, {f}\n");
+            }
         }
         for line in machine_during_rows(&run.results) {
             s += &crate::draw::text::wrap(&line, self.layout.width, 2, 4);
@@ -362,6 +375,7 @@ impl Table {
 
 impl Exporter for Table {
     fn plan(&mut self, rows: &[RowKey]) {
+        self.planned = rows.len();
         self.layout = Layout::plan(self.layout.width, rows);
     }
 
@@ -369,17 +383,39 @@ impl Exporter for Table {
         self.verbose = on;
     }
 
+    fn summary_first(&mut self) -> bool {
+        self.summary_first = true;
+        true
+    }
+
+    fn lead(&mut self, run: &Run) -> String {
+        let s = super::summary::text(run, self.layout.width);
+        let summary = match s.trim().is_empty() {
+            true => String::new(),
+            false => s.trim_start_matches('\n').to_string() + "\n",
+        };
+        summary + &self.column_header()
+    }
+
     fn header(&mut self, run: &Run) -> String {
         let h = &run.harness;
         self.target = h.ci_target;
+        // The clock's read cost is for -v: the first line stays within a terminal.
+        let clock = match self.verbose {
+            true => format!("clock {}", clock_text(&run.clock)),
+            false => format!(
+                "{} clock, {} ns steps",
+                run.clock.name,
+                step_text(run.clock.resolution())
+            ),
+        };
         let mut s = format!(
-            "clock {} · profile {} · CI target ±{}%",
-            clock_text(&run.clock),
+            "{clock} · profile {} (target ±{})",
             h.profile,
-            h.ci_target * 100.0
+            pct(h.ci_target * 100.0)
         );
         if let Some(b) = h.budget_ns {
-            s += &format!(" · up to {}", crate::draw::text::secs(b as f64 / 1e9));
+            s += &format!(", up to {}", crate::draw::text::secs(b as f64 / 1e9));
         }
         if let Some(c) = h.cpu {
             s += &format!(" · pinned to CPU {c}");
@@ -387,12 +423,22 @@ impl Exporter for Table {
         if h.load > 0 {
             s += &format!(" · load {}", h.load);
         }
-        let mut s = crate::draw::text::wrap(&s, self.layout.width, 0, 2);
-        if let Some(f) = floors_text(&run.machine.floors, h.ci_target) {
-            s += &crate::draw::text::wrap(&f, self.layout.width, 0, 2);
+        if self.planned > super::summary::HANDFUL && !self.summary_first {
+            s += " · summary at the end";
         }
-        s += "\n";
-        s += &self.column_header();
+        let mut s = crate::draw::text::wrap(&s, self.layout.width, 0, 2);
+        if let Some(held) = held_text(&run.machine.floors, h.ci_target) {
+            s += &crate::draw::text::wrap(&held, self.layout.width, 0, 2);
+        }
+        if self.verbose {
+            if let Some(f) = floors_text(&run.machine.floors, h.ci_target) {
+                s += &crate::draw::text::wrap(&f, self.layout.width, 0, 2);
+            }
+        }
+        // With the summary first, the column header comes after it ([`Table::lead`]).
+        if !self.summary_first {
+            s += &self.column_header();
+        }
         s
     }
 
@@ -450,6 +496,10 @@ impl Exporter for Table {
             &(c.window + c.mad).to_string(),
             &c.perturbed.to_string(),
         );
+        if l.columns.target {
+            let target = m.target_pct.unwrap_or(self.target * 100.0);
+            line += &format!(" {:>TARGET_W$}", format!("±{}", pct(target)));
+        }
         line += &format!(" {:>CONV_W$}", if m.converged { "yes" } else { "no" });
         out += line.trim_end();
         out.push('\n');
@@ -513,8 +563,8 @@ impl Exporter for Table {
             rest += VERBOSE_LEGEND;
         } else {
             rest += "figure: per operation, trimmed mean of the round medians; 95% CI, ±%: where \
-                  a rerun's figure lands; outl, pert: samples left out; conv: reached the \
-                  target. -v: every note; docs/method.md: how a figure is made.\n";
+                  a rerun's figure lands; outl, pert: samples left out; target: the ±% the row was \
+                  held to; conv: reached it. -v: every note; docs/method.md: how a figure is made.\n";
         }
         const VERBOSE_LEGEND: &str = "figure: per operation, empty-loop overhead subtracted: the 20% trimmed mean over \
               rounds of each round's median of its clean samples (no outlier, no switch or fault); a \
@@ -524,7 +574,8 @@ impl Exporter for Table {
               row's third saved run, the spread of its runs; the note says which set it); ±%: its \
               half-width in percent of the figure.\n\
               outl: MAD outliers within their round; pert: samples with a switch or fault; \
-              rnds: rounds; conv: converged.\n\
+              rnds: rounds; target: the half-width the row was held to, the profile's or √2 × what the \
+              machine allows its kind, whichever is larger; conv: converged, its interval within it.\n\
               A result with fewer than 30 clean samples (or fewer than a tenth clean) is never converged: \
               its median is that of all its samples, perturbed included, as its note says.\n";
         if run.harness.kernel_events.is_some() {
@@ -536,6 +587,7 @@ impl Exporter for Table {
         let hidden: Vec<&str> = [
             (c.min, "min"),
             (c.samples, "samples"),
+            (c.target, "target"),
             (c.outl, "outl"),
             (c.pert, "pert"),
         ]
@@ -549,7 +601,9 @@ impl Exporter for Table {
             );
         }
         s += &crate::draw::text::wrap_lines(&rest, w);
-        s += &super::summary::text(run, w);
+        if !self.summary_first {
+            s += &super::summary::text(run, w);
+        }
         // The explanations' tables are tables too: written as they are.
         for r in &run.results {
             if let Some(e) = &r.explain {
@@ -632,6 +686,42 @@ fn ci_parts(lo: f64, hi: f64, median: f64) -> (String, String) {
         range = "(wide)".into();
     }
     (range, rel)
+}
+
+/// The header's line on how steady the machine is, in plain words: the target each kind
+/// of work is held to (the profile's where the machine allows it, else √2 × what the
+/// machine allows the kind, as `harness::Held::target` decides), which the rows'
+/// target column repeats. `target` is the profile's, a fraction.
+pub fn held_text(floors: &[crate::results::Floor], target: f64) -> Option<String> {
+    if floors.is_empty() {
+        return None;
+    }
+    let mut wider: Vec<(f64, String)> = floors
+        .iter()
+        .map(|f| (std::f64::consts::SQRT_2 * f.floor_pct, f.kind))
+        .filter(|(t, _)| *t > target * 100.0)
+        .map(|(t, k)| (t, format!("±{} {}", pct(t), kind_words(k))))
+        .collect();
+    if wider.is_empty() {
+        return Some(
+            "the machine is steady: every row is held to the profile's target".into(),
+        );
+    }
+    wider.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let kinds: Vec<String> = wider.into_iter().map(|(_, w)| w).collect();
+    Some(format!("the machine moves: targets {}", kinds.join(", ")))
+}
+
+/// A kind of work in plain words, for the header.
+fn kind_words(k: crate::harness::probe::WorkKind) -> &'static str {
+    use crate::harness::probe::WorkKind;
+    match k {
+        WorkKind::Syscall => "syscalls",
+        WorkKind::User => "user code",
+        WorkKind::Memory => "memory",
+        WorkKind::Cross => "cross-CPU",
+        WorkKind::Io => "file I/O",
+    }
 }
 
 /// The machine's floors in one sentence: how much each kind of work moved between

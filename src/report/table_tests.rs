@@ -159,3 +159,40 @@ fn ci_is_shown_in_the_medians_unit() {
     assert_eq!(rel, "±>999%");
     assert_eq!(super::ci_parts(1.0, 3.0, 1.0).1, "±100%");
 }
+
+#[test]
+fn the_header_says_in_plain_words_what_each_kind_is_held_to() {
+    use crate::harness::probe::WorkKind;
+    let floor = |kind, floor_pct| crate::results::Floor {
+        kind,
+        probe: String::new(),
+        readings: 24,
+        median_ns: 1.0,
+        spread_pct: 2.0 * floor_pct,
+        floor_pct,
+        reach_pct: floor_pct,
+        rounds: 8,
+        within_pct: None,
+        between_pct: None,
+        past_runs: None,
+    };
+    assert_eq!(held_text(&[], 0.005), None, "no floors, no claim");
+    let steady = [floor(WorkKind::Syscall, 0.2), floor(WorkKind::User, 0.1)];
+    let line = held_text(&steady, 0.005).unwrap();
+    assert!(line.contains("steady"), "{line}");
+    let moving = [
+        floor(WorkKind::Syscall, 20.0),
+        floor(WorkKind::User, 0.1),
+        floor(WorkKind::Cross, 30.0),
+    ];
+    let line = held_text(&moving, 0.005).unwrap();
+    // √2 × each kind's allowance, widest first; a kind within the profile's target
+    // is not named; none of the method's terms.
+    assert_eq!(
+        line,
+        "the machine moves: targets ±42% cross-CPU, ±28% syscalls"
+    );
+    for term in ["floor", "reach", "held to", "√"] {
+        assert!(!line.contains(term), "{line}");
+    }
+}
