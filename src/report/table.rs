@@ -415,7 +415,7 @@ impl Exporter for Table {
             pct(h.ci_target * 100.0)
         );
         if let Some(b) = h.budget_ns {
-            s += &format!(", up to {}", crate::draw::text::secs(b as f64 / 1e9));
+            s += &format!(", budget {}", crate::draw::text::secs(b as f64 / 1e9));
         }
         if let Some(c) = h.cpu {
             s += &format!(" · pinned to CPU {c}");
