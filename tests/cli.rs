@@ -2370,7 +2370,7 @@ fn runs_are_saved_listed_compared_exported_and_removed() {
     let e = refused(&["history", "--db", db, "show", "1"]);
     assert!(one_line(&[], &e).contains("no run 1"), "{e}");
     let e = refused(&["compare", "2", "last~5", "--db", db]);
-    assert!(one_line(&[], &e).contains("holds 2 runs"), "{e}");
+    assert!(one_line(&[], &e).contains("holds 2 complete runs"), "{e}");
 }
 
 #[test]
