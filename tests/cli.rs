@@ -711,6 +711,56 @@ fn a_run_states_its_budget_and_takes_one_given() {
 }
 
 #[test]
+fn last_passes_over_an_interrupted_run_and_says_so() {
+    let dir = TempDir::new("incomplete");
+    let db = dir.0.join("history.db");
+    let db = db.to_str().unwrap();
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/report-smoke.json");
+    let mut doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(&fixture).unwrap()).unwrap();
+    let broken = dir.0.join("broken.json");
+    doc["complete"] = Value::Bool(false);
+    std::fs::write(&broken, doc.to_string()).unwrap();
+    let fixture = fixture.to_str().unwrap();
+    success(&["history", "--db", db, "import", fixture]);
+    success(&["history", "--db", db, "import", broken.to_str().unwrap()]);
+    // The list marks run 2 where no cut can hide it.
+    let list = success(&["history", "--db", db]).stdout;
+    let two = list
+        .lines()
+        .find(|l| l.trim_start().starts_with("2 "))
+        .unwrap();
+    assert!(two.contains("(incomplete)"), "{list}");
+    // last is run 1, and says which newer run it passed over.
+    let shown = success(&["history", "--db", db, "export", "last"]);
+    let run: Value = serde_json::from_str(&shown.stdout).unwrap();
+    assert_eq!(run["complete"], Value::Bool(true));
+    assert_eq!(
+        shown.stderr.trim(),
+        "last is run 1: run 2, newer, is incomplete (interrupted); name it by its id, or \
+         write last! (which counts incomplete runs), to use it"
+    );
+    // Shown by its id, it is said to be partial before its table.
+    let partial = success(&["history", "--db", db, "show", "2"]).stderr;
+    assert_eq!(
+        partial.trim(),
+        "#2: the run was interrupted; its results are partial"
+    );
+    // last! names the interrupted run, and says nothing more.
+    let all = success(&["history", "--db", db, "export", "last!"]);
+    let run: Value = serde_json::from_str(&all.stdout).unwrap();
+    assert_eq!(run["complete"], Value::Bool(false));
+    assert_eq!(all.stderr, "");
+    // Nothing complete before run 1: last~1 is refused, naming the incomplete one.
+    let e = refused(&["history", "--db", db, "export", "last~1"]);
+    assert!(
+        e.contains("1 complete run") && e.contains("1 incomplete"),
+        "{e}"
+    );
+}
+
+#[test]
 fn compare_pairs_rows_across_a_parameter_it_is_told_to_ignore() {
     let dir = TempDir::new("ignore-param");
     let file = |via: &str| dir.0.join(format!("{via}.json")).display().to_string();
@@ -2320,7 +2370,7 @@ fn runs_are_saved_listed_compared_exported_and_removed() {
     let e = refused(&["history", "--db", db, "show", "1"]);
     assert!(one_line(&[], &e).contains("no run 1"), "{e}");
     let e = refused(&["compare", "2", "last~5", "--db", db]);
-    assert!(one_line(&[], &e).contains("holds 2 runs"), "{e}");
+    assert!(one_line(&[], &e).contains("holds 2 complete runs"), "{e}");
 }
 
 #[test]

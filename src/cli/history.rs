@@ -14,7 +14,8 @@ use std::process::ExitCode;
 pub enum HistoryCommand {
     /// Lists the saved runs, newest first (what 'syscost history' alone does).
     List(ListArgs),
-    /// Shows one run's results (an id, last, last~N, host:NAME:last~N).
+    /// Shows one run's results (an id, last, last~N, host:NAME:last~N: last counts
+    /// complete runs only, last!~N interrupted ones too).
     Show {
         /// The run.
         run: String,
@@ -175,6 +176,14 @@ fn show_cmd(
     path: &Path,
 ) -> anyhow::Result<()> {
     let (label, mut doc) = one(run, path)?;
+    if !doc.complete {
+        // Said before the table, whose foot says it again: a partial run read as whole
+        // would mislead.
+        eprintln!(
+            "{}: the run was interrupted; its results are partial",
+            label.reference
+        );
+    }
     if !benches.is_empty() {
         doc.results
             .retain(|r| benches.iter().any(|b| crate::bench::matches(b, &r.name)));
@@ -285,8 +294,17 @@ fn one(reference: &str, path: &Path) -> anyhow::Result<(RunLabel, Run)> {
     if !History::is_url(path) && !path.exists() && !Path::new(reference).exists() {
         History::open(path, false)?;
     }
-    let mut v = store::resolve(&[reference.to_string()], Some(path), true)?;
+    let mut v = said(store::resolve(&[reference.to_string()], Some(path), true)?);
     Ok(v.remove(0))
+}
+
+/// The runs named, once each `last` that passed over newer incomplete runs is said on
+/// standard error, one line each.
+fn said(named: store::Named) -> Vec<(RunLabel, Run)> {
+    for s in &named.skipped {
+        eprintln!("{s}");
+    }
+    named.runs
 }
 
 /// Renders a saved run in any of `run`'s formats.
@@ -329,11 +347,15 @@ pub fn list_text(entries: &[store::Entry], width: usize) -> String {
     .map(|c| c.to_string())
     .collect()];
     for e in entries {
-        // The labels first, where a cut command cannot hide them.
+        // The labels first, and before them whether the run was interrupted, where a
+        // cut command cannot hide them (`last` passes over an incomplete run).
         let mut command = match e.labels.is_empty() {
             true => e.command.clone(),
             false => format!("[{}] {}", e.labels, e.command),
         };
+        if !e.complete {
+            command = format!("(incomplete) {command}");
+        }
         if command.chars().count() > 60 {
             command = command.chars().take(59).collect::<String>() + "…";
         }
@@ -346,10 +368,7 @@ pub fn list_text(entries: &[store::Entry], width: usize) -> String {
             e.ok.to_string(),
             e.skipped.to_string(),
             e.failed.to_string(),
-            format!(
-                "{command}{}",
-                if e.complete { "" } else { "  (incomplete)" }
-            ),
+            command,
         ]);
     }
     let right = [true, false, false, false, false, true, true, true, false];
@@ -391,9 +410,10 @@ pub enum CompareFormat {
 #[derive(Debug, clap::Args)]
 pub struct CompareArgs {
     /// Two sides (A, the base, then B), each a run (an id, last, last~N,
-    /// host:NAME:last~N or a JSON file) or several: label:NAME (every complete run
-    /// carrying that label), a range last~5..last~3, or a list 3,5,7. With more than
-    /// two runs: the cross-run table.
+    /// host:NAME:last~N or a JSON file; last counts complete runs only, last!~N
+    /// interrupted ones too) or several: label:NAME (every complete run carrying that
+    /// label), a range last~5..last~3, or a list 3,5,7. With more than two runs: the
+    /// cross-run table.
     #[arg(required = true, num_args = 2.., value_name = "SIDE")]
     pub runs: Vec<String>,
     /// Changes smaller than PCT percent count as no change.
@@ -481,8 +501,16 @@ pub fn compare_cmd(args: &CompareArgs) -> anyhow::Result<ExitCode> {
 /// The sides `compare` was given, each resolved to its runs; an error if a run is on
 /// both sides.
 fn sides(args: &CompareArgs) -> anyhow::Result<[Vec<(RunLabel, Run)>; 2]> {
-    let a = store::resolve_side(&args.runs[0], args.db.as_deref(), false)?;
-    let b = store::resolve_side(&args.runs[1], args.db.as_deref(), false)?;
+    let a = said(store::resolve_side(
+        &args.runs[0],
+        args.db.as_deref(),
+        false,
+    )?);
+    let b = said(store::resolve_side(
+        &args.runs[1],
+        args.db.as_deref(),
+        false,
+    )?);
     if let Some(shared) = a
         .iter()
         .filter_map(|(l, _)| l.id)
@@ -508,7 +536,7 @@ fn compare_run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
     }
     let mut out = crate::report::stdout();
     if args.runs.len() > 2 {
-        let mut runs = store::resolve(&args.runs, args.db.as_deref(), false)?;
+        let mut runs = said(store::resolve(&args.runs, args.db.as_deref(), false)?);
         ignore_params(&mut runs, &args.ignore_param)?;
         let refs: Vec<(RunLabel, &Run)> =
             runs.iter().map(|(l, r)| (l.clone(), r)).collect();
@@ -608,8 +636,9 @@ pub fn gate(c: &compare::Comparison) -> u8 {
 /// Options of `syscost report`.
 #[derive(Debug, clap::Args)]
 pub struct ReportArgs {
-    /// The runs: ids, last, last~N, host:NAME:last~N or JSON files; with several, each is compared with
-    /// the first.
+    /// The runs: ids, last, last~N, host:NAME:last~N or JSON files (last counts
+    /// complete runs only, last!~N interrupted ones too); with several, each is
+    /// compared with the first.
     #[arg(required = true, value_name = "RUN")]
     pub runs: Vec<String>,
     /// The HTML file to write.
@@ -629,7 +658,9 @@ pub struct PlotArgs {
     /// The graph.
     #[arg(value_enum)]
     pub graph: crate::report::graphs::Graph,
-    /// The runs: ids, last, last~N, host:NAME:last or JSON files (two for the forest plot: A, then B).
+    /// The runs: ids, last, last~N, host:NAME:last~N or JSON files (last counts
+    /// complete runs only, last!~N interrupted ones too; two for the forest plot: A,
+    /// then B).
     #[arg(required = true, value_name = "RUN")]
     pub runs: Vec<String>,
     /// The benchmark to draw (a name, or 'name key=value...'), for samples,
@@ -651,7 +682,7 @@ pub struct PlotArgs {
 pub fn report_cmd(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     check_db(args.db.as_deref())?;
     check_extension(&args.output, "HTML", "html")?;
-    let mut runs = store::resolve(&args.runs, args.db.as_deref(), true)?;
+    let mut runs = said(store::resolve(&args.runs, args.db.as_deref(), true)?);
     refit(&mut runs);
     let comparisons = runs
         .iter()
@@ -679,7 +710,11 @@ pub fn plot_cmd(args: &PlotArgs) -> anyhow::Result<ExitCode> {
         .into());
     }
     let with_samples = matches!(args.graph, Graph::Samples | Graph::Distribution);
-    let mut runs = store::resolve(&args.runs, args.db.as_deref(), with_samples)?;
+    let mut runs = said(store::resolve(
+        &args.runs,
+        args.db.as_deref(),
+        with_samples,
+    )?);
     refit(&mut runs);
     let comparison = forest.then(|| {
         compare::compare(
@@ -802,5 +837,33 @@ pub fn save_with(
             eprintln!("warning: the run was not saved to the history: {e:#}");
             None
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_incomplete_run_is_said_before_its_command_where_no_cut_hides_it() {
+        let entry = |id, complete| store::Entry {
+            id,
+            started_unix_s: 1.8e9,
+            origin: "run".into(),
+            hostname: "h".into(),
+            kernel: "6.12".into(),
+            command: format!("syscost run {}", "syscall.getpid ".repeat(20)),
+            profile: "standard".into(),
+            complete,
+            ok: 1,
+            skipped: 0,
+            failed: 0,
+            labels: String::new(),
+        };
+        let text = list_text(&[entry(2, false), entry(1, true)], 100);
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines.iter().all(|l| l.chars().count() <= 100), "{text}");
+        assert!(lines[1].contains("(incomplete) syscost run"), "{text}");
+        assert!(!lines[2].contains("incomplete"), "{text}");
     }
 }

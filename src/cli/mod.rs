@@ -207,7 +207,12 @@ pub struct RunArgs {
     /// --reference via=libc).
     #[arg(long, value_name = "NAME=VALUE")]
     pub reference: Option<String>,
-    /// Measurement profile.
+    /// Measurement profile: how many rounds, how long, how precise.
+    ///
+    /// smoke: two short rounds a benchmark, to check that everything runs (about 20 s
+    /// for the catalogue); quick: a fast look (about 35 s); standard: the default
+    /// (about two minutes); thorough: for figures to publish (up to a quarter of an
+    /// hour). The README says more.
     #[arg(long, default_value = "standard", value_parser = ["smoke", "quick", "standard", "thorough"])]
     pub profile: String,
     /// Hold every row's own interval (its rounds alone, nothing added for how far the

@@ -47,10 +47,24 @@ fn ratio_text(r: f64) -> String {
 }
 
 fn change_text(r: f64) -> String {
-    if r.is_finite() {
-        format!("{:+.1}%", (r - 1.0) * 100.0)
-    } else {
-        "-".into()
+    match (r - 1.0) * 100.0 {
+        c if !c.is_finite() => "-".into(),
+        c if c.abs() >= 1000.0 => format!("{c:+.0}%"),
+        c => format!("{c:+.1}%"),
+    }
+}
+
+/// A ratio in at most five characters, for the terminal's interval column: three
+/// significant digits or more below 1000 (`0.956`, `14.82`, `554.3`), whole numbers
+/// to 99999, and past that a power of ten (`2e17`: a side that could not measure).
+fn short_ratio(r: f64) -> String {
+    match r {
+        r if !r.is_finite() => "-".into(),
+        r if r < 10.0 => format!("{r:.3}"),
+        r if r < 100.0 => format!("{r:.2}"),
+        r if r < 1000.0 => format!("{r:.1}"),
+        r if r < 99_999.5 => format!("{r:.0}"),
+        r => format!("{r:.0e}"),
     }
 }
 
@@ -71,9 +85,10 @@ fn asked_text(r: &Row) -> String {
         })
 }
 
-/// A ratio's interval, `0.956–1.120`.
+/// A ratio's interval, `0.956–1.120` (`0.022–5545`, `0.000–2e17` when a side's
+/// interval is wide).
 fn interval_text(r: &Row) -> String {
-    format!("{}–{}", ratio_text(r.ci_low), ratio_text(r.ci_high))
+    format!("{}–{}", short_ratio(r.ci_low), short_ratio(r.ci_high))
 }
 
 /// The lines that say the runs come from different hosts or configurations.
@@ -90,8 +105,9 @@ pub fn text(c: &Comparison) -> String {
     text_at(c, crate::os::term::stdout_width())
 }
 
-/// The comparison as a terminal table no wider than `width`: columns that do not fit
-/// go into a further block, which repeats the benchmark.
+/// The comparison as a terminal table no wider than `width`, one table: a benchmark
+/// whose name and parameters do not fit their column has them on a line of its own
+/// above its figures.
 pub fn text_at(c: &Comparison, width: usize) -> String {
     let mut s = format!(
         "A  {}\nB  {}\n",
@@ -110,8 +126,29 @@ pub fn text_at(c: &Comparison, width: usize) -> String {
             s += &format!("  {d}\n");
         }
     }
+    s.push('\n');
+    s += &rows_text(c, width);
+    s += &crate::draw::text::wrap_lines(&footer(c), width);
+    for d in &c.explains {
+        s += &crate::explain::diff::text(d, 15);
+    }
+    s
+}
+
+/// The fewest characters the benchmark column keeps beside the figures; with less room
+/// every benchmark goes on a line of its own.
+const MIN_KEY_COLUMN: usize = 16;
+
+/// The table's rows, one table no wider than `width`. The benchmark column takes the
+/// room the figures leave: a name with its parameters that fits stays in it; a longer
+/// one goes on a line of its own (wrapped at `width`, continued indented) above its
+/// figures, so nothing is cut and no column moves to a further block. With less than
+/// [`MIN_KEY_COLUMN`] characters of room, every name goes on its own line and the
+/// figures beneath it are indented by two. Only a terminal too narrow for the figures
+/// alone wraps their columns into blocks.
+fn rows_text(c: &Comparison, width: usize) -> String {
+    use crate::draw::text::{grid, wrap};
     let head = [
-        "benchmark",
         "A",
         "B",
         "change",
@@ -121,10 +158,12 @@ pub fn text_at(c: &Comparison, width: usize) -> String {
         "sees",
         "K",
     ];
-    let mut rows: Vec<Vec<String>> = vec![head.iter().map(|c| c.to_string()).collect()];
+    let mut figures: Vec<Vec<String>> =
+        vec![head.iter().map(|c| c.to_string()).collect()];
+    let mut keys = vec!["benchmark".to_string()];
     for r in &c.rows {
-        rows.push(vec![
-            super::key_of(&r.name, &r.params),
+        keys.push(super::key_of(&r.name, &r.params));
+        figures.push(vec![
             fmt_ns(r.base_ns),
             fmt_ns(r.other_ns),
             change_text(r.ratio),
@@ -135,14 +174,52 @@ pub fn text_at(c: &Comparison, width: usize) -> String {
             asked_text(r),
         ]);
     }
-    s.push('\n');
-    let right = [false, true, true, true, true, false, true, true, true];
-    s += &crate::draw::text::grid(&rows, &right, 1, 0, width);
-    s += &crate::draw::text::wrap_lines(&footer(c), width);
-    for d in &c.explains {
-        s += &crate::explain::diff::text(d, 15);
+    let right = [true, true, true, true, false, true, true, true];
+    let alone = grid(&figures, &right, 0, 0, usize::MAX);
+    let used = alone.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+    if used + 2 > width {
+        // Too narrow for the figures: the columns wrap into blocks, each with the names.
+        let rows: Vec<Vec<String>> = keys
+            .iter()
+            .zip(&figures)
+            .map(|(k, f)| {
+                std::iter::once(k.clone())
+                    .chain(f.iter().cloned())
+                    .collect()
+            })
+            .collect();
+        let right: Vec<bool> = std::iter::once(false).chain(right).collect();
+        return grid(&rows, &right, 1, 0, width);
     }
-    s
+    let room = width - used - 2;
+    let inline = room >= MIN_KEY_COLUMN.max(keys[0].chars().count());
+    let fits = |k: &String| inline && k.chars().count() <= room;
+    let rows: Vec<Vec<String>> = keys
+        .iter()
+        .zip(&figures)
+        .map(|(k, f)| {
+            let key = if fits(k) { k.clone() } else { String::new() };
+            std::iter::once(key).chain(f.iter().cloned()).collect()
+        })
+        .collect();
+    let right: Vec<bool> = std::iter::once(false).chain(right).collect();
+    // Without the column, the figures sit two in from the names above them.
+    let lines: Vec<String> = match inline {
+        true => grid(&rows, &right, 1, 0, usize::MAX)
+            .lines()
+            .map(str::to_string)
+            .collect(),
+        false => alone.lines().map(|l| format!("  {l}")).collect(),
+    };
+    let mut out = String::new();
+    for (k, line) in keys.iter().zip(&lines) {
+        if !fits(k) {
+            out += &wrap(k, width, 0, 4);
+        }
+        out += line.trim_end();
+        out.push('\n');
+    }
+    out
 }
 
 /// What the verdicts mean, after the counts.

@@ -439,3 +439,104 @@ fn a_canary_moved_by_the_change_is_named_and_never_taken_for_the_machine() {
     let t = render::text_at(&c, 100);
     assert!(t.contains("+39.8%") || t.contains("+40.0%"), "{t}");
 }
+
+/// Two runs of rows with long parameter names, as the catalogue's are (`ctx.pingpong`
+/// with four parameters, `mem.fault.zero` with five), some B slower, one with an
+/// interval wide enough to reach 1e17.
+fn long_keyed_runs() -> (Run, Run) {
+    let names = [
+        ("call.empty", 1.3),
+        ("syscall.getpid", 80.0),
+        ("ctx.pingpong", 14_820.0),
+        ("mem.fault.zero", 1_230.0),
+        ("ipc.rtt", 9_000.0),
+    ];
+    let mut a = run_with_medians(&names);
+    let mut b = run_with_medians(&names);
+    let params: [&[(&str, &str)]; 5] = [
+        &[],
+        &[("via", "libc")],
+        &[
+            ("fpu", "clean"),
+            ("kind", "process"),
+            ("mechanism", "eventfd"),
+            ("placement", "cross-cpu"),
+        ],
+        &[
+            ("access", "write"),
+            ("page", "4k"),
+            ("prefault", "none"),
+            ("size", "8388608"),
+            ("unmap", "untimed"),
+            ("hugepage_fallback", "split-and-retry-with-small-pages"),
+        ],
+        &[
+            ("placement", "same-cpu"),
+            ("priority", "0:0"),
+            ("size", "65536"),
+            ("transport", "unix_stream"),
+        ],
+    ];
+    for run in [&mut a, &mut b] {
+        for (r, p) in run.results.iter_mut().zip(params) {
+            r.params = p
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+        }
+    }
+    let m = b.results[2].measured.as_mut().unwrap();
+    m.median_ns *= 11.0;
+    m.ci_low_ns = m.median_ns * 1e-3;
+    m.ci_high_ns = m.median_ns * 1e17;
+    (a, b)
+}
+
+#[test]
+fn a_comparison_with_long_parameters_is_one_table_within_the_width() {
+    let (a, b) = long_keyed_runs();
+    let c = compare((&label("last~1", &a), &a), (&label("last", &b), &b), 0.05);
+    for width in [100, 80] {
+        let t = render::text_at(&c, width);
+        let wide: Vec<&str> = t.lines().filter(|l| l.chars().count() > width).collect();
+        assert!(wide.is_empty(), "wider than {width}: {wide:?}\n{t}");
+        // One table: one header, every name whole (a long one on its own line, above
+        // its figures), every row's verdict.
+        let heads = t.lines().filter(|l| l.starts_with("benchmark")).count();
+        assert_eq!(heads, 1, "{width}:\n{t}");
+        let flat = t.split_whitespace().collect::<Vec<_>>().join(" ");
+        for r in &c.rows {
+            let key = key_of(&r.name, &r.params);
+            assert!(flat.contains(&key), "{width}: {key} cut:\n{t}");
+        }
+        let table = &t[..t.find(" compared: ").unwrap()];
+        let verdicts = ["slower", "faster", "no change", "cannot tell"];
+        let rows = table
+            .lines()
+            .filter(|l| verdicts.iter().any(|v| l.contains(v)))
+            .count();
+        assert_eq!(rows, c.rows.len(), "{width}:\n{t}");
+        assert!(!t.contains('…'), "{width}: cut:\n{t}");
+    }
+    // Narrower than the figures: their columns wrap into blocks, still within the width.
+    let t = render::text_at(&c, 60);
+    assert!(t.lines().all(|l| l.chars().count() <= 60), "{t}");
+    // At 100 the short names stay in their column, beside their figures.
+    let t = render::text_at(&c, 100);
+    let row = t
+        .lines()
+        .find(|l| l.starts_with("syscall.getpid via=libc"))
+        .unwrap();
+    assert!(row.contains("80.0 ns"), "{t}");
+    let long =
+        "ctx.pingpong fpu=clean kind=process mechanism=eventfd placement=cross-cpu";
+    let i = t
+        .lines()
+        .position(|l| l == long)
+        .expect("a line of its own");
+    let figures = t.lines().nth(i + 1).unwrap();
+    assert!(
+        figures.starts_with(' ') && figures.contains("14.82 µs"),
+        "{t}"
+    );
+}

@@ -41,7 +41,7 @@ use std::cell::RefCell;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
-pub use refs::{resolve, resolve_side, RunRef};
+pub use refs::{resolve, resolve_side, Back, Named, RunRef, Skipped};
 
 /// The database schema this build reads and writes.
 pub const DB_SCHEMA: i32 = 3;
@@ -193,11 +193,13 @@ trait Backend: Send {
     ) -> anyhow::Result<Vec<Entry>>;
     /// How many runs are saved.
     fn count(&mut self) -> anyhow::Result<i64>;
-    /// The id of the newest run (of one host if given) but `back`.
+    /// The id of the newest run (of one host if given) but `back`, counting complete
+    /// runs only unless `all`.
     fn nth_latest(
         &mut self,
         back: usize,
         host: Option<&str>,
+        all: bool,
     ) -> anyhow::Result<Option<i64>>;
     /// A run's stored document.
     fn document(&mut self, id: i64, with_samples: bool)
@@ -533,13 +535,16 @@ impl History {
         self.db.borrow_mut().count()
     }
 
-    /// The id of the newest run (of host `host`, if given) but `back` (0 is the newest).
+    /// The id of the newest run (of host `host`, if given) but `back` (0 is the
+    /// newest), counting complete runs only (what `last~N` names) unless `all` (what
+    /// `last!~N` names: incomplete, interrupted runs too).
     pub fn nth_latest(
         &self,
         back: usize,
         host: Option<&str>,
+        all: bool,
     ) -> anyhow::Result<Option<i64>> {
-        self.db.borrow_mut().nth_latest(back, host)
+        self.db.borrow_mut().nth_latest(back, host, all)
     }
 
     /// The document of run `id`, with its samples.

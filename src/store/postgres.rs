@@ -296,11 +296,13 @@ impl Backend for Postgres {
         &mut self,
         back: usize,
         host: Option<&str>,
+        all: bool,
     ) -> anyhow::Result<Option<i64>> {
         let row = self.client.query_opt(
             "SELECT id FROM runs WHERE ($2::text IS NULL OR hostname = $2)
+             AND ($3 OR complete)
              ORDER BY id DESC LIMIT 1 OFFSET $1",
-            &[&(back as i64), &host],
+            &[&(back as i64), &host, &all],
         )?;
         Ok(row.map(|r| r.get(0)))
     }

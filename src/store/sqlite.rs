@@ -221,13 +221,15 @@ impl Backend for Sqlite {
         &mut self,
         back: usize,
         host: Option<&str>,
+        all: bool,
     ) -> anyhow::Result<Option<i64>> {
         Ok(self
             .conn
             .query_row(
                 "SELECT id FROM runs WHERE (?2 IS NULL OR hostname = ?2)
+                 AND (?3 OR complete <> 0)
                  ORDER BY id DESC LIMIT 1 OFFSET ?1",
-                params![back as i64, host],
+                params![back as i64, host, all],
                 |r| r.get(0),
             )
             .optional()?)

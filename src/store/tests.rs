@@ -81,9 +81,9 @@ fn saves_lists_loads_and_removes(open: Opener<'_>) {
     let back = h.load(a).expect("load");
     assert_eq!(back.results.len(), 2);
     assert_eq!(back.results[1].median_ns(), Some(2800.0));
-    assert_eq!(h.nth_latest(0, None).unwrap(), Some(b));
-    assert_eq!(h.nth_latest(1, None).unwrap(), Some(a));
-    assert_eq!(h.nth_latest(2, None).unwrap(), None);
+    assert_eq!(h.nth_latest(0, None, false).unwrap(), Some(b));
+    assert_eq!(h.nth_latest(1, None, false).unwrap(), Some(a));
+    assert_eq!(h.nth_latest(2, None, false).unwrap(), None);
     let past = h
         .past_figures("syscall.getpid", &conditions(&run), 10)
         .unwrap();
@@ -152,9 +152,12 @@ fn concurrent_writers_all_land(open: Opener<'_>) {
         let runs = h.list(None, Some(&host)).unwrap();
         assert_eq!(runs.len(), 10);
         assert_eq!(runs[0].id, id);
-        assert_eq!(h.nth_latest(0, Some(&host)).unwrap(), Some(id));
-        assert_eq!(h.nth_latest(9, Some(&host)).unwrap(), Some(runs[9].id));
-        assert_eq!(h.nth_latest(10, Some(&host)).unwrap(), None);
+        assert_eq!(h.nth_latest(0, Some(&host), false).unwrap(), Some(id));
+        assert_eq!(
+            h.nth_latest(9, Some(&host), false).unwrap(),
+            Some(runs[9].id)
+        );
+        assert_eq!(h.nth_latest(10, Some(&host), false).unwrap(), None);
     }
 }
 
@@ -186,11 +189,23 @@ fn documents_are_checked_before_they_are_read() {
 #[test]
 fn references_parse() {
     for (text, want) in [
-        ("last", RunRef::Latest(0)),
-        ("last~3", RunRef::Latest(3)),
+        ("last", RunRef::Latest(Back::complete(0))),
+        ("last~3", RunRef::Latest(Back::complete(3))),
+        ("last!", RunRef::Latest(Back::all(0))),
+        ("last!~3", RunRef::Latest(Back::all(3))),
         ("17", RunRef::Id(17)),
-        ("host:web-17:last", RunRef::HostLatest("web-17".into(), 0)),
-        ("host:a:b:last~2", RunRef::HostLatest("a:b".into(), 2)),
+        (
+            "host:web-17:last",
+            RunRef::HostLatest("web-17".into(), Back::complete(0)),
+        ),
+        (
+            "host:a:b:last~2",
+            RunRef::HostLatest("a:b".into(), Back::complete(2)),
+        ),
+        (
+            "host:web:last!~1",
+            RunRef::HostLatest("web".into(), Back::all(1)),
+        ),
     ] {
         assert_eq!(text.parse::<RunRef>().unwrap(), want);
     }
@@ -210,6 +225,10 @@ fn references_parse() {
         "last~18446744073709551616",
         "~",
         "last~~1",
+        "last!!",
+        "last~1!",
+        "last!~",
+        "host:web:last!x",
         "9223372036854775808",
         "\u{0}",
     ] {
@@ -748,6 +767,7 @@ fn a_side_is_a_label_a_range_or_a_list_of_runs() {
     let ids = |spec: &str| -> Vec<i64> {
         resolve_side(spec, Some(&path), false)
             .unwrap()
+            .runs
             .iter()
             .map(|(l, _)| l.id.unwrap())
             .collect()
@@ -755,10 +775,14 @@ fn a_side_is_a_label_a_range_or_a_list_of_runs() {
     // Every complete run carrying the label, oldest first; the interrupted one left out.
     assert_eq!(ids("label:a"), [1, 3]);
     assert_eq!(ids("label:b"), [2, 4]);
-    assert_eq!(ids("last~4..last~2"), [1, 2, 3]);
+    assert_eq!(ids("last~3..last~1"), [1, 2, 3]);
     assert_eq!(ids("3..1"), [1, 2, 3]);
     assert_eq!(ids("4,2"), [2, 4]);
-    assert_eq!(ids("last"), [5]);
+    // `last` is the newest complete run; `last!` counts the interrupted one too, and a
+    // range holds every run between its ends.
+    assert_eq!(ids("last"), [4]);
+    assert_eq!(ids("last!"), [5]);
+    assert_eq!(ids("last~1..last!"), [3, 4, 5]);
     let err =
         |spec: &str| format!("{:#}", resolve_side(spec, Some(&path), false).unwrap_err());
     let e = err("label:c");
@@ -771,5 +795,86 @@ fn a_side_is_a_label_a_range_or_a_list_of_runs() {
     let e = err("last..nope");
     assert!(e.contains("each end is a history id or last~N"), "{e}");
     let e = err("last~9..last");
-    assert!(e.contains("names no run"), "{e}");
+    assert!(e.contains("names no complete run"), "{e}");
+}
+
+/// Saves runs of `host`, complete or not, in order; their ids.
+fn save_runs(h: &mut History, host: &str, complete: &[bool]) -> Vec<i64> {
+    complete
+        .iter()
+        .map(|&done| {
+            let mut run = three_rows(1.0, &[]);
+            run.host.hostname = Some(host.to_string());
+            run.complete = done;
+            h.save(&run, Origin::Run).unwrap()
+        })
+        .collect()
+}
+
+#[test]
+fn last_names_complete_runs_and_says_which_newer_ones_it_passed_over() {
+    let dir = temp();
+    let path = dir.path().join("history.db");
+    let mut h = History::open(&path, true).unwrap();
+    // 1 and 2 complete, 3 interrupted, 4 complete, 5 and 6 interrupted; then host b's.
+    let ids = save_runs(&mut h, "a", &[true, true, false, true, false, false]);
+    assert_eq!(ids, [1, 2, 3, 4, 5, 6]);
+    save_runs(&mut h, "b", &[true, false]);
+    assert_eq!(h.nth_latest(0, Some("a"), false).unwrap(), Some(4));
+    assert_eq!(h.nth_latest(0, Some("a"), true).unwrap(), Some(6));
+    let named = |r: &str| resolve(&[r.to_string()], Some(&path), false).unwrap();
+    let one = |r: &str| {
+        let n = named(r);
+        (n.runs[0].0.id.unwrap(), n.skipped)
+    };
+    // `last` passes over 6 and 5, newer and interrupted, and says so.
+    let (id, skipped) = one("host:a:last");
+    assert_eq!(id, 4);
+    assert_eq!(skipped.len(), 1);
+    assert_eq!(skipped[0].newer, [6, 5]);
+    let said = skipped[0].to_string();
+    assert!(
+        said.starts_with(
+            "host:a:last is run 4: runs 6 and 5, newer, are incomplete (interrupted)"
+        ),
+        "{said}"
+    );
+    assert!(
+        said.contains("by its id") && said.contains("last!"),
+        "{said}"
+    );
+    // last~1 counts complete runs: 2, passing over 3 as well.
+    let (id, skipped) = one("host:a:last~1");
+    assert_eq!((id, skipped[0].newer.clone()), (2, vec![6, 5, 3]));
+    // Over all hosts: the newest complete run is b's; 8, newer, is interrupted.
+    let (id, skipped) = one("last");
+    assert_eq!((id, skipped[0].newer.clone()), (7, vec![8]));
+    let said = skipped[0].to_string();
+    assert_eq!(
+        said,
+        "last is run 7: run 8, newer, is incomplete (interrupted); name it by its id, or \
+         write last! (which counts incomplete runs), to use it"
+    );
+    // `last!` counts every run and says nothing; an id names an interrupted run.
+    assert_eq!(one("last!"), (8, vec![]));
+    assert_eq!(one("host:a:last!~1"), (5, vec![]));
+    assert_eq!(one("3"), (3, vec![]));
+    assert!(!named("3").runs[0].0.complete);
+    // Host b's own: 8 is interrupted, its newest.
+    assert_eq!(one("host:b:last").1[0].newer, [8]);
+    // Counting back past the complete runs says how many there are of each kind.
+    let e = format!(
+        "{:#}",
+        resolve(&["host:a:last~3".into()], Some(&path), false).unwrap_err()
+    );
+    assert!(
+        e.contains("holds 3 complete runs") && e.contains("3 incomplete"),
+        "{e}"
+    );
+    assert!(e.contains("last!~N"), "{e}");
+    // A side's notes come back with its runs.
+    let side = resolve_side("last~1..last", Some(&path), false).unwrap();
+    let side_ids: Vec<i64> = side.runs.iter().map(|(l, _)| l.id.unwrap()).collect();
+    assert_eq!(side_ids, [4, 5, 6, 7]);
+    assert_eq!(side.skipped.len(), 2, "{:?}", side.skipped);
 }

@@ -207,8 +207,9 @@ pub fn wrap(text: &str, max: usize) -> Vec<String> {
     lines
 }
 
-/// Approximate width of `s` in px at the body font size.
-fn text_width(s: &str) -> f64 {
+/// Approximate width of `s` in px at the body font size (what the layout gives an
+/// axis's labels).
+pub fn text_width(s: &str) -> f64 {
     s.chars().count() as f64 * CHAR_W
 }
 

@@ -21,7 +21,7 @@ pub use seeds::{file_read, mailbox, ring};
 use sweeps::{distinguishing, fit_curve, label_of, Point, PAD};
 pub use sweeps::{equation, sweeps};
 
-use crate::compare::{key, Comparison, RunLabel, Verdict};
+use crate::compare::{key, key_of, Comparison, RunLabel, Verdict};
 use crate::draw::svg::{color, Axis, Mark, Plot, Scale, Side, Style, Svg, Units};
 use crate::error::UsageError;
 use crate::results::{fmt_ns, BenchResult, Measured, Run};
@@ -105,6 +105,9 @@ fn headline(m: &Measured) -> String {
     s
 }
 
+/// The forest plot's width in px when no label is longer than 60 characters.
+const FOREST_WIDTH: f64 = 900.0;
+
 /// The forest plot of a comparison: each benchmark's ratio (other / base) with its 95%
 /// interval on a log axis, a line at 1 and the ±threshold band; colour by verdict.
 pub fn forest(c: &Comparison) -> Result<Svg, UsageError> {
@@ -115,20 +118,15 @@ pub fn forest(c: &Comparison) -> Result<Svg, UsageError> {
             run_name(&c.other)
         )));
     }
-    let labels: Vec<String> = c
-        .rows
+    // Each label whole, however long its parameters; the graph widens by what a label
+    // takes past 60 characters, so the plot keeps its room beside them.
+    let labels: Vec<String> = c.rows.iter().map(|r| key_of(&r.name, &r.params)).collect();
+    let widest = labels
         .iter()
-        .map(|r| {
-            let mut s = r.name.clone();
-            for (k, v) in &r.params {
-                s += &format!(" {k}={v}");
-            }
-            if s.chars().count() > 60 {
-                s = s.chars().take(59).collect::<String>() + "…";
-            }
-            s
-        })
-        .collect();
+        .map(|l| crate::draw::svg::text_width(l))
+        .fold(0.0, f64::max);
+    let width =
+        FOREST_WIDTH + (widest - crate::draw::svg::text_width(&"x".repeat(60))).max(0.0);
     let t = c.threshold;
     let xs = c
         .rows
@@ -159,7 +157,7 @@ pub fn forest(c: &Comparison) -> Result<Svg, UsageError> {
         x,
         y,
     )
-    .size(900.0, height);
+    .size(width, height);
     let n = c.tally();
     p.note(&format!(
         "ratio of medians with its 95% CI; {} faster, {} slower, {} no change, {} cannot tell (noise threshold ±{:.0}%)",

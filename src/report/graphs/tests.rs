@@ -361,6 +361,43 @@ fn forest_plot_has_a_row_per_benchmark() {
     assert!(s.contains("noise threshold"));
 }
 
+/// The `width="…"` an SVG opens with, in px.
+fn svg_width(svg: &str) -> f64 {
+    let rest = &svg[svg.find("width=\"").expect("a width") + 7..];
+    rest[..rest.find('"').unwrap()].parse().unwrap()
+}
+
+#[test]
+fn forest_plot_labels_are_whole_and_the_graph_widens_for_them() {
+    let (_, mut c) = fixture::pair();
+    let narrow = svg_width(&forest(&c).unwrap().to_string());
+    assert_eq!(narrow, FOREST_WIDTH);
+    let long = [
+        ("fpu", "clean"),
+        ("kind", "process"),
+        ("mechanism", "eventfd"),
+        ("placement", "cross-cpu"),
+        ("hugepage_fallback", "split-and-retry-with-small-pages"),
+    ];
+    c.rows[0].params = long
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let label = key_of(&c.rows[0].name, &c.rows[0].params);
+    assert!(label.chars().count() > 100, "{label}");
+    let s = forest(&c).unwrap().to_string();
+    assert_clean(&s);
+    assert!(s.contains(&label), "{label} cut in {s}");
+    assert!(!s.contains('…'), "a label cut in {s}");
+    // The graph widens by what the label takes past 60 characters.
+    let extra = crate::draw::svg::text_width(&label) - 60.0 * 6.0;
+    assert!(
+        (svg_width(&s) - (FOREST_WIDTH + extra)).abs() < 1.0,
+        "{}",
+        svg_width(&s)
+    );
+}
+
 #[test]
 fn missing_data_gives_a_clear_error() {
     let runs = labelled(fixture::run(vec![fixture::result(

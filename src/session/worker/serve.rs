@@ -17,14 +17,55 @@ use std::process::ExitCode;
 pub const WORKER_ARG: &str = "__worker";
 
 /// Runs the worker whose arguments (after [`WORKER_ARG`]) are `args`: the inherited
-/// socket's descriptor and the parent's pid. Prints only when the parent cannot be
-/// reached.
+/// socket's descriptor and the parent's pid. Prints only a worker's own error, never
+/// when it was stopped or let go (a Ctrl-C, its parent gone or done with it).
 pub fn serve(args: &[String]) -> ExitCode {
-    match serve_inner(args) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
+    let Err(e) = serve_inner(args) else {
+        return ExitCode::SUCCESS;
+    };
+    let parent = args.get(1).and_then(|p| p.parse::<i32>().ok());
+    let ppid = rustix::process::getppid().map(|p| p.as_raw_nonzero().get());
+    let parent_gone = parent.is_some_and(|p| ppid != Some(p));
+    match Ending::of(&e, crate::os::interrupt::interrupted(), parent_gone) {
+        Ending::Stopped => ExitCode::from(crate::os::interrupt::exit_code()),
+        Ending::LetGo => ExitCode::SUCCESS,
+        Ending::Failed => {
             eprintln!("syscost worker: {e:#}");
             ExitCode::from(2)
+        }
+    }
+}
+
+/// How a worker whose conversation ended in an error ends. A Ctrl-C reaches the whole
+/// process group, the worker too; the parent then stops, closes the worker's socket or
+/// exits, and says what it has to say: an error on the socket after that is no news.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ending {
+    /// The worker saw SIGINT, SIGTERM or SIGHUP itself: it exits quietly.
+    Stopped,
+    /// The parent is gone, or closed its end of the socket (a broken pipe, a reset
+    /// connection): it let the worker go, as when its end closes between messages; it
+    /// exits quietly.
+    LetGo,
+    /// The worker's own error (a benchmark it does not know, a message out of turn, a
+    /// failed hand-over): printed, exit 2.
+    Failed,
+}
+
+impl Ending {
+    /// The ending of error `e`, as the worker sees its signals and its parent then.
+    fn of(e: &anyhow::Error, interrupted: bool, parent_gone: bool) -> Ending {
+        use std::io::ErrorKind::{BrokenPipe, ConnectionReset};
+        let closed = e.chain().any(|c| {
+            c.downcast_ref::<std::io::Error>()
+                .is_some_and(|io| matches!(io.kind(), BrokenPipe | ConnectionReset))
+        });
+        if interrupted {
+            Ending::Stopped
+        } else if parent_gone || closed {
+            Ending::LetGo
+        } else {
+            Ending::Failed
         }
     }
 }
@@ -413,5 +454,33 @@ fn flag(
         other => Err(BenchError::Failed(format!(
             "the parent answered {other:?} for the kernel's events"
         ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Ending;
+    use std::io::{Error, ErrorKind};
+
+    #[test]
+    fn a_stopped_or_let_go_worker_is_quiet_and_its_own_error_is_said() {
+        let pipe = || anyhow::Error::new(Error::from(ErrorKind::BrokenPipe));
+        let reset = || {
+            anyhow::Error::new(Error::from_raw_os_error(libc::ECONNRESET))
+                .context("sending the result")
+        };
+        let own = || anyhow::anyhow!("no benchmark is named syscall.nope");
+        let bad = || anyhow::Error::new(Error::new(ErrorKind::InvalidData, "a message"));
+        // Ctrl-C reached the worker too: whatever failed after it, quiet.
+        for e in [pipe(), reset(), own()] {
+            assert_eq!(Ending::of(&e, true, false), Ending::Stopped);
+        }
+        // The parent closed its end or died: the socket's errors are no news.
+        assert_eq!(Ending::of(&pipe(), false, false), Ending::LetGo);
+        assert_eq!(Ending::of(&reset(), false, false), Ending::LetGo);
+        assert_eq!(Ending::of(&own(), false, true), Ending::LetGo);
+        // The worker's own errors, with the parent there and no signal, are said.
+        assert_eq!(Ending::of(&own(), false, false), Ending::Failed);
+        assert_eq!(Ending::of(&bad(), false, false), Ending::Failed);
     }
 }
