@@ -132,14 +132,15 @@ pub fn check_file_options(args: &RunArgs) -> Result<(), UsageError> {
     Ok(())
 }
 
-/// Starts the measuring session the arguments ask for, and says when `--cull kernel`
-/// cannot have the kernel's events.
+/// Starts the measuring session the arguments ask for (samples kept aside, explained,
+/// held to `--target`, within `--budget`), and says when `--cull kernel` cannot have
+/// the kernel's events.
 fn start_session(
     args: &RunArgs,
     profile: crate::harness::Profile,
     invariant_tsc: bool,
 ) -> anyhow::Result<Session> {
-    let session = Session::start_with(
+    let mut session = Session::start_with(
         SessionOptions {
             profile,
             clock: args.clock,
@@ -157,6 +158,18 @@ fn start_session(
         args.batch,
         args.seed,
     )?;
+    if !args.no_samples {
+        session
+            .spill_samples()
+            .context("making the temporary file that keeps the samples")?;
+    }
+    session.explain(if args.explain { args.explain_hz } else { 0 });
+    if args.target.is_some() {
+        session.hold_to_target();
+    }
+    if let Some(b) = args.budget {
+        session.set_budget(b);
+    }
     if let Some(why) = session.kernel_unavailable() {
         warn(&format!(
             "--cull kernel: the kernel's events cannot be recorded here ({why}); \
@@ -353,18 +366,6 @@ fn run_once(args: &RunArgs) -> anyhow::Result<ExitCode> {
 
     let facts = facts_warned();
     let mut session = start_session(args, profile, facts.invariant_tsc)?;
-    if !args.no_samples {
-        session
-            .spill_samples()
-            .context("making the temporary file that keeps the samples")?;
-    }
-    session.explain(if args.explain { args.explain_hz } else { 0 });
-    if args.target.is_some() {
-        session.hold_to_target();
-    }
-    if let Some(b) = args.budget {
-        session.set_budget(b);
-    }
     let mut run = new_run(facts, &session, instances.len());
     run.labels = labels_of(&args.labels);
     let rows: Vec<RowKey> = instances
