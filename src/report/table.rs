@@ -498,7 +498,7 @@ impl Exporter for Table {
         );
         if l.columns.target {
             let target = m.target_pct.unwrap_or(self.target * 100.0);
-            line += &format!(" {:>TARGET_W$}", format!("±{}", pct(target)));
+            line += &format!(" {:>TARGET_W$}", target_text(target));
         }
         line += &format!(" {:>CONV_W$}", if m.converged { "yes" } else { "no" });
         out += line.trim_end();
@@ -686,6 +686,18 @@ fn ci_parts(lo: f64, hi: f64, median: f64) -> (String, String) {
         range = "(wide)".into();
     }
     (range, rel)
+}
+
+/// The target column: a half-width in percent with the ±% column's digits, so that a
+/// converged row never reads wider than its target for the rounding alone.
+fn target_text(pct: f64) -> String {
+    if pct < 0.1 {
+        format!("±{pct:.2}%")
+    } else if pct < 100.0 {
+        format!("±{pct:.1}%")
+    } else {
+        format!("±{pct:.0}%")
+    }
 }
 
 /// The header's line on how steady the machine is, in plain words: the target each kind
