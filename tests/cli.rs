@@ -711,6 +711,31 @@ fn a_run_states_its_budget_and_takes_one_given() {
 }
 
 #[test]
+fn a_run_stopped_by_timeout_is_saved_incomplete_and_its_workers_say_nothing() {
+    // `timeout -s INT` sends the signal to syscost and then to its whole group: one
+    // request delivered twice within microseconds, which must not end the run at once.
+    let dir = TempDir::new("timeout");
+    let db = dir.0.join("history.db");
+    let db = db.to_str().unwrap();
+    let out = {
+        let _lock = shared();
+        Command::new("timeout")
+            .args(["-s", "INT", "4"])
+            .arg(env!("CARGO_BIN_EXE_syscost"))
+            .args(["run", "syscall", "ctx", "--profile", "quick", "--db", db])
+            .output()
+            .expect("run timeout (coreutils)")
+    };
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // timeout says 124 when it had to stop the command.
+    assert_eq!(out.status.code(), Some(124), "stderr:\n{stderr}");
+    assert!(!stderr.contains("syscost worker"), "stderr:\n{stderr}");
+    assert!(stderr.contains("interrupted"), "stderr:\n{stderr}");
+    let list = success(&["history", "--db", db]).stdout;
+    assert!(list.contains("(incomplete)"), "{list}");
+}
+
+#[test]
 fn last_passes_over_an_interrupted_run_and_says_so() {
     let dir = TempDir::new("incomplete");
     let db = dir.0.join("history.db");

@@ -1,21 +1,53 @@
 //! Ctrl-C, SIGTERM and SIGHUP: the first one asks the run to stop at the next sample
 //! boundary, so that every benchmark's `Drop` cleans up and what was measured is still
-//! written; the handler resets itself, so a second one ends the process at once
-//! (children die with it through their parent-death signal). The run then exits with
-//! the shell's code for the signal (130, 143, 129).
+//! written; a second one ends the process at once (children die with it through their
+//! parent-death signal), unless it comes within [`SAME_BURST_NS`] of the first: that is
+//! the same request delivered twice, as `timeout -s INT` sends it to the process and
+//! then to its whole group. The run then exits with the shell's code for the signal
+//! (130, 143, 129).
 #![allow(unsafe_code)]
 
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 static SIGNAL: AtomicI32 = AtomicI32::new(libc::SIGINT);
+/// When the first stop signal came, CLOCK_MONOTONIC ns.
+static FIRST_NS: AtomicU64 = AtomicU64::new(0);
+
+/// A stop signal this soon after the first is the same request delivered twice (by
+/// `timeout`, to the process and to its group, a few microseconds apart), not a user
+/// asking to end at once: a person's second Ctrl-C comes later than that.
+pub const SAME_BURST_NS: u64 = 500_000_000;
+
+/// CLOCK_MONOTONIC in ns (clock_gettime is async-signal-safe).
+fn monotonic_ns() -> u64 {
+    // SAFETY: an all-zero timespec is valid and clock_gettime only writes to it.
+    let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
+    // SAFETY: `ts` is a valid timespec owned here.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
 
 /// The signals that ask a run to stop.
 pub const STOP_SIGNALS: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
 
 extern "C" fn on_signal(sig: libc::c_int) {
-    SIGNAL.store(sig, Ordering::SeqCst);
-    INTERRUPTED.store(true, Ordering::SeqCst);
+    let now = monotonic_ns();
+    if !INTERRUPTED.load(Ordering::SeqCst) {
+        SIGNAL.store(sig, Ordering::SeqCst);
+        FIRST_NS.store(now, Ordering::SeqCst);
+        INTERRUPTED.store(true, Ordering::SeqCst);
+        return;
+    }
+    if now.saturating_sub(FIRST_NS.load(Ordering::SeqCst)) < SAME_BURST_NS {
+        return;
+    }
+    // SAFETY: signal and raise are async-signal-safe; the default disposition ends the
+    // process with this signal, as a shell expects.
+    unsafe {
+        libc::signal(sig, libc::SIG_DFL);
+        libc::raise(sig);
+    }
 }
 
 /// Whether SIGINT, SIGTERM or SIGHUP has arrived since the guard was installed.
@@ -36,7 +68,7 @@ pub struct InterruptGuard {
 }
 
 impl InterruptGuard {
-    /// Installs one-shot handlers for SIGINT, SIGTERM and SIGHUP.
+    /// Installs the handlers for SIGINT, SIGTERM and SIGHUP.
     pub fn install() -> std::io::Result<InterruptGuard> {
         INTERRUPTED.store(false, Ordering::SeqCst);
         SIGNAL.store(libc::SIGINT, Ordering::SeqCst);
@@ -45,7 +77,7 @@ impl InterruptGuard {
             // SAFETY: an all-zero sigaction is valid; we fill handler, flags and mask.
             let mut act: libc::sigaction = unsafe { std::mem::zeroed() };
             act.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as usize;
-            act.sa_flags = libc::SA_RESETHAND | libc::SA_RESTART;
+            act.sa_flags = libc::SA_RESTART;
             // SAFETY: `act.sa_mask` is a valid sigset_t owned by `act`.
             unsafe { libc::sigemptyset(&mut act.sa_mask) };
             // SAFETY: a zeroed sigaction receives the old disposition.
