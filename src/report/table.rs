@@ -721,7 +721,10 @@ pub fn held_text(floors: &[crate::results::Floor], target: f64) -> Option<String
     }
     wider.sort_by(|a, b| b.0.total_cmp(&a.0));
     let kinds: Vec<String> = wider.into_iter().map(|(_, w)| w).collect();
-    Some(format!("the machine moves: targets {}", kinds.join(", ")))
+    Some(format!(
+        "the machine moves (first probes): targets {}",
+        kinds.join(", ")
+    ))
 }
 
 /// A kind of work in plain words, for the header.
