@@ -722,7 +722,7 @@ pub fn held_text(floors: &[crate::results::Floor], target: f64) -> Option<String
     wider.sort_by(|a, b| b.0.total_cmp(&a.0));
     let kinds: Vec<String> = wider.into_iter().map(|(_, w)| w).collect();
     Some(format!(
-        "the machine moves (first probes): targets {}",
+        "the machine moves: targets at first {}",
         kinds.join(", ")
     ))
 }

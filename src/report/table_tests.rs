@@ -190,7 +190,7 @@ fn the_header_says_in_plain_words_what_each_kind_is_held_to() {
     // is not named; none of the method's terms.
     assert_eq!(
         line,
-        "the machine moves (first probes): targets ±42% cross-CPU, ±28% syscalls"
+        "the machine moves: targets at first ±42% cross-CPU, ±28% syscalls"
     );
     for term in ["floor", "reach", "held to", "√"] {
         assert!(!line.contains(term), "{line}");
