@@ -393,7 +393,7 @@ fn run_once(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let progress = Progress::new(instances.len() as u64);
     let list: Vec<(&dyn Bench, Params)> =
         instances.iter().map(|(b, p)| (*b, p.clone())).collect();
-    let mut rows = Rows::new(&list);
+    let mut rows = Rows::new(list.len());
     let mut written: std::io::Result<()> = Ok(());
     let outcome = session.run_all(
         &list,
@@ -505,9 +505,9 @@ struct Rows {
 }
 
 impl Rows {
-    fn new(list: &[(&dyn Bench, Params)]) -> Rows {
+    fn new(rows: usize) -> Rows {
         Rows {
-            waiting: vec![None; list.len()],
+            waiting: vec![None; rows],
             next: 0,
         }
     }
@@ -652,7 +652,7 @@ mod tests {
         let names = |v: Vec<crate::results::BenchResult>| -> Vec<String> {
             v.into_iter().map(|r| r.name).collect()
         };
-        let mut rows = Rows::new(&list);
+        let mut rows = Rows::new(list.len());
         // The last row first: held until every row before it is written.
         assert!(rows.concluded(n - 1, row(n - 1)).is_empty());
         assert_eq!(names(rows.concluded(0, row(0))), ["row0"]);
@@ -663,7 +663,7 @@ mod tests {
         assert_eq!(names(rows.concluded(1, row(1))), all);
         assert!(rows.rest().is_empty());
         // Interrupted with a gap: what waits is written in order after it.
-        let mut rows = Rows::new(&list);
+        let mut rows = Rows::new(list.len());
         assert!(rows.concluded(1, row(1)).is_empty());
         assert!(rows.concluded(n - 1, row(n - 1)).is_empty());
         assert_eq!(
