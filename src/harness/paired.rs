@@ -239,41 +239,22 @@ impl InProcess {
             .link
             .as_mut()
             .ok_or_else(|| lost(std::io::ErrorKind::BrokenPipe.into()))?;
-        let mut head = [0u8; 13];
-        std::io::Read::read_exact(link, &mut head).map_err(lost)?;
-        let word = u64::from_le_bytes(head[1..9].try_into().unwrap_or_default());
-        let len = u32::from_le_bytes(head[9..13].try_into().unwrap_or_default()) as usize;
-        let mut text = vec![0u8; len];
-        std::io::Read::read_exact(link, &mut text).map_err(lost)?;
-        let text = String::from_utf8_lossy(&text).into_owned();
-        match head[0] {
-            0 => Ok((f64::from_bits(word), len > 0)),
-            1 => Err(BenchError::Skip(text)),
-            2 => Err(BenchError::Failed(text)),
-            _ => Err(BenchError::Interrupted),
+        match crate::os::memfile::recv(link) {
+            Ok(Some(turn)) => turn,
+            Ok(None) => Err(lost(std::io::ErrorKind::UnexpectedEof.into())),
+            Err(e) => Err(lost(e)),
         }
     }
 }
 
-/// Writes a turn's outcome as [`InProcess::answer`] reads it: a tag (0 a time, 1 a
-/// skip, 2 a failure, 3 an interrupt), eight bytes of the time, and a length and text
-/// (for a time, one byte when perturbed).
+/// Writes a turn's outcome as [`InProcess::answer`] reads it: framed CBOR, as the
+/// worker protocol's messages travel.
 fn send_turn(
     to: &mut std::os::unix::net::UnixStream,
     turn: &Result<(f64, bool), BenchError>,
 ) {
-    let (tag, ns, text): (u8, f64, Vec<u8>) = match turn {
-        Ok((ns, perturbed)) => (0, *ns, if *perturbed { vec![1] } else { vec![] }),
-        Err(BenchError::Skip(s)) => (1, 0.0, s.clone().into_bytes()),
-        Err(BenchError::Failed(s)) => (2, 0.0, s.clone().into_bytes()),
-        Err(BenchError::Interrupted) => (3, 0.0, vec![]),
-    };
-    let mut out = vec![tag];
-    out.extend(ns.to_bits().to_le_bytes());
-    out.extend((text.len() as u32).to_le_bytes());
-    out.extend(text);
     // A parent that is gone reads nothing: this side then ends at its next read.
-    let _ = std::io::Write::write_all(to, &out);
+    let _ = crate::os::memfile::send(to, turn);
 }
 
 impl Turn for InProcess {

@@ -1,6 +1,7 @@
 //! A memory file (`memfd_create`) that travels between processes as a descriptor over
 //! a Unix socket (`SCM_RIGHTS`): the transport of a worker's bulk
-//! ([`crate::session::worker`]) and of the samples a run keeps ([`crate::spill`]).
+//! ([`crate::session::worker`]) and of the samples a run keeps ([`crate::spill`]); and
+//! the framing of the messages that cross such a socket ([`send`], [`recv`]).
 
 use serde::{Deserialize, Serialize};
 use std::io::{self, Write};
@@ -119,6 +120,43 @@ pub fn recv_fd(s: &UnixStream) -> io::Result<OwnedFd> {
         }
     }
     Err(invalid("a message without the descriptor"))
+}
+
+/// The largest message [`recv`] accepts (a result with every sample of a long run kept).
+const MAX_MESSAGE: usize = 1 << 30;
+
+/// Writes one message on a stream socket: its CBOR (which, unlike JSON, carries a NaN
+/// or an infinity as it is), framed by its length (4 bytes, little-endian). The
+/// worker protocol ([`crate::session::worker`]) and a paired side's turns
+/// ([`crate::harness::paired`]) both travel so.
+pub fn send<T: Serialize>(s: &mut UnixStream, msg: &T) -> io::Result<()> {
+    let mut body = Vec::new();
+    ciborium::into_writer(msg, &mut body).map_err(invalid)?;
+    let len = u32::try_from(body.len()).map_err(|_| invalid("message too long"))?;
+    // The length, then the body, without a copy of the body (a hand-over's can be
+    // megabytes).
+    s.write_all(&len.to_le_bytes())?;
+    s.write_all(&body)
+}
+
+/// Reads one message [`send`] wrote; `Ok(None)` at the end of the stream before a
+/// message begins.
+pub fn recv<T: for<'de> Deserialize<'de>>(s: &mut UnixStream) -> io::Result<Option<T>> {
+    let mut len = [0u8; 4];
+    match io::Read::read_exact(s, &mut len) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(None),
+        Err(e) => return Err(e),
+    }
+    let len = u32::from_le_bytes(len) as usize;
+    if len > MAX_MESSAGE {
+        return Err(invalid(format!("a message of {len} bytes")));
+    }
+    let mut body = vec![0u8; len];
+    io::Read::read_exact(s, &mut body)?;
+    ciborium::from_reader(body.as_slice())
+        .map(Some)
+        .map_err(invalid)
 }
 
 fn invalid(e: impl ToString) -> io::Error {

@@ -1,6 +1,6 @@
 //! What the run's parent and a worker say to each other: the messages, serialised as
 //! CBOR (which, unlike JSON, carries a NaN or an infinity as it is), each framed by its
-//! length (4 bytes, little-endian) on a Unix stream socket.
+//! length (4 bytes, little-endian) on a Unix stream socket ([`crate::os::memfile::send`]).
 //! A scratch file's descriptor, and a hand-over's ([`Sealed`]), travel beside their
 //! message as `SCM_RIGHTS` on a one-byte message of their own.
 
@@ -11,13 +11,9 @@ use crate::results::BenchResult;
 use crate::session::slot::Carried;
 use serde::{Deserialize, Serialize};
 use std::io::{self, Read, Write};
-use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 
-pub use crate::os::memfile::{recv_fd, send_fd, MemFile};
-
-/// The largest message accepted (a result with every sample of a long run kept).
-const MAX_MESSAGE: usize = 1 << 30;
+pub use crate::os::memfile::{recv, recv_fd, send, send_fd, MemFile};
 
 /// The parent's requests.
 #[derive(Debug, Serialize, Deserialize)]
@@ -258,39 +254,10 @@ fn invalid(e: impl ToString) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, e.to_string())
 }
 
-/// Writes one message.
-pub fn send<T: Serialize>(s: &mut UnixStream, msg: &T) -> io::Result<()> {
-    let mut body = Vec::new();
-    ciborium::into_writer(msg, &mut body).map_err(invalid)?;
-    let len = u32::try_from(body.len()).map_err(|_| invalid("message too long"))?;
-    // The length, then the body, without a copy of the body (a hand-over's can be
-    // megabytes).
-    s.write_all(&len.to_le_bytes())?;
-    s.write_all(&body)
-}
-
-/// Reads one message; `Ok(None)` at the end of the stream before a message begins.
-pub fn recv<T: for<'de> Deserialize<'de>>(s: &mut UnixStream) -> io::Result<Option<T>> {
-    let mut len = [0u8; 4];
-    match s.read_exact(&mut len) {
-        Ok(()) => {}
-        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(None),
-        Err(e) => return Err(e),
-    }
-    let len = u32::from_le_bytes(len) as usize;
-    if len > MAX_MESSAGE {
-        return Err(invalid(format!("a message of {len} bytes")));
-    }
-    let mut body = vec![0u8; len];
-    s.read_exact(&mut body)?;
-    ciborium::from_reader(body.as_slice())
-        .map(Some)
-        .map_err(invalid)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::net::UnixStream;
 
     #[test]
     fn messages_and_descriptors_cross_a_socket_pair() {
