@@ -6,8 +6,10 @@
    heading of that file, with GitHub's anchors (lower case, punctuation dropped,
    spaces to hyphens, -1, -2 for repeats).
 2. Every citation of a measurements section by name (docs/measurements/, the
-   topic's file, a comma and the heading's start in quotes; in those documents, and in the comments of src/, trace/, tests/
-   and scripts/), names the start of a heading of that file.
+   topic's file, a comma and the heading's start in quotes), in those documents and
+   in the comments of src/, trace/, tests/ and scripts/, names the start of a
+   heading of that file.
+3. docs/measurements.md, the index, links every section of every topic file.
 
 Prints each broken link or citation and exits 1 if there is one; exits 0 quietly.
 
@@ -105,8 +107,23 @@ def check_citations(path, problems):
             problems.append(f'{where}: measurements{topic}.md, "{title}": no such heading')
 
 
+def check_index(problems):
+    """Every heading below the title of docs/measurements/*.md linked from the index."""
+    index = (ROOT / "docs" / "measurements.md").read_text()
+    for topic in sorted((ROOT / "docs" / "measurements").glob("*.md")):
+        seen = {}
+        for h in headings(topic)[1:]:
+            s = slug(h)
+            n = seen.get(s, 0)
+            seen[s] = n + 1
+            target = f"measurements/{topic.name}#{s if n == 0 else f'{s}-{n}'}"
+            if f"]({target})" not in index:
+                problems.append(f"docs/measurements.md: no link to {target}")
+
+
 def main():
     problems = []
+    check_index(problems)
     for doc in documents():
         check_links(doc, problems)
         check_citations(doc, problems)
