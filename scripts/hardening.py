@@ -12,15 +12,15 @@ next round syscost first), it runs:
 
 1. The C loop (written below, built with cc in a temporary directory that is removed),
    in --procs fresh processes per filter (default 7, the filters interleaved; the
-   median of their figures, since a process keeps a slow or fast state for its life
-   on this VM), each pinned to the CPU: it sets no-new-privs and
-   installs the same allow-all filter syscost's worker installs (none; one `allow`
-   instruction, which reads nothing and is cached: the entry path; N instructions of
-   which N-1 load an argument word: run on every call), warms, then times 7 chunks of
-   --calls raw `syscall` getppid calls and prints the best chunk's ns per call. The
-   chunks are short (5000 calls, about half a millisecond) so that one of seven meets
-   no preemption on a machine shared with builds: with 200,000 calls (20 ms) every
-   chunk met some, and the C loop read 98–314 ns where syscost read 78–184.
+   median of their figures, since a process can keep a slow or fast state for its life:
+   docs/measurements/rounds.md, "Workers and hand-overs"), each pinned to the CPU: it
+   sets no-new-privs and installs the same allow-all filter syscost's worker installs
+   (none; one `allow` instruction, which reads nothing and is cached: the entry path; N
+   instructions of which N-1 load an argument word: run on every call), warms, then
+   times 7 chunks of --calls raw `syscall` getppid calls and prints the best chunk's ns
+   per call. The chunks are short (5000 calls, about half a millisecond) so that one of
+   seven meets no preemption on a machine shared with builds: with 200,000 calls (20
+   ms) every chunk met some, and the C loop read 98–314 ns where syscost read 78–184.
 2. `syscost run syscall.getppid via=raw seccomp=0,2,256,1024` and `... seccomp=1
    seccomp_kind=nr`, `--profile PROFILE --cpu CPU --no-save --format json`.
 
@@ -108,8 +108,8 @@ def build(tmp):
 
 def c_round(exe, cpu, calls, procs):
     """Each filter in `procs` fresh processes, the filters interleaved; the median of
-    the processes' best chunks (a process keeps a slow or a fast state for its life on
-    this VM, as syscost's workers do: one process would read either)."""
+    the processes' best chunks (a process can keep a slow or a fast state for its life,
+    as syscost's workers do: one process would read either)."""
     got = {label: [] for label, _, _ in FILTERS}
     for _ in range(procs):
         for label, n, kind in FILTERS:

@@ -142,7 +142,7 @@ CASES = [
      "syscall.getppid", ["via=libc"], 1, 0.10),
     # lat_proc fork times lmbench's own process: linked with -ltirpc (eleven libraries) a
     # fork read 261-279 us on 2026-11-29, with libc alone 157-168, a C fork/_exit/waitpid
-    # loop 110-112 (docs/measurements.md, "lmbench's lat_proc fork is its binary's").
+    # loop 110-112 (docs/measurements/peers.md, "lmbench's lat_proc fork is its binary's").
     ("lat_proc fork", pin("0", ["lm:lat_proc", "fork"]), lm_us, "proc.fork", [], 1, 0.10),
     ("lat_pipe (same cpu)", pin("0", ["lm:lat_pipe"]), lm_us,
      "ipc.rtt", ["transport=pipe", "size=1", "placement=same-cpu"], 1, 0.10),

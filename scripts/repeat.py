@@ -43,11 +43,9 @@ double t0=now();for(int i=0;i<n;i++){if(write(a[1],c,4)!=4||read(b[0],c,4)!=4)re
 printf("%.3f\n",(now()-t0)/n);kill(p,SIGKILL);waitpid(p,0,0);return 0;}
 ''',
     # The touches run in a function of their own, as syscost's run in its benchmark's
-    # body. On this VM (AMD EPYC family 25 model 17, Linux 6.18) the same loop written
-    # inline in main took fewer ns per fault: in 12 interleaved pairs of 40 regions on
-    # 2026-11-26, 1.28-1.67 us (median 1.42) inline in main against 1.81-2.12 us
-    # (median 1.89) in a function of its own, and one to twenty calls deep cost the
-    # same. The loop in main still runs beside it and is printed (INLINE below).
+    # body: the same loop written inline in main can take fewer ns per fault
+    # (docs/measurements/rounds.md, "Where a C loop stands"). The loop in main still
+    # runs beside it and is printed (INLINE below).
     "fault": r'''
 #include <stdio.h>
 #include <time.h>

@@ -51,16 +51,27 @@ const SKIPPED: &[(&str, &str)] = &[
     ),
 ];
 
-/// README.md and every page of docs/, each with its path from the repository's root.
+/// The `.md` pages of `dir` (from the repository's root) and of its subdirectories.
+fn pages(root: &Path, dir: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(root.join(dir)).expect("the directory is there") {
+        let entry = entry.unwrap();
+        let name = format!("{dir}/{}", entry.file_name().to_string_lossy());
+        if entry.file_type().unwrap().is_dir() {
+            out.extend(pages(root, &name));
+        } else if name.ends_with(".md") {
+            out.push(name);
+        }
+    }
+    out
+}
+
+/// README.md and every page of docs/ and its subdirectories (docs/measurements/),
+/// each with its path from the repository's root.
 fn documents() -> Vec<(String, String)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut names = vec!["README.md".to_string()];
-    let mut pages: Vec<String> = std::fs::read_dir(root.join("docs"))
-        .expect("docs/ is there")
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".md"))
-        .map(|n| format!("docs/{n}"))
-        .collect();
+    let mut pages = pages(root, "docs");
     pages.sort();
     names.extend(pages);
     names
@@ -645,6 +656,12 @@ fn the_real_readme_and_docs_quote_the_commands_this_test_relies_on() {
         .filter(|(w, _)| w.starts_with("docs/"))
         .count();
     assert!(in_docs >= 20, "docs/ quote commands too: {found:#?}");
+    assert!(
+        quoted_in_all()
+            .iter()
+            .any(|(w, _)| w.starts_with("docs/measurements/")),
+        "the topic files under docs/measurements/ are read too"
+    );
     for must in [
         "syscost history [--limit N] [--format json]",
         "syscost completions bash > ~/.local/share/bash-completion/completions/syscost",

@@ -209,7 +209,7 @@ fn look_at_the_machine(
     };
     // How much the machine moves is said once, by the floors in the run's header.
     // Beside the same machine's earlier runs: a run about to start in a slow spell
-    // (this VM's last minutes) can still be stopped.
+    // can still be stopped.
     let past = earlier
         .zip(m.base_ns())
         .and_then(|(earlier, now)| Some((crate::store::beside(&earlier, now)?, now)));

@@ -5,7 +5,7 @@
 //! reference*, so that each harness figure is compared with references taken a few
 //! milliseconds before and after it, whatever the machine did between rounds. A plain
 //! loop, the reference of the first three checks, is timed with CLOCK_MONOTONIC in
-//! chunks of 30–120 µs, and its figure is the median chunk.
+//! chunks of tens of microseconds, and its figure is the median chunk.
 //! - Two operations of very different cost (getpid, a real system call, and
 //!   clock_gettime through the vDSO, which never enters the kernel): the harness's
 //!   headline figure against a plain loop of the same call, net of the same plain loop
@@ -52,15 +52,15 @@ use std::process::ExitCode;
 /// empty loop (a fraction of a cycle per call, under 2% of the cheaper operation).
 pub const TOLERANCE: f64 = 0.03;
 /// How far the subtracted loop may be from the plain timing of the benchmarks' loop,
-/// relative to it: half of its cost, 0.15–0.3 ns (under one cycle) per iteration on
-/// this project's VM, where the loop costs 0.3–0.6 ns with the machine's state. An
-/// error that size biases every figure by at most 1.5% of the cheapest benchmark
-/// (clock_gettime through the vDSO, 20–28 ns); a baseline that is a different loop
-/// costs a whole cycle or more and shows.
+/// relative to it: half of its cost, under one cycle per iteration. An error that size
+/// biased every figure by at most 1.5% of the cheapest benchmark (clock_gettime through
+/// the vDSO) where it was measured; a baseline that is a different loop costs a whole
+/// cycle or more and shows (the loops' costs: docs/measurements/harness.md, "The
+/// selftest's loops").
 pub const LOOP_TOLERANCE: f64 = 0.5;
 /// How far the empty body's signed residual may be from zero, relative to the
-/// overhead subtracted per operation: 0.1–0.2 ns, at most half a cycle, on this
-/// project's VM. Tighter than [`LOOP_TOLERANCE`] because body and baseline are timed
+/// overhead subtracted per operation (at most half a cycle). Tighter than
+/// [`LOOP_TOLERANCE`] because body and baseline are timed
 /// by the same harness and clock, a millisecond apart.
 pub const RESIDUAL_TOLERANCE: f64 = 0.3;
 /// Rounds whose plain loops agreed that a check collects before its verdict (fewer
@@ -81,10 +81,10 @@ const MS: u64 = 1_000_000;
 
 /// The harness in the operation checks: the quick profile with two 2 ms rounds and a
 /// 1 ms warm-up, back to back (no span), so that the plain loops around a harness
-/// figure lie within about 10 ms of each other: on this project's VM the cost of
-/// clock_gettime can jump between states (20, 24, 29 ns) a few times in 20 ms, and the
-/// shorter the round, the fewer rounds such a jump spoils. How long a round samples
-/// does not change what a sample measures.
+/// figure lie within about 10 ms of each other: the cost of clock_gettime can jump
+/// between states a few times in 20 ms (docs/measurements/harness.md, "The selftest's
+/// loops"), and the shorter the round, the fewer rounds such a jump spoils. How long a
+/// round samples does not change what a sample measures.
 const PROFILE: Profile = Profile {
     name: "selftest",
     warmup_ns: MS,
@@ -106,17 +106,18 @@ const LOOP_PROFILE: Profile = Profile {
     ..PROFILE
 };
 
-/// A plain loop is timed in this many chunks of 30–120 µs each on this project's VM
-/// (about 2 ms in all), and its figure is the median chunk: a burst of another task or
-/// of the hypervisor (the VM loses its CPU for tenths of a millisecond at a time)
+/// A plain loop is timed in this many chunks of tens of microseconds each (a few
+/// milliseconds in all), and its figure is the median chunk: a burst of another task
+/// or of a hypervisor (which can take the CPU for tenths of a millisecond at a time)
 /// spoils a few chunks, not the figure, as the harness's median is robust to a few
-/// spoilt batches.
+/// spoilt batches. Each operation's chunk is sized to a similar length from its cost
+/// (docs/measurements/harness.md, "The selftest's loops").
 const CHUNKS: usize = 21;
-/// getpid calls per chunk (about 80–110 ns each).
+/// getpid calls per chunk.
 const GETPID_CHUNK: u64 = 1_000;
-/// clock_gettime calls per chunk (about 20–28 ns each).
+/// clock_gettime calls per chunk.
 const CLOCK_CHUNK: u64 = 4_000;
-/// Empty iterations per chunk (about 0.3–0.6 ns each, with the machine's state).
+/// Empty iterations per chunk.
 const EMPTY_CHUNK: u64 = 100_000;
 
 fn monotonic_ns() -> u64 {

@@ -148,9 +148,8 @@ impl Mapping {
     /// up to 512 pages lie under one page table), and an inaccessible guard page on
     /// each side (returned with it, unmapped on drop too) keeps any other mapping from
     /// touching it, so changing its protection never merges or splits it with a
-    /// neighbour. (On the VM this project is developed on, mprotect of 5 pages cost
-    /// 1.41 µs alone, 1.49 µs across a 2 MiB boundary and 2.49 µs beside a read-write
-    /// neighbour it merged with.)
+    /// neighbour: both change what mprotect costs (docs/measurements/rounds.md, "Where
+    /// mprotect's pages lie").
     pub fn anon_isolated(len: usize) -> io::Result<(Mapping, [Mapping; 2])> {
         const ALIGN: usize = 2 << 20;
         let page = page_size();

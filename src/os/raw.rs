@@ -300,9 +300,9 @@ pub struct Stopped {
 
 // The repeat loops: the whole timed loop in one `asm!` block, the count in a register
 // and the `syscall` instruction inside, the loop's head at the start of a 64-byte block
-// (`.p2align 6`). On this project's VM (AMD, SRSO "Safe RET, no microcode") the same
-// instruction costs more at some code placements than at others (docs/entry.md, "the
-// call site's placement"); a loop the compiler places lands wherever the rest of the
+// (`.p2align 6`). On some CPUs (AMD with the SRSO mitigation) the same instruction
+// costs more at some code placements than at others (docs/entry.md, "the call site's
+// placement"); a loop the compiler places lands wherever the rest of the
 // program puts it, and `scripts/via.py --sweep` found the start of a block fast for
 // both the getpid loop and the pipe pair. Each iteration checks its result and leaves
 // the loop at the first failure, which the function returns: a failed call fails the

@@ -317,8 +317,9 @@ pub unsafe fn close_in_child(fd: RawFd) {
 /// task blocked on something the child's death does not end by itself (a futex word, a
 /// datagram socket, a message queue, where a pipe would give end of file). It is a
 /// process, not a thread, so that the measuring process stays single-threaded (a
-/// second thread makes every descriptor lookup take a reference: 3% of a same-CPU pipe
-/// round trip on the project's VM). It waits in poll(2) on the child's pidfd, costs
+/// second thread makes every descriptor lookup take a reference, which slows a same-CPU
+/// pipe round trip by a few percent: docs/measurements/paired.md, "The masters' time
+/// limits"). It waits in poll(2) on the child's pidfd, costs
 /// nothing while the child lives, dies with the thread that started it, and is killed
 /// and reaped when dropped.
 #[derive(Debug)]
