@@ -497,8 +497,8 @@ impl Session {
         // already has them.
         window.forget_before(std::time::Instant::now());
         let seeded = std::time::Instant::now();
-        while seeded.elapsed().as_nanos() < u128::from(canary::BASE_SEED_NS)
-            && window.len() < canary::BASE_SEED_READINGS
+        while seeded.elapsed().as_nanos() < u128::from(method::BASE_SEED_NS)
+            && window.len() < method::BASE_SEED_READINGS
         {
             match self.canary().and_then(|v| check_interrupt().map(|()| v)) {
                 Ok(v) => window.push(std::time::Instant::now(), v),
@@ -510,7 +510,7 @@ impl Session {
         }
         let p = self.settings.profile;
         let total = instances.len().max(1);
-        let size = total.div_ceil(total.div_ceil(GROUP));
+        let size = total.div_ceil(total.div_ceil(method::GROUP));
         let run_budget = self.budget_for(total).unwrap_or(0) as f64;
         for (n, group) in instances.chunks(size).enumerate() {
             let share = budget::group_share(
@@ -555,7 +555,7 @@ impl Session {
     /// a probe process that cannot be had ends it early. Only an interruption is
     /// returned.
     fn first_probes(&self) -> Result<(), BenchError> {
-        while self.floors.borrow().len() < FIRST_PROBES {
+        while self.floors.borrow().len() < method::FIRST_PROBES {
             check_interrupt()?;
             // On the CPU a worker would measure on now (a failed reading leaves the
             // home as it was).
@@ -614,17 +614,6 @@ impl Session {
         }
     }
 }
-
-/// How many of the CPUs a run may use its canary is read on, for the next worker to
-/// measure on the fastest ([`Session::canary`]).
-pub const HOMES: usize = 2;
-
-/// How many probe readings a session takes in probe processes before its first round.
-const FIRST_PROBES: usize = 24;
-
-/// How many instances are measured together at most, in one group (each may hold a
-/// worker process and its socket).
-pub const GROUP: usize = 64;
 
 /// What [`Session::run_all`] is about to measure.
 pub struct Step<'a> {
