@@ -269,7 +269,7 @@ pub const LOOK_GROWTH_HALVES: usize = 3;
 
 /// How many instances are measured together at most, in one group with its share of
 /// the budget, so the first rows print within seconds (docs/measurements.md, "Floors,
-/// time to answer and coverage (issue 40)", groups of 32 and of 64).
+/// time to answer and coverage", groups of 32 and of 64).
 pub const GROUP: usize = 64;
 
 /// The copies of a benchmark (`copies=N`) time their samples in a common window

@@ -13,45 +13,220 @@ use std::path::{Path, PathBuf};
 /// Lines whose numbers are not tunables: (file under src/, a piece of the line that
 /// finds it, how many lines after it the entry also covers, why).
 const ALLOWED: &[(&str, &str, usize, &str)] = &[
-    ("harness/profile.rs", "", 0, "the profiles: per-profile tunables"),
+    (
+        "harness/profile.rs",
+        "",
+        0,
+        "the profiles: per-profile tunables",
+    ),
     ("harness/packed.rs", "", 0, "a sample's byte layout"),
-    ("harness/mod.rs", "resolution_ns.max(0.01)", 0, "a guard against a zero step"),
-    ("harness/paired.rs", "const SIDE_EXIT", 0, "how long a side may take to exit"),
-    ("harness/paired.rs", "head[9..13]", 0, "a paired turn's byte layout"),
-    ("harness/paired.rs", "Interrupted) => (3,", 0, "a paired turn's tag"),
-    ("harness/probe.rs", "6_364_136_223_846_793_005", 0, "Knuth's LCG multiplier"),
-    ("harness/verdict.rs", "Why::FewRounds { .. } => 3", 5, "the order reasons print in"),
-    ("session/canary.rs", "readings.len() < 5 ||", 0, "`syscost machine`'s fewest"),
-    ("session/worker/wire.rs", "pub const PROTOCOL", 0, "the worker protocol's version"),
-    ("session/worker/wire.rs", "head_len + 16", 0, "the hand-over file's layout"),
-    ("session/copies/mod.rs", "const READY_WITHIN", 0, "how long copies may set up"),
-    ("session/copies/mod.rs", "const DEADLINE", 0, "a slot of the copies' barrier"),
-    ("session/copies/mod.rs", "SharedMem::new(64)", 0, "the barrier's bytes"),
-    ("session/copies/mod.rs", "Err(_) => 3,", 0, "a copy's exit status"),
-    ("session/copies/mod.rs", "from_micros(200)", 0, "how often the parent polls"),
-    ("session/copies/mod.rs", "tv_nsec: 50_000_000", 0, "how often a copy polls"),
+    (
+        "harness/mod.rs",
+        "resolution_ns.max(0.01)",
+        0,
+        "a guard against a zero step",
+    ),
+    (
+        "harness/paired.rs",
+        "const SIDE_EXIT",
+        0,
+        "how long a side may take to exit",
+    ),
+    (
+        "harness/paired.rs",
+        "head[9..13]",
+        0,
+        "a paired turn's byte layout",
+    ),
+    (
+        "harness/paired.rs",
+        "Interrupted) => (3,",
+        0,
+        "a paired turn's tag",
+    ),
+    (
+        "harness/probe.rs",
+        "6_364_136_223_846_793_005",
+        0,
+        "Knuth's LCG multiplier",
+    ),
+    (
+        "harness/verdict.rs",
+        "Why::FewRounds { .. } => 3",
+        5,
+        "the order reasons print in",
+    ),
+    (
+        "session/canary.rs",
+        "readings.len() < 5 ||",
+        0,
+        "a warning's readings, no verdict",
+    ),
+    (
+        "session/worker/wire.rs",
+        "pub const PROTOCOL",
+        0,
+        "the worker protocol's version",
+    ),
+    (
+        "session/worker/wire.rs",
+        "head_len + 16",
+        0,
+        "the hand-over file's layout",
+    ),
+    (
+        "session/copies/mod.rs",
+        "const READY_WITHIN",
+        0,
+        "how long copies may set up",
+    ),
+    (
+        "session/copies/mod.rs",
+        "const DEADLINE",
+        0,
+        "a slot of the copies' barrier",
+    ),
+    (
+        "session/copies/mod.rs",
+        "SharedMem::new(64)",
+        0,
+        "the barrier's bytes",
+    ),
+    (
+        "session/copies/mod.rs",
+        "Err(_) => 3,",
+        0,
+        "a copy's exit status",
+    ),
+    (
+        "session/copies/mod.rs",
+        "from_micros(200)",
+        0,
+        "how often the parent polls",
+    ),
+    (
+        "session/copies/mod.rs",
+        "tv_nsec: 50_000_000",
+        0,
+        "how often a copy polls",
+    ),
     ("stats/mod.rs", "let (q1, q3) = (n / 4", 0, "the quartiles"),
-    ("stats/mod.rs", "if x > 8.0 {", 0, "erf's tail is 1 to double precision"),
-    ("stats/mod.rs", "(-12.0f64, 12.0f64)", 0, "a bisection's bracket"),
-    ("stats/modes.rs", "const GRID_MIN", 0, "the density's numerical resolution"),
-    ("stats/modes.rs", "const GRID_MAX", 0, "the density's numerical resolution"),
-    ("stats/modes.rs", "const KERNEL_REACH", 0, "the Gaussian is cut where negligible"),
-    ("stats/modes.rs", "iqr / 1.34", 0, "Silverman's rule of thumb"),
-    ("stats/modes.rs", "0.9 * spread", 0, "Silverman's rule of thumb"),
-    ("stats/modes.rs", "ys[0] - 3.0 * h", 3, "the density's grid: padding, step"),
-    ("stats/outliers.rs", "MODIFIED_Z_SCALE", 0, "Iglewicz & Hoaglin's constant"),
-    ("stats/rounds.rs", "const T: [f64; 30]", 8, "Student's t table, Cornish-Fisher"),
-    ("stats/rounds.rs", "1.959_964", 3, "the normal 97.5% quantile, Cornish-Fisher"),
-    ("stats/rounds.rs", "const Q: [f64; 19]", 7, "the exact q(K) table for K = 3..21"),
-    ("stats/rounds.rs", "pub const Z975", 0, "the normal 97.5% quantile"),
-    ("stats/usl.rs", "if ns.len() < 3", 0, "a fit of three parameters"),
-    ("stats/usl.rs", "pts.len() as f64 - 3.0", 0, "a fit of three parameters"),
-    ("store/between.rs", "const SHIFT_MIN_ROWS", 7, "a warning, never a verdict"),
-    ("store/mod.rs", "pub const DB_SCHEMA", 0, "the database's version"),
+    (
+        "stats/mod.rs",
+        "if x > 8.0 {",
+        0,
+        "erf's tail is 1 to double precision",
+    ),
+    (
+        "stats/mod.rs",
+        "(-12.0f64, 12.0f64)",
+        0,
+        "a bisection's bracket",
+    ),
+    (
+        "stats/modes.rs",
+        "const GRID_MIN",
+        0,
+        "the density's numerical resolution",
+    ),
+    (
+        "stats/modes.rs",
+        "const GRID_MAX",
+        0,
+        "the density's numerical resolution",
+    ),
+    (
+        "stats/modes.rs",
+        "const KERNEL_REACH",
+        0,
+        "the Gaussian is cut where negligible",
+    ),
+    (
+        "stats/modes.rs",
+        "iqr / 1.34",
+        0,
+        "Silverman's rule of thumb",
+    ),
+    (
+        "stats/modes.rs",
+        "0.9 * spread",
+        0,
+        "Silverman's rule of thumb",
+    ),
+    (
+        "stats/modes.rs",
+        "ys[0] - 3.0 * h",
+        3,
+        "the density's grid: padding, step",
+    ),
+    (
+        "stats/outliers.rs",
+        "MODIFIED_Z_SCALE",
+        0,
+        "Iglewicz & Hoaglin's constant",
+    ),
+    (
+        "stats/rounds.rs",
+        "const T: [f64; 30]",
+        8,
+        "Student's t table, Cornish-Fisher",
+    ),
+    (
+        "stats/rounds.rs",
+        "1.959_964",
+        3,
+        "the normal 97.5% quantile, Cornish-Fisher",
+    ),
+    (
+        "stats/rounds.rs",
+        "const Q: [f64; 19]",
+        7,
+        "the exact q(K) table for K = 3..21",
+    ),
+    (
+        "stats/rounds.rs",
+        "pub const Z975",
+        0,
+        "the normal 97.5% quantile",
+    ),
+    (
+        "stats/usl.rs",
+        "if ns.len() < 3",
+        0,
+        "a fit of three parameters",
+    ),
+    (
+        "stats/usl.rs",
+        "pts.len() as f64 - 3.0",
+        0,
+        "a fit of three parameters",
+    ),
+    (
+        "store/between.rs",
+        "const SHIFT_MIN_ROWS",
+        7,
+        "a warning, never a verdict",
+    ),
+    (
+        "store/mod.rs",
+        "pub const DB_SCHEMA",
+        0,
+        "the database's version",
+    ),
     ("store/postgres.rs", "connect_timeout", 0, "a timeout"),
-    ("store/refs.rs", "const SHOWN", 0, "what an error message lists"),
+    (
+        "store/refs.rs",
+        "const SHOWN",
+        0,
+        "what an error message lists",
+    ),
     ("store/sqlite.rs", "busy_timeout", 0, "a timeout"),
-    ("store/sqlite.rs", "Duration::from_secs(10);", 0, "a timeout"),
+    (
+        "store/sqlite.rs",
+        "Duration::from_secs(10);",
+        0,
+        "a timeout",
+    ),
     ("store/sqlite.rs", "from_millis(20)", 0, "a poll"),
 ];
 
@@ -114,7 +289,11 @@ fn code_only(src: &str) -> String {
 
 /// The length of a raw string (`r"…"`, `r#"…"#`, `br"…"`) at the start of `s`.
 fn raw_string(s: &[char]) -> Option<usize> {
-    let start = if s.first() == Some(&'b') || s.first() == Some(&'c') { 1 } else { 0 };
+    let start = if s.first() == Some(&'b') || s.first() == Some(&'c') {
+        1
+    } else {
+        0
+    };
     if s.get(start) != Some(&'r') {
         return None;
     }
@@ -123,8 +302,12 @@ fn raw_string(s: &[char]) -> Option<usize> {
     if s.get(open) != Some(&'"') {
         return None;
     }
-    let close: Vec<char> = std::iter::once('"').chain(std::iter::repeat_n('#', hashes)).collect();
-    (open + 1..s.len()).find(|&j| s[j..].starts_with(&close)).map(|j| j + close.len())
+    let close: Vec<char> = std::iter::once('"')
+        .chain(std::iter::repeat_n('#', hashes))
+        .collect();
+    (open + 1..s.len())
+        .find(|&j| s[j..].starts_with(&close))
+        .map(|j| j + close.len())
 }
 
 /// `code` without its `#[cfg(test)] mod … { … }` blocks.
@@ -132,7 +315,9 @@ fn without_tests(code: &str) -> String {
     let mut out = code.to_string();
     while let Some(at) = out.find("#[cfg(test)]") {
         let rest = &out[at..];
-        let Some(open) = rest.find(['{', ';']) else { break };
+        let Some(open) = rest.find(['{', ';']) else {
+            break;
+        };
         let end = if rest.as_bytes()[open] == b';' {
             at + open + 1
         } else {
@@ -150,8 +335,10 @@ fn without_tests(code: &str) -> String {
                 .map_or(rest.len(), |(j, _)| open + j + 1);
             at + close
         };
-        let blanked: String =
-            out[at..end].chars().map(|ch| if ch == '\n' { '\n' } else { ' ' }).collect();
+        let blanked: String = out[at..end]
+            .chars()
+            .map(|ch| if ch == '\n' { '\n' } else { ' ' })
+            .collect();
         out.replace_range(at..end, &blanked);
     }
     out
@@ -173,7 +360,10 @@ fn literals(code: &str) -> Vec<Literal> {
         let mut i = 0;
         while i < c.len() {
             let prev = if i > 0 { c[i - 1] } else { ' ' };
-            if !c[i].is_ascii_digit() || prev.is_alphanumeric() || prev == '_' || prev == '.'
+            if !c[i].is_ascii_digit()
+                || prev.is_alphanumeric()
+                || prev == '_'
+                || prev == '.'
             {
                 i += 1;
                 continue;
@@ -189,14 +379,17 @@ fn literals(code: &str) -> Vec<Literal> {
                 while i < c.len() && (c[i].is_ascii_digit() || c[i] == '_') {
                     i += 1;
                 }
-                if c.get(i) == Some(&'.') && c.get(i + 1).is_some_and(char::is_ascii_digit) {
+                if c.get(i) == Some(&'.')
+                    && c.get(i + 1).is_some_and(char::is_ascii_digit)
+                {
                     i += 1;
                     while i < c.len() && (c[i].is_ascii_digit() || c[i] == '_') {
                         i += 1;
                     }
                 }
                 if matches!(c.get(i), Some('e' | 'E'))
-                    && c.get(i + 1).is_some_and(|&d| d.is_ascii_digit() || d == '-' || d == '+')
+                    && c.get(i + 1)
+                        .is_some_and(|&d| d.is_ascii_digit() || d == '-' || d == '+')
                 {
                     i += 2;
                     while i < c.len() && c[i].is_ascii_digit() {
@@ -232,7 +425,8 @@ fn never_tunable(l: &Literal) -> bool {
     let unit = [1e6, 1e9].contains(&v) || (float && [100.0, 1e3].contains(&v));
     let tolerance = float && v > 0.0 && v < 1e-6;
     // An index, an array's length, a shift, a column, an exponent.
-    let index = (l.before.ends_with('[') || l.before.ends_with(';')) && l.after.starts_with(']');
+    let index =
+        (l.before.ends_with('[') || l.before.ends_with(';')) && l.after.starts_with(']');
     let shift = l.before.ends_with("<<") || l.before.ends_with(">>");
     let call = l.before.ends_with(".get(") || l.before.ends_with(".powi(");
     // The rank of a percentile names a statistic (the median, the quartiles, p90−p10).
@@ -263,8 +457,13 @@ fn every_tunable_is_in_method() {
     let mut found = Vec::new();
     let mut used = vec![false; ALLOWED.len()];
     for path in &files {
-        let name = path.strip_prefix(src()).expect("under src").to_string_lossy().to_string();
-        let code = without_tests(&code_only(&std::fs::read_to_string(path).expect("source")));
+        let name = path
+            .strip_prefix(src())
+            .expect("under src")
+            .to_string_lossy()
+            .to_string();
+        let code =
+            without_tests(&code_only(&std::fs::read_to_string(path).expect("source")));
         let lines: Vec<&str> = code.lines().collect();
         let mut covered = vec![false; lines.len() + 1];
         for (k, &(file, piece, more, _)) in ALLOWED.iter().enumerate() {
@@ -292,7 +491,11 @@ fn every_tunable_is_in_method() {
         .filter(|(_, &u)| !u)
         .map(|((f, piece, ..), _)| format!("{f}: {piece}"))
         .collect();
-    assert!(stale.is_empty(), "ALLOWED entries that no longer match a line:\n{}", stale.join("\n"));
+    assert!(
+        stale.is_empty(),
+        "ALLOWED entries that no longer match a line:\n{}",
+        stale.join("\n")
+    );
     assert!(
         found.is_empty(),
         "numbers in harness, session, stats or store that are not in `method`:\n{}\n\
@@ -306,12 +509,14 @@ fn every_tunable_is_in_method() {
 
 /// `(name, value)` of every `pub const` of src/method.rs, the value as written.
 fn method_consts() -> Vec<(String, String)> {
-    let code = code_only(&std::fs::read_to_string(src().join("method.rs")).expect("method.rs"));
+    let code =
+        code_only(&std::fs::read_to_string(src().join("method.rs")).expect("method.rs"));
     let flat = code.split_whitespace().collect::<Vec<_>>().join(" ");
     flat.split("pub const ")
         .skip(1)
         .map(|item| {
-            let (name, rest) = item.split_once(':').expect("pub const NAME: TYPE = VALUE;");
+            let (name, rest) =
+                item.split_once(':').expect("pub const NAME: TYPE = VALUE;");
             let value = rest.split_once('=').expect("a value").1;
             let value = value.split_once(';').expect("a `;`").0;
             (name.trim().to_string(), value.trim().to_string())
@@ -322,8 +527,10 @@ fn method_consts() -> Vec<(String, String)> {
 /// `(name, value)` of each row of docs/method.md §8: the first cell's `NAME`, the
 /// second cell's first code span.
 fn section_8() -> Vec<(String, String)> {
-    let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/method.md"))
-        .expect("docs/method.md");
+    let doc = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/method.md"),
+    )
+    .expect("docs/method.md");
     let start = doc.find("\n## 8.").expect("docs/method.md has a §8");
     let rest = &doc[start + 1..];
     let section = &rest[..rest.find("\n## ").unwrap_or(rest.len())];
@@ -332,7 +539,8 @@ fn section_8() -> Vec<(String, String)> {
         .filter(|l| l.starts_with("| `"))
         .map(|l| {
             let cells: Vec<&str> = l.split('|').map(str::trim).collect();
-            let span = |cell: &str| cell.split('`').nth(1).unwrap_or_default().to_string();
+            let span =
+                |cell: &str| cell.split('`').nth(1).unwrap_or_default().to_string();
             (span(cells[1]), span(cells[2]))
         })
         .collect()
@@ -351,4 +559,20 @@ fn method_md_section_8_lists_every_constant_with_its_value() {
          In src/method.rs, not in §8 as `| `NAME` | `VALUE` … |`: {missing:?}\n\
          In §8, not a `pub const` of src/method.rs with that value: {extra:?}"
     );
+}
+
+#[test]
+fn the_scanner_finds_numbers_in_code_only() {
+    let code = code_only(
+        "let x = 0.37 * y.0; // 5\nlet s = \"7\"; /* 8 */ let c = '9';\nv[3] << 4",
+    );
+    let found: Vec<String> = literals(&code)
+        .iter()
+        .filter(|l| !never_tunable(l))
+        .map(|l| l.text.clone())
+        .collect();
+    assert_eq!(found, ["0.37"]);
+    let code =
+        without_tests("let a = 1;\n#[cfg(test)]\nmod tests {\n fn f() { 42 }\n}\n");
+    assert!(literals(&code).iter().all(|l| l.text != "42"));
 }
