@@ -137,7 +137,7 @@ pub(super) fn machine_states(readings: &[f64], target: f64) -> MachineStates {
 
 impl super::Session {
     /// The getpid canary, ns per call. With workers, read where they measure: on each
-    /// of the first [`HOMES`] CPUs the run may use, and the next worker measures on the
+    /// of the first [`method::HOMES`] CPUs the run may use, and the next worker measures on the
     /// one that read fastest (`--cpu` keeps that CPU). A VM's vCPUs run at different
     /// speeds at any moment and trade them every few seconds (on the 2-vCPU VM this
     /// project is developed on, getpid read 139 ns on one and about 195 ns on the other,

@@ -468,10 +468,10 @@ impl Session {
     }
 
     /// [`Session::run_all`], with the span between rounds only when `spread`. A list of
-    /// more than [`GROUP`] instances is measured in consecutive groups of about equal
+    /// more than [`method::GROUP`] instances is measured in consecutive groups of about equal
     /// size, each with its share of the run's time budget: a group's rows conclude
     /// (and are written) within seconds of its start instead of after the whole
-    /// catalogue's minimum rounds, and at most [`GROUP`] worker processes live at once.
+    /// catalogue's minimum rounds, and at most [`method::GROUP`] worker processes live at once.
     fn rounds(
         &self,
         instances: &[(&dyn Bench, Params)],
@@ -550,7 +550,7 @@ impl Session {
     }
 
     /// Reads the machine's probes in fresh processes, each on the home a worker would
-    /// be given at that moment, until the session has [`FIRST_PROBES`] readings (so
+    /// be given at that moment, until the session has [`method::FIRST_PROBES`] readings (so
     /// that the first rounds already know the floors);
     /// a probe process that cannot be had ends it early. Only an interruption is
     /// returned.
