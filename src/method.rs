@@ -1,8 +1,53 @@
 //! The method's constants: every number that changes a row's figure, its interval or
-//! its verdict, in the order docs/method.md introduces them, each with its reason. The
-//! profiles (`harness::profile`) hold the rest: rounds, spans, targets and budgets.
-//! "The VM" below is the 2-vCPU machine this project is developed on; the scripts that
-//! measured each choice are named in docs/method.md §8.
+//! its verdict, in the order docs/method.md introduces them, each with what it does,
+//! its reason and the measurement behind it (a section of docs/measurements.md by its
+//! heading, or the words "no measurement"). The profiles (`harness::profile`) hold the
+//! rest: rounds, spans, targets and budgets. docs/method.md §8 lists every constant
+//! here with its value, and `tests/tunables.rs` checks both that list and that no
+//! other number in `harness`, `session`, `stats` or `store` is a tunable. "The VM"
+//! below is the 2-vCPU machine this project is developed on.
+
+// The samples.
+
+/// A batch is calibrated to last at least this many steps of the clock (and the
+/// profile's `min_batch_ns`): the clock's rounding is then at most half a step in a
+/// thousand. No measurement chose it.
+pub const MIN_BATCH_STEPS: f64 = 1000.0;
+
+/// Calibration aims a batch this much above its target, so that the batch measured at
+/// the new size, a little faster than the one that set it, still reaches the target.
+/// No measurement chose it.
+pub const BATCH_AIM: f64 = 1.2;
+
+/// The most a batch size grows in one step of calibration: a first batch is often
+/// slow and cold, and a too-fast one may read 0 below the clock's step. No
+/// measurement chose it.
+pub const BATCH_GROWTH_MAX: u64 = 100;
+
+/// The most empty-loop batches a round times when it measures the empty loop again
+/// (`Harness::remeasure`); the first measurement takes the profile's
+/// `overhead_samples` (5 smoke to 101 thorough). Their median is the loop's cost, to
+/// subtract from that round's batches. No measurement chose it.
+pub const EMPTY_LOOP_SAMPLES_MAX: usize = 11;
+
+/// A round ends at this many times the profile's `round_ns` even short of its minimum
+/// samples (a cold read of megabytes): rounds, not samples, carry the interval. No
+/// measurement chose it.
+pub const ROUND_TIME_CAP: f64 = 4.0;
+
+/// How long the TSC's rate is measured against `CLOCK_MONOTONIC`, each of five
+/// times (their median is taken): long enough that a read's own cost is a part in
+/// 10⁵ of it. No measurement chose it.
+pub const TSC_RATE_NS: u64 = 10_000_000;
+
+/// Successive clock reads taken to find a clock's step and read cost. No measurement
+/// chose it.
+pub const CLOCK_READS: u64 = 20_000;
+
+/// Steps between successive reads seen fewer times than this are left out of the
+/// clock's quantum: one odd step (a read across a migration) must not decide it
+/// (docs/measurements.md, "The clock's step").
+pub const QUANTUM_MIN_SEEN: u64 = 3;
 
 // The figure.
 
@@ -14,6 +59,11 @@ pub const TRIM: f64 = 0.2;
 /// than a tenth of its samples clean) rests on all its samples instead: a median of a
 /// handful says nothing.
 pub const MIN_CLEAN: usize = 30;
+
+/// A figure rests on its clean samples only when at least one in this many is clean
+/// (besides [`MIN_CLEAN`]): where nine in ten samples were perturbed, the clean tenth
+/// is a selection, not the operation. No measurement chose it.
+pub const MIN_CLEAN_ONE_IN: usize = 10;
 
 /// The modified z-score above which a sample is an outlier of its round (the MAD test,
 /// the one outlier test): Iglewicz & Hoaglin's recommendation.
@@ -33,6 +83,18 @@ pub const MODE_SHARE: f64 = 0.05;
 /// How far apart (relative) two modes must lie to count as two ([`MODE_SHARE`]).
 pub const MODE_GAP: f64 = 0.03;
 
+/// The fewest samples of a round in which two modes are looked for before its MAD
+/// test: fewer cannot show two modes. No measurement chose it.
+pub const MODE_MIN_SAMPLES: usize = 8;
+
+/// The fewest samples of a result in which its modes (JSON `modes`) are looked for.
+/// No measurement chose it.
+pub const MODES_MIN: usize = 20;
+
+/// Two peaks of a density are two modes only when the valley between them is below
+/// this fraction of the smaller peak. No measurement chose it.
+pub const MODE_VALLEY: f64 = 0.5;
+
 // The interval.
 
 /// How much wider than a confidence interval for the mean the interval is, so that it
@@ -48,11 +110,59 @@ pub const FEW_FLOOR: f64 = 0.01;
 /// The fewest probe readings what the machine allows a kind of work is drawn from.
 pub const MIN_FLOOR_READINGS: usize = 10;
 
+/// The fewest readings at one place (an instance's workers) that count toward what
+/// the machine allows: fewer say nothing of how that place moves
+/// (docs/measurements.md, "One model: the rounds' interval, what the machine allows,
+/// and the runs").
+pub const MIN_AT_PLACE: usize = 3;
+
+/// How many sets of a profile's `min_rounds` readings what the machine allows is
+/// drawn from (`stats::rounds::floor`): enough that its
+/// 2.5th and 97.5th percentiles are ten draws from the ends. No measurement chose it.
+pub const RESAMPLES: usize = 400;
+
+/// What the machine allows a kind is computed again once its readings grew by a
+/// twentieth (or by [`FLOOR_STALE_MIN`]), not at every reading: the draws cost
+/// milliseconds, and a twentieth more readings barely move them. No measurement chose it.
+pub const FLOOR_STALE_DIV: usize = 20;
+
+/// The fewest new readings after which what the machine allows is computed again
+/// ([`FLOOR_STALE_DIV`]).
+pub const FLOOR_STALE_MIN: usize = 4;
+
+/// The fewest runs (this one included) a spread between runs is taken from: a row's
+/// `runs` interval from its third run, a kind's movement between runs from three
+/// earlier runs; two give a spread with one degree of freedom (docs/measurements.md,
+/// "The runs' own spread, and C loops measured as syscost measures").
+pub const MIN_RUNS_SPREAD: usize = 3;
+
 /// The history's interval uses at most this many earlier runs: the machine of a month
 /// ago is not the machine of today.
 pub const PAST_RUNS: usize = 20;
 
+/// How far the machine moved between runs is read from at most this many earlier
+/// runs under the same conditions, the newest (and the footer sets the run's canary
+/// beside theirs): over ten isolation series, the newest ten earlier documents held
+/// the whole run's figure in 92.8% of rows against 85.0% without them
+/// (docs/measurements.md, "The machine's movement between runs").
+pub const PAST_MACHINE_RUNS: usize = 10;
+
 // The machine's state.
+
+/// getpid calls in one batch of the canary: five batches of 500, about a third of a millisecond, caught
+/// the VM's slow spells as a spinning getpid loop of 2,500 calls did
+/// (docs/measurements.md, "Slow episodes" and "Free rings leave the catalogue, and
+/// the faster vCPU").
+pub const CANARY_BATCH: u64 = 500;
+
+/// Batches of the canary: its reading is their median ([`CANARY_BATCH`]).
+pub const CANARY_BATCHES: usize = 5;
+
+/// How many of the first CPUs a run may use the canary is read on, the next worker
+/// measuring on the one reading fastest: on the VM one vCPU read getpid 193 ns while
+/// the other read 138, and they traded places within seconds (docs/measurements.md,
+/// "Free rings leave the catalogue, and the faster vCPU").
+pub const HOMES: usize = 2;
 
 /// How far apart (relative) two groups of readings (round figures, or the canary's)
 /// must be to count as two states of the machine.
@@ -71,6 +181,27 @@ pub const BASE_WINDOW_NS: u64 = 60_000_000_000;
 /// The least time between two readings the base state's window takes, so that it
 /// weighs the machine's states by the time spent in them.
 pub const BASE_THIN_NS: u64 = 10_000_000;
+
+/// The fewest canary readings a base state is read from; with fewer there is none and
+/// no round waits. No measurement chose it.
+pub const BASE_MIN_READINGS: usize = 5;
+
+/// How long a run reads the canary before its first round, so that the first rounds
+/// have a base state to be read against: ten readings of the window, unless the
+/// session's window already holds [`BASE_SEED_READINGS`]. No measurement chose it.
+pub const BASE_SEED_NS: u64 = 100_000_000;
+
+/// The readings of the canary's window that spare a run the reading before its first
+/// round ([`BASE_SEED_NS`]).
+pub const BASE_SEED_READINGS: usize = 10;
+
+/// The fewest canary readings in which the footer looks for the machine's states (as
+/// modes; fewer are told apart by [`STATE_GAP`] alone). No measurement chose it.
+pub const STATES_MIN_READINGS: usize = 20;
+
+/// The least share of the canary's readings a state of the machine holds. No
+/// measurement chose it.
+pub const STATE_SHARE: f64 = 0.05;
 
 /// The one gate for the machine's state: a round is measured later when the getpid
 /// canary read just before it (by the run's own process) is more than this fraction
@@ -93,7 +224,70 @@ pub const REDO_PER_KEPT: u32 = 3;
 /// round's visit.
 pub const SLOW_WAIT_READINGS: usize = 16;
 
+// What the machine allows each kind of work: its probes.
+
+/// getpid calls in one batch of the syscall probe: 5 batches of 300 read the VM's two
+/// speeds as 40 fresh C processes did (docs/measurements.md, "States of a fresh
+/// process").
+pub const PROBE_SYSCALL_BATCH: u64 = 300;
+
+/// Steps of the add-multiply chain in one batch of the user probe. No measurement
+/// chose it.
+pub const PROBE_USER_BATCH: u64 = 4_000;
+
+/// Pages faulted in one batch of the memory probe. No measurement chose it.
+pub const PROBE_MEMORY_PAGES: usize = 32;
+
+/// Round trips with another CPU in one batch of the cross probe. No measurement chose
+/// it.
+pub const PROBE_CROSS_BATCH: u64 = 8;
+
+/// Bytes of the io probe's file, evicted whole before each of its reads. No
+/// measurement chose it.
+pub const PROBE_IO_FILE: usize = 64 * 1024;
+
+/// Bytes the io probe reads, from its file's start. No measurement chose it.
+pub const PROBE_IO_READ: usize = 4096;
+
+/// Batches of each probe: its reading is their median.
+pub const PROBE_BATCHES: usize = 5;
+
+/// How long a probe process warms up before its reading, as long as a standard
+/// round's warm-up and samples: a process fresh from exec reads slow for its first
+/// milliseconds (docs/measurements.md, "States of a fresh process").
+pub const PROBE_WARMUP_NS: u64 = 12_000_000;
+
+/// Probe readings a session takes in probe processes of their own before its first
+/// round, so that the header states what the machine allows each kind from the start
+/// (docs/measurements.md, "The reach: rows held to what their kept rounds allow").
+pub const FIRST_PROBES: usize = 24;
+
 // The rounds.
+
+/// Each look at a row's interval comes when its rounds have grown to this many halves
+/// of the last look's (8, 12, 18, 27, 41 …): each look is a chance to stop on a
+/// narrow interval by luck, so they are few. No measurement chose it.
+pub const LOOK_GROWTH_HALVES: usize = 3;
+
+/// How many instances are measured together at most, in one group with its share of
+/// the budget, so the first rows print within seconds (docs/measurements.md, "Floors,
+/// time to answer and coverage", groups of 32 and of 64).
+pub const GROUP: usize = 64;
+
+/// The copies of a benchmark (`copies=N`) time their samples in a common window
+/// this much longer than the profile's minimum samples take (at least a round,
+/// [`COPIES_WINDOW_ROUNDS`] rounds at most). No measurement chose it.
+pub const COPIES_WINDOW_MARGIN: f64 = 1.2;
+
+/// The longest window of the copies, in the profile's round times.
+pub const COPIES_WINDOW_ROUNDS: f64 = 4.0;
+
+/// The most samples a copy takes in its window, in the profile's `round_max_samples`.
+pub const COPIES_MAX_SAMPLES: usize = 4;
+
+/// How far ahead of their release the copies' common start lies, ns: time for every
+/// copy to wake, so that all of them are timed together. No measurement chose it.
+pub const COPIES_START_AHEAD_NS: f64 = 2e6;
 
 /// The rounds a worker measures before it hands its samples to a fresh process, which
 /// measures the next ones (`SYSCOST_ROUNDS_PER_WORKER` overrides it; 0 keeps one
@@ -136,15 +330,30 @@ pub const SMALL_RUN_ROW_SPANS: u64 = 10;
 /// more than a minute for the rows that converge slowly.
 pub const SMALL_RUN_MAX_SPANS: u64 = 60;
 
+/// How many instances make a whole catalogue: a run of this many or more has the
+/// profile's whole budget, a smaller one its share of it (or [`SMALL_RUN_ROW_SPANS`]
+/// a row). The catalogue's default selection is about this size.
+pub const WHOLE_CATALOGUE: usize = 250;
+
+/// The least share of its proportion of the budget a group gets, however much the
+/// groups before it overran: a group after a slow spell still measures its rows
+/// (docs/measurements.md, "A benchmark alone").
+pub const MIN_GROUP_SHARE: f64 = 0.5;
+
 // Paired alternatives.
 
-/// The rounds a pair gets (`--reference`), with no early stop: enough for an interval
-/// from the rounds' spread, few enough that a pair takes seconds (a standard round is
-/// about 60 ms). Stopping at the first narrow look (5–8 rounds) held the median of ten
+/// The rounds a pair gets (`--reference`), with no early stop, unless the profile's
+/// `budget_max_rounds` is fewer (quick: 8) or its `max_rounds` more: enough for an
+/// interval from the rounds' spread, few enough that a pair takes seconds (a standard
+/// round is about 60 ms). Stopping at the first narrow look (5–8 rounds) held the median of ten
 /// runs' ratios in 6–8 of 10; all 41, in 8–10 of 10 for the ping-pong pairs
 /// (scripts/paired.py, 2026-11-27; the pipe pair, 4 of 10 on a quiet machine, is an
 /// open question).
 pub const MAX_PAIR_ROUNDS: usize = 41;
+
+/// A paired round rests on its clean quartets only when it has at least this many;
+/// else on all of them. No measurement chose it.
+pub const MIN_CLEAN_QUARTETS: usize = 3;
 
 // Comparing runs and sides.
 
@@ -159,3 +368,13 @@ pub const ASK_FOR_CHANGE: f64 = 1.5;
 
 /// The most runs a side `compare` asks for; a row that would need more says so.
 pub const MAX_RUNS_ASKED: usize = 30;
+
+// A sample's summary (`stats::summarize`, the JSON `summary` of a result).
+
+/// The confidence level of a summary's interval of the median.
+pub const SUMMARY_CI_CONFIDENCE: f64 = 0.95;
+
+/// Largest sample for which the summary's interval of the median uses the exact
+/// binomial distribution; above it, the normal approximation, which is then exact to
+/// well within one rank.
+pub const EXACT_BINOMIAL_MAX_N: usize = 1000;

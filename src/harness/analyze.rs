@@ -92,7 +92,7 @@ pub enum Basis {
 /// Whether `clean` clean samples of `total` are too few to carry a headline: fewer
 /// than [`method::MIN_CLEAN`], or fewer than a tenth of all.
 pub fn too_few_clean(clean: usize, total: usize) -> bool {
-    clean < method::MIN_CLEAN || clean * 10 < total
+    clean < method::MIN_CLEAN || clean * method::MIN_CLEAN_ONE_IN < total
 }
 
 /// Counts of labelled samples.
@@ -400,7 +400,7 @@ fn analyze_with(
     counts.clean = clean_vals.len();
 
     // Modes are looked for before the MAD test, which would hide a minority mode.
-    let modes = if kept_vals.len() >= MODES_MIN {
+    let modes = if kept_vals.len() >= method::MODES_MIN {
         modes::modes(&kept_vals, method::MODE_SHARE, method::MODE_GAP)
     } else {
         vec![]
@@ -509,7 +509,7 @@ fn flag_mad_outliers(
         let part: Vec<f64> = at.iter().map(|&i| per_op_ns[i]).collect();
         // The MAD test assumes one mode; within a round holding several (two costs
         // interleaved) it would label the minority, so it is not applied there.
-        if part.len() >= 8
+        if part.len() >= method::MODE_MIN_SAMPLES
             && modes::modes(&part, method::MODE_SHARE, method::MODE_GAP).len() > 1
         {
             continue;
@@ -588,9 +588,6 @@ fn round_figures(
     out.sort_by_key(|r| r.round);
     out
 }
-
-/// The fewest samples in which modes are looked for.
-const MODES_MIN: usize = 20;
 
 /// The rounds' states ([`rounds::states`]) in time order: consecutive rounds in one
 /// state are one level, lasting until the next level's first round. None when the

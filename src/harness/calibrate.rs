@@ -3,6 +3,8 @@
 //!
 //! It only decides sizes from measured durations; it never reads a clock itself.
 
+use crate::method;
+
 /// Where calibration stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Calibration {
@@ -54,9 +56,9 @@ impl Calibration {
             };
         }
         let want = if batch_ns > 0.0 {
-            (k as f64 * 1.2 * target_ns / batch_ns).ceil() as u64
+            (k as f64 * method::BATCH_AIM * target_ns / batch_ns).ceil() as u64
         } else {
-            k.saturating_mul(100)
+            k.saturating_mul(method::BATCH_GROWTH_MAX)
         };
         // A confirmation that came in short was a slow first batch: resize from the
         // faster rate (it may be less than a doubling).
@@ -65,7 +67,9 @@ impl Calibration {
         } else {
             k.saturating_mul(2)
         };
-        let k = want.clamp(lo, k.saturating_mul(100)).min(MAX_BATCH);
+        let k = want
+            .clamp(lo, k.saturating_mul(method::BATCH_GROWTH_MAX))
+            .min(MAX_BATCH);
         Calibration::Tuning { k }
     }
 }

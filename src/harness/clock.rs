@@ -85,7 +85,7 @@ impl Tsc {
         let mut rates: Vec<f64> = (0..5)
             .map(|_| {
                 let (t0, n0) = pair();
-                while raw() - n0 < 10_000_000 {}
+                while raw() - n0 < crate::method::TSC_RATE_NS {}
                 let (t1, n1) = pair();
                 (n1 - n0) as f64 / (t1.wrapping_sub(t0)) as f64
             })
@@ -192,13 +192,9 @@ impl ClockInfo {
     }
 }
 
-/// Steps between successive reads seen fewer times than this are left out of the
-/// quantum: one odd step (a read across a migration) must not decide it.
-pub const QUANTUM_MIN_SEEN: u64 = 3;
-
 /// The clock's quantum in ticks, from the steps seen between successive reads (each
 /// with how often it was seen): the greatest common divisor of the steps seen at least
-/// [`QUANTUM_MIN_SEEN`] times. A read can last longer than the quantum, so the
+/// [`crate::method::QUANTUM_MIN_SEEN`] times. A read can last longer than the quantum, so the
 /// smallest step is not the quantum: in a VM here the TSC advances 26 ticks (10.0 ns)
 /// at a time, and successive fenced reads differ by 52 or 78 ticks, never 26. A counter
 /// whose unit is its own tick (`raw`) is taken at its word when the divisor is one
@@ -215,7 +211,7 @@ pub fn quantum_ticks(steps: &[(u64, u64)], raw: bool) -> Option<u64> {
     }
     let seen: Vec<u64> = steps
         .iter()
-        .filter(|&&(d, n)| d > 0 && n >= QUANTUM_MIN_SEEN)
+        .filter(|&&(d, n)| d > 0 && n >= crate::method::QUANTUM_MIN_SEEN)
         .map(|&(d, _)| d)
         .collect();
     let smallest = steps.iter().map(|&(d, _)| d).filter(|&d| d > 0).min();
@@ -229,10 +225,9 @@ pub fn quantum_ticks(steps: &[(u64, u64)], raw: bool) -> Option<u64> {
 
 /// Measures a clock's granularity, quantum and read cost.
 pub fn characterize(clock: &dyn Clock, name: &str, why: &str) -> ClockInfo {
-    const READS: u64 = 20_000;
     // Only a store between two reads (into memory written once before, so no page
     // fault either): anything more there would space the reads out.
-    let mut diffs = vec![u64::MAX; READS as usize];
+    let mut diffs = vec![u64::MAX; crate::method::CLOCK_READS as usize];
     let mut prev = clock.now();
     for slot in diffs.iter_mut() {
         let t = clock.now();
@@ -250,7 +245,7 @@ pub fn characterize(clock: &dyn Clock, name: &str, why: &str) -> ClockInfo {
     let min_step = steps.iter().map(|&(d, _)| d).find(|&d| d > 0);
     let quantum = quantum_ticks(&steps, clock.raw_counter()).or(min_step);
     let t0 = clock.now();
-    for _ in 0..READS {
+    for _ in 0..crate::method::CLOCK_READS {
         std::hint::black_box(clock.now());
     }
     let t1 = clock.now();
@@ -261,7 +256,8 @@ pub fn characterize(clock: &dyn Clock, name: &str, why: &str) -> ClockInfo {
         why: why.to_string(),
         ns_per_tick: clock.ns_per_tick(),
         granularity_ns: ns(min_step),
-        read_cost_ns: clock.to_ns(t1.wrapping_sub(t0)) / READS as f64,
+        read_cost_ns: clock.to_ns(t1.wrapping_sub(t0))
+            / crate::method::CLOCK_READS as f64,
         resolution_ns: ns(quantum),
     }
 }

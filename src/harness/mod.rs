@@ -299,7 +299,8 @@ impl Settings {
     }
 
     fn target_batch_ns(&self) -> f64 {
-        (1000.0 * self.granularity_ns).max(self.profile.min_batch_ns as f64)
+        (crate::method::MIN_BATCH_STEPS * self.granularity_ns)
+            .max(self.profile.min_batch_ns as f64)
     }
 }
 
@@ -479,7 +480,11 @@ impl<'a> Harness<'a> {
         overhead: &mut Overhead,
         round: u32,
     ) -> Result<(), BenchError> {
-        let n = self.settings.profile.overhead_samples.clamp(1, 11);
+        let n = self
+            .settings
+            .profile
+            .overhead_samples
+            .clamp(1, crate::method::EMPTY_LOOP_SAMPLES_MAX);
         let ticks = self.empty_ticks(baseline, k, n)?;
         overhead.set_ticks_for(round, if plan.keep_overhead { 0 } else { ticks });
         Ok(())
@@ -535,7 +540,8 @@ impl<'a> Harness<'a> {
             // interval.
             if n >= p.round_max_samples
                 || (n >= p.round_min_samples && took >= p.round_ns as f64)
-                || (p.round_ns > 0 && took >= 4.0 * p.round_ns as f64)
+                || (p.round_ns > 0
+                    && took >= crate::method::ROUND_TIME_CAP * p.round_ns as f64)
             {
                 self.round_end(at_start, out);
                 return Ok(());

@@ -308,7 +308,11 @@ pub fn quartets(
             break;
         }
     }
-    Ok(if clean.len() >= 3 { clean } else { all })
+    Ok(if clean.len() >= crate::method::MIN_CLEAN_QUARTETS {
+        clean
+    } else {
+        all
+    })
 }
 
 #[cfg(test)]

@@ -13,6 +13,11 @@
 //! which kind each benchmark is.
 
 use super::{BenchError, Body, Harness, Loop};
+use crate::method::{
+    PROBE_BATCHES as BATCHES, PROBE_CROSS_BATCH as CROSS_BATCH, PROBE_IO_FILE as IO_FILE,
+    PROBE_IO_READ as IO_READ, PROBE_MEMORY_PAGES as MEMORY_PAGES,
+    PROBE_SYSCALL_BATCH as SYSCALL_BATCH, PROBE_USER_BATCH as USER_BATCH,
+};
 use crate::os::affinity;
 use crate::os::mem::{page_size, Mapping};
 use crate::os::sys;
@@ -90,21 +95,6 @@ pub struct Extra<'a> {
     /// The io probe ([`WorkKind::Io`]), with the directory its unnamed file goes to.
     pub io: Option<&'a std::path::Path>,
 }
-
-/// getpid calls in one syscall probe batch.
-const SYSCALL_BATCH: u64 = 300;
-/// Steps of the add-multiply chain in one user probe batch.
-const USER_BATCH: u64 = 4_000;
-/// Pages faulted in one memory probe batch.
-const MEMORY_PAGES: usize = 32;
-/// Round trips with another CPU in one cross probe batch.
-const CROSS_BATCH: u64 = 8;
-/// Bytes of the io probe's file, evicted whole before each of its reads.
-const IO_FILE: usize = 64 * 1024;
-/// Bytes the io probe reads, from the file's start.
-const IO_READ: usize = 4096;
-/// Batches per probe: the reading is their median.
-const BATCHES: usize = 5;
 
 impl Harness<'_> {
     /// Reads every probe once: each is the median of a few short batches, nothing

@@ -156,7 +156,9 @@ impl Profile {
         }
         let mut look = self.min_rounds.max(1);
         while look < rounds {
-            look = (look * 3).div_ceil(2).max(look + 1);
+            look = (look * crate::method::LOOK_GROWTH_HALVES)
+                .div_ceil(2)
+                .max(look + 1);
         }
         look == rounds
     }

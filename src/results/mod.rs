@@ -425,7 +425,7 @@ pub struct Measured {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub why: Vec<crate::harness::Why>,
     /// What set the printed interval's width: `rounds`, `clock`, `samples`,
-    /// `all_samples` or `runs` ([`crate::harness::Source`]). Absent in documents from
+    /// `all_samples`, `machine` or `runs` ([`crate::harness::Source`]). Absent in documents from
     /// before it was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interval_source: Option<crate::harness::Source>,
@@ -467,9 +467,9 @@ pub struct Measured {
     /// process.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub worker_processes: u32,
-    /// Rounds measured again because the getpid canary read just before or after them
-    /// was more than 5% above the machine's base state (a slow state of the machine);
-    /// their samples are not kept. Absent when none.
+    /// Rounds measured again because the getpid canary read just before them was more
+    /// than [`crate::method::REDO_ABOVE`] above the machine's base state (a slow state
+    /// of the machine); their samples are not kept. Absent when none.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub rounds_redone: u32,
     /// How far above the machine's base state the getpid canary read before the kept

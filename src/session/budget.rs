@@ -44,7 +44,7 @@ impl Budget {
     }
 
     /// The time a run of `n` instances may take at most, ns: the profile's budget for
-    /// [`WHOLE_CATALOGUE`] instances or more; for fewer, [`method::SMALL_RUN_ROW_SPANS`]
+    /// [`method::WHOLE_CATALOGUE`] instances or more; for fewer, [`method::SMALL_RUN_ROW_SPANS`]
     /// of the profile's spans an instance, at most [`method::SMALL_RUN_MAX_SPANS`], and
     /// never less than the selection's share of the profile's budget. A cap, not a time
     /// to fill: a run ends as soon as every instance is done, so a row that converges
@@ -53,7 +53,7 @@ impl Budget {
     /// alone"). 0 for a profile without a budget.
     pub(super) fn for_instances(p: &Profile, n: usize) -> f64 {
         let whole = p.budget_ns as f64;
-        let share = whole * n as f64 / WHOLE_CATALOGUE as f64;
+        let share = whole * n as f64 / method::WHOLE_CATALOGUE as f64;
         let span = p.span_ns as f64;
         let small = (n as f64 * (method::SMALL_RUN_ROW_SPANS as f64 * span))
             .min(method::SMALL_RUN_MAX_SPANS as f64 * span);
@@ -174,15 +174,11 @@ pub(super) fn rounds_needed(rounds: usize, ci: f64, target: f64) -> Option<usize
     Some((r.min(1e6).ceil() as usize).max(rounds + 1))
 }
 
-/// How many instances make a whole catalogue, for the time budget: a run of this many
-/// or more has the profile's whole budget ([`Budget::for_instances`]).
-pub(super) const WHOLE_CATALOGUE: usize = 250;
-
 /// A group's share of a run's budget `run_ns` when `spent_ns` of it are spent: the
 /// time left in proportion to the group's `len` among the `left` instances not yet
 /// measured (this group's included), so that what a group leaves unspent (its rows
 /// converged early) goes to the groups after it, and what one overran (a slow spell
-/// waited out) comes out of theirs; never less than [`MIN_GROUP_SHARE`] of its share
+/// waited out) comes out of theirs; never less than [`method::MIN_GROUP_SHARE`] of its share
 /// of the whole budget among the run's `total` instances.
 pub(super) fn group_share(
     run_ns: f64,
@@ -193,12 +189,8 @@ pub(super) fn group_share(
 ) -> f64 {
     let nominal = run_ns * len as f64 / total.max(1) as f64;
     let fair = (run_ns - spent_ns).max(0.0) * len as f64 / left.max(1) as f64;
-    fair.max(MIN_GROUP_SHARE * nominal)
+    fair.max(method::MIN_GROUP_SHARE * nominal)
 }
-
-/// The least share of its proportion of the budget a group gets ([`group_share`]),
-/// however much the groups before it overran.
-pub(super) const MIN_GROUP_SHARE: f64 = 0.5;
 
 #[cfg(test)]
 mod tests {
@@ -218,10 +210,11 @@ mod tests {
         let at_ceiling = (most / row).ceil() as usize;
         assert_eq!(s(at_ceiling), most);
         assert_eq!(s(at_ceiling + 1), most);
-        assert_eq!(s(WHOLE_CATALOGUE), p.budget_ns as f64 / 1e9);
-        assert_eq!(s(10 * WHOLE_CATALOGUE), s(WHOLE_CATALOGUE));
-        let share =
-            |n: usize| p.budget_ns as f64 / 1e9 * n as f64 / WHOLE_CATALOGUE as f64;
+        assert_eq!(s(method::WHOLE_CATALOGUE), p.budget_ns as f64 / 1e9);
+        assert_eq!(s(10 * method::WHOLE_CATALOGUE), s(method::WHOLE_CATALOGUE));
+        let share = |n: usize| {
+            p.budget_ns as f64 / 1e9 * n as f64 / method::WHOLE_CATALOGUE as f64
+        };
         assert_eq!(s(200), share(200).max(most));
         // Never more than the profile's whole budget (quick: 17 s).
         let q = Profile::QUICK;

@@ -2,7 +2,7 @@
 //! machine's base state from its slow ones (a round read outside the base state is
 //! measured again) and, over the run, the machine's states.
 
-use super::{check_interrupt, Workers, HOMES};
+use super::{check_interrupt, Workers};
 use crate::bench::body;
 use crate::error::BenchError;
 use crate::harness::Harness;
@@ -18,7 +18,7 @@ pub(crate) fn getpid_canary(h: &Harness<'_>) -> Result<f64, BenchError> {
         std::hint::black_box(sys::getpid());
         Ok(())
     });
-    h.canary(b.as_mut(), 500, 5)
+    h.canary(b.as_mut(), method::CANARY_BATCH, method::CANARY_BATCHES)
 }
 
 /// The canary's readings of the last [`method::BASE_WINDOW_NS`], thinned to one per
@@ -79,7 +79,7 @@ impl Window {
     /// benchmark with it (a zero-fill fault, a getpid, an eventfd, a `gmtime`), while
     /// runs that met the machine slow for longer read 30% apart.
     pub(super) fn base(&self) -> Option<f64> {
-        if self.readings.len() < 5 {
+        if self.readings.len() < method::BASE_MIN_READINGS {
             return None;
         }
         let mut v: Vec<f64> = self.readings.iter().map(|r| r.1).collect();
@@ -100,14 +100,6 @@ pub(super) fn base_of(xs: &mut [f64]) -> f64 {
     *xs.select_nth_unstable_by(k, f64::total_cmp).1
 }
 
-/// How long a run reads the canary before its first round, so that the first rounds
-/// have a base state to be read against: ten readings of the [`Window`], unless the
-/// session's window already holds [`BASE_SEED_READINGS`].
-pub(super) const BASE_SEED_NS: u64 = 100_000_000;
-
-/// The readings of the [`Window`] that spare a run the reading before its first round.
-pub(super) const BASE_SEED_READINGS: usize = 10;
-
 /// The canary readings as machine states.
 pub(super) fn machine_states(readings: &[f64], target: f64) -> MachineStates {
     let mut sorted: Vec<f64> =
@@ -121,8 +113,8 @@ pub(super) fn machine_states(readings: &[f64], target: f64) -> MachineStates {
     };
     // Many readings form a continuum in which every neighbour is close: their states
     // are the modes of the distribution (at least 5% of readings each), not gaps.
-    let states = if sorted.len() >= 20 {
-        stats::modes(&sorted, 0.05, method::STATE_GAP)
+    let states = if sorted.len() >= method::STATES_MIN_READINGS {
+        stats::modes(&sorted, method::STATE_SHARE, method::STATE_GAP)
             .into_iter()
             .map(|m| rounds::State {
                 median_ns: m.center,
@@ -145,7 +137,7 @@ pub(super) fn machine_states(readings: &[f64], target: f64) -> MachineStates {
 
 impl super::Session {
     /// The getpid canary, ns per call. With workers, read where they measure: on each
-    /// of the first [`HOMES`] CPUs the run may use, and the next worker measures on the
+    /// of the first [`method::HOMES`] CPUs the run may use, and the next worker measures on the
     /// one that read fastest (`--cpu` keeps that CPU). A VM's vCPUs run at different
     /// speeds at any moment and trade them every few seconds (on the 2-vCPU VM this
     /// project is developed on, getpid read 139 ns on one and about 195 ns on the other,
@@ -156,7 +148,7 @@ impl super::Session {
         let cpus = match self.opts.workers {
             Workers::Exec { .. } if self.opts.cpu.is_none() => {
                 let mut all = crate::os::affinity::process_cpus();
-                all.truncate(HOMES);
+                all.truncate(method::HOMES);
                 all
             }
             Workers::Exec { .. } => crate::bench::ctx::home_cpu().into_iter().collect(),

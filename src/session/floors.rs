@@ -46,7 +46,7 @@ pub(super) struct Floors {
     /// allows the kind when larger than this run's own readings give.
     between: [Option<(usize, f64)>; WorkKind::ALL.len()],
     /// Each kind's figure and the readings it was taken from: taken again once a
-    /// twentieth more (at least 4) are in, as each draws [`rounds::RESAMPLES`] sets.
+    /// twentieth more (at least 4) are in, as each draws [`method::RESAMPLES`] sets.
     cache: std::cell::RefCell<[Option<(usize, f64)>; WorkKind::ALL.len()]>,
 }
 
@@ -77,7 +77,12 @@ impl Floors {
         let n = self.readings.len();
         let cached = self.cache.borrow()[kind.index()];
         match cached {
-            Some((at, f)) if n < at + (at / 20).max(4) => f,
+            Some((at, f))
+                if n < at
+                    + (at / method::FLOOR_STALE_DIV).max(method::FLOOR_STALE_MIN) =>
+            {
+                f
+            }
             _ => {
                 let f =
                     rounds::floor(&self.of_kept(kind), self.rounds).map_or(0.0, |x| x.1);
@@ -118,13 +123,13 @@ impl Floors {
             by_place.entry(*at).or_default().push(*p);
         }
         // Counted as `relative` will count them: a place with fewer than
-        // [`MIN_AT_PLACE`] readings gives none (early in a catalogue, most instances'
+        // [`method::MIN_AT_PLACE`] readings gives none (early in a catalogue, most instances'
         // workers have read one or two).
         let rounds = by_place
             .iter()
             .filter(|(at, _)| **at != PROBE_PROCESS)
             .map(|(_, v)| v.iter().filter(|p| p[kind.index()].is_finite()).count())
-            .filter(|&n| n >= MIN_AT_PLACE)
+            .filter(|&n| n >= method::MIN_AT_PLACE)
             .sum::<usize>();
         if rounds >= method::MIN_FLOOR_READINGS {
             by_place.remove(&PROBE_PROCESS);
@@ -184,7 +189,7 @@ impl Floors {
     }
 }
 
-/// The readings of `kind` at each place (places with fewer than [`MIN_AT_PLACE`] left
+/// The readings of `kind` at each place (places with fewer than [`method::MIN_AT_PLACE`] left
 /// out), each relative to the median of its place's.
 fn relative(places: Vec<Vec<Probes>>, kind: WorkKind) -> Vec<f64> {
     let mut out = Vec::new();
@@ -194,7 +199,7 @@ fn relative(places: Vec<Vec<Probes>>, kind: WorkKind) -> Vec<f64> {
             .map(|p| p[kind.index()])
             .filter(|x| x.is_finite() && *x > 0.0)
             .collect();
-        if xs.len() < MIN_AT_PLACE {
+        if xs.len() < method::MIN_AT_PLACE {
             continue;
         }
         xs.sort_by(f64::total_cmp);
@@ -206,9 +211,6 @@ fn relative(places: Vec<Vec<Probes>>, kind: WorkKind) -> Vec<f64> {
 
 /// Where the readings of probe processes of their own are kept apart.
 pub(super) const PROBE_PROCESS: usize = usize::MAX;
-
-/// The fewest readings at one place (an instance's workers) that count toward a floor.
-const MIN_AT_PLACE: usize = 3;
 
 #[cfg(test)]
 mod tests {

@@ -468,10 +468,10 @@ impl Session {
     }
 
     /// [`Session::run_all`], with the span between rounds only when `spread`. A list of
-    /// more than [`GROUP`] instances is measured in consecutive groups of about equal
+    /// more than [`method::GROUP`] instances is measured in consecutive groups of about equal
     /// size, each with its share of the run's time budget: a group's rows conclude
     /// (and are written) within seconds of its start instead of after the whole
-    /// catalogue's minimum rounds, and at most [`GROUP`] worker processes live at once.
+    /// catalogue's minimum rounds, and at most [`method::GROUP`] worker processes live at once.
     fn rounds(
         &self,
         instances: &[(&dyn Bench, Params)],
@@ -497,8 +497,8 @@ impl Session {
         // already has them.
         window.forget_before(std::time::Instant::now());
         let seeded = std::time::Instant::now();
-        while seeded.elapsed().as_nanos() < u128::from(canary::BASE_SEED_NS)
-            && window.len() < canary::BASE_SEED_READINGS
+        while seeded.elapsed().as_nanos() < u128::from(method::BASE_SEED_NS)
+            && window.len() < method::BASE_SEED_READINGS
         {
             match self.canary().and_then(|v| check_interrupt().map(|()| v)) {
                 Ok(v) => window.push(std::time::Instant::now(), v),
@@ -510,7 +510,7 @@ impl Session {
         }
         let p = self.settings.profile;
         let total = instances.len().max(1);
-        let size = total.div_ceil(total.div_ceil(GROUP));
+        let size = total.div_ceil(total.div_ceil(method::GROUP));
         let run_budget = self.budget_for(total).unwrap_or(0) as f64;
         for (n, group) in instances.chunks(size).enumerate() {
             let share = budget::group_share(
@@ -550,12 +550,12 @@ impl Session {
     }
 
     /// Reads the machine's probes in fresh processes, each on the home a worker would
-    /// be given at that moment, until the session has [`FIRST_PROBES`] readings (so
+    /// be given at that moment, until the session has [`method::FIRST_PROBES`] readings (so
     /// that the first rounds already know the floors);
     /// a probe process that cannot be had ends it early. Only an interruption is
     /// returned.
     fn first_probes(&self) -> Result<(), BenchError> {
-        while self.floors.borrow().len() < FIRST_PROBES {
+        while self.floors.borrow().len() < method::FIRST_PROBES {
             check_interrupt()?;
             // On the CPU a worker would measure on now (a failed reading leaves the
             // home as it was).
@@ -614,17 +614,6 @@ impl Session {
         }
     }
 }
-
-/// How many of the CPUs a run may use its canary is read on, for the next worker to
-/// measure on the fastest ([`Session::canary`]).
-pub const HOMES: usize = 2;
-
-/// How many probe readings a session takes in probe processes before its first round.
-const FIRST_PROBES: usize = 24;
-
-/// How many instances are measured together at most, in one group (each may hold a
-/// worker process and its socket).
-pub const GROUP: usize = 64;
 
 /// What [`Session::run_all`] is about to measure.
 pub struct Step<'a> {

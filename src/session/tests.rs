@@ -285,7 +285,7 @@ fn the_canary_chooses_the_next_workers_home_among_the_first_cpus() {
     let v = s.canary().unwrap();
     // A sanity range, not a speed.
     assert!(v > 0.0 && v < 1e6, "{v}");
-    let first = &cpus[..HOMES.min(cpus.len())];
+    let first = &cpus[..crate::method::HOMES.min(cpus.len())];
     let home = s.home.get().expect("a home is chosen");
     assert!(first.contains(&home), "{home} among {first:?}");
     // The next worker is told it.

@@ -18,13 +18,6 @@ pub use modes::{modes, Mode};
 
 use serde::{Deserialize, Serialize};
 
-/// Confidence level of [`Summary::ci_low`] / [`Summary::ci_high`].
-pub const SUMMARY_CI_CONFIDENCE: f64 = 0.95;
-
-/// Largest sample size for which [`median_ci`] uses the exact binomial
-/// distribution; above it the normal approximation is used.
-pub const EXACT_BINOMIAL_MAX_N: usize = 1000;
-
 /// Descriptive statistics of one sample.
 ///
 /// Invariants (for a sample built by [`summarize`]): `n >= 1`, every field is
@@ -76,7 +69,7 @@ pub fn summarize(xs: &[f64]) -> Option<Summary> {
     let mean = sorted.iter().sum::<f64>() / n as f64;
     let sd = sample_sd(&sorted);
     let median = percentile_sorted(&sorted, 50.0);
-    let (ci_low, ci_high) = median_ci(&sorted, SUMMARY_CI_CONFIDENCE);
+    let (ci_low, ci_high) = median_ci(&sorted, crate::method::SUMMARY_CI_CONFIDENCE);
     Some(Summary {
         n,
         mean,
@@ -185,7 +178,7 @@ pub fn mad(xs: &[f64]) -> Option<f64> {
 /// The interval is `[x_(j), x_(n+1-j)]` (1-based ranks) where `j` is the largest
 /// rank with `P(B <= j - 1) <= (1 - confidence) / 2` for `B ~ Binomial(n, 1/2)`,
 /// so its coverage `1 - 2 P(B <= j - 1)` is at least `confidence`. The binomial
-/// tail is exact for `n <= EXACT_BINOMIAL_MAX_N` (1000); above that `j` comes
+/// tail is exact for `n <=` [`crate::method::EXACT_BINOMIAL_MAX_N`] (1000); above that `j` comes
 /// from the continuity-corrected normal approximation
 /// `j = floor(n/2 - z sqrt(n)/2 + 1/2)`, `z` the `(1 + confidence)/2` normal
 /// quantile.
@@ -217,7 +210,7 @@ fn median_ci_rank(n: usize, confidence: f64) -> usize {
         return 1;
     }
     let tail = (1.0 - confidence) / 2.0;
-    let j = if n <= EXACT_BINOMIAL_MAX_N {
+    let j = if n <= crate::method::EXACT_BINOMIAL_MAX_N {
         // Walk the Binomial(n, 1/2) pmf upwards: pmf(0) = 2^-n, which is a
         // normal f64 for n <= 1000; pmf(k + 1) = pmf(k) (n - k) / (k + 1).
         // Find the largest j with cdf(j - 1) <= tail.

@@ -19,9 +19,6 @@ const GRID_MIN: usize = 512;
 const GRID_MAX: usize = 8192;
 /// The kernel is cut off at this many bandwidths.
 const KERNEL_REACH: f64 = 4.0;
-/// Two peaks are distinct only if the valley between them is below this
-/// fraction of the smaller peak's density.
-const VALLEY_RATIO: f64 = 0.5;
 
 /// One mode of a sample.
 ///
@@ -159,7 +156,9 @@ fn merge_groups(
             let ratio = valleys[i] / pair[0].height.min(pair[1].height);
             let (a, b) = (pair[0].center, pair[1].center);
             let close = (b - a).abs() / a.min(b) < min_rel_sep;
-            if (ratio >= VALLEY_RATIO || close) && worst.is_none_or(|(_, r)| ratio > r) {
+            if (ratio >= crate::method::MODE_VALLEY || close)
+                && worst.is_none_or(|(_, r)| ratio > r)
+            {
                 worst = Some((i, ratio));
             }
         }

@@ -184,7 +184,7 @@ pub fn estimate(figures: &[f64], floor: f64) -> Option<RoundEstimate> {
 /// headlines ([`estimate`]) of two runs of `rounds` rounds that move as the probe does
 /// lie, at 95%, on the interval's scale (which holds a rerun): [`method::RERUN`] times half the
 /// distance between the 2.5th and 97.5th percentiles of the headlines of
-/// [`RESAMPLES`] sets of `rounds` readings drawn from them (a fixed generator, so the
+/// [`method::RESAMPLES`] sets of `rounds` readings drawn from them (a fixed generator, so the
 /// same readings give the same floor). Drawn rather than taken
 /// from a formula because the machine's rounds fall into states as often as they
 /// spread, and the trimmed mean leaves a rare state out where a standard deviation
@@ -207,7 +207,7 @@ pub fn floor(readings: &[f64], rounds: usize) -> Option<(f64, f64)> {
     let sd = winsorized_sd(&xs) / median;
     let mut state = 0x5eed_f100_u64;
     let mut draw = vec![0.0; rounds];
-    let mut centers: Vec<f64> = (0..RESAMPLES)
+    let mut centers: Vec<f64> = (0..method::RESAMPLES)
         .filter_map(|_| {
             for d in draw.iter_mut() {
                 *d = xs[(splitmix(&mut state) % n as u64) as usize];
@@ -219,9 +219,6 @@ pub fn floor(readings: &[f64], rounds: usize) -> Option<(f64, f64)> {
     let q = |p: f64| crate::stats::percentile_sorted(&centers, p);
     Some((sd, method::RERUN * (q(97.5) - q(2.5)) / 2.0))
 }
-
-/// How many sets of rounds [`floor`] draws.
-pub const RESAMPLES: usize = 400;
 
 /// SplitMix64: a small fixed generator for [`floor`]'s draws (and the tests').
 pub(crate) fn splitmix(state: &mut u64) -> u64 {
@@ -251,7 +248,7 @@ pub(crate) fn splitmix(state: &mut u64) -> u64 {
 /// docs/measurements.md, "The runs' own spread".
 pub fn between_runs(figures: &[f64]) -> Option<f64> {
     let xs: Vec<f64> = figures.iter().copied().filter(|f| f.is_finite()).collect();
-    if xs.len() < 3 {
+    if xs.len() < method::MIN_RUNS_SPREAD {
         return None;
     }
     Some(sample_sd(&xs))

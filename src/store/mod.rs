@@ -620,13 +620,9 @@ impl History {
     }
 }
 
-/// A run's canary is set beside at most this many earlier runs' (each read from its
-/// document).
-pub const PAST_MACHINE_RUNS: usize = 10;
-
 impl History {
     /// Sets `run.machine.past`: the run's base state (its canary's) beside those of the newest
-    /// earlier runs under the same conditions (at most [`PAST_MACHINE_RUNS`]; `except`
+    /// earlier runs under the same conditions (at most [`crate::method::PAST_MACHINE_RUNS`]; `except`
     /// is this run's id when it is saved already). Needs two of them with canary
     /// readings; otherwise leaves it absent. Returns whether it was set.
     pub fn machine_against_past(
@@ -643,7 +639,7 @@ impl History {
     }
 
     /// The machine's record of the newest earlier runs under `run`'s conditions (at
-    /// most [`PAST_MACHINE_RUNS`], `except` left out), newest first; a document this
+    /// most [`crate::method::PAST_MACHINE_RUNS`], `except` left out), newest first; a document this
     /// build cannot read (an older schema) is left out.
     pub fn past_machines(
         &self,
@@ -653,9 +649,9 @@ impl History {
         let mut ids = self
             .db
             .borrow_mut()
-            .recent_runs(&conditions(run), PAST_MACHINE_RUNS + 1)?;
+            .recent_runs(&conditions(run), crate::method::PAST_MACHINE_RUNS + 1)?;
         ids.retain(|&id| Some(id) != except);
-        ids.truncate(PAST_MACHINE_RUNS);
+        ids.truncate(crate::method::PAST_MACHINE_RUNS);
         Ok(ids
             .into_iter()
             .filter_map(|id| self.machine_of(id).ok())

@@ -24,8 +24,6 @@ mod visit;
 
 /// How long the copies may take to set themselves up and warm before the barrier.
 const READY_WITHIN: Duration = Duration::from_secs(60);
-/// How far ahead of the release the common start lies: time for every copy to wake.
-const START_AHEAD_NS: f64 = 2e6;
 
 /// Why a copy stopped when another one failed (the other's reason is the round's).
 const ANOTHER: &str = "another copy failed";
@@ -272,7 +270,7 @@ fn release(
     }
     let c = job.clock.as_ref();
     let ticks = |ns: f64| (ns / c.ns_per_tick()) as u64;
-    let start = c.now() + ticks(START_AHEAD_NS);
+    let start = c.now() + ticks(crate::method::COPIES_START_AHEAD_NS);
     bar.slot(START).store(start, Ordering::Release);
     bar.slot(DEADLINE)
         .store(start + ticks(job.window_ns), Ordering::Release);
@@ -348,7 +346,8 @@ fn copy(
         round: job.round,
         begin: job.begin,
         deadline,
-        cap: job.settings.profile.round_max_samples.max(1) * 4,
+        cap: job.settings.profile.round_max_samples.max(1)
+            * crate::method::COPIES_MAX_SAMPLES,
     };
     h.collect_until(body.as_mut(), job.k, window, &mut out)?;
     drop(body);

@@ -7,6 +7,7 @@ use crate::bench::copies::Copies;
 use crate::error::BenchError;
 use crate::harness::clock;
 use crate::harness::{EmptyLoop, Harness, Measurement, Sample};
+use crate::method;
 use crate::results::CopiesFigures;
 use crate::session::slot::{Env, Slot};
 
@@ -56,8 +57,12 @@ impl Slot<'_> {
         };
         self.c.setup = Some((k, overhead));
         let round_ns = p.round_ns as f64;
-        let window_ns = (p.round_min_samples as f64 * self.batch_ns * 1.2)
-            .clamp(round_ns, (4.0 * round_ns).max(round_ns + 1.0));
+        let window_ns =
+            (p.round_min_samples as f64 * self.batch_ns * method::COPIES_WINDOW_MARGIN)
+                .clamp(
+                    round_ns,
+                    (method::COPIES_WINDOW_ROUNDS * round_ns).max(round_ns + 1.0),
+                );
         let job = Job {
             bench: self.bench,
             params: &self.params,

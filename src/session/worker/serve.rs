@@ -365,17 +365,14 @@ fn probe_once(start: &Start, link: &mut UnixStream) -> anyhow::Result<()> {
     // reads them after its round: a process fresh from exec, on a CPU that may have
     // idled, reads slow for its first milliseconds.
     let warm = std::time::Instant::now();
-    while warm.elapsed() < PROBE_WARMUP {
+    while warm.elapsed() < std::time::Duration::from_nanos(crate::method::PROBE_WARMUP_NS)
+    {
         read()?;
     }
     let probes = read()?;
     wire::send(link, &Reply::Probed { probes })?;
     Ok(())
 }
-
-/// How long a probe process warms up before its reading: a standard round's warm-up
-/// and samples.
-const PROBE_WARMUP: std::time::Duration = std::time::Duration::from_millis(12);
 
 /// The parent's clock, as it calibrated it.
 pub(in crate::session) fn clock_of(
