@@ -787,9 +787,9 @@ fn last_passes_over_an_interrupted_run_and_says_so() {
     );
 }
 
-/// A document of the previous schema (written by `syscost run syscall.getpid --profile
-/// smoke --format json` of schema 2) is read as a file and from the history, and
-/// exported in this schema.
+/// A document of the previous schema, schema 2 (written by
+/// `syscost run syscall.getpid --profile smoke --format json`), is read as a file and
+/// from the history, and exported in this schema.
 #[test]
 fn a_document_of_the_previous_schema_is_read_and_exported_in_this_one() {
     let dir = TempDir::new("schema2");

@@ -854,16 +854,14 @@ pub fn parse_document(bytes: &[u8]) -> anyhow::Result<Run> {
         .into());
     }
     let refused = match value.get("schema_version").and_then(|v| v.as_u64()) {
-        Some(v) if (u64::from(OLDEST_READ)..=u64::from(SCHEMA_VERSION)).contains(&v) => {
-            None
-        }
         Some(v) if v > u64::from(SCHEMA_VERSION) => Some(format!(
             "written by a newer syscost (results schema {v}; this one reads {SCHEMA_VERSION})"
         )),
-        Some(v) => Some(format!(
+        Some(v) if v < u64::from(OLDEST_READ) => Some(format!(
             "written by an older syscost (results schema {v}; this one reads \
              {OLDEST_READ} to {SCHEMA_VERSION}): measure again with this version"
         )),
+        Some(_) => None,
         None => Some("a syscost document without a schema_version".to_string()),
     };
     if let Some(why) = refused {

@@ -3,6 +3,8 @@ use crate::results::tests::run_with_medians;
 use rusqlite::Connection;
 use std::path::Path;
 
+mod older;
+
 fn temp() -> tempfile::TempDir {
     tempfile::tempdir().expect("temp dir")
 }
@@ -50,7 +52,7 @@ const STORE_TESTS: &[(&str, StoreTest)] = &[
     ),
     ("labels", runs_of_other_labels_never_share_a_spread),
     ("shift", a_run_far_from_its_history_is_said_and_still_pooled),
-    ("older", a_document_of_the_previous_schema_is_read),
+    ("older", older::a_document_of_the_previous_schema_is_read),
 ];
 
 /// The store tests on SQLite, each in a file of its own in a directory that opening
@@ -510,64 +512,6 @@ fn run_with_probes(syscall_ns: f64) -> Run {
         })
         .collect();
     run
-}
-
-/// A document of schema 2, as `syscost run syscall.getpid --profile smoke --format json`
-/// wrote it before schema 3 (with a floor for each kind of work).
-const SCHEMA_2: &[u8] = include_bytes!("../../tests/fixtures/schema2-getpid.json");
-
-/// A history holding a run saved by a syscost of schema 2 loads it, sets its machine
-/// beside a new run's, and compares it: only the fields schema 3 removed are gone.
-fn a_document_of_the_previous_schema_is_read(open: Opener<'_>) {
-    use serde_json::Value;
-    let mut h = open();
-    let run = parse_document(SCHEMA_2).expect("a schema 2 document is read");
-    // Saved as that syscost saved it: its document as written, the samples apart.
-    let mut doc: Value = serde_json::from_slice(SCHEMA_2).unwrap();
-    let mut samples = vec![];
-    for r in doc["results"].as_array_mut().unwrap() {
-        if let Some(m) = r.get_mut("measured").filter(|m| m.is_object()) {
-            samples.push(m["samples"].take());
-        }
-    }
-    assert!(samples.iter().all(Value::is_object), "{samples:?}");
-    let samples = deflate(&serde_json::to_vec(&samples).unwrap()).unwrap();
-    let id = h
-        .save_json(
-            &run,
-            Origin::Run,
-            &serde_json::to_vec(&doc).unwrap(),
-            &samples,
-        )
-        .unwrap();
-    let back = h.load(id).expect("loaded");
-    let mut expected: Value = serde_json::from_slice(SCHEMA_2).unwrap();
-    expected["schema_version"] = SCHEMA_VERSION.into();
-    let harness = expected["harness"].as_object_mut().unwrap();
-    for k in ["window_below", "window_above", "mad_threshold", "mad_floor"] {
-        assert!(harness.remove(k).is_some(), "{k}");
-    }
-    for r in expected["results"].as_array_mut().unwrap() {
-        let m = r["measured"].as_object_mut().unwrap();
-        for k in ["center_ns", "reach_pct"] {
-            assert!(m.remove(k).is_some(), "{k}");
-        }
-        m["counts"]
-            .as_object_mut()
-            .unwrap()
-            .remove("window")
-            .unwrap();
-    }
-    for f in expected["machine"]["floors"].as_array_mut().unwrap() {
-        f.as_object_mut().unwrap().remove("reach_pct").unwrap();
-    }
-    assert_eq!(serde_json::to_value(&back).unwrap(), expected);
-    let past = h.past_machines(&run, None).unwrap();
-    assert_eq!(past.len(), 1);
-    assert_eq!(past[0].floors, run.machine.floors);
-    let label = crate::compare::RunLabel::of("1", Some(id), &back);
-    let c = crate::compare::compare((&label, &back), (&label, &run), 0.05);
-    assert_eq!(c.rows.len(), 1, "{c:?}");
 }
 
 fn the_machines_movement_between_runs_is_read_from_their_probes(open: Opener<'_>) {
