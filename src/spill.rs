@@ -194,7 +194,7 @@ mod tests {
 
     fn run_with_samples() -> Run {
         let doc = include_str!("../tests/fixtures/report-smoke.json");
-        serde_json::from_str(doc).expect("the smoke fixture")
+        crate::store::parse_document(doc.as_bytes()).expect("the smoke fixture")
     }
 
     #[test]

@@ -16,7 +16,8 @@ fn fixture() -> Run {
     let path =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/report-smoke.json");
     let text = std::fs::read_to_string(&path).expect("the fixture run");
-    let mut run: Run = serde_json::from_str(&text).expect("a valid run document");
+    let mut run =
+        syscost::store::parse_document(text.as_bytes()).expect("a valid run document");
     // An explanation recorded by `syscost explain syscall.getpid --profile smoke`, so
     // the report draws its flame graph.
     let explain =

@@ -113,7 +113,7 @@ mod tests {
 
     fn result(n: usize, copy_ns: Vec<f64>, over: bool) -> BenchResult {
         let doc = include_str!("../../tests/fixtures/report-smoke.json");
-        let run: crate::results::Run = serde_json::from_str(doc).unwrap();
+        let run = crate::store::parse_document(doc.as_bytes()).unwrap();
         let mut r = run
             .results
             .into_iter()

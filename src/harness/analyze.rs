@@ -100,10 +100,6 @@ pub fn too_few_clean(clean: usize, total: usize) -> bool {
 pub struct Counts {
     /// All samples.
     pub total: usize,
-    /// Samples outside the VMS timing executive's window: always 0 since 2026-11-28,
-    /// when the window was retired (docs/method.md, section 1); documents written before
-    /// count them here.
-    pub window: usize,
     /// MAD outliers.
     pub mad: usize,
     /// Perturbed samples.
@@ -157,8 +153,6 @@ pub struct Analysis {
     pub per_op_ns: Vec<f64>,
     /// Each sample's labels.
     pub flags: Vec<SampleFlags>,
-    /// The median of every sample, in ns.
-    pub center_ns: f64,
     /// Statistics over every sample.
     pub raw: Option<Summary>,
     /// Statistics over the clean samples.
@@ -362,7 +356,6 @@ fn analyze_with(
             x.ticks.saturating_sub(overhead_ticks) as f64 * ns_per_tick / k as f64
         })
         .collect();
-    let center_ns = stats::median(&per_op_ns).unwrap_or(f64::NAN);
     let mut flags: Vec<SampleFlags> = samples
         .iter()
         .map(|x| {
@@ -390,7 +383,7 @@ fn analyze_with(
     // Half a clock step per operation: the interval's floor below, and the least MAD,
     // so that samples one step of the clock apart are not told apart as outliers.
     let step = 0.5 * s.resolution_ns / k.max(1) as f64;
-    flag_mad_outliers(samples, &kept, &per_op_ns, s, step, &mut flags);
+    flag_mad_outliers(samples, &kept, &per_op_ns, step, &mut flags);
     counts.mad = flags.iter().filter(|f| f.mad).count();
     counts.perturbed = flags.iter().filter(|f| f.perturbed).count();
     let clean_vals: Vec<f64> = (0..samples.len())
@@ -438,7 +431,6 @@ fn analyze_with(
         clean,
         per_op_ns,
         flags,
-        center_ns,
         counts,
         levels,
         modes,
@@ -492,12 +484,11 @@ fn all_samples_estimate(
 
 /// Marks the MAD outliers among the kept samples (at sample indices `kept`), round by
 /// round, leaving alone a round that holds several modes. The MAD is at least `step`
-/// (half a clock step per operation) as well as the settings' fraction of the median.
+/// (half a clock step per operation) as well as [`method::MAD_FLOOR`] of the median.
 fn flag_mad_outliers(
     samples: &[Sample],
     kept: &[usize],
     per_op_ns: &[f64],
-    s: &Settings,
     step: f64,
     flags: &mut [SampleFlags],
 ) {
@@ -514,8 +505,12 @@ fn flag_mad_outliers(
         {
             continue;
         }
-        let mad =
-            outliers::mad_outliers_floored(&part, s.mad_threshold, s.mad_floor, step);
+        let mad = outliers::mad_outliers_floored(
+            &part,
+            method::MAD_THRESHOLD,
+            method::MAD_FLOOR,
+            step,
+        );
         for (&i, out) in at.iter().zip(mad) {
             flags[i].mad = out;
         }

@@ -252,11 +252,6 @@ pub struct Settings {
     /// The clock's quantum in ns ([`clock::ClockInfo::resolution_ns`]): half of it
     /// per operation is the least an interval can claim, and the least MAD.
     pub resolution_ns: f64,
-    /// The modified z-score above which a sample is a MAD outlier.
-    pub mad_threshold: f64,
-    /// The MAD is taken as at least this fraction of the median (see
-    /// [`crate::stats::outliers::mad_outliers_floored`]).
-    pub mad_floor: f64,
     /// A fixed batch size for every benchmark (`--batch`; 1 times operations one by
     /// one), overriding calibration.
     pub batch: Option<u64>,
@@ -280,8 +275,6 @@ impl Settings {
             profile,
             granularity_ns,
             resolution_ns: granularity_ns,
-            mad_threshold: crate::method::MAD_THRESHOLD,
-            mad_floor: crate::method::MAD_FLOOR,
             batch: None,
             spans: false,
             held: Held::default(),

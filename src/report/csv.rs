@@ -8,7 +8,7 @@ use crate::results::{BenchResult, Run, Status};
 /// The CSV exporter.
 pub struct Csv;
 
-const COLUMNS: [&str; 34] = [
+const COLUMNS: [&str; 33] = [
     "name",
     "params",
     "status",
@@ -30,7 +30,6 @@ const COLUMNS: [&str; 34] = [
     "cv",
     "samples",
     "clean",
-    "window_outliers",
     "mad_outliers",
     "perturbed",
     "converged",
@@ -92,7 +91,7 @@ impl Exporter for Csv {
                     cols.push(format!("{v:.4}"));
                 }
                 let c = &m.counts;
-                for v in [c.total, c.clean, c.window, c.mad, c.perturbed] {
+                for v in [c.total, c.clean, c.mad, c.perturbed] {
                     cols.push(v.to_string());
                 }
                 cols.push(m.converged.to_string());
@@ -120,7 +119,8 @@ impl Exporter for Csv {
                     None => cols.extend(std::iter::repeat_n(String::new(), 4)),
                 }
             }
-            None => cols.extend(std::iter::repeat_n(String::new(), 29)),
+            // Every column but the name, parameters, status, operation and reason.
+            None => cols.extend(std::iter::repeat_n(String::new(), COLUMNS.len() - 5)),
         }
         cols.push(reason);
         record(&cols)

@@ -1,10 +1,10 @@
 //! The JSON format: one document per run, a serialised [`Run`](crate::results::Run).
 //!
-//! # Schema (version 2)
+//! # Schema (version 3)
 //!
 //! ```text
 //! {
-//!   "schema_version": 2,
+//!   "schema_version": 3,
 //!   "tool": "syscost", "version": "0.1.0",
 //!   "command_line": ["syscost", "run", ...],
 //!   "started_unix_s": 1763700000.5,
@@ -17,9 +17,7 @@
 //!   "harness": { "profile", "warmup_ns", "round_warmup_ns", "round_ns",
 //!                "round_min_samples", "round_max_samples", "min_rounds", "max_rounds",
 //!                "span_ns", "batch": null | k, "seed", "ci_target", "min_batch_ns",
-//!                "window_below", "window_above",  // null: no window since 2026-11-28
-//!                "mad_threshold", "mad_floor", "cpu",
-//!                "load", "kernel_events"?: how, "workers"?: "process",
+//!                "cpu", "load", "kernel_events"?: how, "workers"?: "process",
 //!                "rounds_per_worker"?, "budget_ns"?, "budget_max_rounds"? },
 //!                // "budget_ns": `syscost run`'s time budget, a cap on the run (the
 //!                // profile's for a whole catalogue, less for a small selection, or
@@ -44,7 +42,7 @@
 //!       "round_sd_ns", "round_spread",   // sd of the round medians; (max − min) / headline
 //!       "states": [{ "median_ns", "share", "count" }],   // round medians > 3% apart
 //!       "clean": Summary | null, "raw": Summary,         // pooled over rounds; batch means
-//!       "counts": { "total", "window", "mad", "perturbed", "clean", "floored",
+//!       "counts": { "total", "mad", "perturbed", "clean", "floored",
 //!                   "perturbed_by": { "vol_switches", "invol_switches", "faults",
 //!                                     "kernel" } },   // samples per unexpected cause
 //!       "basis": "clean" | "all",        // which samples the headline rests on
@@ -53,14 +51,14 @@
 //!       "rounds_redone"?,                // rounds measured again: outside the base state (canary > base +5%)
 //!       "slow_state_pct"?,               // kept rounds' canary above the base state, % (> 5: not converged)
 //!       "work"?: "syscall" | "user" | "memory" | "cross" | "io",  // its kind of work (whose floor holds it)
-//!       "target_pct"?, "floor_pct"?, "reach_pct"?,  // ±% it was held to; what its kind is allowed (both, ±%)
+//!       "target_pct"?, "floor_pct"?,     // ±% it was held to; what its kind is allowed, ±%
 //!       "own_ci_low_ns"?, "own_ci_high_ns"?,  // the rounds' own interval, when what the machine allows was added to it
 //!       "paired"?: { "reference": "via=libc",   // measured in pairs with that row (--reference)
 //!                    "ratio", "ratio_low", "ratio_high",       // this row over the reference, 95% interval
 //!                    "diff_ns", "diff_low_ns", "diff_high_ns", // this row less the reference, ns
 //!                    "reference_ns", "rounds", "pairs",        // the reference in the pairs; fresh workers; quartets
 //!                    "round_ratios": [..], "sides": "thread" | "threads" | "processes" },
-//!       "center_ns", "batch", "operations",
+//!       "batch", "operations",
 //!       "overhead": { "per_batch_ns", "per_op_ns", "samples", "subtracted" },
 //!       "accounting": { "user_ns", "sys_ns", "vol_switches", "invol_switches",
 //!                       "minor_faults", "major_faults" },          // per operation
@@ -110,7 +108,7 @@
 //!                "unsteady", "past": { "runs", "median_ns", "low_ns", "high_ns",
 //!                "ratio" },        // every canary reading of the run, grouped
 //!                "floors"?: [{ "kind", "probe", "readings", "median_ns", "spread_pct",
-//!                              "floor_pct", "reach_pct", "rounds", "within_pct"?,
+//!                              "floor_pct", "rounds", "within_pct"?,
 //!                              "between_pct"?, "past_runs"? }] },   // the machine's floors
 //!   "sweeps": [ { "name", "param", "fixed": {..}, "points", "slope_ns", "intercept_ns",
 //!                 "r2" } ],         // a line through the medians of each numeric sweep
@@ -164,9 +162,7 @@
 //! half-width the headline of `rounds` rounds that move so would have, on the
 //! interval's scale (see [`crate::stats::rounds::floor`]), which a row's interval
 //! adds to its rounds' own (`own_ci_*`) as `√(a² + b²)` until it has a history
-//! (`interval_source` `machine`); `reach_pct` is the same
-//! figure (documents from before 2026-11-27 had two, the floor over the base state's
-//! before it was recorded). When the history holds three or more earlier runs under the
+//! (`interval_source` `machine`). When the history holds three or more earlier runs under the
 //! same conditions, `between_pct` is how far the kind's probe moved between the newest
 //! of them (`past_runs`, at most 10: `t(0.975, K−1)·√2·s`, `s` the sd of the logs of
 //! their probe medians), `within_pct` what this run's readings alone give, and
@@ -179,11 +175,9 @@
 //! does not block), an involuntary one (neither blocks nor shares its CPU), a page
 //! fault, a kernel event (`--cull kernel`); a sample may count under several. A sample is one batch of `batch`
 //! operations, so the `Summary` percentiles and `modes` describe batch means,
-//! not single operations (run with `--batch 1` for those). `center_ns` is the median of
-//! every sample. Documents written before 2026-11-28 left out the samples outside a
-//! window of −25%/+50% around it (`window_below`, `window_above`, `counts.window`,
-//! flag 1); since, the MAD test within each round is the only outlier test, the two
-//! settings are null and the count 0. `machine.spread` is the
+//! not single operations (run with `--batch 1` for those). The MAD test within each
+//! round is the only outlier test (its settings: `method::MAD_THRESHOLD` and
+//! `method::MAD_FLOOR`). `machine.spread` is the
 //! canary readings' (p90 − p10) / median, and `unsteady` says it exceeded `ci_target`.
 //! `machine.past` (absent without a history holding two earlier runs under the same
 //! conditions) sets the run's base state (its canary's) beside theirs: `runs` (at most 10),
@@ -206,8 +200,26 @@
 //!
 //! A `Summary` is `{ n, mean, sd, min, max, median, p1, p5, p25, p75, p95, p99, mad, cv,
 //! ci_low, ci_high }`, all in ns except `n` and `cv`; `ci_low`/`ci_high` bound the 95%
-//! order-statistic confidence interval of the pooled median. Sample `flags` are bits: 1 window outlier (before 2026-11-28), 2 MAD
-//! outlier, 4 perturbed (a switch or fault during the sample). Times are ns per
-//! operation with the empty-loop overhead subtracted unless `overhead.subtracted` is
-//! false. A new field may be added without raising the version; a field is never
-//! renamed or removed, nor its meaning changed, without raising it.
+//! order-statistic confidence interval of the pooled median. Sample `flags` are bits: 2 MAD
+//! outlier, 4 perturbed (a switch or fault during the sample); 1, a window outlier, only
+//! in documents measured before 2026-11-28. Times are ns per operation with the
+//! empty-loop overhead subtracted unless `overhead.subtracted` is false. A new field may
+//! be added without raising the version; a field is never renamed or removed, nor its
+//! meaning changed, without raising it.
+//!
+//! # Versions
+//!
+//! - 3: removed fields that held a constant or a copy and that nothing read:
+//!   `harness.window_below` and `window_above` (null since the VMS window was retired
+//!   on 2026-11-28), `harness.mad_threshold` and `mad_floor` (always
+//!   `method::MAD_THRESHOLD` and `method::MAD_FLOOR`), each result's `counts.window`
+//!   (0 since then), `center_ns` (the median of all samples, `raw.median`) and
+//!   `reach_pct` (equal to `floor_pct`), and each floor's `reach_pct` (equal to its
+//!   `floor_pct`). The CSV format lost its `window_outliers` column with them. A
+//!   version 2 document is still read (a file given to `report` or `compare`, a run in
+//!   the history): those fields are dropped as it is read
+//!   ([`crate::results::upgrade`]); a document measured before 2026-11-28 then no longer
+//!   counts its window outliers apart (its `clean` count and its samples' flags keep
+//!   them).
+//! - 2: the first version this syscost reads; an older document is refused with one
+//!   line.

@@ -493,7 +493,7 @@ impl Exporter for Table {
             l,
             &fmt_ns(s.min),
             &format!("{}/{}", c.clean, c.total),
-            &(c.window + c.mad).to_string(),
+            &c.mad.to_string(),
             &c.perturbed.to_string(),
         );
         if l.columns.target {

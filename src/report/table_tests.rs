@@ -170,7 +170,6 @@ fn the_header_says_in_plain_words_what_each_kind_is_held_to() {
         median_ns: 1.0,
         spread_pct: 2.0 * floor_pct,
         floor_pct,
-        reach_pct: floor_pct,
         rounds: 8,
         within_pct: None,
         between_pct: None,

@@ -51,10 +51,6 @@ pub struct Floor {
     /// at the profile's fewest rounds. Until a row has a history, its interval adds this
     /// to its rounds' own (√(a² + b²)), held to √2 times it at least (docs/method.md §6).
     pub floor_pct: f64,
-    /// The same figure (two figures until 2026-11-27; 0 in documents from before it
-    /// was recorded).
-    #[serde(default)]
-    pub reach_pct: f64,
     /// The rounds the floor is taken at.
     pub rounds: usize,
     /// How far this kind's probe moved within this run alone, ±% (what `floor_pct` was

@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 
 mod machine;
 mod paired;
+mod upgrade;
 
 /// A benchmark's named figure: the catalogue makes it ([`crate::bench`]), a result keeps it.
 pub use crate::bench::Fact;
@@ -19,9 +20,10 @@ pub use crate::bench::Fact;
 pub use crate::draw::units::{fmt_ns, unit_for};
 pub use machine::{Floor, MachineStates, PastMachine};
 pub use paired::Paired;
+pub use upgrade::{upgrade, OLDEST_READ};
 
 /// The version of the JSON schema; raised on any incompatible change.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// A whole run.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -290,17 +292,6 @@ pub struct HarnessInfo {
     pub ci_target: f64,
     /// Shortest batch, ns.
     pub min_batch_ns: u64,
-    /// The VMS window below its centre (the median of all samples), as a fraction, in
-    /// documents written before 2026-11-28; null since, when the window was retired.
-    #[serde(default)]
-    pub window_below: Option<f64>,
-    /// The VMS window above its centre, as [`HarnessInfo::window_below`].
-    #[serde(default)]
-    pub window_above: Option<f64>,
-    /// Modified z-score threshold for MAD outliers.
-    pub mad_threshold: f64,
-    /// The MAD's floor, as a fraction of the median.
-    pub mad_floor: f64,
     /// The CPU the measuring thread was pinned to, if any.
     pub cpu: Option<usize>,
     /// Background spinning processes during the run.
@@ -404,8 +395,6 @@ pub struct Measured {
     pub raw: Summary,
     /// Label counts.
     pub counts: Counts,
-    /// The median of all samples, ns.
-    pub center_ns: f64,
     /// Operations per sample.
     pub batch: u64,
     /// Operations timed in all samples.
@@ -495,10 +484,6 @@ pub struct Measured {
     /// What the machine allows its kind of work when it concluded, ±% (or absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub floor_pct: Option<f64>,
-    /// The machine's reach for its kind of work when it concluded, ±% (absent when
-    /// none was known; see [`Floor::reach_pct`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reach_pct: Option<f64>,
     /// The interval this run's rounds alone gave, low end, ns, when what the machine
     /// allows its kind was added to it (`interval_source` "machine"; else absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -15,7 +15,6 @@ pub(crate) fn measured_with_median(median_ns: f64) -> Measured {
         clean: Some(summary.clone()),
         raw: summary,
         counts: Counts::default(),
-        center_ns: median_ns,
         batch: 1,
         operations: 1,
         overhead: Overhead {
@@ -50,7 +49,6 @@ pub(crate) fn measured_with_median(median_ns: f64) -> Measured {
         work: None,
         target_pct: None,
         floor_pct: None,
-        reach_pct: None,
         own_ci_low_ns: None,
         own_ci_high_ns: None,
         paired: None,

@@ -150,8 +150,6 @@ impl Floors {
     }
 
     /// Every kind's figure, for the run's document (empty without enough readings).
-    /// `floor_pct` and `reach_pct` are both what the machine allows (two figures of
-    /// older documents, one now).
     pub(super) fn summary(&self) -> Vec<Floor> {
         WorkKind::ALL
             .into_iter()
@@ -178,7 +176,6 @@ impl Floors {
                     median_ns: crate::stats::percentile_sorted(&read, 50.0),
                     spread_pct: (q(90.0) - q(10.0)) / q(50.0) * 100.0,
                     floor_pct: allows_pct,
-                    reach_pct: allows_pct,
                     rounds: self.rounds,
                     within_pct: between.map(|_| allows * 100.0),
                     between_pct: between.map(|b| b.1 * 100.0),
@@ -303,6 +300,5 @@ mod tests {
             h.push(at, [100.0, 1.0, 1000.0, f64::NAN, f64::NAN]);
         }
         assert!(h.held(WorkKind::Syscall).allows > 0.0);
-        assert!((s[0].reach_pct - s[0].floor_pct).abs() < 1e-9, "{:?}", s[0]);
     }
 }

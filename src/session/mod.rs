@@ -378,10 +378,6 @@ impl Session {
             seed: self.seed,
             ci_target: p.ci_target,
             min_batch_ns: p.min_batch_ns,
-            window_below: None,
-            window_above: None,
-            mad_threshold: self.settings.mad_threshold,
-            mad_floor: self.settings.mad_floor,
             cpu: self.opts.cpu,
             load: self.opts.load,
             kernel_events: match (&self.opts.cull, &self.kernel) {

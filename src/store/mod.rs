@@ -35,7 +35,7 @@ pub mod refs;
 mod sqlite;
 
 use crate::error::UsageError;
-use crate::results::{Run, Status, SCHEMA_VERSION};
+use crate::results::{Run, Status, OLDEST_READ, SCHEMA_VERSION};
 use anyhow::Context;
 use std::cell::RefCell;
 use std::io::{Read, Write};
@@ -456,7 +456,19 @@ impl History {
                 m.samples = None;
             }
         }
-        let body = deflate(&serde_json::to_vec(&lite)?)?;
+        self.save_json(run, origin, &serde_json::to_vec(&lite)?, &samples)
+    }
+
+    /// Saves `run` as `json`, its document without samples, and `samples`, its
+    /// samples deflated.
+    fn save_json(
+        &mut self,
+        run: &Run,
+        origin: Origin,
+        json: &[u8],
+        samples: &[u8],
+    ) -> anyhow::Result<i64> {
+        let body = deflate(json)?;
         let count =
             |s: Status| run.results.iter().filter(|r| r.status == s).count() as i64;
         let row = NewRun {
@@ -509,7 +521,7 @@ impl History {
         let id = self
             .db
             .get_mut()
-            .insert(&row, &body, &samples, &results)
+            .insert(&row, &body, samples, &results)
             .with_context(|| format!("saving the run in {}", self.place))?;
         self.last_transaction = Some(t0.elapsed());
         Ok(id)
@@ -662,10 +674,16 @@ impl History {
     fn machine_of(&self, id: i64) -> anyhow::Result<crate::results::MachineStates> {
         #[derive(serde::Deserialize)]
         struct Doc {
-            machine: crate::results::MachineStates,
+            schema_version: u32,
+            machine: serde_json::Value,
         }
         let doc: Doc = serde_json::from_slice(&self.stored(id, false)?.0)?;
-        Ok(doc.machine)
+        let mut doc = serde_json::json!({
+            "schema_version": doc.schema_version,
+            "machine": doc.machine,
+        });
+        crate::results::upgrade(&mut doc);
+        Ok(serde_json::from_value(doc["machine"].take())?)
     }
 }
 
@@ -812,10 +830,11 @@ pub fn command_text(args: &[String]) -> String {
         .join(" ")
 }
 
-/// Parses a results document, refusing another tool's JSON and other schema versions
-/// with one clear line before the strict parse.
+/// Parses a results document, refusing another tool's JSON and schema versions it
+/// cannot read with one clear line before the strict parse; a document of an older
+/// schema it reads is brought up to this one first ([`crate::results::upgrade`]).
 pub fn parse_document(bytes: &[u8]) -> anyhow::Result<Run> {
-    let value: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| {
+    let mut value: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| {
         UsageError::new(if e.is_eof() {
             format!("the JSON ends early (truncated?): {e}")
         } else {
@@ -831,19 +850,20 @@ pub fn parse_document(bytes: &[u8]) -> anyhow::Result<Run> {
         .into());
     }
     let refused = match value.get("schema_version").and_then(|v| v.as_u64()) {
-        Some(v) if v == u64::from(SCHEMA_VERSION) => None,
         Some(v) if v > u64::from(SCHEMA_VERSION) => Some(format!(
             "written by a newer syscost (results schema {v}; this one reads {SCHEMA_VERSION})"
         )),
-        Some(v) => Some(format!(
+        Some(v) if v < u64::from(OLDEST_READ) => Some(format!(
             "written by an older syscost (results schema {v}; this one reads \
-             {SCHEMA_VERSION}): measure again with this version"
+             {OLDEST_READ} to {SCHEMA_VERSION}): measure again with this version"
         )),
+        Some(_) => None,
         None => Some("a syscost document without a schema_version".to_string()),
     };
     if let Some(why) = refused {
         return Err(UsageError::new(why).into());
     }
+    crate::results::upgrade(&mut value);
     serde_json::from_value(value).map_err(|e| {
         UsageError::new(format!("a damaged syscost results document: {e}")).into()
     })

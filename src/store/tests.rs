@@ -3,6 +3,8 @@ use crate::results::tests::run_with_medians;
 use rusqlite::Connection;
 use std::path::Path;
 
+mod older;
+
 fn temp() -> tempfile::TempDir {
     tempfile::tempdir().expect("temp dir")
 }
@@ -50,6 +52,7 @@ const STORE_TESTS: &[(&str, StoreTest)] = &[
     ),
     ("labels", runs_of_other_labels_never_share_a_spread),
     ("shift", a_run_far_from_its_history_is_said_and_still_pooled),
+    ("older", older::a_document_of_the_previous_schema_is_read),
 ];
 
 /// The store tests on SQLite, each in a file of its own in a directory that opening
@@ -172,10 +175,10 @@ fn documents_are_checked_before_they_are_read() {
     let e = doc_refused(br#"{"benchmarks": []}"#);
     assert!(e.contains("not a syscost results document"), "{e}");
     let mut v: serde_json::Value = serde_json::from_slice(&good).unwrap();
-    v["schema_version"] = 3.into();
+    v["schema_version"] = (SCHEMA_VERSION + 1).into();
     let e = doc_refused(v.to_string().as_bytes());
     assert!(e.contains("newer syscost"), "{e}");
-    v["schema_version"] = 1.into();
+    v["schema_version"] = (crate::results::OLDEST_READ - 1).into();
     let e = doc_refused(v.to_string().as_bytes());
     assert!(e.contains("older syscost"), "{e}");
     v["schema_version"] = SCHEMA_VERSION.into();
@@ -502,7 +505,6 @@ fn run_with_probes(syscall_ns: f64) -> Run {
             median_ns,
             spread_pct: 3.0,
             floor_pct: 1.0,
-            reach_pct: 1.0,
             rounds: 8,
             within_pct: None,
             between_pct: None,

@@ -1,4 +1,4 @@
-//! A mirror of the JSON result document (schema version 2), written from its description
+//! A mirror of the JSON result document (schema version 3), written from its description
 //! in `src/report/json.rs` and `src/report/model.rs`, independently of the library's own
 //! types: if the program's output drifts from the documented schema, these fail to parse
 //! it. Every struct denies unknown fields; [`parse_strict`] also checks that no field is
@@ -224,10 +224,6 @@ pub struct Harness {
     pub seed: u64,
     pub ci_target: f64,
     pub min_batch_ns: u64,
-    pub window_below: Option<f64>,
-    pub window_above: Option<f64>,
-    pub mad_threshold: f64,
-    pub mad_floor: f64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel_events: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -371,7 +367,6 @@ pub struct Measured {
     pub clean: Option<Summary>,
     pub raw: Summary,
     pub counts: Counts,
-    pub center_ns: f64,
     pub batch: u64,
     pub operations: u64,
     pub overhead: Overhead,
@@ -419,8 +414,6 @@ pub struct Measured {
     pub target_pct: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub floor_pct: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reach_pct: Option<f64>,
     /// The rounds' own interval, when what the machine allows was added to it (in
     /// documents of builds before 2026-11-28, when it widened it to at least that).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -553,7 +546,6 @@ pub struct Summary {
 #[serde(deny_unknown_fields)]
 pub struct Counts {
     pub total: usize,
-    pub window: usize,
     pub mad: usize,
     pub perturbed: usize,
     pub clean: usize,
@@ -669,7 +661,6 @@ pub struct Floor {
     pub median_ns: f64,
     pub spread_pct: f64,
     pub floor_pct: f64,
-    pub reach_pct: f64,
     pub rounds: usize,
     /// This run's readings' own figure, when the history's `between_pct` is known.
     #[serde(default, skip_serializing_if = "Option::is_none")]

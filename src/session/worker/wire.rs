@@ -296,7 +296,7 @@ mod tests {
     #[test]
     fn a_result_with_a_nan_travels_as_it_is() {
         let doc = include_str!("../../../tests/fixtures/report-smoke.json");
-        let run: crate::results::Run = serde_json::from_str(doc).unwrap();
+        let run = crate::store::parse_document(doc.as_bytes()).unwrap();
         let mut r = run
             .results
             .into_iter()
