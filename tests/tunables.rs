@@ -18,8 +18,6 @@ const ALLOWED: &[(&str, &str, usize, &str)] = &[
     ("harness/packed.rs", "", 0, "a sample's byte layout"),
     ("harness/mod.rs", "resolution_ns.max(0.01)", 0, "a guard against a zero step"),
     ("harness/paired.rs", "const SIDE_EXIT", 0, "how long a side may take to exit"),
-    ("harness/paired.rs", "head[9..13]", 0, "a paired turn's byte layout"),
-    ("harness/paired.rs", "Interrupted) => (3,", 0, "a paired turn's tag"),
     ("harness/probe.rs", "6_364_136_223_846_793_005", 0, "Knuth's LCG multiplier"),
     ("harness/verdict.rs", "Why::FewRounds { .. } => 3", 5, "the order reasons print in"),
     ("session/canary.rs", "readings.len() < 5 ||", 0, "a warning's readings, no verdict"),
