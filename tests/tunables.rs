@@ -261,7 +261,9 @@ fn never_tunable(l: &Literal) -> bool {
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for e in std::fs::read_dir(dir).expect("a source directory") {
         let p = e.expect("a directory entry").path();
-        if p.is_dir() {
+        // A module's tests (`tests.rs`, or a `tests/` directory beside it) are not code
+        // that measures.
+        if p.is_dir() && p.file_name().is_some_and(|n| n != "tests") {
             rust_files(&p, out);
         } else if p.extension().is_some_and(|x| x == "rs")
             && p.file_name().is_some_and(|n| n != "tests.rs")
