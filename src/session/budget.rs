@@ -3,7 +3,7 @@
 //! the time left goes to them.
 
 use super::instance::{self, Instance};
-use crate::harness::verdict::{Outlook, Why};
+use crate::harness::verdict::{self, Outlook, Stop};
 use crate::harness::Profile;
 use crate::method;
 
@@ -84,31 +84,52 @@ impl Budget {
         self.left_ns().is_none_or(|left| left > 0.0)
     }
 
+    /// The canary gate, the one place a round is held back for the machine's state:
+    /// whether a visit whose canary before it read `canary` waits for a later one, its
+    /// instance held back `held_back` times so far and `rounds` rounds kept. Only above
+    /// the run's `limit` ([`method::REDO_ABOVE`] over the base state; 0: none yet) and
+    /// where the canary stands for the round (`gated`: not a free placement's, whose
+    /// canary describes another CPU, nor copies', measured together, nor while
+    /// explaining). While the budget has time left, always ([`Budget::waits`]): a slow
+    /// spell of seconds is waited out without costing the instance a round. Without a
+    /// budget, at most [`method::REDO_PER_KEPT`] times its rounds kept (at least the
+    /// profile's minimum), so that a machine that stays slow still gives a figure.
+    /// Once the budget is spent, never ([`Budget::redoes`]).
+    pub(super) fn holds_back(
+        &self,
+        (canary, limit): (f64, f64),
+        gated: bool,
+        held_back: u32,
+        rounds: usize,
+    ) -> bool {
+        if !gated || limit <= 0.0 || canary <= limit {
+            return false;
+        }
+        let most = method::REDO_PER_KEPT * rounds.max(self.profile.min_rounds) as u32;
+        self.waits() || (self.redoes() && held_back < most)
+    }
+
     /// Once the budget is spent, why `inst` gets no more rounds.
-    pub(super) fn spent(&self, inst: &Instance<'_>) -> Option<Why> {
+    pub(super) fn spent(&self, inst: &Instance<'_>) -> Option<Stop> {
         let left = self.left_ns()?;
-        (left <= 0.0).then(|| Why::Budget {
-            outlook: self.outlook(inst).2,
-        })
+        (left <= 0.0).then(|| Stop::Budget(self.outlook(inst).2))
     }
 
     /// Past the profile's usual rounds (`max_rounds`), why `inst` gets no more when it
     /// cannot reach its target within the cap: the budget is a cap, not a time to
     /// fill, and rounds that narrow an interval which stays above its target anyway
     /// only make the run longer. None without a budget.
-    pub(super) fn hopeless(&self, inst: &Instance<'_>) -> Option<Why> {
+    pub(super) fn hopeless(&self, inst: &Instance<'_>) -> Option<Stop> {
         if self.start.is_none() || inst.progress().rounds < self.profile.max_rounds {
             return None;
         }
         let (feasible, _, outlook) = self.outlook(inst);
-        (!feasible).then_some(match outlook {
-            Outlook::ClockStep => Why::ClockStep,
-            o => Why::Wide { outlook: Some(o) },
-        })
+        (!feasible).then_some(Stop::Hopeless(outlook))
     }
 
     /// Whether `inst` can converge within the cap, what more rounds would cost it (ns:
-    /// to its target, or else to the cap), and that as an [`Outlook`].
+    /// to its target, or else to the cap), and that as an [`Outlook`]
+    /// ([`verdict::outlook`]).
     pub(super) fn outlook(&self, inst: &Instance<'_>) -> (bool, f64, Outlook) {
         let instance::Progress {
             rounds,
@@ -119,25 +140,14 @@ impl Budget {
         } = inst.progress();
         let visit_ns = spent_ns / rounds.max(1) as f64;
         let target = held.own_target(&self.profile);
-        let to_cap = self.cap.saturating_sub(rounds) as f64 * visit_ns;
-        if floor > target {
-            return (false, to_cap, Outlook::ClockStep);
-        }
-        let Some(need) = rounds_needed(rounds, ci, target) else {
-            return (false, to_cap, Outlook::NoClean);
-        };
-        if need > self.cap {
-            let cap = self.cap;
-            return (false, to_cap, Outlook::BeyondCap { need, cap });
-        }
-        let look = self.profile.next_look(need, self.cap);
-        let more = look.saturating_sub(rounds);
-        let cost = more as f64 * visit_ns;
-        let outlook = Outlook::More {
-            rounds: more,
-            secs: cost / 1e9,
-        };
-        (true, cost, outlook)
+        verdict::outlook(
+            &self.profile,
+            self.cap,
+            rounds,
+            (ci, floor),
+            target,
+            visit_ns,
+        )
     }
 
     /// The order in which the instances of `order` (past the minimum cycles) get their
@@ -160,18 +170,6 @@ impl Budget {
         keyed.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)).then(a.2.total_cmp(&b.2)));
         keyed.into_iter().map(|(_, _, _, i)| i).collect()
     }
-}
-
-/// About how many rounds an interval of relative half-width `ci` after `rounds` rounds
-/// needs to reach `target`: the half-width shrinks as one over the square root of the
-/// rounds (the t quantile's shrinking is left out, so the estimate errs long).
-/// None when the interval is not known.
-pub(super) fn rounds_needed(rounds: usize, ci: f64, target: f64) -> Option<usize> {
-    if !ci.is_finite() || target <= 0.0 {
-        return None;
-    }
-    let r = rounds.max(1) as f64 * (ci / target).powi(2);
-    Some((r.min(1e6).ceil() as usize).max(rounds + 1))
 }
 
 /// How many instances make a whole catalogue, for the time budget: a run of this many
@@ -259,13 +257,5 @@ mod tests {
         // wait; rounds are measured again as the instance allows.
         let none = Budget::new(p, false, 1e12);
         assert!(!none.waits() && none.redoes());
-    }
-
-    #[test]
-    fn the_rounds_a_benchmark_needs_grow_with_the_square_of_its_interval() {
-        assert_eq!(rounds_needed(5, 0.02, 0.01), Some(20));
-        assert_eq!(rounds_needed(5, 0.011, 0.01), Some(7));
-        assert_eq!(rounds_needed(8, 0.005, 0.01), Some(9), "at least one more");
-        assert_eq!(rounds_needed(5, f64::INFINITY, 0.01), None);
     }
 }
