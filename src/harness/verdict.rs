@@ -177,7 +177,7 @@ impl Why {
 }
 
 /// The order reasons are named in: what makes the figure another's first, then what
-/// kept the interval wide.
+/// kept the interval wide ([`decide`]).
 fn rank(w: &Why) -> u8 {
     match w {
         Why::Interrupted => 0,
@@ -190,16 +190,6 @@ fn rank(w: &Why) -> u8 {
         Why::ClockStep => 7,
         Why::Wide { .. } => 8,
     }
-}
-
-/// Adds `w` to `why`, keeping one reason of each kind, in the order the reasons are
-/// named: what makes the figure another's first, then what kept the interval wide.
-fn add(why: &mut Vec<Why>, w: Why) {
-    match why.iter_mut().find(|x| rank(x) == rank(&w)) {
-        Some(x) => *x = w,
-        None => why.push(w),
-    }
-    why.sort_by_key(rank);
 }
 
 /// Why the run gave a row no more rounds before it converged or reached its cap
@@ -277,51 +267,35 @@ impl Facts {
 pub fn decide(half: f64, target: f64, f: &Facts) -> Vec<Why> {
     let mut why = Vec::new();
     if f.all_samples {
-        add(&mut why, Why::FewClean);
+        why.push(Why::FewClean);
     } else if f.with_clean < f.min_rounds {
-        add(
-            &mut why,
-            Why::FewRounds {
-                with_clean: f.with_clean,
-            },
-        );
+        let with_clean = f.with_clean;
+        why.push(Why::FewRounds { with_clean });
     }
-    if let Some(above_pct) = f.slow_state {
-        add(&mut why, Why::SlowState { above_pct });
-    }
-    let within = half.partial_cmp(&(target * (1.0 + 1e-9)));
-    if !matches!(
-        within,
-        Some(std::cmp::Ordering::Less | std::cmp::Ordering::Equal)
-    ) {
-        let width = match f.runs {
+    why.extend(f.slow_state.map(|above_pct| Why::SlowState { above_pct }));
+    // Within the target give or take a rounding; a NaN width is not.
+    let within = half <= target * (1.0 + 1e-9);
+    if !within {
+        why.push(match f.runs {
             Some(runs) => Why::RunsSpread { runs },
             None if f.clock_floor > target => Why::ClockStep,
             None => Why::Wide { outlook: None },
-        };
-        add(&mut why, width);
+        });
     }
     if f.interrupted {
-        add(&mut why, Why::Interrupted);
+        why.push(Why::Interrupted);
     } else if let (Some(stop), false) = (&f.stopped, why.is_empty()) {
         why.retain(|w| !matches!(w, Why::Wide { .. }));
-        add(
-            &mut why,
-            match stop.clone() {
-                Stop::Budget(outlook) => Why::Budget { outlook },
-                Stop::Hopeless(Outlook::ClockStep) => Why::ClockStep,
-                Stop::Hopeless(o) => Why::Wide { outlook: Some(o) },
-            },
-        );
+        why.push(match stop.clone() {
+            Stop::Budget(outlook) => Why::Budget { outlook },
+            Stop::Hopeless(Outlook::ClockStep) => Why::ClockStep,
+            Stop::Hopeless(o) => Why::Wide { outlook: Some(o) },
+        });
     }
-    if let Some(detail) = &f.not_placed {
-        add(
-            &mut why,
-            Why::NotPlaced {
-                detail: detail.clone(),
-            },
-        );
-    }
+    why.extend(f.not_placed.clone().map(|detail| Why::NotPlaced { detail }));
+    // One of a kind, in the order they are named.
+    why.sort_by_key(rank);
+    why.dedup_by_key(|w| rank(w));
     why
 }
 
@@ -373,22 +347,6 @@ fn rounds_needed(rounds: usize, ci: f64, target: f64) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn reasons_keep_one_of_a_kind_in_order() {
-        let mut why = vec![];
-        add(&mut why, Why::Wide { outlook: None });
-        add(&mut why, Why::SlowState { above_pct: 20.0 });
-        add(
-            &mut why,
-            Why::Wide {
-                outlook: Some(Outlook::ClockStep),
-            },
-        );
-        assert_eq!(why.len(), 2);
-        assert!(matches!(why[0], Why::SlowState { .. }));
-        assert!(matches!(why[1], Why::Wide { outlook: Some(_) }));
-    }
 
     #[test]
     fn the_history_replaces_the_width_reasons_only() {

@@ -66,15 +66,6 @@ impl Budget {
         Some(self.budget_ns - start.elapsed().as_nanos() as f64)
     }
 
-    /// Whether a visit in a slow state of the machine waits for a later cycle: while
-    /// the budget has time left (never without a budget: nothing would end the wait).
-    /// The one rule for the machine's state: once the budget is spent, the rounds an
-    /// instance still needs are measured as the machine gives them, and a row whose
-    /// rounds then met a slow state says so (`Why::SlowState`).
-    pub(super) fn waits(&self) -> bool {
-        self.left_ns().is_some_and(|left| left > 0.0)
-    }
-
     /// Whether a round measured in a slow state of the machine may still be measured
     /// again: while the budget has time left (always without a budget). Once it is
     /// spent, the rounds an instance still needs for its minimum are kept as the
@@ -90,11 +81,13 @@ impl Budget {
     /// the run's `limit` ([`method::REDO_ABOVE`] over the base state; 0: none yet) and
     /// where the canary stands for the round (`gated`: not a free placement's, whose
     /// canary describes another CPU, nor copies', measured together, nor while
-    /// explaining). While the budget has time left, always ([`Budget::waits`]): a slow
-    /// spell of seconds is waited out without costing the instance a round. Without a
-    /// budget, at most [`method::REDO_PER_KEPT`] times its rounds kept (at least the
-    /// profile's minimum), so that a machine that stays slow still gives a figure.
-    /// Once the budget is spent, never ([`Budget::redoes`]).
+    /// explaining). While the budget has time left, always: a slow spell of seconds is
+    /// waited out without costing the instance a round. Without a budget (nothing
+    /// would end the wait), at most [`method::REDO_PER_KEPT`] times its rounds kept (at
+    /// least the profile's minimum), so that a machine that stays slow still gives a
+    /// figure. Once the budget is spent, never: the rounds an instance still needs are
+    /// measured as the machine gives them, and a row whose rounds then met a slow
+    /// state says so (`Why::SlowState`).
     pub(super) fn holds_back(
         &self,
         (canary, limit): (f64, f64),
@@ -105,8 +98,13 @@ impl Budget {
         if !gated || limit <= 0.0 || canary <= limit {
             return false;
         }
-        let most = method::REDO_PER_KEPT * rounds.max(self.profile.min_rounds) as u32;
-        self.waits() || (self.redoes() && held_back < most)
+        match self.left_ns() {
+            Some(left) => left > 0.0,
+            None => {
+                held_back
+                    < method::REDO_PER_KEPT * rounds.max(self.profile.min_rounds) as u32
+            }
+        }
     }
 
     /// Once the budget is spent, why `inst` gets no more rounds.
@@ -245,17 +243,29 @@ mod tests {
 
     #[test]
     fn a_slow_spell_is_waited_out_while_the_budget_lasts_and_no_longer() {
-        let p = Profile::STANDARD;
+        let (p, slow) = (Profile::STANDARD, (200.0, 100.0));
         let mut b = Budget::new(p, true, 1e9);
-        assert!(b.waits() && b.redoes(), "a budget just begun");
+        assert!(
+            b.holds_back(slow, true, 1000, 0) && b.redoes(),
+            "a budget just begun"
+        );
         b.start = Some(std::time::Instant::now() - std::time::Duration::from_millis(900));
-        assert!(b.waits() && b.redoes(), "90% spent");
+        assert!(b.holds_back(slow, true, 1000, 0) && b.redoes(), "90% spent");
         b.start =
             Some(std::time::Instant::now() - std::time::Duration::from_millis(1040));
-        assert!(!b.waits() && !b.redoes(), "spent");
-        // Without a budget (rounds not spread), never waits: nothing would end the
-        // wait; rounds are measured again as the instance allows.
+        assert!(!b.holds_back(slow, true, 0, 0) && !b.redoes(), "spent");
+        // Without a budget (rounds not spread), as often as method::REDO_PER_KEPT
+        // times the rounds kept, at least the profile's minimum: a machine that stays
+        // slow still gets a figure.
         let none = Budget::new(p, false, 1e12);
-        assert!(!none.waits() && none.redoes());
+        let allowed = method::REDO_PER_KEPT * p.min_rounds as u32;
+        assert!(none.holds_back(slow, true, allowed - 1, 0) && none.redoes());
+        assert!(!none.holds_back(slow, true, allowed, 0));
+        assert!(none.holds_back(slow, true, allowed, p.min_rounds + 1));
+        // Never within the limit, nor without one, nor where the canary does not
+        // stand for the round (a free placement's, copies', while explaining).
+        assert!(!none.holds_back((100.0, 100.0), true, 0, 0));
+        assert!(!none.holds_back((1e9, 0.0), true, 0, 0));
+        assert!(!none.holds_back(slow, false, 0, 0));
     }
 }

@@ -2,7 +2,6 @@
 
 use super::*;
 use crate::harness::Profile;
-use crate::method;
 
 #[test]
 fn a_run_looks_at_its_interval_a_few_times_not_after_every_round() {
@@ -80,32 +79,8 @@ fn visitor(session: &Session) -> impl Fn(&mut slot::Slot<'_>, u32, f64, f64) + '
 }
 
 #[test]
-fn a_round_in_a_slow_state_is_measured_again_but_only_so_often() {
-    use super::budget::Budget;
-    let slow = (200.0, 100.0);
-    // Without a budget: held back as often as method::REDO_PER_KEPT times the
-    // profile's minimum rounds before any is kept.
-    let p = smoke_session().settings.profile;
-    let none = Budget::new(p, false, 0.0);
-    let allowed = method::REDO_PER_KEPT * p.min_rounds as u32;
-    for n in 0..allowed {
-        assert!(none.holds_back(slow, true, n, 0));
-    }
-    // Then it is measured as it is: a machine that stays slow still gets a figure.
-    assert!(!none.holds_back(slow, true, allowed, 0));
-    assert!(none.holds_back(slow, true, allowed, p.min_rounds + 1));
-    // Not within the limit, nor without one, nor where the canary does not stand for
-    // the round (a free placement's, copies', while explaining).
-    assert!(!none.holds_back((100.0, 100.0), true, 0, 0));
-    assert!(!none.holds_back((1e9, 0.0), true, 0, 0));
-    assert!(!none.holds_back(slow, false, 0, 0));
-    // While a budget has time left, however often; once it is spent, never.
-    let mut budget = Budget::new(Profile::STANDARD, true, 1e9);
-    assert!(budget.holds_back(slow, true, 1000, 0));
-    budget.start =
-        Some(std::time::Instant::now() - std::time::Duration::from_millis(1040));
-    assert!(!budget.holds_back(slow, true, 0, 0));
-    // A slot measures every round it is given: the gate is the session's, before it.
+fn a_slot_measures_every_round_it_is_given() {
+    // The canary gate is the session's, before the visit (`Budget::holds_back`).
     let session = smoke_session();
     let params = crate::bench::Params(vec![]);
     let mut slot = slot::Slot::new(&FAILS_AFTER, &params);
