@@ -700,7 +700,8 @@ pub fn facts(a: &Analysis, p: &Profile) -> Facts {
 
 /// Whether an analysis is converged under `p` for a result held to `held`
 /// ([`Held::target`]), and why not ([`verdict::decide`] on its [`facts`]).
-pub fn verdict(a: &Analysis, p: &Profile, held: Held) -> (bool, Vec<Why>) {
+#[cfg(test)]
+pub(crate) fn verdict(a: &Analysis, p: &Profile, held: Held) -> (bool, Vec<Why>) {
     let why = verdict::decide(a.relative_ci(), held.target(p), &facts(a, p));
     (why.is_empty(), why)
 }

@@ -107,22 +107,23 @@ impl Budget {
         }
     }
 
-    /// Once the budget is spent, why `inst` gets no more rounds.
-    pub(super) fn spent(&self, inst: &Instance<'_>) -> Option<Stop> {
-        let left = self.left_ns()?;
-        (left <= 0.0).then(|| Stop::Budget(self.outlook(inst).2))
-    }
-
-    /// Past the profile's usual rounds (`max_rounds`), why `inst` gets no more when it
-    /// cannot reach its target within the cap: the budget is a cap, not a time to
-    /// fill, and rounds that narrow an interval which stays above its target anyway
-    /// only make the run longer. None without a budget.
-    pub(super) fn hopeless(&self, inst: &Instance<'_>) -> Option<Stop> {
-        if self.start.is_none() || inst.progress().rounds < self.profile.max_rounds {
-            return None;
+    /// Why `inst`, past its minimum rounds, gets no more, if it does not: the budget is
+    /// spent; or, past the profile's usual rounds (`max_rounds`), it cannot reach its
+    /// target within the cap (the budget is a cap, not a time to fill: rounds that
+    /// narrow an interval which stays above its target anyway only make the run
+    /// longer); or half the clock's step per operation is wider than `target`.
+    pub(super) fn stops(&self, inst: &Instance<'_>, target: f64) -> Option<Stop> {
+        let left = self.left_ns();
+        if left.is_some_and(|left| left <= 0.0) {
+            return Some(Stop::Budget(self.outlook(inst).2));
         }
-        let (feasible, _, outlook) = self.outlook(inst);
-        (!feasible).then_some(Stop::Hopeless(outlook))
+        if left.is_some() && inst.progress().rounds >= self.profile.max_rounds {
+            let (feasible, _, outlook) = self.outlook(inst);
+            if !feasible {
+                return Some(Stop::Hopeless(outlook));
+            }
+        }
+        (inst.progress().floor > target).then_some(Stop::Hopeless(Outlook::ClockStep))
     }
 
     /// Whether `inst` can converge within the cap, what more rounds would cost it (ns:

@@ -63,9 +63,7 @@ impl Session {
                 // An instance with a round measured again may still be short of its
                 // minimum: it gets it whatever the budget.
                 if past_min && all[i].progress().rounds >= p.min_rounds {
-                    if let Some(why) =
-                        no_more_rounds(budget, &all[i], held.own_target(&p))
-                    {
+                    if let Some(why) = budget.stops(&all[i], held.own_target(&p)) {
                         all[i].stop(self, why);
                         tell(i, &all[i], held_back[i]);
                         continue;
@@ -219,15 +217,4 @@ impl Session {
         }
         Ok(())
     }
-}
-
-/// Why an instance past its minimum rounds gets no more, if it does not: the budget is
-/// spent, more rounds cannot bring it to its target within the cap, or half the clock's
-/// step per operation is wider than `target`.
-fn no_more_rounds(budget: &Budget, inst: &Instance<'_>, target: f64) -> Option<Stop> {
-    let clock = || Stop::Hopeless(crate::harness::verdict::Outlook::ClockStep);
-    budget
-        .spent(inst)
-        .or_else(|| budget.hopeless(inst))
-        .or_else(|| (inst.progress().floor > target).then(clock))
 }
