@@ -200,6 +200,8 @@ pub enum Stop {
     Budget(Outlook),
     /// More rounds could not bring it to its target within the cap.
     Hopeless(Outlook),
+    /// Half the clock's step per operation is wider than its target.
+    ClockStep,
 }
 
 /// What a row's verdict weighs besides its interval: what the harness (its rounds),
@@ -288,7 +290,7 @@ pub fn decide(half: f64, target: f64, f: &Facts) -> Vec<Why> {
         why.retain(|w| !matches!(w, Why::Wide { .. }));
         why.push(match stop.clone() {
             Stop::Budget(outlook) => Why::Budget { outlook },
-            Stop::Hopeless(Outlook::ClockStep) => Why::ClockStep,
+            Stop::ClockStep | Stop::Hopeless(Outlook::ClockStep) => Why::ClockStep,
             Stop::Hopeless(o) => Why::Wide { outlook: Some(o) },
         });
     }

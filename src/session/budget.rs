@@ -123,7 +123,7 @@ impl Budget {
                 return Some(Stop::Hopeless(outlook));
             }
         }
-        (inst.progress().floor > target).then_some(Stop::Hopeless(Outlook::ClockStep))
+        (inst.progress().floor > target).then_some(Stop::ClockStep)
     }
 
     /// Whether `inst` can converge within the cap, what more rounds would cost it (ns:
