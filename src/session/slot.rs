@@ -38,8 +38,9 @@ pub(super) struct Slot<'b> {
     pub(super) c: Carried,
     pub(super) after: Option<After>,
     pub(super) after_ns: f64,
-    /// The last conclusion, once the instance is done measuring.
-    pub(super) concluded: Option<(Analysis, Facts)>,
+    /// The last conclusion, once the instance is done measuring, with the floor it was
+    /// judged at.
+    pub(super) concluded: Option<(Analysis, Facts, Held)>,
     /// Skipped or failed.
     pub(super) ended: bool,
     /// The scheduler places the tasks (`placement=free`): where they ran is recorded
@@ -396,7 +397,7 @@ impl<'b> Slot<'b> {
             // A free placement whose rounds found the tasks both on one CPU and on
             // several has two figures, which more rounds only count again.
             if h.decide(&a, &f).is_empty() || rounds >= cap || split(&self.c.places) {
-                self.concluded = Some((a, f));
+                self.concluded = Some((a, f, h.settings().held));
             }
         }
     }
@@ -449,7 +450,7 @@ impl<'b> Slot<'b> {
             return None;
         }
         let h = &h.holding(self.held);
-        let (analysis, mut f) = match self.concluded.take() {
+        let (analysis, mut f, held) = match self.concluded.take() {
             Some(c) => c,
             None => {
                 // Interrupted, or stopped by the run: a time its rounds did not
@@ -457,14 +458,14 @@ impl<'b> Slot<'b> {
                 let (a, mut f) = self.conclude(h, k, &overhead);
                 f.interrupted = interrupted;
                 f.stopped = self.stopped.take();
-                (a, f)
+                (a, f, self.held)
             }
         };
         if let Some((facts, split)) = placed(&self.c.places, &analysis) {
             self.c.result.facts.extend(facts);
             f.not_placed = split;
         }
-        let why = h.decide(&analysis, &f);
+        let why = h.holding(held).decide(&analysis, &f);
         let converged = why.is_empty();
         let m = Measurement {
             batch: k,
