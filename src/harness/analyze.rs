@@ -467,15 +467,9 @@ fn all_samples_estimate(
     .into_iter()
     .filter(|h| h.is_finite())
     .fold(0.0, f64::max);
-    // A cost is not negative: an interval wider than its figure stops at zero.
-    let low = if m >= 0.0 {
-        (m - half).max(0.0)
-    } else {
-        m - half
-    };
     Some(RoundEstimate {
         center: m,
-        ci_low: low,
+        ci_low: rounds::not_negative(m, m - half),
         ci_high: m + half,
         floor_by_clock: true,
         ..by_rounds

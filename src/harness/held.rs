@@ -40,7 +40,13 @@ impl Held {
 
     /// The relative half-width a result's printed interval is held to under `p`.
     pub fn target(&self, p: &Profile) -> f64 {
-        p.ci_target.max(std::f64::consts::SQRT_2 * self.added())
+        self.target_from(p.ci_target)
+    }
+
+    /// The relative half-width a result's printed interval is held to under a profile
+    /// whose own target is `ci_target`: the larger of it and `√2·m`.
+    pub fn target_from(&self, ci_target: f64) -> f64 {
+        ci_target.max(std::f64::consts::SQRT_2 * self.added())
     }
 
     /// The most the rounds' own relative half-width may be for the printed interval to

@@ -23,11 +23,12 @@ pub mod verdict;
 pub use analyze::{Analysis, Level};
 pub use held::Held;
 pub use profile::Profile;
-pub use verdict::{Source, Why};
+pub use verdict::{Facts, Source, Stop, Why};
 
 use crate::error::BenchError;
 use crate::os::interrupt;
 use crate::os::usage::{Usage, Who};
+use crate::stats::rounds::not_negative;
 use calibrate::Calibration;
 use clock::Clock;
 use serde::{Deserialize, Serialize};
@@ -575,7 +576,8 @@ impl<'a> Harness<'a> {
         }
     }
 
-    /// Analyses the samples so far and decides whether the figure is known: the
+    /// Analyses the samples so far, with what the harness knows of the verdict
+    /// ([`facts`]): whether the figure is known is [`Harness::decide`]'s, the
     /// round-level interval within the target after the profile's minimum rounds,
     /// resting on enough clean samples (a result resting on all its samples, because
     /// the clean ones were too few, is never known: see [`analyze::Basis::All`]).
@@ -585,12 +587,19 @@ impl<'a> Harness<'a> {
         k: u64,
         overhead: &Overhead,
         plan: Plan,
-    ) -> (Analysis, bool, Vec<Why>) {
+    ) -> (Analysis, Facts) {
         let mut a =
             self.analyze(samples, k * plan.per_iter.max(1), overhead, plan.expect);
         with_the_machine(&mut a, self.settings.held);
-        let (ok, why) = verdict(&a, &self.settings.profile, self.settings.held);
-        (a, ok, why)
+        let f = facts(&a, &self.settings.profile);
+        (a, f)
+    }
+
+    /// Why `a` is not converged given the facts `f` ([`verdict::decide`]), held to the
+    /// target of the harness's settings ([`Held::target`]).
+    pub fn decide(&self, a: &Analysis, f: &Facts) -> Vec<Why> {
+        let target = self.settings.held.target(&self.settings.profile);
+        verdict::decide(a.relative_ci(), target, f)
     }
 
     /// Measures `body` alone: calibration, warm-up, the overhead of `baseline` (normally
@@ -622,9 +631,10 @@ impl<'a> Harness<'a> {
             round += 1;
             let done = round as usize >= p.max_rounds;
             if round as usize >= p.min_rounds || done {
-                let (a, ok, why) = self.conclude(&samples, k, &overhead, plan);
-                if ok || done {
-                    break (a, ok, why);
+                let (a, f) = self.conclude(&samples, k, &overhead, plan);
+                let why = self.decide(&a, &f);
+                if why.is_empty() || done {
+                    break (a, why.is_empty(), why);
                 }
             }
         };
@@ -675,31 +685,24 @@ impl<'a> Harness<'a> {
     }
 }
 
+/// What the analysis `a` tells a row's verdict under `p` ([`verdict::Facts`]): whether
+/// it rests on all samples, its rounds with a clean sample, the clock's floor.
+pub fn facts(a: &Analysis, p: &Profile) -> Facts {
+    Facts {
+        all_samples: a.basis == analyze::Basis::All,
+        with_clean: a.estimate.as_ref().map_or(0, |e| e.rounds),
+        min_rounds: p.min_rounds,
+        clock_floor: a.relative_clock_floor(),
+        ..Facts::default()
+    }
+}
+
 /// Whether an analysis is converged under `p` for a result held to `held`
-/// ([`Held::target`]), and why not: the printed interval within the target after the
-/// minimum rounds, on the clean samples.
-pub fn verdict(a: &Analysis, p: &Profile, held: Held) -> (bool, Vec<Why>) {
-    let mut why = Vec::new();
-    if a.basis == analyze::Basis::All {
-        verdict::add(&mut why, Why::FewClean);
-    }
-    let settled = a.estimate.as_ref().map_or(0, |e| e.rounds);
-    if settled < p.min_rounds && a.basis == analyze::Basis::Clean {
-        verdict::add(
-            &mut why,
-            Why::FewRounds {
-                with_clean: settled,
-            },
-        );
-    }
-    let target = held.target(p);
-    let width = if a.relative_clock_floor() > target {
-        Why::ClockStep
-    } else {
-        Why::Wide { outlook: None }
-    };
-    let ok = verdict::judge(a.relative_ci(), target, &mut why, width);
-    (ok, why)
+/// ([`Held::target`]), and why not ([`verdict::decide`] on its [`facts`]).
+#[cfg(test)]
+pub(crate) fn verdict(a: &Analysis, p: &Profile, held: Held) -> (bool, Vec<Why>) {
+    let why = verdict::decide(a.relative_ci(), held.target(p), &facts(a, p));
+    (why.is_empty(), why)
 }
 
 /// Adds what the machine allows the row's kind of work ([`Held::added`]) to the
@@ -715,11 +718,11 @@ fn with_the_machine(a: &mut Analysis, held: Held) {
         return;
     }
     if let Some(e) = a.estimate.as_mut() {
-        // A time is not negative: a wide interval of the rounds (two rounds far apart),
-        // or one on a machine that allows ±100% or worse (a loaded one), stops at zero.
-        a.own = Some((e.ci_low.max(0.0), e.ci_high));
+        // A wide interval of the rounds (two rounds far apart), or one on a machine
+        // that allows ±100% or worse (a loaded one), stops at zero.
+        a.own = Some((not_negative(e.center, e.ci_low), e.ci_high));
         let add = m * e.center.abs();
-        e.ci_low = (e.center - (e.center - e.ci_low).hypot(add)).max(0.0);
+        e.ci_low = not_negative(e.center, e.center - (e.center - e.ci_low).hypot(add));
         e.ci_high = e.center + (e.ci_high - e.center).hypot(add);
     }
 }

@@ -1,7 +1,7 @@
 //! A row's verdict as data: where its interval's width came from, and why it is not
-//! converged. The harness, the session and the history decide these; only the outputs
-//! turn them into words ([`Why::label`], [`Why::detail`]), and nothing reads the words
-//! back.
+//! converged. One function decides them ([`decide`]), from the facts the harness, the
+//! session and the history know of the row ([`Facts`]); only the outputs turn them
+//! into words ([`Why::label`], [`Why::detail`]), and nothing reads the words back.
 
 use serde::{Deserialize, Serialize};
 
@@ -136,18 +136,6 @@ pub enum Why {
 }
 
 impl Why {
-    /// Whether this reason is about the interval's width, which the history's
-    /// interval replaces when it sets the row's interval ([`judge`]).
-    pub fn is_width(&self) -> bool {
-        matches!(
-            self,
-            Why::Budget { .. }
-                | Why::ClockStep
-                | Why::Wide { .. }
-                | Why::RunsSpread { .. }
-        )
-    }
-
     /// The reason in a few words: the summary counts rows by it.
     pub fn label(&self) -> &'static str {
         match self {
@@ -189,7 +177,7 @@ impl Why {
 }
 
 /// The order reasons are named in: what makes the figure another's first, then what
-/// kept the interval wide.
+/// kept the interval wide ([`decide`]).
 fn rank(w: &Why) -> u8 {
     match w {
         Why::Interrupted => 0,
@@ -204,31 +192,158 @@ fn rank(w: &Why) -> u8 {
     }
 }
 
-/// Adds `w` to `why`, keeping one reason of each kind, in the order the reasons are
-/// named: what makes the figure another's first, then what kept the interval wide.
-pub fn add(why: &mut Vec<Why>, w: Why) {
-    match why.iter_mut().find(|x| rank(x) == rank(&w)) {
-        Some(x) => *x = w,
-        None => why.push(w),
-    }
-    why.sort_by_key(rank);
+/// Why the run gave a row no more rounds before it converged or reached its cap
+/// (`session::budget`): a fact its verdict weighs ([`decide`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Stop {
+    /// The run's time budget ended, with what more rounds would have done.
+    Budget(Outlook),
+    /// More rounds could not bring it to its target within the cap.
+    Hopeless(Outlook),
+    /// Half the clock's step per operation is wider than its target.
+    ClockStep,
 }
 
-/// The verdict on an interval of relative half-width `half` held to `target`, given
-/// the reasons that are not about width (`why`): converged when there are none and
-/// the interval is within the target. When the width misses, `width` is the reason
-/// added. The one rule every layer applies, so that `converged` always describes the
-/// interval that is printed.
-pub fn judge(half: f64, target: f64, why: &mut Vec<Why>, width: Why) -> bool {
-    why.retain(|w| !w.is_width());
-    let within = half.partial_cmp(&(target * (1.0 + 1e-9)));
-    if !matches!(
-        within,
-        Some(std::cmp::Ordering::Less | std::cmp::Ordering::Equal)
-    ) {
-        add(why, width);
+/// What a row's verdict weighs besides its interval: what the harness (its rounds),
+/// the session (its canary, its placement, the budget) and the history (its saved
+/// runs) know of it. Each layer fills in what it knows; only [`decide`] turns the
+/// facts into reasons.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Facts {
+    /// The figure rests on all samples: the clean ones were too few.
+    pub all_samples: bool,
+    /// Rounds with a clean sample.
+    pub with_clean: usize,
+    /// The profile's minimum of them.
+    pub min_rounds: usize,
+    /// Half the clock's step per operation, relative to the figure: the interval
+    /// cannot narrow below it.
+    pub clock_floor: f64,
+    /// How far above the base state, %, the canary before its kept rounds read, when
+    /// they met the machine in a slow state.
+    pub slow_state: Option<f64>,
+    /// The run was interrupted before the row was done.
+    pub interrupted: bool,
+    /// Why the run gave it no more rounds, when it did so.
+    pub stopped: Option<Stop>,
+    /// Where its tasks ran, when not where its placement asked.
+    pub not_placed: Option<String>,
+    /// Its interval is the spread of this many saved runs, this one included
+    /// ([`Source::Runs`]).
+    pub runs: Option<usize>,
+}
+
+impl Facts {
+    /// The facts a saved row's reasons record, those about its width left out: what
+    /// the history weighs again when the spread of the row's runs sets its interval.
+    pub fn recorded(why: &[Why]) -> Facts {
+        let mut f = Facts::default();
+        for w in why {
+            match w {
+                Why::Interrupted => f.interrupted = true,
+                Why::SlowState { above_pct } => f.slow_state = Some(*above_pct),
+                Why::FewClean => f.all_samples = true,
+                Why::FewRounds { with_clean } => {
+                    (f.with_clean, f.min_rounds) = (*with_clean, with_clean + 1);
+                }
+                Why::NotPlaced { detail } => f.not_placed = Some(detail.clone()),
+                _ => {}
+            }
+        }
+        f
     }
-    why.is_empty()
+}
+
+/// A row's verdict: why it is not converged (none: converged), from its printed
+/// interval's relative half-width `half`, the `target` it is held to
+/// (`harness::Held::target`) and the facts its layers know. The one place a reason
+/// is made, so that `converged` always describes the interval that is printed.
+///
+/// The figure is another's when it rests on all samples, on fewer rounds with a clean
+/// sample than the minimum, or on rounds that met a slow state, or when the tasks were
+/// not placed as asked. An interval wider than the target says what kept it so: the
+/// spread of the saved runs when they set it, else the clock's step when that is
+/// wider than the target, else the rounds' spread; a row the run stopped (its budget,
+/// or no hope of its target within the cap) and that is not converged gives the run's
+/// reason in place of the rounds' spread.
+pub fn decide(half: f64, target: f64, f: &Facts) -> Vec<Why> {
+    let mut why = Vec::new();
+    if f.all_samples {
+        why.push(Why::FewClean);
+    } else if f.with_clean < f.min_rounds {
+        let with_clean = f.with_clean;
+        why.push(Why::FewRounds { with_clean });
+    }
+    why.extend(f.slow_state.map(|above_pct| Why::SlowState { above_pct }));
+    // Within the target give or take a rounding; a NaN width is not.
+    let within = half <= target * (1.0 + 1e-9);
+    if !within {
+        why.push(match f.runs {
+            Some(runs) => Why::RunsSpread { runs },
+            None if f.clock_floor > target => Why::ClockStep,
+            None => Why::Wide { outlook: None },
+        });
+    }
+    if f.interrupted {
+        why.push(Why::Interrupted);
+    } else if let (Some(stop), false) = (&f.stopped, why.is_empty()) {
+        why.retain(|w| !matches!(w, Why::Wide { .. }));
+        why.push(match stop.clone() {
+            Stop::Budget(outlook) => Why::Budget { outlook },
+            Stop::ClockStep | Stop::Hopeless(Outlook::ClockStep) => Why::ClockStep,
+            Stop::Hopeless(o) => Why::Wide { outlook: Some(o) },
+        });
+    }
+    why.extend(f.not_placed.clone().map(|detail| Why::NotPlaced { detail }));
+    // One of a kind, in the order they are named.
+    why.sort_by_key(rank);
+    why.dedup_by_key(|w| rank(w));
+    why
+}
+
+/// Whether a row can reach `target` (its rounds' own, `harness::Held::own_target`)
+/// within `cap` rounds under `p`, what more rounds would cost (ns: to its target, or
+/// else to the cap), and that as an [`Outlook`]: after `rounds` rounds of `visit_ns`
+/// each, with its rounds' relative half-width `ci` and its clock floor `floor` at the
+/// last look.
+pub fn outlook(
+    p: &super::Profile,
+    cap: usize,
+    rounds: usize,
+    (ci, floor): (f64, f64),
+    target: f64,
+    visit_ns: f64,
+) -> (bool, f64, Outlook) {
+    let to_cap = cap.saturating_sub(rounds) as f64 * visit_ns;
+    if floor > target {
+        return (false, to_cap, Outlook::ClockStep);
+    }
+    let Some(need) = rounds_needed(rounds, ci, target) else {
+        return (false, to_cap, Outlook::NoClean);
+    };
+    if need > cap {
+        return (false, to_cap, Outlook::BeyondCap { need, cap });
+    }
+    let look = p.next_look(need, cap);
+    let more = look.saturating_sub(rounds);
+    let cost = more as f64 * visit_ns;
+    let outlook = Outlook::More {
+        rounds: more,
+        secs: cost / 1e9,
+    };
+    (true, cost, outlook)
+}
+
+/// About how many rounds an interval of relative half-width `ci` after `rounds` rounds
+/// needs to reach `target`: the half-width shrinks as one over the square root of the
+/// rounds (the t quantile's shrinking is left out, so the estimate errs long).
+/// None when the interval is not known.
+fn rounds_needed(rounds: usize, ci: f64, target: f64) -> Option<usize> {
+    if !ci.is_finite() || target <= 0.0 {
+        return None;
+    }
+    let r = rounds.max(1) as f64 * (ci / target).powi(2);
+    Some((r.min(1e6).ceil() as usize).max(rounds + 1))
 }
 
 #[cfg(test)]
@@ -236,41 +351,66 @@ mod tests {
     use super::*;
 
     #[test]
-    fn reasons_keep_one_of_a_kind_in_order() {
-        let mut why = vec![];
-        add(&mut why, Why::Wide { outlook: None });
-        add(&mut why, Why::SlowState { above_pct: 20.0 });
-        add(
-            &mut why,
-            Why::Wide {
-                outlook: Some(Outlook::ClockStep),
-            },
-        );
-        assert_eq!(why.len(), 2);
-        assert!(matches!(why[0], Why::SlowState { .. }));
-        assert!(matches!(why[1], Why::Wide { outlook: Some(_) }));
-    }
-
-    #[test]
-    fn judging_replaces_the_width_reasons_only() {
-        let mut why = vec![
+    fn the_history_replaces_the_width_reasons_only() {
+        let why = vec![
             Why::SlowState { above_pct: 9.0 },
             Why::Budget {
                 outlook: Outlook::NoClean,
             },
         ];
-        assert!(!judge(0.01, 0.02, &mut why, Why::RunsSpread { runs: 3 }));
-        assert_eq!(why, vec![Why::SlowState { above_pct: 9.0 }]);
-        let mut why = vec![Why::Wide { outlook: None }];
-        assert!(judge(0.01, 0.02, &mut why, Why::RunsSpread { runs: 3 }));
-        assert!(!judge(0.03, 0.02, &mut why, Why::RunsSpread { runs: 3 }));
-        assert_eq!(why, vec![Why::RunsSpread { runs: 3 }]);
-        assert!(!judge(
-            f64::NAN,
-            0.02,
-            &mut vec![],
-            Why::Wide { outlook: None }
-        ));
+        let runs = |why: &[Why]| Facts {
+            runs: Some(3),
+            ..Facts::recorded(why)
+        };
+        assert_eq!(
+            decide(0.01, 0.02, &runs(&why)),
+            vec![Why::SlowState { above_pct: 9.0 }]
+        );
+        let why = vec![Why::Wide { outlook: None }];
+        assert!(decide(0.01, 0.02, &runs(&why)).is_empty());
+        assert_eq!(
+            decide(0.03, 0.02, &runs(&why)),
+            vec![Why::RunsSpread { runs: 3 }]
+        );
+        assert_eq!(
+            decide(f64::NAN, 0.02, &Facts::default()),
+            vec![Why::Wide { outlook: None }]
+        );
+    }
+
+    #[test]
+    fn a_stopped_row_gives_the_runs_reason_for_its_width() {
+        let stopped = |stop| Facts {
+            stopped: Some(stop),
+            clock_floor: 0.001,
+            ..Facts::default()
+        };
+        let budget = Stop::Budget(Outlook::NoClean);
+        assert!(decide(0.01, 0.02, &stopped(budget.clone())).is_empty());
+        assert_eq!(
+            decide(0.03, 0.02, &stopped(budget)),
+            vec![Why::Budget {
+                outlook: Outlook::NoClean
+            }]
+        );
+        let hopeless = Stop::Hopeless(Outlook::ClockStep);
+        assert_eq!(decide(0.03, 0.02, &stopped(hopeless)), vec![Why::ClockStep]);
+        let interrupted = Facts {
+            interrupted: true,
+            ..stopped(Stop::Budget(Outlook::NoClean))
+        };
+        assert_eq!(
+            decide(0.03, 0.02, &interrupted),
+            vec![Why::Interrupted, Why::Wide { outlook: None }]
+        );
+    }
+
+    #[test]
+    fn the_rounds_a_benchmark_needs_grow_with_the_square_of_its_interval() {
+        assert_eq!(rounds_needed(5, 0.02, 0.01), Some(20));
+        assert_eq!(rounds_needed(5, 0.011, 0.01), Some(7));
+        assert_eq!(rounds_needed(8, 0.005, 0.01), Some(9), "at least one more");
+        assert_eq!(rounds_needed(5, f64::INFINITY, 0.01), None);
     }
 
     #[test]

@@ -710,7 +710,14 @@ pub fn held_text(floors: &[crate::results::Floor], target: f64) -> Option<String
     }
     let mut wider: Vec<(f64, String)> = floors
         .iter()
-        .map(|f| (std::f64::consts::SQRT_2 * f.floor_pct, f.kind))
+        .map(|f| {
+            let held = crate::harness::Held {
+                kind: Some(f.kind),
+                allows: f.floor_pct / 100.0,
+                strict: false,
+            };
+            (held.target_from(target) * 100.0, f.kind)
+        })
         .filter(|(t, _)| *t > target * 100.0)
         .map(|(t, k)| (t, format!("±{} {}", pct(t), kind_words(k))))
         .collect();

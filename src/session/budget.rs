@@ -3,7 +3,7 @@
 //! the time left goes to them.
 
 use super::instance::{self, Instance};
-use crate::harness::verdict::{Outlook, Why};
+use crate::harness::verdict::{self, Outlook, Stop};
 use crate::harness::Profile;
 use crate::method;
 
@@ -66,15 +66,6 @@ impl Budget {
         Some(self.budget_ns - start.elapsed().as_nanos() as f64)
     }
 
-    /// Whether a visit in a slow state of the machine waits for a later cycle: while
-    /// the budget has time left (never without a budget: nothing would end the wait).
-    /// The one rule for the machine's state: once the budget is spent, the rounds an
-    /// instance still needs are measured as the machine gives them, and a row whose
-    /// rounds then met a slow state says so (`Why::SlowState`).
-    pub(super) fn waits(&self) -> bool {
-        self.left_ns().is_some_and(|left| left > 0.0)
-    }
-
     /// Whether a round measured in a slow state of the machine may still be measured
     /// again: while the budget has time left (always without a budget). Once it is
     /// spent, the rounds an instance still needs for its minimum are kept as the
@@ -84,31 +75,60 @@ impl Budget {
         self.left_ns().is_none_or(|left| left > 0.0)
     }
 
-    /// Once the budget is spent, why `inst` gets no more rounds.
-    pub(super) fn spent(&self, inst: &Instance<'_>) -> Option<Why> {
-        let left = self.left_ns()?;
-        (left <= 0.0).then(|| Why::Budget {
-            outlook: self.outlook(inst).2,
-        })
+    /// The canary gate, the one place a round is held back for the machine's state:
+    /// whether a visit whose canary before it read `canary` waits for a later one, its
+    /// instance held back `held_back` times so far and `rounds` rounds kept. Only above
+    /// the run's `limit` ([`method::REDO_ABOVE`] over the base state; 0: none yet) and
+    /// where the canary stands for the round (`gated`: not a free placement's, whose
+    /// canary describes another CPU, nor copies', measured together, nor while
+    /// explaining). While the budget has time left, always: a slow spell of seconds is
+    /// waited out without costing the instance a round. Without a budget (nothing
+    /// would end the wait), at most [`method::REDO_PER_KEPT`] times its rounds kept (at
+    /// least the profile's minimum), so that a machine that stays slow still gives a
+    /// figure. Once the budget is spent, never: the rounds an instance still needs are
+    /// measured as the machine gives them, and a row whose rounds then met a slow
+    /// state says so (`Why::SlowState`).
+    pub(super) fn holds_back(
+        &self,
+        (canary, limit): (f64, f64),
+        gated: bool,
+        held_back: u32,
+        rounds: usize,
+    ) -> bool {
+        if !gated || limit <= 0.0 || canary <= limit {
+            return false;
+        }
+        match self.left_ns() {
+            Some(left) => left > 0.0,
+            None => {
+                held_back
+                    < method::REDO_PER_KEPT * rounds.max(self.profile.min_rounds) as u32
+            }
+        }
     }
 
-    /// Past the profile's usual rounds (`max_rounds`), why `inst` gets no more when it
-    /// cannot reach its target within the cap: the budget is a cap, not a time to
-    /// fill, and rounds that narrow an interval which stays above its target anyway
-    /// only make the run longer. None without a budget.
-    pub(super) fn hopeless(&self, inst: &Instance<'_>) -> Option<Why> {
-        if self.start.is_none() || inst.progress().rounds < self.profile.max_rounds {
-            return None;
+    /// Why `inst`, past its minimum rounds, gets no more, if it does not: the budget is
+    /// spent; or, past the profile's usual rounds (`max_rounds`), it cannot reach its
+    /// target within the cap (the budget is a cap, not a time to fill: rounds that
+    /// narrow an interval which stays above its target anyway only make the run
+    /// longer); or half the clock's step per operation is wider than `target`.
+    pub(super) fn stops(&self, inst: &Instance<'_>, target: f64) -> Option<Stop> {
+        let left = self.left_ns();
+        if left.is_some_and(|left| left <= 0.0) {
+            return Some(Stop::Budget(self.outlook(inst).2));
         }
-        let (feasible, _, outlook) = self.outlook(inst);
-        (!feasible).then_some(match outlook {
-            Outlook::ClockStep => Why::ClockStep,
-            o => Why::Wide { outlook: Some(o) },
-        })
+        if left.is_some() && inst.progress().rounds >= self.profile.max_rounds {
+            let (feasible, _, outlook) = self.outlook(inst);
+            if !feasible {
+                return Some(Stop::Hopeless(outlook));
+            }
+        }
+        (inst.progress().floor > target).then_some(Stop::ClockStep)
     }
 
     /// Whether `inst` can converge within the cap, what more rounds would cost it (ns:
-    /// to its target, or else to the cap), and that as an [`Outlook`].
+    /// to its target, or else to the cap), and that as an [`Outlook`]
+    /// ([`verdict::outlook`]).
     pub(super) fn outlook(&self, inst: &Instance<'_>) -> (bool, f64, Outlook) {
         let instance::Progress {
             rounds,
@@ -119,25 +139,14 @@ impl Budget {
         } = inst.progress();
         let visit_ns = spent_ns / rounds.max(1) as f64;
         let target = held.own_target(&self.profile);
-        let to_cap = self.cap.saturating_sub(rounds) as f64 * visit_ns;
-        if floor > target {
-            return (false, to_cap, Outlook::ClockStep);
-        }
-        let Some(need) = rounds_needed(rounds, ci, target) else {
-            return (false, to_cap, Outlook::NoClean);
-        };
-        if need > self.cap {
-            let cap = self.cap;
-            return (false, to_cap, Outlook::BeyondCap { need, cap });
-        }
-        let look = self.profile.next_look(need, self.cap);
-        let more = look.saturating_sub(rounds);
-        let cost = more as f64 * visit_ns;
-        let outlook = Outlook::More {
-            rounds: more,
-            secs: cost / 1e9,
-        };
-        (true, cost, outlook)
+        verdict::outlook(
+            &self.profile,
+            self.cap,
+            rounds,
+            (ci, floor),
+            target,
+            visit_ns,
+        )
     }
 
     /// The order in which the instances of `order` (past the minimum cycles) get their
@@ -162,17 +171,6 @@ impl Budget {
     }
 }
 
-/// About how many rounds an interval of relative half-width `ci` after `rounds` rounds
-/// needs to reach `target`: the half-width shrinks as one over the square root of the
-/// rounds (the t quantile's shrinking is left out, so the estimate errs long).
-/// None when the interval is not known.
-pub(super) fn rounds_needed(rounds: usize, ci: f64, target: f64) -> Option<usize> {
-    if !ci.is_finite() || target <= 0.0 {
-        return None;
-    }
-    let r = rounds.max(1) as f64 * (ci / target).powi(2);
-    Some((r.min(1e6).ceil() as usize).max(rounds + 1))
-}
 
 /// A group's share of a run's budget `run_ns` when `spent_ns` of it are spent: the
 /// time left in proportion to the group's `len` among the `left` instances not yet
@@ -240,25 +238,29 @@ mod tests {
 
     #[test]
     fn a_slow_spell_is_waited_out_while_the_budget_lasts_and_no_longer() {
-        let p = Profile::STANDARD;
+        let (p, slow) = (Profile::STANDARD, (200.0, 100.0));
         let mut b = Budget::new(p, true, 1e9);
-        assert!(b.waits() && b.redoes(), "a budget just begun");
+        assert!(
+            b.holds_back(slow, true, 1000, 0) && b.redoes(),
+            "a budget just begun"
+        );
         b.start = Some(std::time::Instant::now() - std::time::Duration::from_millis(900));
-        assert!(b.waits() && b.redoes(), "90% spent");
+        assert!(b.holds_back(slow, true, 1000, 0) && b.redoes(), "90% spent");
         b.start =
             Some(std::time::Instant::now() - std::time::Duration::from_millis(1040));
-        assert!(!b.waits() && !b.redoes(), "spent");
-        // Without a budget (rounds not spread), never waits: nothing would end the
-        // wait; rounds are measured again as the instance allows.
+        assert!(!b.holds_back(slow, true, 0, 0) && !b.redoes(), "spent");
+        // Without a budget (rounds not spread), as often as method::REDO_PER_KEPT
+        // times the rounds kept, at least the profile's minimum: a machine that stays
+        // slow still gets a figure.
         let none = Budget::new(p, false, 1e12);
-        assert!(!none.waits() && none.redoes());
-    }
-
-    #[test]
-    fn the_rounds_a_benchmark_needs_grow_with_the_square_of_its_interval() {
-        assert_eq!(rounds_needed(5, 0.02, 0.01), Some(20));
-        assert_eq!(rounds_needed(5, 0.011, 0.01), Some(7));
-        assert_eq!(rounds_needed(8, 0.005, 0.01), Some(9), "at least one more");
-        assert_eq!(rounds_needed(5, f64::INFINITY, 0.01), None);
+        let allowed = method::REDO_PER_KEPT * p.min_rounds as u32;
+        assert!(none.holds_back(slow, true, allowed - 1, 0) && none.redoes());
+        assert!(!none.holds_back(slow, true, allowed, 0));
+        assert!(none.holds_back(slow, true, allowed, p.min_rounds + 1));
+        // Never within the limit, nor without one, nor where the canary does not
+        // stand for the round (a free placement's, copies', while explaining).
+        assert!(!none.holds_back((100.0, 100.0), true, 0, 0));
+        assert!(!none.holds_back((1e9, 0.0), true, 0, 0));
+        assert!(!none.holds_back(slow, false, 0, 0));
     }
 }

@@ -24,20 +24,20 @@ impl Session {
         let spread = budget.spread;
         let base = self.measured.get();
         self.measured.set(base + instances.len());
-        let (mut all, kinds, waits) = self.instances(instances, budget.cap);
-        // How many of each instance's visits waited out a slow spell.
-        let mut waited = vec![0u32; all.len()];
+        let (mut all, kinds, gated) = self.instances(instances, budget.cap);
+        // How many of each instance's visits the canary gate held back.
+        let mut held_back = vec![0u32; all.len()];
         let begin = self.clock.now();
         let mut interrupted = false;
         // Which results `concluded` has been told of.
         let mut told = vec![false; all.len()];
-        // `waited` counts among its rounds measured again, as in the result returned.
-        let mut tell = |i: usize, inst: &Instance<'_>, waited: u32| {
+        // `held_back` is its rounds measured again, as in the result returned.
+        let mut tell = |i: usize, inst: &Instance<'_>, held_back: u32| {
             if let Some(r) = inst.concluded().filter(|_| !told[i]) {
                 told[i] = true;
                 let mut r = r.clone();
                 if let Some(m) = r.measured.as_mut() {
-                    m.rounds_redone += waited;
+                    m.rounds_redone = held_back;
                 }
                 concluded(i, &r);
             }
@@ -63,11 +63,9 @@ impl Session {
                 // An instance with a round measured again may still be short of its
                 // minimum: it gets it whatever the budget.
                 if past_min && all[i].progress().rounds >= p.min_rounds {
-                    if let Some(why) =
-                        no_more_rounds(budget, &all[i], held.own_target(&p))
-                    {
+                    if let Some(why) = budget.stops(&all[i], held.own_target(&p)) {
                         all[i].stop(self, why);
-                        tell(i, &all[i], waited[i]);
+                        tell(i, &all[i], held_back[i]);
                         continue;
                     }
                 }
@@ -84,20 +82,13 @@ impl Session {
                     interrupted = true;
                     break 'rounds;
                 };
-                // Still slow: while the budget has time to spare, the visit waits for
-                // a later cycle without costing the instance any of the rounds it may
-                // measure again (a slow spell of seconds would use them up within a
-                // few cycles, and its rounds would then be kept in the slow state).
-                if limit > 0.0
-                    && canary > limit
-                    && self.explain == 0
-                    && waits[i]
-                    && budget.waits()
-                {
-                    waited[i] += 1;
+                let kept = round as usize;
+                if budget.holds_back((canary, limit), gated[i], held_back[i], kept) {
+                    held_back[i] += 1;
                     continue;
                 }
-                // Once the budget is spent, no round is measured again.
+                // Its kept rounds are judged by the last limit before the budget was
+                // spent (`slot::slow_rounds`).
                 let limit = if budget.redoes() { limit } else { 0.0 };
                 match all[i].visit(self, round, begin, canary, limit) {
                     Err(_) => {
@@ -107,7 +98,7 @@ impl Session {
                     Ok(Some(probes)) => self.floors.borrow_mut().push(base + i, probes),
                     Ok(None) => {}
                 }
-                tell(i, &all[i], waited[i]);
+                tell(i, &all[i], held_back[i]);
                 if interrupt::interrupted() {
                     interrupted = true;
                     break 'rounds;
@@ -126,16 +117,16 @@ impl Session {
             }
             cycle += 1;
         }
-        self.finish_group(all, &waited, &told, interrupted, concluded, results);
+        self.finish_group(all, &held_back, &told, interrupted, concluded, results);
         interrupted
     }
 
     /// Concludes a group's instances into `results`, telling `concluded` of those it
-    /// has not been told of; `waited` counts among each one's rounds measured again.
+    /// has not been told of; `held_back` is each one's rounds measured again.
     fn finish_group(
         &self,
         all: Vec<Instance<'_>>,
-        waited: &[u32],
+        held_back: &[u32],
         told: &[bool],
         interrupted: bool,
         concluded: &mut dyn FnMut(usize, &BenchResult),
@@ -147,7 +138,7 @@ impl Session {
                 i.finish(&h, self.opts.keep_samples, interrupted)
             {
                 if let Some(m) = r.measured.as_mut() {
-                    m.rounds_redone += waited[n];
+                    m.rounds_redone = held_back[n];
                 }
                 self.keep(&mut r, samples);
                 if !told[n] {
@@ -159,8 +150,7 @@ impl Session {
     }
 
     /// The instances of a group, each with its cap of rounds, the kind of work it is,
-    /// and whether it waits out a slow spell (a free placement's rounds, whose canary
-    /// describes another CPU, and copies, measured together, do not).
+    /// and whether the canary gate applies to it ([`Budget::holds_back`]).
     fn instances<'a>(
         &self,
         instances: &'a [(&'a dyn Bench, Params)],
@@ -174,11 +164,11 @@ impl Session {
             .iter()
             .map(|(b, params)| crate::bench::work_kind(b.name(), params))
             .collect();
-        let waits = instances
+        let gated = instances
             .iter()
-            .map(|(_, params)| slot::waits(params))
+            .map(|(_, params)| self.explain == 0 && slot::waits(params))
             .collect();
-        (all, kinds, waits)
+        (all, kinds, gated)
     }
 
     /// The canary before a visit: read until it is within `limit` (0: none), at most
@@ -227,14 +217,4 @@ impl Session {
         }
         Ok(())
     }
-}
-
-/// Why an instance past its minimum rounds gets no more, if it does not: the budget is
-/// spent, more rounds cannot bring it to its target within the cap, or half the clock's
-/// step per operation is wider than `target`.
-fn no_more_rounds(budget: &Budget, inst: &Instance<'_>, target: f64) -> Option<Why> {
-    budget
-        .spent(inst)
-        .or_else(|| budget.hopeless(inst))
-        .or_else(|| (inst.progress().floor > target).then_some(Why::ClockStep))
 }

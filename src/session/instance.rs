@@ -142,7 +142,7 @@ impl<'b> Instance<'b> {
     }
 
     /// Gives it no more rounds, saying why; it is concluded as it stands.
-    pub(super) fn stop(&mut self, session: &Session, why: Why) {
+    pub(super) fn stop(&mut self, session: &Session, why: Stop) {
         match self {
             Instance::Here(s) => s.stopped = Some(why),
             Instance::Away(a) => a.finish_kept(session, Some(why)),
@@ -183,9 +183,7 @@ impl<'b> Instance<'b> {
                     explain: None,
                 };
                 match slot.visit(&mut env, round, begin, canary, limit) {
-                    // The probes of a round measured again describe the state it was
-                    // dropped for, which the floors leave out as the figures do.
-                    Ok(kept) => Ok(slot.probes.take().filter(|_| kept)),
+                    Ok(()) => Ok(slot.probes.take()),
                     Err(BenchError::Interrupted) => Err(BenchError::Interrupted),
                     Err(e) => {
                         slot.end(e);
@@ -285,9 +283,6 @@ impl Away<'_> {
         let p = &mut self.progress;
         let visited = remote.visit(round, canary, limit, p.held, &mut services);
         p.spent_ns += t0.elapsed().as_nanos() as f64;
-        if matches!(visited, Ok(v) if v.open && v.redone) {
-            return Ok(None); // a slow episode: this round is measured again
-        }
         p.rounds += 1;
         self.served += 1;
         match visited.map(|v| (v.open, v.ci, v.floor, v.probes)) {
@@ -315,7 +310,7 @@ impl Away<'_> {
     }
 
     /// Asks the worker for the result; a worker that cannot answer fails the instance.
-    fn finish(&mut self, interrupted: bool, stopped: Option<Why>) {
+    fn finish(&mut self, interrupted: bool, stopped: Option<Stop>) {
         self.open = false;
         if let Some(r) = self.remote.take() {
             match r.finish(interrupted, stopped, self.progress.held) {
@@ -329,7 +324,7 @@ impl Away<'_> {
     }
 
     /// [`Away::finish`], its result and samples then kept by the session.
-    fn finish_kept(&mut self, session: &Session, stopped: Option<Why>) {
+    fn finish_kept(&mut self, session: &Session, stopped: Option<Stop>) {
         self.finish(false, stopped);
         if let Some(r) = self.result.as_mut() {
             session.keep(r, self.samples.take());

@@ -9,7 +9,7 @@ use crate::bench::{After, Bench, Params};
 use crate::error::BenchError;
 use crate::harness::clock::{self, characterize, Clock, ClockChoice, ClockInfo};
 use crate::harness::probe::WorkKind;
-use crate::harness::{check_interrupt, Expect, Why};
+use crate::harness::{check_interrupt, Expect, Stop};
 use crate::harness::{
     Analysis, EmptyLoop, Harness, Measurement, Overhead, Plan, Profile, Sample, Settings,
 };

@@ -8,8 +8,7 @@
 use super::*;
 use crate::bench::{copies::Copies, via};
 use crate::harness::probe::{Probes, WorkKind};
-use crate::harness::verdict::{self, Why};
-use crate::harness::Held;
+use crate::harness::{Facts, Held, Stop};
 use crate::method;
 use crate::os::placement::{self, TaskPlace};
 use crate::results::Fact;
@@ -39,8 +38,9 @@ pub(super) struct Slot<'b> {
     pub(super) c: Carried,
     pub(super) after: Option<After>,
     pub(super) after_ns: f64,
-    /// The last conclusion, once the instance is done measuring.
-    pub(super) concluded: Option<(Analysis, bool, Vec<Why>)>,
+    /// The last conclusion, once the instance is done measuring, with the floor it was
+    /// judged at.
+    pub(super) concluded: Option<(Analysis, Facts, Held)>,
     /// Skipped or failed.
     pub(super) ended: bool,
     /// The scheduler places the tasks (`placement=free`): where they ran is recorded
@@ -49,7 +49,7 @@ pub(super) struct Slot<'b> {
     /// The most rounds it gets (0: the profile's `max_rounds`).
     pub(super) max_rounds: usize,
     /// Why the run gave it no more rounds before it converged or reached its cap.
-    pub(super) stopped: Option<Why>,
+    pub(super) stopped: Option<Stop>,
     /// The copies it runs as (`copies=N`), when asked.
     pub(super) copies: Option<Copies>,
     /// The copy each sample came from, beside `samples`, when N > 1.
@@ -102,9 +102,6 @@ pub struct Carried {
     /// The interval's relative floor at the last look when it is half a clock step per
     /// operation (see [`Analysis::relative_clock_floor`]).
     pub(super) last_floor: f64,
-    /// Rounds measured again: the machine was in a slow episode around them (see
-    /// [`method::REDO_ABOVE`]).
-    pub(super) redone: u32,
     /// The processes that measured it before the one holding it.
     pub(super) processes: u32,
     /// Their highest peak resident size, KiB.
@@ -132,8 +129,8 @@ fn free(params: &Params) -> bool {
         .any(|(n, v)| *n == "placement" && v == "free")
 }
 
-/// Whether a visit with these parameters waits out a slow state of the machine
-/// (see [`method::REDO_ABOVE`]): not for a free placement, whose canary describes another
+/// Whether the canary gate applies to a visit with these parameters
+/// (`Budget::holds_back`): not for a free placement, whose canary describes another
 /// CPU than its tasks run on, nor for copies, which are measured together.
 pub(super) fn waits(params: &Params) -> bool {
     !free(params) && Copies::of(params).is_none_or(|c| c.n <= 1)
@@ -201,7 +198,6 @@ impl<'b> Slot<'b> {
                 places: Vec::new(),
                 last_ci: f64::INFINITY,
                 last_floor: 0.0,
-                redone: 0,
                 processes: 0,
                 peak_kib: None,
             },
@@ -302,10 +298,10 @@ impl<'b> Slot<'b> {
     /// One round: sets the benchmark up anew, warms it (calibrating the batch and the
     /// empty loop's overhead in the first round), takes one round of samples, tears it
     /// down, and concludes once the profile's minimum rounds are in. `canary` is the
-    /// reading taken just before; `begin` the run's start on the clock. With a `limit`
-    /// (ns per getpid; 0 for none), a round whose canary before it reads above the
-    /// limit is not measured and the instance stays open for another (see
-    /// [`method::REDO_ABOVE`]): `Ok(false)` then, `Ok(true)` for a round kept.
+    /// reading taken just before; `begin` the run's start on the clock; `limit` (ns per
+    /// getpid; 0 for none) what the canary gate held the round to
+    /// (`Budget::holds_back`), by which its kept rounds are judged at the end
+    /// ([`slow_rounds`]).
     pub(super) fn visit(
         &mut self,
         env: &mut Env<'_>,
@@ -313,32 +309,18 @@ impl<'b> Slot<'b> {
         begin: u64,
         canary: f64,
         limit: f64,
-    ) -> Result<bool, BenchError> {
+    ) -> Result<(), BenchError> {
         crate::bench::harden::check(&self.params)?;
         if let Some(copies) = self.copies.filter(|c| c.n > 1) {
-            return self
-                .visit_copies(env, round, begin, canary, copies)
-                .map(|()| true);
+            return self.visit_copies(env, round, begin, canary, copies);
         }
-        // The canary decides a round's redo, and stands for the rounds' machine, only
-        // where it describes their CPU and their rounds are not fixed: not for a free
-        // placement's rounds (another CPU's), nor while explaining.
-        let gated = limit > 0.0 && !self.free && env.explain.is_none();
-        if gated {
+        // The canary stands for the rounds' machine only where it describes their CPU
+        // and their rounds are not fixed: not for a free placement's rounds (another
+        // CPU's), nor while explaining.
+        if limit > 0.0 && !self.free && env.explain.is_none() {
             self.c.limit_seen = limit;
         }
         let p = env.settings.profile;
-        // A round waits for a later visit when the canary before it reads above the
-        // limit, at most as many times as rounds are kept.
-        let may_redo = gated
-            && self.c.redone
-                < method::REDO_PER_KEPT * self.c.rounds.max(p.min_rounds as u32);
-        if may_redo && canary > limit {
-            // The machine is in a slow state already: measuring the round only to
-            // drop it would spend a round's time on nothing.
-            self.c.redone += 1;
-            return Ok(false);
-        }
         let mut settings = env.settings;
         settings.usage_per_round =
             via::stays_in_user_space(self.bench.name(), &self.params);
@@ -400,7 +382,7 @@ impl<'b> Slot<'b> {
         self.after = prepared.after;
         self.gather()?;
         self.count_round(&h, p);
-        Ok(true)
+        Ok(())
     }
 
     /// Counts the round just measured and, at a look ([`Profile::looks_at`]),
@@ -409,33 +391,23 @@ impl<'b> Slot<'b> {
         self.c.rounds += 1;
         let (rounds, cap) = (self.c.rounds as usize, self.cap(p));
         if let (true, Some((k, overhead))) = (p.looks_at(rounds, cap), &self.c.setup) {
-            let (a, ok, why) = self.conclude(h, *k, overhead);
+            let (a, f) = self.conclude(h, *k, overhead);
             self.c.last_ci = a.own_relative_ci();
             self.c.last_floor = a.relative_clock_floor();
             // A free placement whose rounds found the tasks both on one CPU and on
             // several has two figures, which more rounds only count again.
-            if ok || rounds >= cap || split(&self.c.places) {
-                self.concluded = Some((a, ok, why));
+            if h.decide(&a, &f).is_empty() || rounds >= cap || split(&self.c.places) {
+                self.concluded = Some((a, f, h.settings().held));
             }
         }
     }
 
-    /// The verdict on its samples so far, not converged when its kept rounds met the
-    /// machine in a slow state ([`slow_rounds`]).
-    fn conclude(
-        &self,
-        h: &Harness<'_>,
-        k: u64,
-        o: &Overhead,
-    ) -> (Analysis, bool, Vec<Why>) {
-        let (a, ok, mut why) = h.conclude(&self.c.samples, k, o, self.c.plan);
-        match slow_rounds(&self.c.canaries, self.c.limit_seen) {
-            Some(above_pct) => {
-                verdict::add(&mut why, Why::SlowState { above_pct });
-                (a, false, why)
-            }
-            None => (a, ok, why),
-        }
+    /// Its samples so far analysed, with what its verdict weighs: the harness's facts
+    /// and whether its kept rounds met the machine in a slow state ([`slow_rounds`]).
+    fn conclude(&self, h: &Harness<'_>, k: u64, o: &Overhead) -> (Analysis, Facts) {
+        let (a, mut f) = h.conclude(&self.c.samples, k, o, self.c.plan);
+        f.slow_state = slow_rounds(&self.c.canaries, self.c.limit_seen);
+        (a, f)
     }
 
     pub(super) fn open(&self) -> bool {
@@ -478,32 +450,23 @@ impl<'b> Slot<'b> {
             return None;
         }
         let h = &h.holding(self.held);
-        let (analysis, mut converged, mut why) = match self.concluded.take() {
+        let (analysis, mut f, held) = match self.concluded.take() {
             Some(c) => c,
             None => {
-                let (a, mut ok, mut why) = self.conclude(h, k, &overhead);
-                if interrupted {
-                    verdict::add(&mut why, Why::Interrupted);
-                    ok = false;
-                } else if let Some(stop) = self.stopped.take() {
-                    // The run stopped it: a time its rounds did not choose, so its
-                    // last look, as the cap is. Converged if the interval is within
-                    // the target then; else the run's reason replaces the width's.
-                    if !ok {
-                        why.retain(|w| !matches!(w, Why::Wide { .. }));
-                        verdict::add(&mut why, stop);
-                    }
-                }
-                (a, ok, why)
+                // Interrupted, or stopped by the run: a time its rounds did not
+                // choose, so its last look, as the cap is.
+                let (a, mut f) = self.conclude(h, k, &overhead);
+                f.interrupted = interrupted;
+                f.stopped = self.stopped.take();
+                (a, f, self.held)
             }
         };
         if let Some((facts, split)) = placed(&self.c.places, &analysis) {
             self.c.result.facts.extend(facts);
-            if let Some(detail) = split {
-                verdict::add(&mut why, Why::NotPlaced { detail });
-                converged = false;
-            }
+            f.not_placed = split;
         }
+        let why = h.holding(held).decide(&analysis, &f);
+        let converged = why.is_empty();
         let m = Measurement {
             batch: k,
             overhead,
@@ -625,7 +588,7 @@ impl Slot<'_> {
             basis: a.basis,
             worker_peak_kib: None,
             worker_processes: 0,
-            rounds_redone: self.c.redone,
+            rounds_redone: 0, // the session counts them: `Budget::holds_back`
             slow_state_pct: slow_rounds(&self.c.canaries, self.c.limit_seen),
             work: self.held.kind,
             target_pct: Some(self.held.target(&h.settings().profile) * 100.0),

@@ -229,6 +229,19 @@ pub(crate) fn splitmix(state: &mut u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// The low end `low` of an interval about `center`, where the interval stops: a time
+/// is not negative, so an interval wider than its figure stops at zero (a negative
+/// figure, which only a subtraction makes, keeps its low end). The one place an
+/// interval is clipped: the rounds' and the samples' (`harness::analyze`), with what
+/// the machine allows added (`harness`), and the runs' spread (`store`).
+pub fn not_negative(center: f64, low: f64) -> f64 {
+    if center >= 0.0 {
+        low.max(0.0)
+    } else {
+        low
+    }
+}
+
 /// The spread of separate runs' figures: the standard deviation `s` of the figures
 /// of runs of one benchmark under the same conditions (non-finite ones left out), None
 /// for fewer than three. A run's interval from the history is its figure

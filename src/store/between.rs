@@ -15,7 +15,7 @@ impl History {
     /// ([`crate::stats::rounds::centre_quantile`]); never narrower than
     /// [`crate::stats::rounds::Z975`] times the standard error that side of the
     /// rounds' interval stands for, so figures that happen to tie do not give a point.
-    /// The verdict is judged again against that interval ([`crate::harness::verdict::judge`]), so a
+    /// The verdict is decided again with that interval ([`crate::harness::verdict::decide`]), so a
     /// converged row's printed interval is within its target. Needs two other runs; a
     /// result without them, or whose rounds met a slow state, keeps its rounds'
     /// interval. A saved run is never set again: it reads back as it was printed.
@@ -93,9 +93,9 @@ impl History {
 /// Sets `m`'s interval and verdict from K runs whose figures' sd is `s`, as
 /// [`History::set_from_past_runs`] describes.
 fn from_runs(m: &mut crate::results::Measured, s: f64, k: usize) {
-    use crate::harness::verdict::{self, Why};
+    use crate::harness::verdict::{self, Facts};
     use crate::stats::rounds::{
-        centre_quantile, degrees_of_freedom, standard_error, Z975,
+        centre_quantile, degrees_of_freedom, not_negative, standard_error, Z975,
     };
     let now_rounds = m.rounds.iter().filter(|x| x.median_ns.is_some()).count();
     let df = degrees_of_freedom(now_rounds.max(2)).max(1);
@@ -108,18 +108,17 @@ fn from_runs(m: &mut crate::results::Measured, s: f64, k: usize) {
         run_ci_low_ns: m.ci_low_ns,
         run_ci_high_ns: m.ci_high_ns,
     });
-    // A time is not negative: the interval stops at zero.
-    m.ci_low_ns = (m.median_ns - spread.max(least(m.median_ns - own_low))).max(0.0);
+    let low = m.median_ns - spread.max(least(m.median_ns - own_low));
+    m.ci_low_ns = not_negative(m.median_ns, low);
     m.ci_high_ns = m.median_ns + spread.max(least(own_high - m.median_ns));
     m.interval_source = Some(crate::harness::Source::Runs);
     if let Some(target) = m.target_pct {
-        let half = m.relative_ci();
-        m.converged = verdict::judge(
-            half,
-            target / 100.0,
-            &mut m.why,
-            Why::RunsSpread { runs: k },
-        );
+        let facts = Facts {
+            runs: Some(k),
+            ..Facts::recorded(&m.why)
+        };
+        m.why = verdict::decide(m.relative_ci(), target / 100.0, &facts);
+        m.converged = m.why.is_empty();
         m.stop_reason = m.verdict_text();
     }
 }

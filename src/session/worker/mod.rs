@@ -310,7 +310,7 @@ impl Remote {
     pub(super) fn finish(
         mut self,
         interrupted: bool,
-        stopped: Option<crate::harness::Why>,
+        stopped: Option<crate::harness::Stop>,
         held: Held,
     ) -> Result<(Option<BenchResult>, Option<wire::MemFile>), BenchError> {
         self.send(&Request::Finish {

@@ -242,11 +242,11 @@ fn slot_for<'a>(
     Ok(slot)
 }
 
-/// The answer to a visit: whether the instance wants more rounds, whether the round
-/// was kept, the interval at its last look, and its probes; an error ends the slot.
-fn visited_reply(slot: &mut Slot<'_>, visited: Result<bool, BenchError>) -> Reply {
-    let kept = match visited {
-        Ok(kept) => kept,
+/// The answer to a visit: whether the instance wants more rounds, the interval at its
+/// last look, and its probes; an error ends the slot.
+fn visited_reply(slot: &mut Slot<'_>, visited: Result<(), BenchError>) -> Reply {
+    match visited {
+        Ok(()) => {}
         Err(BenchError::Interrupted) => {
             return Reply::Visited(Err(BenchError::Interrupted))
         }
@@ -254,10 +254,9 @@ fn visited_reply(slot: &mut Slot<'_>, visited: Result<bool, BenchError>) -> Repl
             slot.end(e.clone());
             return Reply::Visited(Err(e));
         }
-    };
+    }
     Reply::Visited(Ok(Visited {
         open: slot.open(),
-        redone: !kept,
         ci: slot.c.last_ci,
         floor: slot.c.last_floor,
         // A hardened worker's probes read its hardening (a filter slows the getpid

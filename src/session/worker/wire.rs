@@ -52,7 +52,7 @@ pub enum Request {
         /// The run was interrupted: no after step, and the result says so.
         interrupted: bool,
         /// Why the run gives it no more rounds, when it stops it early.
-        stopped: Option<crate::harness::Why>,
+        stopped: Option<crate::harness::Stop>,
         /// The machine's floor it is held to, as the run knows it at the end.
         held: Held,
     },
@@ -60,7 +60,7 @@ pub enum Request {
 
 /// The version of this conversation: a worker started from a binary rebuilt since the
 /// run began (another protocol) is refused at once.
-pub const PROTOCOL: u32 = 12;
+pub const PROTOCOL: u32 = 13;
 
 /// The worker's messages.
 #[derive(Debug, Serialize, Deserialize)]
@@ -119,9 +119,6 @@ pub enum Reply {
 pub struct Visited {
     /// Wants more rounds (not converged, below its maximum).
     pub open: bool,
-    /// The round was not measured: the canary before it read above the visit's limit
-    /// (a slow episode of the machine), so it is measured again.
-    pub redone: bool,
     /// The interval's relative half-width at the last look (infinite before one).
     pub ci: f64,
     /// The interval's relative floor at the last look, half a clock step per
