@@ -46,7 +46,7 @@ pub const CLOCK_READS: u64 = 20_000;
 
 /// Steps between successive reads seen fewer times than this are left out of the
 /// clock's quantum: one odd step (a read across a migration) must not decide it
-/// (docs/measurements.md, "The clock's step").
+/// (docs/measurements/rounds.md, "The clock's step").
 pub const QUANTUM_MIN_SEEN: u64 = 3;
 
 // The figure.
@@ -112,7 +112,7 @@ pub const MIN_FLOOR_READINGS: usize = 10;
 
 /// The fewest readings at one place (an instance's workers) that count toward what
 /// the machine allows: fewer say nothing of how that place moves
-/// (docs/measurements.md, "One model: the rounds' interval, what the machine allows,
+/// (docs/measurements/intervals.md, "One model: the rounds' interval, what the machine allows,
 /// and the runs").
 pub const MIN_AT_PLACE: usize = 3;
 
@@ -132,7 +132,7 @@ pub const FLOOR_STALE_MIN: usize = 4;
 
 /// The fewest runs (this one included) a spread between runs is taken from: a row's
 /// `runs` interval from its third run, a kind's movement between runs from three
-/// earlier runs; two give a spread with one degree of freedom (docs/measurements.md,
+/// earlier runs; two give a spread with one degree of freedom (docs/measurements/intervals.md,
 /// "The runs' own spread, and C loops measured as syscost measures").
 pub const MIN_RUNS_SPREAD: usize = 3;
 
@@ -144,14 +144,14 @@ pub const PAST_RUNS: usize = 20;
 /// runs under the same conditions, the newest (and the footer sets the run's canary
 /// beside theirs): over ten isolation series, the newest ten earlier documents held
 /// the whole run's figure in 92.8% of rows against 85.0% without them
-/// (docs/measurements.md, "The machine's movement between runs").
+/// (docs/measurements/movement.md, "The machine's movement between runs").
 pub const PAST_MACHINE_RUNS: usize = 10;
 
 // The machine's state.
 
 /// getpid calls in one batch of the canary: five batches of 500, about a third of a millisecond, caught
 /// the VM's slow spells as a spinning getpid loop of 2,500 calls did
-/// (docs/measurements.md, "Slow episodes" and "Free rings leave the catalogue, and
+/// (docs/measurements/canary.md, "Slow episodes" and "Free rings leave the catalogue, and
 /// the faster vCPU").
 pub const CANARY_BATCH: u64 = 500;
 
@@ -160,7 +160,7 @@ pub const CANARY_BATCHES: usize = 5;
 
 /// How many of the first CPUs a run may use the canary is read on, the next worker
 /// measuring on the one reading fastest: on the VM one vCPU read getpid 193 ns while
-/// the other read 138, and they traded places within seconds (docs/measurements.md,
+/// the other read 138, and they traded places within seconds (docs/measurements/isolation.md,
 /// "Free rings leave the catalogue, and the faster vCPU").
 pub const HOMES: usize = 2;
 
@@ -227,7 +227,7 @@ pub const SLOW_WAIT_READINGS: usize = 16;
 // What the machine allows each kind of work: its probes.
 
 /// getpid calls in one batch of the syscall probe: 5 batches of 300 read the VM's two
-/// speeds as 40 fresh C processes did (docs/measurements.md, "States of a fresh
+/// speeds as 40 fresh C processes did (docs/measurements/rounds.md, "States of a fresh
 /// process").
 pub const PROBE_SYSCALL_BATCH: u64 = 300;
 
@@ -254,12 +254,12 @@ pub const PROBE_BATCHES: usize = 5;
 
 /// How long a probe process warms up before its reading, as long as a standard
 /// round's warm-up and samples: a process fresh from exec reads slow for its first
-/// milliseconds (docs/measurements.md, "States of a fresh process").
+/// milliseconds (docs/measurements/rounds.md, "States of a fresh process").
 pub const PROBE_WARMUP_NS: u64 = 12_000_000;
 
 /// Probe readings a session takes in probe processes of their own before its first
 /// round, so that the header states what the machine allows each kind from the start
-/// (docs/measurements.md, "The reach: rows held to what their kept rounds allow").
+/// (docs/measurements/intervals.md, "The reach: rows held to what their kept rounds allow").
 pub const FIRST_PROBES: usize = 24;
 
 // The rounds.
@@ -270,7 +270,7 @@ pub const FIRST_PROBES: usize = 24;
 pub const LOOK_GROWTH_HALVES: usize = 3;
 
 /// How many instances are measured together at most, in one group with its share of
-/// the budget, so the first rows print within seconds (docs/measurements.md, "Floors,
+/// the budget, so the first rows print within seconds (docs/measurements/intervals.md, "Floors,
 /// time to answer and coverage", groups of 32 and of 64).
 pub const GROUP: usize = 64;
 
@@ -309,7 +309,7 @@ pub const ROUNDS_PER_WORKER: usize = 1;
 /// work: a thorough round of cross-CPU pipe round trips read 30–46 µs in its first three
 /// or four 10 ms windows and 45–65 µs after, as a plain C loop reads once it has run that
 /// long; 10 ms rounds read 36.4 µs and the thorough profile's 100 ms rounds 46.3,
-/// `sync.futex.lock_pi` 183 and 213 µs (docs/measurements.md, "Work that leaves a CPU
+/// `sync.futex.lock_pi` 183 and 213 µs (docs/measurements/harness.md, "Work that leaves a CPU
 /// idle"). With it: 44.1 and 46.6 µs, 197 and 207 µs.
 pub const SETTLE_NS: u64 = 50_000_000;
 
@@ -321,7 +321,7 @@ pub const SETTLE_NS: u64 = 50_000_000;
 /// less than its share of the profile's budget for a whole catalogue
 /// (`session::budget`). With two spans a run, as until 2026-12-07, one benchmark
 /// alone ended "the time budget ended" in 48 of 135 single-benchmark results beside
-/// the peers; scripts/alone.py measures what this allowance does (docs/measurements.md,
+/// the peers; scripts/alone.py measures what this allowance does (docs/measurements/budget.md,
 /// "A benchmark alone").
 pub const SMALL_RUN_ROW_SPANS: u64 = 10;
 
@@ -337,7 +337,7 @@ pub const WHOLE_CATALOGUE: usize = 250;
 
 /// The least share of its proportion of the budget a group gets, however much the
 /// groups before it overran: a group after a slow spell still measures its rows
-/// (docs/measurements.md, "A benchmark alone").
+/// (docs/measurements/budget.md, "A benchmark alone").
 pub const MIN_GROUP_SHARE: f64 = 0.5;
 
 // Paired alternatives.

@@ -375,7 +375,7 @@ fn analyze_with(
 
     // The only outlier test is the MAD's, within each round, one process at one moment:
     // a round in another state than the rest is a state of the rounds (below), not a run
-    // of outliers (docs/measurements.md, "The VMS window retired").
+    // of outliers (docs/measurements/harness.md, "The VMS window retired").
     let kept: Vec<usize> = (0..samples.len())
         .filter(|&i| !flags[i].perturbed)
         .collect();

@@ -710,7 +710,7 @@ pub(crate) fn verdict(a: &Analysis, p: &Profile, held: Held) -> (bool, Vec<Why>)
 /// keeping the rounds' own in `a.own`; not with `--target` (`strict`), which asks for
 /// the rows' own intervals. A row without a history cannot see how far the machine
 /// moves between runs; its kind's probes, read in every round's process, stand for it
-/// (docs/measurements.md, "The machine's movement added"). From a row's third saved
+/// (docs/measurements/movement.md, "The machine's movement added"). From a row's third saved
 /// run, the spread of its runs sets the interval instead.
 fn with_the_machine(a: &mut Analysis, held: Held) {
     let m = held.added();

@@ -105,7 +105,7 @@ impl Profile {
     /// budget buys more precision as more rounds than as longer ones. The target is
     /// tight because this machine's figures repeat closely (ten runs of a pipe round
     /// trip: medians within 0.6%); where the machine moves more, its floor sets it.
-    /// Until 2026-11-28 the span was 2 s and the fewest rounds five (docs/measurements.md,
+    /// Until 2026-11-28 the span was 2 s and the fewest rounds five (docs/measurements/movement.md,
     /// "The machine's movement added" and "Eight rounds at the least").
     pub const STANDARD: Profile = Profile {
         name: "standard",

@@ -49,7 +49,7 @@ impl Budget {
     /// never less than the selection's share of the profile's budget. A cap, not a time
     /// to fill: a run ends as soon as every instance is done, so a row that converges
     /// in a second and a half answers in a second and a half, while one measured in an
-    /// unsteady spell gets the rounds it needs (docs/measurements.md, "A benchmark
+    /// unsteady spell gets the rounds it needs (docs/measurements/budget.md, "A benchmark
     /// alone"). 0 for a profile without a budget.
     pub(super) fn for_instances(p: &Profile, n: usize) -> f64 {
         let whole = p.budget_ns as f64;
@@ -70,7 +70,7 @@ impl Budget {
     /// again: while the budget has time left (always without a budget). Once it is
     /// spent, the rounds an instance still needs for its minimum are kept as the
     /// machine gives them, so that a machine that stays slow cannot hold a small
-    /// selection past its cap (docs/measurements.md, "The runs' own spread").
+    /// selection past its cap (docs/measurements/intervals.md, "The runs' own spread").
     pub(super) fn redoes(&self) -> bool {
         self.left_ns().is_none_or(|left| left > 0.0)
     }
@@ -170,7 +170,6 @@ impl Budget {
         keyed.into_iter().map(|(_, _, _, i)| i).collect()
     }
 }
-
 
 /// A group's share of a run's budget `run_ns` when `spent_ns` of it are spent: the
 /// time left in proportion to the group's `len` among the `left` instances not yet

@@ -113,7 +113,7 @@ pub struct Carried {
 /// ([`method::REDO_ABOVE`] over the base; 0: none known); None otherwise. Such rounds are kept
 /// only once the run stops measuring rounds again (its budget spent, or as many
 /// measured again as [`method::REDO_PER_KEPT`] allows), and then stand for the slow state,
-/// which only the canary tells (docs/measurements.md, "The multiple of the runs'
+/// which only the canary tells (docs/measurements/intervals.md, "The multiple of the runs'
 /// spread"). Such a result is not converged (`Why::SlowState`).
 pub(super) fn slow_rounds(canaries: &[f64], limit: f64) -> Option<f64> {
     let median = crate::stats::median(canaries)?;

@@ -1,6 +1,6 @@
 //! Outlier labelling of timing samples: the robust modified z-score of Iglewicz &
 //! Hoaglin, one flag per input sample, in input order; the caller decides whether to
-//! drop, keep or report labelled samples (docs/measurements.md, "The VMS window
+//! drop, keep or report labelled samples (docs/measurements/harness.md, "The VMS window
 //! retired", for the fixed window that was here before).
 //!
 //! Pure functions only: no I/O, no clocks, no knowledge of which benchmark

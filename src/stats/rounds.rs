@@ -258,7 +258,7 @@ pub fn not_negative(center: f64, low: f64) -> f64 {
 /// a slow spell is one of the K figures, and only a spread that counts it in full
 /// widens its own interval enough. Measured against the way before it and against the
 /// robust spread over eighteen drift series (`scripts/history_intervals.py`):
-/// docs/measurements.md, "The runs' own spread".
+/// docs/measurements/intervals.md, "The runs' own spread".
 pub fn between_runs(figures: &[f64]) -> Option<f64> {
     let xs: Vec<f64> = figures.iter().copied().filter(|f| f.is_finite()).collect();
     if xs.len() < method::MIN_RUNS_SPREAD {
@@ -284,7 +284,7 @@ pub fn between_runs(figures: &[f64]) -> Option<f64> {
 /// to five digits).
 ///
 /// Against `t(K−1)·s` over the 28 drift series kept on this project's VM (140
-/// row-series, `scripts/history_intervals.py`): docs/measurements.md, "The multiple of
+/// row-series, `scripts/history_intervals.py`): docs/measurements/intervals.md, "The multiple of
 /// the runs' spread".
 pub fn centre_quantile(k: usize) -> f64 {
     /// K = 3..=21.

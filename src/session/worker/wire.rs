@@ -189,7 +189,7 @@ pub struct Start {
 
 /// What a worker handed over ([`Reply::Handed`]): its encoding, in a [`MemFile`]. The
 /// parent passes the descriptor on without reading or mapping the file, so a
-/// benchmark's samples never take room in the parent's memory (docs/measurements.md,
+/// benchmark's samples never take room in the parent's memory (docs/measurements/rounds.md,
 /// "Workers and hand-overs").
 #[derive(Debug)]
 pub struct Sealed(pub MemFile);
