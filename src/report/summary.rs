@@ -281,6 +281,16 @@ pub fn pick(
         .collect()
 }
 
+/// The sources of figures that read `b`'s rows, each with its rank among its figure's.
+pub fn sources(
+    b: &dyn crate::bench::Bench,
+) -> impl Iterator<Item = (&'static Figure, &'static Source, usize)> + '_ {
+    FIGURES
+        .iter()
+        .flat_map(|f| f.from.iter().enumerate().map(move |(i, s)| (f, s, i)))
+        .filter(move |(_, s, _)| s.bench == b.name())
+}
+
 /// A figure's value and interval as text: `(value, low–high)`.
 pub fn shown(s: &Source, r: &BenchResult) -> (String, String) {
     let m = r.measured.as_ref().expect("picked rows are measured");

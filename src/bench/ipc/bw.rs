@@ -9,6 +9,7 @@
 
 use super::link::{read_all, write_all, Link};
 use super::mb_per_s;
+use crate::bench::facts::{fixed, Facts, Libc, PARTNER, SYSCALL};
 use crate::bench::Fact;
 use crate::bench::{Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
@@ -45,6 +46,13 @@ static PARAMS: &[ParamSpec] = &[
 /// `ipc.bw`.
 pub const BW: Simple = Simple {
     name: "ipc.bw",
+    facts: Facts {
+        enters: fixed(Libc, "write (pipe) or send (sockets) of each chunk"),
+        serial: Some(PARTNER),
+        partner: true,
+        switches: true,
+        ..SYSCALL
+    },
     about: "one-way streaming to a forked reader: one size-byte chunk, delivery included",
     origin: "lmbench bw_pipe, bw_unix, bw_tcp; nagy (VAX/VMS) mailbox bandwidth",
     params: PARAMS,

@@ -10,6 +10,8 @@
 use super::link::{Link, Port, CUT_SHORT, TIMED_OUT, TRANSPORTS};
 use super::mb_per_s;
 use super::priority::{self, MasterSched};
+use crate::bench::facts::{Enters, Facts, Generic, Libc, PARTNER, SYSCALL};
+use crate::bench::via::Fixed;
 use crate::bench::Fact;
 use crate::bench::{Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
@@ -54,6 +56,19 @@ static PARAMS: &[ParamSpec] = &[
 /// `ipc.rtt`.
 pub const RTT: Simple = Simple {
     name: "ipc.rtt",
+    facts: Facts {
+        enters: Enters::Fixed(Fixed {
+            path: Libc,
+            unless: &[("transport", "shm_futex", Generic)],
+            calls:
+                "write/send and read/recv, mq_send and mq_receive, msgsnd and msgrcv; \
+                shm_futex: FUTEX_WAKE and FUTEX_WAIT",
+        }),
+        serial: Some(PARTNER),
+        partner: true,
+        switches: true,
+        ..SYSCALL
+    },
     about:
         "a size-byte message to a forked slave and its whole echo back: one round trip",
     origin: "nagy (VAX/VMS) Table III mailbox echo; manea1999 §4 pipes",

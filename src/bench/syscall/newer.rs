@@ -4,6 +4,7 @@
 //! A call the kernel refuses (ENOSYS on an older kernel, EPERM, EINVAL for a command it
 //! lacks) is skipped with the kernel's reason.
 
+use crate::bench::facts::{fixed, Facts, Generic, Libc, NAMED};
 use crate::bench::{body, check, Kind, ParamSpec, Prepared, Simple};
 use crate::error::BenchError;
 use crate::os::peers;
@@ -28,6 +29,10 @@ fn refused(call: &str, e: std::io::Error) -> BenchError {
 /// `syscall.getpgid`.
 pub const GETPGID: Simple = Simple {
     name: "syscall.getpgid",
+    facts: Facts {
+        enters: fixed(Libc, "getpgid"),
+        ..NAMED
+    },
     about: "getpgid(0): this process's group (newer perf bench syscall getpgid)",
     origin: "perf bench syscall getpgid",
     params: &[],
@@ -57,6 +62,7 @@ static RANDOM_PARAMS: &[ParamSpec] = &[
 /// `syscall.getrandom`.
 pub const GETRANDOM: Simple = Simple {
     name: "syscall.getrandom",
+    facts: NAMED,
     about: "getrandom(buf, size, 0): random bytes from the kernel's generator, or from the vDSO's",
     origin: "",
     params: RANDOM_PARAMS,
@@ -102,6 +108,7 @@ static MEMBARRIER_PARAMS: &[ParamSpec] = &[ParamSpec {
 /// `syscall.membarrier`.
 pub const MEMBARRIER: Simple = Simple {
     name: "syscall.membarrier",
+    facts: Facts { enters: fixed(Generic, "membarrier"), ..NAMED },
     about: "membarrier(MEMBARRIER_CMD_*_EXPEDITED): a memory barrier on every CPU running the process's threads (the process registered in prepare)",
     origin: "",
     params: MEMBARRIER_PARAMS,
@@ -120,6 +127,10 @@ pub const MEMBARRIER: Simple = Simple {
 /// `syscall.pidfd_open`.
 pub const PIDFD_OPEN: Simple = Simple {
     name: "syscall.pidfd_open",
+    facts: Facts {
+        enters: fixed(Generic, "pidfd_open, then close (libc)"),
+        ..NAMED
+    },
     about: "pidfd_open of this process, then close of the descriptor (one pair)",
     origin: "",
     params: &[],
@@ -153,6 +164,7 @@ static VM_PARAMS: &[ParamSpec] = &[ParamSpec {
 /// `syscall.process_vm_readv`.
 pub const PROCESS_VM_READV: Simple = Simple {
     name: "syscall.process_vm_readv",
+    facts: Facts { enters: fixed(Libc, "process_vm_readv"), ..NAMED },
     about: "process_vm_readv of `size` bytes from a buffer of a process (this one, by its pid: the same path as another's, the permission check passing at once) into a local one",
     origin: "",
     params: VM_PARAMS,
@@ -178,6 +190,7 @@ pub const PROCESS_VM_READV: Simple = Simple {
 /// `syscall.mseal`.
 pub const MSEAL: Simple = Simple {
     name: "syscall.mseal",
+    facts: Facts { enters: fixed(Generic, "mseal"), ..NAMED },
     about: "mseal(2) of a page already sealed (sealing again succeeds): the call and its walk of the mappings; the one sealed page stays mapped until the process exits (the kernel lets nobody unmap it)",
     origin: "",
     params: &[],
@@ -197,6 +210,7 @@ static SELECT_PARAMS: &[ParamSpec] = &[ParamSpec {
 /// `syscall.select`.
 pub const SELECT: Simple = Simple {
     name: "syscall.select",
+    facts: Facts { enters: fixed(Libc, "select"), ..NAMED },
     about: "select(2) with a zero timeout on n descriptors of a file (/dev/null, opened n times), all ready for writing: lmbench lat_select's file case",
     origin: "mcvoy1996 lat_select",
     params: SELECT_PARAMS,

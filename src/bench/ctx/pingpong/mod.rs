@@ -15,6 +15,8 @@ mod master;
 mod slave;
 
 use super::place;
+use crate::bench::facts::{Enters, Facts, Generic, Libc, Tables, SYSCALL};
+use crate::bench::via::Fixed;
 use crate::bench::Fact;
 use crate::bench::{After, Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
@@ -58,6 +60,16 @@ static PARAMS: &[ParamSpec] = &[
 /// `ctx.pingpong`.
 pub const PINGPONG: Simple = Simple {
     name: "ctx.pingpong",
+    facts: Facts { enters: Enters::Fixed(Fixed {
+        path: Libc,
+        unless: &[
+            ("mechanism", "futex", Generic),
+            ("mechanism", "signal", Generic),
+        ],
+        calls: "the measuring task's write and read, or sched_yield; futex: FUTEX_WAKE \
+                and FUTEX_WAIT; signal: tgkill, then sigsuspend (libc); the other task \
+                blocks through its own syscall instruction",
+    }), serial: Some("it already uses two CPUs or a ring of tasks"), partner: true, switches: true, tables: Tables::AgainstPipe, ..SYSCALL },
     about: "two tasks bounce control through one mechanism: the round trip, and half of it as the one-way switch",
     origin: "manea1999 §4 (signals vs pipes); lmbench lat_ctx, lat_pipe",
     params: PARAMS,
