@@ -40,6 +40,8 @@ pub struct Facts {
     pub switches: bool,
     /// The table derived from its rows beside their figures.
     pub tables: Tables,
+    /// The figures of the run's summary its rows give.
+    pub quotes: &'static [Quote],
 }
 
 /// How a benchmark's timed region enters the kernel ([`super::via::entry`]).
@@ -62,6 +64,121 @@ pub enum Tables {
     Ring,
     /// Each `mechanism` against the pipe's.
     AgainstPipe,
+}
+
+/// A figure people quote (lmbench's summary: null call, context switch, pipe round
+/// trip, fork, fault, file read bandwidth…), in the order the run's summary shows them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Figure {
+    /// A null system call through the C library.
+    NullLibc,
+    /// A null system call, the instruction in the loop.
+    NullRaw,
+    /// A vDSO clock read.
+    VdsoClock,
+    /// A context switch on one CPU.
+    SwitchSame,
+    /// A context switch across CPUs.
+    SwitchCross,
+    /// A pipe round trip.
+    PipeRtt,
+    /// A signal round trip.
+    SignalRtt,
+    /// A fork.
+    Fork,
+    /// An exec.
+    Exec,
+    /// A zero-fill page fault.
+    ZeroFault,
+    /// A warm file read's bandwidth.
+    FileRead,
+    /// A message queue's round trip.
+    MessageOverhead,
+    /// A pipe's bandwidth.
+    MessageBandwidth,
+}
+
+impl Figure {
+    /// Every figure, in the summary's order.
+    pub const ALL: [Figure; 13] = [
+        Figure::NullLibc,
+        Figure::NullRaw,
+        Figure::VdsoClock,
+        Figure::SwitchSame,
+        Figure::SwitchCross,
+        Figure::PipeRtt,
+        Figure::SignalRtt,
+        Figure::Fork,
+        Figure::Exec,
+        Figure::ZeroFault,
+        Figure::FileRead,
+        Figure::MessageOverhead,
+        Figure::MessageBandwidth,
+    ];
+
+    /// What people call it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Figure::NullLibc => "null system call, libc",
+            Figure::NullRaw => "null system call, raw",
+            Figure::VdsoClock => "vDSO clock read",
+            Figure::SwitchSame => "context switch, same CPU",
+            Figure::SwitchCross => "context switch, cross CPU",
+            Figure::PipeRtt => "pipe round trip",
+            Figure::SignalRtt => "signal round trip",
+            Figure::Fork => "fork",
+            Figure::Exec => "exec",
+            Figure::ZeroFault => "zero-fill page fault",
+            Figure::FileRead => "file read bandwidth, warm",
+            Figure::MessageOverhead => "message overhead",
+            Figure::MessageBandwidth => "message bandwidth",
+        }
+    }
+}
+
+/// How a quoted figure is shown from its row.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Show {
+    /// The row's time per operation.
+    Time,
+    /// Half the row's time (one way of a round trip).
+    Half,
+    /// `bytes` divided by the row's time.
+    Bandwidth {
+        /// Bytes moved by one operation.
+        bytes: f64,
+    },
+}
+
+/// A row of a benchmark that a figure of the summary may be read from.
+#[derive(Debug, Clone, Copy)]
+pub struct Quote {
+    /// The figure.
+    pub figure: Figure,
+    /// Its place among the figure's rows, best first (0 before 1).
+    pub rank: u8,
+    /// Parameter values the row must have (others may be anything).
+    pub params: &'static [(&'static str, &'static str)],
+    /// What the figure is, in a few words (`half a pipe ping-pong`).
+    pub what: &'static str,
+    /// How it is shown.
+    pub show: Show,
+}
+
+/// A figure shown as the row's time.
+pub const fn quote(
+    figure: Figure,
+    rank: u8,
+    params: &'static [(&'static str, &'static str)],
+    what: &'static str,
+) -> Quote {
+    Quote {
+        figure,
+        rank,
+        params,
+        what,
+        show: Show::Time,
+    }
 }
 
 /// A fixed path whose main calls are `calls`.
@@ -89,6 +206,7 @@ pub const SYSCALL: Facts = Facts {
     partner: false,
     switches: false,
     tables: Tables::No,
+    quotes: &[],
 };
 
 /// A system call a run measures only when named.
@@ -204,11 +322,17 @@ mod tests {
         if let Some(l) = peers::like_line(n) {
             let _ = writeln!(out, "  like: {l}");
         }
-        for (f, s, rank) in crate::report::summary::sources(b) {
+        let mut quotes = b.facts().quotes.to_vec();
+        quotes.sort_by_key(|q| (Figure::ALL.iter().position(|f| *f == q.figure), q.rank));
+        for q in quotes {
             let _ = writeln!(
                 out,
-                "  summary: {} #{rank}: {:?} {} {:?}",
-                f.label, s.params, s.what, s.show
+                "  summary: {} #{}: {:?} {} {:?}",
+                q.figure.label(),
+                q.rank,
+                q.params,
+                q.what,
+                q.show
             );
         }
         match b.facts().tables {

@@ -29,7 +29,7 @@ pub mod trace;
 pub mod via;
 
 pub use context::RunContext;
-pub use facts::{fixed, Enters, Facts, WorkKind};
+pub use facts::{fixed, Enters, Facts, Tables, WorkKind};
 pub use params::{Kind, ParamArg, ParamSpec, Params};
 
 use crate::error::BenchError;
@@ -214,6 +214,12 @@ pub fn catalogue() -> Vec<&'static dyn Bench> {
 /// The benchmark called exactly `name`.
 pub fn find(name: &str) -> Option<&'static dyn Bench> {
     catalogue().into_iter().find(|b| b.name() == name)
+}
+
+/// The table derived from the rows of the benchmark called `name` ([`Tables::No`] for
+/// a name not in the catalogue).
+pub fn tables(name: &str) -> Tables {
+    find(name).map_or(Tables::No, |b| b.facts().tables)
 }
 
 /// Whether `name` matches the glob `pat` (`*` any run, `?` one character). A pattern

@@ -25,7 +25,11 @@
 pub mod clone3;
 pub mod rss;
 
-use crate::bench::facts::{fixed, Facts, Libc, Raw, SYSCALL};
+use crate::bench::facts::{
+    fixed, quote, Facts,
+    Figure::{Exec, Fork},
+    Libc, Raw, SYSCALL,
+};
 use crate::bench::Fact;
 use crate::bench::{body, Bench, Params, Prepared, Simple};
 use crate::error::BenchError;
@@ -61,7 +65,11 @@ const ONE_BY_ONE: Plan = Plan {
 /// `proc.fork`.
 pub const FORK: Simple = Simple {
     name: "proc.fork",
-    facts: Facts { enters: fixed(Libc, "fork, then waitpid"), ..SYSCALL },
+    facts: Facts {
+        quotes: &[quote(Fork, 0, &[("rss", "0")], "fork, _exit, waitpid")],
+        enters: fixed(Libc, "fork, then waitpid"),
+        ..SYSCALL
+    },
     about: "fork(); the child _exit(0)s at once; waitpid reaps it (grows with the parent's memory)",
     origin: "sloan1992 (the ring is built by fork), mcvoy1996 lat_proc fork",
     params: &[RSS],
@@ -114,7 +122,12 @@ pub const VFORK: Simple = Simple {
 /// `proc.exec`.
 pub const EXEC: Simple = Simple {
     name: "proc.exec",
-    facts: Facts { enters: fixed(Libc, "fork, execve in the child, waitpid"), serial: Some("it needs the syscost binary as a single-threaded process"), ..SYSCALL },
+    facts: Facts {
+        quotes: &[quote(Exec, 0, &[("rss", "0")], "fork, execve, waitpid")],
+        enters: fixed(Libc, "fork, execve in the child, waitpid"),
+        serial: Some("it needs the syscost binary as a single-threaded process"),
+        ..SYSCALL
+    },
     about: "fork(), then execve of a helper that exits at once (syscost itself); waitpid reaps it",
     origin: "sloan1992, mcvoy1996 lat_proc exec",
     params: &[RSS],

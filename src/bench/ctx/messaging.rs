@@ -54,9 +54,15 @@ static PARAMS: &[ParamSpec] = &[
 /// `ctx.messaging`.
 pub const MESSAGING: Simple = Simple {
     name: "ctx.messaging",
-    facts: Facts { enters: fixed(Libc,
-        "the release (FUTEX_WAKE, syscall); every thread's write and read",
-    ), serial: Some("it already uses two CPUs or a ring of tasks"), switches: true, ..NAMED },
+    facts: Facts {
+        enters: fixed(
+            Libc,
+            "the release (FUTEX_WAKE, syscall); every thread's write and read",
+        ),
+        serial: Some("it already uses two CPUs or a ring of tasks"),
+        switches: true,
+        ..NAMED
+    },
     about: "hackbench with threads: every one of `fds` senders per group writes a `size`-byte message to every receiver of its group, which reads them all: one operation is groups×fds×fds messages (perf bench sched messaging -t)",
     origin: "perf bench sched messaging",
     params: PARAMS,

@@ -9,7 +9,9 @@
 
 use super::link::{read_all, write_all, Link};
 use super::mb_per_s;
-use crate::bench::facts::{fixed, Facts, Libc, PARTNER, SYSCALL};
+use crate::bench::facts::{
+    fixed, quote, Facts, Figure::MessageBandwidth, Libc, Quote, Show, PARTNER, SYSCALL,
+};
 use crate::bench::Fact;
 use crate::bench::{Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
@@ -47,6 +49,19 @@ static PARAMS: &[ParamSpec] = &[
 pub const BW: Simple = Simple {
     name: "ipc.bw",
     facts: Facts {
+        quotes: &[Quote {
+            show: Show::Bandwidth { bytes: 65536.0 },
+            ..quote(
+                MessageBandwidth,
+                0,
+                &[
+                    ("transport", "pipe"),
+                    ("size", "65536"),
+                    ("placement", "same-cpu"),
+                ],
+                "pipe, 64 KiB writes",
+            )
+        }],
         enters: fixed(Libc, "write (pipe) or send (sockets) of each chunk"),
         serial: Some(PARTNER),
         partner: true,

@@ -199,7 +199,11 @@ impl Body for Sem {
 /// `ipc.fcntl`.
 pub const FCNTL: crate::bench::InRun = crate::bench::InRun {
     name: "ipc.fcntl",
-    facts: Facts { enters: fixed(Libc, "fcntl(F_SETLKW), four times"), switches: true, ..NAMED },
+    facts: Facts {
+        enters: fixed(Libc, "fcntl(F_SETLKW), four times"),
+        switches: true,
+        ..NAMED
+    },
     about: "lmbench lat_fcntl's handoff of two fcntl(F_SETLKW) record locks between this process and a forked child: lock 1, unlock 2, lock 2, unlock 1 against the child's unlock 1, lock 2, unlock 2, lock 1; a lock waits only when the child took it first, which on one CPU comes in stretches the scheduler decides, so same-cpu batches are 10000 calls long and the figure their mean, as lmbench's",
     origin: "mcvoy1996 lat_fcntl",
     params: PLACED,
@@ -299,9 +303,11 @@ static CONNECT_PARAMS: &[ParamSpec] = &[
 /// `ipc.connect`.
 pub const CONNECT: crate::bench::InRun = crate::bench::InRun {
     name: "ipc.connect",
-    facts: Facts { enters: fixed(Libc,
-        "socket, connect, close (tcp: and read)",
-    ), switches: true, ..NAMED },
+    facts: Facts {
+        enters: fixed(Libc, "socket, connect, close (tcp: and read)"),
+        switches: true,
+        ..NAMED
+    },
     about: "socket, connect to a listening socket whose thread accepts and closes it, and close: connection setup (lmbench lat_connect, lat_unix_connect)",
     origin: "mcvoy1996 lat_connect, lat_unix_connect",
     params: CONNECT_PARAMS,

@@ -10,7 +10,11 @@
 use super::link::{Link, Port, CUT_SHORT, TIMED_OUT, TRANSPORTS};
 use super::mb_per_s;
 use super::priority::{self, MasterSched};
-use crate::bench::facts::{Enters, Facts, Generic, Libc, PARTNER, SYSCALL};
+use crate::bench::facts::{
+    quote, Enters, Facts,
+    Figure::{MessageOverhead, PipeRtt},
+    Generic, Libc, PARTNER, SYSCALL,
+};
 use crate::bench::via::Fixed;
 use crate::bench::Fact;
 use crate::bench::{Kind, ParamSpec, Params, Prepared, Simple};
@@ -57,6 +61,38 @@ static PARAMS: &[ParamSpec] = &[
 pub const RTT: Simple = Simple {
     name: "ipc.rtt",
     facts: Facts {
+        quotes: &[
+            quote(
+                PipeRtt,
+                0,
+                &[
+                    ("transport", "pipe"),
+                    ("size", "4"),
+                    ("placement", "same-cpu"),
+                ],
+                "4 B echo, same CPU",
+            ),
+            quote(
+                MessageOverhead,
+                0,
+                &[
+                    ("transport", "posix_mq"),
+                    ("size", "4"),
+                    ("placement", "same-cpu"),
+                ],
+                "POSIX mq 4 B echo",
+            ),
+            quote(
+                MessageOverhead,
+                1,
+                &[
+                    ("transport", "sysv_msg"),
+                    ("size", "4"),
+                    ("placement", "same-cpu"),
+                ],
+                "SysV msg 4 B echo",
+            ),
+        ],
         enters: Enters::Fixed(Fixed {
             path: Libc,
             unless: &[("transport", "shm_futex", Generic)],

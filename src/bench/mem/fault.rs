@@ -8,7 +8,7 @@
 //! forked). Only the touches are timed, plus the prefault call itself where the
 //! benchmark asks for one (`prefault=populate`).
 
-use crate::bench::facts::{fixed, Enters, Facts, Fault, Libc, MEMORY};
+use crate::bench::facts::{fixed, quote, Enters, Facts, Fault, Figure, Libc, MEMORY};
 use crate::bench::via::Fixed;
 use crate::bench::Fact;
 use crate::bench::{InRun, Kind, ParamSpec, Params, Prepared, RunContext, Simple};
@@ -42,11 +42,20 @@ pub(crate) const UNMAP: ParamSpec = ParamSpec {
 /// `mem.fault.zero`.
 pub const ZERO: Simple = Simple {
     name: "mem.fault.zero",
-    facts: Facts { enters: Enters::Fixed(Fixed {
-        path: Fault,
-        unless: &[("prefault", "populate", Libc)],
-        calls: "the touches' faults; populate: madvise(MADV_POPULATE_*) first, timed",
-    }), ..MEMORY },
+    facts: Facts {
+        quotes: &[quote(
+            Figure::ZeroFault,
+            0,
+            &[("page", "4k"), ("prefault", "none"), ("access", "write")],
+            "per 4 KiB page",
+        )],
+        enters: Enters::Fixed(Fixed {
+            path: Fault,
+            unless: &[("prefault", "populate", Libc)],
+            calls: "the touches' faults; populate: madvise(MADV_POPULATE_*) first, timed",
+        }),
+        ..MEMORY
+    },
     about: "first touch of a page of freshly mapped anonymous memory (zero-fill fault), per page",
     origin: "manea1999 §5",
     params: &[

@@ -197,7 +197,11 @@ fn prepare_tlb(p: &Params, cx: &RunContext) -> Result<Prepared, BenchError> {
 /// `mem.fault.private`.
 pub const FAULT_PRIVATE: InRun = InRun {
     name: "mem.fault.private",
-    facts: Facts { enters: fixed(Fault, "the writes' faults"), named_only: true, ..MEMORY },
+    facts: Facts {
+        enters: fixed(Fault, "the writes' faults"),
+        named_only: true,
+        ..MEMORY
+    },
     about: "a write to each page of a fresh private mapping of a file, per page: the \
             page cache's page is read and copied (will-it-scale's page_fault2)",
     origin: "",

@@ -32,9 +32,10 @@ fn bytes(p: &Params) -> usize {
 /// `mem.mmap`: $CRETVA + $DELTVA.
 pub const MMAP: Simple = Simple {
     name: "mem.mmap",
-    facts: Facts { enters: fixed(Libc,
-        "mmap and munmap (touch=yes: and the faults between)",
-    ), ..MEMORY },
+    facts: Facts {
+        enters: fixed(Libc, "mmap and munmap (touch=yes: and the faults between)"),
+        ..MEMORY
+    },
     about: "mmap of n pages of anonymous memory and munmap of them (create and delete virtual addresses)",
     origin: "nagy VMS $CRETVA 383 µs + $DELTVA 626 µs",
     params: &[
@@ -82,9 +83,13 @@ pub const MMAP: Simple = Simple {
 /// `mem.brk`: $EXPREG + $CNTREG.
 pub const BRK: Simple = Simple {
     name: "mem.brk",
-    facts: Facts { enters: fixed(Generic,
-        "brk up and down (the C library's brk would move its own idea of the break)",
-    ), ..MEMORY },
+    facts: Facts {
+        enters: fixed(
+            Generic,
+            "brk up and down (the C library's brk would move its own idea of the break)",
+        ),
+        ..MEMORY
+    },
     about: "brk raising the program break by n pages and lowering it back (expand and contract the region)",
     origin: "nagy VMS $EXPREG 408 µs + $CNTREG 639 µs",
     params: &[

@@ -156,9 +156,14 @@ impl Body for Catch {
 /// `signal.catch`.
 pub const CATCH: Simple = Simple {
     name: "signal.catch",
-    facts: Facts { enters: fixed(Generic,
-        "tgkill; the handler returns through the C library's restorer",
-    ), switches: true, ..SYSCALL },
+    facts: Facts {
+        enters: fixed(
+            Generic,
+            "tgkill; the handler returns through the C library's restorer",
+        ),
+        switches: true,
+        ..SYSCALL
+    },
     about: "tgkill SIGUSR1 to this thread with a counting handler installed: the send, the delivery on the way out of the kernel, the handler and sigreturn",
     origin: "004 Table I: $DCLAST declare and call an AST (484 µs)",
     params: &[],
@@ -198,10 +203,15 @@ impl Body for Raise {
 /// `signal.raise`: `signal.catch` sent as the C library's raise sends it.
 pub const RAISE: Simple = Simple {
     name: "signal.raise",
-    facts: Facts { enters: fixed(Libc,
-        "raise: rt_sigprocmask, tgkill, rt_sigprocmask; the handler returns through the \
+    facts: Facts {
+        enters: fixed(
+            Libc,
+            "raise: rt_sigprocmask, tgkill, rt_sigprocmask; the handler returns through the \
          C library's restorer",
-    ), switches: true, ..NAMED },
+        ),
+        switches: true,
+        ..NAMED
+    },
     about: "raise(SIGUSR1) with a counting handler installed: the C library blocks every \
             signal, sends it with tgkill and restores the mask, then the delivery, the \
             handler and sigreturn (will-it-scale's signal1; signal.catch is the tgkill alone)",
@@ -263,10 +273,15 @@ fn with_handler(
 /// `signal.pending`.
 pub const PENDING: Simple = Simple {
     name: "signal.pending",
-    facts: Facts { enters: fixed(Generic,
-        "tgkill, then pthread_sigmask twice (libc); the handler returns through the \
+    facts: Facts {
+        enters: fixed(
+            Generic,
+            "tgkill, then pthread_sigmask twice (libc); the handler returns through the \
          C library's restorer",
-    ), switches: true, ..SYSCALL },
+        ),
+        switches: true,
+        ..SYSCALL
+    },
     about: "with SIGUSR1 blocked, tgkill it to this thread (it stays pending), unblock it (the handler runs on the way out), block it again",
     origin: "004 Table I: $DCLAST declare AST, delivery disabled (201 µs)",
     params: &[],
@@ -425,10 +440,15 @@ fn new_trap() -> Result<(ProtTrap, MutexGuard<'static, ()>), BenchError> {
 /// `signal.prot`.
 pub const PROT: Simple = Simple {
     name: "signal.prot",
-    facts: Facts { enters: fixed(Libc,
-        "mprotect, in the handler and after it; entered first by the store's page \
+    facts: Facts {
+        enters: fixed(
+            Libc,
+            "mprotect, in the handler and after it; entered first by the store's page \
          fault, left through the C library's restorer",
-    ), switches: true, ..SYSCALL },
+        ),
+        switches: true,
+        ..SYSCALL
+    },
     about: "a write to a read-only page: the fault, a SIGSEGV handler that mprotects the page writable, sigreturn and the retried write; then mprotect read-only again",
     origin: "004 Table I: $SETPRT set protection on pages (3690 µs, 5 pages), here from a fault handler",
     params: &[],

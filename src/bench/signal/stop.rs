@@ -244,7 +244,12 @@ static PARAMS: [ParamSpec; 1] = [placement(
 /// `signal.stop`.
 pub const STOP: Simple = Simple {
     name: "signal.stop",
-    facts: Facts { enters: fixed(Libc, "kill, then waitid"), serial: Some("it already uses two CPUs (a partner process)"), switches: true, ..SYSCALL },
+    facts: Facts {
+        enters: fixed(Libc, "kill, then waitid"),
+        serial: Some("it already uses two CPUs (a partner process)"),
+        switches: true,
+        ..SYSCALL
+    },
     about: "SIGSTOP to our running child (asleep in sigsuspend) and waitid(WSTOPPED) until it has stopped; one by one, the child continued between samples",
     origin: "004 Table I: $SUSPND suspend other process (234 µs)",
     params: &PARAMS,
@@ -254,9 +259,15 @@ pub const STOP: Simple = Simple {
 /// `signal.cont`.
 pub const CONT: Simple = Simple {
     name: "signal.cont",
-    facts: Facts { enters: fixed(Libc,
-        "kill, then waitid; FUTEX_WAIT (syscall) until the child's handler has run",
-    ), serial: Some("it already uses two CPUs (a partner process)"), switches: true, ..SYSCALL },
+    facts: Facts {
+        enters: fixed(
+            Libc,
+            "kill, then waitid; FUTEX_WAIT (syscall) until the child's handler has run",
+        ),
+        serial: Some("it already uses two CPUs (a partner process)"),
+        switches: true,
+        ..SYSCALL
+    },
     about: "SIGCONT to our stopped child, waitid(WCONTINUED), and the wait until its SIGCONT handler has run; one by one, the child stopped between samples",
     origin: "004 Table I: $RESUME resume other process (123 µs)",
     params: &PARAMS,

@@ -259,7 +259,11 @@ fn wait_n(p: &Params, all: bool) -> Result<Prepared, BenchError> {
 /// `svc.canwak`.
 pub const CANWAK: Simple = Simple {
     name: "svc.canwak",
-    facts: Facts { enters: fixed(Libc, "read"), serial: Some("it already uses two CPUs (a forked sleeper)"), ..SYSCALL },
+    facts: Facts {
+        enters: fixed(Libc, "read"),
+        serial: Some("it already uses two CPUs (a forked sleeper)"),
+        ..SYSCALL
+    },
     about: "cancelling pending wake-ups: a non-blocking read(2) that drains an eventfd used as the wake-up count; timed one at a time, the count preloaded (untimed) before each",
     origin: "004 Table I: $CANWAK cancel wakeups (same process) (152 µs)",
     params: &[],

@@ -80,9 +80,11 @@ static URING_PARAMS: &[ParamSpec] = &[
 /// `svc.uring.write`.
 pub const URING_WRITE: Simple = Simple {
     name: "svc.uring.write",
-    facts: Facts { enters: fixed(Generic,
-        "io_uring_enter (the C library has no wrapper)",
-    ), serial: Some("its io-wq workers already use other CPUs"), ..SYSCALL },
+    facts: Facts {
+        enters: fixed(Generic, "io_uring_enter (the C library has no wrapper)"),
+        serial: Some("its io-wq workers already use other CPUs"),
+        ..SYSCALL
+    },
     about: "an IORING_OP_WRITE of 1 byte to /dev/null through io_uring (raw syscalls): fill the entry, submit, reap the completion and check it wrote 1 byte",
     origin: "004 Table I: $QIO to NLA0: (813 µs); $QIOW (871 µs)",
     params: URING_PARAMS,

@@ -118,7 +118,12 @@ pub const GMTIME: Simple = Simple {
 /// `svc.localtime`.
 pub const LOCALTIME: Simple = Simple {
     name: "svc.localtime",
-    facts: Facts { enters: Enters::Not("calendar arithmetic in the C library, the zone read in prepare"), ..USER },
+    facts: Facts {
+        enters: Enters::Not(
+            "calendar arithmetic in the C library, the zone read in prepare",
+        ),
+        ..USER
+    },
     about: "localtime_r of the time read in prepare (after tzset): seconds to local calendar fields under the current TZ",
     origin: "004 Table I: $NUMTIM get system time in numeric format (278 µs)",
     params: &[],

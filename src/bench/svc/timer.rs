@@ -51,9 +51,10 @@ static ALL_PARAMS: &[ParamSpec] = &[ParamSpec {
 /// `svc.timer.arm`.
 pub const ARM: Simple = Simple {
     name: "svc.timer.arm",
-    facts: Facts { enters: fixed(Libc,
-        "timerfd_settime, timer_settime, setitimer or alarm",
-    ), ..SYSCALL },
+    facts: Facts {
+        enters: fixed(Libc, "timerfd_settime, timer_settime, setitimer or alarm"),
+        ..SYSCALL
+    },
     about: "re-arming an armed one-shot timer 1 s ahead (alarm: 1000 s): timerfd_settime, timer_settime, setitimer(ITIMER_REAL) or alarm; it never fires",
     origin: "004 Table I: $SETIMR set event flag at specified time (278 µs); $SCHDWK schedule wakeups (252 µs)",
     params: API_PARAMS,
@@ -63,9 +64,10 @@ pub const ARM: Simple = Simple {
 /// `svc.timer.cancel`.
 pub const CANCEL: Simple = Simple {
     name: "svc.timer.cancel",
-    facts: Facts { enters: fixed(Libc,
-        "timerfd_settime, timer_settime, setitimer or alarm",
-    ), ..SYSCALL },
+    facts: Facts {
+        enters: fixed(Libc, "timerfd_settime, timer_settime, setitimer or alarm"),
+        ..SYSCALL
+    },
     about: "disarming one armed timer (settime to zero, setitimer zero, alarm(0)); timed one at a time, the timer re-armed for 1 s (untimed) before each",
     origin: "004 Table I: $CANTIM cancel selected timer request (285 µs)",
     params: API_PARAMS,

@@ -371,9 +371,14 @@ fn held(p: &Params) -> bool {
 /// `sync.futex.lock_pi`.
 pub const LOCK_PI: Simple = Simple {
     name: "sync.futex.lock_pi",
-    facts: Facts { enters: fixed(Generic,
-        "FUTEX_LOCK_PI and FUTEX_UNLOCK_PI (hold_us: and nanosleep, libc)",
-    ), idle: held, ..NAMED },
+    facts: Facts {
+        enters: fixed(
+            Generic,
+            "FUTEX_LOCK_PI and FUTEX_UNLOCK_PI (hold_us: and nanosleep, libc)",
+        ),
+        idle: held,
+        ..NAMED
+    },
     about: "FUTEX_LOCK_PI then FUTEX_UNLOCK_PI of one private word (both in the kernel, as perf's workers make them), with threads-1 contenders doing the same (perf bench futex lock-pi)",
     origin: "perf bench futex lock-pi",
     params: LOCK_PI_PARAMS,

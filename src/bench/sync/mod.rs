@@ -58,10 +58,15 @@ thread_local! {
 /// `sync.mutex`.
 pub const MUTEX: InRun = InRun {
     name: "sync.mutex",
-    facts: Facts { enters: fixed(Libc,
-        "pthread_mutex_lock and unlock: atomics; FUTEX_WAIT and FUTEX_WAKE inside them \
+    facts: Facts {
+        enters: fixed(
+            Libc,
+            "pthread_mutex_lock and unlock: atomics; FUTEX_WAIT and FUTEX_WAKE inside them \
          only when another thread holds the mutex",
-    ), user_space: Some(uncontended), ..NAMED },
+        ),
+        user_space: Some(uncontended),
+        ..NAMED
+    },
     about: "pthread_mutex_lock and pthread_mutex_unlock (will-it-scale's \
             pthread_mutex1-5): with copies_as=thread and share=one-mutex the copies \
             contend for one mutex from their CPUs, futex calls when it is taken",

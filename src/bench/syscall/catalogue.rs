@@ -5,6 +5,10 @@
 //! but for setuid and setgid, whose wrappers signal every thread: `via=syscall|raw`.
 
 use crate::bench::facts::SYSCALL;
+use crate::bench::facts::{
+    quote, Facts,
+    Figure::{NullLibc, NullRaw},
+};
 use crate::bench::via::{self, check_raw as raw_ok, Via};
 use crate::bench::{body, check, Kind, ParamSpec, Prepared, Simple};
 use crate::error::BenchError;
@@ -26,7 +30,18 @@ const SYSCALL_OR_RAW: &[ParamSpec] = &[ParamSpec {
 /// `syscall.getppid`.
 pub const GETPPID: Simple = Simple {
     name: "syscall.getppid",
-    facts: SYSCALL,
+    facts: Facts {
+        quotes: &[
+            quote(NullLibc, 1, &[("via", "libc")], "getppid, C library"),
+            quote(
+                NullRaw,
+                2,
+                &[("via", "raw")],
+                "getppid, syscall in the loop",
+            ),
+        ],
+        ..SYSCALL
+    },
     about: "getppid()",
     origin: "manea1999 §3",
     params: via::ONLY_BOTH,

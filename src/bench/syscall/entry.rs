@@ -1,6 +1,10 @@
 //! Entry paths: getpid three ways, the argument count, and vDSO against real calls.
 
-use crate::bench::facts::{fixed, Facts, Generic, Raw, SYSCALL};
+use crate::bench::facts::{
+    fixed, quote, Facts,
+    Figure::{NullLibc, NullRaw, VdsoClock},
+    Generic, Raw, SYSCALL,
+};
 use crate::bench::via::{self, Via};
 use crate::bench::{body, check, Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
@@ -11,7 +15,13 @@ use std::hint::black_box;
 /// as `syscall.getpid.raw`.
 pub const GETPID: Simple = Simple {
     name: "syscall.getpid",
-    facts: SYSCALL,
+    facts: Facts {
+        quotes: &[
+            quote(NullLibc, 0, &[("via", "libc")], "getpid, C library"),
+            quote(NullRaw, 1, &[("via", "raw")], "getpid, syscall in the loop"),
+        ],
+        ..SYSCALL
+    },
     about: "getpid() through the C library wrapper (via=raw: the syscall instruction in the loop)",
     origin: "perez1976 Fig. 4 gpid; manea1999 §3",
     params: via::ONLY_BOTH,
@@ -30,6 +40,7 @@ pub const GETPID: Simple = Simple {
 pub const GETPID_RAW: Simple = Simple {
     name: "syscall.getpid.raw",
     facts: Facts {
+        quotes: &[quote(NullRaw, 0, &[], "getpid, syscall in the loop")],
         enters: fixed(Raw, "getpid: the aligned loop of syscall.getpid via=raw"),
         ..SYSCALL
     },
@@ -79,10 +90,14 @@ pub const GETPID_INDIRECT: Simple = Simple {
 /// `syscall.args`: entry and exit with 0..6 arguments.
 pub const ARGS: Simple = Simple {
     name: "syscall.args",
-    facts: Facts { enters: fixed(Raw,
-        "an unimplemented call: the instruction inlined where the compiler places it, \
+    facts: Facts {
+        enters: fixed(
+            Raw,
+            "an unimplemented call: the instruction inlined where the compiler places it, \
          not an aligned loop",
-    ), ..SYSCALL },
+        ),
+        ..SYSCALL
+    },
     about: "a system call number the kernel does not implement, with n arguments: entry and exit only",
     origin: "perez1976 Fig. 3 (per-argument cost)",
     params: &[ParamSpec {
@@ -171,7 +186,10 @@ fn vdso_or_skip(p: &Params) -> Result<bool, BenchError> {
 /// `syscall.clock_gettime`.
 pub const CLOCK_GETTIME: Simple = Simple {
     name: "syscall.clock_gettime",
-    facts: SYSCALL,
+    facts: Facts {
+        quotes: &[quote(VdsoClock, 0, &[("via", "vdso")], "clock_gettime")],
+        ..SYSCALL
+    },
     about: "clock_gettime(CLOCK_MONOTONIC) through the vDSO, or as a real system call",
     origin: "manea1999 §2",
     params: VIA,

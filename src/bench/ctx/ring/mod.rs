@@ -15,7 +15,9 @@ mod members;
 pub use members::{BuildError, Ring};
 
 use super::home_cpu;
-use crate::bench::facts::{fixed, Facts, Libc, Tables, SYSCALL};
+use crate::bench::facts::{
+    fixed, quote, Facts, Figure::SwitchSame, Libc, Tables, SYSCALL,
+};
 use crate::bench::via::Via;
 use crate::bench::Fact;
 use crate::bench::{body, InRun, Kind, ParamSpec, Params, Prepared, RunContext, Simple};
@@ -59,9 +61,19 @@ static PARAMS: &[ParamSpec] = &[
 /// `ctx.ring`.
 pub const RING: InRun = InRun {
     name: "ctx.ring",
-    facts: Facts { enters: fixed(Libc,
-        "write and read of the token, in every member",
-    ), serial: Some("it already uses two CPUs or a ring of tasks"), switches: true, tables: Tables::Ring, ..SYSCALL },
+    facts: Facts {
+        quotes: &[quote(
+            SwitchSame,
+            1,
+            &[("n", "2"), ("kind", "process"), ("placement", "same-cpu")],
+            "a hop of a 2-process ring",
+        )],
+        enters: fixed(Libc, "write and read of the token, in every member"),
+        serial: Some("it already uses two CPUs or a ring of tasks"),
+        switches: true,
+        tables: Tables::Ring,
+        ..SYSCALL
+    },
     about: "a token passed around a ring of n tasks joined by pipes: ns per hop, with the ring's CPU accounting",
     origin: "sloan1992 (the pipeline benchmark); manea1999 §4",
     params: PARAMS,
@@ -71,7 +83,11 @@ pub const RING: InRun = InRun {
 /// `ctx.pipe`: the ring's control, the token through a pipe within one task.
 pub const PIPE: Simple = Simple {
     name: "ctx.pipe",
-    facts: Facts { serial: Some("it already uses two CPUs or a ring of tasks"), switches: true, ..SYSCALL },
+    facts: Facts {
+        serial: Some("it already uses two CPUs or a ring of tasks"),
+        switches: true,
+        ..SYSCALL
+    },
     about: "a one-byte write and read of the same pipe in one task: a hop's pipe cost without the switch",
     origin: "sloan1992 (control); lmbench lat_ctx's overhead",
     params: crate::bench::via::ONLY_BOTH,
