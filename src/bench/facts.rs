@@ -190,6 +190,16 @@ pub const fn fixed(path: EntryPath, calls: &'static str) -> Enters {
     })
 }
 
+impl Facts {
+    /// These facts, the benchmark's path fixed: its main calls are `calls`.
+    pub const fn on(self, path: EntryPath, calls: &'static str) -> Facts {
+        Facts {
+            enters: fixed(path, calls),
+            ..self
+        }
+    }
+}
+
 const fn never(_: &Params) -> bool {
     false
 }

@@ -26,7 +26,7 @@ pub mod clone3;
 pub mod rss;
 
 use crate::bench::facts::{
-    fixed, quote, Facts,
+    quote, Facts,
     Figure::{Exec, Fork},
     Libc, Raw, SYSCALL,
 };
@@ -67,8 +67,7 @@ pub const FORK: Simple = Simple {
     name: "proc.fork",
     facts: Facts {
         quotes: &[quote(Fork, 0, &[("rss", "0")], "fork, _exit, waitpid")],
-        enters: fixed(Libc, "fork, then waitpid"),
-        ..SYSCALL
+        ..SYSCALL.on(Libc, "fork, then waitpid")
     },
     about: "fork(); the child _exit(0)s at once; waitpid reaps it (grows with the parent's memory)",
     origin: "sloan1992 (the ring is built by fork), mcvoy1996 lat_proc fork",
@@ -89,14 +88,11 @@ pub const FORK: Simple = Simple {
 /// `proc.vfork`.
 pub const VFORK: Simple = Simple {
     name: "proc.vfork",
-    facts: Facts {
-        enters: fixed(
-            Raw,
-            "vfork in an asm! block of src/os/spawn; the signal mask around it and \
+    facts: SYSCALL.on(
+        Raw,
+        "vfork in an asm! block of src/os/spawn; the signal mask around it and \
          waitpid through libc",
-        ),
-        ..SYSCALL
-    },
+    ),
     about:
         "vfork(); the child exit_group(0)s at once, sharing our memory; waitpid reaps it",
     origin: "sloan1992, DESIGN process creation",
@@ -124,9 +120,8 @@ pub const EXEC: Simple = Simple {
     name: "proc.exec",
     facts: Facts {
         quotes: &[quote(Exec, 0, &[("rss", "0")], "fork, execve, waitpid")],
-        enters: fixed(Libc, "fork, execve in the child, waitpid"),
         serial: Some("it needs the syscost binary as a single-threaded process"),
-        ..SYSCALL
+        ..SYSCALL.on(Libc, "fork, execve in the child, waitpid")
     },
     about: "fork(), then execve of a helper that exits at once (syscost itself); waitpid reaps it",
     origin: "sloan1992, mcvoy1996 lat_proc exec",
@@ -149,9 +144,8 @@ pub const EXEC: Simple = Simple {
 pub const SPAWN: Simple = Simple {
     name: "proc.spawn",
     facts: Facts {
-        enters: fixed(Libc, "posix_spawn, then waitpid"),
         serial: Some("it needs the syscost binary as a single-threaded process"),
-        ..SYSCALL
+        ..SYSCALL.on(Libc, "posix_spawn, then waitpid")
     },
     about:
         "posix_spawn of a helper that exits at once (syscost itself); waitpid reaps it",
@@ -174,7 +168,7 @@ pub const SPAWN: Simple = Simple {
 /// `proc.thread`.
 pub const THREAD: Simple = Simple {
     name: "proc.thread",
-    facts: Facts { enters: fixed(Libc, "pthread_create and pthread_join"), ..SYSCALL },
+    facts: SYSCALL.on(Libc, "pthread_create and pthread_join"),
     about: "pthread_create of a thread that returns at once, default attributes, then pthread_join",
     origin: "DESIGN process creation",
     params: &[RSS],

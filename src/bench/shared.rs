@@ -15,7 +15,7 @@
 
 use super::via::{self, check_raw, Via};
 use super::{check, InRun, Kind, ParamSpec, Params, Prepared, RunContext};
-use crate::bench::facts::{fixed, Facts, Fault, MEMORY, SYSCALL};
+use crate::bench::facts::{Facts, Fault, MEMORY, SYSCALL};
 use crate::error::BenchError;
 use crate::harness::{Body, Expect, Plan};
 use crate::os::mem::{page_size, Mapping};
@@ -171,7 +171,7 @@ fn prepare_open_close(p: &Params, cx: &RunContext) -> Result<Prepared, BenchErro
 pub const FAULT_SHM: InRun =
     InRun {
         name: "mem.fault.shm",
-        facts: Facts { enters: fixed(Fault, "the writes' faults"), ..MEMORY },
+        facts: MEMORY.on(Fault, "the writes' faults"),
         about: "a write to each page of a fresh MAP_SHARED mapping of a file whose pages \
                 are in memory, per page (will-it-scale's page_fault3): on tmpfs, or with \
                 dir=scratch in the run's scratch directory (--dir); with copies, \

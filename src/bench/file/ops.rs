@@ -18,7 +18,7 @@
 //! it rewinds a sequential read or write when it reaches the end of the 1 MiB file,
 //! inside the loop (one call in 256).
 
-use crate::bench::facts::{fixed, Facts, Libc, NAMED};
+use crate::bench::facts::{Libc, NAMED};
 use crate::bench::{check, InRun, Kind, ParamSpec, Params, Prepared, RunContext};
 use crate::error::BenchError;
 use crate::harness::{Body, Expect, Plan};
@@ -408,10 +408,7 @@ macro_rules! file_op {
             about: $about,
             origin: "",
             params: $params,
-            facts: Facts {
-                enters: fixed(Libc, $calls),
-                ..NAMED
-            },
+            facts: NAMED.on(Libc, $calls),
             prepare: $fn,
         };
     };
@@ -522,10 +519,7 @@ file_op!(
 /// `file.unlink`.
 pub const UNLINK: InRun = InRun {
     name: "file.unlink",
-    facts: Facts {
-        enters: fixed(Libc, "open, close, unlink"),
-        ..NAMED
-    },
+    facts: NAMED.on(Libc, "open, close, unlink"),
     about: "open(2) with O_CREAT of a new file, close(2), unlink(2) (will-it-scale's \
             unlink1-2): with copies, share=one-dir has every copy's file in the scratch \
             directory itself, dir-per-copy each in a directory of its own",

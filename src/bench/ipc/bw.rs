@@ -10,7 +10,7 @@
 use super::link::{read_all, write_all, Link};
 use super::mb_per_s;
 use crate::bench::facts::{
-    fixed, quote, Facts, Figure::MessageBandwidth, Libc, Quote, Show, PARTNER, SYSCALL,
+    quote, Facts, Figure::MessageBandwidth, Libc, Quote, Show, PARTNER, SYSCALL,
 };
 use crate::bench::Fact;
 use crate::bench::{Kind, ParamSpec, Params, Prepared, Simple};
@@ -62,11 +62,10 @@ pub const BW: Simple = Simple {
                 "pipe, 64 KiB writes",
             )
         }],
-        enters: fixed(Libc, "write (pipe) or send (sockets) of each chunk"),
         serial: Some(PARTNER),
         partner: true,
         switches: true,
-        ..SYSCALL
+        ..SYSCALL.on(Libc, "write (pipe) or send (sockets) of each chunk")
     },
     about: "one-way streaming to a forked reader: one size-byte chunk, delivery included",
     origin: "lmbench bw_pipe, bw_unix, bw_tcp; nagy (VAX/VMS) mailbox bandwidth",

@@ -2,7 +2,7 @@
 //! task writes a byte into one end of a connected stream socket pair and reads it from
 //! the other; no partner, no switch. Each copy has its own pair.
 
-use crate::bench::facts::{fixed, Facts, Libc, NAMED};
+use crate::bench::facts::{Facts, Libc, NAMED};
 use crate::bench::{body, InRun, Prepared};
 use crate::error::BenchError;
 use crate::os::task;
@@ -23,9 +23,8 @@ fn moved_none(what: &'static str) -> BenchError {
 pub const UNIX_SELF: InRun = InRun {
     name: "ipc.unix.self",
     facts: Facts {
-        enters: fixed(Libc, "write, then read"),
         switches: true,
-        ..NAMED
+        ..NAMED.on(Libc, "write, then read")
     },
     about: "write(2) of 1 byte into a Unix stream socket pair, then read(2) of it from \
             the other end, by one task (will-it-scale's unix1)",

@@ -8,7 +8,7 @@
 //! forked). Only the touches are timed, plus the prefault call itself where the
 //! benchmark asks for one (`prefault=populate`).
 
-use crate::bench::facts::{fixed, quote, Enters, Facts, Fault, Figure, Libc, MEMORY};
+use crate::bench::facts::{quote, Enters, Facts, Fault, Figure, Libc, MEMORY};
 use crate::bench::via::Fixed;
 use crate::bench::Fact;
 use crate::bench::{InRun, Kind, ParamSpec, Params, Prepared, RunContext, Simple};
@@ -360,7 +360,7 @@ fn fault_facts(
 /// `mem.fault.file`.
 pub const FILE: InRun = InRun {
     name: "mem.fault.file",
-    facts: Facts { enters: fixed(Fault, "the reads' faults"), ..MEMORY },
+    facts: MEMORY.on(Fault, "the reads' faults"),
     about: "first read of a page of a freshly mapped file that is in the page cache, per page",
     origin: "manea1999 §5–6",
     params: &[SIZE],
@@ -475,10 +475,7 @@ fn prepare_file(p: &Params, cx: &RunContext) -> Result<Prepared, BenchError> {
 /// `mem.fault.cow`.
 pub const COW: Simple = Simple {
     name: "mem.fault.cow",
-    facts: Facts {
-        enters: fixed(Fault, "the writes' faults"),
-        ..MEMORY
-    },
+    facts: MEMORY.on(Fault, "the writes' faults"),
     about:
         "write to a page shared copy-on-write with a forked child (copy fault), per page",
     origin: "DESIGN mem",

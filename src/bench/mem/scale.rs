@@ -12,7 +12,7 @@
 //! the next one, outside the clock (will-it-scale maps and unmaps them inside its loop,
 //! once per 128 MiB or 1 MiB of pages); the files have no name.
 
-use crate::bench::facts::{fixed, Facts, Fault, Libc, MEMORY};
+use crate::bench::facts::{Facts, Fault, Libc, MEMORY};
 use crate::bench::{body, check, InRun, Kind, ParamSpec, Params, Prepared, RunContext};
 use crate::error::BenchError;
 use crate::harness::{Body, Expect, Plan};
@@ -64,12 +64,11 @@ const SIZE: ParamSpec = ParamSpec {
 pub const TLB_FLUSH: InRun = InRun {
     name: "mem.tlb_flush",
     facts: Facts {
-        enters: fixed(
+        named_only: true,
+        ..MEMORY.on(
             Libc,
             "madvise; entered too by the write's and the read's page faults",
-        ),
-        named_only: true,
-        ..MEMORY
+        )
     },
     about: "a write to a page, madvise(MADV_DONTNEED) of it (a TLB flush: on every CPU \
             running a thread of this process, so copies_as=thread sends shootdowns), \
@@ -197,11 +196,7 @@ fn prepare_tlb(p: &Params, cx: &RunContext) -> Result<Prepared, BenchError> {
 /// `mem.fault.private`.
 pub const FAULT_PRIVATE: InRun = InRun {
     name: "mem.fault.private",
-    facts: Facts {
-        enters: fixed(Fault, "the writes' faults"),
-        named_only: true,
-        ..MEMORY
-    },
+    facts: Facts { named_only: true, ..MEMORY.on(Fault, "the writes' faults") },
     about: "a write to each page of a fresh private mapping of a file, per page: the \
             page cache's page is read and copied (will-it-scale's page_fault2)",
     origin: "",
@@ -289,9 +284,8 @@ fn prepare_fault_private(p: &Params, cx: &RunContext) -> Result<Prepared, BenchE
 pub const MMAP_FILE: InRun = InRun {
     name: "mem.mmap_file",
     facts: Facts {
-        enters: fixed(Libc, "mmap and munmap"),
         named_only: true,
-        ..MEMORY
+        ..MEMORY.on(Libc, "mmap and munmap")
     },
     about: "mmap of a whole file, private and writable, and munmap of it, no page \
             touched (will-it-scale's mmap2)",
@@ -327,14 +321,13 @@ fn below_mmap_threshold(p: &Params) -> bool {
 pub const MALLOC: InRun = InRun {
     name: "mem.malloc",
     facts: Facts {
-        enters: fixed(
+        named_only: true,
+        user_space: Some(below_mmap_threshold),
+        ..MEMORY.on(
             Libc,
             "malloc and free: mmap and munmap above the C library's mmap threshold, no \
          call below it",
-        ),
-        named_only: true,
-        user_space: Some(below_mmap_threshold),
-        ..MEMORY
+        )
     },
     about: "the C library's malloc of `size` bytes and free of them, untouched: mmap \
             and munmap above its mmap threshold (will-it-scale's malloc1), its own free \

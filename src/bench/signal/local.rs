@@ -3,7 +3,7 @@
 //! protection fault repaired by a SIGSEGV handler.
 
 use super::{check_errno, expect_runs, own_ids};
-use crate::bench::facts::{fixed, Facts, Generic, Libc, NAMED, SYSCALL};
+use crate::bench::facts::{Facts, Generic, Libc, NAMED, SYSCALL};
 use crate::bench::Fact;
 use crate::bench::{check, Prepared, Simple};
 use crate::error::BenchError;
@@ -60,7 +60,7 @@ impl Body for Install {
 /// `signal.install`.
 pub const INSTALL: Simple = Simple {
     name: "signal.install",
-    facts: Facts { enters: fixed(Libc, "sigaction"), switches: true, ..SYSCALL },
+    facts: Facts { switches: true, ..SYSCALL.on(Libc, "sigaction") },
     about: "sigaction installing a handler for SIGUSR2, alternately one of two (every call changes the disposition; syscall.sigaction re-installs the same one)",
     origin: "004 Table I: no own row; the setup of every AST service (003 §4 signal())",
     params: &[],
@@ -123,9 +123,8 @@ fn prepare_mask() -> Result<Prepared, BenchError> {
 pub const MASK: Simple = Simple {
     name: "signal.mask",
     facts: Facts {
-        enters: fixed(Libc, "pthread_sigmask, twice"),
         switches: true,
-        ..SYSCALL
+        ..SYSCALL.on(Libc, "pthread_sigmask, twice")
     },
     about: "pthread_sigmask blocking SIGUSR1 and unblocking it again, nothing pending",
     origin: "004 Table I: $SETAST enable/disable ASTs (117 µs)",
@@ -157,12 +156,11 @@ impl Body for Catch {
 pub const CATCH: Simple = Simple {
     name: "signal.catch",
     facts: Facts {
-        enters: fixed(
+        switches: true,
+        ..SYSCALL.on(
             Generic,
             "tgkill; the handler returns through the C library's restorer",
-        ),
-        switches: true,
-        ..SYSCALL
+        )
     },
     about: "tgkill SIGUSR1 to this thread with a counting handler installed: the send, the delivery on the way out of the kernel, the handler and sigreturn",
     origin: "004 Table I: $DCLAST declare and call an AST (484 µs)",
@@ -204,13 +202,12 @@ impl Body for Raise {
 pub const RAISE: Simple = Simple {
     name: "signal.raise",
     facts: Facts {
-        enters: fixed(
+        switches: true,
+        ..NAMED.on(
             Libc,
             "raise: rt_sigprocmask, tgkill, rt_sigprocmask; the handler returns through the \
          C library's restorer",
-        ),
-        switches: true,
-        ..NAMED
+        )
     },
     about: "raise(SIGUSR1) with a counting handler installed: the C library blocks every \
             signal, sends it with tgkill and restores the mask, then the delivery, the \
@@ -274,13 +271,12 @@ fn with_handler(
 pub const PENDING: Simple = Simple {
     name: "signal.pending",
     facts: Facts {
-        enters: fixed(
+        switches: true,
+        ..SYSCALL.on(
             Generic,
             "tgkill, then pthread_sigmask twice (libc); the handler returns through the \
          C library's restorer",
-        ),
-        switches: true,
-        ..SYSCALL
+        )
     },
     about: "with SIGUSR1 blocked, tgkill it to this thread (it stays pending), unblock it (the handler runs on the way out), block it again",
     origin: "004 Table I: $DCLAST declare AST, delivery disabled (201 µs)",
@@ -371,7 +367,7 @@ impl Drop for RaiseBlocked {
 /// `signal.raise_blocked`.
 pub const RAISE_BLOCKED: Simple = Simple {
     name: "signal.raise_blocked",
-    facts: Facts { enters: fixed(Generic, "tgkill"), switches: true, ..SYSCALL },
+    facts: Facts { switches: true, ..SYSCALL.on(Generic, "tgkill") },
     about: "tgkill SIGUSR1 to this thread while it is blocked: the raise alone, timed one by one (the pending signal is taken by sigtimedwait between samples)",
     origin: "004 Table I: $DCLAST declare AST, delivery disabled (201 µs)",
     params: &[],
@@ -441,13 +437,12 @@ fn new_trap() -> Result<(ProtTrap, MutexGuard<'static, ()>), BenchError> {
 pub const PROT: Simple = Simple {
     name: "signal.prot",
     facts: Facts {
-        enters: fixed(
+        switches: true,
+        ..SYSCALL.on(
             Libc,
             "mprotect, in the handler and after it; entered first by the store's page \
          fault, left through the C library's restorer",
-        ),
-        switches: true,
-        ..SYSCALL
+        )
     },
     about: "a write to a read-only page: the fault, a SIGSEGV handler that mprotects the page writable, sigreturn and the retried write; then mprotect read-only again",
     origin: "004 Table I: $SETPRT set protection on pages (3690 µs, 5 pages), here from a fault handler",

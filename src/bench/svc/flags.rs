@@ -4,7 +4,7 @@
 //! `svc.canwak` is here too: a pending wake-up count is an eventfd counter.
 
 use super::{expect, expect_errno, fail, need_fds};
-use crate::bench::facts::{fixed, Facts, Generic, Libc, SYSCALL};
+use crate::bench::facts::{Facts, Generic, Libc, SYSCALL};
 use crate::bench::{Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::{Body, Plan};
@@ -35,7 +35,7 @@ fn drain(fd: RawFd) -> Result<(), BenchError> {
 /// `svc.ef.set`.
 pub const SET: Simple = Simple {
     name: "svc.ef.set",
-    facts: Facts { enters: fixed(Libc, "write"), ..SYSCALL },
+    facts: SYSCALL.on(Libc, "write"),
     about: "write(2) of 1 to an eventfd: sets the flag (the counter is drained before each batch, untimed, so it never saturates)",
     origin: "004 Table I: $SETEF set event flag (135 µs)",
     params: &[],
@@ -75,7 +75,7 @@ pub(super) fn futex_wake_nobody(_: &Params) -> Result<Prepared, BenchError> {
 /// `svc.ef.set_futex`.
 pub const SET_FUTEX: Simple = Simple {
     name: "svc.ef.set_futex",
-    facts: Facts { enters: fixed(Generic, "FUTEX_WAKE"), ..SYSCALL },
+    facts: SYSCALL.on(Generic, "FUTEX_WAKE"),
     about: "FUTEX_WAKE on a word nobody waits on (returns 0): setting a futex-based flag costs this call when the flag's owner may be asleep",
     origin: "004 Table I: $SETEF set event flag (135 µs)",
     params: &[],
@@ -85,7 +85,7 @@ pub const SET_FUTEX: Simple = Simple {
 /// `svc.ef.clear`.
 pub const CLEAR: Simple = Simple {
     name: "svc.ef.clear",
-    facts: Facts { enters: fixed(Libc, "read"), ..SYSCALL },
+    facts: SYSCALL.on(Libc, "read"),
     about: "read(2) of a set eventfd, which clears it: an EFD_SEMAPHORE eventfd preloaded (untimed) with one count per read of the batch, so each timed read takes exactly one",
     origin: "004 Table I: $CLREF clear event flag (81 µs)",
     params: &[],
@@ -137,7 +137,7 @@ fn drain_semaphore(fd: RawFd) -> Result<(), BenchError> {
 /// `svc.ef.read`.
 pub const READ: Simple = Simple {
     name: "svc.ef.read",
-    facts: Facts { enters: fixed(Libc, "read"), ..SYSCALL },
+    facts: SYSCALL.on(Libc, "read"),
     about: "non-blocking read(2) of a clear eventfd (EFD_NONBLOCK): reading the flag without waiting; EAGAIN is the expected outcome, anything else fails",
     origin: "004 Table I: $READEF read event flags (87 µs)",
     params: &[],
@@ -158,10 +158,7 @@ pub const READ: Simple = Simple {
 /// `svc.ef.wait`.
 pub const WAIT: Simple = Simple {
     name: "svc.ef.wait",
-    facts: Facts {
-        enters: fixed(Libc, "poll"),
-        ..SYSCALL
-    },
+    facts: SYSCALL.on(Libc, "poll"),
     about: "poll(2) with no time limit on one set eventfd: returns at once with it ready",
     origin: "004 Table I: $WAITFR wait for a (set) event flag (83 µs)",
     params: &[],
@@ -198,7 +195,7 @@ static WAIT_N_PARAMS: &[ParamSpec] = &[
 /// `svc.ef.wait_any`.
 pub const WAIT_ANY: Simple = Simple {
     name: "svc.ef.wait_any",
-    facts: Facts { enters: fixed(Libc, "poll or epoll_wait"), ..SYSCALL },
+    facts: SYSCALL.on(Libc, "poll or epoll_wait"),
     about: "one wait on n set eventfds that returns once one is ready: poll(2) over all n (poll scans every one; it has no early return), or epoll_wait(2) for one event",
     origin: "004 Table I: $WFLOR wait for logical OR of (set) event flags (84 µs)",
     params: WAIT_N_PARAMS,
@@ -208,7 +205,7 @@ pub const WAIT_ANY: Simple = Simple {
 /// `svc.ef.wait_all`.
 pub const WAIT_ALL: Simple = Simple {
     name: "svc.ef.wait_all",
-    facts: Facts { enters: fixed(Libc, "poll or epoll_wait"), ..SYSCALL },
+    facts: SYSCALL.on(Libc, "poll or epoll_wait"),
     about: "one wait on n set eventfds plus the check that all n are ready: poll(2) returning n, or epoll_wait(2) for n events returning n",
     origin: "004 Table I: $WFLAND wait for logical AND of (set) event flags (89 µs)",
     params: WAIT_N_PARAMS,
@@ -260,9 +257,8 @@ fn wait_n(p: &Params, all: bool) -> Result<Prepared, BenchError> {
 pub const CANWAK: Simple = Simple {
     name: "svc.canwak",
     facts: Facts {
-        enters: fixed(Libc, "read"),
         serial: Some("it already uses two CPUs (a forked sleeper)"),
-        ..SYSCALL
+        ..SYSCALL.on(Libc, "read")
     },
     about: "cancelling pending wake-ups: a non-blocking read(2) that drains an eventfd used as the wake-up count; timed one at a time, the count preloaded (untimed) before each",
     origin: "004 Table I: $CANWAK cancel wakeups (same process) (152 µs)",

@@ -4,7 +4,7 @@
 //! the time to calendar fields ($NUMTIM).
 
 use super::{expect, expect_errno, fail, flags};
-use crate::bench::facts::{fixed, Enters, Facts, Generic, Libc, SYSCALL, USER};
+use crate::bench::facts::{Enters, Facts, Generic, Libc, SYSCALL, USER};
 use crate::bench::{body, Prepared, Simple};
 use crate::error::BenchError;
 use crate::os::svc;
@@ -15,10 +15,7 @@ use std::sync::atomic::AtomicU32;
 /// `svc.getrusage`.
 pub const GETRUSAGE: Simple = Simple {
     name: "svc.getrusage",
-    facts: Facts {
-        enters: fixed(Libc, "getrusage"),
-        ..SYSCALL
-    },
+    facts: SYSCALL.on(Libc, "getrusage"),
     about: "getrusage(RUSAGE_SELF): the process's CPU times, faults and switches",
     origin: "004 Table I: $GETJPI return current process id (250 µs)",
     params: &[],
@@ -33,7 +30,7 @@ pub const GETRUSAGE: Simple = Simple {
 /// `svc.procstat`.
 pub const PROCSTAT: Simple = Simple {
     name: "svc.procstat",
-    facts: Facts { enters: fixed(Libc, "pread"), ..SYSCALL },
+    facts: SYSCALL.on(Libc, "pread"),
     about: "pread(2) of /proc/self/stat from offset 0 into a 1 KiB buffer, on a descriptor opened in prepare: the kernel formats the whole line each time",
     origin: "004 Table I: $GETJPI return current process id (250 µs)",
     params: &[],
@@ -56,7 +53,7 @@ pub const PROCSTAT: Simple = Simple {
 /// `svc.setpri`.
 pub const SETPRI: Simple = Simple {
     name: "svc.setpri",
-    facts: Facts { enters: fixed(Libc, "setpriority"), ..SYSCALL },
+    facts: SYSCALL.on(Libc, "setpriority"),
     about: "setpriority(PRIO_PROCESS, own thread id, its current nice value): the full call with no change in effect (never raised, never lowered)",
     origin: "004 Table I: $SETPRI set (raise) process priority (123 µs)",
     params: &[],
@@ -77,7 +74,7 @@ pub const SETPRI: Simple = Simple {
 /// `svc.wake.self`.
 pub const WAKE_SELF: Simple = Simple {
     name: "svc.wake.self",
-    facts: Facts { enters: fixed(Generic, "FUTEX_WAKE"), switches: true, ..SYSCALL },
+    facts: Facts { switches: true, ..SYSCALL.on(Generic, "FUTEX_WAKE") },
     about: "FUTEX_WAKE on a word of this process that nobody waits on (returns 0): the same call as svc.ef.set_futex, standing for the other row",
     origin: "004 Table I: $WAKE wakeup (same process) (106 µs)",
     params: &[],
@@ -87,7 +84,7 @@ pub const WAKE_SELF: Simple = Simple {
 /// `svc.hiber.pending`.
 pub const HIBER_PENDING: Simple = Simple {
     name: "svc.hiber.pending",
-    facts: Facts { enters: fixed(Generic, "FUTEX_WAIT"), ..SYSCALL },
+    facts: SYSCALL.on(Generic, "FUTEX_WAIT"),
     about: "FUTEX_WAIT on a word whose value already differs from the expected one (a wake-up is pending): returns EAGAIN at once, the expected outcome",
     origin: "004 Table I: $WAKE+$HIBER hibernate with pending wakeup (196 µs)",
     params: &[],

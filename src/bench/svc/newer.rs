@@ -9,7 +9,7 @@
 //! the listener; the thread, its filter with it, is stopped and joined with the body.
 //! The itimer sleep restores the previous ITIMER_REAL and SIGALRM disposition.
 
-use crate::bench::facts::{fixed, Facts, Generic, Libc, NAMED};
+use crate::bench::facts::{Facts, Generic, Libc, NAMED};
 use crate::bench::{Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::{Body, Expect, Plan};
@@ -37,10 +37,7 @@ const BLOCKS: Plan = Plan {
 /// `svc.uring.nop`.
 pub const URING_NOP: Simple = Simple {
     name: "svc.uring.nop",
-    facts: Facts {
-        enters: fixed(Generic, "io_uring_enter (the C library has no wrapper)"),
-        ..NAMED
-    },
+    facts: NAMED.on(Generic, "io_uring_enter (the C library has no wrapper)"),
     about: "an IORING_OP_NOP through io_uring (raw syscalls): fill the entry, io_uring_enter(1, 0), take the completion from the ring: the submission path with no operation behind it",
     origin: "",
     params: &[],
@@ -83,13 +80,10 @@ pub const NOTIFY_NR: u32 = 999;
 /// `svc.seccomp.notify`.
 pub const SECCOMP_NOTIFY: Simple = Simple {
     name: "svc.seccomp.notify",
-    facts: Facts {
-        enters: fixed(
-            Libc,
-            "ioctl (SECCOMP_IOCTL_NOTIF_RECV, _SEND); the notified thread's call, an unallocated number, by syscall()",
-        ),
-        ..NAMED
-    },
+    facts: NAMED.on(
+        Libc,
+        "ioctl (SECCOMP_IOCTL_NOTIF_RECV, _SEND); the notified thread's call, an unallocated number, by syscall()",
+    ),
     about: "a system call a seccomp filter hands to a user-space supervisor (SECCOMP_RET_USER_NOTIF), which receives it and answers 0 (SECCOMP_IOCTL_NOTIF_RECV, _SEND): the supervisor's loop, as perf times it, one round trip per call (newer perf bench sched seccomp-notify)",
     origin: "perf bench sched seccomp-notify",
     params: &[],
@@ -228,12 +222,11 @@ static USLEEP_PARAMS: &[ParamSpec] = &[
 pub const USLEEP: Simple = Simple {
     name: "svc.usleep",
     facts: Facts {
-        enters: fixed(
+        idle: |_| true,
+        ..NAMED.on(
             Libc,
             "usleep, nanosleep, select or pselect; itimer: setitimer and sigsuspend",
-        ),
-        idle: |_| true,
-        ..NAMED
+        )
     },
     about: "one relative sleep of `us` µs by lmbench lat_usleep's `method`: the measured sleep, the timer slack included",
     origin: "mcvoy1996 lat_usleep",

@@ -25,7 +25,7 @@
 
 use super::{fail, percentile};
 use crate::bench::ctx::place_pinned;
-use crate::bench::facts::{fixed, Facts, Generic, SYSCALL};
+use crate::bench::facts::{Facts, Generic, SYSCALL};
 use crate::bench::Fact;
 use crate::bench::{ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
@@ -58,10 +58,9 @@ static PARAMS: &[ParamSpec] = &[crate::bench::ctx::placement(
 pub const OTHER: Simple = Simple {
     name: "svc.wake.other",
     facts: Facts {
-        enters: fixed(Generic, "FUTEX_WAKE"),
         serial: Some("it already uses two CPUs (a forked sleeper)"),
         switches: true,
-        ..SYSCALL
+        ..SYSCALL.on(Generic, "FUTEX_WAKE")
     },
     about: "the waker's cost of a FUTEX_WAKE that wakes a forked child asleep in FUTEX_WAIT; timed one at a time, each after the child is seen asleep (untimed)",
     origin: "004 Table I: $WAKE wakeup (other process) (127 µs)",
@@ -73,13 +72,12 @@ pub const OTHER: Simple = Simple {
 pub const LATENCY: Simple = Simple {
     name: "svc.wake.latency",
     facts: Facts {
-        enters: fixed(
-            Generic,
-            "FUTEX_WAKE; then, same-cpu, sched_yield (libc) until the child runs",
-        ),
         serial: Some("it already uses two CPUs (a forked sleeper)"),
         switches: true,
-        ..SYSCALL
+        ..SYSCALL.on(
+            Generic,
+            "FUTEX_WAKE; then, same-cpu, sched_yield (libc) until the child runs",
+        )
     },
     about: "FUTEX_WAKE of a sleeping forked child until the waker sees it run again; facts: the child's own wake-up latency (just before the wake to just after its wait returns) p50/p99/max",
     origin: "004 Table I: $WAKE wakeup (other process) (127 µs), as the sleeper sees it",

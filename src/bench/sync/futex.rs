@@ -6,7 +6,7 @@
 
 use super::pool::Pool;
 use crate::bench::ctx::{place_pinned, placement_among};
-use crate::bench::facts::{fixed, Facts, Generic, NAMED};
+use crate::bench::facts::{Facts, Generic, NAMED};
 use crate::bench::{body, check, Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::{Body, Expect, Plan};
@@ -63,7 +63,7 @@ static HASH_PARAMS: &[ParamSpec] = &[ParamSpec {
 /// `sync.futex.hash`.
 pub const HASH: Simple = Simple {
     name: "sync.futex.hash",
-    facts: Facts { enters: fixed(Generic, "FUTEX_WAIT"), ..NAMED },
+    facts: NAMED.on(Generic, "FUTEX_WAIT"),
     about: "FUTEX_WAIT|PRIVATE on one of `futexes` words with a value it does not hold: the hash-bucket lookup, EAGAIN at once (perf bench futex hash; its threads are copies=N copies_as=thread)",
     origin: "perf bench futex hash",
     params: HASH_PARAMS,
@@ -102,7 +102,7 @@ static WAKE_PARAMS: &[ParamSpec] = &[
 /// `sync.futex.wake`.
 pub const WAKE: Simple = Simple {
     name: "sync.futex.wake",
-    facts: Facts { enters: fixed(Generic, "FUTEX_WAKE"), ..NAMED },
+    facts: NAMED.on(Generic, "FUTEX_WAKE"),
     about: "waking all `waiters` threads blocked in FUTEX_WAIT, `nwakes` per FUTEX_WAKE call, until every one is woken: the waker's time (perf bench futex wake); timed one at a time, the waiters re-blocked untimed",
     origin: "perf bench futex wake",
     params: WAKE_PARAMS,
@@ -143,7 +143,7 @@ static REQUEUE_PARAMS: &[ParamSpec] = &[
 /// `sync.futex.requeue`.
 pub const REQUEUE: Simple = Simple {
     name: "sync.futex.requeue",
-    facts: Facts { enters: fixed(Generic, "FUTEX_CMP_REQUEUE"), ..NAMED },
+    facts: NAMED.on(Generic, "FUTEX_CMP_REQUEUE"),
     about: "moving all `waiters` threads blocked on one futex word to another with FUTEX_CMP_REQUEUE, `nrequeue` per call, none woken (perf bench futex requeue); timed one at a time, the waiters woken and re-blocked untimed",
     origin: "perf bench futex requeue",
     params: REQUEUE_PARAMS,
@@ -222,7 +222,7 @@ static PARALLEL_PARAMS: &[ParamSpec] = &[
 /// `sync.futex.wake_parallel`.
 pub const WAKE_PARALLEL: Simple = Simple {
     name: "sync.futex.wake_parallel",
-    facts: Facts { enters: fixed(Generic, "FUTEX_WAKE"), ..NAMED },
+    facts: NAMED.on(Generic, "FUTEX_WAKE"),
     about: "one FUTEX_WAKE of the measuring thread's share (waiters/wakers) of `waiters` threads blocked on one futex, as `wakers`-1 other threads, released just before, each wake theirs: one waker's call, the per-thread latency perf bench futex wake-parallel averages; timed one at a time",
     origin: "perf bench futex wake-parallel",
     params: PARALLEL_PARAMS,
@@ -372,12 +372,11 @@ fn held(p: &Params) -> bool {
 pub const LOCK_PI: Simple = Simple {
     name: "sync.futex.lock_pi",
     facts: Facts {
-        enters: fixed(
+        idle: held,
+        ..NAMED.on(
             Generic,
             "FUTEX_LOCK_PI and FUTEX_UNLOCK_PI (hold_us: and nanosleep, libc)",
-        ),
-        idle: held,
-        ..NAMED
+        )
     },
     about: "FUTEX_LOCK_PI then FUTEX_UNLOCK_PI of one private word (both in the kernel, as perf's workers make them), with threads-1 contenders doing the same (perf bench futex lock-pi)",
     origin: "perf bench futex lock-pi",

@@ -21,7 +21,7 @@
 pub mod futex;
 pub mod pool;
 
-use crate::bench::facts::{fixed, Enters, Facts, Generic, Libc, NAMED};
+use crate::bench::facts::{Enters, Facts, Generic, Libc, NAMED};
 use crate::bench::{body, check, Bench, InRun, Kind, ParamSpec, Params, Prepared};
 use crate::error::BenchError;
 use crate::harness::{Expect, Plan};
@@ -59,13 +59,12 @@ thread_local! {
 pub const MUTEX: InRun = InRun {
     name: "sync.mutex",
     facts: Facts {
-        enters: fixed(
+        user_space: Some(uncontended),
+        ..NAMED.on(
             Libc,
             "pthread_mutex_lock and unlock: atomics; FUTEX_WAIT and FUTEX_WAKE inside them \
          only when another thread holds the mutex",
-        ),
-        user_space: Some(uncontended),
-        ..NAMED
+        )
     },
     about: "pthread_mutex_lock and pthread_mutex_unlock (will-it-scale's \
             pthread_mutex1-5): with copies_as=thread and share=one-mutex the copies \
@@ -262,10 +261,7 @@ pub const SEM: InRun = InRun {
 /// `sync.futex`.
 pub const FUTEX: InRun = InRun {
     name: "sync.futex",
-    facts: Facts {
-        enters: fixed(Generic, "FUTEX_WAKE or FUTEX_WAIT"),
-        ..NAMED
-    },
+    facts: NAMED.on(Generic, "FUTEX_WAKE or FUTEX_WAIT"),
     about:
         "futex(2) alone (will-it-scale's futex1-4): FUTEX_WAKE of a word nobody waits \
             on, or FUTEX_WAIT on a word whose value differs (EAGAIN at once); shared or \
@@ -335,10 +331,7 @@ fn prepare_futex(p: &Params) -> Result<Prepared, BenchError> {
 /// `sync.yield`.
 pub const YIELD: InRun = InRun {
     name: "sync.yield",
-    facts: Facts {
-        enters: fixed(Libc, "sched_yield"),
-        ..NAMED
-    },
+    facts: NAMED.on(Libc, "sched_yield"),
     about: "sched_yield(2) with no other task waiting for the CPU (will-it-scale's \
             sched_yield): the scheduler's pick, back to the caller",
     origin: "",
@@ -353,10 +346,7 @@ pub const YIELD: InRun = InRun {
 /// `sync.eventfd`.
 pub const EVENTFD: InRun = InRun {
     name: "sync.eventfd",
-    facts: Facts {
-        enters: fixed(Libc, "write, then read"),
-        ..NAMED
-    },
+    facts: NAMED.on(Libc, "write, then read"),
     about: "write(2) of 8 bytes (1) to an eventfd, then read(2) of its count back, by \
             one task (will-it-scale's eventfd1)",
     origin: "",

@@ -1,7 +1,7 @@
 //! Entry paths: getpid three ways, the argument count, and vDSO against real calls.
 
 use crate::bench::facts::{
-    fixed, quote, Facts,
+    quote, Facts,
     Figure::{NullLibc, NullRaw, VdsoClock},
     Generic, Raw, SYSCALL,
 };
@@ -41,8 +41,7 @@ pub const GETPID_RAW: Simple = Simple {
     name: "syscall.getpid.raw",
     facts: Facts {
         quotes: &[quote(NullRaw, 0, &[], "getpid, syscall in the loop")],
-        enters: fixed(Raw, "getpid: the aligned loop of syscall.getpid via=raw"),
-        ..SYSCALL
+        ..SYSCALL.on(Raw, "getpid: the aligned loop of syscall.getpid via=raw")
     },
     about: "getpid through the syscall instruction itself (the memo's direct call)",
     origin: "perez1976 Fig. 3 D(r0+0args)",
@@ -72,10 +71,7 @@ fn prepare_getpid_raw(_: &Params) -> Result<Prepared, BenchError> {
 /// `syscall.getpid.indirect`: the generic `syscall(SYS_getpid)` entry.
 pub const GETPID_INDIRECT: Simple = Simple {
     name: "syscall.getpid.indirect",
-    facts: Facts {
-        enters: fixed(Generic, "getpid: syscall(SYS_getpid)"),
-        ..SYSCALL
-    },
+    facts: SYSCALL.on(Generic, "getpid: syscall(SYS_getpid)"),
     about: "getpid through the C library's generic syscall() (the memo's indirect call)",
     origin: "perez1976 Fig. 3 I(r0+1arg)",
     params: &[],
@@ -90,14 +86,11 @@ pub const GETPID_INDIRECT: Simple = Simple {
 /// `syscall.args`: entry and exit with 0..6 arguments.
 pub const ARGS: Simple = Simple {
     name: "syscall.args",
-    facts: Facts {
-        enters: fixed(
-            Raw,
-            "an unimplemented call: the instruction inlined where the compiler places it, \
+    facts: SYSCALL.on(
+        Raw,
+        "an unimplemented call: the instruction inlined where the compiler places it, \
          not an aligned loop",
-        ),
-        ..SYSCALL
-    },
+    ),
     about: "a system call number the kernel does not implement, with n arguments: entry and exit only",
     origin: "perez1976 Fig. 3 (per-argument cost)",
     params: &[ParamSpec {

@@ -4,7 +4,7 @@
 //! A call the kernel refuses (ENOSYS on an older kernel, EPERM, EINVAL for a command it
 //! lacks) is skipped with the kernel's reason.
 
-use crate::bench::facts::{fixed, Facts, Generic, Libc, NAMED};
+use crate::bench::facts::{Generic, Libc, NAMED};
 use crate::bench::{body, check, Kind, ParamSpec, Prepared, Simple};
 use crate::error::BenchError;
 use crate::os::peers;
@@ -29,10 +29,7 @@ fn refused(call: &str, e: std::io::Error) -> BenchError {
 /// `syscall.getpgid`.
 pub const GETPGID: Simple = Simple {
     name: "syscall.getpgid",
-    facts: Facts {
-        enters: fixed(Libc, "getpgid"),
-        ..NAMED
-    },
+    facts: NAMED.on(Libc, "getpgid"),
     about: "getpgid(0): this process's group (newer perf bench syscall getpgid)",
     origin: "perf bench syscall getpgid",
     params: &[],
@@ -108,7 +105,7 @@ static MEMBARRIER_PARAMS: &[ParamSpec] = &[ParamSpec {
 /// `syscall.membarrier`.
 pub const MEMBARRIER: Simple = Simple {
     name: "syscall.membarrier",
-    facts: Facts { enters: fixed(Generic, "membarrier"), ..NAMED },
+    facts: NAMED.on(Generic, "membarrier"),
     about: "membarrier(MEMBARRIER_CMD_*_EXPEDITED): a memory barrier on every CPU running the process's threads (the process registered in prepare)",
     origin: "",
     params: MEMBARRIER_PARAMS,
@@ -127,10 +124,7 @@ pub const MEMBARRIER: Simple = Simple {
 /// `syscall.pidfd_open`.
 pub const PIDFD_OPEN: Simple = Simple {
     name: "syscall.pidfd_open",
-    facts: Facts {
-        enters: fixed(Generic, "pidfd_open, then close (libc)"),
-        ..NAMED
-    },
+    facts: NAMED.on(Generic, "pidfd_open, then close (libc)"),
     about: "pidfd_open of this process, then close of the descriptor (one pair)",
     origin: "",
     params: &[],
@@ -164,7 +158,7 @@ static VM_PARAMS: &[ParamSpec] = &[ParamSpec {
 /// `syscall.process_vm_readv`.
 pub const PROCESS_VM_READV: Simple = Simple {
     name: "syscall.process_vm_readv",
-    facts: Facts { enters: fixed(Libc, "process_vm_readv"), ..NAMED },
+    facts: NAMED.on(Libc, "process_vm_readv"),
     about: "process_vm_readv of `size` bytes from a buffer of a process (this one, by its pid: the same path as another's, the permission check passing at once) into a local one",
     origin: "",
     params: VM_PARAMS,
@@ -190,7 +184,7 @@ pub const PROCESS_VM_READV: Simple = Simple {
 /// `syscall.mseal`.
 pub const MSEAL: Simple = Simple {
     name: "syscall.mseal",
-    facts: Facts { enters: fixed(Generic, "mseal"), ..NAMED },
+    facts: NAMED.on(Generic, "mseal"),
     about: "mseal(2) of a page already sealed (sealing again succeeds): the call and its walk of the mappings; the one sealed page stays mapped until the process exits (the kernel lets nobody unmap it)",
     origin: "",
     params: &[],
@@ -210,7 +204,7 @@ static SELECT_PARAMS: &[ParamSpec] = &[ParamSpec {
 /// `syscall.select`.
 pub const SELECT: Simple = Simple {
     name: "syscall.select",
-    facts: Facts { enters: fixed(Libc, "select"), ..NAMED },
+    facts: NAMED.on(Libc, "select"),
     about: "select(2) with a zero timeout on n descriptors of a file (/dev/null, opened n times), all ready for writing: lmbench lat_select's file case",
     origin: "mcvoy1996 lat_select",
     params: SELECT_PARAMS,

@@ -15,9 +15,7 @@ mod members;
 pub use members::{BuildError, Ring};
 
 use super::home_cpu;
-use crate::bench::facts::{
-    fixed, quote, Facts, Figure::SwitchSame, Libc, Tables, SYSCALL,
-};
+use crate::bench::facts::{quote, Facts, Figure::SwitchSame, Libc, Tables, SYSCALL};
 use crate::bench::via::Via;
 use crate::bench::Fact;
 use crate::bench::{body, InRun, Kind, ParamSpec, Params, Prepared, RunContext, Simple};
@@ -68,11 +66,10 @@ pub const RING: InRun = InRun {
             &[("n", "2"), ("kind", "process"), ("placement", "same-cpu")],
             "a hop of a 2-process ring",
         )],
-        enters: fixed(Libc, "write and read of the token, in every member"),
         serial: Some("it already uses two CPUs or a ring of tasks"),
         switches: true,
         tables: Tables::Ring,
-        ..SYSCALL
+        ..SYSCALL.on(Libc, "write and read of the token, in every member")
     },
     about: "a token passed around a ring of n tasks joined by pipes: ns per hop, with the ring's CPU accounting",
     origin: "sloan1992 (the pipeline benchmark); manea1999 §4",
