@@ -157,8 +157,9 @@ pub struct Quote {
     pub figure: Figure,
     /// Its place among the figure's rows, best first (0 before 1).
     pub rank: u8,
-    /// Parameter values the row must have (others may be anything).
-    pub params: &'static [(&'static str, &'static str)],
+    /// Parameter values the row must have, `name=value` apart by spaces (others may be
+    /// anything).
+    pub params: &'static str,
     /// What the figure is, in a few words (`half a pipe ping-pong`).
     pub what: &'static str,
     /// How it is shown.
@@ -169,7 +170,7 @@ pub struct Quote {
 pub const fn quote(
     figure: Figure,
     rank: u8,
-    params: &'static [(&'static str, &'static str)],
+    params: &'static str,
     what: &'static str,
 ) -> Quote {
     Quote {
@@ -335,12 +336,17 @@ mod tests {
         let mut quotes = b.facts().quotes.to_vec();
         quotes.sort_by_key(|q| (Figure::ALL.iter().position(|f| *f == q.figure), q.rank));
         for q in quotes {
+            let params: Vec<_> = q
+                .params
+                .split_whitespace()
+                .filter_map(|kv| kv.split_once('='))
+                .collect();
             let _ = writeln!(
                 out,
                 "  summary: {} #{}: {:?} {} {:?}",
                 q.figure.label(),
                 q.rank,
-                q.params,
+                params,
                 q.what,
                 q.show
             );

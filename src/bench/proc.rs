@@ -66,7 +66,7 @@ const ONE_BY_ONE: Plan = Plan {
 pub const FORK: Simple = Simple {
     name: "proc.fork",
     facts: Facts {
-        quotes: &[quote(Fork, 0, &[("rss", "0")], "fork, _exit, waitpid")],
+        quotes: &[quote(Fork, 0, "rss=0", "fork, _exit, waitpid")],
         ..SYSCALL.on(Libc, "fork, then waitpid")
     },
     about: "fork(); the child _exit(0)s at once; waitpid reaps it (grows with the parent's memory)",
@@ -119,7 +119,7 @@ pub const VFORK: Simple = Simple {
 pub const EXEC: Simple = Simple {
     name: "proc.exec",
     facts: Facts {
-        quotes: &[quote(Exec, 0, &[("rss", "0")], "fork, execve, waitpid")],
+        quotes: &[quote(Exec, 0, "rss=0", "fork, execve, waitpid")],
         serial: Some("it needs the syscost binary as a single-threaded process"),
         ..SYSCALL.on(Libc, "fork, execve in the child, waitpid")
     },

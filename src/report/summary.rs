@@ -18,9 +18,12 @@ pub const HANDFUL: usize = 5;
 fn matches(bench: &str, q: &Quote, r: &BenchResult) -> bool {
     r.name == bench
         && r.measured.is_some()
-        && q.params.iter().all(|(k, v)| match r.params.get(*k) {
-            Some(got) => got == v,
-            None => (*k, *v) == ("via", crate::bench::via::DEFAULT),
+        && q.params.split_whitespace().all(|kv| {
+            let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
+            match r.params.get(k) {
+                Some(got) => got == v,
+                None => (k, v) == ("via", crate::bench::via::DEFAULT),
+            }
         })
 }
 

@@ -71,7 +71,7 @@ pub const READ: InRun = InRun {
             ..quote(
                 FileRead,
                 0,
-                &[("method", "read"), ("size", "65536"), ("cache", "warm")],
+                "method=read size=65536 cache=warm",
                 "read(2) of 64 KiB",
             )
         }],

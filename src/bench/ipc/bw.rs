@@ -54,11 +54,7 @@ pub const BW: Simple = Simple {
             ..quote(
                 MessageBandwidth,
                 0,
-                &[
-                    ("transport", "pipe"),
-                    ("size", "65536"),
-                    ("placement", "same-cpu"),
-                ],
+                "transport=pipe size=65536 placement=same-cpu",
                 "pipe, 64 KiB writes",
             )
         }],

@@ -65,31 +65,19 @@ pub const RTT: Simple = Simple {
             quote(
                 PipeRtt,
                 0,
-                &[
-                    ("transport", "pipe"),
-                    ("size", "4"),
-                    ("placement", "same-cpu"),
-                ],
+                "transport=pipe size=4 placement=same-cpu",
                 "4 B echo, same CPU",
             ),
             quote(
                 MessageOverhead,
                 0,
-                &[
-                    ("transport", "posix_mq"),
-                    ("size", "4"),
-                    ("placement", "same-cpu"),
-                ],
+                "transport=posix_mq size=4 placement=same-cpu",
                 "POSIX mq 4 B echo",
             ),
             quote(
                 MessageOverhead,
                 1,
-                &[
-                    ("transport", "sysv_msg"),
-                    ("size", "4"),
-                    ("placement", "same-cpu"),
-                ],
+                "transport=sysv_msg size=4 placement=same-cpu",
                 "SysV msg 4 B echo",
             ),
         ],

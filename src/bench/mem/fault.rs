@@ -46,7 +46,7 @@ pub const ZERO: Simple = Simple {
         quotes: &[quote(
             Figure::ZeroFault,
             0,
-            &[("page", "4k"), ("prefault", "none"), ("access", "write")],
+            "page=4k prefault=none access=write",
             "per 4 KiB page",
         )],
         enters: Enters::Fixed(Fixed {

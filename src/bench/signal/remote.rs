@@ -354,7 +354,7 @@ pub const QUEUE: Simple = Simple {
 pub const QUEUE_RTT: Simple = Simple {
     name: "signal.queue_rtt",
     facts: Facts {
-        quotes: &[quote(SignalRtt, 1, &[("placement", "same-cpu")], "sigqueue echo, same CPU")],
+        quotes: &[quote(SignalRtt, 1, "placement=same-cpu", "sigqueue echo, same CPU")],
         serial: Some("it already uses two CPUs (a partner process)"),
         switches: true,
         ..SYSCALL.on(Generic, "rt_sigqueueinfo, then rt_sigtimedwait")

@@ -32,13 +32,8 @@ pub const GETPPID: Simple = Simple {
     name: "syscall.getppid",
     facts: Facts {
         quotes: &[
-            quote(NullLibc, 1, &[("via", "libc")], "getppid, C library"),
-            quote(
-                NullRaw,
-                2,
-                &[("via", "raw")],
-                "getppid, syscall in the loop",
-            ),
+            quote(NullLibc, 1, "via=libc", "getppid, C library"),
+            quote(NullRaw, 2, "via=raw", "getppid, syscall in the loop"),
         ],
         ..SYSCALL
     },

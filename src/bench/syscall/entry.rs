@@ -17,8 +17,8 @@ pub const GETPID: Simple = Simple {
     name: "syscall.getpid",
     facts: Facts {
         quotes: &[
-            quote(NullLibc, 0, &[("via", "libc")], "getpid, C library"),
-            quote(NullRaw, 1, &[("via", "raw")], "getpid, syscall in the loop"),
+            quote(NullLibc, 0, "via=libc", "getpid, C library"),
+            quote(NullRaw, 1, "via=raw", "getpid, syscall in the loop"),
         ],
         ..SYSCALL
     },
@@ -40,7 +40,7 @@ pub const GETPID: Simple = Simple {
 pub const GETPID_RAW: Simple = Simple {
     name: "syscall.getpid.raw",
     facts: Facts {
-        quotes: &[quote(NullRaw, 0, &[], "getpid, syscall in the loop")],
+        quotes: &[quote(NullRaw, 0, "", "getpid, syscall in the loop")],
         ..SYSCALL.on(Raw, "getpid: the aligned loop of syscall.getpid via=raw")
     },
     about: "getpid through the syscall instruction itself (the memo's direct call)",
@@ -180,7 +180,7 @@ fn vdso_or_skip(p: &Params) -> Result<bool, BenchError> {
 pub const CLOCK_GETTIME: Simple = Simple {
     name: "syscall.clock_gettime",
     facts: Facts {
-        quotes: &[quote(VdsoClock, 0, &[("via", "vdso")], "clock_gettime")],
+        quotes: &[quote(VdsoClock, 0, "via=vdso", "clock_gettime")],
         ..SYSCALL
     },
     about: "clock_gettime(CLOCK_MONOTONIC) through the vDSO, or as a real system call",

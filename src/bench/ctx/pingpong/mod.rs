@@ -21,12 +21,7 @@ use crate::bench::facts::{
     Generic, Libc, Quote, Show, Tables, SYSCALL,
 };
 
-const PIPE_SAME: &[(&str, &str)] = &[
-    ("mechanism", "pipe"),
-    ("placement", "same-cpu"),
-    ("kind", "process"),
-    ("fpu", "clean"),
-];
+const PIPE_SAME: &str = "mechanism=pipe placement=same-cpu kind=process fpu=clean";
 use crate::bench::via::Fixed;
 use crate::bench::Fact;
 use crate::bench::{After, Kind, ParamSpec, Params, Prepared, Simple};
@@ -82,12 +77,7 @@ pub const PINGPONG: Simple = Simple {
                 ..quote(
                     SwitchCross,
                     0,
-                    &[
-                        ("mechanism", "pipe"),
-                        ("placement", "cross-cpu"),
-                        ("kind", "process"),
-                        ("fpu", "clean"),
-                    ],
+                    "mechanism=pipe placement=cross-cpu kind=process fpu=clean",
                     "half a pipe ping-pong",
                 )
             },
@@ -95,12 +85,7 @@ pub const PINGPONG: Simple = Simple {
             quote(
                 SignalRtt,
                 0,
-                &[
-                    ("mechanism", "signal"),
-                    ("placement", "same-cpu"),
-                    ("kind", "process"),
-                    ("fpu", "clean"),
-                ],
+                "mechanism=signal placement=same-cpu kind=process fpu=clean",
                 "signal ping-pong, same CPU",
             ),
         ],

@@ -63,7 +63,7 @@ pub const RING: InRun = InRun {
         quotes: &[quote(
             SwitchSame,
             1,
-            &[("n", "2"), ("kind", "process"), ("placement", "same-cpu")],
+            "n=2 kind=process placement=same-cpu",
             "a hop of a 2-process ring",
         )],
         serial: Some("it already uses two CPUs or a ring of tasks"),
