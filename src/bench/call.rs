@@ -1,7 +1,7 @@
 //! `call.*`: the memo's calibration (Fig. 6): an empty function call, and the loop
 //! overhead the harness subtracts from every other benchmark.
 
-use super::facts::{Enters, Facts, USER};
+use super::facts::*;
 use super::{Bench, Params, Prepared};
 use crate::error::BenchError;
 use crate::harness::{Body, EmptyLoop, Plan};

@@ -1,7 +1,7 @@
 //! `clock.*`: the cost of reading each clock a program can use (1999 §2), and the
 //! clock table that `syscost clocks` surveys.
 
-use super::facts::{fixed, Enters, Facts, Libc, Vdso, SYSCALL, USER};
+use super::facts::*;
 use super::{Bench, Params, Prepared};
 use crate::error::BenchError;
 use crate::os::sys;

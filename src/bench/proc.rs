@@ -25,11 +25,8 @@
 pub mod clone3;
 pub mod rss;
 
-use crate::bench::facts::{
-    quote, Facts,
-    Figure::{Exec, Fork},
-    Libc, Raw, SYSCALL,
-};
+use crate::bench::facts::Figure::{Exec, Fork};
+use crate::bench::facts::*;
 use crate::bench::Fact;
 use crate::bench::{body, Bench, Params, Prepared, Simple};
 use crate::error::BenchError;

@@ -15,7 +15,7 @@
 
 use super::via::{self, check_raw, Via};
 use super::{check, InRun, Kind, ParamSpec, Params, Prepared, RunContext};
-use crate::bench::facts::{Facts, Fault, MEMORY, SYSCALL};
+use crate::bench::facts::*;
 use crate::error::BenchError;
 use crate::harness::{Body, Expect, Plan};
 use crate::os::mem::{page_size, Mapping};

@@ -1,7 +1,7 @@
 //! `trace.*`: the trace facility's own cost, which the 1976 memo measured first and
 //! used as the correction for every interval (its Fig. 2).
 
-use super::facts::{Enters, Facts, USER};
+use super::facts::*;
 use super::{Bench, Params, Prepared};
 use crate::error::BenchError;
 use crate::harness::Body;

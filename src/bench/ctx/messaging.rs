@@ -8,7 +8,7 @@
 //! measuring thread releases them (one wake-up) and waits until the last receiver is
 //! done. They are stopped and joined, their descriptors closed, with the body.
 
-use crate::bench::facts::{Facts, Libc, NAMED};
+use crate::bench::facts::*;
 use crate::bench::{Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::{Body, Expect, Plan};

@@ -10,7 +10,7 @@
 //! batch of N files in directories of 100 under the body's); the default lets the
 //! harness size the batch, at most 1000 files in one directory.
 
-use crate::bench::facts::{Libc, NAMED};
+use crate::bench::facts::*;
 use crate::bench::{Kind, ParamSpec, Params, Prepared, RunContext};
 use crate::error::BenchError;
 use crate::harness::{Body, Plan};

@@ -18,7 +18,7 @@
 //! it rewinds a sequential read or write when it reaches the end of the 1 MiB file,
 //! inside the loop (one call in 256).
 
-use crate::bench::facts::{Libc, NAMED};
+use crate::bench::facts::*;
 use crate::bench::{check, InRun, Kind, ParamSpec, Params, Prepared, RunContext};
 use crate::error::BenchError;
 use crate::harness::{Body, Expect, Plan};

@@ -12,8 +12,9 @@
 //! warm it.
 
 use super::{IoTally, Scratch};
+use crate::bench::facts::Figure::FileRead;
 use crate::bench::facts::SYSCALL;
-use crate::bench::facts::{quote, Facts, Figure::FileRead, Quote, Show};
+use crate::bench::facts::*;
 use crate::bench::via::Via;
 use crate::bench::Fact;
 use crate::bench::{After, InRun, Kind, ParamSpec, Params, Prepared, RunContext};

@@ -9,9 +9,8 @@
 
 use super::link::{read_all, write_all, Link};
 use super::mb_per_s;
-use crate::bench::facts::{
-    quote, Facts, Figure::MessageBandwidth, Libc, Quote, Show, PARTNER, SYSCALL,
-};
+use crate::bench::facts::Figure::MessageBandwidth;
+use crate::bench::facts::*;
 use crate::bench::Fact;
 use crate::bench::{Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;

@@ -10,7 +10,7 @@
 //! lock), the semaphore set is removed, the accepting thread stopped and joined.
 
 use crate::bench::ctx::place_pinned;
-use crate::bench::facts::{Facts, Libc, NAMED};
+use crate::bench::facts::*;
 use crate::bench::{check, Kind, ParamSpec, Params, Prepared, RunContext};
 use crate::error::BenchError;
 use crate::harness::{Body, Expect, Plan};

@@ -10,12 +10,8 @@
 use super::link::{Link, Port, CUT_SHORT, TIMED_OUT, TRANSPORTS};
 use super::mb_per_s;
 use super::priority::{self, MasterSched};
-use crate::bench::facts::{
-    quote, Enters, Facts,
-    Figure::{MessageOverhead, PipeRtt},
-    Generic, Libc, PARTNER, SYSCALL,
-};
-use crate::bench::via::Fixed;
+use crate::bench::facts::Figure::{MessageOverhead, PipeRtt};
+use crate::bench::facts::*;
 use crate::bench::Fact;
 use crate::bench::{Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;

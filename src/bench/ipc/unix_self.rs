@@ -2,7 +2,7 @@
 //! task writes a byte into one end of a connected stream socket pair and reads it from
 //! the other; no partner, no switch. Each copy has its own pair.
 
-use crate::bench::facts::{Facts, Libc, NAMED};
+use crate::bench::facts::*;
 use crate::bench::{body, InRun, Prepared};
 use crate::error::BenchError;
 use crate::os::task;

@@ -8,8 +8,7 @@
 //! forked). Only the touches are timed, plus the prefault call itself where the
 //! benchmark asks for one (`prefault=populate`).
 
-use crate::bench::facts::{quote, Enters, Facts, Fault, Figure, Libc, MEMORY};
-use crate::bench::via::Fixed;
+use crate::bench::facts::*;
 use crate::bench::Fact;
 use crate::bench::{InRun, Kind, ParamSpec, Params, Prepared, RunContext, Simple};
 use crate::error::BenchError;

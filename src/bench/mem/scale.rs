@@ -12,7 +12,7 @@
 //! the next one, outside the clock (will-it-scale maps and unmaps them inside its loop,
 //! once per 128 MiB or 1 MiB of pages); the files have no name.
 
-use crate::bench::facts::{Facts, Fault, Libc, MEMORY};
+use crate::bench::facts::*;
 use crate::bench::{body, check, InRun, Kind, ParamSpec, Params, Prepared, RunContext};
 use crate::error::BenchError;
 use crate::harness::{Body, Expect, Plan};

@@ -7,7 +7,7 @@
 //! Where a service has no undo of its own, one operation is the service and its undo,
 //! so the state is the same before every iteration; the table names it ("per ... pair").
 
-use crate::bench::facts::{Generic, Libc, MEMORY};
+use crate::bench::facts::*;
 use crate::bench::{body, check, Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::{Body, Expect, Plan};

@@ -5,7 +5,7 @@
 //! before 5.3, or a seccomp policy that answers ENOSYS or EPERM).
 
 use super::ONE_BY_ONE;
-use crate::bench::facts::{Generic, NAMED};
+use crate::bench::facts::*;
 use crate::bench::{body, Prepared, Simple};
 use crate::error::BenchError;
 use crate::os::peers;

@@ -3,7 +3,7 @@
 //! protection fault repaired by a SIGSEGV handler.
 
 use super::{check_errno, expect_runs, own_ids};
-use crate::bench::facts::{Facts, Generic, Libc, NAMED, SYSCALL};
+use crate::bench::facts::*;
 use crate::bench::Fact;
 use crate::bench::{check, Prepared, Simple};
 use crate::error::BenchError;

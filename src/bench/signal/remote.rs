@@ -8,7 +8,8 @@
 
 use super::{check_errno, own_ids};
 use crate::bench::ctx::{place_pinned, placement};
-use crate::bench::facts::{quote, Facts, Figure::SignalRtt, Generic, SYSCALL};
+use crate::bench::facts::Figure::SignalRtt;
+use crate::bench::facts::*;
 use crate::bench::Fact;
 use crate::bench::{check, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;

@@ -13,7 +13,7 @@
 
 use crate::bench::ctx::place_pinned;
 use crate::bench::ctx::placement;
-use crate::bench::facts::{Facts, Libc, SYSCALL};
+use crate::bench::facts::*;
 use crate::bench::{ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::{Body, Expect, Plan};

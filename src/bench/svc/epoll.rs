@@ -7,7 +7,7 @@
 //! is stopped and joined.
 
 use crate::bench::ctx::{place_pinned, placement_among};
-use crate::bench::facts::{Libc, NAMED};
+use crate::bench::facts::*;
 use crate::bench::{check, Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::{Body, Expect, Plan};

@@ -4,7 +4,7 @@
 //! `svc.canwak` is here too: a pending wake-up count is an eventfd counter.
 
 use super::{expect, expect_errno, fail, need_fds};
-use crate::bench::facts::{Facts, Generic, Libc, SYSCALL};
+use crate::bench::facts::*;
 use crate::bench::{Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::{Body, Plan};

@@ -12,7 +12,7 @@
 //! worker too; `inline` then says so (`blocked_per_write` near 1).
 
 use super::{expect, fail};
-use crate::bench::facts::{Facts, Generic, Libc, SYSCALL};
+use crate::bench::facts::*;
 use crate::bench::Fact;
 use crate::bench::{body, Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;

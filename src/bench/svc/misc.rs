@@ -4,7 +4,7 @@
 //! the time to calendar fields ($NUMTIM).
 
 use super::{expect, expect_errno, fail, flags};
-use crate::bench::facts::{Enters, Facts, Generic, Libc, SYSCALL, USER};
+use crate::bench::facts::*;
 use crate::bench::{body, Prepared, Simple};
 use crate::error::BenchError;
 use crate::os::svc;

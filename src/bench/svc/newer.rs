@@ -9,7 +9,7 @@
 //! the listener; the thread, its filter with it, is stopped and joined with the body.
 //! The itimer sleep restores the previous ITIMER_REAL and SIGALRM disposition.
 
-use crate::bench::facts::{Facts, Generic, Libc, NAMED};
+use crate::bench::facts::*;
 use crate::bench::{Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::{Body, Expect, Plan};

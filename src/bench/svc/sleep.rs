@@ -5,7 +5,7 @@
 //! sample, as cyclictest reports it.
 
 use super::percentile;
-use crate::bench::facts::{Facts, Libc, SYSCALL};
+use crate::bench::facts::*;
 use crate::bench::Fact;
 use crate::bench::{Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;

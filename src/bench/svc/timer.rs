@@ -12,7 +12,7 @@
 //! the time elapsed since prepare).
 
 use super::{expect, fail};
-use crate::bench::facts::{Libc, SYSCALL};
+use crate::bench::facts::*;
 use crate::bench::Fact;
 use crate::bench::{After, Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;

@@ -25,7 +25,7 @@
 
 use super::{fail, percentile};
 use crate::bench::ctx::place_pinned;
-use crate::bench::facts::{Facts, Generic, SYSCALL};
+use crate::bench::facts::*;
 use crate::bench::Fact;
 use crate::bench::{ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;

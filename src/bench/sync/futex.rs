@@ -6,7 +6,7 @@
 
 use super::pool::Pool;
 use crate::bench::ctx::{place_pinned, placement_among};
-use crate::bench::facts::{Facts, Generic, NAMED};
+use crate::bench::facts::*;
 use crate::bench::{body, check, Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::{Body, Expect, Plan};

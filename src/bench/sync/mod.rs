@@ -21,7 +21,7 @@
 pub mod futex;
 pub mod pool;
 
-use crate::bench::facts::{Enters, Facts, Generic, Libc, NAMED};
+use crate::bench::facts::*;
 use crate::bench::{body, check, Bench, InRun, Kind, ParamSpec, Params, Prepared};
 use crate::error::BenchError;
 use crate::harness::{Expect, Plan};

@@ -4,11 +4,9 @@
 //! Each takes `via=libc|raw` (the C library's wrapper, or the instruction in the loop),
 //! but for setuid and setgid, whose wrappers signal every thread: `via=syscall|raw`.
 
+use crate::bench::facts::Figure::{NullLibc, NullRaw};
 use crate::bench::facts::SYSCALL;
-use crate::bench::facts::{
-    quote, Facts,
-    Figure::{NullLibc, NullRaw},
-};
+use crate::bench::facts::*;
 use crate::bench::via::{self, check_raw as raw_ok, Via};
 use crate::bench::{body, check, Kind, ParamSpec, Prepared, Simple};
 use crate::error::BenchError;

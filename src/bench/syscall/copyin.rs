@@ -1,6 +1,6 @@
 //! Copy-in cost: system calls whose argument is an array the kernel copies in.
 
-use crate::bench::facts::{NAMED, SYSCALL};
+use crate::bench::facts::*;
 use crate::bench::via::{self, Via};
 use crate::bench::{body, check, Kind, ParamSpec, Prepared, Simple};
 use crate::error::BenchError;

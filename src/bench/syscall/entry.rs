@@ -1,10 +1,7 @@
 //! Entry paths: getpid three ways, the argument count, and vDSO against real calls.
 
-use crate::bench::facts::{
-    quote, Facts,
-    Figure::{NullLibc, NullRaw, VdsoClock},
-    Generic, Raw, SYSCALL,
-};
+use crate::bench::facts::Figure::{NullLibc, NullRaw, VdsoClock};
+use crate::bench::facts::*;
 use crate::bench::via::{self, Via};
 use crate::bench::{body, check, Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;

@@ -4,7 +4,7 @@
 //! A call the kernel refuses (ENOSYS on an older kernel, EPERM, EINVAL for a command it
 //! lacks) is skipped with the kernel's reason.
 
-use crate::bench::facts::{Generic, Libc, NAMED};
+use crate::bench::facts::*;
 use crate::bench::{body, check, Kind, ParamSpec, Prepared, Simple};
 use crate::error::BenchError;
 use crate::os::peers;

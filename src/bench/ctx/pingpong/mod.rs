@@ -15,14 +15,10 @@ mod master;
 mod slave;
 
 use super::place;
-use crate::bench::facts::{
-    quote, Enters, Facts,
-    Figure::{PipeRtt, SignalRtt, SwitchCross, SwitchSame},
-    Generic, Libc, Quote, Show, Tables, SYSCALL,
-};
+use crate::bench::facts::Figure::{PipeRtt, SignalRtt, SwitchCross, SwitchSame};
+use crate::bench::facts::*;
 
 const PIPE_SAME: &str = "mechanism=pipe placement=same-cpu kind=process fpu=clean";
-use crate::bench::via::Fixed;
 use crate::bench::Fact;
 use crate::bench::{After, Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;

@@ -15,7 +15,8 @@ mod members;
 pub use members::{BuildError, Ring};
 
 use super::home_cpu;
-use crate::bench::facts::{quote, Facts, Figure::SwitchSame, Libc, Tables, SYSCALL};
+use crate::bench::facts::Figure::SwitchSame;
+use crate::bench::facts::*;
 use crate::bench::via::Via;
 use crate::bench::Fact;
 use crate::bench::{body, InRun, Kind, ParamSpec, Params, Prepared, RunContext, Simple};
