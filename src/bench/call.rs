@@ -1,6 +1,7 @@
 //! `call.*`: the memo's calibration (Fig. 6): an empty function call, and the loop
 //! overhead the harness subtracts from every other benchmark.
 
+use super::facts::*;
 use super::{Bench, Params, Prepared};
 use crate::error::BenchError;
 use crate::harness::{Body, EmptyLoop, Plan};
@@ -42,6 +43,13 @@ impl Bench for EmptyCall {
     fn origin(&self) -> &'static str {
         "perez1976 Fig. 6 (subroutine overhead)"
     }
+    fn facts(&self) -> Facts {
+        Facts {
+            enters: Enters::Not("a function call"),
+            seccomp: false,
+            ..USER
+        }
+    }
     fn prepare(&self, _: &Params, _: &super::RunContext) -> Result<Prepared, BenchError> {
         Ok(Prepared::new(Box::new(CallLoop)))
     }
@@ -59,6 +67,13 @@ impl Bench for LoopOverhead {
     }
     fn origin(&self) -> &'static str {
         "perez1976 (trace calibration); 1999 §3 (timer overhead)"
+    }
+    fn facts(&self) -> Facts {
+        Facts {
+            enters: Enters::Not("the loop alone"),
+            seccomp: false,
+            ..USER
+        }
     }
     fn prepare(&self, _: &Params, _: &super::RunContext) -> Result<Prepared, BenchError> {
         let plan = Plan {

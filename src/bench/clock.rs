@@ -1,6 +1,7 @@
 //! `clock.*`: the cost of reading each clock a program can use (1999 §2), and the
 //! clock table that `syscost clocks` surveys.
 
+use super::facts::*;
 use super::{Bench, Params, Prepared};
 use crate::error::BenchError;
 use crate::os::sys;
@@ -168,6 +169,29 @@ impl Bench for ClockRead {
     }
     fn origin(&self) -> &'static str {
         "manea1999 §2 (choosing a time machine)"
+    }
+    fn facts(&self) -> Facts {
+        let enters = match self.0.kind {
+            ClockKind::Rdtsc => Enters::Not("the rdtsc instruction"),
+            ClockKind::Rdtscp => Enters::Not("the rdtscp instruction"),
+            ClockKind::Posix(
+                libc::CLOCK_PROCESS_CPUTIME_ID | libc::CLOCK_THREAD_CPUTIME_ID,
+            ) => {
+                // The C library sends the CPU-time clocks to the kernel.
+                return Facts {
+                    enters: fixed(
+                        Libc,
+                        "clock_gettime: the vDSO reads no CPU-time clock and makes the \
+                         call from its own function",
+                    ),
+                    ..SYSCALL
+                };
+            }
+            ClockKind::Posix(_) => fixed(Vdso, "clock_gettime"),
+            ClockKind::Gettimeofday => fixed(Vdso, "gettimeofday"),
+            ClockKind::Time => fixed(Vdso, "time"),
+        };
+        Facts { enters, ..USER }
     }
     fn prepare(&self, _: &Params, _: &super::RunContext) -> Result<Prepared, BenchError> {
         let kind = self.0.kind;

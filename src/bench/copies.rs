@@ -3,8 +3,8 @@
 //! and the expansion of a benchmark's parameters with them.
 //!
 //! It owns the names, the values and the refusal; it does not run copies (the session
-//! does, see `crate::session`), and it knows benchmarks only by the names of those
-//! that cannot run as copies.
+//! does, see `crate::session`); a benchmark's entry says whether it can
+//! ([`super::Facts::serial`]).
 
 use super::params::{self, Kind, ParamArg, ParamSpec, Params};
 use super::Bench;
@@ -82,63 +82,9 @@ impl Copies {
     }
 }
 
-/// Benchmarks that cannot run as copies, by the start of their names, and why.
-const SERIAL: &[(&str, &str)] = &[
-    ("ctx.", "it already uses two CPUs or a ring of tasks"),
-    (
-        "ipc.rtt",
-        "it already uses two CPUs (a partner at the other end)",
-    ),
-    (
-        "ipc.bw",
-        "it already uses two CPUs (a partner at the other end)",
-    ),
-    (
-        "signal.queue",
-        "it already uses two CPUs (a partner process)",
-    ),
-    (
-        "signal.stop",
-        "it already uses two CPUs (a partner process)",
-    ),
-    (
-        "signal.cont",
-        "it already uses two CPUs (a partner process)",
-    ),
-    (
-        "svc.wake.other",
-        "it already uses two CPUs (a forked sleeper)",
-    ),
-    (
-        "svc.wake.latency",
-        "it already uses two CPUs (a forked sleeper)",
-    ),
-    ("svc.canwak", "it already uses two CPUs (a forked sleeper)"),
-    (
-        "svc.uring.write",
-        "its io-wq workers already use other CPUs",
-    ),
-    (
-        "trace.",
-        "it records the kernel's events for the whole machine",
-    ),
-    (
-        "proc.exec",
-        "it needs the syscost binary as a single-threaded process",
-    ),
-    (
-        "proc.spawn",
-        "it needs the syscost binary as a single-threaded process",
-    ),
-];
-
 /// Why `b` cannot run as copies, or None when it can.
 pub fn serial(b: &dyn Bench) -> Option<&'static str> {
-    let name = b.name();
-    SERIAL
-        .iter()
-        .find(|(pat, _)| name.starts_with(pat))
-        .map(|(_, why)| *why)
+    b.facts().serial
 }
 
 /// Whether `name` is one of the copies parameters.
@@ -255,17 +201,5 @@ mod tests {
                 mode: CopiesAs::Thread
             })
         );
-    }
-
-    #[test]
-    fn serial_names_exist() {
-        let names: Vec<&str> =
-            crate::bench::catalogue().iter().map(|b| b.name()).collect();
-        for (pat, _) in SERIAL {
-            assert!(
-                names.iter().any(|n| n.starts_with(pat)),
-                "{pat} names no benchmark"
-            );
-        }
     }
 }

@@ -12,6 +12,7 @@ pub mod clock;
 pub mod context;
 pub mod copies;
 pub mod ctx;
+pub mod facts;
 pub mod file;
 pub mod harden;
 pub mod ipc;
@@ -28,10 +29,10 @@ pub mod trace;
 pub mod via;
 
 pub use context::RunContext;
+pub use facts::{fixed, Enters, Facts, Tables, WorkKind};
 pub use params::{Kind, ParamArg, ParamSpec, Params};
 
 use crate::error::BenchError;
-use crate::harness::probe::WorkKind;
 pub use crate::harness::Loop;
 use crate::harness::{Body, Harness, Measurement, Plan};
 use serde::{Deserialize, Serialize};
@@ -56,6 +57,8 @@ pub trait Bench: Sync {
     fn params(&self) -> &'static [ParamSpec] {
         &[]
     }
+    /// What the catalogue knows of it beside its operation.
+    fn facts(&self) -> Facts;
     /// Builds the operation for one set of parameter values (untimed), in the run
     /// whose shared state is `cx`.
     fn prepare(&self, p: &Params, cx: &RunContext) -> Result<Prepared, BenchError>;
@@ -133,6 +136,8 @@ pub struct Entry<P> {
     pub origin: &'static str,
     /// Its parameters.
     pub params: &'static [ParamSpec],
+    /// What the catalogue knows of it.
+    pub facts: Facts,
     /// Builds the operation.
     pub prepare: P,
 }
@@ -175,6 +180,9 @@ impl<P: Prepare> Bench for Entry<P> {
     fn params(&self) -> &'static [ParamSpec] {
         self.params
     }
+    fn facts(&self) -> Facts {
+        self.facts
+    }
     fn prepare(&self, p: &Params, cx: &RunContext) -> Result<Prepared, BenchError> {
         self.prepare.call(p, cx)
     }
@@ -203,43 +211,15 @@ pub fn catalogue() -> Vec<&'static dyn Bench> {
     .concat()
 }
 
-/// The kind of work a benchmark instance is, whose drift on this machine its figure
-/// shares (see [`crate::harness::probe`]): user space for function calls, vDSO and
-/// counter clock reads and calendar conversions, memory for page faults and mapping
-/// changes, a system call for the rest (the catalogue enters the kernel in nearly
-/// every benchmark).
-pub fn work_kind(name: &str, params: &Params) -> WorkKind {
-    let family = name.split('.').next().unwrap_or("");
-    let via = params
-        .0
-        .iter()
-        .find(|(n, _)| *n == "via")
-        .map(|(_, v)| v.as_str());
-    let placement = params
-        .0
-        .iter()
-        .find(|(n, _)| *n == "placement")
-        .map(|(_, v)| v.as_str());
-    if matches!(placement, Some("cross-cpu" | "free")) {
-        return WorkKind::Cross;
-    }
-    if params.0.iter().any(|(n, v)| *n == "cache" && v == "cold") {
-        return WorkKind::Io;
-    }
-    match (family, name) {
-        // The C library sends the CPU-time clocks to the kernel: no vDSO serves them.
-        ("clock", "clock.process_cputime" | "clock.thread_cputime") => WorkKind::Syscall,
-        ("call" | "clock", _) | ("svc", "svc.gmtime" | "svc.localtime") => WorkKind::User,
-        ("trace", "trace.event") => WorkKind::User,
-        ("mem", _) => WorkKind::Memory,
-        _ if via == Some("vdso") => WorkKind::User,
-        _ => WorkKind::Syscall,
-    }
-}
-
 /// The benchmark called exactly `name`.
 pub fn find(name: &str) -> Option<&'static dyn Bench> {
     catalogue().into_iter().find(|b| b.name() == name)
+}
+
+/// The table derived from the rows of the benchmark called `name` ([`Tables::No`] for
+/// a name not in the catalogue).
+pub fn tables(name: &str) -> Tables {
+    find(name).map_or(Tables::No, |b| b.facts().tables)
 }
 
 /// Whether `name` matches the glob `pat` (`*` any run, `?` one character). A pattern
@@ -285,47 +265,14 @@ pub fn select(filters: &[String]) -> Vec<&'static dyn Bench> {
         .collect()
 }
 
-/// The benchmarks added for the peers' tests (will-it-scale's, perf bench's, lmbench's)
-/// and the newer calls, which a run measures only when it names them (by name, family
-/// or glob): a run of the whole catalogue leaves them out, so that the standard
-/// profile's budget is not spread thinner.
+/// The benchmarks a run measures only when it names them (by name, family or glob):
+/// a run of the whole catalogue leaves them out ([`Facts::named_only`]).
 pub fn named_only() -> Vec<&'static dyn Bench> {
-    let mut only = [
-        file::ops::BENCHES,
-        mem::scale::BENCHES,
-        sync::BENCHES,
-        svc::MORE,
-        signal::MORE,
-        &[&ipc::unix_self::UNIX_SELF],
-    ]
-    .concat();
-    only.extend(
-        catalogue()
-            .into_iter()
-            .filter(|b| NAMED_ONLY.contains(&b.name())),
-    );
-    only
+    catalogue()
+        .into_iter()
+        .filter(|b| b.facts().named_only)
+        .collect()
 }
-
-/// The named-only benchmarks that sit in an older family's list.
-const NAMED_ONLY: &[&str] = &[
-    "ctx.messaging",
-    "file.create",
-    "file.delete",
-    "ipc.connect",
-    "ipc.fcntl",
-    "ipc.fifo",
-    "ipc.sem",
-    "proc.clone3",
-    "syscall.getpgid",
-    "syscall.getrandom",
-    "syscall.membarrier",
-    "syscall.mseal",
-    "syscall.pidfd_open",
-    "syscall.poll.file",
-    "syscall.process_vm_readv",
-    "syscall.select",
-];
 
 /// What `syscost run` measures for `filters`: [`select`], less [`named_only`] when no
 /// filter names anything.
@@ -411,51 +358,9 @@ mod tests {
     }
 
     #[test]
-    fn each_benchmark_has_the_kind_of_work_it_does() {
-        let none = Params(vec![]);
-        let via = |v: &str| Params(vec![("via", v.to_string())]);
-        assert_eq!(work_kind("syscall.getpid", &none), WorkKind::Syscall);
-        assert_eq!(work_kind("call.empty", &none), WorkKind::User);
-        assert_eq!(work_kind("clock.monotonic", &none), WorkKind::User);
-        assert_eq!(work_kind("clock.thread_cputime", &none), WorkKind::Syscall);
-        assert_eq!(
-            work_kind("syscall.clock_gettime", &via("vdso")),
-            WorkKind::User
-        );
-        assert_eq!(
-            work_kind("syscall.clock_gettime", &via("syscall")),
-            WorkKind::Syscall
-        );
-        assert_eq!(work_kind("mem.fault.zero", &none), WorkKind::Memory);
-        assert_eq!(work_kind("ctx.pingpong", &none), WorkKind::Syscall);
-        // Placed on another CPU, or by the scheduler: the other CPU's kind of work.
-        let placed = |p: &str| Params(vec![("placement", p.to_string())]);
-        assert_eq!(
-            work_kind("ctx.pingpong", &placed("same-cpu")),
-            WorkKind::Syscall
-        );
-        assert_eq!(
-            work_kind("ctx.pingpong", &placed("cross-cpu")),
-            WorkKind::Cross
-        );
-        assert_eq!(work_kind("ctx.ring", &placed("free")), WorkKind::Cross);
-        // A read that waits for storage.
-        let cache = |c: &str| Params(vec![("cache", c.to_string())]);
-        assert_eq!(work_kind("file.read", &cache("cold")), WorkKind::Io);
-        assert_eq!(work_kind("file.read", &cache("warm")), WorkKind::Syscall);
-        assert_eq!(
-            work_kind("svc.wake.latency", &placed("cross-cpu")),
-            WorkKind::Cross
-        );
-    }
-
-    #[test]
     fn a_run_of_the_whole_catalogue_leaves_the_named_only_benchmarks_out() {
         let all: Vec<_> = select_for_run(&[]).iter().map(|b| b.name()).collect();
         assert!(all.contains(&"syscall.getppid") && all.contains(&"file.read"));
-        for name in NAMED_ONLY {
-            assert!(find(name).is_some(), "{name} is in the catalogue");
-        }
         for b in named_only() {
             assert!(!all.contains(&b.name()), "{}", b.name());
             assert!(find(b.name()).is_some(), "{} is in the catalogue", b.name());

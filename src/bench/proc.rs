@@ -25,6 +25,8 @@
 pub mod clone3;
 pub mod rss;
 
+use crate::bench::facts::Figure::{Exec, Fork};
+use crate::bench::facts::*;
 use crate::bench::Fact;
 use crate::bench::{body, Bench, Params, Prepared, Simple};
 use crate::error::BenchError;
@@ -60,6 +62,10 @@ const ONE_BY_ONE: Plan = Plan {
 /// `proc.fork`.
 pub const FORK: Simple = Simple {
     name: "proc.fork",
+    facts: Facts {
+        quotes: &[quote(Fork, 0, "rss=0", "fork, _exit, waitpid")],
+        ..SYSCALL.on(Libc, "fork, then waitpid")
+    },
     about: "fork(); the child _exit(0)s at once; waitpid reaps it (grows with the parent's memory)",
     origin: "sloan1992 (the ring is built by fork), mcvoy1996 lat_proc fork",
     params: &[RSS],
@@ -79,6 +85,11 @@ pub const FORK: Simple = Simple {
 /// `proc.vfork`.
 pub const VFORK: Simple = Simple {
     name: "proc.vfork",
+    facts: SYSCALL.on(
+        Raw,
+        "vfork in an asm! block of src/os/spawn; the signal mask around it and \
+         waitpid through libc",
+    ),
     about:
         "vfork(); the child exit_group(0)s at once, sharing our memory; waitpid reaps it",
     origin: "sloan1992, DESIGN process creation",
@@ -104,6 +115,11 @@ pub const VFORK: Simple = Simple {
 /// `proc.exec`.
 pub const EXEC: Simple = Simple {
     name: "proc.exec",
+    facts: Facts {
+        quotes: &[quote(Exec, 0, "rss=0", "fork, execve, waitpid")],
+        serial: Some("it needs the syscost binary as a single-threaded process"),
+        ..SYSCALL.on(Libc, "fork, execve in the child, waitpid")
+    },
     about: "fork(), then execve of a helper that exits at once (syscost itself); waitpid reaps it",
     origin: "sloan1992, mcvoy1996 lat_proc exec",
     params: &[RSS],
@@ -124,6 +140,10 @@ pub const EXEC: Simple = Simple {
 /// `proc.spawn`.
 pub const SPAWN: Simple = Simple {
     name: "proc.spawn",
+    facts: Facts {
+        serial: Some("it needs the syscost binary as a single-threaded process"),
+        ..SYSCALL.on(Libc, "posix_spawn, then waitpid")
+    },
     about:
         "posix_spawn of a helper that exits at once (syscost itself); waitpid reaps it",
     origin: "sloan1992, DESIGN process creation",
@@ -145,6 +165,7 @@ pub const SPAWN: Simple = Simple {
 /// `proc.thread`.
 pub const THREAD: Simple = Simple {
     name: "proc.thread",
+    facts: SYSCALL.on(Libc, "pthread_create and pthread_join"),
     about: "pthread_create of a thread that returns at once, default attributes, then pthread_join",
     origin: "DESIGN process creation",
     params: &[RSS],

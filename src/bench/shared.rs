@@ -15,6 +15,7 @@
 
 use super::via::{self, check_raw, Via};
 use super::{check, InRun, Kind, ParamSpec, Params, Prepared, RunContext};
+use crate::bench::facts::*;
 use crate::error::BenchError;
 use crate::harness::{Body, Expect, Plan};
 use crate::os::mem::{page_size, Mapping};
@@ -115,6 +116,7 @@ const FILE_SHARE: &[&str] = &["one-file", "file-per-copy"];
 /// `file.open_close`.
 pub const OPEN_CLOSE: InRun = InRun {
     name: "file.open_close",
+    facts: SYSCALL,
     about: "open(2) of a file on tmpfs by its path, then close(2): with copies, \
                 share=one-file has every copy open the same file (one dentry and inode, \
                 their reference counts bouncing between CPUs), file-per-copy a file each",
@@ -169,6 +171,7 @@ fn prepare_open_close(p: &Params, cx: &RunContext) -> Result<Prepared, BenchErro
 pub const FAULT_SHM: InRun =
     InRun {
         name: "mem.fault.shm",
+        facts: MEMORY.on(Fault, "the writes' faults"),
         about: "a write to each page of a fresh MAP_SHARED mapping of a file whose pages \
                 are in memory, per page (will-it-scale's page_fault3): on tmpfs, or with \
                 dir=scratch in the run's scratch directory (--dir); with copies, \
@@ -305,6 +308,7 @@ fn pipe_failed(what: &'static str) -> BenchError {
 pub const PIPE_SELF: InRun =
     InRun {
         name: "ipc.pipe.self",
+        facts: Facts { switches: true, ..SYSCALL },
         about: "write(2) of 1 byte into a pipe, then read(2) of 1 byte from it, by one task \
                 (no partner, no switch): with copies, share=one-fifo has every copy use the \
                 same FIFO (one pipe and its lock), pipe-per-copy a pipe each",

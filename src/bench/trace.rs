@@ -1,6 +1,7 @@
 //! `trace.*`: the trace facility's own cost, which the 1976 memo measured first and
 //! used as the correction for every interval (its Fig. 2).
 
+use super::facts::*;
 use super::{Bench, Params, Prepared};
 use crate::error::BenchError;
 use crate::harness::Body;
@@ -113,6 +114,13 @@ impl Bench for Event {
     }
     fn origin(&self) -> &'static str {
         "perez1976 Fig. 2 (the event call, the trace's correction factor)"
+    }
+    fn facts(&self) -> Facts {
+        Facts {
+            enters: Enters::Not("a store into a ring in memory"),
+            serial: Some("it records the kernel's events for the whole machine"),
+            ..USER
+        }
     }
     fn prepare(&self, _: &Params, _: &super::RunContext) -> Result<Prepared, BenchError> {
         let trace = Recording::open()?;

@@ -15,12 +15,13 @@
 //! one path. `docs/entry.md` measures what the two cost on one machine and why they
 //! differ.
 //!
-//! Every other benchmark's path is fixed, and [`FIXED`] says it, in the same words (and
-//! `fault`, [`EntryPath::Fault`]); [`NO_ENTRY`] lists those whose timed region does not
-//! enter the kernel. [`entry`] reads both: the one answer to "how does this instance
-//! enter the kernel" that `syscost list`, the JSON (`entry`) and `docs/entry.md` give.
+//! Every other benchmark's path is fixed, and its entry says it ([`super::Facts::enters`]), in
+//! the same words (and `fault`, [`EntryPath::Fault`]), or says that its timed region
+//! does not enter the kernel. [`entry`] reads it: the one answer to "how does this
+//! instance enter the kernel" that `syscost list`, the JSON (`entry`) and
+//! `docs/entry.md` give.
 
-use super::{Kind, ParamSpec, Params};
+use super::{Bench, Enters, Kind, ParamSpec, Params};
 use crate::error::BenchError;
 use crate::harness::Body;
 use crate::os::raw::{Call, Stopped};
@@ -192,12 +193,11 @@ impl std::fmt::Display for EntryPath {
     }
 }
 
-/// The fixed path of a benchmark without a `via` parameter: what its timed region's
-/// main calls go through, the parameter values that change it, and the rest.
+/// The fixed path of a benchmark without a `via` parameter ([`super::Enters::Fixed`]):
+/// what its timed region's main calls go through, the parameter values that change it,
+/// and the rest, read from its timed body and the `src/os` wrappers it calls.
 #[derive(Debug, Clone, Copy)]
 pub struct Fixed {
-    /// The benchmark.
-    pub bench: &'static str,
     /// The main calls' path.
     pub path: EntryPath,
     /// `(parameter, value, path)`: an instance with that value takes that path instead.
@@ -206,348 +206,41 @@ pub struct Fixed {
     pub calls: &'static str,
 }
 
-const fn fixed(bench: &'static str, path: EntryPath, calls: &'static str) -> Fixed {
-    Fixed {
-        bench,
-        path,
-        unless: &[],
-        calls,
+/// Whether an instance's timed region stays in user space: a benchmark that does not
+/// enter the kernel, a vDSO call, or what its entry says ([`super::Facts::user_space`]: the C
+/// library's `malloc` below its mmap threshold, a mutex no other copy contends for).
+/// The harness reads such an instance's resource usage once a round, not around each
+/// batch (`usage_per_round` in [`crate::harness::Settings`]).
+pub fn stays_in_user_space(b: &dyn Bench, p: &Params) -> bool {
+    let facts = b.facts();
+    if let Some(user) = facts.user_space {
+        return user(p);
     }
-}
-
-use EntryPath::{Fault, Libc, Raw, Syscall as Generic, Vdso};
-
-/// The path of every benchmark that enters the kernel and has no `via` parameter, read
-/// from its timed body and the `src/os` wrappers it calls. A benchmark that enters the
-/// kernel is here, takes `via`, or is in [`NO_ENTRY`] (a unit test holds it).
-pub const FIXED: &[Fixed] = &[
-    fixed(
-        "syscall.getpid.raw",
-        Raw,
-        "getpid: the aligned loop of syscall.getpid via=raw",
-    ),
-    fixed(
-        "syscall.getpid.indirect",
-        Generic,
-        "getpid: syscall(SYS_getpid)",
-    ),
-    fixed(
-        "syscall.args",
-        Raw,
-        "an unimplemented call: the instruction inlined where the compiler places it, \
-         not an aligned loop",
-    ),
-    fixed(
-        "ctx.ring",
-        Libc,
-        "write and read of the token, in every member",
-    ),
-    Fixed {
-        bench: "ctx.pingpong",
-        path: Libc,
-        unless: &[
-            ("mechanism", "futex", Generic),
-            ("mechanism", "signal", Generic),
-        ],
-        calls: "the measuring task's write and read, or sched_yield; futex: FUTEX_WAKE \
-                and FUTEX_WAIT; signal: tgkill, then sigsuspend (libc); the other task \
-                blocks through its own syscall instruction",
-    },
-    Fixed {
-        bench: "ipc.rtt",
-        path: Libc,
-        unless: &[("transport", "shm_futex", Generic)],
-        calls: "write/send and read/recv, mq_send and mq_receive, msgsnd and msgrcv; \
-                shm_futex: FUTEX_WAKE and FUTEX_WAIT",
-    },
-    fixed(
-        "ipc.bw",
-        Libc,
-        "write (pipe) or send (sockets) of each chunk",
-    ),
-    fixed("proc.fork", Libc, "fork, then waitpid"),
-    fixed(
-        "proc.vfork",
-        Raw,
-        "vfork in an asm! block of src/os/spawn; the signal mask around it and \
-         waitpid through libc",
-    ),
-    fixed("proc.exec", Libc, "fork, execve in the child, waitpid"),
-    fixed("proc.spawn", Libc, "posix_spawn, then waitpid"),
-    fixed("proc.thread", Libc, "pthread_create and pthread_join"),
-    fixed("signal.install", Libc, "sigaction"),
-    fixed("signal.mask", Libc, "pthread_sigmask, twice"),
-    fixed(
-        "signal.catch",
-        Generic,
-        "tgkill; the handler returns through the C library's restorer",
-    ),
-    fixed(
-        "signal.raise",
-        Libc,
-        "raise: rt_sigprocmask, tgkill, rt_sigprocmask; the handler returns through the \
-         C library's restorer",
-    ),
-    fixed(
-        "signal.pending",
-        Generic,
-        "tgkill, then pthread_sigmask twice (libc); the handler returns through the \
-         C library's restorer",
-    ),
-    fixed("signal.raise_blocked", Generic, "tgkill"),
-    fixed(
-        "signal.prot",
-        Libc,
-        "mprotect, in the handler and after it; entered first by the store's page \
-         fault, left through the C library's restorer",
-    ),
-    fixed("signal.queue", Generic, "rt_sigqueueinfo"),
-    fixed(
-        "signal.queue_rtt",
-        Generic,
-        "rt_sigqueueinfo, then rt_sigtimedwait",
-    ),
-    fixed("signal.stop", Libc, "kill, then waitid"),
-    fixed(
-        "signal.cont",
-        Libc,
-        "kill, then waitid; FUTEX_WAIT (syscall) until the child's handler has run",
-    ),
-    Fixed {
-        bench: "mem.fault.zero",
-        path: Fault,
-        unless: &[("prefault", "populate", Libc)],
-        calls: "the touches' faults; populate: madvise(MADV_POPULATE_*) first, timed",
-    },
-    fixed("mem.fault.file", Fault, "the reads' faults"),
-    fixed("mem.fault.cow", Fault, "the writes' faults"),
-    fixed("mem.fault.shm", Fault, "the writes' faults"),
-    fixed(
-        "mem.mmap",
-        Libc,
-        "mmap and munmap (touch=yes: and the faults between)",
-    ),
-    fixed(
-        "mem.brk",
-        Generic,
-        "brk up and down (the C library's brk would move its own idea of the break)",
-    ),
-    fixed("mem.mprotect", Libc, "mprotect"),
-    fixed("mem.map_shared", Libc, "mmap, then mmap or munmap"),
-    fixed("mem.mremap", Libc, "mremap, twice"),
-    fixed("svc.ef.set", Libc, "write"),
-    fixed("svc.ef.set_futex", Generic, "FUTEX_WAKE"),
-    fixed("svc.ef.clear", Libc, "read"),
-    fixed("svc.ef.read", Libc, "read"),
-    fixed("svc.ef.wait", Libc, "poll"),
-    fixed("svc.ef.wait_any", Libc, "poll or epoll_wait"),
-    fixed("svc.ef.wait_all", Libc, "poll or epoll_wait"),
-    fixed("svc.getrusage", Libc, "getrusage"),
-    fixed("svc.procstat", Libc, "pread"),
-    fixed("svc.setpri", Libc, "setpriority"),
-    fixed("svc.canwak", Libc, "read"),
-    fixed("svc.wake.other", Generic, "FUTEX_WAKE"),
-    fixed(
-        "svc.wake.latency",
-        Generic,
-        "FUTEX_WAKE; then, same-cpu, sched_yield (libc) until the child runs",
-    ),
-    fixed("svc.wake.self", Generic, "FUTEX_WAKE"),
-    fixed("svc.hiber.pending", Generic, "FUTEX_WAIT"),
-    fixed(
-        "svc.timer.arm",
-        Libc,
-        "timerfd_settime, timer_settime, setitimer or alarm",
-    ),
-    fixed(
-        "svc.timer.cancel",
-        Libc,
-        "timerfd_settime, timer_settime, setitimer or alarm",
-    ),
-    fixed("svc.timer.cancel_all", Libc, "timer_settime, n times"),
-    fixed("svc.null.write", Libc, "write"),
-    fixed(
-        "svc.uring.write",
-        Generic,
-        "io_uring_enter (the C library has no wrapper)",
-    ),
-    fixed("svc.sleep", Libc, "clock_nanosleep"),
-    // The peers' tests and the newer calls (src/bench/sync, */lm.rs, */newer.rs, ...).
-    fixed("sync.futex.hash", Generic, "FUTEX_WAIT"),
-    fixed("sync.futex.wake", Generic, "FUTEX_WAKE"),
-    fixed("sync.futex.wake_parallel", Generic, "FUTEX_WAKE"),
-    fixed("sync.futex.requeue", Generic, "FUTEX_CMP_REQUEUE"),
-    fixed(
-        "sync.futex.lock_pi",
-        Generic,
-        "FUTEX_LOCK_PI and FUTEX_UNLOCK_PI (hold_us: and nanosleep, libc)",
-    ),
-    fixed(
-        "ctx.messaging",
-        Libc,
-        "the release (FUTEX_WAKE, syscall); every thread's write and read",
-    ),
-    fixed("ipc.fifo", Libc, "write and read"),
-    fixed("ipc.sem", Libc, "semop, twice"),
-    fixed("ipc.fcntl", Libc, "fcntl(F_SETLKW), four times"),
-    fixed(
-        "ipc.connect",
-        Libc,
-        "socket, connect, close (tcp: and read)",
-    ),
-    fixed("file.create", Libc, "open, write, close"),
-    fixed("file.delete", Libc, "unlink"),
-    fixed(
-        "svc.usleep",
-        Libc,
-        "usleep, nanosleep, select or pselect; itimer: setitimer and sigsuspend",
-    ),
-    fixed("svc.epoll.ctl", Libc, "epoll_ctl"),
-    fixed("svc.epoll.wait", Libc, "write, epoll_wait, read"),
-    fixed(
-        "svc.uring.nop",
-        Generic,
-        "io_uring_enter (the C library has no wrapper)",
-    ),
-    fixed(
-        "svc.seccomp.notify",
-        Libc,
-        "ioctl (SECCOMP_IOCTL_NOTIF_RECV, _SEND); the notified thread's call, an unallocated number, by syscall()",
-    ),
-    fixed("syscall.getpgid", Libc, "getpgid"),
-    fixed("syscall.membarrier", Generic, "membarrier"),
-    fixed(
-        "syscall.pidfd_open",
-        Generic,
-        "pidfd_open, then close (libc)",
-    ),
-    fixed("syscall.process_vm_readv", Libc, "process_vm_readv"),
-    fixed("syscall.mseal", Generic, "mseal"),
-    fixed("syscall.select", Libc, "select"),
-    fixed("proc.clone3", Generic, "clone3, then waitpid (libc)"),
-    fixed("clock.monotonic", Vdso, "clock_gettime"),
-    fixed("clock.monotonic_raw", Vdso, "clock_gettime"),
-    fixed("clock.monotonic_coarse", Vdso, "clock_gettime"),
-    fixed("clock.realtime", Vdso, "clock_gettime"),
-    fixed("clock.realtime_coarse", Vdso, "clock_gettime"),
-    fixed("clock.boottime", Vdso, "clock_gettime"),
-    fixed(
-        "clock.process_cputime",
-        Libc,
-        "clock_gettime: the vDSO reads no CPU-time clock and makes the call from its \
-         own function",
-    ),
-    fixed(
-        "clock.thread_cputime",
-        Libc,
-        "clock_gettime: the vDSO reads no CPU-time clock and makes the call from its \
-         own function",
-    ),
-    fixed("clock.gettimeofday", Vdso, "gettimeofday"),
-    fixed("clock.time", Vdso, "time"),
-    // will-it-scale's tests (src/bench/file/ops.rs, mem/scale.rs, sync, ipc/unix_self.rs).
-    fixed("ipc.unix.self", Libc, "write, then read"),
-    fixed("file.readseq", Libc, "read; lseek at the file's end"),
-    fixed("file.pread", Libc, "pread"),
-    fixed("file.pwrite", Libc, "pwrite"),
-    fixed("file.readseek", Libc, "lseek, then read"),
-    fixed("file.writeseek", Libc, "lseek, then write"),
-    fixed("file.lseek", Libc, "lseek"),
-    fixed("file.writeseq", Libc, "write; lseek at 1 MiB"),
-    fixed("file.lock", Libc, "fcntl(F_SETLKW), twice"),
-    fixed("file.fallocate", Libc, "fallocate; ftruncate at 1 MiB"),
-    fixed("file.unlink", Libc, "open, close, unlink"),
-    fixed(
-        "mem.tlb_flush",
-        Libc,
-        "madvise; entered too by the write's and the read's page faults",
-    ),
-    fixed("mem.fault.private", Fault, "the writes' faults"),
-    fixed("mem.mmap_file", Libc, "mmap and munmap"),
-    fixed(
-        "mem.malloc",
-        Libc,
-        "malloc and free: mmap and munmap above the C library's mmap threshold, no \
-         call below it",
-    ),
-    fixed(
-        "sync.mutex",
-        Libc,
-        "pthread_mutex_lock and unlock: atomics; FUTEX_WAIT and FUTEX_WAKE inside them \
-         only when another thread holds the mutex",
-    ),
-    fixed("sync.futex", Generic, "FUTEX_WAKE or FUTEX_WAIT"),
-    fixed("sync.yield", Libc, "sched_yield"),
-    fixed("sync.eventfd", Libc, "write, then read"),
-];
-
-/// The benchmarks whose timed region does not enter the kernel, and what it does.
-pub const NO_ENTRY: &[(&str, &str)] = &[
-    ("call.empty", "a function call"),
-    ("call.loop", "the loop alone"),
-    ("clock.tsc", "the rdtsc instruction"),
-    ("clock.rdtscp", "the rdtscp instruction"),
-    ("svc.gmtime", "calendar arithmetic in the C library"),
-    (
-        "svc.localtime",
-        "calendar arithmetic in the C library, the zone read in prepare",
-    ),
-    ("trace.event", "a store into a ring in memory"),
-    (
-        "sync.sem",
-        "sem_wait and sem_post: atomics in the C library",
-    ),
-];
-
-/// Whether an instance's timed region stays in user space: a benchmark of [`NO_ENTRY`],
-/// a vDSO call, the C library's `malloc` below its mmap threshold (128 KiB as a process
-/// starts), or a mutex no other copy contends for (copies as processes each lock their
-/// own). The harness reads such an instance's resource usage once a round, not around
-/// each batch (`usage_per_round` in [`crate::harness::Settings`]).
-pub fn stays_in_user_space(bench: &str, p: &Params) -> bool {
-    let value = |name: &str| {
-        p.0.iter()
-            .find(|(n, _)| *n == name)
-            .map(|(_, v)| v.as_str())
-    };
-    match bench {
-        "mem.malloc" => value("size")
-            .and_then(|v| v.parse::<u64>().ok())
-            .is_some_and(|n| n < 128 << 10),
-        "sync.mutex" => {
-            value("share") == Some("mutex-per-copy")
-                || value(super::copies::COPIES_AS) != Some("thread")
-                || value(super::copies::COPIES).is_none_or(|n| n == "1")
-        }
-        _ => match entry(bench, p) {
-            Some(path) => path == EntryPath::Vdso,
-            None => NO_ENTRY.iter().any(|(b, _)| *b == bench),
-        },
+    match entry(b, p) {
+        Some(path) => path == EntryPath::Vdso,
+        None => matches!(facts.enters, Enters::Not(_)),
     }
 }
 
 /// Whether an instance's tasks leave a CPU idle while they wait: work that crosses
-/// CPUs or that the scheduler places ([`super::work_kind`] `Cross`), a timed sleep
-/// (`svc.sleep`, `svc.usleep`), a PI lock held across a sleep (`hold_us` above 0).
-/// Such a round runs its operation for [`crate::method::SETTLE_NS`] before it samples.
-pub fn leaves_cpus_idle(bench: &str, p: &Params) -> bool {
-    let held = || {
-        p.0.iter()
-            .any(|(n, v)| *n == "hold_us" && v.parse::<u64>().is_ok_and(|us| us > 0))
-    };
-    super::work_kind(bench, p) == crate::harness::probe::WorkKind::Cross
-        || matches!(bench, "svc.sleep" | "svc.usleep")
-        || (bench == "sync.futex.lock_pi" && held())
+/// CPUs or that the scheduler places ([`super::facts::work_kind`] `Cross`), or what its
+/// entry says ([`super::Facts::idle`]: a timed sleep, a PI lock held across a sleep). Such a
+/// round runs its operation for [`crate::method::SETTLE_NS`] before it samples.
+pub fn leaves_cpus_idle(b: &dyn Bench, p: &Params) -> bool {
+    super::facts::work_kind(b, p) == crate::harness::probe::WorkKind::Cross
+        || (b.facts().idle)(p)
 }
 
-/// How an instance of `bench` with the parameters `p` enters the kernel in its timed
-/// region: its `via` where it takes one, else its fixed path ([`FIXED`]); `None` for a
-/// benchmark that does not enter it ([`NO_ENTRY`]) or one unknown.
-pub fn entry(bench: &str, p: &Params) -> Option<EntryPath> {
+/// How an instance of `b` with the parameters `p` enters the kernel in its timed
+/// region: its `via` where it takes one, else its fixed path; `None` for a benchmark
+/// that does not enter it.
+pub fn entry(b: &dyn Bench, p: &Params) -> Option<EntryPath> {
     if let Some((_, v)) = p.0.iter().find(|(n, _)| *n == "via") {
         return EntryPath::from_word(v);
     }
-    let f = FIXED.iter().find(|f| f.bench == bench)?;
+    let Enters::Fixed(f) = b.facts().enters else {
+        return None;
+    };
     let has = |k: &str, v: &str| p.0.iter().any(|(n, x)| *n == k && x == v);
     Some(
         f.unless
@@ -557,11 +250,13 @@ pub fn entry(bench: &str, p: &Params) -> Option<EntryPath> {
     )
 }
 
-/// `bench`'s fixed path as `syscost list` shows it: the word, then in brackets the
+/// `b`'s fixed path as `syscost list` shows it: the word, then in brackets the
 /// parameter values that take another path and the calls (`None` for a benchmark that
 /// takes `via`, or does not enter the kernel).
-pub fn fixed_line(bench: &str) -> Option<String> {
-    let f = FIXED.iter().find(|f| f.bench == bench)?;
+pub fn fixed_line(b: &dyn Bench) -> Option<String> {
+    let Enters::Fixed(f) = b.facts().enters else {
+        return None;
+    };
     let mut other: Vec<(&str, Vec<&str>, EntryPath)> = Vec::new();
     for &(k, v, path) in f.unless {
         match other.iter_mut().find(|(ok, _, op)| *ok == k && *op == path) {
@@ -628,7 +323,7 @@ mod tests {
     fn user_space_instances_are_those_that_never_enter_the_kernel() {
         let at = |bench: &str, pairs: &[(&'static str, &str)]| {
             let p = Params(pairs.iter().map(|(k, v)| (*k, v.to_string())).collect());
-            stays_in_user_space(bench, &p)
+            stays_in_user_space(crate::bench::find(bench).unwrap(), &p)
         };
         assert!(at("call.empty", &[]));
         assert!(at("clock.monotonic", &[]));
@@ -654,7 +349,7 @@ mod tests {
     fn instances_that_leave_a_cpu_idle_are_cross_cpu_sleeps_and_held_pi_locks() {
         let at = |bench: &str, pairs: &[(&'static str, &str)]| {
             let p = Params(pairs.iter().map(|(k, v)| (*k, v.to_string())).collect());
-            leaves_cpus_idle(bench, &p)
+            leaves_cpus_idle(crate::bench::find(bench).unwrap(), &p)
         };
         assert!(at("ctx.pingpong", &[("placement", "cross-cpu")]));
         assert!(at("ctx.messaging", &[("placement", "free")]));
@@ -701,38 +396,20 @@ mod tests {
         assert_eq!(getpids.run(100).is_ok(), raw::AVAILABLE);
     }
 
-    /// Every benchmark says how it enters the kernel, in one place only: it takes
-    /// `via`, or has its fixed path in [`FIXED`], or is in [`NO_ENTRY`]; and every
-    /// instance of its defaults gets an entry unless it is in [`NO_ENTRY`].
+    /// Every benchmark says how it enters the kernel: a `via` parameter exactly when
+    /// its entry says so, a fixed path whose other values it takes, or none; and every
+    /// instance of its defaults gets an entry unless it has none.
     #[test]
     fn every_benchmark_says_how_it_enters_the_kernel() {
-        let all = catalogue();
-        for b in &all {
+        for b in catalogue() {
             let via = b.params().iter().any(|p| p.name == "via");
-            let fixed = FIXED.iter().filter(|f| f.bench == b.name()).count();
-            let none = NO_ENTRY.iter().filter(|(n, _)| *n == b.name()).count();
-            assert_eq!(
-                usize::from(via) + fixed + none,
-                1,
-                "{}: say how its timed region enters the kernel once: a via parameter, \
-                 an entry in via::FIXED, or via::NO_ENTRY",
-                b.name()
-            );
+            let enters = b.facts().enters;
+            assert_eq!(via, matches!(enters, Enters::Via), "{}", b.name());
+            let none = matches!(enters, Enters::Not(_));
             for p in params::expand(b.name(), b.params(), &[]).unwrap() {
-                assert_eq!(entry(b.name(), &p).is_none(), none == 1, "{}", b.name());
+                assert_eq!(entry(b, &p).is_none(), none, "{}", b.name());
             }
-            assert_eq!(fixed_line(b.name()).is_some(), fixed == 1, "{}", b.name());
-        }
-        let names: Vec<_> = all.iter().map(|b| b.name()).collect();
-        for name in FIXED
-            .iter()
-            .map(|f| f.bench)
-            .chain(NO_ENTRY.iter().map(|n| n.0))
-        {
-            assert!(names.contains(&name), "{name} is not in the catalogue");
-        }
-        for f in FIXED {
-            let b = all.iter().find(|b| b.name() == f.bench).unwrap();
+            let Enters::Fixed(f) = enters else { continue };
             for (k, v, path) in f.unless {
                 let spec = b.params().iter().find(|p| p.name == *k);
                 let Some(ParamSpec {
@@ -740,10 +417,10 @@ mod tests {
                     ..
                 }) = spec
                 else {
-                    panic!("{}: {k} is not a choice it takes", f.bench);
+                    panic!("{}: {k} is not a choice it takes", b.name());
                 };
-                assert!(words.contains(v), "{}: {k}={v}", f.bench);
-                assert_ne!(*path, f.path, "{}: {k}={v}", f.bench);
+                assert!(words.contains(v), "{}: {k}={v}", b.name());
+                assert_ne!(*path, f.path, "{}: {k}={v}", b.name());
             }
         }
     }
@@ -755,7 +432,10 @@ mod tests {
         let p = |kv: &[(&'static str, &str)]| {
             Params(kv.iter().map(|(k, v)| (*k, v.to_string())).collect())
         };
-        let e = |name, kv: &[(&'static str, &str)]| entry(name, &p(kv));
+        let e = |name, kv: &[(&'static str, &str)]| match crate::bench::find(name) {
+            Some(b) => entry(b, &p(kv)),
+            None => None,
+        };
         assert_eq!(e("syscall.getpid", &[("via", "raw")]), Some(EntryPath::Raw));
         assert_eq!(
             e("syscall.setuid", &[("via", "syscall")]),
@@ -782,29 +462,31 @@ mod tests {
         for w in WORDS {
             assert_eq!(EntryPath::from_word(w).map(|p| p.word()), Some(w));
         }
-        let line = fixed_line("ctx.pingpong").unwrap();
+        let find = |n| crate::bench::find(n).unwrap();
+        let line = fixed_line(find("ctx.pingpong")).unwrap();
         assert!(
             line.starts_with("libc  (mechanism=futex,signal: syscall; "),
             "{line}"
         );
-        assert_eq!(fixed_line("syscall.getpid"), None);
+        assert_eq!(fixed_line(find("syscall.getpid")), None);
         let json = serde_json::to_string(&EntryPath::Syscall).unwrap();
         assert_eq!(json, "\"syscall\"");
         let back: EntryPath = serde_json::from_str("\"fault\"").unwrap();
         assert_eq!(back, EntryPath::Fault);
     }
 
-    /// `docs/entry.md`'s list of which benchmarks take which path, as [`FIXED`] and
-    /// [`NO_ENTRY`] make it (in catalogue order).
+    /// `docs/entry.md`'s list of which benchmarks take which path, as their entries
+    /// say it (in catalogue order).
     fn paths_markdown() -> String {
         let mut out = String::from(
             "| path | what it means | benchmarks without `via` |\n|---|---|---|\n",
         );
-        let names: Vec<_> = catalogue().iter().map(|b| b.name()).collect();
+        let all = catalogue();
         for path in EntryPath::ALL {
             let mut cell = Vec::new();
-            for name in &names {
-                let Some(f) = FIXED.iter().find(|f| f.bench == *name) else {
+            for b in &all {
+                let name = b.name();
+                let Enters::Fixed(f) = b.facts().enters else {
                     continue;
                 };
                 if f.path == path {
@@ -823,10 +505,10 @@ mod tests {
             };
             out += &format!("| `{path}` | {} | {cell} |\n", path.meaning());
         }
-        let none: Vec<_> = names
+        let none: Vec<_> = all
             .iter()
-            .filter(|n| NO_ENTRY.iter().any(|(m, _)| m == *n))
-            .map(|n| format!("`{n}`"))
+            .filter(|b| matches!(b.facts().enters, Enters::Not(_)))
+            .map(|b| format!("`{}`", b.name()))
             .collect();
         out += &format!("| none | no kernel entry | {} |\n", none.join(", "));
         out
@@ -840,8 +522,8 @@ mod tests {
         let want = paths_markdown();
         assert!(
             doc.contains(&want),
-            "docs/entry.md's table of paths differs from src/bench/via.rs; it should \
-             read:\n\n{want}"
+            "docs/entry.md's table of paths differs from the catalogue's entries; it \
+             should read:\n\n{want}"
         );
     }
 

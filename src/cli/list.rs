@@ -49,7 +49,7 @@ pub fn list(filters: &[String]) -> anyhow::Result<ExitCode> {
             )?;
         }
         if !b.params().iter().any(|p| p.name == "via") {
-            if let Some(line) = bench::via::fixed_line(b.name()) {
+            if let Some(line) = bench::via::fixed_line(b) {
                 writeln!(out, "  {:<28}   entry: {line}", "")?;
             }
         }

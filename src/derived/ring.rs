@@ -1,7 +1,9 @@
-//! The ring table: Sloan's columns for every sweep of `ctx.ring` over n, with the
+//! The ring table: Sloan's columns for every sweep over n of a benchmark whose entry
+//! asks for it (`ctx.ring`), with the
 //! projection from the smallest ring, the knee, and the growth exponent. A pure
 //! function of the results (the per-hop medians and each result's accounting facts).
 
+use crate::bench::Tables;
 use crate::results::{BenchResult, RingRow, RingTable};
 use crate::stats::fit::{linear_fit, power_law};
 use std::collections::BTreeMap;
@@ -36,7 +38,8 @@ pub fn growth(points: &[(f64, f64)]) -> Option<(f64, f64)> {
 /// The ring tables among `results`: one per combination of the other parameters.
 pub fn tables(results: &[BenchResult]) -> Vec<RingTable> {
     let mut groups: Vec<(BTreeMap<String, String>, Vec<&BenchResult>)> = Vec::new();
-    for r in results.iter().filter(|r| r.name == "ctx.ring") {
+    let ring = |r: &&BenchResult| crate::bench::tables(&r.name) == Tables::Ring;
+    for r in results.iter().filter(ring) {
         // A ring without its accounting run (a run interrupted before it) has no row:
         // its columns would be unknown, and a table is only of what was measured.
         if r.median_ns().is_none() || r.fact("cpu_us_per_pass").is_none() {
@@ -97,7 +100,7 @@ fn table(fixed: BTreeMap<String, String>, rs: &[&BenchResult]) -> RingTable {
     let knee_n = knee(&per_hop, KNEE_THRESHOLD).map(|i| rows[i].n);
     let g = growth(&per_pass);
     RingTable {
-        name: "ctx.ring".into(),
+        name: first.name.clone(),
         fixed,
         rows,
         knee_n,

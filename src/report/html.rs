@@ -258,7 +258,7 @@ fn quoted_section(out: &mut String, runs: &[(RunLabel, Run)]) {
                     o,
                     "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>\
                      <td>{}</td><td>{} ({} {})</td></tr>",
-                    escape(f.label),
+                    escape(f.label()),
                     escape(&v),
                     escape(&ci),
                     if conv { "yes" } else { "no" },

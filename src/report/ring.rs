@@ -10,7 +10,8 @@ pub fn render(t: &RingTable, width: usize) -> String {
     let label: Vec<String> = t.fixed.iter().map(|(k, v)| format!("{k}={v}")).collect();
     let mut out = crate::draw::text::wrap(
         &format!(
-            "ring table ctx.ring {} (µs per pass = seconds per 10⁶ passes, the paper's unit)",
+            "ring table {} {} (µs per pass = seconds per 10⁶ passes, the paper's unit)",
+            t.name,
             label.join(" ")
         ),
         width,
@@ -79,14 +80,18 @@ pub fn render(t: &RingTable, width: usize) -> String {
     out
 }
 
-/// For each placement, kind and fpu of `ctx.pingpong` that includes the pipe, every
+/// For each placement, kind and fpu of a benchmark with mechanisms against the pipe
+/// (`ctx.pingpong`, [`crate::bench::Tables::AgainstPipe`]) that includes the pipe, every
 /// other mechanism's round trip against the pipe's (the 1999 paper's signals-vs-pipes
 /// comparison), one line each.
 pub fn pingpong_contrasts(results: &[BenchResult]) -> Vec<String> {
     let mut lines = Vec::new();
     let pp: Vec<&BenchResult> = results
         .iter()
-        .filter(|r| r.name == "ctx.pingpong" && r.median_ns().is_some())
+        .filter(|r| {
+            crate::bench::tables(&r.name) == crate::bench::Tables::AgainstPipe
+                && r.median_ns().is_some()
+        })
         .collect();
     let mut seen: Vec<BTreeMap<String, String>> = Vec::new();
     for r in &pp {

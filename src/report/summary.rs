@@ -1,288 +1,55 @@
 //! The summary at the end of a run: one screen with the figures people quote (lmbench's
 //! summary: null call, context switch, pipe round trip, fork, fault, file read
-//! bandwidth…), each picked from a catalogue row by name and parameters, with its
-//! interval, and how many rows converged and why the others did not.
+//! bandwidth…), each picked from a catalogue row its benchmark's entry names
+//! ([`crate::bench::Facts::quotes`]), with its interval, and how many rows converged
+//! and why the others did not.
 //!
 //! It is a pure function of the results: it measures nothing and changes no figure (a
 //! half round trip or a bandwidth is the row's own median and interval, scaled).
 
+use crate::bench::facts::{Figure, Quote, Show};
 use crate::results::{fmt_ns, BenchResult, Run, Status};
-
-/// How a figure is shown from its row.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Show {
-    /// The row's time per operation.
-    Time,
-    /// Half the row's time (one way of a round trip).
-    Half,
-    /// `bytes` divided by the row's time.
-    Bandwidth {
-        /// Bytes moved by one operation.
-        bytes: f64,
-    },
-}
-
-/// One quoted figure and the catalogue rows it may come from, best first.
-#[derive(Debug)]
-pub struct Figure {
-    /// What people call it.
-    pub label: &'static str,
-    /// The rows it may be read from: a benchmark, the parameter values it must have,
-    /// what the row's operation is here, and how it is shown.
-    pub from: &'static [Source],
-}
-
-/// A row a figure may be read from.
-#[derive(Debug)]
-pub struct Source {
-    /// The benchmark.
-    pub bench: &'static str,
-    /// Parameter values the row must have (others may be anything).
-    pub params: &'static [(&'static str, &'static str)],
-    /// What the figure is, in a few words (`half a pipe ping-pong`).
-    pub what: &'static str,
-    /// How it is shown.
-    pub show: Show,
-}
-
-const PINGPONG_PIPE_SAME: &[(&str, &str)] = &[
-    ("mechanism", "pipe"),
-    ("placement", "same-cpu"),
-    ("kind", "process"),
-    ("fpu", "clean"),
-];
-
-/// The figures, in the order the summary shows them.
-pub const FIGURES: &[Figure] = &[
-    Figure {
-        label: "null system call, libc",
-        from: &[
-            Source {
-                bench: "syscall.getpid",
-                params: &[("via", "libc")],
-                what: "getpid, C library",
-                show: Show::Time,
-            },
-            Source {
-                bench: "syscall.getppid",
-                params: &[("via", "libc")],
-                what: "getppid, C library",
-                show: Show::Time,
-            },
-        ],
-    },
-    Figure {
-        label: "null system call, raw",
-        from: &[
-            Source {
-                bench: "syscall.getpid.raw",
-                params: &[],
-                what: "getpid, syscall in the loop",
-                show: Show::Time,
-            },
-            Source {
-                bench: "syscall.getpid",
-                params: &[("via", "raw")],
-                what: "getpid, syscall in the loop",
-                show: Show::Time,
-            },
-            Source {
-                bench: "syscall.getppid",
-                params: &[("via", "raw")],
-                what: "getppid, syscall in the loop",
-                show: Show::Time,
-            },
-        ],
-    },
-    Figure {
-        label: "vDSO clock read",
-        from: &[Source {
-            bench: "syscall.clock_gettime",
-            params: &[("via", "vdso")],
-            what: "clock_gettime",
-            show: Show::Time,
-        }],
-    },
-    Figure {
-        label: "context switch, same CPU",
-        from: &[
-            Source {
-                bench: "ctx.pingpong",
-                params: PINGPONG_PIPE_SAME,
-                what: "half a pipe ping-pong",
-                show: Show::Half,
-            },
-            Source {
-                bench: "ctx.ring",
-                params: &[("n", "2"), ("kind", "process"), ("placement", "same-cpu")],
-                what: "a hop of a 2-process ring",
-                show: Show::Time,
-            },
-        ],
-    },
-    Figure {
-        label: "context switch, cross CPU",
-        from: &[Source {
-            bench: "ctx.pingpong",
-            params: &[
-                ("mechanism", "pipe"),
-                ("placement", "cross-cpu"),
-                ("kind", "process"),
-                ("fpu", "clean"),
-            ],
-            what: "half a pipe ping-pong",
-            show: Show::Half,
-        }],
-    },
-    Figure {
-        label: "pipe round trip",
-        from: &[
-            Source {
-                bench: "ipc.rtt",
-                params: &[
-                    ("transport", "pipe"),
-                    ("size", "4"),
-                    ("placement", "same-cpu"),
-                ],
-                what: "4 B echo, same CPU",
-                show: Show::Time,
-            },
-            Source {
-                bench: "ctx.pingpong",
-                params: PINGPONG_PIPE_SAME,
-                what: "pipe ping-pong, same CPU",
-                show: Show::Time,
-            },
-        ],
-    },
-    Figure {
-        label: "signal round trip",
-        from: &[
-            Source {
-                bench: "ctx.pingpong",
-                params: &[
-                    ("mechanism", "signal"),
-                    ("placement", "same-cpu"),
-                    ("kind", "process"),
-                    ("fpu", "clean"),
-                ],
-                what: "signal ping-pong, same CPU",
-                show: Show::Time,
-            },
-            Source {
-                bench: "signal.queue_rtt",
-                params: &[("placement", "same-cpu")],
-                what: "sigqueue echo, same CPU",
-                show: Show::Time,
-            },
-        ],
-    },
-    Figure {
-        label: "fork",
-        from: &[Source {
-            bench: "proc.fork",
-            params: &[("rss", "0")],
-            what: "fork, _exit, waitpid",
-            show: Show::Time,
-        }],
-    },
-    Figure {
-        label: "exec",
-        from: &[Source {
-            bench: "proc.exec",
-            params: &[("rss", "0")],
-            what: "fork, execve, waitpid",
-            show: Show::Time,
-        }],
-    },
-    Figure {
-        label: "zero-fill page fault",
-        from: &[Source {
-            bench: "mem.fault.zero",
-            params: &[("page", "4k"), ("prefault", "none"), ("access", "write")],
-            what: "per 4 KiB page",
-            show: Show::Time,
-        }],
-    },
-    Figure {
-        label: "file read bandwidth, warm",
-        from: &[Source {
-            bench: "file.read",
-            params: &[("method", "read"), ("size", "65536"), ("cache", "warm")],
-            what: "read(2) of 64 KiB",
-            show: Show::Bandwidth { bytes: 65536.0 },
-        }],
-    },
-    Figure {
-        label: "message overhead",
-        from: &[
-            Source {
-                bench: "ipc.rtt",
-                params: &[
-                    ("transport", "posix_mq"),
-                    ("size", "4"),
-                    ("placement", "same-cpu"),
-                ],
-                what: "POSIX mq 4 B echo",
-                show: Show::Time,
-            },
-            Source {
-                bench: "ipc.rtt",
-                params: &[
-                    ("transport", "sysv_msg"),
-                    ("size", "4"),
-                    ("placement", "same-cpu"),
-                ],
-                what: "SysV msg 4 B echo",
-                show: Show::Time,
-            },
-        ],
-    },
-    Figure {
-        label: "message bandwidth",
-        from: &[Source {
-            bench: "ipc.bw",
-            params: &[
-                ("transport", "pipe"),
-                ("size", "65536"),
-                ("placement", "same-cpu"),
-            ],
-            what: "pipe, 64 KiB writes",
-            show: Show::Bandwidth { bytes: 65536.0 },
-        }],
-    },
-];
 
 /// A run shows a summary when it has more results than this.
 pub const HANDFUL: usize = 5;
 
-/// Whether `r` is a measured row `s` describes. A row recorded before its benchmark
-/// took `via` went through the C library, so it matches `via=libc`.
-fn matches(s: &Source, r: &BenchResult) -> bool {
-    r.name == s.bench
+/// Whether `r` is a measured row of `bench` that `q` describes. A row recorded before
+/// its benchmark took `via` went through the C library, so it matches `via=libc`.
+fn matches(bench: &str, q: &Quote, r: &BenchResult) -> bool {
+    r.name == bench
         && r.measured.is_some()
-        && s.params.iter().all(|(k, v)| match r.params.get(*k) {
-            Some(got) => got == v,
-            None => (*k, *v) == ("via", crate::bench::via::DEFAULT),
+        && q.params.split_whitespace().all(|kv| {
+            let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
+            match r.params.get(k) {
+                Some(got) => got == v,
+                None => (k, v) == ("via", crate::bench::via::DEFAULT),
+            }
         })
 }
 
-/// Each figure whose benchmark was measured, with the row and source it is read from.
-pub fn pick(
-    results: &[BenchResult],
-) -> Vec<(&'static Figure, &'static Source, &BenchResult)> {
-    FIGURES
-        .iter()
+/// Each figure whose benchmark was measured, with the row and the quote (from the
+/// benchmark's entry, [`crate::bench::Facts::quotes`]) it is read from.
+pub fn pick(results: &[BenchResult]) -> Vec<(Figure, &'static Quote, &BenchResult)> {
+    let catalogue = crate::bench::catalogue();
+    Figure::ALL
+        .into_iter()
         .filter_map(|f| {
-            f.from
+            let mut from: Vec<(&str, &'static Quote)> = catalogue
                 .iter()
-                .find_map(|s| results.iter().find(|r| matches(s, r)).map(|r| (f, s, r)))
+                .flat_map(|b| b.facts().quotes.iter().map(move |q| (b.name(), q)))
+                .filter(|(_, q)| q.figure == f)
+                .collect();
+            from.sort_by_key(|(_, q)| q.rank);
+            from.into_iter().find_map(|(bench, q)| {
+                let r = results.iter().find(|r| matches(bench, q, r))?;
+                Some((f, q, r))
+            })
         })
         .collect()
 }
 
 /// A figure's value and interval as text: `(value, low–high)`.
-pub fn shown(s: &Source, r: &BenchResult) -> (String, String) {
+pub fn shown(s: &Quote, r: &BenchResult) -> (String, String) {
     let m = r.measured.as_ref().expect("picked rows are measured");
     match s.show {
         Show::Time => (
@@ -311,7 +78,7 @@ pub fn shown(s: &Source, r: &BenchResult) -> (String, String) {
 /// What a figure is, and its paired ratio to its reference when the run measured one
 /// (`getpid, syscall in the loop; 0.714× [0.711–0.717] vs via=libc, paired`): the two
 /// null-system-call paths side by side, with the drift cancelled.
-fn what(s: &Source, r: &BenchResult) -> String {
+fn what(s: &Quote, r: &BenchResult) -> String {
     match r.measured.as_ref().and_then(|m| m.paired.as_ref()) {
         Some(p) => format!("{}; {}, paired", s.what, p.text()),
         None => s.what.to_string(),
@@ -368,7 +135,7 @@ pub fn text(run: &Run, width: usize) -> String {
         let (v, ci) = shown(src, r);
         let conv = r.measured.as_ref().is_some_and(|m| m.converged);
         rows.push([
-            f.label.to_string(),
+            f.label().to_string(),
             v,
             ci,
             if conv { "yes" } else { "no" }.into(),
@@ -403,7 +170,7 @@ pub fn markdown(run: &Run) -> String {
         let (v, ci) = shown(src, r);
         s += &format!(
             "| {} | {v} | {ci} | {} `{}` |\n",
-            f.label,
+            f.label(),
             esc(&what(src, r)),
             esc(format!("{} {}", r.name, r.param_label()).trim_end())
         );
@@ -491,7 +258,12 @@ mod tests {
         run
     }
 
-    const PIPE_SAME: &[(&str, &str)] = PINGPONG_PIPE_SAME;
+    const PIPE_SAME: &[(&str, &str)] = &[
+        ("mechanism", "pipe"),
+        ("placement", "same-cpu"),
+        ("kind", "process"),
+        ("fpu", "clean"),
+    ];
     const PIPE_CROSS: &[(&str, &str)] = &[
         ("mechanism", "pipe"),
         ("placement", "cross-cpu"),
@@ -517,7 +289,7 @@ mod tests {
         ]);
         let picked: Vec<(&str, &str, String)> = pick(&run.results)
             .into_iter()
-            .map(|(f, s, r)| (f.label, s.what, shown(s, r).0))
+            .map(|(f, s, r)| (f.label(), s.what, shown(s, r).0))
             .collect();
         assert_eq!(
             picked,

@@ -162,7 +162,7 @@ impl Session {
             .collect();
         let kinds = instances
             .iter()
-            .map(|(b, params)| crate::bench::work_kind(b.name(), params))
+            .map(|(b, params)| crate::bench::facts::work_kind(*b, params))
             .collect();
         let gated = instances
             .iter()

@@ -49,7 +49,7 @@ pub(crate) fn measure_round(
     (cx, session): (&RunContext, u32),
 ) -> Result<Vec<(f64, f64)>, BenchError> {
     let p = settings.profile;
-    let stays = |x: &Params| crate::bench::via::stays_in_user_space(bench.name(), x);
+    let stays = |x: &Params| crate::bench::via::stays_in_user_space(bench, x);
     let mut settings = settings;
     settings.usage_per_round = stays(a) && stays(b);
     let h = Harness::new(clock, settings);

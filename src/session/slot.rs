@@ -171,7 +171,7 @@ impl<'b> Slot<'b> {
         let result = BenchResult {
             name: bench.name().to_string(),
             params: owned(params).collect(),
-            entry: crate::bench::via::entry(bench.name(), params),
+            entry: crate::bench::via::entry(bench, params),
             op: "call".into(),
             unit: "ns".into(),
             status: Status::Ok,
@@ -322,8 +322,7 @@ impl<'b> Slot<'b> {
         }
         let p = env.settings.profile;
         let mut settings = env.settings;
-        settings.usage_per_round =
-            via::stays_in_user_space(self.bench.name(), &self.params);
+        settings.usage_per_round = via::stays_in_user_space(self.bench, &self.params);
         let h = Harness::new(env.clock, settings).holding(self.held);
         self.c.canaries.push(canary);
         let c = env.clock;
@@ -351,7 +350,7 @@ impl<'b> Slot<'b> {
             io: (self.held.kind == Some(WorkKind::Io)).then_some(dir.as_path()),
         };
         self.probes = h.probe(extra).ok();
-        if via::leaves_cpus_idle(self.bench.name(), &self.params) {
+        if via::leaves_cpus_idle(self.bench, &self.params) {
             h.warm(body.as_mut(), k, method::SETTLE_NS)?;
         }
         let t1 = c.now();

@@ -26,6 +26,7 @@ const FAILS_AFTER: crate::bench::Simple = crate::bench::Simple {
     about: "",
     origin: "",
     params: &[],
+    facts: crate::bench::facts::SYSCALL,
     prepare: |_| {
         Ok(crate::bench::Prepared::new(crate::bench::body(|| {
             std::hint::black_box(std::time::Instant::now());

@@ -8,6 +8,7 @@
 //! measuring thread releases them (one wake-up) and waits until the last receiver is
 //! done. They are stopped and joined, their descriptors closed, with the body.
 
+use crate::bench::facts::*;
 use crate::bench::{Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::{Body, Expect, Plan};
@@ -53,6 +54,14 @@ static PARAMS: &[ParamSpec] = &[
 /// `ctx.messaging`.
 pub const MESSAGING: Simple = Simple {
     name: "ctx.messaging",
+    facts: Facts {
+        serial: Some("it already uses two CPUs or a ring of tasks"),
+        switches: true,
+        ..NAMED.on(
+            Libc,
+            "the release (FUTEX_WAKE, syscall); every thread's write and read",
+        )
+    },
     about: "hackbench with threads: every one of `fds` senders per group writes a `size`-byte message to every receiver of its group, which reads them all: one operation is groups×fds×fds messages (perf bench sched messaging -t)",
     origin: "perf bench sched messaging",
     params: PARAMS,

@@ -10,6 +10,7 @@
 //! batch of N files in directories of 100 under the body's); the default lets the
 //! harness size the batch, at most 1000 files in one directory.
 
+use crate::bench::facts::*;
 use crate::bench::{Kind, ParamSpec, Params, Prepared, RunContext};
 use crate::error::BenchError;
 use crate::harness::{Body, Plan};
@@ -49,6 +50,7 @@ const MAX_BATCH: u64 = 1000;
 /// `file.create`.
 pub const CREATE: crate::bench::InRun = crate::bench::InRun {
     name: "file.create",
+    facts: NAMED.on(Libc, "open, write, close"),
     about: "creating a file of `size` bytes: open(O_CREAT|O_EXCL), write, close, in a directory of the run's scratch directory (lmbench lat_fs's creations)",
     origin: "mcvoy1996 lat_fs",
     params: PARAMS,
@@ -58,6 +60,7 @@ pub const CREATE: crate::bench::InRun = crate::bench::InRun {
 /// `file.delete`.
 pub const DELETE: crate::bench::InRun = crate::bench::InRun {
     name: "file.delete",
+    facts: NAMED.on(Libc, "unlink"),
     about: "unlink of a file of `size` bytes made (untimed) before the batch, in a directory of the run's scratch directory (lmbench lat_fs's deletions)",
     origin: "mcvoy1996 lat_fs",
     params: PARAMS,

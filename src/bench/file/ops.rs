@@ -18,6 +18,7 @@
 //! it rewinds a sequential read or write when it reaches the end of the 1 MiB file,
 //! inside the loop (one call in 256).
 
+use crate::bench::facts::*;
 use crate::bench::{check, InRun, Kind, ParamSpec, Params, Prepared, RunContext};
 use crate::error::BenchError;
 use crate::harness::{Body, Expect, Plan};
@@ -397,7 +398,7 @@ fn prepare_op(op: Op, p: &Params, cx: &RunContext) -> Result<Prepared, BenchErro
 }
 
 macro_rules! file_op {
-    ($konst:ident, $fn:ident, $op:expr, $name:literal, $about:literal, $params:expr) => {
+    ($konst:ident, $fn:ident, $op:expr, $name:literal, $calls:literal, $about:literal, $params:expr) => {
         fn $fn(p: &Params, cx: &RunContext) -> Result<Prepared, BenchError> {
             prepare_op($op, p, cx)
         }
@@ -407,6 +408,7 @@ macro_rules! file_op {
             about: $about,
             origin: "",
             params: $params,
+            facts: NAMED.on(Libc, $calls),
             prepare: $fn,
         };
     };
@@ -417,6 +419,7 @@ file_op!(
     prep_readseq,
     Op::ReadSeq,
     "file.readseq",
+    "read; lseek at the file's end",
     "read(2) of 4 KiB going through a 1 MiB file, lseek back to its start at the end \
      (will-it-scale's read1-4)",
     &[
@@ -434,6 +437,7 @@ file_op!(
     prep_pread,
     Op::Pread,
     "file.pread",
+    "pread",
     "pread(2) of 4 KiB at one offset of a cached file (will-it-scale's pread1-3)",
     &[SHARE3]
 );
@@ -442,6 +446,7 @@ file_op!(
     prep_pwrite,
     Op::Pwrite,
     "file.pwrite",
+    "pwrite",
     "pwrite(2) of 4 KiB at one offset of a file (will-it-scale's pwrite1-3)",
     &[SHARE3]
 );
@@ -450,6 +455,7 @@ file_op!(
     prep_readseek,
     Op::ReadSeek,
     "file.readseek",
+    "lseek, then read",
     "lseek(2) to one offset, then read(2) of 4 KiB there (will-it-scale's readseek1-3)",
     &[SHARE3]
 );
@@ -458,6 +464,7 @@ file_op!(
     prep_writeseek,
     Op::WriteSeek,
     "file.writeseek",
+    "lseek, then write",
     "lseek(2) to one offset, then write(2) of 4 KiB there (will-it-scale's \
      writeseek1-3)",
     &[SHARE3]
@@ -467,6 +474,7 @@ file_op!(
     prep_lseek,
     Op::Lseek,
     "file.lseek",
+    "lseek",
     "lseek(2) to the start of a file of one page (will-it-scale's lseek1-2)",
     &[SHARE2]
 );
@@ -475,6 +483,7 @@ file_op!(
     prep_writeseq,
     Op::WriteSeq,
     "file.writeseq",
+    "write; lseek at 1 MiB",
     "write(2) of 4 KiB going through a 1 MiB file, lseek back to its start at the end \
      (will-it-scale's write1)",
     &[]
@@ -484,6 +493,7 @@ file_op!(
     prep_lock,
     Op::Lock,
     "file.lock",
+    "fcntl(F_SETLKW), twice",
     "fcntl(F_SETLKW) write lock of a file's first byte, then its release \
      (will-it-scale's lock1-2); with copies_as=process and share=one-file the copies \
      wait for each other",
@@ -494,6 +504,7 @@ file_op!(
     prep_fallocate,
     Op::Fallocate,
     "file.fallocate",
+    "fallocate; ftruncate at 1 MiB",
     "fallocate(2) of the next 8 KiB of a file, ftruncate to 0 at 1 MiB (will-it-scale's \
      fallocate1-2): timed by whole cycles of 128 calls and the truncation, per call",
     &[ParamSpec {
@@ -508,6 +519,7 @@ file_op!(
 /// `file.unlink`.
 pub const UNLINK: InRun = InRun {
     name: "file.unlink",
+    facts: NAMED.on(Libc, "open, close, unlink"),
     about: "open(2) with O_CREAT of a new file, close(2), unlink(2) (will-it-scale's \
             unlink1-2): with copies, share=one-dir has every copy's file in the scratch \
             directory itself, dir-per-copy each in a directory of its own",

@@ -12,6 +12,9 @@
 //! warm it.
 
 use super::{IoTally, Scratch};
+use crate::bench::facts::Figure::FileRead;
+use crate::bench::facts::SYSCALL;
+use crate::bench::facts::*;
 use crate::bench::via::Via;
 use crate::bench::Fact;
 use crate::bench::{After, InRun, Kind, ParamSpec, Params, Prepared, RunContext};
@@ -63,6 +66,18 @@ const METHODS: &[&str] = &["read", "pread", "buffered", "stdio", "mmap"];
 /// `file.read`.
 pub const READ: InRun = InRun {
     name: "file.read",
+    facts: Facts {
+        quotes: &[Quote {
+            show: Show::Bandwidth { bytes: 65536.0 },
+            ..quote(
+                FileRead,
+                0,
+                "method=read size=65536 cache=warm",
+                "read(2) of 64 KiB",
+            )
+        }],
+        ..SYSCALL
+    },
     about: "one read of `size` bytes from a file, by read, pread, BufReader, fread or a copy out of an mmap, cold or warm cache",
     origin: "manea1999 §6, figures 1–2",
     params: &[

@@ -110,22 +110,16 @@ pub fn is_param(name: &str) -> bool {
     SPECS.iter().any(|s| s.name == name)
 }
 
-/// The benchmarks that have a partner task to place in a sibling cgroup.
-const TWO_TASKS: &[&str] = &["ctx.pingpong", "ipc.rtt", "ipc.bw"];
-/// The benchmarks whose cost includes switches or signal deliveries, where rseq acts.
-const SWITCHES: &[&str] = &["ctx.", "signal.", "ipc.", "svc.wake"];
-
-/// Why `b` does not take hardening parameter `name`, or None when it does.
+/// Why `b` does not take hardening parameter `name`, or None when it does (its entry
+/// says: [`super::Facts::seccomp`], `partner`, `switches`).
 pub fn refusal(b: &dyn Bench, name: &str) -> Option<&'static str> {
-    let n = b.name();
+    let f = b.facts();
     match name {
-        SECCOMP | SECCOMP_KIND | SECCOMP_STACK if n.starts_with("call.") => {
+        SECCOMP | SECCOMP_KIND | SECCOMP_STACK if !f.seccomp => {
             Some("it makes no system call")
         }
-        CGROUP if !TWO_TASKS.contains(&n) => Some("it has no partner task"),
-        RSEQ if !SWITCHES.iter().any(|p| n.starts_with(p)) => {
-            Some("it has no switch or signal delivery")
-        }
+        CGROUP if !f.partner => Some("it has no partner task"),
+        RSEQ if !f.switches => Some("it has no switch or signal delivery"),
         _ => None,
     }
 }

@@ -9,6 +9,8 @@
 
 use super::link::{read_all, write_all, Link};
 use super::mb_per_s;
+use crate::bench::facts::Figure::MessageBandwidth;
+use crate::bench::facts::*;
 use crate::bench::Fact;
 use crate::bench::{Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
@@ -45,6 +47,21 @@ static PARAMS: &[ParamSpec] = &[
 /// `ipc.bw`.
 pub const BW: Simple = Simple {
     name: "ipc.bw",
+    facts: Facts {
+        quotes: &[Quote {
+            show: Show::Bandwidth { bytes: 65536.0 },
+            ..quote(
+                MessageBandwidth,
+                0,
+                "transport=pipe size=65536 placement=same-cpu",
+                "pipe, 64 KiB writes",
+            )
+        }],
+        serial: Some(PARTNER),
+        partner: true,
+        switches: true,
+        ..SYSCALL.on(Libc, "write (pipe) or send (sockets) of each chunk")
+    },
     about: "one-way streaming to a forked reader: one size-byte chunk, delivery included",
     origin: "lmbench bw_pipe, bw_unix, bw_tcp; nagy (VAX/VMS) mailbox bandwidth",
     params: PARAMS,

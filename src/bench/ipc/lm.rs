@@ -10,6 +10,7 @@
 //! lock), the semaphore set is removed, the accepting thread stopped and joined.
 
 use crate::bench::ctx::place_pinned;
+use crate::bench::facts::*;
 use crate::bench::{check, Kind, ParamSpec, Params, Prepared, RunContext};
 use crate::error::BenchError;
 use crate::harness::{Body, Expect, Plan};
@@ -59,6 +60,7 @@ fn cstr(p: &std::path::Path) -> Result<CString, BenchError> {
 /// `ipc.fifo`.
 pub const FIFO: crate::bench::InRun = crate::bench::InRun {
     name: "ipc.fifo",
+    facts: Facts { switches: true, ..NAMED.on(Libc, "write and read") },
     about: "a 1-byte write into a named FIFO a forked child reads, and its 1-byte answer through a second FIFO: one round trip (lmbench lat_fifo)",
     origin: "mcvoy1996 lat_fifo",
     params: PLACED,
@@ -140,6 +142,7 @@ impl Body for Fifo {
 /// `ipc.sem`.
 pub const SEM: crate::bench::Simple = crate::bench::Simple {
     name: "ipc.sem",
+    facts: Facts { switches: true, ..NAMED.on(Libc, "semop, twice") },
     about: "one semop that takes System V semaphore 1 and gives semaphore 0, as a forked child's semop takes 0 and gives 1 back: one round trip per call (lmbench lat_sem's loop; lat_sem prints half of it)",
     origin: "mcvoy1996 lat_sem",
     params: PLACED,
@@ -196,6 +199,7 @@ impl Body for Sem {
 /// `ipc.fcntl`.
 pub const FCNTL: crate::bench::InRun = crate::bench::InRun {
     name: "ipc.fcntl",
+    facts: Facts { switches: true, ..NAMED.on(Libc, "fcntl(F_SETLKW), four times") },
     about: "lmbench lat_fcntl's handoff of two fcntl(F_SETLKW) record locks between this process and a forked child: lock 1, unlock 2, lock 2, unlock 1 against the child's unlock 1, lock 2, unlock 2, lock 1; a lock waits only when the child took it first, which on one CPU comes in stretches the scheduler decides, so same-cpu batches are 10000 calls long and the figure their mean, as lmbench's",
     origin: "mcvoy1996 lat_fcntl",
     params: PLACED,
@@ -295,6 +299,10 @@ static CONNECT_PARAMS: &[ParamSpec] = &[
 /// `ipc.connect`.
 pub const CONNECT: crate::bench::InRun = crate::bench::InRun {
     name: "ipc.connect",
+    facts: Facts {
+        switches: true,
+        ..NAMED.on(Libc, "socket, connect, close (tcp: and read)")
+    },
     about: "socket, connect to a listening socket whose thread accepts and closes it, and close: connection setup (lmbench lat_connect, lat_unix_connect)",
     origin: "mcvoy1996 lat_connect, lat_unix_connect",
     params: CONNECT_PARAMS,

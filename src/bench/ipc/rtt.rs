@@ -10,6 +10,8 @@
 use super::link::{Link, Port, CUT_SHORT, TIMED_OUT, TRANSPORTS};
 use super::mb_per_s;
 use super::priority::{self, MasterSched};
+use crate::bench::facts::Figure::{MessageOverhead, PipeRtt};
+use crate::bench::facts::*;
 use crate::bench::Fact;
 use crate::bench::{Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
@@ -54,6 +56,39 @@ static PARAMS: &[ParamSpec] = &[
 /// `ipc.rtt`.
 pub const RTT: Simple = Simple {
     name: "ipc.rtt",
+    facts: Facts {
+        quotes: &[
+            quote(
+                PipeRtt,
+                0,
+                "transport=pipe size=4 placement=same-cpu",
+                "4 B echo, same CPU",
+            ),
+            quote(
+                MessageOverhead,
+                0,
+                "transport=posix_mq size=4 placement=same-cpu",
+                "POSIX mq 4 B echo",
+            ),
+            quote(
+                MessageOverhead,
+                1,
+                "transport=sysv_msg size=4 placement=same-cpu",
+                "SysV msg 4 B echo",
+            ),
+        ],
+        enters: Enters::Fixed(Fixed {
+            path: Libc,
+            unless: &[("transport", "shm_futex", Generic)],
+            calls:
+                "write/send and read/recv, mq_send and mq_receive, msgsnd and msgrcv; \
+                shm_futex: FUTEX_WAKE and FUTEX_WAIT",
+        }),
+        serial: Some(PARTNER),
+        partner: true,
+        switches: true,
+        ..SYSCALL
+    },
     about:
         "a size-byte message to a forked slave and its whole echo back: one round trip",
     origin: "nagy (VAX/VMS) Table III mailbox echo; manea1999 §4 pipes",

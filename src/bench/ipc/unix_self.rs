@@ -2,6 +2,7 @@
 //! task writes a byte into one end of a connected stream socket pair and reads it from
 //! the other; no partner, no switch. Each copy has its own pair.
 
+use crate::bench::facts::*;
 use crate::bench::{body, InRun, Prepared};
 use crate::error::BenchError;
 use crate::os::task;
@@ -21,6 +22,10 @@ fn moved_none(what: &'static str) -> BenchError {
 /// `ipc.unix.self`.
 pub const UNIX_SELF: InRun = InRun {
     name: "ipc.unix.self",
+    facts: Facts {
+        switches: true,
+        ..NAMED.on(Libc, "write, then read")
+    },
     about: "write(2) of 1 byte into a Unix stream socket pair, then read(2) of it from \
             the other end, by one task (will-it-scale's unix1)",
     origin: "",

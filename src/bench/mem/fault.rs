@@ -8,6 +8,7 @@
 //! forked). Only the touches are timed, plus the prefault call itself where the
 //! benchmark asks for one (`prefault=populate`).
 
+use crate::bench::facts::*;
 use crate::bench::Fact;
 use crate::bench::{InRun, Kind, ParamSpec, Params, Prepared, RunContext, Simple};
 use crate::error::BenchError;
@@ -40,6 +41,20 @@ pub(crate) const UNMAP: ParamSpec = ParamSpec {
 /// `mem.fault.zero`.
 pub const ZERO: Simple = Simple {
     name: "mem.fault.zero",
+    facts: Facts {
+        quotes: &[quote(
+            Figure::ZeroFault,
+            0,
+            "page=4k prefault=none access=write",
+            "per 4 KiB page",
+        )],
+        enters: Enters::Fixed(Fixed {
+            path: Fault,
+            unless: &[("prefault", "populate", Libc)],
+            calls: "the touches' faults; populate: madvise(MADV_POPULATE_*) first, timed",
+        }),
+        ..MEMORY
+    },
     about: "first touch of a page of freshly mapped anonymous memory (zero-fill fault), per page",
     origin: "manea1999 §5",
     params: &[
@@ -344,6 +359,7 @@ fn fault_facts(
 /// `mem.fault.file`.
 pub const FILE: InRun = InRun {
     name: "mem.fault.file",
+    facts: MEMORY.on(Fault, "the reads' faults"),
     about: "first read of a page of a freshly mapped file that is in the page cache, per page",
     origin: "manea1999 §5–6",
     params: &[SIZE],
@@ -458,6 +474,7 @@ fn prepare_file(p: &Params, cx: &RunContext) -> Result<Prepared, BenchError> {
 /// `mem.fault.cow`.
 pub const COW: Simple = Simple {
     name: "mem.fault.cow",
+    facts: MEMORY.on(Fault, "the writes' faults"),
     about:
         "write to a page shared copy-on-write with a forked child (copy fault), per page",
     origin: "DESIGN mem",

@@ -12,6 +12,7 @@
 //! the next one, outside the clock (will-it-scale maps and unmaps them inside its loop,
 //! once per 128 MiB or 1 MiB of pages); the files have no name.
 
+use crate::bench::facts::*;
 use crate::bench::{body, check, InRun, Kind, ParamSpec, Params, Prepared, RunContext};
 use crate::error::BenchError;
 use crate::harness::{Body, Expect, Plan};
@@ -62,6 +63,13 @@ const SIZE: ParamSpec = ParamSpec {
 /// `mem.tlb_flush`.
 pub const TLB_FLUSH: InRun = InRun {
     name: "mem.tlb_flush",
+    facts: Facts {
+        named_only: true,
+        ..MEMORY.on(
+            Libc,
+            "madvise; entered too by the write's and the read's page faults",
+        )
+    },
     about: "a write to a page, madvise(MADV_DONTNEED) of it (a TLB flush: on every CPU \
             running a thread of this process, so copies_as=thread sends shootdowns), \
             and a read of it again, per page (will-it-scale's tlb_flush1-3)",
@@ -188,6 +196,7 @@ fn prepare_tlb(p: &Params, cx: &RunContext) -> Result<Prepared, BenchError> {
 /// `mem.fault.private`.
 pub const FAULT_PRIVATE: InRun = InRun {
     name: "mem.fault.private",
+    facts: Facts { named_only: true, ..MEMORY.on(Fault, "the writes' faults") },
     about: "a write to each page of a fresh private mapping of a file, per page: the \
             page cache's page is read and copied (will-it-scale's page_fault2)",
     origin: "",
@@ -274,6 +283,10 @@ fn prepare_fault_private(p: &Params, cx: &RunContext) -> Result<Prepared, BenchE
 /// `mem.mmap_file`.
 pub const MMAP_FILE: InRun = InRun {
     name: "mem.mmap_file",
+    facts: Facts {
+        named_only: true,
+        ..MEMORY.on(Libc, "mmap and munmap")
+    },
     about: "mmap of a whole file, private and writable, and munmap of it, no page \
             touched (will-it-scale's mmap2)",
     origin: "",
@@ -295,9 +308,27 @@ pub const MMAP_FILE: InRun = InRun {
     },
 };
 
+/// Whether malloc is below the C library's mmap threshold (128 KiB as a process
+/// starts): no call, the instance stays in user space.
+fn below_mmap_threshold(p: &Params) -> bool {
+    p.0.iter()
+        .find(|(n, _)| *n == "size")
+        .and_then(|(_, v)| v.parse::<u64>().ok())
+        .is_some_and(|n| n < 128 << 10)
+}
+
 /// `mem.malloc`.
 pub const MALLOC: InRun = InRun {
     name: "mem.malloc",
+    facts: Facts {
+        named_only: true,
+        user_space: Some(below_mmap_threshold),
+        ..MEMORY.on(
+            Libc,
+            "malloc and free: mmap and munmap above the C library's mmap threshold, no \
+         call below it",
+        )
+    },
     about: "the C library's malloc of `size` bytes and free of them, untouched: mmap \
             and munmap above its mmap threshold (will-it-scale's malloc1), its own free \
             lists below (malloc2, no kernel entry)",

@@ -7,6 +7,7 @@
 //! Where a service has no undo of its own, one operation is the service and its undo,
 //! so the state is the same before every iteration; the table names it ("per ... pair").
 
+use crate::bench::facts::*;
 use crate::bench::{body, check, Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::{Body, Expect, Plan};
@@ -31,6 +32,7 @@ fn bytes(p: &Params) -> usize {
 /// `mem.mmap`: $CRETVA + $DELTVA.
 pub const MMAP: Simple = Simple {
     name: "mem.mmap",
+    facts: MEMORY.on(Libc, "mmap and munmap (touch=yes: and the faults between)"),
     about: "mmap of n pages of anonymous memory and munmap of them (create and delete virtual addresses)",
     origin: "nagy VMS $CRETVA 383 µs + $DELTVA 626 µs",
     params: &[
@@ -78,6 +80,10 @@ pub const MMAP: Simple = Simple {
 /// `mem.brk`: $EXPREG + $CNTREG.
 pub const BRK: Simple = Simple {
     name: "mem.brk",
+    facts: MEMORY.on(
+        Generic,
+        "brk up and down (the C library's brk would move its own idea of the break)",
+    ),
     about: "brk raising the program break by n pages and lowering it back (expand and contract the region)",
     origin: "nagy VMS $EXPREG 408 µs + $CNTREG 639 µs",
     params: &[
@@ -155,6 +161,7 @@ impl Body for BrkBody {
 /// `mem.mprotect`: $SETPRT.
 pub const MPROTECT: Simple = Simple {
     name: "mem.mprotect",
+    facts: MEMORY.on(Libc, "mprotect"),
     about: "mprotect of n resident pages, alternately read-only and read-write (set protection)",
     origin: "nagy VMS $SETPRT 3690 µs",
     params: &[N],
@@ -185,6 +192,7 @@ pub const MPROTECT: Simple = Simple {
 /// `mem.map_shared`: $MGBLSC.
 pub const MAP_SHARED: Simple = Simple {
     name: "mem.map_shared",
+    facts: MEMORY.on(Libc, "mmap, then mmap or munmap"),
     about: "map n pages of a shared memory file (memfd) at a chosen address or where the kernel likes, and take the mapping away (map global section)",
     origin: "nagy VMS $MGBLSC 1839 µs (specified addresses), 1867 µs (extending P0)",
     params: &[
@@ -220,6 +228,7 @@ pub const MAP_SHARED: Simple = Simple {
 /// `mem.mremap`: change the mapping of n resident pages.
 pub const MREMAP: Simple = Simple {
     name: "mem.mremap",
+    facts: MEMORY.on(Libc, "mremap, twice"),
     about: "mremap moving n resident pages to another address already reserved (change mapping)",
     origin: "nagy VMS change mapping of specified addresses 2431 µs",
     params: &[N],

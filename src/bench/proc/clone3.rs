@@ -5,6 +5,7 @@
 //! before 5.3, or a seccomp policy that answers ENOSYS or EPERM).
 
 use super::ONE_BY_ONE;
+use crate::bench::facts::*;
 use crate::bench::{body, Prepared, Simple};
 use crate::error::BenchError;
 use crate::os::peers;
@@ -12,6 +13,7 @@ use crate::os::peers;
 /// `proc.clone3`.
 pub const CLONE3: Simple = Simple {
     name: "proc.clone3",
+    facts: NAMED.on(Generic, "clone3, then waitpid (libc)"),
     about: "clone3 with no flags and SIGCHLD as the exit signal (a fork by the newer call); the child _exit(0)s at once; waitpid reaps it",
     origin: "",
     params: &[],

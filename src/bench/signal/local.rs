@@ -3,6 +3,7 @@
 //! protection fault repaired by a SIGSEGV handler.
 
 use super::{check_errno, expect_runs, own_ids};
+use crate::bench::facts::*;
 use crate::bench::Fact;
 use crate::bench::{check, Prepared, Simple};
 use crate::error::BenchError;
@@ -59,6 +60,7 @@ impl Body for Install {
 /// `signal.install`.
 pub const INSTALL: Simple = Simple {
     name: "signal.install",
+    facts: Facts { switches: true, ..SYSCALL.on(Libc, "sigaction") },
     about: "sigaction installing a handler for SIGUSR2, alternately one of two (every call changes the disposition; syscall.sigaction re-installs the same one)",
     origin: "004 Table I: no own row; the setup of every AST service (003 §4 signal())",
     params: &[],
@@ -120,6 +122,10 @@ fn prepare_mask() -> Result<Prepared, BenchError> {
 /// `signal.mask`.
 pub const MASK: Simple = Simple {
     name: "signal.mask",
+    facts: Facts {
+        switches: true,
+        ..SYSCALL.on(Libc, "pthread_sigmask, twice")
+    },
     about: "pthread_sigmask blocking SIGUSR1 and unblocking it again, nothing pending",
     origin: "004 Table I: $SETAST enable/disable ASTs (117 µs)",
     params: &[],
@@ -149,6 +155,13 @@ impl Body for Catch {
 /// `signal.catch`.
 pub const CATCH: Simple = Simple {
     name: "signal.catch",
+    facts: Facts {
+        switches: true,
+        ..SYSCALL.on(
+            Generic,
+            "tgkill; the handler returns through the C library's restorer",
+        )
+    },
     about: "tgkill SIGUSR1 to this thread with a counting handler installed: the send, the delivery on the way out of the kernel, the handler and sigreturn",
     origin: "004 Table I: $DCLAST declare and call an AST (484 µs)",
     params: &[],
@@ -188,6 +201,14 @@ impl Body for Raise {
 /// `signal.raise`: `signal.catch` sent as the C library's raise sends it.
 pub const RAISE: Simple = Simple {
     name: "signal.raise",
+    facts: Facts {
+        switches: true,
+        ..NAMED.on(
+            Libc,
+            "raise: rt_sigprocmask, tgkill, rt_sigprocmask; the handler returns through the \
+         C library's restorer",
+        )
+    },
     about: "raise(SIGUSR1) with a counting handler installed: the C library blocks every \
             signal, sends it with tgkill and restores the mask, then the delivery, the \
             handler and sigreturn (will-it-scale's signal1; signal.catch is the tgkill alone)",
@@ -249,6 +270,14 @@ fn with_handler(
 /// `signal.pending`.
 pub const PENDING: Simple = Simple {
     name: "signal.pending",
+    facts: Facts {
+        switches: true,
+        ..SYSCALL.on(
+            Generic,
+            "tgkill, then pthread_sigmask twice (libc); the handler returns through the \
+         C library's restorer",
+        )
+    },
     about: "with SIGUSR1 blocked, tgkill it to this thread (it stays pending), unblock it (the handler runs on the way out), block it again",
     origin: "004 Table I: $DCLAST declare AST, delivery disabled (201 µs)",
     params: &[],
@@ -338,6 +367,7 @@ impl Drop for RaiseBlocked {
 /// `signal.raise_blocked`.
 pub const RAISE_BLOCKED: Simple = Simple {
     name: "signal.raise_blocked",
+    facts: Facts { switches: true, ..SYSCALL.on(Generic, "tgkill") },
     about: "tgkill SIGUSR1 to this thread while it is blocked: the raise alone, timed one by one (the pending signal is taken by sigtimedwait between samples)",
     origin: "004 Table I: $DCLAST declare AST, delivery disabled (201 µs)",
     params: &[],
@@ -406,6 +436,14 @@ fn new_trap() -> Result<(ProtTrap, MutexGuard<'static, ()>), BenchError> {
 /// `signal.prot`.
 pub const PROT: Simple = Simple {
     name: "signal.prot",
+    facts: Facts {
+        switches: true,
+        ..SYSCALL.on(
+            Libc,
+            "mprotect, in the handler and after it; entered first by the store's page \
+         fault, left through the C library's restorer",
+        )
+    },
     about: "a write to a read-only page: the fault, a SIGSEGV handler that mprotects the page writable, sigreturn and the retried write; then mprotect read-only again",
     origin: "004 Table I: $SETPRT set protection on pages (3690 µs, 5 pages), here from a fault handler",
     params: &[],

@@ -8,6 +8,8 @@
 
 use super::{check_errno, own_ids};
 use crate::bench::ctx::{place_pinned, placement};
+use crate::bench::facts::Figure::SignalRtt;
+use crate::bench::facts::*;
 use crate::bench::Fact;
 use crate::bench::{check, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
@@ -338,6 +340,11 @@ fn prepare(p: &Params, rtt: bool) -> Result<Prepared, BenchError> {
 /// `signal.queue`.
 pub const QUEUE: Simple = Simple {
     name: "signal.queue",
+    facts: Facts {
+        serial: Some("it already uses two CPUs (a partner process)"),
+        switches: true,
+        ..SYSCALL.on(Generic, "rt_sigqueueinfo")
+    },
     about: "rt_sigqueueinfo (sigqueue without glibc's getpid/getuid) of SIGRTMIN+1 with a value to our child, which takes them with sigtimedwait: the sender's cost",
     origin: "004 Table I: USER_DCLINA queue network AST for another process (371 µs)",
     params: &QUEUE_PARAMS,
@@ -347,6 +354,12 @@ pub const QUEUE: Simple = Simple {
 /// `signal.queue_rtt`.
 pub const QUEUE_RTT: Simple = Simple {
     name: "signal.queue_rtt",
+    facts: Facts {
+        quotes: &[quote(SignalRtt, 1, "placement=same-cpu", "sigqueue echo, same CPU")],
+        serial: Some("it already uses two CPUs (a partner process)"),
+        switches: true,
+        ..SYSCALL.on(Generic, "rt_sigqueueinfo, then rt_sigtimedwait")
+    },
     about: "SIGRTMIN+1 queued to our child, which takes it with sigtimedwait and queues SIGRTMIN+2 with the same value back to this thread, taken with sigtimedwait: the round trip",
     origin: "004 Table I: USER_DCLNPA queue and deliver network process AST (982 µs)",
     params: &RTT_PARAMS,

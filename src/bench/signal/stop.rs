@@ -13,6 +13,7 @@
 
 use crate::bench::ctx::place_pinned;
 use crate::bench::ctx::placement;
+use crate::bench::facts::*;
 use crate::bench::{ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::{Body, Expect, Plan};
@@ -243,6 +244,11 @@ static PARAMS: [ParamSpec; 1] = [placement(
 /// `signal.stop`.
 pub const STOP: Simple = Simple {
     name: "signal.stop",
+    facts: Facts {
+        serial: Some("it already uses two CPUs (a partner process)"),
+        switches: true,
+        ..SYSCALL.on(Libc, "kill, then waitid")
+    },
     about: "SIGSTOP to our running child (asleep in sigsuspend) and waitid(WSTOPPED) until it has stopped; one by one, the child continued between samples",
     origin: "004 Table I: $SUSPND suspend other process (234 µs)",
     params: &PARAMS,
@@ -252,6 +258,14 @@ pub const STOP: Simple = Simple {
 /// `signal.cont`.
 pub const CONT: Simple = Simple {
     name: "signal.cont",
+    facts: Facts {
+        serial: Some("it already uses two CPUs (a partner process)"),
+        switches: true,
+        ..SYSCALL.on(
+            Libc,
+            "kill, then waitid; FUTEX_WAIT (syscall) until the child's handler has run",
+        )
+    },
     about: "SIGCONT to our stopped child, waitid(WCONTINUED), and the wait until its SIGCONT handler has run; one by one, the child stopped between samples",
     origin: "004 Table I: $RESUME resume other process (123 µs)",
     params: &PARAMS,

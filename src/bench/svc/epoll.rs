@@ -7,6 +7,7 @@
 //! is stopped and joined.
 
 use crate::bench::ctx::{place_pinned, placement_among};
+use crate::bench::facts::*;
 use crate::bench::{check, Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::{Body, Expect, Plan};
@@ -39,6 +40,7 @@ static CTL_PARAMS: &[ParamSpec] = &[
 /// `svc.epoll.ctl`.
 pub const CTL: Simple = Simple {
     name: "svc.epoll.ctl",
+    facts: NAMED.on(Libc, "epoll_ctl"),
     about: "one epoll_ctl call on an epoll instance, in turn EPOLL_CTL_ADD, MOD and DEL of each of `fds` eventfds (perf bench epoll ctl; its threads are copies=N copies_as=thread, each with its own instance)",
     origin: "perf bench epoll ctl",
     params: CTL_PARAMS,
@@ -111,6 +113,7 @@ static WAIT_PARAMS: &[ParamSpec] = &[
 /// `svc.epoll.wait`.
 pub const WAIT: Simple = Simple {
     name: "svc.epoll.wait",
+    facts: NAMED.on(Libc, "write, epoll_wait, read"),
     about: "write(2) to an eventfd a partner thread waits on in epoll_wait; it reads it and writes back an eventfd this thread waits on in epoll_wait: one round trip of two wake-ups through epoll (perf bench epoll wait)",
     origin: "perf bench epoll wait",
     params: WAIT_PARAMS,

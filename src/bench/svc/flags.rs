@@ -4,6 +4,7 @@
 //! `svc.canwak` is here too: a pending wake-up count is an eventfd counter.
 
 use super::{expect, expect_errno, fail, need_fds};
+use crate::bench::facts::*;
 use crate::bench::{Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::{Body, Plan};
@@ -34,6 +35,7 @@ fn drain(fd: RawFd) -> Result<(), BenchError> {
 /// `svc.ef.set`.
 pub const SET: Simple = Simple {
     name: "svc.ef.set",
+    facts: SYSCALL.on(Libc, "write"),
     about: "write(2) of 1 to an eventfd: sets the flag (the counter is drained before each batch, untimed, so it never saturates)",
     origin: "004 Table I: $SETEF set event flag (135 µs)",
     params: &[],
@@ -73,6 +75,7 @@ pub(super) fn futex_wake_nobody(_: &Params) -> Result<Prepared, BenchError> {
 /// `svc.ef.set_futex`.
 pub const SET_FUTEX: Simple = Simple {
     name: "svc.ef.set_futex",
+    facts: SYSCALL.on(Generic, "FUTEX_WAKE"),
     about: "FUTEX_WAKE on a word nobody waits on (returns 0): setting a futex-based flag costs this call when the flag's owner may be asleep",
     origin: "004 Table I: $SETEF set event flag (135 µs)",
     params: &[],
@@ -82,6 +85,7 @@ pub const SET_FUTEX: Simple = Simple {
 /// `svc.ef.clear`.
 pub const CLEAR: Simple = Simple {
     name: "svc.ef.clear",
+    facts: SYSCALL.on(Libc, "read"),
     about: "read(2) of a set eventfd, which clears it: an EFD_SEMAPHORE eventfd preloaded (untimed) with one count per read of the batch, so each timed read takes exactly one",
     origin: "004 Table I: $CLREF clear event flag (81 µs)",
     params: &[],
@@ -133,6 +137,7 @@ fn drain_semaphore(fd: RawFd) -> Result<(), BenchError> {
 /// `svc.ef.read`.
 pub const READ: Simple = Simple {
     name: "svc.ef.read",
+    facts: SYSCALL.on(Libc, "read"),
     about: "non-blocking read(2) of a clear eventfd (EFD_NONBLOCK): reading the flag without waiting; EAGAIN is the expected outcome, anything else fails",
     origin: "004 Table I: $READEF read event flags (87 µs)",
     params: &[],
@@ -153,6 +158,7 @@ pub const READ: Simple = Simple {
 /// `svc.ef.wait`.
 pub const WAIT: Simple = Simple {
     name: "svc.ef.wait",
+    facts: SYSCALL.on(Libc, "poll"),
     about: "poll(2) with no time limit on one set eventfd: returns at once with it ready",
     origin: "004 Table I: $WAITFR wait for a (set) event flag (83 µs)",
     params: &[],
@@ -189,6 +195,7 @@ static WAIT_N_PARAMS: &[ParamSpec] = &[
 /// `svc.ef.wait_any`.
 pub const WAIT_ANY: Simple = Simple {
     name: "svc.ef.wait_any",
+    facts: SYSCALL.on(Libc, "poll or epoll_wait"),
     about: "one wait on n set eventfds that returns once one is ready: poll(2) over all n (poll scans every one; it has no early return), or epoll_wait(2) for one event",
     origin: "004 Table I: $WFLOR wait for logical OR of (set) event flags (84 µs)",
     params: WAIT_N_PARAMS,
@@ -198,6 +205,7 @@ pub const WAIT_ANY: Simple = Simple {
 /// `svc.ef.wait_all`.
 pub const WAIT_ALL: Simple = Simple {
     name: "svc.ef.wait_all",
+    facts: SYSCALL.on(Libc, "poll or epoll_wait"),
     about: "one wait on n set eventfds plus the check that all n are ready: poll(2) returning n, or epoll_wait(2) for n events returning n",
     origin: "004 Table I: $WFLAND wait for logical AND of (set) event flags (89 µs)",
     params: WAIT_N_PARAMS,
@@ -248,6 +256,10 @@ fn wait_n(p: &Params, all: bool) -> Result<Prepared, BenchError> {
 /// `svc.canwak`.
 pub const CANWAK: Simple = Simple {
     name: "svc.canwak",
+    facts: Facts {
+        serial: Some("it already uses two CPUs (a forked sleeper)"),
+        ..SYSCALL.on(Libc, "read")
+    },
     about: "cancelling pending wake-ups: a non-blocking read(2) that drains an eventfd used as the wake-up count; timed one at a time, the count preloaded (untimed) before each",
     origin: "004 Table I: $CANWAK cancel wakeups (same process) (152 µs)",
     params: &[],

@@ -12,6 +12,7 @@
 //! worker too; `inline` then says so (`blocked_per_write` near 1).
 
 use super::{expect, fail};
+use crate::bench::facts::*;
 use crate::bench::Fact;
 use crate::bench::{body, Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
@@ -35,6 +36,7 @@ fn open_null() -> Result<File, BenchError> {
 /// `svc.null.write`.
 pub const NULL_WRITE: Simple = Simple {
     name: "svc.null.write",
+    facts: SYSCALL.on(Libc, "write"),
     about: "write(2) of 1 byte to /dev/null, opened in prepare",
     origin: "004 Table I: $QIOW to NLA0: (871 µs)",
     params: &[],
@@ -75,6 +77,10 @@ static URING_PARAMS: &[ParamSpec] = &[
 /// `svc.uring.write`.
 pub const URING_WRITE: Simple = Simple {
     name: "svc.uring.write",
+    facts: Facts {
+        serial: Some("its io-wq workers already use other CPUs"),
+        ..SYSCALL.on(Generic, "io_uring_enter (the C library has no wrapper)")
+    },
     about: "an IORING_OP_WRITE of 1 byte to /dev/null through io_uring (raw syscalls): fill the entry, submit, reap the completion and check it wrote 1 byte",
     origin: "004 Table I: $QIO to NLA0: (813 µs); $QIOW (871 µs)",
     params: URING_PARAMS,

@@ -4,6 +4,7 @@
 //! the time to calendar fields ($NUMTIM).
 
 use super::{expect, expect_errno, fail, flags};
+use crate::bench::facts::*;
 use crate::bench::{body, Prepared, Simple};
 use crate::error::BenchError;
 use crate::os::svc;
@@ -14,6 +15,7 @@ use std::sync::atomic::AtomicU32;
 /// `svc.getrusage`.
 pub const GETRUSAGE: Simple = Simple {
     name: "svc.getrusage",
+    facts: SYSCALL.on(Libc, "getrusage"),
     about: "getrusage(RUSAGE_SELF): the process's CPU times, faults and switches",
     origin: "004 Table I: $GETJPI return current process id (250 µs)",
     params: &[],
@@ -28,6 +30,7 @@ pub const GETRUSAGE: Simple = Simple {
 /// `svc.procstat`.
 pub const PROCSTAT: Simple = Simple {
     name: "svc.procstat",
+    facts: SYSCALL.on(Libc, "pread"),
     about: "pread(2) of /proc/self/stat from offset 0 into a 1 KiB buffer, on a descriptor opened in prepare: the kernel formats the whole line each time",
     origin: "004 Table I: $GETJPI return current process id (250 µs)",
     params: &[],
@@ -50,6 +53,7 @@ pub const PROCSTAT: Simple = Simple {
 /// `svc.setpri`.
 pub const SETPRI: Simple = Simple {
     name: "svc.setpri",
+    facts: SYSCALL.on(Libc, "setpriority"),
     about: "setpriority(PRIO_PROCESS, own thread id, its current nice value): the full call with no change in effect (never raised, never lowered)",
     origin: "004 Table I: $SETPRI set (raise) process priority (123 µs)",
     params: &[],
@@ -70,6 +74,7 @@ pub const SETPRI: Simple = Simple {
 /// `svc.wake.self`.
 pub const WAKE_SELF: Simple = Simple {
     name: "svc.wake.self",
+    facts: Facts { switches: true, ..SYSCALL.on(Generic, "FUTEX_WAKE") },
     about: "FUTEX_WAKE on a word of this process that nobody waits on (returns 0): the same call as svc.ef.set_futex, standing for the other row",
     origin: "004 Table I: $WAKE wakeup (same process) (106 µs)",
     params: &[],
@@ -79,6 +84,7 @@ pub const WAKE_SELF: Simple = Simple {
 /// `svc.hiber.pending`.
 pub const HIBER_PENDING: Simple = Simple {
     name: "svc.hiber.pending",
+    facts: SYSCALL.on(Generic, "FUTEX_WAIT"),
     about: "FUTEX_WAIT on a word whose value already differs from the expected one (a wake-up is pending): returns EAGAIN at once, the expected outcome",
     origin: "004 Table I: $WAKE+$HIBER hibernate with pending wakeup (196 µs)",
     params: &[],
@@ -99,6 +105,7 @@ pub const HIBER_PENDING: Simple = Simple {
 /// `svc.gmtime`.
 pub const GMTIME: Simple = Simple {
     name: "svc.gmtime",
+    facts: Facts { enters: Enters::Not("calendar arithmetic in the C library"), ..USER },
     about: "gmtime_r of the time read in prepare (after tzset): seconds to UTC calendar fields",
     origin: "004 Table I: $NUMTIM get system time in numeric format (278 µs)",
     params: &[],
@@ -108,6 +115,12 @@ pub const GMTIME: Simple = Simple {
 /// `svc.localtime`.
 pub const LOCALTIME: Simple = Simple {
     name: "svc.localtime",
+    facts: Facts {
+        enters: Enters::Not(
+            "calendar arithmetic in the C library, the zone read in prepare",
+        ),
+        ..USER
+    },
     about: "localtime_r of the time read in prepare (after tzset): seconds to local calendar fields under the current TZ",
     origin: "004 Table I: $NUMTIM get system time in numeric format (278 µs)",
     params: &[],

@@ -9,6 +9,7 @@
 //! the listener; the thread, its filter with it, is stopped and joined with the body.
 //! The itimer sleep restores the previous ITIMER_REAL and SIGALRM disposition.
 
+use crate::bench::facts::*;
 use crate::bench::{Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::{Body, Expect, Plan};
@@ -36,6 +37,7 @@ const BLOCKS: Plan = Plan {
 /// `svc.uring.nop`.
 pub const URING_NOP: Simple = Simple {
     name: "svc.uring.nop",
+    facts: NAMED.on(Generic, "io_uring_enter (the C library has no wrapper)"),
     about: "an IORING_OP_NOP through io_uring (raw syscalls): fill the entry, io_uring_enter(1, 0), take the completion from the ring: the submission path with no operation behind it",
     origin: "",
     params: &[],
@@ -78,6 +80,10 @@ pub const NOTIFY_NR: u32 = 999;
 /// `svc.seccomp.notify`.
 pub const SECCOMP_NOTIFY: Simple = Simple {
     name: "svc.seccomp.notify",
+    facts: NAMED.on(
+        Libc,
+        "ioctl (SECCOMP_IOCTL_NOTIF_RECV, _SEND); the notified thread's call, an unallocated number, by syscall()",
+    ),
     about: "a system call a seccomp filter hands to a user-space supervisor (SECCOMP_RET_USER_NOTIF), which receives it and answers 0 (SECCOMP_IOCTL_NOTIF_RECV, _SEND): the supervisor's loop, as perf times it, one round trip per call (newer perf bench sched seccomp-notify)",
     origin: "perf bench sched seccomp-notify",
     params: &[],
@@ -215,6 +221,13 @@ static USLEEP_PARAMS: &[ParamSpec] = &[
 /// `svc.usleep`.
 pub const USLEEP: Simple = Simple {
     name: "svc.usleep",
+    facts: Facts {
+        idle: |_| true,
+        ..NAMED.on(
+            Libc,
+            "usleep, nanosleep, select or pselect; itimer: setitimer and sigsuspend",
+        )
+    },
     about: "one relative sleep of `us` µs by lmbench lat_usleep's `method`: the measured sleep, the timer slack included",
     origin: "mcvoy1996 lat_usleep",
     params: USLEEP_PARAMS,

@@ -5,6 +5,7 @@
 //! sample, as cyclictest reports it.
 
 use super::percentile;
+use crate::bench::facts::*;
 use crate::bench::Fact;
 use crate::bench::{Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
@@ -25,6 +26,7 @@ static PARAMS: &[ParamSpec] = &[ParamSpec {
 /// `svc.sleep`.
 pub const SLEEP: Simple = Simple {
     name: "svc.sleep",
+    facts: Facts { idle: |_| true, ..SYSCALL.on(Libc, "clock_nanosleep") },
     about: "one clock_nanosleep(CLOCK_MONOTONIC, relative ns), timed one at a time: the measured sleep, and its overshoot p50/p99/max as facts",
     origin: "004 Table I: $SCHDWK schedule wakeups (252 µs), the 10 ms wake-up + $HIBER the timing executive aligned to",
     params: PARAMS,

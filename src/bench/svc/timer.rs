@@ -12,6 +12,7 @@
 //! the time elapsed since prepare).
 
 use super::{expect, fail};
+use crate::bench::facts::*;
 use crate::bench::Fact;
 use crate::bench::{After, Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
@@ -50,6 +51,7 @@ static ALL_PARAMS: &[ParamSpec] = &[ParamSpec {
 /// `svc.timer.arm`.
 pub const ARM: Simple = Simple {
     name: "svc.timer.arm",
+    facts: SYSCALL.on(Libc, "timerfd_settime, timer_settime, setitimer or alarm"),
     about: "re-arming an armed one-shot timer 1 s ahead (alarm: 1000 s): timerfd_settime, timer_settime, setitimer(ITIMER_REAL) or alarm; it never fires",
     origin: "004 Table I: $SETIMR set event flag at specified time (278 µs); $SCHDWK schedule wakeups (252 µs)",
     params: API_PARAMS,
@@ -59,6 +61,7 @@ pub const ARM: Simple = Simple {
 /// `svc.timer.cancel`.
 pub const CANCEL: Simple = Simple {
     name: "svc.timer.cancel",
+    facts: SYSCALL.on(Libc, "timerfd_settime, timer_settime, setitimer or alarm"),
     about: "disarming one armed timer (settime to zero, setitimer zero, alarm(0)); timed one at a time, the timer re-armed for 1 s (untimed) before each",
     origin: "004 Table I: $CANTIM cancel selected timer request (285 µs)",
     params: API_PARAMS,
@@ -68,6 +71,7 @@ pub const CANCEL: Simple = Simple {
 /// `svc.timer.cancel_all`.
 pub const CANCEL_ALL: Simple = Simple {
     name: "svc.timer.cancel_all",
+    facts: SYSCALL.on(Libc, "timer_settime, n times"),
     about: "disarming all n armed POSIX timers, one timer_settime each (Linux has no call that cancels every timer); timed one round at a time, all re-armed (untimed) before each",
     origin: "004 Table I: $CANTIM cancel all timer requests (265 µs)",
     params: ALL_PARAMS,

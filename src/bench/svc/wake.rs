@@ -25,6 +25,7 @@
 
 use super::{fail, percentile};
 use crate::bench::ctx::place_pinned;
+use crate::bench::facts::*;
 use crate::bench::Fact;
 use crate::bench::{ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
@@ -56,6 +57,11 @@ static PARAMS: &[ParamSpec] = &[crate::bench::ctx::placement(
 /// `svc.wake.other`.
 pub const OTHER: Simple = Simple {
     name: "svc.wake.other",
+    facts: Facts {
+        serial: Some("it already uses two CPUs (a forked sleeper)"),
+        switches: true,
+        ..SYSCALL.on(Generic, "FUTEX_WAKE")
+    },
     about: "the waker's cost of a FUTEX_WAKE that wakes a forked child asleep in FUTEX_WAIT; timed one at a time, each after the child is seen asleep (untimed)",
     origin: "004 Table I: $WAKE wakeup (other process) (127 µs)",
     params: PARAMS,
@@ -65,6 +71,14 @@ pub const OTHER: Simple = Simple {
 /// `svc.wake.latency`.
 pub const LATENCY: Simple = Simple {
     name: "svc.wake.latency",
+    facts: Facts {
+        serial: Some("it already uses two CPUs (a forked sleeper)"),
+        switches: true,
+        ..SYSCALL.on(
+            Generic,
+            "FUTEX_WAKE; then, same-cpu, sched_yield (libc) until the child runs",
+        )
+    },
     about: "FUTEX_WAKE of a sleeping forked child until the waker sees it run again; facts: the child's own wake-up latency (just before the wake to just after its wait returns) p50/p99/max",
     origin: "004 Table I: $WAKE wakeup (other process) (127 µs), as the sleeper sees it",
     params: PARAMS,

@@ -6,6 +6,7 @@
 
 use super::pool::Pool;
 use crate::bench::ctx::{place_pinned, placement_among};
+use crate::bench::facts::*;
 use crate::bench::{body, check, Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::{Body, Expect, Plan};
@@ -62,6 +63,7 @@ static HASH_PARAMS: &[ParamSpec] = &[ParamSpec {
 /// `sync.futex.hash`.
 pub const HASH: Simple = Simple {
     name: "sync.futex.hash",
+    facts: NAMED.on(Generic, "FUTEX_WAIT"),
     about: "FUTEX_WAIT|PRIVATE on one of `futexes` words with a value it does not hold: the hash-bucket lookup, EAGAIN at once (perf bench futex hash; its threads are copies=N copies_as=thread)",
     origin: "perf bench futex hash",
     params: HASH_PARAMS,
@@ -100,6 +102,7 @@ static WAKE_PARAMS: &[ParamSpec] = &[
 /// `sync.futex.wake`.
 pub const WAKE: Simple = Simple {
     name: "sync.futex.wake",
+    facts: NAMED.on(Generic, "FUTEX_WAKE"),
     about: "waking all `waiters` threads blocked in FUTEX_WAIT, `nwakes` per FUTEX_WAKE call, until every one is woken: the waker's time (perf bench futex wake); timed one at a time, the waiters re-blocked untimed",
     origin: "perf bench futex wake",
     params: WAKE_PARAMS,
@@ -140,6 +143,7 @@ static REQUEUE_PARAMS: &[ParamSpec] = &[
 /// `sync.futex.requeue`.
 pub const REQUEUE: Simple = Simple {
     name: "sync.futex.requeue",
+    facts: NAMED.on(Generic, "FUTEX_CMP_REQUEUE"),
     about: "moving all `waiters` threads blocked on one futex word to another with FUTEX_CMP_REQUEUE, `nrequeue` per call, none woken (perf bench futex requeue); timed one at a time, the waiters woken and re-blocked untimed",
     origin: "perf bench futex requeue",
     params: REQUEUE_PARAMS,
@@ -218,6 +222,7 @@ static PARALLEL_PARAMS: &[ParamSpec] = &[
 /// `sync.futex.wake_parallel`.
 pub const WAKE_PARALLEL: Simple = Simple {
     name: "sync.futex.wake_parallel",
+    facts: NAMED.on(Generic, "FUTEX_WAKE"),
     about: "one FUTEX_WAKE of the measuring thread's share (waiters/wakers) of `waiters` threads blocked on one futex, as `wakers`-1 other threads, released just before, each wake theirs: one waker's call, the per-thread latency perf bench futex wake-parallel averages; timed one at a time",
     origin: "perf bench futex wake-parallel",
     params: PARALLEL_PARAMS,
@@ -357,9 +362,22 @@ static LOCK_PI_PARAMS: &[ParamSpec] = &[
     PLACE,
 ];
 
+/// Whether the PI lock is held across a sleep (`hold_us` above 0): a CPU idles.
+fn held(p: &Params) -> bool {
+    p.0.iter()
+        .any(|(n, v)| *n == "hold_us" && v.parse::<u64>().is_ok_and(|us| us > 0))
+}
+
 /// `sync.futex.lock_pi`.
 pub const LOCK_PI: Simple = Simple {
     name: "sync.futex.lock_pi",
+    facts: Facts {
+        idle: held,
+        ..NAMED.on(
+            Generic,
+            "FUTEX_LOCK_PI and FUTEX_UNLOCK_PI (hold_us: and nanosleep, libc)",
+        )
+    },
     about: "FUTEX_LOCK_PI then FUTEX_UNLOCK_PI of one private word (both in the kernel, as perf's workers make them), with threads-1 contenders doing the same (perf bench futex lock-pi)",
     origin: "perf bench futex lock-pi",
     params: LOCK_PI_PARAMS,

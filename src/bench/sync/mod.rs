@@ -21,6 +21,7 @@
 pub mod futex;
 pub mod pool;
 
+use crate::bench::facts::*;
 use crate::bench::{body, check, Bench, InRun, Kind, ParamSpec, Params, Prepared};
 use crate::error::BenchError;
 use crate::harness::{Expect, Plan};
@@ -57,6 +58,14 @@ thread_local! {
 /// `sync.mutex`.
 pub const MUTEX: InRun = InRun {
     name: "sync.mutex",
+    facts: Facts {
+        user_space: Some(uncontended),
+        ..NAMED.on(
+            Libc,
+            "pthread_mutex_lock and unlock: atomics; FUTEX_WAIT and FUTEX_WAKE inside them \
+         only when another thread holds the mutex",
+        )
+    },
     about: "pthread_mutex_lock and pthread_mutex_unlock (will-it-scale's \
             pthread_mutex1-5): with copies_as=thread and share=one-mutex the copies \
             contend for one mutex from their CPUs, futex calls when it is taken",
@@ -108,6 +117,19 @@ enum Update {
     Tls,
 }
 
+/// Whether no other copy contends for the mutex (copies as processes each lock their
+/// own): the lock and unlock stay in user space.
+fn uncontended(p: &Params) -> bool {
+    let value = |name: &str| {
+        p.0.iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v.as_str())
+    };
+    value("share") == Some("mutex-per-copy")
+        || value(crate::bench::copies::COPIES_AS) != Some("thread")
+        || value(crate::bench::copies::COPIES).is_none_or(|n| n == "1")
+}
+
 fn prepare_mutex(p: &Params) -> Result<Prepared, BenchError> {
     let idle = match p.get("process") {
         "multi-threaded" => Some(Idle::start()?),
@@ -144,7 +166,7 @@ fn prepare_mutex(p: &Params) -> Result<Prepared, BenchError> {
     // Where thread copies contend, a lock that waits in the kernel is the operation:
     // its batches are kept, not flagged for their switches.
     let expect = Expect {
-        switches: !crate::bench::via::stays_in_user_space("sync.mutex", p),
+        switches: !uncontended(p),
         ..Expect::default()
     };
     Ok(if p.get("share") == "mutex-per-copy" {
@@ -218,6 +240,10 @@ impl Drop for Idle {
 /// `sync.sem`.
 pub const SEM: InRun = InRun {
     name: "sync.sem",
+    facts: Facts {
+        enters: Enters::Not("sem_wait and sem_post: atomics in the C library"),
+        ..NAMED
+    },
     about: "sem_wait and sem_post of a POSIX semaphore of this task's own, value 1 \
             (will-it-scale's posix_semaphore1): atomics in the C library, never waits",
     origin: "",
@@ -235,6 +261,7 @@ pub const SEM: InRun = InRun {
 /// `sync.futex`.
 pub const FUTEX: InRun = InRun {
     name: "sync.futex",
+    facts: NAMED.on(Generic, "FUTEX_WAKE or FUTEX_WAIT"),
     about:
         "futex(2) alone (will-it-scale's futex1-4): FUTEX_WAKE of a word nobody waits \
             on, or FUTEX_WAIT on a word whose value differs (EAGAIN at once); shared or \
@@ -304,6 +331,7 @@ fn prepare_futex(p: &Params) -> Result<Prepared, BenchError> {
 /// `sync.yield`.
 pub const YIELD: InRun = InRun {
     name: "sync.yield",
+    facts: NAMED.on(Libc, "sched_yield"),
     about: "sched_yield(2) with no other task waiting for the CPU (will-it-scale's \
             sched_yield): the scheduler's pick, back to the caller",
     origin: "",
@@ -318,6 +346,7 @@ pub const YIELD: InRun = InRun {
 /// `sync.eventfd`.
 pub const EVENTFD: InRun = InRun {
     name: "sync.eventfd",
+    facts: NAMED.on(Libc, "write, then read"),
     about: "write(2) of 8 bytes (1) to an eventfd, then read(2) of its count back, by \
             one task (will-it-scale's eventfd1)",
     origin: "",

@@ -4,6 +4,9 @@
 //! Each takes `via=libc|raw` (the C library's wrapper, or the instruction in the loop),
 //! but for setuid and setgid, whose wrappers signal every thread: `via=syscall|raw`.
 
+use crate::bench::facts::Figure::{NullLibc, NullRaw};
+use crate::bench::facts::SYSCALL;
+use crate::bench::facts::*;
 use crate::bench::via::{self, check_raw as raw_ok, Via};
 use crate::bench::{body, check, Kind, ParamSpec, Prepared, Simple};
 use crate::error::BenchError;
@@ -25,6 +28,13 @@ const SYSCALL_OR_RAW: &[ParamSpec] = &[ParamSpec {
 /// `syscall.getppid`.
 pub const GETPPID: Simple = Simple {
     name: "syscall.getppid",
+    facts: Facts {
+        quotes: &[
+            quote(NullLibc, 1, "via=libc", "getppid, C library"),
+            quote(NullRaw, 2, "via=raw", "getppid, syscall in the loop"),
+        ],
+        ..SYSCALL
+    },
     about: "getppid()",
     origin: "manea1999 §3",
     params: via::ONLY_BOTH,
@@ -42,6 +52,7 @@ pub const GETPPID: Simple = Simple {
 /// `syscall.getuid`.
 pub const GETUID: Simple = Simple {
     name: "syscall.getuid",
+    facts: SYSCALL,
     about: "getuid()",
     origin: "perez1976 Fig. 4 guid",
     params: via::ONLY_BOTH,
@@ -59,6 +70,7 @@ pub const GETUID: Simple = Simple {
 /// `syscall.getgid`.
 pub const GETGID: Simple = Simple {
     name: "syscall.getgid",
+    facts: SYSCALL,
     about: "getgid()",
     origin: "perez1976 Fig. 4 ggid",
     params: via::ONLY_BOTH,
@@ -76,6 +88,7 @@ pub const GETGID: Simple = Simple {
 /// `syscall.uname`.
 pub const UNAME: Simple = Simple {
     name: "syscall.uname",
+    facts: SYSCALL,
     about: "uname() into a struct utsname",
     origin: "manea1999 §3",
     params: via::ONLY_BOTH,
@@ -91,6 +104,7 @@ pub const UNAME: Simple = Simple {
 /// `syscall.times`.
 pub const TIMES: Simple = Simple {
     name: "syscall.times",
+    facts: SYSCALL,
     about: "times() into a struct tms",
     origin: "perez1976 Fig. 4 times; manea1999 §3",
     params: via::ONLY_BOTH,
@@ -106,6 +120,7 @@ pub const TIMES: Simple = Simple {
 /// `syscall.dup_close`.
 pub const DUP_CLOSE: Simple = Simple {
     name: "syscall.dup_close",
+    facts: SYSCALL,
     about: "dup of an open descriptor, then close of the copy (one pair)",
     origin: "perez1976 Fig. 4 dup",
     params: via::ONLY_BOTH,
@@ -130,6 +145,7 @@ pub const DUP_CLOSE: Simple = Simple {
 /// `syscall.alarm`.
 pub const ALARM: Simple = Simple {
     name: "syscall.alarm",
+    facts: SYSCALL,
     about: "alarm(0): cancels no alarm (syscost sets none)",
     origin: "perez1976 Fig. 4 alarm",
     params: via::ONLY_BOTH,
@@ -163,6 +179,7 @@ pub const ALARM: Simple = Simple {
 /// `syscall.sigaction`.
 pub const SIGACTION: Simple = Simple {
     name: "syscall.sigaction",
+    facts: SYSCALL,
     about: "sigaction re-installing SIGUSR2's current disposition",
     origin: "perez1976 Fig. 4 sig",
     params: via::ONLY_BOTH,
@@ -186,6 +203,7 @@ pub const SIGACTION: Simple = Simple {
 /// `syscall.kill`.
 pub const KILL: Simple = Simple {
     name: "syscall.kill",
+    facts: SYSCALL,
     about: "kill(own pid, 0): the permission check, no signal sent",
     origin: "perez1976 Fig. 4 kill",
     params: via::ONLY_BOTH,
@@ -201,6 +219,7 @@ pub const KILL: Simple = Simple {
 /// `syscall.setpriority`.
 pub const SETPRIORITY: Simple = Simple {
     name: "syscall.setpriority",
+    facts: SYSCALL,
     about: "setpriority of this process to its current nice value",
     origin: "perez1976 Fig. 4 nice",
     params: via::ONLY_BOTH,
@@ -221,6 +240,7 @@ pub const SETPRIORITY: Simple = Simple {
 /// `syscall.setuid`.
 pub const SETUID: Simple = Simple {
     name: "syscall.setuid",
+    facts: SYSCALL,
     about: "setuid to the current user id (the kernel call, this thread)",
     origin: "perez1976 Fig. 4 suid",
     params: SYSCALL_OR_RAW,
@@ -237,6 +257,7 @@ pub const SETUID: Simple = Simple {
 /// `syscall.setgid`.
 pub const SETGID: Simple = Simple {
     name: "syscall.setgid",
+    facts: SYSCALL,
     about: "setgid to the current group id (the kernel call, this thread)",
     origin: "perez1976 Fig. 4 sgid",
     params: SYSCALL_OR_RAW,
@@ -253,6 +274,7 @@ pub const SETGID: Simple = Simple {
 /// `syscall.tcgets`.
 pub const TCGETS: Simple = Simple {
     name: "syscall.tcgets",
+    facts: SYSCALL,
     about: "ioctl(TCGETS) on a pseudo-terminal syscost opens (the memo's gtty)",
     origin: "perez1976 Fig. 4 gtty",
     params: via::ONLY_BOTH,

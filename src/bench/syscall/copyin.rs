@@ -1,5 +1,6 @@
 //! Copy-in cost: system calls whose argument is an array the kernel copies in.
 
+use crate::bench::facts::*;
 use crate::bench::via::{self, Via};
 use crate::bench::{body, check, Kind, ParamSpec, Prepared, Simple};
 use crate::error::BenchError;
@@ -9,6 +10,7 @@ use std::os::fd::{AsFd, OwnedFd};
 /// `syscall.writev`: n one-byte iovecs to /dev/null.
 pub const WRITEV: Simple = Simple {
     name: "syscall.writev",
+    facts: SYSCALL,
     about: "writev of n one-byte iovecs to /dev/null: copying in the iovec array",
     origin: "perez1976 (argument fetching), DESIGN copy-in",
     params: &[
@@ -57,6 +59,7 @@ pub const WRITEV: Simple = Simple {
 /// `syscall.poll`: n ready descriptors, no waiting.
 pub const POLL: Simple = Simple {
     name: "syscall.poll",
+    facts: SYSCALL,
     about: "poll with a zero timeout on n descriptors that are all ready (copy-in of n pollfds)",
     origin: "DESIGN copy-in",
     params: &[
@@ -84,6 +87,7 @@ pub const POLL: Simple = Simple {
 /// `syscall.poll.file`: n files with no poll method of their own.
 pub const POLL_FILE: Simple = Simple {
     name: "syscall.poll.file",
+    facts: NAMED,
     about: "poll with a zero timeout on n distinct files whose file system has no poll \
             method (memfds: the kernel answers with its default mask, as for will-it-scale's \
             files in /tmp), asking for POLLOUT: the descriptor walk without a driver's poll",

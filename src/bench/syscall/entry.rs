@@ -1,5 +1,7 @@
 //! Entry paths: getpid three ways, the argument count, and vDSO against real calls.
 
+use crate::bench::facts::Figure::{NullLibc, NullRaw, VdsoClock};
+use crate::bench::facts::*;
 use crate::bench::via::{self, Via};
 use crate::bench::{body, check, Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
@@ -10,6 +12,13 @@ use std::hint::black_box;
 /// as `syscall.getpid.raw`.
 pub const GETPID: Simple = Simple {
     name: "syscall.getpid",
+    facts: Facts {
+        quotes: &[
+            quote(NullLibc, 0, "via=libc", "getpid, C library"),
+            quote(NullRaw, 1, "via=raw", "getpid, syscall in the loop"),
+        ],
+        ..SYSCALL
+    },
     about: "getpid() through the C library wrapper (via=raw: the syscall instruction in the loop)",
     origin: "perez1976 Fig. 4 gpid; manea1999 §3",
     params: via::ONLY_BOTH,
@@ -27,6 +36,10 @@ pub const GETPID: Simple = Simple {
 /// `syscall.getpid.raw`: the `syscall` instruction, no library in between.
 pub const GETPID_RAW: Simple = Simple {
     name: "syscall.getpid.raw",
+    facts: Facts {
+        quotes: &[quote(NullRaw, 0, "", "getpid, syscall in the loop")],
+        ..SYSCALL.on(Raw, "getpid: the aligned loop of syscall.getpid via=raw")
+    },
     about: "getpid through the syscall instruction itself (the memo's direct call)",
     origin: "perez1976 Fig. 3 D(r0+0args)",
     params: &[],
@@ -55,6 +68,7 @@ fn prepare_getpid_raw(_: &Params) -> Result<Prepared, BenchError> {
 /// `syscall.getpid.indirect`: the generic `syscall(SYS_getpid)` entry.
 pub const GETPID_INDIRECT: Simple = Simple {
     name: "syscall.getpid.indirect",
+    facts: SYSCALL.on(Generic, "getpid: syscall(SYS_getpid)"),
     about: "getpid through the C library's generic syscall() (the memo's indirect call)",
     origin: "perez1976 Fig. 3 I(r0+1arg)",
     params: &[],
@@ -69,6 +83,11 @@ pub const GETPID_INDIRECT: Simple = Simple {
 /// `syscall.args`: entry and exit with 0..6 arguments.
 pub const ARGS: Simple = Simple {
     name: "syscall.args",
+    facts: SYSCALL.on(
+        Raw,
+        "an unimplemented call: the instruction inlined where the compiler places it, \
+         not an aligned loop",
+    ),
     about: "a system call number the kernel does not implement, with n arguments: entry and exit only",
     origin: "perez1976 Fig. 3 (per-argument cost)",
     params: &[ParamSpec {
@@ -157,6 +176,10 @@ fn vdso_or_skip(p: &Params) -> Result<bool, BenchError> {
 /// `syscall.clock_gettime`.
 pub const CLOCK_GETTIME: Simple = Simple {
     name: "syscall.clock_gettime",
+    facts: Facts {
+        quotes: &[quote(VdsoClock, 0, "via=vdso", "clock_gettime")],
+        ..SYSCALL
+    },
     about: "clock_gettime(CLOCK_MONOTONIC) through the vDSO, or as a real system call",
     origin: "manea1999 §2",
     params: VIA,
@@ -185,6 +208,7 @@ pub const CLOCK_GETTIME: Simple = Simple {
 /// `syscall.gettimeofday`.
 pub const GETTIMEOFDAY: Simple = Simple {
     name: "syscall.gettimeofday",
+    facts: SYSCALL,
     about: "gettimeofday through the vDSO, or as a real system call",
     origin: "manea1999 §2",
     params: VIA,
@@ -206,6 +230,7 @@ pub const GETTIMEOFDAY: Simple = Simple {
 /// `syscall.time`.
 pub const TIME: Simple = Simple {
     name: "syscall.time",
+    facts: SYSCALL,
     about: "time(NULL) through the vDSO, or as a real system call",
     origin: "perez1976 Fig. 4 time",
     params: VIA,
@@ -227,6 +252,7 @@ fn prepare_time(p: &Params) -> Result<Prepared, BenchError> {
 /// `syscall.getcpu`.
 pub const GETCPU: Simple = Simple {
     name: "syscall.getcpu",
+    facts: SYSCALL,
     about: "getcpu through the vDSO, or as a real system call",
     origin: "",
     params: VIA,

@@ -4,6 +4,7 @@
 //! A call the kernel refuses (ENOSYS on an older kernel, EPERM, EINVAL for a command it
 //! lacks) is skipped with the kernel's reason.
 
+use crate::bench::facts::*;
 use crate::bench::{body, check, Kind, ParamSpec, Prepared, Simple};
 use crate::error::BenchError;
 use crate::os::peers;
@@ -28,6 +29,7 @@ fn refused(call: &str, e: std::io::Error) -> BenchError {
 /// `syscall.getpgid`.
 pub const GETPGID: Simple = Simple {
     name: "syscall.getpgid",
+    facts: NAMED.on(Libc, "getpgid"),
     about: "getpgid(0): this process's group (newer perf bench syscall getpgid)",
     origin: "perf bench syscall getpgid",
     params: &[],
@@ -57,6 +59,7 @@ static RANDOM_PARAMS: &[ParamSpec] = &[
 /// `syscall.getrandom`.
 pub const GETRANDOM: Simple = Simple {
     name: "syscall.getrandom",
+    facts: NAMED,
     about: "getrandom(buf, size, 0): random bytes from the kernel's generator, or from the vDSO's",
     origin: "",
     params: RANDOM_PARAMS,
@@ -102,6 +105,7 @@ static MEMBARRIER_PARAMS: &[ParamSpec] = &[ParamSpec {
 /// `syscall.membarrier`.
 pub const MEMBARRIER: Simple = Simple {
     name: "syscall.membarrier",
+    facts: NAMED.on(Generic, "membarrier"),
     about: "membarrier(MEMBARRIER_CMD_*_EXPEDITED): a memory barrier on every CPU running the process's threads (the process registered in prepare)",
     origin: "",
     params: MEMBARRIER_PARAMS,
@@ -120,6 +124,7 @@ pub const MEMBARRIER: Simple = Simple {
 /// `syscall.pidfd_open`.
 pub const PIDFD_OPEN: Simple = Simple {
     name: "syscall.pidfd_open",
+    facts: NAMED.on(Generic, "pidfd_open, then close (libc)"),
     about: "pidfd_open of this process, then close of the descriptor (one pair)",
     origin: "",
     params: &[],
@@ -153,6 +158,7 @@ static VM_PARAMS: &[ParamSpec] = &[ParamSpec {
 /// `syscall.process_vm_readv`.
 pub const PROCESS_VM_READV: Simple = Simple {
     name: "syscall.process_vm_readv",
+    facts: NAMED.on(Libc, "process_vm_readv"),
     about: "process_vm_readv of `size` bytes from a buffer of a process (this one, by its pid: the same path as another's, the permission check passing at once) into a local one",
     origin: "",
     params: VM_PARAMS,
@@ -178,6 +184,7 @@ pub const PROCESS_VM_READV: Simple = Simple {
 /// `syscall.mseal`.
 pub const MSEAL: Simple = Simple {
     name: "syscall.mseal",
+    facts: NAMED.on(Generic, "mseal"),
     about: "mseal(2) of a page already sealed (sealing again succeeds): the call and its walk of the mappings; the one sealed page stays mapped until the process exits (the kernel lets nobody unmap it)",
     origin: "",
     params: &[],
@@ -197,6 +204,7 @@ static SELECT_PARAMS: &[ParamSpec] = &[ParamSpec {
 /// `syscall.select`.
 pub const SELECT: Simple = Simple {
     name: "syscall.select",
+    facts: NAMED.on(Libc, "select"),
     about: "select(2) with a zero timeout on n descriptors of a file (/dev/null, opened n times), all ready for writing: lmbench lat_select's file case",
     origin: "mcvoy1996 lat_select",
     params: SELECT_PARAMS,

@@ -377,6 +377,9 @@ mod tests {
         fn about(&self) -> &'static str {
             "a getppid, or a failure in one copy's setup"
         }
+        fn facts(&self) -> crate::bench::Facts {
+            crate::bench::facts::SYSCALL
+        }
         fn prepare(
             &self,
             _: &Params,

@@ -30,7 +30,7 @@ impl Slot<'_> {
         let mut settings = env.settings;
         settings.spans = false;
         settings.usage_per_round =
-            crate::bench::via::stays_in_user_space(self.bench.name(), &self.params);
+            crate::bench::via::stays_in_user_space(self.bench, &self.params);
         let h = Harness::new(env.clock, settings);
         let c = env.clock;
         let t0 = c.now();

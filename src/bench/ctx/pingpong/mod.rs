@@ -15,6 +15,10 @@ mod master;
 mod slave;
 
 use super::place;
+use crate::bench::facts::Figure::{PipeRtt, SignalRtt, SwitchCross, SwitchSame};
+use crate::bench::facts::*;
+
+const PIPE_SAME: &str = "mechanism=pipe placement=same-cpu kind=process fpu=clean";
 use crate::bench::Fact;
 use crate::bench::{After, Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
@@ -58,6 +62,42 @@ static PARAMS: &[ParamSpec] = &[
 /// `ctx.pingpong`.
 pub const PINGPONG: Simple = Simple {
     name: "ctx.pingpong",
+    facts: Facts {
+        quotes: &[
+            Quote {
+                show: Show::Half,
+                ..quote(SwitchSame, 0, PIPE_SAME, "half a pipe ping-pong")
+            },
+            Quote {
+                show: Show::Half,
+                ..quote(
+                    SwitchCross,
+                    0,
+                    "mechanism=pipe placement=cross-cpu kind=process fpu=clean",
+                    "half a pipe ping-pong",
+                )
+            },
+            quote(PipeRtt, 1, PIPE_SAME, "pipe ping-pong, same CPU"),
+            quote(
+                SignalRtt,
+                0,
+                "mechanism=signal placement=same-cpu kind=process fpu=clean",
+                "signal ping-pong, same CPU",
+            ),
+        ],
+        enters: Enters::Fixed(Fixed {
+            path: Libc,
+            unless: &[("mechanism", "futex", Generic), ("mechanism", "signal", Generic)],
+            calls: "the measuring task's write and read, or sched_yield; futex: FUTEX_WAKE \
+                and FUTEX_WAIT; signal: tgkill, then sigsuspend (libc); the other task \
+                blocks through its own syscall instruction",
+        }),
+        serial: Some("it already uses two CPUs or a ring of tasks"),
+        partner: true,
+        switches: true,
+        tables: Tables::AgainstPipe,
+        ..SYSCALL
+    },
     about: "two tasks bounce control through one mechanism: the round trip, and half of it as the one-way switch",
     origin: "manea1999 §4 (signals vs pipes); lmbench lat_ctx, lat_pipe",
     params: PARAMS,

@@ -15,6 +15,8 @@ mod members;
 pub use members::{BuildError, Ring};
 
 use super::home_cpu;
+use crate::bench::facts::Figure::SwitchSame;
+use crate::bench::facts::*;
 use crate::bench::via::Via;
 use crate::bench::Fact;
 use crate::bench::{body, InRun, Kind, ParamSpec, Params, Prepared, RunContext, Simple};
@@ -58,6 +60,18 @@ static PARAMS: &[ParamSpec] = &[
 /// `ctx.ring`.
 pub const RING: InRun = InRun {
     name: "ctx.ring",
+    facts: Facts {
+        quotes: &[quote(
+            SwitchSame,
+            1,
+            "n=2 kind=process placement=same-cpu",
+            "a hop of a 2-process ring",
+        )],
+        serial: Some("it already uses two CPUs or a ring of tasks"),
+        switches: true,
+        tables: Tables::Ring,
+        ..SYSCALL.on(Libc, "write and read of the token, in every member")
+    },
     about: "a token passed around a ring of n tasks joined by pipes: ns per hop, with the ring's CPU accounting",
     origin: "sloan1992 (the pipeline benchmark); manea1999 §4",
     params: PARAMS,
@@ -67,6 +81,11 @@ pub const RING: InRun = InRun {
 /// `ctx.pipe`: the ring's control, the token through a pipe within one task.
 pub const PIPE: Simple = Simple {
     name: "ctx.pipe",
+    facts: Facts {
+        serial: Some("it already uses two CPUs or a ring of tasks"),
+        switches: true,
+        ..SYSCALL
+    },
     about: "a one-byte write and read of the same pipe in one task: a hop's pipe cost without the switch",
     origin: "sloan1992 (control); lmbench lat_ctx's overhead",
     params: crate::bench::via::ONLY_BOTH,
