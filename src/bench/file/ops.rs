@@ -228,7 +228,7 @@ impl FileOp {
     /// round makes its file anew, and on the project's VM the first O_DIRECT pass over
     /// blocks just written read 104 µs a read against 48–56 µs for the passes after
     /// it, which will-it-scale's loop (pass after pass over one file) times
-    /// (measurements.md, "The peers whole, and three operations made the peer's").
+    /// (measurements/peers.md, "The peers whole, and three operations made the peer's").
     fn first_pass(&mut self) -> Result<(), BenchError> {
         let fd = self.t.fd.as_fd();
         for _ in 0..FILE_BYTES / BUF as u64 {

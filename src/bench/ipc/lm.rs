@@ -224,7 +224,7 @@ fn lock_file(cx: &RunContext) -> Result<OwnedFd, BenchError> {
 /// batches (a few dozen calls) fall in one stretch or the other, their median in the
 /// first and the hand-off batches culled as outliers; lmbench times one loop of about
 /// 100 ms, the mean over both. A batch of this many calls (about 40 ms there) spans
-/// several alternations, so the figure is that mean too (docs/measurements.md,
+/// several alternations, so the figure is that mean too (docs/measurements/peers.md,
 /// "lat_fcntl's hand-off").
 const FCNTL_SAME_CPU_BATCH: u64 = 10_000;
 

@@ -455,8 +455,8 @@ impl Link {
     /// Makes the master's receives give up after a second so that it can look
     /// whether the slave lives, where nothing wakes it when the slave dies (no
     /// [`Link::waker`] could be set up). A time limit arms a timer at every wait, which
-    /// on the project's VM cost 2–5% of a same-CPU round trip (measurements.md, "The
-    /// master's time limits").
+    /// costs a same-CPU round trip a few percent (measurements/paired.md, "The
+    /// masters' time limits").
     pub fn be_patient(&mut self) -> Result<(), BenchError> {
         self.master.patient = true;
         if let (Way::Dgram { .. }, Some(fd)) = (self.master.way, self.master_fds.first())
