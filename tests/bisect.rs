@@ -129,6 +129,7 @@ fn bisect(repo: &Path, bad: &str, good: &str, step: &Path) -> (bool, String) {
 }
 
 #[test]
+#[ignore = "slow: a bisect measuring at each commit; .ci/run runs it"]
 fn git_bisect_run_finds_the_first_costly_commit_skips_and_aborts_where_the_gate_says() {
     if !have_git() {
         return;

@@ -1147,6 +1147,7 @@ fn repro_perez1976_prints_the_table() {
 // Processes
 
 #[test]
+#[ignore = "slow: a run beside two spinners, every other test waiting; .ci/run runs it"]
 fn load_leaves_no_process_behind() {
     let _alone = exclusive();
     let args = ["run", "--profile", "smoke", "--load", "2", "syscall.getpid"];
@@ -1676,6 +1677,7 @@ fn repro_manea1999_prints_every_section() {
 }
 
 #[test]
+#[ignore = "slow: the whole reproduction; .ci/run runs it"]
 fn repro_nagy_vms_prints_both_tables() {
     let out = success(&["repro", "nagy-vms", "--profile", "smoke", "--load", "1"]);
     let text = &out.stdout;

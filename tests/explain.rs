@@ -221,6 +221,7 @@ fn a_pingpong_partner_is_sampled_and_the_switch_is_named() {
 }
 
 #[test]
+#[ignore = "slow: two explained runs; .ci/run runs it"]
 fn two_explained_runs_compare_by_function_and_plot_as_flame_graphs() {
     if let Some(why) = cannot_sample() {
         eprintln!("skipped: {why}");

@@ -237,6 +237,7 @@ impl Drop for PidsCgroup {
 }
 
 #[test]
+#[ignore = "slow: the catalogue under each limit; .ci/run runs it"]
 fn every_limit_gives_a_skip_or_an_error_line_never_a_panic_or_leftover() {
     let root = is_root();
     let tools = Scratch::new("tools");

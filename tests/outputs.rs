@@ -331,6 +331,7 @@ fn case(w: &Writer, target: &str, scratch: &Path) -> Result<String, String> {
 }
 
 #[test]
+#[ignore = "slow: every writer into every kind of target; .ci/run runs it"]
 fn every_writer_keeps_every_kind_of_target_what_it_is() {
     let scratch = tempfile::tempdir().unwrap();
     let root = scratch.path().to_path_buf();

@@ -69,6 +69,7 @@ fn sane(dir: &std::path::Path, args: &[&str]) -> usize {
 }
 
 #[test]
+#[ignore = "slow: every new benchmark, alone and as copies; .ci/run runs it"]
 fn every_new_benchmark_runs_alone_and_as_copies_and_leaves_nothing() {
     let scratch = tempfile::Builder::new()
         .prefix("syscost-peers-test-")

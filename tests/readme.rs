@@ -531,6 +531,7 @@ fn check_line(
 }
 
 #[test]
+#[ignore = "slow: every command line of README and docs/; .ci/run runs it"]
 fn every_command_line_in_the_readme_and_docs_is_accepted() {
     let quoted = quoted_in_all();
     let f = fixtures();

@@ -33,6 +33,7 @@ fn args_of(line: &str, call: &str) -> Option<Vec<i64>> {
 }
 
 #[test]
+#[ignore = "slow: the whole catalogue under strace; .ci/run runs it"]
 fn every_signal_goes_to_a_process_the_run_created() {
     if Command::new("strace").arg("-V").output().is_err() {
         println!("SKIPPED: strace is not installed (.ci/run installs it where it can)");

@@ -83,6 +83,7 @@ fn clock_offset() -> i128 {
 }
 
 #[test]
+#[ignore = "slow: a whole run; .ci/run runs it"]
 fn a_whole_run_changes_no_setting_clock_or_priority() {
     let settings_before = settings();
     let prio_before = priorities();

@@ -147,7 +147,10 @@ fn prepare_notify(_: &Params) -> Result<Prepared, BenchError> {
             BenchError::Failed("the notified thread ended before its filter".into())
         })?
         .map_err(|e| match e.raw_os_error() {
-            Some(libc::EINVAL | libc::ENOSYS | libc::EPERM | libc::EACCES) => {
+            Some(libc::ENOSYS) => BenchError::Skip(
+                "seccomp user notification: this kernel lacks it (ENOSYS)".into(),
+            ),
+            Some(libc::EINVAL | libc::EPERM | libc::EACCES) => {
                 BenchError::Skip(format!("seccomp user notification refused: {e}"))
             }
             _ => BenchError::os("seccomp(SET_MODE_FILTER, NEW_LISTENER)", e),

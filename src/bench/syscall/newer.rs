@@ -229,3 +229,28 @@ pub const SELECT: Simple = Simple {
         })))
     },
 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::{tests::skip_is_expected, Params};
+    use std::io::Error;
+
+    /// The kernel's refusal faked: mseal's ENOSYS (kernels before 6.10) makes a skip
+    /// the catalogue's smoke test accepts; a refusal nothing here explains does not.
+    #[test]
+    fn a_call_the_kernel_lacks_is_an_expected_skip() {
+        let none = Params(vec![]);
+        let skip = |errno| match refused("mseal", Error::from_raw_os_error(errno)) {
+            BenchError::Skip(why) => why,
+            other => panic!("errno {errno}: {other}"),
+        };
+        assert_eq!(
+            skip_is_expected("syscall.mseal", &none, &skip(libc::ENOSYS)),
+            Ok(())
+        );
+        assert!(skip_is_expected("syscall.mseal", &none, &skip(libc::EINVAL)).is_err());
+        let other = refused("mseal", Error::from_raw_os_error(libc::EIO));
+        assert!(matches!(other, BenchError::Failed(_)), "{other}");
+    }
+}
