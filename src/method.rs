@@ -149,9 +149,9 @@ pub const PAST_MACHINE_RUNS: usize = 10;
 
 // The machine's state.
 
-/// getpid calls in one batch of the canary: five batches of 500, about a third of a millisecond, caught
-/// the VM's slow spells as a spinning getpid loop of 2,500 calls did
-/// (docs/measurements/canary.md, "Slow episodes" and "Free rings leave the catalogue, and
+/// getpid calls in one batch of the canary: five batches of 500, about a third of a
+/// millisecond, catch a machine's slow spells as a spinning getpid loop of 2,500 calls
+/// does (docs/measurements/canary.md, "Slow episodes" and "Free rings leave the catalogue, and
 /// the faster vCPU").
 pub const CANARY_BATCH: u64 = 500;
 
@@ -159,8 +159,8 @@ pub const CANARY_BATCH: u64 = 500;
 pub const CANARY_BATCHES: usize = 5;
 
 /// How many of the first CPUs a run may use the canary is read on, the next worker
-/// measuring on the one reading fastest: on the VM one vCPU read getpid 193 ns while
-/// the other read 138, and they traded places within seconds (docs/measurements/isolation.md,
+/// measuring on the one reading fastest: a VM's vCPUs can run at different speeds and
+/// trade places within seconds (docs/measurements/isolation.md,
 /// "Free rings leave the catalogue, and the faster vCPU").
 pub const HOMES: usize = 2;
 
@@ -205,10 +205,9 @@ pub const STATE_SHARE: f64 = 0.05;
 
 /// The one gate for the machine's state: a round is measured later when the getpid
 /// canary read just before it (by the run's own process) is more than this fraction
-/// above the base state. On the VM the base state read 137–143 ns and the slow ones
-/// 149–156 ns (system calls 8% slower, for hundreds of ms) and 180–207 ns (every kind
-/// of work 20–40% slower, for seconds at a time); 5% leaves the base state's own spread
-/// in. While the budget lasts a round waits; without one, at most [`REDO_PER_KEPT`]
+/// above the base state: 5% leaves the base state's own spread in and the next slow
+/// state (system calls some 8% slower) out (docs/measurements/canary.md, "Slow
+/// episodes"). While the budget lasts a round waits; without one, at most [`REDO_PER_KEPT`]
 /// times as many rounds are measured again as are kept, so that a benchmark that slows
 /// the canary itself, or a machine that stays slow, is measured as it is.
 pub const REDO_ABOVE: f64 = 0.05;
@@ -218,16 +217,15 @@ pub const REDO_ABOVE: f64 = 0.05;
 pub const REDO_PER_KEPT: u32 = 3;
 
 /// How many more canary readings a visit takes, at most, while they read above the
-/// gate, before it goes ahead (and its round is measured again). On the VM a slow
-/// episode met by a spinning getpid loop ended within 4 readings of 2,500 calls in 14
-/// of 24 cases and within 16 in 21: 16 readings take about 6 ms there, a quarter of a
-/// round's visit.
+/// gate, before it goes ahead (and its round is measured again): most slow episodes a
+/// spinning getpid loop meets end within 16 readings, a quarter of a round's visit
+/// (docs/measurements/canary.md, "Slow episodes").
 pub const SLOW_WAIT_READINGS: usize = 16;
 
 // What the machine allows each kind of work: its probes.
 
-/// getpid calls in one batch of the syscall probe: 5 batches of 300 read the VM's two
-/// speeds as 40 fresh C processes did (docs/measurements/rounds.md, "States of a fresh
+/// getpid calls in one batch of the syscall probe: 5 batches of 300 read a machine's
+/// speeds as 40 fresh C processes do (docs/measurements/rounds.md, "States of a fresh
 /// process").
 pub const PROBE_SYSCALL_BATCH: u64 = 300;
 
@@ -292,25 +290,23 @@ pub const COPIES_START_AHEAD_NS: f64 = 2e6;
 /// The rounds a worker measures before it hands its samples to a fresh process, which
 /// measures the next ones (`SYSCOST_ROUNDS_PER_WORKER` overrides it; 0 keeps one
 /// worker for all of an instance's rounds). A process has states of its own that last
-/// its life: on the VM `syscall.getpid.raw` read 127.5 ns in every round of one worker
-/// and 104.8–105.4 ns in eleven others, and a plain C loop of `syscall(SYS_getpid)`
-/// read 148.8 ns in one process of forty and 140.0–143.2 ns in the rest. Measured by
+/// its life (one worker of twelve read getpid 20% slow in every round; one C process
+/// of forty, 5%: docs/measurements/rounds.md, "States of a fresh process"). Measured by
 /// one worker, such a state is the whole figure and its interval cannot see it;
 /// measured by a fresh process each round, it is one round that the trimmed mean leaves
 /// out, and the spread between rounds includes the spread between processes, as a
-/// figure of the machine should. A hand-over took 2.2 ms there (median of 531), mostly
-/// the fresh process's `exec`, which runs while the old one packs its samples.
+/// figure of the machine should. A hand-over costs a few milliseconds, mostly the fresh
+/// process's `exec`, which runs while the old one packs its samples
+/// (docs/measurements/rounds.md, "Workers and hand-overs").
 pub const ROUNDS_PER_WORKER: usize = 1;
 
 /// How long a round of work that leaves a CPU idle while it waits (a wake-up on another
 /// CPU, a timed sleep: `bench::via::leaves_cpus_idle`) runs its operation after the
-/// machine's probes and before its first sample. On the VM, such work costs less for
-/// some 30–40 ms after both CPUs were busy, and the probes just before a round are such
-/// work: a thorough round of cross-CPU pipe round trips read 30–46 µs in its first three
-/// or four 10 ms windows and 45–65 µs after, as a plain C loop reads once it has run that
-/// long; 10 ms rounds read 36.4 µs and the thorough profile's 100 ms rounds 46.3,
-/// `sync.futex.lock_pi` 183 and 213 µs (docs/measurements/harness.md, "Work that leaves a CPU
-/// idle"). With it: 44.1 and 46.6 µs, 197 and 207 µs.
+/// machine's probes and before its first sample: such work costs less for some 30–40 ms
+/// after both CPUs were busy, and the probes just before a round are such work; without
+/// the settling, short rounds read a cross-CPU round trip 20–30% cheaper than a plain C
+/// loop that has run that long (docs/measurements/harness.md, "Work that leaves a CPU
+/// idle").
 pub const SETTLE_NS: u64 = 50_000_000;
 
 // The time a run may take.

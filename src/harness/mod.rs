@@ -174,8 +174,8 @@ pub struct Overhead {
     #[serde(skip)]
     pub ticks: u64,
     /// The ticks subtracted in each later round, measured again before its samples:
-    /// the empty loop's own cost moves with the machine (1 or 2 cycles an iteration
-    /// on this project's VM), and a stale figure would bias cheap operations.
+    /// the empty loop's own cost moves with the machine (by a cycle or two an
+    /// iteration), and a stale figure would bias cheap operations.
     #[serde(skip)]
     pub later: Vec<u64>,
 }

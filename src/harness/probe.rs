@@ -98,8 +98,8 @@ pub struct Extra<'a> {
 
 impl Harness<'_> {
     /// Reads every probe once: each is the median of a few short batches, nothing
-    /// subtracted. The cross probe (about 2 ms on the VM this project is developed on,
-    /// against half a millisecond for the others) only with `extra.cross`; it reads
+    /// subtracted. The cross probe (some milliseconds, four times the others) only with
+    /// `extra.cross`; it reads
     /// NaN without, or when this thread may use no other CPU. The io probe only with
     /// `extra.io`; NaN without, or where the page cache cannot be made cold (tmpfs). A
     /// failed mapping, thread, socket or file fails the reading.

@@ -129,9 +129,9 @@ pub fn degrees_of_freedom(rounds: usize) -> usize {
 /// half-width at least `floor` (absolute, ns): the trimmed mean of every round with
 /// Yuen's standard error, its interval sized for a rerun (see the module's text). `None` without a finite figure.
 ///
-/// Rounds that fall into states are not reduced to the dominant state's: measured on
-/// the VM this project is developed on (`scripts/headline.py` over ten runs each of
-/// getpid three ways, a pipe round trip and a zero-fill fault), the dominant state's
+/// Rounds that fall into states are not reduced to the dominant state's: measured
+/// with `scripts/headline.py` (ten runs each of getpid three ways, a pipe round trip
+/// and a zero-fill fault), the dominant state's
 /// interval held the median of the ten headlines as often as this one or less often
 /// (the fault's: 6 of 10 against 8), for intervals barely narrower.
 pub fn estimate(figures: &[f64], floor: f64) -> Option<RoundEstimate> {
@@ -252,9 +252,9 @@ pub fn not_negative(center: f64, low: f64) -> f64 {
 /// Taken directly because a run's rounds say little about how far its figure lands:
 /// five rounds trimmed to three give Yuen's interval t(0.975, 2) = 4.3 times a
 /// standard error on two degrees of freedom, and rounds that fall into process
-/// states spread more than the trimmed mean of them moves (on this project's VM, runs
-/// of getpid through the bare instruction agreed within 0.3–0.4% while each run's
-/// rounds gave ±0.6–1.5%). The plain standard deviation, not a robust spread: a run in
+/// states spread more than the trimmed mean of them moves (runs of getpid through the
+/// bare instruction have agreed within 0.3–0.4% while each run's rounds gave
+/// ±0.6–1.5%: docs/measurements/intervals.md). The plain standard deviation, not a robust spread: a run in
 /// a slow spell is one of the K figures, and only a spread that counts it in full
 /// widens its own interval enough. Measured against the way before it and against the
 /// robust spread over eighteen drift series (`scripts/history_intervals.py`):
@@ -283,7 +283,7 @@ pub fn between_runs(figures: &[f64]) -> Option<f64> {
 /// and `V`, is integrated on a grid and solved for 0.95 (`scripts/centre_quantile.py`,
 /// to five digits).
 ///
-/// Against `t(K−1)·s` over the 28 drift series kept on this project's VM (140
+/// Against `t(K−1)·s` over 28 kept drift series (140
 /// row-series, `scripts/history_intervals.py`): docs/measurements/intervals.md, "The multiple of
 /// the runs' spread".
 pub fn centre_quantile(k: usize) -> f64 {

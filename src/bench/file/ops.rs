@@ -225,9 +225,9 @@ struct FileOp {
 
 impl FileOp {
     /// One untimed pass over the file from its start, left at the start again. Every
-    /// round makes its file anew, and on the project's VM the first O_DIRECT pass over
-    /// blocks just written read 104 µs a read against 48–56 µs for the passes after
-    /// it, which will-it-scale's loop (pass after pass over one file) times
+    /// round makes its file anew, and the first O_DIRECT pass over blocks just written
+    /// costs about twice the passes after it, which will-it-scale's loop (pass after
+    /// pass over one file) times
     /// (measurements/peers.md, "The peers whole, and three operations made the peer's").
     fn first_pass(&mut self) -> Result<(), BenchError> {
         let fd = self.t.fd.as_fd();
