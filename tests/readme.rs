@@ -11,6 +11,8 @@
 //!   moment before in a temporary history (`SYSCOST_DB`), a synthetic trace file, a
 //!   results document, files in a temporary directory for every `-o`;
 //! - `run`, `repro` and `explain` get `--profile smoke` (they save into the temporary history);
+//!   a `run` or `explain` that names a profile with a time budget gets `--budget`
+//!   [`QUOTED_BUDGET`] unless it gives one;
 //!   a `> FILE` redirection is dropped and the output checked to be non-empty;
 //! - a line listed in [`SKIPPED`] is not run, for the reason given there;
 //! - the lines run [`AT_ONCE`] at a time (`history rm` last, alone).
@@ -387,6 +389,13 @@ fn invocations(f: &Fixtures, line: &str) -> (Vec<Vec<String>>, bool) {
         ) && !args.iter().any(|a| a == "--profile")
         {
             args.extend(["--profile".into(), "smoke".into()]);
+        } else if matches!(args.first().map(String::as_str), Some("run" | "explain"))
+            && !args.iter().any(|a| a == "--budget")
+            && !args.windows(2).any(|w| w == ["--profile", "smoke"])
+        {
+            // A profile with a time budget: the line's words are what is checked, not
+            // how long the profile measures (tests/cli.rs checks the budget itself).
+            args.extend(["--budget".into(), QUOTED_BUDGET.into()]);
         }
         out.push(args);
     }
@@ -489,6 +498,11 @@ fn fixtures() -> Fixtures {
     f
 }
 
+/// The budget given to a quoted `run` or `explain` that names a budgeted profile
+/// (quick, standard, thorough): the profile is accepted and measures as it does, only
+/// for less time than a whole catalogue's 17 to 900 s.
+const QUOTED_BUDGET: &str = "5s";
+
 /// How many quoted lines run at once: most measure, and a measuring command line is
 /// checked for being accepted, not for its figures, so two share the machine's CPUs.
 const AT_ONCE: usize = 2;
@@ -503,6 +517,7 @@ fn check_line(
     let (runs, redirected) = invocations(f, line);
     let mut out = Vec::new();
     for mut args in runs {
+        let started = std::time::Instant::now();
         let mut o = syscost_in(f, cwd, &args);
         if o.code == Some(2) && is_command_path(&args) {
             // A command named in prose (`syscost trace`, `history export`): it
@@ -524,7 +539,11 @@ fn check_line(
         };
         out.push(match wrong {
             Some(w) => Err(format!("{shown}\n    {w}: {}", o.stderr.trim())),
-            None => Ok(format!("{shown}  (exit {})", o.code.unwrap_or(-1))),
+            None => Ok(format!(
+                "{shown}  (exit {}, {:.1} s)",
+                o.code.unwrap_or(-1),
+                started.elapsed().as_secs_f64()
+            )),
         });
     }
     out
