@@ -12,7 +12,6 @@ use super::sql::{
     Backend, NewResult, Param, Row, INSERT_DOCUMENT, INSERT_RUN, MIGRATIONS_POSTGRES,
 };
 use crate::error::UsageError;
-use anyhow::Context;
 use postgres::config::SslMode;
 use postgres::types::ToSql;
 use postgres::{Client, NoTls};
@@ -171,15 +170,9 @@ impl Postgres {
             let mut tx = self.client.transaction()?;
             tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])?;
             let version = Self::version(&mut tx, shown)?;
-            for (i, step) in MIGRATIONS_POSTGRES
-                .iter()
-                .enumerate()
-                .skip(version.max(0) as usize)
-            {
-                tx.batch_execute(step).with_context(|| {
-                    format!("migrating the history to schema {}", i + 1)
-                })?;
-            }
+            super::sql::migrate(MIGRATIONS_POSTGRES, version, |step| {
+                tx.batch_execute(step)
+            })?;
             tx.execute(
                 "INSERT INTO syscost_meta (key, value) VALUES ('application', $1), ('schema', $2)
                  ON CONFLICT (key) DO UPDATE SET value = excluded.value",

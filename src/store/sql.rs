@@ -2,6 +2,8 @@
 //! writes, and the [`Backend`] through which [`super::History`] runs the same SQL on
 //! either.
 
+use anyhow::Context;
+
 /// The statements that bring an SQLite history from schema `i` to `i + 1`, in order.
 pub(super) const MIGRATIONS_SQLITE: &[&str] = &[
     // 0 → 1: the first schema.
@@ -95,6 +97,19 @@ pub(super) const MIGRATIONS_POSTGRES: &[&str] = &[
     // 2 → 3: as in SQLite.
     "ALTER TABLE runs ADD COLUMN labels TEXT NOT NULL DEFAULT '';",
 ];
+
+/// Applies the migrations `steps` from schema `version` up, each by `run`.
+pub(super) fn migrate<E: std::error::Error + Send + Sync + 'static>(
+    steps: &[&str],
+    version: i32,
+    mut run: impl FnMut(&str) -> Result<(), E>,
+) -> anyhow::Result<()> {
+    for (i, step) in steps.iter().enumerate().skip(version.max(0) as usize) {
+        run(step)
+            .with_context(|| format!("migrating the history to schema {}", i + 1))?;
+    }
+    Ok(())
+}
 
 /// A saved document as stored: its encoding, its body, and its samples when asked for.
 pub(super) type Stored = (String, Vec<u8>, Option<Vec<u8>>);

@@ -100,14 +100,7 @@ impl Sqlite {
             TransactionBehavior::Immediate,
         )?;
         let version: i32 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
-        for (i, step) in MIGRATIONS_SQLITE
-            .iter()
-            .enumerate()
-            .skip(version.max(0) as usize)
-        {
-            tx.execute_batch(step)
-                .with_context(|| format!("migrating the history to schema {}", i + 1))?;
-        }
+        super::sql::migrate(MIGRATIONS_SQLITE, version, |step| tx.execute_batch(step))?;
         tx.execute_batch(&format!(
             "PRAGMA user_version = {}; PRAGMA application_id = {APPLICATION_ID};",
             super::DB_SCHEMA
