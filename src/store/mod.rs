@@ -249,11 +249,6 @@ impl History {
         &self.place
     }
 
-    /// The bytes the history takes (tables and indexes), where the store can tell.
-    pub fn size_bytes(&self) -> anyhow::Result<Option<i64>> {
-        self.db.borrow_mut().size_bytes()
-    }
-
     /// Each host name with the id of its newest run, ordered by host name.
     pub fn latest_per_host(&self) -> anyhow::Result<Vec<(String, i64)>> {
         self.rows(

@@ -242,15 +242,6 @@ impl Backend for Postgres {
         tx.commit()?;
         Ok(n > 0)
     }
-
-    fn size_bytes(&mut self) -> anyhow::Result<Option<i64>> {
-        let row = self.client.query_one(
-            "SELECT pg_total_relation_size('runs') + pg_total_relation_size('documents')
-                  + pg_total_relation_size('results')",
-            &[],
-        )?;
-        Ok(Some(row.get(0)))
-    }
 }
 
 /// `sql` with its parameters written as PostgreSQL reads them: `?1` as `$1`.

@@ -161,8 +161,6 @@ pub(super) trait Backend: Send {
     ) -> anyhow::Result<()>;
     /// Removes a run in one transaction; false if there was none.
     fn remove(&mut self, id: i64) -> anyhow::Result<bool>;
-    /// The bytes the history takes, where the store can tell.
-    fn size_bytes(&mut self) -> anyhow::Result<Option<i64>>;
 }
 
 /// A value a query binds, which either store takes.

@@ -173,15 +173,6 @@ impl Backend for Sqlite {
         tx.commit()?;
         Ok(n > 0)
     }
-
-    fn size_bytes(&mut self) -> anyhow::Result<Option<i64>> {
-        Ok(Some(self.conn.query_row(
-            "SELECT (SELECT page_count FROM pragma_page_count)
-                    * (SELECT page_size FROM pragma_page_size)",
-            [],
-            |r| r.get(0),
-        )?))
-    }
 }
 
 /// `params` as SQLite binds them.
