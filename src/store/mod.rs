@@ -40,7 +40,7 @@ mod sqlite;
 use crate::error::UsageError;
 use crate::results::{Run, Status, OLDEST_READ, SCHEMA_VERSION};
 use anyhow::Context;
-use sql::{Backend, NewResult, Param, Row, Stored};
+use sql::{Backend, NewResult, Param, Row};
 use std::cell::RefCell;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -473,7 +473,8 @@ impl History {
         } else {
             "CAST(NULL AS BYTEA)"
         };
-        let mut rows: Vec<Stored> = self.rows(
+        // Its encoding, its body, and its samples when asked for.
+        let mut rows: Vec<(String, Vec<u8>, Option<Vec<u8>>)> = self.rows(
             &format!("SELECT encoding, body, {column} FROM documents WHERE run_id = ?1"),
             &[&id],
             |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),

@@ -111,9 +111,6 @@ pub(super) fn migrate<E: std::error::Error + Send + Sync + 'static>(
     Ok(())
 }
 
-/// A saved document as stored: its encoding, its body, and its samples when asked for.
-pub(super) type Stored = (String, Vec<u8>, Option<Vec<u8>>);
-
 /// Saves a run's row of table `runs`, its values in the order of these columns.
 pub(super) const INSERT_RUN: &str =
     "INSERT INTO runs (started_unix_s, saved_unix_s, origin, hostname, kernel, command,
