@@ -148,8 +148,8 @@ pub(super) trait Backend: Send {
         samples: &[u8],
         results: &[NewResult],
     ) -> anyhow::Result<i64>;
-    /// Runs query `sql`, its parameters written `?1`, `?2`, … (the one SQL both stores
-    /// read: PostgreSQL's `$1` is the same text), handing `each` every row.
+    /// Runs query `sql`, its parameters written `?1`, `?2`, … (PostgreSQL's store reads
+    /// every `?` as `$`, so no other `?` may appear), handing `each` every row.
     fn query(
         &mut self,
         sql: &str,
