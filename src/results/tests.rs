@@ -18,12 +18,8 @@ pub(crate) fn measured_with_median(median_ns: f64) -> Measured {
         batch: 1,
         operations: 1,
         overhead: Overhead {
-            per_batch_ns: 0.0,
-            per_op_ns: 0.0,
-            samples: 0,
             subtracted: true,
-            ticks: 0,
-            later: vec![],
+            ..Overhead::default()
         },
         accounting: Accounting::default(),
         converged: true,
@@ -64,13 +60,9 @@ pub(crate) fn run_with_medians(results: &[(&str, f64)]) -> Run {
         ..HostFacts::default()
     };
     Run {
-        schema_version: SCHEMA_VERSION,
-        tool: "syscost".into(),
         version: "0.0.0".into(),
         command_line: vec!["syscost".into(), "run".into()],
         started_unix_s: 1.7e9,
-        host,
-        clock: ClockInfo::default(),
         harness: HarnessInfo {
             profile: "quick".into(),
             ..HarnessInfo::default()
@@ -105,12 +97,7 @@ pub(crate) fn run_with_medians(results: &[(&str, f64)]) -> Run {
                 }
             })
             .collect(),
-        machine: MachineStates::default(),
-        sweeps: vec![],
-        rings: vec![],
-        scaling: vec![],
-        labels: vec![],
-        shift: None,
+        ..Run::new(host, std::time::UNIX_EPOCH)
     }
 }
 

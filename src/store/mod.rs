@@ -1,9 +1,11 @@
 //! The history of runs: every `run` and `repro` saved in an SQLite database (bundled into
 //! the binary, nothing to install) or, for a fleet, a PostgreSQL database; and the
 //! references by which commands name runs. This module owns what a saved run is (its
-//! rows, its compressed document) and the between-run widening; the two stores
-//! (modules `sqlite` and `postgres`, behind one private `Backend` trait) own only their
-//! SQL, so no caller ever asks which store it has. It must not measure or render.
+//! rows, its compressed document), the queries (one SQL text for both stores) and the
+//! between-run widening; the two stores (modules `sqlite` and `postgres`, behind one
+//! private `Backend` trait, module `sql`) own only their connection, identity,
+//! migrations and saving, so no caller ever asks which store it has. It must not
+//! measure or render.
 //!
 //! # Where it lives
 //! `--db PATH` or `--db postgres://USER:PASSWORD@HOST:PORT/DATABASE`, else `$SYSCOST_DB`
@@ -32,11 +34,13 @@ mod between;
 #[cfg(feature = "postgres")]
 mod postgres;
 pub mod refs;
+mod sql;
 mod sqlite;
 
 use crate::error::UsageError;
 use crate::results::{Run, Status, OLDEST_READ, SCHEMA_VERSION};
 use anyhow::Context;
+use sql::{Backend, NewResult, Param, Row};
 use std::cell::RefCell;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -45,183 +49,6 @@ pub use refs::{resolve, resolve_side, Back, Named, RunRef, Skipped};
 
 /// The database schema this build reads and writes.
 pub const DB_SCHEMA: i32 = 3;
-
-/// The statements that bring an SQLite history from schema `i` to `i + 1`, in order.
-const MIGRATIONS_SQLITE: &[&str] = &[
-    // 0 → 1: the first schema.
-    "CREATE TABLE runs (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        started_unix_s REAL NOT NULL,
-        saved_unix_s REAL NOT NULL,
-        origin TEXT NOT NULL,
-        hostname TEXT NOT NULL,
-        kernel TEXT NOT NULL,
-        command TEXT NOT NULL,
-        profile TEXT NOT NULL,
-        complete INTEGER NOT NULL,
-        n_ok INTEGER NOT NULL,
-        n_skipped INTEGER NOT NULL,
-        n_failed INTEGER NOT NULL,
-        doc_schema INTEGER NOT NULL,
-        conditions TEXT NOT NULL
-     );
-     CREATE TABLE documents (
-        run_id INTEGER PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
-        encoding TEXT NOT NULL,
-        body BLOB NOT NULL,
-        samples BLOB NOT NULL
-     );
-     CREATE TABLE results (
-        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-        idx INTEGER NOT NULL,
-        key TEXT NOT NULL,
-        status TEXT NOT NULL,
-        median_ns REAL,
-        ci_low_ns REAL,
-        ci_high_ns REAL,
-        rounds INTEGER,
-        PRIMARY KEY (run_id, idx)
-     );
-     CREATE INDEX results_by_key ON results(key, run_id);",
-    // 1 → 2: each result's interval from its rounds alone, before the machine's floor
-    // (NULL where the floor did not widen it, and in runs saved before).
-    "ALTER TABLE results ADD COLUMN own_ci_low_ns REAL;
-     ALTER TABLE results ADD COLUMN own_ci_high_ns REAL;",
-    // 2 → 3: the user's labels of each run (`run --label`), as `labels_text` writes
-    // them ('' for none and in runs saved before).
-    "ALTER TABLE runs ADD COLUMN labels TEXT NOT NULL DEFAULT '';",
-];
-
-/// The statements that bring a PostgreSQL history from schema `i` to `i + 1`: the same
-/// tables and columns as [`MIGRATIONS_SQLITE`], in PostgreSQL's types, and its identity.
-#[cfg(feature = "postgres")]
-const MIGRATIONS_POSTGRES: &[&str] = &[
-    // 0 → 1: the first schema.
-    "CREATE TABLE syscost_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-     CREATE TABLE runs (
-        id BIGSERIAL PRIMARY KEY,
-        started_unix_s DOUBLE PRECISION NOT NULL,
-        saved_unix_s DOUBLE PRECISION NOT NULL,
-        origin TEXT NOT NULL,
-        hostname TEXT NOT NULL,
-        kernel TEXT NOT NULL,
-        command TEXT NOT NULL,
-        profile TEXT NOT NULL,
-        complete BOOLEAN NOT NULL,
-        n_ok BIGINT NOT NULL,
-        n_skipped BIGINT NOT NULL,
-        n_failed BIGINT NOT NULL,
-        doc_schema BIGINT NOT NULL,
-        conditions TEXT NOT NULL
-     );
-     CREATE INDEX runs_by_host ON runs(hostname, id);
-     CREATE TABLE documents (
-        run_id BIGINT PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
-        encoding TEXT NOT NULL,
-        body BYTEA NOT NULL,
-        samples BYTEA NOT NULL
-     );
-     CREATE TABLE results (
-        run_id BIGINT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-        idx BIGINT NOT NULL,
-        key TEXT NOT NULL,
-        status TEXT NOT NULL,
-        median_ns DOUBLE PRECISION,
-        ci_low_ns DOUBLE PRECISION,
-        ci_high_ns DOUBLE PRECISION,
-        rounds BIGINT,
-        PRIMARY KEY (run_id, idx)
-     );
-     CREATE INDEX results_by_key ON results(key, run_id);",
-    // 1 → 2: as in SQLite.
-    "ALTER TABLE results ADD COLUMN own_ci_low_ns DOUBLE PRECISION;
-     ALTER TABLE results ADD COLUMN own_ci_high_ns DOUBLE PRECISION;",
-    // 2 → 3: as in SQLite.
-    "ALTER TABLE runs ADD COLUMN labels TEXT NOT NULL DEFAULT '';",
-];
-
-/// A saved document as stored: its encoding, its body, and its samples when asked for.
-type Stored = (String, Vec<u8>, Option<Vec<u8>>);
-
-/// The row of table `runs` that a save writes.
-struct NewRun<'a> {
-    started_unix_s: f64,
-    saved_unix_s: f64,
-    origin: &'a str,
-    hostname: &'a str,
-    kernel: &'a str,
-    command: String,
-    profile: &'a str,
-    complete: bool,
-    n_ok: i64,
-    n_skipped: i64,
-    n_failed: i64,
-    doc_schema: i64,
-    conditions: String,
-    labels: String,
-}
-
-/// A row of table `results` that a save writes.
-struct NewResult {
-    idx: i64,
-    key: String,
-    status: &'static str,
-    median_ns: Option<f64>,
-    ci_low_ns: Option<f64>,
-    ci_high_ns: Option<f64>,
-    rounds: Option<i64>,
-    own_ci_low_ns: Option<f64>,
-    own_ci_high_ns: Option<f64>,
-}
-
-/// What a store does: its SQL, nothing more. [`History`] holds one and does the rest
-/// (documents, compression, widening), so the same code runs on either store.
-trait Backend: Send {
-    /// Saves one run's rows in one transaction; returns its id.
-    fn insert(
-        &mut self,
-        run: &NewRun<'_>,
-        body: &[u8],
-        samples: &[u8],
-        results: &[NewResult],
-    ) -> anyhow::Result<i64>;
-    /// The runs, newest first, at most `limit`, of one host if given.
-    fn list(
-        &mut self,
-        limit: Option<usize>,
-        host: Option<&str>,
-    ) -> anyhow::Result<Vec<Entry>>;
-    /// How many runs are saved.
-    fn count(&mut self) -> anyhow::Result<i64>;
-    /// The id of the newest run (of one host if given) but `back`, counting complete
-    /// runs only unless `all`.
-    fn nth_latest(
-        &mut self,
-        back: usize,
-        host: Option<&str>,
-        all: bool,
-    ) -> anyhow::Result<Option<i64>>;
-    /// A run's stored document.
-    fn document(&mut self, id: i64, with_samples: bool)
-        -> anyhow::Result<Option<Stored>>;
-    /// Removes a run in one transaction; false if there was none.
-    fn remove(&mut self, id: i64) -> anyhow::Result<bool>;
-    /// See [`History::past_figures`].
-    fn past_figures(
-        &mut self,
-        key: &str,
-        conditions: &str,
-        limit: usize,
-    ) -> anyhow::Result<Vec<PastFigure>>;
-    /// Each host name with the id of its newest run, by host name.
-    fn latest_per_host(&mut self) -> anyhow::Result<Vec<(String, i64)>>;
-    /// The ids of the newest runs (not imports) under `conditions`, newest first, at
-    /// most `limit`.
-    fn recent_runs(&mut self, conditions: &str, limit: usize)
-        -> anyhow::Result<Vec<i64>>;
-    /// The bytes the history takes, where the store can tell.
-    fn size_bytes(&mut self) -> anyhow::Result<Option<i64>>;
-}
 
 /// An error met while checking or preparing the history at `shown`: a usage error as
 /// it is, anything else as the reason the place is not a usable history.
@@ -422,14 +249,28 @@ impl History {
         &self.place
     }
 
-    /// The bytes the history takes (tables and indexes), where the store can tell.
-    pub fn size_bytes(&self) -> anyhow::Result<Option<i64>> {
-        self.db.borrow_mut().size_bytes()
-    }
-
     /// Each host name with the id of its newest run, ordered by host name.
     pub fn latest_per_host(&self) -> anyhow::Result<Vec<(String, i64)>> {
-        self.db.borrow_mut().latest_per_host()
+        self.rows(
+            "SELECT hostname, max(id) FROM runs GROUP BY hostname ORDER BY hostname",
+            &[],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+    }
+
+    /// The rows of query `sql` with `params` ([`Backend::query`]), each read by `read`.
+    fn rows<T>(
+        &self,
+        sql: &str,
+        params: &[&dyn Param],
+        read: impl Fn(&Row<'_>) -> anyhow::Result<T>,
+    ) -> anyhow::Result<Vec<T>> {
+        let mut out = Vec::new();
+        self.db.borrow_mut().query(sql, params, &mut |r| {
+            out.push(read(&r)?);
+            Ok(())
+        })?;
+        Ok(out)
     }
 
     /// Saves a run in one transaction; returns its id.
@@ -471,22 +312,23 @@ impl History {
         let body = deflate(json)?;
         let count =
             |s: Status| run.results.iter().filter(|r| r.status == s).count() as i64;
-        let row = NewRun {
-            started_unix_s: run.started_unix_s,
-            saved_unix_s: now_s(),
-            origin: origin.word(),
-            hostname: run.host.hostname.as_deref().unwrap_or("unknown"),
-            kernel: run.host.kernel.as_deref().unwrap_or("unknown"),
-            command: command_text(&run.command_line),
-            profile: &run.harness.profile,
-            complete: run.complete,
-            n_ok: count(Status::Ok),
-            n_skipped: count(Status::Skipped),
-            n_failed: count(Status::Failed),
-            doc_schema: i64::from(run.schema_version),
-            conditions: conditions(run),
-            labels: labels_text(&run.labels),
-        };
+        // The row of table `runs`, in the order of its columns in [`sql::INSERT_RUN`].
+        let row: &[&dyn Param] = &[
+            &run.started_unix_s,
+            &now_s(),
+            &origin.word(),
+            &run.host.hostname.as_deref().unwrap_or("unknown"),
+            &run.host.kernel.as_deref().unwrap_or("unknown"),
+            &command_text(&run.command_line),
+            &run.harness.profile,
+            &run.complete,
+            &count(Status::Ok),
+            &count(Status::Skipped),
+            &count(Status::Failed),
+            &i64::from(run.schema_version),
+            &conditions(run),
+            &labels_text(&run.labels),
+        ];
         let results: Vec<NewResult> = run
             .results
             .iter()
@@ -521,7 +363,7 @@ impl History {
         let id = self
             .db
             .get_mut()
-            .insert(&row, &body, samples, &results)
+            .insert(row, &body, samples, &results)
             .with_context(|| format!("saving the run in {}", self.place))?;
         self.last_transaction = Some(t0.elapsed());
         Ok(id)
@@ -539,12 +381,36 @@ impl History {
         limit: Option<usize>,
         host: Option<&str>,
     ) -> anyhow::Result<Vec<Entry>> {
-        self.db.borrow_mut().list(limit, host)
+        let limit = limit.map_or(i64::MAX, |l| l as i64);
+        self.rows(
+            "SELECT id, started_unix_s, origin, hostname, kernel, command, profile, complete,
+                    n_ok, n_skipped, n_failed, labels
+             FROM runs WHERE (CAST(?2 AS TEXT) IS NULL OR hostname = ?2)
+             ORDER BY id DESC LIMIT ?1",
+            &[&limit, &host],
+            |r| {
+                Ok(Entry {
+                    id: r.get(0)?,
+                    started_unix_s: r.get(1)?,
+                    origin: r.get(2)?,
+                    hostname: r.get(3)?,
+                    kernel: r.get(4)?,
+                    command: r.get(5)?,
+                    profile: r.get(6)?,
+                    complete: r.get(7)?,
+                    ok: r.get(8)?,
+                    skipped: r.get(9)?,
+                    failed: r.get(10)?,
+                    labels: r.get(11)?,
+                })
+            },
+        )
     }
 
     /// How many runs are saved.
     pub fn count(&self) -> anyhow::Result<i64> {
-        self.db.borrow_mut().count()
+        let n = self.rows("SELECT count(*) FROM runs", &[], |r| r.get(0))?;
+        Ok(n.first().copied().unwrap_or(0))
     }
 
     /// The id of the newest run (of host `host`, if given) but `back` (0 is the
@@ -556,7 +422,14 @@ impl History {
         host: Option<&str>,
         all: bool,
     ) -> anyhow::Result<Option<i64>> {
-        self.db.borrow_mut().nth_latest(back, host, all)
+        let ids = self.rows(
+            "SELECT id FROM runs WHERE (CAST(?2 AS TEXT) IS NULL OR hostname = ?2)
+             AND (?3 OR complete)
+             ORDER BY id DESC LIMIT 1 OFFSET ?1",
+            &[&(back as i64), &host, &all],
+            |r| r.get(0),
+        )?;
+        Ok(ids.first().copied())
     }
 
     /// The document of run `id`, with its samples.
@@ -594,8 +467,19 @@ impl History {
         id: i64,
         with_samples: bool,
     ) -> anyhow::Result<(Vec<u8>, Option<Vec<u8>>)> {
-        let row = self.db.borrow_mut().document(id, with_samples)?;
-        let Some((encoding, body, samples)) = row else {
+        // A NULL of PostgreSQL's type for bytes; to SQLite, a NULL.
+        let column = if with_samples {
+            "samples"
+        } else {
+            "CAST(NULL AS BYTEA)"
+        };
+        // Its encoding, its body, and its samples when asked for.
+        let mut rows: Vec<(String, Vec<u8>, Option<Vec<u8>>)> = self.rows(
+            &format!("SELECT encoding, body, {column} FROM documents WHERE run_id = ?1"),
+            &[&id],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )?;
+        let Some((encoding, body, samples)) = rows.pop() else {
             return Err(UsageError::new(format!(
                 "no run {id} in {}; `syscost history` lists the saved runs",
                 self.place
@@ -628,7 +512,23 @@ impl History {
         conditions: &str,
         limit: usize,
     ) -> anyhow::Result<Vec<PastFigure>> {
-        self.db.borrow_mut().past_figures(key, conditions, limit)
+        self.rows(
+            "SELECT r.run_id, r.median_ns, coalesce(r.own_ci_low_ns, r.ci_low_ns),
+                    coalesce(r.own_ci_high_ns, r.ci_high_ns)
+             FROM results r JOIN runs u ON u.id = r.run_id
+             WHERE r.key = ?1 AND u.conditions = ?2 AND u.origin != 'import'
+               AND r.status = 'ok' AND r.median_ns IS NOT NULL
+             ORDER BY r.run_id DESC LIMIT ?3",
+            &[&key, &conditions, &(limit as i64)],
+            |r| {
+                Ok(PastFigure {
+                    run_id: r.get(0)?,
+                    median_ns: r.get(1)?,
+                    own_ci_low_ns: r.get(2)?,
+                    own_ci_high_ns: r.get(3)?,
+                })
+            },
+        )
     }
 }
 
@@ -658,10 +558,16 @@ impl History {
         run: &Run,
         except: Option<i64>,
     ) -> anyhow::Result<Vec<crate::results::MachineStates>> {
-        let mut ids = self
-            .db
-            .borrow_mut()
-            .recent_runs(&conditions(run), crate::method::PAST_MACHINE_RUNS + 1)?;
+        // The newest runs (not imports) under the same conditions.
+        let mut ids = self.rows(
+            "SELECT id FROM runs WHERE conditions = ?1 AND origin != 'import'
+             ORDER BY id DESC LIMIT ?2",
+            &[
+                &conditions(run),
+                &((crate::method::PAST_MACHINE_RUNS + 1) as i64),
+            ],
+            |r| r.get(0),
+        )?;
         ids.retain(|&id| Some(id) != except);
         ids.truncate(crate::method::PAST_MACHINE_RUNS);
         Ok(ids

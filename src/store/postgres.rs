@@ -1,17 +1,20 @@
 //! The PostgreSQL history (`--db postgres://…`): the same tables and semantics as the
 //! SQLite file, in a server that a fleet's hosts save into at once. It owns the
 //! connection, the database's identity (table `syscost_meta`), the migrations and the
-//! SQL; it knows nothing of documents or statistics (those are [`super::History`]'s).
+//! saving; it runs the queries [`super::History`] writes (`?1` read as `$1`) and knows
+//! nothing of documents or statistics.
 //!
 //! The driver is the blocking `postgres` crate (rust-postgres), without TLS: syscost
 //! is a blocking program and saves one run at a time, so an async driver would only add
 //! a runtime to drive by hand; see [`connect`] for what a URL asking for TLS meets.
 
-use super::{Backend, Entry, NewResult, NewRun, PastFigure, Stored, MIGRATIONS_POSTGRES};
+use super::sql::{
+    Backend, NewResult, Param, Row, INSERT_DOCUMENT, INSERT_RUN, MIGRATIONS_POSTGRES,
+};
 use crate::error::UsageError;
-use anyhow::Context;
 use postgres::config::SslMode;
-use postgres::{Client, NoTls, Row};
+use postgres::types::ToSql;
+use postgres::{Client, NoTls};
 use std::time::Duration;
 
 /// What `syscost_meta.application` holds in a syscost history.
@@ -167,15 +170,9 @@ impl Postgres {
             let mut tx = self.client.transaction()?;
             tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])?;
             let version = Self::version(&mut tx, shown)?;
-            for (i, step) in MIGRATIONS_POSTGRES
-                .iter()
-                .enumerate()
-                .skip(version.max(0) as usize)
-            {
-                tx.batch_execute(step).with_context(|| {
-                    format!("migrating the history to schema {}", i + 1)
-                })?;
-            }
+            super::sql::migrate(MIGRATIONS_POSTGRES, version, |step| {
+                tx.batch_execute(step)
+            })?;
             tx.execute(
                 "INSERT INTO syscost_meta (key, value) VALUES ('application', $1), ('schema', $2)
                  ON CONFLICT (key) DO UPDATE SET value = excluded.value",
@@ -187,62 +184,18 @@ impl Postgres {
     }
 }
 
-fn entry(r: &Row) -> Entry {
-    Entry {
-        id: r.get(0),
-        started_unix_s: r.get(1),
-        origin: r.get(2),
-        hostname: r.get(3),
-        kernel: r.get(4),
-        command: r.get(5),
-        profile: r.get(6),
-        complete: r.get(7),
-        ok: r.get(8),
-        skipped: r.get(9),
-        failed: r.get(10),
-        labels: r.get(11),
-    }
-}
-
 impl Backend for Postgres {
     fn insert(
         &mut self,
-        run: &NewRun<'_>,
+        run: &[&dyn Param],
         body: &[u8],
         samples: &[u8],
         results: &[NewResult],
     ) -> anyhow::Result<i64> {
         let mut tx = self.client.transaction()?;
-        let id: i64 = tx
-            .query_one(
-                "INSERT INTO runs (started_unix_s, saved_unix_s, origin, hostname, kernel,
-                                   command, profile, complete, n_ok, n_skipped, n_failed,
-                                   doc_schema, conditions, labels)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
-                 RETURNING id",
-                &[
-                    &run.started_unix_s,
-                    &run.saved_unix_s,
-                    &run.origin,
-                    &run.hostname,
-                    &run.kernel,
-                    &run.command,
-                    &run.profile,
-                    &run.complete,
-                    &run.n_ok,
-                    &run.n_skipped,
-                    &run.n_failed,
-                    &run.doc_schema,
-                    &run.conditions,
-                    &run.labels,
-                ],
-            )?
-            .get(0);
-        tx.execute(
-            "INSERT INTO documents (run_id, encoding, body, samples)
-             VALUES ($1, 'json+deflate', $2, $3)",
-            &[&id, &body, &samples],
-        )?;
+        let returning = format!("{} RETURNING id", dollars(INSERT_RUN));
+        let id: i64 = tx.query_one(&returning, &pg(run))?.get(0);
+        tx.execute(&dollars(INSERT_DOCUMENT), &[&id, &body, &samples])?;
         // One statement for all the results: one round trip however many there are.
         let idx: Vec<i64> = results.iter().map(|r| r.idx).collect();
         let key: Vec<&str> = results.iter().map(|r| r.key.as_str()).collect();
@@ -269,59 +222,16 @@ impl Backend for Postgres {
         Ok(id)
     }
 
-    fn list(
+    fn query(
         &mut self,
-        limit: Option<usize>,
-        host: Option<&str>,
-    ) -> anyhow::Result<Vec<Entry>> {
-        let limit = limit.map(|l| l as i64);
-        let rows = self.client.query(
-            "SELECT id, started_unix_s, origin, hostname, kernel, command, profile, complete,
-                    n_ok, n_skipped, n_failed, labels
-             FROM runs WHERE ($2::text IS NULL OR hostname = $2)
-             ORDER BY id DESC LIMIT $1",
-            &[&limit, &host],
-        )?;
-        Ok(rows.iter().map(entry).collect())
-    }
-
-    fn count(&mut self) -> anyhow::Result<i64> {
-        Ok(self
-            .client
-            .query_one("SELECT count(*) FROM runs", &[])?
-            .get(0))
-    }
-
-    fn nth_latest(
-        &mut self,
-        back: usize,
-        host: Option<&str>,
-        all: bool,
-    ) -> anyhow::Result<Option<i64>> {
-        let row = self.client.query_opt(
-            "SELECT id FROM runs WHERE ($2::text IS NULL OR hostname = $2)
-             AND ($3 OR complete)
-             ORDER BY id DESC LIMIT 1 OFFSET $1",
-            &[&(back as i64), &host, &all],
-        )?;
-        Ok(row.map(|r| r.get(0)))
-    }
-
-    fn document(
-        &mut self,
-        id: i64,
-        with_samples: bool,
-    ) -> anyhow::Result<Option<Stored>> {
-        let column = if with_samples {
-            "samples"
-        } else {
-            "NULL::bytea"
-        };
-        let row = self.client.query_opt(
-            &format!("SELECT encoding, body, {column} FROM documents WHERE run_id = $1"),
-            &[&id],
-        )?;
-        Ok(row.map(|r| (r.get(0), r.get(1), r.get(2))))
+        sql: &str,
+        params: &[&dyn Param],
+        each: &mut dyn FnMut(Row<'_>) -> anyhow::Result<()>,
+    ) -> anyhow::Result<()> {
+        for r in self.client.query(&dollars(sql), &pg(params))? {
+            each(Row::Postgres(&r))?;
+        }
+        Ok(())
     }
 
     fn remove(&mut self, id: i64) -> anyhow::Result<bool> {
@@ -332,62 +242,16 @@ impl Backend for Postgres {
         tx.commit()?;
         Ok(n > 0)
     }
+}
 
-    fn past_figures(
-        &mut self,
-        key: &str,
-        conditions: &str,
-        limit: usize,
-    ) -> anyhow::Result<Vec<PastFigure>> {
-        let rows = self.client.query(
-            "SELECT r.run_id, r.median_ns, coalesce(r.own_ci_low_ns, r.ci_low_ns),
-                    coalesce(r.own_ci_high_ns, r.ci_high_ns)
-             FROM results r JOIN runs u ON u.id = r.run_id
-             WHERE r.key = $1 AND u.conditions = $2 AND u.origin != 'import'
-               AND r.status = 'ok' AND r.median_ns IS NOT NULL
-             ORDER BY r.run_id DESC LIMIT $3",
-            &[&key, &conditions, &(limit as i64)],
-        )?;
-        Ok(rows
-            .iter()
-            .map(|r| PastFigure {
-                run_id: r.get(0),
-                median_ns: r.get(1),
-                own_ci_low_ns: r.get(2),
-                own_ci_high_ns: r.get(3),
-            })
-            .collect())
-    }
+/// `sql` with its parameters written as PostgreSQL reads them: `?1` as `$1`.
+fn dollars(sql: &str) -> String {
+    sql.replace('?', "$")
+}
 
-    fn latest_per_host(&mut self) -> anyhow::Result<Vec<(String, i64)>> {
-        let rows = self.client.query(
-            "SELECT hostname, max(id) FROM runs GROUP BY hostname ORDER BY hostname",
-            &[],
-        )?;
-        Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
-    }
-
-    fn recent_runs(
-        &mut self,
-        conditions: &str,
-        limit: usize,
-    ) -> anyhow::Result<Vec<i64>> {
-        let rows = self.client.query(
-            "SELECT id FROM runs WHERE conditions = $1 AND origin != 'import'
-             ORDER BY id DESC LIMIT $2",
-            &[&conditions, &(limit as i64)],
-        )?;
-        Ok(rows.iter().map(|r| r.get(0)).collect())
-    }
-
-    fn size_bytes(&mut self) -> anyhow::Result<Option<i64>> {
-        let row = self.client.query_one(
-            "SELECT pg_total_relation_size('runs') + pg_total_relation_size('documents')
-                  + pg_total_relation_size('results')",
-            &[],
-        )?;
-        Ok(Some(row.get(0)))
-    }
+/// `params` as PostgreSQL binds them.
+fn pg<'a>(params: &[&'a dyn Param]) -> Vec<&'a (dyn ToSql + Sync)> {
+    params.iter().map(|&p| p as _).collect()
 }
 
 #[cfg(test)]

@@ -1,11 +1,13 @@
 //! The SQLite history: one file, bundled SQLite, nothing to install. It owns the file's
-//! identity (application id, `user_version`), its locking and its SQL; it knows nothing
-//! of documents or statistics (those are [`super::History`]'s).
+//! identity (application id, `user_version`), its locking and its saving; it runs the
+//! queries [`super::History`] writes and knows nothing of documents or statistics.
 
-use super::{Backend, Entry, NewResult, NewRun, PastFigure, Stored, MIGRATIONS_SQLITE};
+use super::sql::{
+    Backend, NewResult, Param, Row, INSERT_DOCUMENT, INSERT_RUN, MIGRATIONS_SQLITE,
+};
 use crate::error::UsageError;
 use anyhow::Context;
-use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
+use rusqlite::{params, Connection, TransactionBehavior};
 use std::path::Path;
 use std::time::Duration;
 
@@ -98,14 +100,7 @@ impl Sqlite {
             TransactionBehavior::Immediate,
         )?;
         let version: i32 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
-        for (i, step) in MIGRATIONS_SQLITE
-            .iter()
-            .enumerate()
-            .skip(version.max(0) as usize)
-        {
-            tx.execute_batch(step)
-                .with_context(|| format!("migrating the history to schema {}", i + 1))?;
-        }
+        super::sql::migrate(MIGRATIONS_SQLITE, version, |step| tx.execute_batch(step))?;
         tx.execute_batch(&format!(
             "PRAGMA user_version = {}; PRAGMA application_id = {APPLICATION_ID};",
             super::DB_SCHEMA
@@ -115,27 +110,10 @@ impl Sqlite {
     }
 }
 
-fn entry(r: &rusqlite::Row<'_>) -> rusqlite::Result<Entry> {
-    Ok(Entry {
-        id: r.get(0)?,
-        started_unix_s: r.get(1)?,
-        origin: r.get(2)?,
-        hostname: r.get(3)?,
-        kernel: r.get(4)?,
-        command: r.get(5)?,
-        profile: r.get(6)?,
-        complete: r.get(7)?,
-        ok: r.get(8)?,
-        skipped: r.get(9)?,
-        failed: r.get(10)?,
-        labels: r.get(11)?,
-    })
-}
-
 impl Backend for Sqlite {
     fn insert(
         &mut self,
-        run: &NewRun<'_>,
+        run: &[&dyn Param],
         body: &[u8],
         samples: &[u8],
         results: &[NewResult],
@@ -143,34 +121,9 @@ impl Backend for Sqlite {
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
-        tx.execute(
-            "INSERT INTO runs (started_unix_s, saved_unix_s, origin, hostname, kernel, command,
-                               profile, complete, n_ok, n_skipped, n_failed, doc_schema,
-                               conditions, labels)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
-            params![
-                run.started_unix_s,
-                run.saved_unix_s,
-                run.origin,
-                run.hostname,
-                run.kernel,
-                run.command,
-                run.profile,
-                run.complete,
-                run.n_ok,
-                run.n_skipped,
-                run.n_failed,
-                run.doc_schema,
-                run.conditions,
-                run.labels,
-            ],
-        )?;
+        tx.execute(INSERT_RUN, lite(run).as_slice())?;
         let id = tx.last_insert_rowid();
-        tx.execute(
-            "INSERT INTO documents (run_id, encoding, body, samples)
-             VALUES (?1, 'json+deflate', ?2, ?3)",
-            params![id, body, samples],
-        )?;
+        tx.execute(INSERT_DOCUMENT, params![id, body, samples])?;
         {
             let mut insert = tx.prepare(
                 "INSERT INTO results (run_id, idx, key, status, median_ns, ci_low_ns,
@@ -196,61 +149,18 @@ impl Backend for Sqlite {
         Ok(id)
     }
 
-    fn list(
+    fn query(
         &mut self,
-        limit: Option<usize>,
-        host: Option<&str>,
-    ) -> anyhow::Result<Vec<Entry>> {
-        let mut q = self.conn.prepare(
-            "SELECT id, started_unix_s, origin, hostname, kernel, command, profile, complete,
-                    n_ok, n_skipped, n_failed, labels
-             FROM runs WHERE (?2 IS NULL OR hostname = ?2) ORDER BY id DESC LIMIT ?1",
-        )?;
-        let limit = limit.map(|l| l as i64).unwrap_or(-1);
-        let rows = q.query_map(params![limit, host], entry)?;
-        Ok(rows.collect::<Result<_, _>>()?)
-    }
-
-    fn count(&mut self) -> anyhow::Result<i64> {
-        Ok(self
-            .conn
-            .query_row("SELECT count(*) FROM runs", [], |r| r.get(0))?)
-    }
-
-    fn nth_latest(
-        &mut self,
-        back: usize,
-        host: Option<&str>,
-        all: bool,
-    ) -> anyhow::Result<Option<i64>> {
-        Ok(self
-            .conn
-            .query_row(
-                "SELECT id FROM runs WHERE (?2 IS NULL OR hostname = ?2)
-                 AND (?3 OR complete <> 0)
-                 ORDER BY id DESC LIMIT 1 OFFSET ?1",
-                params![back as i64, host, all],
-                |r| r.get(0),
-            )
-            .optional()?)
-    }
-
-    fn document(
-        &mut self,
-        id: i64,
-        with_samples: bool,
-    ) -> anyhow::Result<Option<Stored>> {
-        let column = if with_samples { "samples" } else { "NULL" };
-        Ok(self
-            .conn
-            .query_row(
-                &format!(
-                    "SELECT encoding, body, {column} FROM documents WHERE run_id = ?1"
-                ),
-                [id],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-            )
-            .optional()?)
+        sql: &str,
+        params: &[&dyn Param],
+        each: &mut dyn FnMut(Row<'_>) -> anyhow::Result<()>,
+    ) -> anyhow::Result<()> {
+        let mut q = self.conn.prepare_cached(sql)?;
+        let mut rows = q.query(lite(params).as_slice())?;
+        while let Some(r) = rows.next()? {
+            each(Row::Sqlite(r))?;
+        }
+        Ok(())
     }
 
     fn remove(&mut self, id: i64) -> anyhow::Result<bool> {
@@ -263,61 +173,11 @@ impl Backend for Sqlite {
         tx.commit()?;
         Ok(n > 0)
     }
+}
 
-    fn past_figures(
-        &mut self,
-        key: &str,
-        conditions: &str,
-        limit: usize,
-    ) -> anyhow::Result<Vec<PastFigure>> {
-        let mut q = self.conn.prepare_cached(
-            "SELECT r.run_id, r.median_ns, coalesce(r.own_ci_low_ns, r.ci_low_ns),
-                    coalesce(r.own_ci_high_ns, r.ci_high_ns)
-             FROM results r JOIN runs u ON u.id = r.run_id
-             WHERE r.key = ?1 AND u.conditions = ?2 AND u.origin != 'import'
-               AND r.status = 'ok' AND r.median_ns IS NOT NULL
-             ORDER BY r.run_id DESC LIMIT ?3",
-        )?;
-        let rows = q.query_map(params![key, conditions, limit as i64], |r| {
-            Ok(PastFigure {
-                run_id: r.get(0)?,
-                median_ns: r.get(1)?,
-                own_ci_low_ns: r.get(2)?,
-                own_ci_high_ns: r.get(3)?,
-            })
-        })?;
-        Ok(rows.collect::<Result<_, _>>()?)
-    }
-
-    fn latest_per_host(&mut self) -> anyhow::Result<Vec<(String, i64)>> {
-        let mut q = self.conn.prepare(
-            "SELECT hostname, max(id) FROM runs GROUP BY hostname ORDER BY hostname",
-        )?;
-        let rows = q.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
-        Ok(rows.collect::<Result<_, _>>()?)
-    }
-
-    fn recent_runs(
-        &mut self,
-        conditions: &str,
-        limit: usize,
-    ) -> anyhow::Result<Vec<i64>> {
-        let mut q = self.conn.prepare_cached(
-            "SELECT id FROM runs WHERE conditions = ?1 AND origin != 'import'
-             ORDER BY id DESC LIMIT ?2",
-        )?;
-        let rows = q.query_map(params![conditions, limit as i64], |r| r.get(0))?;
-        Ok(rows.collect::<Result<_, _>>()?)
-    }
-
-    fn size_bytes(&mut self) -> anyhow::Result<Option<i64>> {
-        Ok(Some(self.conn.query_row(
-            "SELECT (SELECT page_count FROM pragma_page_count)
-                    * (SELECT page_size FROM pragma_page_size)",
-            [],
-            |r| r.get(0),
-        )?))
-    }
+/// `params` as SQLite binds them.
+fn lite<'a>(params: &[&'a dyn Param]) -> Vec<&'a dyn rusqlite::ToSql> {
+    params.iter().map(|&p| p as _).collect()
 }
 
 /// Whether `e` is SQLite saying the file is busy or locked by another connection.

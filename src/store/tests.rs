@@ -415,7 +415,7 @@ fn a_history_of_the_first_schema_is_brought_up_to_date() {
     let dir = temp();
     let path = dir.path().join("old.db");
     let c = Connection::open(&path).unwrap();
-    c.execute_batch(MIGRATIONS_SQLITE[0]).unwrap();
+    c.execute_batch(sql::MIGRATIONS_SQLITE[0]).unwrap();
     c.execute_batch(&format!(
         "PRAGMA user_version = 1; PRAGMA application_id = {};",
         sqlite::APPLICATION_ID
@@ -571,7 +571,7 @@ fn on_postgres() {
     // A history of the first schema is brought up to date when opened, and its runs
     // count.
     cluster.create_db("first_schema");
-    cluster.sql("first_schema", MIGRATIONS_POSTGRES[0]);
+    cluster.sql("first_schema", sql::MIGRATIONS_POSTGRES[0]);
     cluster.sql(
         "first_schema",
         "INSERT INTO syscost_meta (key, value) VALUES ('application', 'syscost history'), \
