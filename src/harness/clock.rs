@@ -48,10 +48,16 @@ impl Clock for Monotonic {
 /// A clock of the same kind and calibration as `c` that another thread may own (a
 /// copy's, see `copies=N`); None for a clock that cannot be made again (a fake one).
 pub fn same_as(c: &dyn Clock) -> Option<Box<dyn Clock + Send + Sync>> {
-    match c.name() {
+    named(c.name(), c.ns_per_tick())
+}
+
+/// The clock named `name` (as [`Clock::name`] says it), calibrated at `ns_per_tick`;
+/// None for a name no real clock has.
+pub fn named(name: &str, ns_per_tick: f64) -> Option<Box<dyn Clock + Send + Sync>> {
+    match name {
         "monotonic" => Some(Box::new(Monotonic)),
         #[cfg(target_arch = "x86_64")]
-        "tsc" => Some(Box::new(Tsc::with_rate(c.ns_per_tick()))),
+        "tsc" => Some(Box::new(Tsc::with_rate(ns_per_tick))),
         _ => None,
     }
 }

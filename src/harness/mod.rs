@@ -426,6 +426,20 @@ impl<'a> Harness<'a> {
         }
     }
 
+    /// Readies `body` for its first samples: calibrates its batch, warms it for
+    /// `warm_ns` and measures the overhead of `baseline` at the batch size found.
+    pub fn ready(
+        &self,
+        body: &mut dyn Body,
+        baseline: &mut dyn Body,
+        plan: Plan,
+        warm_ns: u64,
+    ) -> Result<(u64, Overhead), BenchError> {
+        let k = self.calibrate(body, plan)?;
+        self.warm(body, k, warm_ns)?;
+        Ok((k, self.overhead(baseline, k, plan)?))
+    }
+
     /// Runs batches of `k` for `ns` (at least one batch when `ns` > 0), untimed.
     pub fn warm(&self, body: &mut dyn Body, k: u64, ns: u64) -> Result<(), BenchError> {
         if ns == 0 {
@@ -615,9 +629,7 @@ impl<'a> Harness<'a> {
     ) -> Result<Measurement, BenchError> {
         let p = self.settings.profile;
         let start = self.clock.now();
-        let k = self.calibrate(body, plan)?;
-        self.warm(body, k, p.warmup_ns)?;
-        let mut overhead = self.overhead(baseline, k, plan)?;
+        let (k, mut overhead) = self.ready(body, baseline, plan, p.warmup_ns)?;
         let warmup_ns = self.since(start);
         let begin = self.clock.now();
         let mut samples = Vec::new();

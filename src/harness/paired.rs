@@ -17,7 +17,6 @@
 use super::clock::Clock;
 use super::{analyze, check_interrupt, EmptyLoop, Harness, Plan, Settings};
 use crate::error::BenchError;
-use crate::os::usage::Usage;
 use std::sync::mpsc::{channel, Receiver, Sender};
 
 /// Where an alternative's operation must live to be measured in pairs with the
@@ -35,11 +34,14 @@ pub enum Home {
     OwnProcess,
 }
 
+/// A turn's outcome: ns per operation and whether the batch was perturbed.
+type Answer = Result<(f64, bool), BenchError>;
+
 /// One side of a pair: times one batch of its operation.
 pub trait Turn {
     /// Times one batch: ns per operation (its empty loop subtracted) and whether the
     /// resource counters say the batch was perturbed.
-    fn turn(&mut self) -> Result<(f64, bool), BenchError>;
+    fn turn(&mut self) -> Answer;
 }
 
 /// A side measured in the calling thread.
@@ -60,54 +62,66 @@ impl<'h, 'b> Local<'h, 'b> {
         plan: Plan,
         warm_ns: u64,
     ) -> Result<Local<'h, 'b>, BenchError> {
-        let k = h.calibrate(body, plan)?;
-        h.warm(body, k, warm_ns)?;
-        let overhead = h.overhead(&mut EmptyLoop, k, plan)?.ticks;
+        let (k, overhead) = h.ready(body, &mut EmptyLoop, plan, warm_ns)?;
         Ok(Local {
             h,
             body,
             plan,
             k,
-            overhead,
+            overhead: overhead.ticks,
         })
     }
 }
 
 impl Turn for Local<'_, '_> {
-    fn turn(&mut self) -> Result<(f64, bool), BenchError> {
+    fn turn(&mut self) -> Answer {
         let (_, ticks, usage, _) = self.h.batch(self.body, self.k, false)?;
-        Ok(per_op(
-            self.h,
-            ticks,
-            self.overhead,
-            self.k,
-            self.plan,
-            &usage,
-        ))
+        let ops = (self.k * self.plan.per_iter.max(1)) as f64;
+        let ns = self.h.clock.to_ns(ticks.saturating_sub(self.overhead)) / ops;
+        let perturbed =
+            analyze::perturbation(&usage, self.plan.expect) != Default::default();
+        Ok((ns, perturbed))
     }
 }
 
-fn per_op(
-    h: &Harness<'_>,
-    ticks: u64,
-    overhead: u64,
-    k: u64,
-    plan: Plan,
-    usage: &Usage,
-) -> (f64, bool) {
-    let ops = (k * plan.per_iter.max(1)) as f64;
-    let ns = h.clock.to_ns(ticks.saturating_sub(overhead)) / ops;
-    (
-        ns,
-        analyze::perturbation(usage, plan.expect) != Default::default(),
-    )
+/// What a side in a process of its own prepares: its body, its plan, and what it holds
+/// until it ends.
+type Prepared = Result<(Box<dyn super::Body>, Plan, Box<dyn std::any::Any>), BenchError>;
+
+/// The loop of a side in a thread or a process of its own: prepares its body with
+/// `prepare` (its third value is held until the side ends), readies it as
+/// [`Local::ready`] does and says so with `answer`, then takes a turn each time `go`
+/// asks for one, until `go` or `answer` finds the other end gone. An error that stops
+/// it is answered.
+fn take_turns<P>(
+    (clock, settings, warm_ns): (&dyn Clock, Settings, u64),
+    prepare: P,
+    mut go: impl FnMut() -> bool,
+    mut answer: impl FnMut(Answer) -> bool,
+) where
+    P: FnOnce() -> Prepared,
+{
+    let h = Harness::new(clock, settings);
+    let served = prepare().and_then(|(mut body, plan, held)| {
+        let mut side = Local::ready(&h, body.as_mut(), plan, warm_ns)?;
+        answer(Ok((0.0, false)));
+        while go() && answer(side.turn()) {}
+        // What the side prepared goes before what it holds (a cgroup is left once its
+        // tasks are gone).
+        drop(body);
+        drop(held);
+        Ok(())
+    });
+    if let Err(e) = served {
+        answer(Err(e));
+    }
 }
 
 /// A side in a thread of its own (see the module's text). Dropping it ends the
 /// thread's loop; the scope it was started in joins it.
 pub struct InThread {
-    go: Option<Sender<()>>,
-    back: Receiver<Result<(f64, bool), BenchError>>,
+    go: Sender<()>,
+    back: Receiver<Answer>,
 }
 
 impl InThread {
@@ -128,22 +142,16 @@ impl InThread {
         let (go, wait) = channel::<()>();
         let (answer, back) = channel();
         scope.spawn(move || {
-            let h = Harness::new(clock, settings);
-            let ready = prepare().and_then(|(mut body, plan)| {
-                let mut side = Local::ready(&h, body.as_mut(), plan, warm_ns)?;
-                let _ = answer.send(Ok((0.0, false)));
-                while wait.recv().is_ok() {
-                    if answer.send(side.turn()).is_err() {
-                        break;
-                    }
-                }
-                Ok(())
+            let prepare = || {
+                let (body, plan) = prepare()?;
+                Ok((body, plan, Box::new(()) as Box<dyn std::any::Any>))
+            };
+            let go = || wait.recv().is_ok();
+            take_turns((clock, settings, warm_ns), prepare, go, |turn| {
+                answer.send(turn).is_ok()
             });
-            if let Err(e) = ready {
-                let _ = answer.send(Err(e));
-            }
         });
-        let side = InThread { go: Some(go), back };
+        let side = InThread { go, back };
         match side.back.recv() {
             Ok(Ok(_)) => Ok(side),
             Ok(Err(e)) => Err(e),
@@ -153,20 +161,10 @@ impl InThread {
 }
 
 impl Turn for InThread {
-    fn turn(&mut self) -> Result<(f64, bool), BenchError> {
+    fn turn(&mut self) -> Answer {
         let lost = || BenchError::Failed("the side's thread ended early".into());
-        self.go
-            .as_ref()
-            .ok_or_else(lost)?
-            .send(())
-            .map_err(|_| lost())?;
+        self.go.send(()).map_err(|_| lost())?;
         self.back.recv().map_err(|_| lost())?
-    }
-}
-
-impl Drop for InThread {
-    fn drop(&mut self) {
-        self.go = None;
     }
 }
 
@@ -196,31 +194,22 @@ impl InProcess {
         prepare: P,
     ) -> Result<InProcess, BenchError>
     where
-        P: FnOnce() -> Result<
-            (Box<dyn super::Body>, Plan, Box<dyn std::any::Any>),
-            BenchError,
-        >,
+        P: FnOnce() -> Prepared,
     {
-        let (ours, mut theirs) = std::os::unix::net::UnixStream::pair()
+        let (ours, theirs) = std::os::unix::net::UnixStream::pair()
             .map_err(|e| BenchError::os("socketpair for a paired side", e))?;
         let child = crate::os::task::fork_alone(move || {
-            let h = Harness::new(clock, settings);
-            let served = prepare().and_then(|(mut body, plan, held)| {
-                let mut side = Local::ready(&h, body.as_mut(), plan, warm_ns)?;
-                send_turn(&mut theirs, &Ok((0.0, false)));
-                let mut go = [0u8; 1];
-                while matches!(std::io::Read::read(&mut theirs, &mut go), Ok(1)) {
-                    send_turn(&mut theirs, &side.turn());
-                }
-                // What the side prepared goes before what it holds (a cgroup is
-                // left once its tasks are gone).
-                drop(body);
-                drop(held);
-                Ok(())
+            // One socket both ways: a byte asks for a turn, the answer goes back.
+            let link = std::cell::RefCell::new(theirs);
+            let mut go = [0u8; 1];
+            let go =
+                || matches!(std::io::Read::read(&mut *link.borrow_mut(), &mut go), Ok(1));
+            take_turns((clock, settings, warm_ns), prepare, go, |turn| {
+                // Framed CBOR, as the worker protocol's messages travel. A parent that
+                // is gone reads nothing: this side then ends at its next read.
+                let _ = crate::os::memfile::send(&mut link.borrow_mut(), &turn);
+                true
             });
-            if let Err(e) = served {
-                send_turn(&mut theirs, &Err(e));
-            }
             0
         })
         .map_err(|e| BenchError::Skip(format!("a paired side's process: {e}")))?;
@@ -231,7 +220,7 @@ impl InProcess {
         side.answer().map(|_| side)
     }
 
-    fn answer(&mut self) -> Result<(f64, bool), BenchError> {
+    fn answer(&mut self) -> Answer {
         let lost = |e: std::io::Error| {
             BenchError::Failed(format!("the side's process ended early: {e}"))
         };
@@ -247,18 +236,8 @@ impl InProcess {
     }
 }
 
-/// Writes a turn's outcome as [`InProcess::answer`] reads it: framed CBOR, as the
-/// worker protocol's messages travel.
-fn send_turn(
-    to: &mut std::os::unix::net::UnixStream,
-    turn: &Result<(f64, bool), BenchError>,
-) {
-    // A parent that is gone reads nothing: this side then ends at its next read.
-    let _ = crate::os::memfile::send(to, turn);
-}
-
 impl Turn for InProcess {
-    fn turn(&mut self) -> Result<(f64, bool), BenchError> {
+    fn turn(&mut self) -> Answer {
         let link = self
             .link
             .as_mut()

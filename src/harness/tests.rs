@@ -78,9 +78,21 @@ fn settings(profile: Profile) -> Settings {
 }
 
 fn measure(clock: &FakeClock, body: &mut FakeBody, profile: Profile) -> Measurement {
+    let s = settings(profile);
+    measure_with(clock, body, s, &Usage::default, Plan::default())
+}
+
+/// `body` measured with `s`, `usage` and `plan`, against an empty loop of no cost.
+fn measure_with(
+    clock: &FakeClock,
+    body: &mut FakeBody,
+    s: Settings,
+    usage: UsageFn<'_>,
+    plan: Plan,
+) -> Measurement {
     let mut empty = FakeBody::new(clock, |_| 0);
-    let h = Harness::with_usage(clock, settings(profile), &Usage::default);
-    h.measure(body, &mut empty, Plan::default()).unwrap()
+    let h = Harness::with_usage(clock, s, usage);
+    h.measure(body, &mut empty, plan).unwrap()
 }
 
 #[test]
@@ -107,15 +119,12 @@ fn overhead_is_measured_at_the_same_batch_size_and_subtracted() {
     assert_eq!(m.analysis.counts.floored, 0);
 
     // keep_overhead reports the raw loop: (5 + 10 + 100 × 102) / 100 = 102.15 ns.
-    let mut empty = FakeBody::new(&clock, |_| 0);
-    let h = Harness::with_usage(&clock, settings(PROFILE), &Usage::default);
     let plan = Plan {
         keep_overhead: true,
         ..Plan::default()
     };
-    let m = h
-        .measure(&mut FakeBody::new(&clock, |_| 100), &mut empty, plan)
-        .unwrap();
+    let mut body = FakeBody::new(&clock, |_| 100);
+    let m = measure_with(&clock, &mut body, settings(PROFILE), &Usage::default, plan);
     assert!((m.analysis.clean.unwrap().median - 102.15).abs() < 1e-9);
 }
 
@@ -148,19 +157,13 @@ fn the_interval_floor_is_half_the_clock_step_not_half_the_granularity() {
         let s = Settings::new(PROFILE, 20.0);
         let s = resolution.map_or(s, |r| s.with_resolution(r));
         let clock = FakeClock::new(5);
-        let mut empty = FakeBody::new(&clock, |_| 0);
         let profile = Profile {
             round_min_samples: 15,
             ..PROFILE
         };
-        let h = Harness::with_usage(&clock, Settings { profile, ..s }, &Usage::default);
-        let m = h
-            .measure(
-                &mut FakeBody::new(&clock, |_| 50_000),
-                &mut empty,
-                Plan::default(),
-            )
-            .unwrap();
+        let s = Settings { profile, ..s };
+        let mut body = FakeBody::new(&clock, |_| 50_000);
+        let m = measure_with(&clock, &mut body, s, &Usage::default, Plan::default());
         assert_eq!(m.batch, 1);
         let e = m.analysis.estimate.unwrap();
         e.ci_high - e.center
@@ -189,18 +192,25 @@ fn twenty_clean_samples_never_converge_however_steady() {
     assert!(m.analysis.relative_ci() >= method::FEW_FLOOR - 1e-12);
 }
 
-#[test]
-fn rounds_that_disagree_stop_unconverged_with_their_states() {
+/// Six rounds of an operation whose cost alternates between 100 ns and `other` every
+/// ten batches.
+fn six_rounds(other: u64) -> Measurement {
     let clock = FakeClock::new(5);
-    // The machine alternates between 100 and 110 ns every ten batches: each round sees
-    // mostly one state, and the round-level interval must show it.
-    let mut body = FakeBody::new(&clock, |i| if (i / 10) % 2 == 0 { 100 } else { 110 });
+    let mut body =
+        FakeBody::new(&clock, move |i| if (i / 10) % 2 == 0 { 100 } else { other });
     let profile = Profile {
         min_rounds: 6,
         max_rounds: 6,
         ..PROFILE
     };
-    let m = measure(&clock, &mut body, profile);
+    measure(&clock, &mut body, profile)
+}
+
+#[test]
+fn rounds_that_disagree_stop_unconverged_with_their_states() {
+    // The machine alternates between 100 and 110 ns every ten batches: each round sees
+    // mostly one state, and the round-level interval must show it.
+    let m = six_rounds(110);
     assert!(!m.converged, "{:?}", m.why);
     assert_eq!(m.why, vec![Why::Wide { outlook: None }]);
     assert_eq!(m.analysis.rounds.len(), 6);
@@ -215,15 +225,8 @@ fn rounds_that_disagree_stop_unconverged_with_their_states() {
 
 #[test]
 fn rounds_that_spread_without_states_say_how_far() {
-    let clock = FakeClock::new(5);
     // Two speeds 2% apart, closer than two states: the note gives the rounds' spread.
-    let mut body = FakeBody::new(&clock, |i| if (i / 10) % 2 == 0 { 100 } else { 102 });
-    let profile = Profile {
-        min_rounds: 6,
-        max_rounds: 6,
-        ..PROFILE
-    };
-    let m = measure(&clock, &mut body, profile);
+    let m = six_rounds(102);
     assert!(m.analysis.states.len() <= 1, "{:?}", m.analysis.states);
     assert!(!m.converged, "{:?}", m.why);
     assert_eq!(m.why, vec![Why::Wide { outlook: None }]);
@@ -271,9 +274,8 @@ fn perturbed_samples_are_flagged_and_excluded() {
         invol_switches: switches.load(Ordering::SeqCst),
         ..Usage::default()
     };
-    let mut empty = FakeBody::new(&clock, |_| 0);
-    let h = Harness::with_usage(&clock, settings(one_round(100)), &usage);
-    let m = h.measure(&mut body, &mut empty, Plan::default()).unwrap();
+    let s = settings(one_round(100));
+    let m = measure_with(&clock, &mut body, s, &usage, Plan::default());
     let a = &m.analysis;
     // 120 ns is a perturbed sample, not a MAD outlier: only the switch excludes it.
     for (v, f) in a.per_op_ns.iter().zip(&a.flags) {
@@ -302,14 +304,8 @@ fn usage_per_round_is_read_twice_a_round_and_lands_on_its_last_sample() {
     };
     let mut s = settings(one_round(50));
     s.usage_per_round = true;
-    let h = Harness::with_usage(&clock, s, &usage);
-    let mut empty = FakeBody::new(&clock, |_| 0);
-    let m = h.measure(
-        &mut FakeBody::new(&clock, |_| 100),
-        &mut empty,
-        Plan::default(),
-    );
-    let m = m.unwrap();
+    let mut body = FakeBody::new(&clock, |_| 100);
+    let m = measure_with(&clock, &mut body, s, &usage, Plan::default());
     // Calibration, warm-up and the empty loop read none; the one round two, and only
     // its last sample carries them: its CPU time, no switch to flag.
     assert_eq!(reads.load(Ordering::SeqCst), 2);

@@ -28,7 +28,6 @@ impl Session {
         // How many of each instance's visits the canary gate held back.
         let mut held_back = vec![0u32; all.len()];
         let begin = self.clock.now();
-        let mut interrupted = false;
         // Which results `concluded` has been told of.
         let mut told = vec![false; all.len()];
         // `held_back` is its rounds measured again, as in the result returned.
@@ -45,11 +44,12 @@ impl Session {
         // A cycle visits every open instance once; an instance's rounds are its own
         // count, not the cycle's (a round measured again is one more visit).
         let mut cycle: u32 = 0;
-        'rounds: loop {
+        // Whether the run was interrupted.
+        let interrupted = 'rounds: loop {
             let mut order: Vec<usize> =
                 (0..all.len()).filter(|&i| all[i].open()).collect();
             if order.is_empty() {
-                break;
+                break false;
             }
             shuffle(rng, &mut order);
             let past_min = cycle as usize >= p.min_rounds;
@@ -79,8 +79,7 @@ impl Session {
                 });
                 let limit = window.limit();
                 let Ok(canary) = self.canary_before(limit, machine, window) else {
-                    interrupted = true;
-                    break 'rounds;
+                    break 'rounds true;
                 };
                 let kept = round as usize;
                 if budget.holds_back((canary, limit), gated[i], held_back[i], kept) {
@@ -91,17 +90,13 @@ impl Session {
                 // spent (`slot::slow_rounds`).
                 let limit = if budget.redoes() { limit } else { 0.0 };
                 match all[i].visit(self, round, begin, canary, limit) {
-                    Err(_) => {
-                        interrupted = true;
-                        break 'rounds;
-                    }
+                    Err(_) => break 'rounds true,
                     Ok(Some(probes)) => self.floors.borrow_mut().push(base + i, probes),
                     Ok(None) => {}
                 }
                 tell(i, &all[i], held_back[i]);
                 if interrupt::interrupted() {
-                    interrupted = true;
-                    break 'rounds;
+                    break 'rounds true;
                 }
             }
             // Spread the rounds in time: the first ones over the profile's span, and
@@ -111,12 +106,11 @@ impl Session {
             if spread && all.iter().any(Instance::open) {
                 let until = p.span_ns as f64 * (cycle + 1) as f64 / p.min_rounds as f64;
                 if self.pace(begin, until, machine, window).is_err() {
-                    interrupted = true;
-                    break 'rounds;
+                    break 'rounds true;
                 }
             }
             cycle += 1;
-        }
+        };
         self.finish_group(all, &held_back, &told, interrupted, concluded, results);
         interrupted
     }

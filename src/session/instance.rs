@@ -228,46 +228,9 @@ impl Away<'_> {
         canary: f64,
         limit: f64,
     ) -> Result<Option<Probes>, BenchError> {
-        if self.term > 0 && self.served >= self.term && session.explain == 0 {
-            // Its term is over: a fresh worker takes up what this one gathered. It
-            // starts while this one packs (no round is being measured meanwhile).
-            if let Some(old) = self.remote.take() {
-                let handed = Remote::spawn(&self.program, false).and_then(|next| {
-                    let carried = old.hand()?;
-                    Ok((next, carried))
-                });
-                match handed {
-                    Ok((next, carried)) => {
-                        self.remote = Some(next);
-                        self.carried = Some(carried);
-                    }
-                    Err(e) => {
-                        self.fail(e);
-                        return Ok(None);
-                    }
-                }
-            }
-        }
-        if self.remote.is_none() || self.carried.is_some() {
-            let mut start = session.start_for(self.bench.name(), &self.params, begin);
-            start.max_rounds = self.max_rounds;
-            // The worker started at a hand-over, or a first one.
-            let begun = match self.remote.take() {
-                Some(r) => Ok(r),
-                None => Remote::spawn(&self.program, false),
-            }
-            .and_then(|mut r| {
-                r.begin(&self.program, start, self.carried.take().as_ref())?;
-                Ok(r)
-            });
-            match begun {
-                Ok(r) => self.remote = Some(r),
-                Err(e) => {
-                    self.fail(e);
-                    return Ok(None);
-                }
-            }
-            self.served = 0;
+        if let Err(e) = self.renew(session, begin) {
+            self.fail(e);
+            return Ok(None);
         }
         let remote = self.remote.as_mut().expect("started above");
         let scratch = |len: u64| session.context.scratch(len);
@@ -307,6 +270,32 @@ impl Away<'_> {
                 Ok(None)
             }
         }
+    }
+
+    /// Starts its worker when it has none yet, or when the live one's term is over: a
+    /// fresh worker then takes up what this one gathered. It starts while this one
+    /// packs (no round is being measured meanwhile).
+    fn renew(&mut self, session: &Session, begin: u64) -> Result<(), BenchError> {
+        if self.term > 0 && self.served >= self.term && session.explain == 0 {
+            if let Some(old) = self.remote.take() {
+                let next = Remote::spawn(&self.program, false)?;
+                self.carried = Some(old.hand()?);
+                self.remote = Some(next);
+            }
+        }
+        if self.remote.is_none() || self.carried.is_some() {
+            let mut start = session.start_for(self.bench.name(), &self.params, begin);
+            start.max_rounds = self.max_rounds;
+            // The worker started at a hand-over, or a first one.
+            let mut r = match self.remote.take() {
+                Some(r) => r,
+                None => Remote::spawn(&self.program, false)?,
+            };
+            r.begin(&self.program, start, self.carried.take().as_ref())?;
+            self.remote = Some(r);
+            self.served = 0;
+        }
+        Ok(())
     }
 
     /// Asks the worker for the result; a worker that cannot answer fails the instance.

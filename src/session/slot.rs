@@ -283,12 +283,7 @@ impl<'b> Slot<'b> {
                 h.remeasure(&mut EmptyLoop, s.0, plan, &mut s.1, round)?;
                 s
             }
-            None => {
-                let k = h.calibrate(body, plan)?;
-                h.warm(body, k, p.warmup_ns)?;
-                let o = h.overhead(&mut EmptyLoop, k, plan)?;
-                (k, o)
-            }
+            None => h.ready(body, &mut EmptyLoop, plan, p.warmup_ns)?,
         };
         self.c.plan = plan;
         self.c.setup = Some((k, overhead));

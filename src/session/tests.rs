@@ -288,6 +288,8 @@ fn a_result_whose_rounds_met_a_slow_state_is_not_converged_and_says_so() {
     let params = crate::bench::Params(vec![]);
     let visit = visitor(&session);
     let h = session.harness();
+    let measured =
+        |s: slot::Slot<'_>| s.finish(&h, false, false).unwrap().measured.unwrap();
     let mut slow = slot::Slot::new(&FAILS_AFTER, &params);
     let mut round = 0;
     visit(&mut slow, round, 200.0, 100.0);
@@ -295,7 +297,7 @@ fn a_result_whose_rounds_met_a_slow_state_is_not_converged_and_says_so() {
         round += 1;
         visit(&mut slow, round, 200.0, 0.0);
     }
-    let m = slow.finish(&h, false, false).unwrap().measured.unwrap();
+    let m = measured(slow);
     assert!(!m.converged, "{}", m.stop_reason);
     assert!(m.stop_reason.contains("slow state"), "{}", m.stop_reason);
     // 200 ns against a base of 100 / 1.05.
@@ -306,7 +308,7 @@ fn a_result_whose_rounds_met_a_slow_state_is_not_converged_and_says_so() {
     for round in 0..3 {
         visit(&mut base, round, 140.0, 1e6);
     }
-    let m = base.finish(&h, false, false).unwrap().measured.unwrap();
+    let m = measured(base);
     assert!(!m.stop_reason.contains("slow state"), "{}", m.stop_reason);
     assert_eq!(m.slow_state_pct, None);
     // Nor does a free placement's canary, which describes another CPU than its tasks'.
@@ -315,10 +317,6 @@ fn a_result_whose_rounds_met_a_slow_state_is_not_converged_and_says_so() {
     for round in 0..3 {
         visit(&mut elsewhere, round, 200.0, 100.0);
     }
-    let m = elsewhere
-        .finish(&h, false, false)
-        .unwrap()
-        .measured
-        .unwrap();
+    let m = measured(elsewhere);
     assert_eq!(m.slow_state_pct, None, "{}", m.stop_reason);
 }

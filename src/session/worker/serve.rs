@@ -7,7 +7,7 @@
 use super::wire::{self, Reply, Request, Start, Visited};
 use crate::bench::{self, Params, RunContext};
 use crate::error::BenchError;
-use crate::harness::clock::{Clock, Monotonic};
+use crate::harness::clock::Clock;
 use crate::harness::{Expect, Profile, Sample, Settings};
 use crate::session::slot::{Env, Slot};
 use std::os::unix::net::UnixStream;
@@ -245,15 +245,11 @@ fn slot_for<'a>(
 /// The answer to a visit: whether the instance wants more rounds, the interval at its
 /// last look, and its probes; an error ends the slot.
 fn visited_reply(slot: &mut Slot<'_>, visited: Result<(), BenchError>) -> Reply {
-    match visited {
-        Ok(()) => {}
-        Err(BenchError::Interrupted) => {
-            return Reply::Visited(Err(BenchError::Interrupted))
-        }
-        Err(e) => {
+    if let Err(e) = visited {
+        if !matches!(e, BenchError::Interrupted) {
             slot.end(e.clone());
-            return Reply::Visited(Err(e));
         }
+        return Reply::Visited(Err(e));
     }
     Reply::Visited(Ok(Visited {
         open: slot.open(),
@@ -376,15 +372,9 @@ fn probe_once(start: &Start, link: &mut UnixStream) -> anyhow::Result<()> {
 /// The parent's clock, as it calibrated it.
 pub(in crate::session) fn clock_of(
     start: &Start,
-) -> anyhow::Result<Box<dyn Clock + Sync>> {
-    match start.clock.as_str() {
-        "monotonic" => Ok(Box::new(Monotonic)),
-        #[cfg(target_arch = "x86_64")]
-        "tsc" => Ok(Box::new(crate::harness::clock::Tsc::with_rate(
-            start.ns_per_tick,
-        ))),
-        other => anyhow::bail!("no clock is named {other}"),
-    }
+) -> anyhow::Result<Box<dyn Clock + Send + Sync>> {
+    let clock = crate::harness::clock::named(&start.clock, start.ns_per_tick);
+    clock.ok_or_else(|| anyhow::anyhow!("no clock is named {}", start.clock))
 }
 
 /// The parent's harness settings (the batch included; spans as each use asks).
