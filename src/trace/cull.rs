@@ -100,7 +100,8 @@ pub struct KernelIndex {
     guard: u64,
 }
 
-fn interrupt_cause(k: KernelKind) -> Option<(u16, bool)> {
+/// The cause bit of an interrupt's entry or exit, and whether it is the entry.
+pub(super) fn interrupt_cause(k: KernelKind) -> Option<(u16, bool)> {
     match k {
         KernelKind::TimerEntry => Some((bits::TIMER, true)),
         KernelKind::TimerExit => Some((bits::TIMER, false)),

@@ -2,7 +2,9 @@
 //! slices checked to nest per track, the protobuf decoded packet by packet.
 
 use super::*;
-use crate::trace::format::{file_header, write_chunk, write_meta, ChunkKind, UserEvent};
+use crate::trace::format::{
+    file_header, write_chunk, write_meta, ChunkKind, KernelKind, UserEvent,
+};
 use crate::trace::reduce::parse_spec;
 
 fn trace(dir: &std::path::Path) -> std::path::PathBuf {
