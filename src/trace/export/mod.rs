@@ -154,10 +154,7 @@ fn walk(
             )
         })
         .collect();
-    let mut kernel: Vec<KernelEvent> = Vec::new();
-    for chunks in index.kernel.values() {
-        kernel.extend(format::read_kernel_events(file, chunks)?);
-    }
+    let kernel = format::read_kernel_events(file, index.kernel.values().flatten())?;
     let first_ts = format::merge(file, index)?
         .next()
         .transpose()?
