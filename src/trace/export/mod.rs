@@ -123,6 +123,52 @@ trait Sink {
     fn end(&mut self) -> io::Result<()>;
 }
 
+impl Layout {
+    /// The layout of the trace `index` describes, with a track for each kind of `spec`
+    /// on each thread.
+    fn of(
+        file: &std::fs::File,
+        index: &Index,
+        spec: &[IntervalSpec],
+    ) -> Result<Layout, format::FormatError> {
+        let mut tnames = BTreeMap::new();
+        let (mut pid, mut program) = (0, "traced program".to_string());
+        // The first `open` record and the last name of each thread count.
+        for m in index.meta.iter().rev() {
+            match m {
+                Meta::Open {
+                    pid: p, program: n, ..
+                } => (pid, program) = (*p, n.clone()),
+                Meta::Thread { tid, name } => {
+                    tnames.entry(*tid).or_insert(name.clone());
+                }
+                _ => {}
+            }
+        }
+        let mut name =
+            |t: u32| tnames.remove(&t).unwrap_or_else(|| format!("thread {t}"));
+        let threads: Vec<(u32, String)> =
+            index.user.keys().map(|&t| (t, name(t))).collect();
+        let kinds = spec
+            .iter()
+            .enumerate()
+            .flat_map(|(i, s)| threads.iter().map(move |(t, _)| (i, *t, s.name.clone())))
+            .collect();
+        let first_ts = format::merge(file, index)?
+            .next()
+            .transpose()?
+            .map_or(0, |e| e.ts());
+        Ok(Layout {
+            pid,
+            program,
+            first_ts,
+            threads,
+            cpus: index.kernel.keys().copied().collect(),
+            kinds,
+        })
+    }
+}
+
 fn walk(
     file: &std::fs::File,
     index: &Index,
@@ -131,50 +177,12 @@ fn walk(
     sink: &mut dyn Sink,
 ) -> Result<Exported, anyhow::Error> {
     let names = index.names();
-    let mut tnames = BTreeMap::new();
-    let (mut pid, mut program) = (0, "traced program".to_string());
-    for m in index.meta.iter().rev() {
-        match m {
-            Meta::Open {
-                pid: p, program: n, ..
-            } => (pid, program) = (*p, n.clone()),
-            Meta::Thread { tid, name } => {
-                tnames.entry(*tid).or_insert(name.clone());
-            }
-            _ => {}
-        }
-    }
-    let threads: Vec<(u32, String)> = index
-        .user
-        .keys()
-        .map(|&t| {
-            (
-                t,
-                tnames.remove(&t).unwrap_or_else(|| format!("thread {t}")),
-            )
-        })
-        .collect();
+    let layout = Layout::of(file, index, spec)?;
+    let first_ts = layout.first_ts;
     let kernel = format::read_kernel_events(file, index.kernel.values().flatten())?;
-    let first_ts = format::merge(file, index)?
-        .next()
-        .transpose()?
-        .map_or(0, |e| e.ts());
     let last_ts = kernel.iter().map(|e| e.ts).max().unwrap_or(u64::MAX);
     let kidx = KernelIndex::new(&kernel, &index.kernel_lost, guard_ns, first_ts, last_ts);
-    let kinds = spec
-        .iter()
-        .enumerate()
-        .flat_map(|(i, s)| threads.iter().map(move |(t, _)| (i, *t, s.name.clone())))
-        .collect();
-    let cpus = index.kernel.keys().copied().collect();
-    sink.begin(&Layout {
-        pid,
-        program,
-        first_ts,
-        threads,
-        cpus,
-        kinds,
-    })?;
+    sink.begin(&layout)?;
     let mut n = Exported::default();
     let mut open_irq: BTreeMap<(u32, u16), Vec<(u64, u64)>> = BTreeMap::new();
     let mut pairer = Pairer::new(spec);
