@@ -333,16 +333,20 @@ fn lowest_between(f: &[f64], a: usize, b: usize) -> (usize, f64) {
 mod tests {
     use super::*;
 
+    /// The next state of a 64-bit LCG, shifted to 53 bits.
+    fn lcg(s: &mut u64) -> f64 {
+        *s = s
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (*s >> 11) as f64
+    }
+
     /// Deterministic values in [center*(1-rel), center*(1+rel)) from a 64-bit LCG.
     fn cluster(n: usize, center: f64, rel: f64, seed: u64) -> Vec<f64> {
         let mut s = seed;
         (0..n)
             .map(|_| {
-                s = s
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                let u = (s >> 11) as f64 / (1u64 << 53) as f64;
-                center * (1.0 + rel * (2.0 * u - 1.0))
+                center * (1.0 + rel * (2.0 * lcg(&mut s) / (1u64 << 53) as f64 - 1.0))
             })
             .collect()
     }
@@ -448,12 +452,7 @@ mod tests {
     /// Standard normal deviates by Box-Muller from a 64-bit LCG.
     fn normals(n: usize, seed: u64) -> Vec<f64> {
         let mut s = seed;
-        let mut unit = move || {
-            s = s
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((s >> 11) as f64 + 0.5) / (1u64 << 53) as f64
-        };
+        let mut unit = move || (lcg(&mut s) + 0.5) / (1u64 << 53) as f64;
         (0..n)
             .map(|_| {
                 let (a, b) = (unit(), unit());
@@ -485,26 +484,16 @@ mod tests {
     fn degenerate_inputs() {
         assert!(modes(&[], 0.05, 0.1).is_empty());
         assert!(modes(&[-1.0, 0.0, f64::NAN], 0.05, 0.1).is_empty());
-        let one = modes(&[42.0, -3.0, f64::INFINITY], 0.05, 0.1);
-        assert_eq!(
-            one,
-            vec![Mode {
-                center: 42.0,
-                fraction: 1.0,
-                low: 42.0,
-                high: 42.0
-            }]
-        );
-        let same = modes(&[7.0; 50], 0.05, 0.1);
-        assert_eq!(
-            same,
-            vec![Mode {
-                center: 7.0,
-                fraction: 1.0,
-                low: 7.0,
-                high: 7.0
-            }]
-        );
+        for (xs, x) in [(&[42.0, -3.0, f64::INFINITY][..], 42.0), (&[7.0; 50], 7.0)] {
+            let (center, fraction, low, high) = (x, 1.0, x, x);
+            let want = Mode {
+                center,
+                fraction,
+                low,
+                high,
+            };
+            assert_eq!(modes(xs, 0.05, 0.1), vec![want]);
+        }
     }
 
     #[test]

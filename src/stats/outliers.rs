@@ -63,20 +63,16 @@ mod tests {
         // M(14) = M(11) = .6745*1.5/1.5 = .6745;
         // M(12) = M(13) = .6745*.5/1.5 = .2248.
         let xs = [12.0, 100.0, 10.0, 11.0, 13.0, 14.0];
-        assert_eq!(
-            mad_outliers_floored(&xs, 3.5, 0.0, 0.0),
-            vec![false, true, false, false, false, false]
-        );
-        // threshold 1.0 also catches 10 (1.124) but not 14/11 (.6745)
-        assert_eq!(
-            mad_outliers_floored(&xs, 1.0, 0.0, 0.0),
-            vec![false, true, true, false, false, false]
-        );
-        // threshold .5 catches 11 and 14 as well
-        assert_eq!(
-            mad_outliers_floored(&xs, 0.5, 0.0, 0.0),
-            vec![false, true, true, true, false, true]
-        );
+        let (f, t) = (false, true);
+        for (threshold, want) in [
+            (3.5, [f, t, f, f, f, f]),
+            // threshold 1.0 also catches 10 (1.124) but not 14/11 (.6745)
+            (1.0, [f, t, t, f, f, f]),
+            // threshold .5 catches 11 and 14 as well
+            (0.5, [f, t, t, t, f, t]),
+        ] {
+            assert_eq!(mad_outliers_floored(&xs, threshold, 0.0, 0.0), want);
+        }
     }
 
     #[test]

@@ -100,7 +100,8 @@ pub struct KernelIndex {
     guard: u64,
 }
 
-fn interrupt_cause(k: KernelKind) -> Option<(u16, bool)> {
+/// The cause bit of an interrupt's entry or exit, and whether it is the entry.
+pub(super) fn interrupt_cause(k: KernelKind) -> Option<(u16, bool)> {
     match k {
         KernelKind::TimerEntry => Some((bits::TIMER, true)),
         KernelKind::TimerExit => Some((bits::TIMER, false)),
@@ -249,17 +250,7 @@ impl KernelIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn ev(ts: u64, cpu: u32, tid: u32, kind: KernelKind) -> KernelEvent {
-        KernelEvent {
-            ts,
-            a: 0,
-            tid,
-            cpu,
-            kind,
-            b: 0,
-        }
-    }
+    use crate::trace::testing::kernel as ev;
 
     fn q(t0: u64, t1: u64, c: u32) -> Query {
         Query {
@@ -275,6 +266,7 @@ mod tests {
 
     #[test]
     fn each_cause_is_found_where_it_happened_and_only_there() {
+        use bits::*;
         use KernelKind::*;
         let events = [
             ev(1000, 0, 99, TimerEntry),
@@ -295,41 +287,29 @@ mod tests {
             },
         )];
         let k = KernelIndex::new(&events, &lost, 10, 0, 30_000);
-        assert_eq!(k.causes(&q(900, 1200, 0)), bits::TIMER);
-        assert_eq!(
-            k.causes(&q(1111, 1200, 0)),
-            0,
-            "after the exit and its guard"
-        );
-        assert_eq!(
-            k.causes(&q(1105, 1200, 0)),
-            bits::TIMER,
-            "inside the guard band"
-        );
-        assert_eq!(k.causes(&q(900, 1200, 1)), 0, "another CPU");
-        assert_eq!(
-            k.causes(&q(5010, 5020, 1)),
-            bits::IRQ,
-            "a span inside the interrupt"
-        );
-        assert_eq!(k.causes(&q(8000, 10_000, 0)), bits::SWITCH);
-        assert_eq!(
-            k.causes(&q(11_000, 13_000, 1)),
-            bits::FAULT,
-            "its own fault only"
-        );
-        assert_eq!(k.causes(&q(14_000, 16_000, 1)), bits::MIGRATE);
-        assert_eq!(k.causes(&q(20_500, 20_600, 1)), bits::LOST);
         let mut moved = q(100, 200, 0);
         moved.c1 = 1;
-        assert_eq!(k.causes(&moved), bits::MIGRATE);
-        let mut anywhere = q(4000, 6000, 0);
-        assert_eq!(k.causes(&anywhere), 0);
-        anywhere.any_cpu = true;
-        assert_eq!(k.causes(&anywhere), bits::IRQ);
+        let (anywhere, mut any_cpu) = (q(4000, 6000, 0), q(4000, 6000, 0));
+        any_cpu.any_cpu = true;
         let mut excused = q(8000, 10_000, 0);
-        excused.expect = bits::SWITCH;
-        assert_eq!(k.causes(&excused), 0);
+        excused.expect = SWITCH;
+        for (query, want, why) in [
+            (q(900, 1200, 0), TIMER, "a tick"),
+            (q(1111, 1200, 0), 0, "after the exit and its guard"),
+            (q(1105, 1200, 0), TIMER, "inside the guard band"),
+            (q(900, 1200, 1), 0, "another CPU"),
+            (q(5010, 5020, 1), IRQ, "a span inside the interrupt"),
+            (q(8000, 10_000, 0), SWITCH, "a switch"),
+            (q(11_000, 13_000, 1), FAULT, "its own fault only"),
+            (q(14_000, 16_000, 1), MIGRATE, "a migration"),
+            (q(20_500, 20_600, 1), LOST, "a loss"),
+            (moved, MIGRATE, "ended on another CPU"),
+            (anywhere, 0, "an interrupt on another CPU"),
+            (any_cpu, IRQ, "an interrupt on any CPU"),
+            (excused, 0, "an expected switch"),
+        ] {
+            assert_eq!(k.causes(&query), want, "{why}");
+        }
     }
 
     #[test]
@@ -469,26 +449,17 @@ mod tests {
             let k = KernelIndex::new(&fine, &[], guard, 0, last);
             for _ in 0..50 {
                 let t0 = next(last);
+                let t1 = t0 + next(400);
+                let c0 = next(3) as u32;
+                let c1 = if next(5) == 0 { next(3) as u32 } else { c0 };
                 let query = Query {
                     t0,
-                    t1: t0 + next(400),
+                    t1,
                     tid: 7,
-                    c0: next(3) as u32,
-                    c1: if next(5) == 0 {
-                        next(3) as u32
-                    } else {
-                        u32::MAX
-                    },
+                    c0,
+                    c1,
                     any_cpu: next(4) == 0,
                     expect: if next(4) == 0 { bits::SWITCH } else { 0 },
-                };
-                let query = Query {
-                    c1: if query.c1 == u32::MAX {
-                        query.c0
-                    } else {
-                        query.c1
-                    },
-                    ..query
                 };
                 assert_eq!(
                     k.causes(&query),

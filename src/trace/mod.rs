@@ -12,6 +12,8 @@ pub mod kernel;
 pub mod record;
 pub mod reduce;
 pub mod show;
+#[cfg(test)]
+mod testing;
 pub mod watch;
 
 pub use syscost_trace::format;

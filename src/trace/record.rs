@@ -19,10 +19,9 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-/// The environment variable that tells a program where to write its trace.
-pub const ENV_PATH: &str = "SYSCOST_TRACE";
-/// The environment variable that sets its ring size per thread, bytes.
-pub const ENV_BUFFER: &str = "SYSCOST_TRACE_BUFFER";
+/// The environment variables that tell a program where to write its trace and its ring
+/// size per thread, bytes: the library's own.
+pub use syscost_trace::recorder::{ENV_BUFFER, ENV_PATH};
 
 /// How often the kernel's rings are drained while the command runs.
 const DRAIN_EVERY: std::time::Duration = std::time::Duration::from_millis(20);
@@ -34,7 +33,6 @@ pub struct KernelSink {
     pub events: u64,
     /// Events the kernel lost.
     pub lost: u64,
-    buf: Vec<u8>,
 }
 
 impl KernelSink {
@@ -44,46 +42,29 @@ impl KernelSink {
             out: BufWriter::with_capacity(1 << 20, File::create(path)?),
             events: 0,
             lost: 0,
-            buf: Vec::new(),
         })
     }
 
-    /// Writes one CPU's events (in time order) as chunks of at most 64 Ki records.
-    pub fn events(&mut self, cpu: u32, events: &[KernelEvent]) -> io::Result<()> {
-        for part in events.chunks(1 << 16) {
-            self.buf.clear();
-            for e in part {
-                e.put(&mut self.buf);
+    /// Writes what a drain found: every CPU's events (in time order, as chunks of at
+    /// most 64 Ki records), then every CPU's losses.
+    pub fn drained(
+        &mut self,
+        events: &[(u32, Vec<KernelEvent>)],
+        lost: &[(u32, Vec<Lost>)],
+    ) -> io::Result<()> {
+        for (cpu, events) in events {
+            for part in events.chunks(1 << 16) {
+                let (out, kind) = (&mut self.out, ChunkKind::Kernel);
+                format::write_records(out, kind, *cpu, part, KernelEvent::put)?;
+                self.events += part.len() as u64;
             }
-            format::write_chunk(
-                &mut self.out,
-                ChunkKind::Kernel,
-                cpu,
-                part.len() as u32,
-                &self.buf,
-            )?;
-            self.events += part.len() as u64;
+        }
+        for (cpu, lost) in lost.iter().filter(|(_, l)| !l.is_empty()) {
+            self.lost += lost.iter().map(|l| l.count).sum::<u64>();
+            let (out, kind) = (&mut self.out, ChunkKind::KernelLost);
+            format::write_records(out, kind, *cpu, lost, Lost::put)?;
         }
         Ok(())
-    }
-
-    /// Writes one CPU's losses.
-    pub fn lost(&mut self, cpu: u32, lost: &[Lost]) -> io::Result<()> {
-        if lost.is_empty() {
-            return Ok(());
-        }
-        self.buf.clear();
-        for l in lost {
-            l.put(&mut self.buf);
-            self.lost += l.count;
-        }
-        format::write_chunk(
-            &mut self.out,
-            ChunkKind::KernelLost,
-            cpu,
-            lost.len() as u32,
-            &self.buf,
-        )
     }
 
     /// Flushes and closes the file.
@@ -162,7 +143,8 @@ impl KernelThread {
             .spawn(move || {
                 while !flag.load(Ordering::Relaxed) {
                     std::thread::sleep(DRAIN_EVERY);
-                    drain_into(&mut recorder, &mut sink)?;
+                    let d = recorder.drain()?;
+                    sink.drained(&d.events, &d.lost)?;
                 }
                 Ok((recorder, sink))
             })?;
@@ -175,17 +157,6 @@ impl KernelThread {
             .join()
             .map_err(|_| io::Error::other("the kernel event thread panicked"))?
     }
-}
-
-fn drain_into(recorder: &mut KernelRecorder, sink: &mut KernelSink) -> io::Result<()> {
-    let drained = recorder.drain()?;
-    for (cpu, events) in &drained.events {
-        sink.events(*cpu, events)?;
-    }
-    for (cpu, lost) in &drained.lost {
-        sink.lost(*cpu, lost)?;
-    }
-    Ok(())
 }
 
 /// Runs `command` with tracing on and writes the trace to `output`.
@@ -309,43 +280,27 @@ fn finish_kernel(
     kernel: &KernelRequest,
     mut unavailable: Option<String>,
 ) -> io::Result<KernelOutcome> {
-    let requested = || kernel.kinds.iter().map(|k| k.name()).collect();
-    let Some(t) = thread else {
-        let meta = (!kernel.kinds.is_empty()).then(|| Meta::Kernel {
-            requested: requested(),
-            recorded: vec![],
-            unavailable: unavailable.clone().unwrap_or_default(),
-            events: 0,
-            lost: 0,
-            method: String::new(),
-        });
-        return Ok(KernelOutcome {
-            meta,
-            events: 0,
-            lost: 0,
-            unavailable,
-        });
-    };
-    let (recorder, mut sink) = t.finish()?;
-    let summary = recorder.stop()?;
-    for (cpu, events) in &summary.events {
-        sink.events(*cpu, events)?;
+    let (mut events, mut lost, mut recorded, mut method) = (0, 0, vec![], String::new());
+    // A thread runs only when kernel events were asked for.
+    if let Some(t) = thread {
+        let (recorder, mut sink) = t.finish()?;
+        let summary = recorder.stop()?;
+        sink.drained(&summary.events, &summary.lost)?;
+        (events, lost) = (sink.events, sink.lost);
+        sink.finish()?;
+        if unavailable.is_none() && !summary.unavailable.is_empty() {
+            unavailable = Some(summary.unavailable);
+        }
+        recorded = summary.recorded.iter().map(|k| k.name()).collect();
+        method = summary.method;
     }
-    for (cpu, lost) in &summary.lost {
-        sink.lost(*cpu, lost)?;
-    }
-    let (events, lost) = (sink.events, sink.lost);
-    sink.finish()?;
-    if unavailable.is_none() && !summary.unavailable.is_empty() {
-        unavailable = Some(summary.unavailable.clone());
-    }
-    let meta = Some(Meta::Kernel {
-        requested: requested(),
-        recorded: summary.recorded.iter().map(|k| k.name()).collect(),
+    let meta = (!kernel.kinds.is_empty()).then(|| Meta::Kernel {
+        requested: kernel.kinds.iter().map(|k| k.name()).collect(),
+        recorded,
         unavailable: unavailable.clone().unwrap_or_default(),
         events,
         lost,
-        method: summary.method.clone(),
+        method,
     });
     Ok(KernelOutcome {
         meta,

@@ -10,24 +10,6 @@ use syscost_trace::recorder::{self, Config, MIN_BUFFER};
 /// One trace per process: the tests take turns.
 static TURN: Mutex<()> = Mutex::new(());
 
-struct Dir(PathBuf);
-
-impl Dir {
-    fn new(name: &str) -> Dir {
-        let d = std::env::temp_dir()
-            .join(format!("syscost-trace-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
-        Dir(d)
-    }
-}
-
-impl Drop for Dir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 /// Each thread's events as (timestamp, id, argument), in file order.
 type ByThread = std::collections::BTreeMap<u32, Vec<(u64, u32, u64)>>;
 
@@ -47,8 +29,8 @@ fn events(path: &Path) -> (Index, ByThread) {
 #[test]
 fn what_threads_record_reaches_the_file_in_order_with_names_and_totals() {
     let _t = TURN.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = Dir::new("threads");
-    let path = dir.0.join("t.sct");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.sct");
     recorder::open(&Config::new(&path)).unwrap();
     recorder::name(1, "begin").unwrap();
     recorder::name(2, "end").unwrap();
@@ -102,8 +84,8 @@ fn what_threads_record_reaches_the_file_in_order_with_names_and_totals() {
 #[test]
 fn a_full_ring_counts_every_event_it_loses_and_never_waits() {
     let _t = TURN.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = Dir::new("lost");
-    let path = dir.0.join("t.sct");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.sct");
     recorder::open(&Config {
         path: path.clone(),
         buffer_bytes: MIN_BUFFER,
@@ -133,9 +115,9 @@ fn a_full_ring_counts_every_event_it_loses_and_never_waits() {
 fn recording_within_the_room_loses_nothing_however_busy_the_writer() {
     let _t = TURN.lock().unwrap_or_else(|e| e.into_inner());
     assert_eq!(recorder::room(), None, "no trace open");
-    let dir = Dir::new("room");
+    let dir = tempfile::tempdir().unwrap();
     recorder::open(&Config {
-        path: dir.0.join("t.sct"),
+        path: dir.path().join("t.sct"),
         buffer_bytes: MIN_BUFFER,
     })
     .unwrap();
@@ -172,11 +154,11 @@ fn nothing_is_recorded_without_a_trace_or_while_off() {
     let _t = TURN.lock().unwrap_or_else(|e| e.into_inner());
     syscost_trace::record(1, 1); // no trace: ignored
     assert!(recorder::stats().is_err());
-    let dir = Dir::new("off");
-    let path = dir.0.join("t.sct");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.sct");
     recorder::open(&Config::new(&path)).unwrap();
     assert!(
-        recorder::open(&Config::new(dir.0.join("second.sct"))).is_err(),
+        recorder::open(&Config::new(dir.path().join("second.sct"))).is_err(),
         "one at a time"
     );
     syscost_trace::record(1, 1);
@@ -219,8 +201,8 @@ fn a_c_program_linked_against_the_static_library_records_from_two_threads() {
         println!("SKIPPED: no C compiler (cc) to build the C program");
         return;
     }
-    let dir = Dir::new("c");
-    let src = dir.0.join("two.c");
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("two.c");
     std::fs::write(
         &src,
         r#"
@@ -250,7 +232,7 @@ int main(int argc, char **argv) {
 "#,
     )
     .unwrap();
-    let exe = dir.0.join("two");
+    let exe = dir.path().join("two");
     let include = Path::new(env!("CARGO_MANIFEST_DIR")).join("../include");
     let cc = std::process::Command::new("cc")
         .arg("-O2")
@@ -267,7 +249,7 @@ int main(int argc, char **argv) {
         "{}",
         String::from_utf8_lossy(&cc.stderr)
     );
-    let path = dir.0.join("c.sct");
+    let path = dir.path().join("c.sct");
     let run = std::process::Command::new(&exe)
         .arg(&path)
         .output()

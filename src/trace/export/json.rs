@@ -1,15 +1,14 @@
 //! The Chrome JSON sink: the Trace Event Format, `X` slices, `i` instants and `M`
 //! names, with the kernel as process 0 and a thread per CPU.
 
-use super::{interval_track, pid_of, Sink};
-use crate::trace::format::{Index, KernelEvent};
+use super::{interval_track, IntervalSlice, KernelSlice, Layout, Sink};
+use crate::trace::format::{KernelEvent, UserEvent};
 use std::io::{self, Write};
 
 /// The sink that writes the Trace Event Format.
 pub(super) struct JsonSink<W: Write> {
     out: W,
     first: bool,
-    records: u64,
     pid: u32,
 }
 
@@ -19,7 +18,6 @@ impl<W: Write> JsonSink<W> {
         JsonSink {
             out,
             first: true,
-            records: 0,
             pid: 0,
         }
     }
@@ -50,7 +48,6 @@ impl<W: Write> JsonSink<W> {
             self.out.write_all(b",\n")?;
         }
         self.first = false;
-        self.records += 1;
         self.out.write_all(text.as_bytes())
     }
 }
@@ -62,76 +59,40 @@ fn kernel_tid(cpu: u32) -> u64 {
 }
 
 impl<W: Write> Sink for JsonSink<W> {
-    fn begin(
-        &mut self,
-        index: &Index,
-        _: u64,
-        threads: &[(u32, String)],
-        cpus: &[u32],
-        kinds: &[(usize, u32, String)],
-    ) -> io::Result<()> {
-        let (pid, program) = pid_of(index);
+    fn begin(&mut self, l: &Layout) -> io::Result<()> {
+        let pid = l.pid;
         self.pid = pid;
         self.out
             .write_all(b"{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n")?;
-        self.item(&format!(r#"{{"ph":"M","name":"process_name","pid":{pid},"tid":0,"args":{{"name":{}}}}}"#, json_str(&program)))?;
-        for (tid, name) in threads {
+        self.item(&format!(r#"{{"ph":"M","name":"process_name","pid":{pid},"tid":0,"args":{{"name":{}}}}}"#, json_str(&l.program)))?;
+        for (tid, name) in &l.threads {
             self.item(&format!(r#"{{"ph":"M","name":"thread_name","pid":{pid},"tid":{tid},"args":{{"name":{}}}}}"#, json_str(name)))?;
         }
-        for (kind, tid, name) in kinds {
+        for (kind, tid, name) in &l.kinds {
             let t = interval_track(*kind, *tid);
             self.item(&format!(r#"{{"ph":"M","name":"thread_name","pid":{pid},"tid":{t},"args":{{"name":{}}}}}"#, json_str(&format!("{name} intervals, thread {tid}"))))?;
         }
-        if !cpus.is_empty() {
+        if !l.cpus.is_empty() {
             self.item(&format!(r#"{{"ph":"M","name":"process_name","pid":{KERNEL_PID},"tid":0,"args":{{"name":"kernel"}}}}"#))?;
         }
-        for cpu in cpus {
+        for cpu in &l.cpus {
             self.item(&format!(r#"{{"ph":"M","name":"thread_name","pid":{KERNEL_PID},"tid":{},"args":{{"name":"CPU {cpu}"}}}}"#, kernel_tid(*cpu)))?;
         }
         Ok(())
     }
-    fn user(
-        &mut self,
-        ts: u64,
-        tid: u32,
-        cpu: u32,
-        name: &str,
-        id: u32,
-        arg: u64,
-    ) -> io::Result<()> {
-        let label = if name.is_empty() {
-            format!("event {id}")
-        } else {
-            name.to_string()
-        };
-        let pid = self.pid;
-        self.item(&format!(r#"{{"ph":"i","s":"t","name":{},"cat":"user","ts":{},"pid":{pid},"tid":{tid},"args":{{"id":{id},"arg":{arg},"cpu":{cpu}}}}}"#, json_str(&label), us(ts)))
+    fn user(&mut self, tid: u32, e: &UserEvent, label: &str) -> io::Result<()> {
+        let (pid, id, arg, cpu) = (self.pid, e.id, e.arg, e.cpu);
+        self.item(&format!(r#"{{"ph":"i","s":"t","name":{},"cat":"user","ts":{},"pid":{pid},"tid":{tid},"args":{{"id":{id},"arg":{arg},"cpu":{cpu}}}}}"#, json_str(label), us(e.ts)))
     }
-    fn kernel_slice(
-        &mut self,
-        start: u64,
-        end: u64,
-        cpu: u32,
-        name: &str,
-        a: u64,
-    ) -> io::Result<()> {
-        self.item(&format!(r#"{{"ph":"X","name":"{name}","cat":"kernel","ts":{},"dur":{},"pid":{KERNEL_PID},"tid":{},"args":{{"vector":{a}}}}}"#, us(start), us(end - start), kernel_tid(cpu)))
+    fn kernel_slice(&mut self, s: &KernelSlice) -> io::Result<()> {
+        self.item(&format!(r#"{{"ph":"X","name":"{}","cat":"kernel","ts":{},"dur":{},"pid":{KERNEL_PID},"tid":{},"args":{{"vector":{}}}}}"#, s.name, us(s.start), us(s.end - s.start), kernel_tid(s.cpu), s.vector))
     }
     fn kernel_instant(&mut self, e: &KernelEvent) -> io::Result<()> {
         self.item(&format!(r#"{{"ph":"i","s":"t","name":"{}","cat":"kernel","ts":{},"pid":{KERNEL_PID},"tid":{},"args":{{"tid":{},"a":{},"b":{}}}}}"#, e.kind.name(), us(e.ts), kernel_tid(e.cpu), e.tid, e.a, e.b))
     }
-    fn interval(
-        &mut self,
-        kind: usize,
-        name: &str,
-        tid: u32,
-        start: u64,
-        end: u64,
-        culled: &[&str],
-    ) -> io::Result<()> {
-        let pid = self.pid;
-        let t = interval_track(kind, tid);
-        self.item(&format!(r#"{{"ph":"X","name":{},"cat":"{}","ts":{},"dur":{},"pid":{pid},"tid":{t},"args":{{"culled_by":{}}}}}"#, json_str(name), if culled.is_empty() { "interval" } else { "interval,culled" }, us(start), us(end - start), json_str(&culled.join(","))))
+    fn interval(&mut self, s: &IntervalSlice<'_>) -> io::Result<()> {
+        let (pid, t) = (self.pid, s.track());
+        self.item(&format!(r#"{{"ph":"X","name":{},"cat":"{}","ts":{},"dur":{},"pid":{pid},"tid":{t},"args":{{"culled_by":{}}}}}"#, json_str(s.name), s.category(), us(s.start), us(s.end - s.start), json_str(&s.culled.join(","))))
     }
     fn end(&mut self) -> io::Result<()> {
         self.out.write_all(b"\n]}\n")?;

@@ -23,12 +23,12 @@ mod perfetto;
 #[cfg(test)]
 mod tests;
 
-use super::cull::{KernelIndex, Query};
-use super::format::{self, Event, Index, KernelEvent, KernelKind, Meta};
+use super::cull::{interrupt_cause, KernelIndex, Query};
+use super::format::{self, Event, Index, KernelEvent, Meta, UserEvent};
 use super::reduce::{IntervalSpec, Pairer};
 use crate::harness::causes::cause_names;
 use json::JsonSink;
-use perfetto::PerfettoSink;
+use perfetto::Perfetto;
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
@@ -65,76 +65,107 @@ pub struct Exported {
     pub records: u64,
 }
 
+/// What a sink declares before the events: the process, its threads, the CPUs and the
+/// interval tracks.
+struct Layout {
+    pid: u32,
+    program: String,
+    first_ts: u64,
+    threads: Vec<(u32, String)>,
+    cpus: Vec<u32>,
+    /// Interval kind, thread and the kind's name, for each track of intervals.
+    kinds: Vec<(usize, u32, String)>,
+}
+
+/// An interrupt as a slice on its CPU.
+struct KernelSlice {
+    start: u64,
+    end: u64,
+    cpu: u32,
+    name: &'static str,
+    /// The vector (or irq number) its entry carried.
+    vector: u64,
+}
+
+/// An interval of the spec as a slice on the track of its kind and thread.
+struct IntervalSlice<'a> {
+    kind: usize,
+    name: &'a str,
+    tid: u32,
+    start: u64,
+    end: u64,
+    /// The causes that culled it (empty: clean).
+    culled: Vec<&'static str>,
+}
+
+impl IntervalSlice<'_> {
+    fn track(&self) -> u64 {
+        interval_track(self.kind, self.tid)
+    }
+
+    fn category(&self) -> &'static str {
+        if self.culled.is_empty() {
+            "interval"
+        } else {
+            "interval,culled"
+        }
+    }
+}
+
 /// A sink both formats implement.
 trait Sink {
-    fn begin(
-        &mut self,
-        index: &Index,
-        first_ts: u64,
-        threads: &[(u32, String)],
-        cpus: &[u32],
-        kinds: &[(usize, u32, String)],
-    ) -> io::Result<()>;
-    fn user(
-        &mut self,
-        ts: u64,
-        tid: u32,
-        cpu: u32,
-        name: &str,
-        id: u32,
-        arg: u64,
-    ) -> io::Result<()>;
-    fn kernel_slice(
-        &mut self,
-        start: u64,
-        end: u64,
-        cpu: u32,
-        name: &str,
-        a: u64,
-    ) -> io::Result<()>;
+    fn begin(&mut self, layout: &Layout) -> io::Result<()>;
+    /// A user event as an instant; `label` is its name, or `event ID` without one.
+    fn user(&mut self, tid: u32, e: &UserEvent, label: &str) -> io::Result<()>;
+    fn kernel_slice(&mut self, s: &KernelSlice) -> io::Result<()>;
     fn kernel_instant(&mut self, e: &KernelEvent) -> io::Result<()>;
-    fn interval(
-        &mut self,
-        kind: usize,
-        name: &str,
-        tid: u32,
-        start: u64,
-        end: u64,
-        culled: &[&str],
-    ) -> io::Result<()>;
+    fn interval(&mut self, s: &IntervalSlice<'_>) -> io::Result<()>;
     fn end(&mut self) -> io::Result<()>;
 }
 
-fn pid_of(index: &Index) -> (u32, String) {
-    for m in &index.meta {
-        if let Meta::Open { pid, program, .. } = m {
-            return (*pid, program.clone());
+impl Layout {
+    /// The layout of the trace `index` describes, with a track for each kind of `spec`
+    /// on each thread.
+    fn of(
+        file: &std::fs::File,
+        index: &Index,
+        spec: &[IntervalSpec],
+    ) -> Result<Layout, format::FormatError> {
+        let mut tnames = BTreeMap::new();
+        let (mut pid, mut program) = (0, "traced program".to_string());
+        // The first `open` record and the last name of each thread count.
+        for m in index.meta.iter().rev() {
+            match m {
+                Meta::Open {
+                    pid: p, program: n, ..
+                } => (pid, program) = (*p, n.clone()),
+                Meta::Thread { tid, name } => {
+                    tnames.entry(*tid).or_insert(name.clone());
+                }
+                _ => {}
+            }
         }
-    }
-    (0, "traced program".into())
-}
-
-fn thread_names(index: &Index) -> BTreeMap<u32, String> {
-    let mut out = BTreeMap::new();
-    for m in &index.meta {
-        if let Meta::Thread { tid, name } = m {
-            out.insert(*tid, name.clone());
-        }
-    }
-    out
-}
-
-fn entry_pair(k: KernelKind) -> Option<(bool, &'static str)> {
-    match k {
-        KernelKind::TimerEntry => Some((true, "timer")),
-        KernelKind::TimerExit => Some((false, "timer")),
-        KernelKind::IrqEntry => Some((true, "irq")),
-        KernelKind::IrqExit => Some((false, "irq")),
-        KernelKind::SoftirqEntry => Some((true, "softirq")),
-        KernelKind::SoftirqExit => Some((false, "softirq")),
-        KernelKind::IpiEntry => Some((true, "ipi")),
-        KernelKind::IpiExit => Some((false, "ipi")),
-        _ => None,
+        let mut name =
+            |t: u32| tnames.remove(&t).unwrap_or_else(|| format!("thread {t}"));
+        let threads: Vec<(u32, String)> =
+            index.user.keys().map(|&t| (t, name(t))).collect();
+        let kinds = spec
+            .iter()
+            .enumerate()
+            .flat_map(|(i, s)| threads.iter().map(move |(t, _)| (i, *t, s.name.clone())))
+            .collect();
+        let first_ts = format::merge(file, index)?
+            .next()
+            .transpose()?
+            .map_or(0, |e| e.ts());
+        Ok(Layout {
+            pid,
+            program,
+            first_ts,
+            threads,
+            cpus: index.kernel.keys().copied().collect(),
+            kinds,
+        })
     }
 }
 
@@ -146,45 +177,23 @@ fn walk(
     sink: &mut dyn Sink,
 ) -> Result<Exported, anyhow::Error> {
     let names = index.names();
-    let tnames = thread_names(index);
-    let threads: Vec<(u32, String)> = index
-        .user
-        .keys()
-        .map(|t| {
-            (
-                *t,
-                tnames
-                    .get(t)
-                    .cloned()
-                    .unwrap_or_else(|| format!("thread {t}")),
-            )
-        })
-        .collect();
-    let cpus: Vec<u32> = index.kernel.keys().copied().collect();
-    let mut kernel: Vec<KernelEvent> = Vec::new();
-    for chunks in index.kernel.values() {
-        kernel.extend(format::read_kernel_events(file, chunks)?);
-    }
-    let first_ts = format::merge(file, index)?
-        .next()
-        .transpose()?
-        .map_or(0, |e| e.ts());
+    let layout = Layout::of(file, index, spec)?;
+    let first_ts = layout.first_ts;
+    let kernel = format::read_kernel_events(file, index.kernel.values().flatten())?;
     let last_ts = kernel.iter().map(|e| e.ts).max().unwrap_or(u64::MAX);
     let kidx = KernelIndex::new(&kernel, &index.kernel_lost, guard_ns, first_ts, last_ts);
-    let kinds: Vec<(usize, u32, String)> = spec
-        .iter()
-        .enumerate()
-        .flat_map(|(i, s)| threads.iter().map(move |(t, _)| (i, *t, s.name.clone())))
-        .collect();
-    sink.begin(index, first_ts, &threads, &cpus, &kinds)?;
+    sink.begin(&layout)?;
     let mut n = Exported::default();
-    let mut open_irq: BTreeMap<(u32, &'static str), Vec<(u64, u64)>> = BTreeMap::new();
+    let mut open_irq: BTreeMap<(u32, u16), Vec<(u64, u64)>> = BTreeMap::new();
     let mut pairer = Pairer::new(spec);
     for ev in format::merge(file, index)? {
         match ev? {
             Event::User { tid, event } => {
-                let name = names.get(&event.id).map_or("", String::as_str);
-                sink.user(event.ts, tid, event.cpu, name, event.id, event.arg)?;
+                let label = match names.get(&event.id) {
+                    Some(name) if !name.is_empty() => name.clone(),
+                    _ => format!("event {}", event.id),
+                };
+                sink.user(tid, &event, &label)?;
                 n.user_events += 1;
                 // Intervals end inside the pairer's callback; the sink's errors are
                 // kept and returned after it.
@@ -202,29 +211,36 @@ fn walk(
                         any_cpu: false,
                         expect: 0,
                     });
-                    sink.interval(
-                        i,
-                        &spec[i].name,
-                        start.tid,
-                        start.ts,
-                        end_ts,
-                        &cause_names(causes),
-                    )?;
+                    sink.interval(&IntervalSlice {
+                        kind: i,
+                        name: &spec[i].name,
+                        tid: start.tid,
+                        start: start.ts,
+                        end: end_ts,
+                        culled: cause_names(causes),
+                    })?;
                     n.intervals += 1;
                 }
             }
             Event::Kernel(k) => {
                 n.kernel_events += 1;
-                match entry_pair(k.kind) {
-                    Some((true, name)) => {
-                        open_irq.entry((k.cpu, name)).or_default().push((k.ts, k.a))
-                    }
-                    Some((false, name)) => {
-                        let (start, a) = open_irq
-                            .get_mut(&(k.cpu, name))
+                match interrupt_cause(k.kind) {
+                    Some((cause, true)) => open_irq
+                        .entry((k.cpu, cause))
+                        .or_default()
+                        .push((k.ts, k.a)),
+                    Some((cause, false)) => {
+                        let (start, vector) = open_irq
+                            .get_mut(&(k.cpu, cause))
                             .and_then(Vec::pop)
                             .unwrap_or((first_ts.min(k.ts), k.a));
-                        sink.kernel_slice(start, k.ts, k.cpu, name, a)?;
+                        sink.kernel_slice(&KernelSlice {
+                            start,
+                            end: k.ts,
+                            cpu: k.cpu,
+                            name: cause_names(cause)[0],
+                            vector,
+                        })?;
                     }
                     None => sink.kernel_instant(&k)?,
                 }
@@ -247,12 +263,10 @@ pub fn export(
 ) -> Result<Exported, anyhow::Error> {
     match format {
         ExportFormat::Perfetto => {
-            let mut sink = PerfettoSink::new(out);
-            walk(file, index, spec, guard_ns, &mut sink)
+            walk(file, index, spec, guard_ns, &mut Perfetto::new(out))
         }
         ExportFormat::ChromeJson => {
-            let mut sink = JsonSink::new(out);
-            walk(file, index, spec, guard_ns, &mut sink)
+            walk(file, index, spec, guard_ns, &mut JsonSink::new(out))
         }
     }
 }

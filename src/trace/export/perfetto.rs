@@ -1,8 +1,8 @@
 //! The Perfetto sink: a minimal protobuf writer, Perfetto's field numbers, and the
 //! packets (clock snapshot, track descriptors, track events) an export streams.
 
-use super::{interval_track, pid_of, Sink};
-use crate::trace::format::{Index, KernelEvent};
+use super::{interval_track, IntervalSlice, KernelSlice, Layout, Sink};
+use crate::trace::format::{KernelEvent, UserEvent};
 use std::io::{self, Write};
 
 // ---------------------------------------------------------------------------------
@@ -89,17 +89,24 @@ enum Note<'a> {
     Str(&'a str, &'a str),
 }
 
-struct Perfetto<W: Write> {
+/// The sink that writes Perfetto's protobuf.
+pub(super) struct Perfetto<W: Write> {
     out: W,
     buf: Vec<u8>,
-    packets: u64,
 }
 
 impl<W: Write> Perfetto<W> {
+    /// A sink writing packets to `out`.
+    pub(super) fn new(out: W) -> Perfetto<W> {
+        Perfetto {
+            out,
+            buf: Vec::new(),
+        }
+    }
+
     fn packet(&mut self, body: &[u8]) -> io::Result<()> {
         self.buf.clear();
         bytes(&mut self.buf, pf::TRACE_PACKET, body);
-        self.packets += 1;
         self.out.write_all(&self.buf)
     }
 
@@ -193,48 +200,17 @@ impl<W: Write> Perfetto<W> {
     }
 }
 
-/// The sink that writes Perfetto's protobuf.
-pub(super) struct PerfettoSink<W: Write> {
-    p: Perfetto<W>,
-}
-
-impl<W: Write> PerfettoSink<W> {
-    /// A sink writing packets to `out`.
-    pub(super) fn new(out: W) -> PerfettoSink<W> {
-        PerfettoSink {
-            p: Perfetto {
-                out,
-                buf: Vec::new(),
-                packets: 0,
-            },
+impl<W: Write> Sink for Perfetto<W> {
+    fn begin(&mut self, l: &Layout) -> io::Result<()> {
+        self.clock_snapshot(l.first_ts)?;
+        let pid = l.pid;
+        self.track(PROCESS_TRACK, None, "", None, Some((pid, &l.program)))?;
+        for (tid, name) in &l.threads {
+            let thread = Some((pid, *tid));
+            self.track(thread_track(*tid), Some(PROCESS_TRACK), name, thread, None)?;
         }
-    }
-}
-
-impl<W: Write> Sink for PerfettoSink<W> {
-    fn begin(
-        &mut self,
-        index: &Index,
-        first_ts: u64,
-        threads: &[(u32, String)],
-        cpus: &[u32],
-        kinds: &[(usize, u32, String)],
-    ) -> io::Result<()> {
-        self.p.clock_snapshot(first_ts)?;
-        let (pid, program) = pid_of(index);
-        self.p
-            .track(PROCESS_TRACK, None, "", None, Some((pid, &program)))?;
-        for (tid, name) in threads {
-            self.p.track(
-                thread_track(*tid),
-                Some(PROCESS_TRACK),
-                name,
-                Some((pid, *tid)),
-                None,
-            )?;
-        }
-        for cpu in cpus {
-            self.p.track(
+        for cpu in &l.cpus {
+            self.track(
                 cpu_track(*cpu),
                 None,
                 &format!("CPU {cpu} kernel"),
@@ -242,109 +218,46 @@ impl<W: Write> Sink for PerfettoSink<W> {
                 None,
             )?;
         }
-        for (kind, tid, name) in kinds {
-            self.p.track(
-                interval_track(*kind, *tid),
-                Some(thread_track(*tid)),
-                &format!("{name} intervals"),
-                None,
-                None,
-            )?;
+        for (kind, tid, name) in &l.kinds {
+            let (track, parent) = (interval_track(*kind, *tid), Some(thread_track(*tid)));
+            self.track(track, parent, &format!("{name} intervals"), None, None)?;
         }
         Ok(())
     }
-    fn user(
-        &mut self,
-        ts: u64,
-        tid: u32,
-        cpu: u32,
-        name: &str,
-        id: u32,
-        arg: u64,
-    ) -> io::Result<()> {
-        let label = if name.is_empty() {
-            format!("event {id}")
-        } else {
-            name.to_string()
-        };
-        self.p.event(
-            ts,
-            thread_track(tid),
-            pf::INSTANT,
-            &label,
-            "user",
-            &[
-                Note::Uint("arg", arg),
-                Note::Uint("cpu", cpu as u64),
-                Note::Uint("id", id as u64),
-            ],
-        )
+    fn user(&mut self, tid: u32, e: &UserEvent, label: &str) -> io::Result<()> {
+        let notes = [
+            Note::Uint("arg", e.arg),
+            Note::Uint("cpu", e.cpu as u64),
+            Note::Uint("id", e.id as u64),
+        ];
+        self.event(e.ts, thread_track(tid), pf::INSTANT, label, "user", &notes)
     }
-    fn kernel_slice(
-        &mut self,
-        start: u64,
-        end: u64,
-        cpu: u32,
-        name: &str,
-        a: u64,
-    ) -> io::Result<()> {
-        self.p.event(
-            start,
-            cpu_track(cpu),
-            pf::SLICE_BEGIN,
-            name,
-            "kernel",
-            &[Note::Uint("vector", a)],
-        )?;
-        self.p
-            .event(end, cpu_track(cpu), pf::SLICE_END, "", "", &[])
+    fn kernel_slice(&mut self, s: &KernelSlice) -> io::Result<()> {
+        let (track, notes) = (cpu_track(s.cpu), [Note::Uint("vector", s.vector)]);
+        self.event(s.start, track, pf::SLICE_BEGIN, s.name, "kernel", &notes)?;
+        self.event(s.end, track, pf::SLICE_END, "", "", &[])
     }
     fn kernel_instant(&mut self, e: &KernelEvent) -> io::Result<()> {
-        self.p.event(
-            e.ts,
-            cpu_track(e.cpu),
-            pf::INSTANT,
-            &e.kind.name(),
-            "kernel",
-            &[
-                Note::Uint("tid", e.tid as u64),
-                Note::Uint("a", e.a),
-                Note::Uint("b", e.b as u64),
-            ],
-        )
+        let notes = [
+            Note::Uint("tid", e.tid as u64),
+            Note::Uint("a", e.a),
+            Note::Uint("b", e.b as u64),
+        ];
+        let name = e.kind.name();
+        self.event(e.ts, cpu_track(e.cpu), pf::INSTANT, &name, "kernel", &notes)
     }
-    fn interval(
-        &mut self,
-        kind: usize,
-        name: &str,
-        tid: u32,
-        start: u64,
-        end: u64,
-        culled: &[&str],
-    ) -> io::Result<()> {
-        let by = culled.join(",");
+    fn interval(&mut self, s: &IntervalSlice<'_>) -> io::Result<()> {
+        let by = s.culled.join(",");
         let notes = if by.is_empty() {
             vec![]
         } else {
             vec![Note::Str("culled_by", &by)]
         };
-        let cat = if by.is_empty() {
-            "interval"
-        } else {
-            "interval,culled"
-        };
-        self.p.event(
-            start,
-            interval_track(kind, tid),
-            pf::SLICE_BEGIN,
-            name,
-            cat,
-            &notes,
-        )?;
-        self.p
-            .event(end, interval_track(kind, tid), pf::SLICE_END, "", "", &[])
+        let (track, cat) = (s.track(), s.category());
+        self.event(s.start, track, pf::SLICE_BEGIN, s.name, cat, &notes)?;
+        self.event(s.end, track, pf::SLICE_END, "", "", &[])
     }
     fn end(&mut self) -> io::Result<()> {
-        self.p.out.flush()
+        self.out.flush()
     }
 }

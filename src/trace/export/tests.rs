@@ -2,56 +2,31 @@
 //! slices checked to nest per track, the protobuf decoded packet by packet.
 
 use super::*;
-use crate::trace::format::{file_header, write_chunk, write_meta, ChunkKind, UserEvent};
+use crate::trace::format::KernelKind;
 use crate::trace::reduce::parse_spec;
+use crate::trace::testing;
 
 fn trace(dir: &std::path::Path) -> std::path::PathBuf {
-    let mut out = Vec::new();
-    out.extend_from_slice(&file_header());
-    write_meta(
-        &mut out,
-        &Meta::Names {
-            names: vec![(1, "begin".into()), (2, "end".into())],
-        },
-    )
-    .unwrap();
-    let mut p = Vec::new();
-    for (ts, id) in [
-        (1000u64, 1u32),
+    let user = [
+        (1000, 1),
         (1100, 1),
         (1150, 2),
         (1300, 2),
         (2000, 1),
         (2100, 2),
-    ] {
-        UserEvent {
-            ts,
-            arg: 0,
-            id,
-            cpu: 0,
-        }
-        .put(&mut p);
-    }
-    write_chunk(&mut out, ChunkKind::User, 7, 6, &p).unwrap();
-    let mut k = Vec::new();
-    for (ts, kind) in [
-        (1120u64, KernelKind::TimerEntry),
+    ];
+    let user = user.map(|(ts, id)| testing::user(ts, id, 0)).to_vec();
+    let kernel = [
+        (1120, KernelKind::TimerEntry),
         (1130, KernelKind::TimerExit),
         (1500, KernelKind::Switch),
-    ] {
-        KernelEvent {
-            ts,
-            a: 236,
-            tid: 7,
-            cpu: 0,
-            kind,
-            b: 0,
-        }
-        .put(&mut k);
-    }
-    write_chunk(&mut out, ChunkKind::Kernel, 0, 3, &k).unwrap();
+    ];
+    let kernel = kernel.map(|(ts, kind)| KernelEvent {
+        a: 236,
+        ..testing::kernel(ts, 0, 7, kind)
+    });
     let path = dir.join("t.sct");
-    std::fs::write(&path, out).unwrap();
+    testing::write_trace(&path, &[(7, user)], &kernel, &[]);
     path
 }
 

@@ -19,147 +19,49 @@ pub(super) struct Tracepoint {
     pub(super) tid_field: Option<&'static str>,
 }
 
-const fn tp(
-    system: &'static str,
-    name: &'static str,
-    kind: KernelKind,
-    a: Option<&'static str>,
-    b: Option<&'static str>,
-    tid_field: Option<&'static str>,
-) -> Tracepoint {
-    Tracepoint {
-        system,
-        name,
-        kind,
-        a,
-        b,
-        tid_field,
-    }
+/// Builds [`TRACEPOINTS`] from lines `system:name => Kind, a, b, tid_field;`, a field
+/// being a name or `_` for none.
+macro_rules! tracepoints {
+    ($($system:ident : $name:ident => $kind:ident, $a:tt, $b:tt, $tid:tt;)*) => {
+        &[$(Tracepoint {
+            system: stringify!($system),
+            name: stringify!($name),
+            kind: KernelKind::$kind,
+            a: field!($a),
+            b: field!($b),
+            tid_field: field!($tid),
+        }),*]
+    };
+}
+
+/// A field of [`tracepoints!`]: `_` is none.
+macro_rules! field {
+    (_) => {
+        None
+    };
+    ($f:ident) => {
+        Some(stringify!($f))
+    };
 }
 
 /// Every tracepoint this recorder knows, by the kind it records.
-pub(super) const TRACEPOINTS: &[Tracepoint] = &[
-    tp(
-        "sched",
-        "sched_switch",
-        KernelKind::Switch,
-        Some("next_pid"),
-        Some("prev_state"),
-        Some("prev_pid"),
-    ),
-    tp(
-        "sched",
-        "sched_migrate_task",
-        KernelKind::Migrate,
-        Some("orig_cpu"),
-        Some("dest_cpu"),
-        Some("pid"),
-    ),
-    tp(
-        "irq_vectors",
-        "local_timer_entry",
-        KernelKind::TimerEntry,
-        Some("vector"),
-        None,
-        None,
-    ),
-    tp(
-        "irq_vectors",
-        "local_timer_exit",
-        KernelKind::TimerExit,
-        Some("vector"),
-        None,
-        None,
-    ),
-    tp(
-        "irq",
-        "irq_handler_entry",
-        KernelKind::IrqEntry,
-        Some("irq"),
-        None,
-        None,
-    ),
-    tp(
-        "irq",
-        "irq_handler_exit",
-        KernelKind::IrqExit,
-        Some("irq"),
-        None,
-        None,
-    ),
-    tp(
-        "irq",
-        "softirq_entry",
-        KernelKind::SoftirqEntry,
-        Some("vec"),
-        None,
-        None,
-    ),
-    tp(
-        "irq",
-        "softirq_exit",
-        KernelKind::SoftirqExit,
-        Some("vec"),
-        None,
-        None,
-    ),
-    tp(
-        "irq_vectors",
-        "call_function_entry",
-        KernelKind::IpiEntry,
-        Some("vector"),
-        None,
-        None,
-    ),
-    tp(
-        "irq_vectors",
-        "call_function_exit",
-        KernelKind::IpiExit,
-        Some("vector"),
-        None,
-        None,
-    ),
-    tp(
-        "irq_vectors",
-        "call_function_single_entry",
-        KernelKind::IpiEntry,
-        Some("vector"),
-        None,
-        None,
-    ),
-    tp(
-        "irq_vectors",
-        "call_function_single_exit",
-        KernelKind::IpiExit,
-        Some("vector"),
-        None,
-        None,
-    ),
-    tp(
-        "irq_vectors",
-        "reschedule_entry",
-        KernelKind::IpiEntry,
-        Some("vector"),
-        None,
-        None,
-    ),
-    tp(
-        "irq_vectors",
-        "reschedule_exit",
-        KernelKind::IpiExit,
-        Some("vector"),
-        None,
-        None,
-    ),
-    tp(
-        "exceptions",
-        "page_fault_user",
-        KernelKind::Fault,
-        Some("address"),
-        Some("error_code"),
-        None,
-    ),
-];
+pub(super) const TRACEPOINTS: &[Tracepoint] = tracepoints! {
+    sched:sched_switch => Switch, next_pid, prev_state, prev_pid;
+    sched:sched_migrate_task => Migrate, orig_cpu, dest_cpu, pid;
+    irq_vectors:local_timer_entry => TimerEntry, vector, _, _;
+    irq_vectors:local_timer_exit => TimerExit, vector, _, _;
+    irq:irq_handler_entry => IrqEntry, irq, _, _;
+    irq:irq_handler_exit => IrqExit, irq, _, _;
+    irq:softirq_entry => SoftirqEntry, vec, _, _;
+    irq:softirq_exit => SoftirqExit, vec, _, _;
+    irq_vectors:call_function_entry => IpiEntry, vector, _, _;
+    irq_vectors:call_function_exit => IpiExit, vector, _, _;
+    irq_vectors:call_function_single_entry => IpiEntry, vector, _, _;
+    irq_vectors:call_function_single_exit => IpiExit, vector, _, _;
+    irq_vectors:reschedule_entry => IpiEntry, vector, _, _;
+    irq_vectors:reschedule_exit => IpiExit, vector, _, _;
+    exceptions:page_fault_user => Fault, address, error_code, _;
+};
 
 /// The exit kind that pairs with an entry kind.
 pub(super) fn exit_of(k: KernelKind) -> Option<KernelKind> {
@@ -321,30 +223,14 @@ print fmt: \"prev_comm=%s prev_pid=%d\", REC->prev_comm, REC->prev_pid
     #[test]
     fn a_format_file_gives_every_fields_offset_and_size() {
         let f = parse_format(SWITCH_FORMAT);
-        assert_eq!(
-            f["prev_pid"],
-            Field {
-                offset: 24,
-                size: 4,
-                signed: true
-            }
-        );
-        assert_eq!(
-            f["prev_state"],
-            Field {
-                offset: 32,
-                size: 8,
-                signed: true
-            }
-        );
-        assert_eq!(
-            f["next_pid"],
-            Field {
-                offset: 56,
-                size: 4,
-                signed: true
-            }
-        );
+        for (name, offset, size) in [
+            ("prev_pid", 24, 4),
+            ("prev_state", 32, 8),
+            ("next_pid", 56, 4),
+        ] {
+            let g = f[name];
+            assert_eq!((g.offset, g.size, g.signed), (offset, size, true), "{name}");
+        }
         assert_eq!(f["prev_comm"].size, 16);
         assert_eq!(f.len(), 11);
         let mut raw = vec![0u8; 64];

@@ -143,10 +143,7 @@ pub fn reduce(
     guard_ns: u64,
 ) -> Result<Reduction, format::FormatError> {
     let cost = index.event_cost_ns();
-    let mut kernel: Vec<KernelEvent> = Vec::new();
-    for chunks in index.kernel.values() {
-        kernel.extend(format::read_kernel_events(file, chunks)?);
-    }
+    let kernel = format::read_kernel_events(file, index.kernel.values().flatten())?;
     let (first, last) = span_of(index, &kernel);
     let kidx = KernelIndex::new(&kernel, &index.kernel_lost, guard_ns, first, last);
     let culling = !kernel.is_empty() || !index.kernel.is_empty();
@@ -246,71 +243,36 @@ fn span_of(index: &Index, kernel: &[KernelEvent]) -> (u64, u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::format::{
-        file_header, write_chunk, write_meta, ChunkKind, KernelKind, Lost, UserEvent,
-    };
+    use crate::trace::format::{KernelKind::*, Lost};
+    use crate::trace::testing::{kernel, user, write_trace};
 
     /// A trace with two threads: thread 7 makes intervals of 100 ns at 1000, 2000,
     /// ..., one of them around a clock interrupt on its CPU, then an unmatched end and
     /// an open start; thread 8 nests one interval in another.
     fn synthetic(path: &std::path::Path) {
-        let mut out = Vec::new();
-        out.extend_from_slice(&file_header());
-        write_meta(
-            &mut out,
-            &Meta::Names {
-                names: vec![(1, "begin".into()), (2, "end".into())],
-            },
-        )
-        .unwrap();
         let mut p = Vec::new();
-        let put = |p: &mut Vec<u8>, ts: u64, id: u32, cpu: u32| {
-            UserEvent {
-                ts,
-                arg: 0,
-                id,
-                cpu,
-            }
-            .put(p)
-        };
         for i in 1..=10u64 {
-            put(&mut p, i * 1000, 1, 0);
-            put(&mut p, i * 1000 + 100, 2, 0);
+            p.push(user(i * 1000, 1, 0));
+            p.push(user(i * 1000 + 100, 2, 0));
         }
-        put(&mut p, 20_000, 2, 0); // unmatched
-        put(&mut p, 21_000, 1, 0); // open
-        write_chunk(&mut out, ChunkKind::User, 7, 22, &p).unwrap();
-        let mut q = Vec::new();
-        put(&mut q, 500, 1, 1);
-        put(&mut q, 600, 1, 1);
-        put(&mut q, 650, 2, 1); // closes the inner: 50
-        put(&mut q, 900, 2, 1); // closes the outer: 400
-        write_chunk(&mut out, ChunkKind::User, 8, 4, &q).unwrap();
-        let mut k = Vec::new();
-        for (ts, kind) in [
-            (3040u64, KernelKind::TimerEntry),
-            (3060, KernelKind::TimerExit),
-        ] {
-            KernelEvent {
-                ts,
-                a: 0,
-                tid: 7,
-                cpu: 0,
-                kind,
-                b: 0,
-            }
-            .put(&mut k);
-        }
-        write_chunk(&mut out, ChunkKind::Kernel, 0, 2, &k).unwrap();
-        let mut l = Vec::new();
-        Lost {
+        p.push(user(20_000, 2, 0)); // unmatched
+        p.push(user(21_000, 1, 0)); // open
+        let q = vec![
+            user(500, 1, 1),
+            user(600, 1, 1),
+            user(650, 2, 1), // closes the inner: 50
+            user(900, 2, 1), // closes the outer: 400
+        ];
+        let k = [
+            kernel(3040, 0, 7, TimerEntry),
+            kernel(3060, 0, 7, TimerExit),
+        ];
+        let lost = Lost {
             from: 8010,
             to: 8050,
             count: 2,
-        }
-        .put(&mut l);
-        write_chunk(&mut out, ChunkKind::KernelLost, 0, 1, &l).unwrap();
-        std::fs::write(path, out).unwrap();
+        };
+        write_trace(path, &[(7, p), (8, q)], &k, &[lost]);
     }
 
     #[test]

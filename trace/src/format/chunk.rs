@@ -34,6 +34,22 @@ pub fn write_chunk<W: Write>(
     out.write_all(payload)
 }
 
+/// Writes `records` as one chunk of `kind` for `stream`, each record's bytes appended
+/// by `put` (e.g. [`UserEvent::put`](super::UserEvent::put)).
+pub fn write_records<W: Write, R>(
+    out: &mut W,
+    kind: ChunkKind,
+    stream: u32,
+    records: &[R],
+    put: impl Fn(&R, &mut Vec<u8>),
+) -> io::Result<()> {
+    let mut payload = Vec::with_capacity(records.len() * kind.record_len());
+    for r in records {
+        put(r, &mut payload);
+    }
+    write_chunk(out, kind, stream, records.len() as u32, &payload)
+}
+
 /// Writes a metadata chunk.
 pub fn write_meta<W: Write>(out: &mut W, meta: &Meta) -> io::Result<()> {
     let body = serde_json::to_vec(meta).map_err(io::Error::other)?;

@@ -33,7 +33,8 @@ mod records;
 mod tests;
 
 pub use chunk::{
-    file_header, parse_chunk_header, write_chunk, write_meta, ChunkHeader, ChunkReader,
+    file_header, parse_chunk_header, write_chunk, write_meta, write_records, ChunkHeader,
+    ChunkReader,
 };
 pub use meta::Meta;
 pub use read::{for_each_user_event, merge, read_kernel_events, Index, Merge};

@@ -73,7 +73,7 @@ impl Index {
                     payload.resize(h.bytes as usize, 0);
                     reader.inner.read_exact(&mut payload)?;
                     reader.pos += h.bytes as u64;
-                    match h.kind {
+                    let lost = match h.kind {
                         ChunkKind::Meta => {
                             // A metadata object this version cannot read is skipped, as
                             // an unknown chunk is.
@@ -81,18 +81,13 @@ impl Index {
                                 Ok(m) => index.meta.push(m),
                                 Err(_) => index.unknown_chunks += 1,
                             }
+                            continue;
                         }
-                        ChunkKind::UserLost => index.user_lost.extend(
-                            payload
-                                .chunks_exact(Lost::LEN)
-                                .map(|b| (h.stream, Lost::get(b))),
-                        ),
-                        _ => index.kernel_lost.extend(
-                            payload
-                                .chunks_exact(Lost::LEN)
-                                .map(|b| (h.stream, Lost::get(b))),
-                        ),
-                    }
+                        ChunkKind::UserLost => &mut index.user_lost,
+                        _ => &mut index.kernel_lost,
+                    };
+                    let records = payload.chunks_exact(Lost::LEN);
+                    lost.extend(records.map(|b| (h.stream, Lost::get(b))));
                 }
             }
         }
@@ -157,27 +152,18 @@ pub fn merge<'f>(
     file: &'f std::fs::File,
     index: &Index,
 ) -> Result<Merge<'f>, FormatError> {
-    let mut cursors = Vec::new();
-    for (cpu, chunks) in &index.kernel {
-        cursors.push(Cursor {
+    let kernel = index.kernel.iter().map(|s| (true, s));
+    let cursors = kernel
+        .chain(index.user.iter().map(|s| (false, s)))
+        .map(|(kernel, (stream, chunks))| Cursor {
             chunks: chunks.clone().into_iter(),
-            kernel: true,
-            tid: *cpu,
+            kernel,
+            tid: *stream,
             buf: Vec::new(),
             at: 0,
             len: 0,
-        });
-    }
-    for (tid, chunks) in &index.user {
-        cursors.push(Cursor {
-            chunks: chunks.clone().into_iter(),
-            kernel: false,
-            tid: *tid,
-            buf: Vec::new(),
-            at: 0,
-            len: 0,
-        });
-    }
+        })
+        .collect();
     let mut m = Merge {
         file,
         cursors,
@@ -235,6 +221,22 @@ impl Iterator for Merge<'_> {
     }
 }
 
+/// Reads the payloads of `chunks` in order, calling `f` on each.
+fn for_each_payload<'c>(
+    file: &std::fs::File,
+    chunks: impl IntoIterator<Item = &'c ChunkHeader>,
+    mut f: impl FnMut(&[u8]),
+) -> Result<(), FormatError> {
+    use std::os::unix::fs::FileExt;
+    let mut buf = Vec::new();
+    for h in chunks {
+        buf.resize(h.bytes as usize, 0);
+        file.read_exact_at(&mut buf, h.offset)?;
+        f(&buf);
+    }
+    Ok(())
+}
+
 /// Reads every event of one stream's chunks in order, calling `f` on each: the fast
 /// path for reductions that work thread by thread.
 pub fn for_each_user_event(
@@ -242,30 +244,22 @@ pub fn for_each_user_event(
     chunks: &[ChunkHeader],
     mut f: impl FnMut(&UserEvent),
 ) -> Result<(), FormatError> {
-    use std::os::unix::fs::FileExt;
-    let mut buf = Vec::new();
-    for h in chunks {
-        buf.resize(h.bytes as usize, 0);
-        file.read_exact_at(&mut buf, h.offset)?;
+    for_each_payload(file, chunks, |buf| {
         for b in buf.chunks_exact(UserEvent::LEN) {
             f(&UserEvent::get(b));
         }
-    }
-    Ok(())
+    })
 }
 
-/// Reads every kernel event of one CPU's chunks, in order.
-pub fn read_kernel_events(
+/// Reads every kernel event of the given chunks (one CPU's, or every CPU's one after
+/// the other), in order.
+pub fn read_kernel_events<'c>(
     file: &std::fs::File,
-    chunks: &[ChunkHeader],
+    chunks: impl IntoIterator<Item = &'c ChunkHeader>,
 ) -> Result<Vec<KernelEvent>, FormatError> {
-    use std::os::unix::fs::FileExt;
     let mut out = Vec::new();
-    let mut buf = Vec::new();
-    for h in chunks {
-        buf.resize(h.bytes as usize, 0);
-        file.read_exact_at(&mut buf, h.offset)?;
-        out.extend(buf.chunks_exact(KernelEvent::LEN).map(KernelEvent::get));
-    }
+    for_each_payload(file, chunks, |buf| {
+        out.extend(buf.chunks_exact(KernelEvent::LEN).map(KernelEvent::get))
+    })?;
     Ok(out)
 }

@@ -77,58 +77,48 @@ pub enum KernelKind {
     Other(u16),
 }
 
+/// Every kind but [`KernelKind::Other`], with its code on disk and its short name.
+const KINDS: [(KernelKind, u16, &str); 11] = [
+    (KernelKind::Switch, 1, "switch"),
+    (KernelKind::Migrate, 2, "migrate"),
+    (KernelKind::TimerEntry, 3, "timer"),
+    (KernelKind::TimerExit, 4, "timer_exit"),
+    (KernelKind::IrqEntry, 5, "irq"),
+    (KernelKind::IrqExit, 6, "irq_exit"),
+    (KernelKind::SoftirqEntry, 7, "softirq"),
+    (KernelKind::SoftirqExit, 8, "softirq_exit"),
+    (KernelKind::IpiEntry, 9, "ipi"),
+    (KernelKind::IpiExit, 10, "ipi_exit"),
+    (KernelKind::Fault, 11, "fault"),
+];
+
 impl KernelKind {
+    /// Its entry in [`KINDS`] (None for [`KernelKind::Other`]).
+    fn known(self) -> Option<&'static (KernelKind, u16, &'static str)> {
+        KINDS.iter().find(|k| k.0 == self)
+    }
+
     /// The code written on disk.
     pub fn code(self) -> u16 {
         match self {
-            KernelKind::Switch => 1,
-            KernelKind::Migrate => 2,
-            KernelKind::TimerEntry => 3,
-            KernelKind::TimerExit => 4,
-            KernelKind::IrqEntry => 5,
-            KernelKind::IrqExit => 6,
-            KernelKind::SoftirqEntry => 7,
-            KernelKind::SoftirqExit => 8,
-            KernelKind::IpiEntry => 9,
-            KernelKind::IpiExit => 10,
-            KernelKind::Fault => 11,
             KernelKind::Other(c) => c,
+            k => k.known().map_or(0, |k| k.1),
         }
     }
 
     /// The kind for a code.
     pub fn from_code(code: u16) -> KernelKind {
-        match code {
-            1 => KernelKind::Switch,
-            2 => KernelKind::Migrate,
-            3 => KernelKind::TimerEntry,
-            4 => KernelKind::TimerExit,
-            5 => KernelKind::IrqEntry,
-            6 => KernelKind::IrqExit,
-            7 => KernelKind::SoftirqEntry,
-            8 => KernelKind::SoftirqExit,
-            9 => KernelKind::IpiEntry,
-            10 => KernelKind::IpiExit,
-            11 => KernelKind::Fault,
-            c => KernelKind::Other(c),
-        }
+        KINDS
+            .iter()
+            .find(|k| k.1 == code)
+            .map_or(KernelKind::Other(code), |k| k.0)
     }
 
     /// A short name, as `trace show` prints it and `--kernel` accepts it.
     pub fn name(self) -> String {
-        match self {
-            KernelKind::Switch => "switch".into(),
-            KernelKind::Migrate => "migrate".into(),
-            KernelKind::TimerEntry => "timer".into(),
-            KernelKind::TimerExit => "timer_exit".into(),
-            KernelKind::IrqEntry => "irq".into(),
-            KernelKind::IrqExit => "irq_exit".into(),
-            KernelKind::SoftirqEntry => "softirq".into(),
-            KernelKind::SoftirqExit => "softirq_exit".into(),
-            KernelKind::IpiEntry => "ipi".into(),
-            KernelKind::IpiExit => "ipi_exit".into(),
-            KernelKind::Fault => "fault".into(),
-            KernelKind::Other(c) => format!("kernel#{c}"),
+        match self.known() {
+            Some(k) => k.2.into(),
+            None => format!("kernel#{}", self.code()),
         }
     }
 }

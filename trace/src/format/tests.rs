@@ -4,48 +4,32 @@
 use super::*;
 
 fn sample_file(path: &std::path::Path) {
-    let mut out = Vec::new();
-    out.extend_from_slice(&file_header());
-    write_meta(
-        &mut out,
-        &Meta::Names {
-            names: vec![(1, "begin".to_string())],
-        },
-    )
-    .unwrap();
-    let mut p = Vec::new();
-    for ts in [10u64, 30, 50] {
-        UserEvent {
-            ts,
-            arg: ts * 2,
-            id: 1,
-            cpu: 0,
-        }
-        .put(&mut p);
-    }
-    write_chunk(&mut out, ChunkKind::User, 7, 3, &p).unwrap();
-    p.clear();
-    for ts in [20u64, 40] {
-        KernelEvent {
-            ts,
-            a: 1,
-            tid: 7,
-            cpu: 1,
-            kind: KernelKind::TimerEntry,
-            b: 0,
-        }
-        .put(&mut p);
-    }
-    write_chunk(&mut out, ChunkKind::Kernel, 1, 2, &p).unwrap();
+    let mut out = file_header().to_vec();
+    let names = vec![(1, "begin".to_string())];
+    write_meta(&mut out, &Meta::Names { names }).unwrap();
+    let user = [10u64, 30, 50].map(|ts| UserEvent {
+        ts,
+        arg: ts * 2,
+        id: 1,
+        cpu: 0,
+    });
+    write_records(&mut out, ChunkKind::User, 7, &user, UserEvent::put).unwrap();
+    let kernel = [20u64, 40].map(|ts| KernelEvent {
+        ts,
+        a: 1,
+        tid: 7,
+        cpu: 1,
+        kind: KernelKind::TimerEntry,
+        b: 0,
+    });
+    write_records(&mut out, ChunkKind::Kernel, 1, &kernel, KernelEvent::put).unwrap();
     write_chunk(&mut out, ChunkKind::Unknown(99), 0, 0, b"future").unwrap();
-    p.clear();
-    Lost {
+    let lost = Lost {
         from: 50,
         to: 60,
         count: 4,
-    }
-    .put(&mut p);
-    write_chunk(&mut out, ChunkKind::UserLost, 7, 1, &p).unwrap();
+    };
+    write_records(&mut out, ChunkKind::UserLost, 7, &[lost], Lost::put).unwrap();
     std::fs::write(path, out).unwrap();
 }
 

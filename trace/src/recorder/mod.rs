@@ -282,35 +282,28 @@ pub fn open_from_env() -> io::Result<bool> {
     open(&config).map(|()| true)
 }
 
+/// Runs `f` on the trace this process opened, or fails: no trace is open.
+fn with_open<T>(f: impl FnOnce(&Open) -> T) -> io::Result<T> {
+    let state = STATE.lock().unwrap_or_else(|e| e.into_inner());
+    match state.as_ref().filter(|o| o.pid == std::process::id()) {
+        Some(open) => Ok(f(open)),
+        None => Err(io::Error::new(io::ErrorKind::NotFound, "no trace is open")),
+    }
+}
+
 /// Turns recording on or off without closing the trace (the memo's "continue" and
 /// "close"); events recorded while off are ignored, not lost.
 pub fn set_enabled(on: bool) -> io::Result<()> {
-    let state = STATE.lock().unwrap_or_else(|e| e.into_inner());
-    match state.as_ref() {
-        Some(o) if o.pid == std::process::id() => {
-            ENABLED.store(on, Ordering::SeqCst);
-            Ok(())
-        }
-        _ => Err(io::Error::new(io::ErrorKind::NotFound, "no trace is open")),
-    }
+    with_open(|_| ENABLED.store(on, Ordering::SeqCst))
 }
 
 /// Names event `id` in the trace (a `names` metadata chunk).
 pub fn name(id: u32, name: &str) -> io::Result<()> {
-    let state = STATE.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(open) = state.as_ref().filter(|o| o.pid == std::process::id()) else {
-        return Err(io::Error::new(io::ErrorKind::NotFound, "no trace is open"));
-    };
-    PENDING_META
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .push((
-            open.generation,
-            Meta::Names {
-                names: vec![(id, name.to_string())],
-            },
-        ));
-    Ok(())
+    with_open(|open| {
+        let names = vec![(id, name.to_string())];
+        let mut pending = PENDING_META.lock().unwrap_or_else(|e| e.into_inner());
+        pending.push((open.generation, Meta::Names { names }));
+    })
 }
 
 /// Metadata waiting for the writer, tagged with the trace it belongs to.
@@ -318,22 +311,15 @@ static PENDING_META: Mutex<Vec<(u64, Meta)>> = Mutex::new(Vec::new());
 
 /// The counts so far.
 pub fn stats() -> io::Result<Stats> {
-    let state = STATE.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(open) = state.as_ref().filter(|o| o.pid == std::process::id()) else {
-        return Err(io::Error::new(io::ErrorKind::NotFound, "no trace is open"));
-    };
-    let lost = open
-        .rings
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .iter()
-        .map(|r| r.lost_count.load(Ordering::Relaxed))
-        .sum();
-    Ok(Stats {
-        recorded: open.counts.recorded.load(Ordering::Relaxed),
-        lost,
-        chunks: open.counts.chunks.load(Ordering::Relaxed),
-        event_cost_ns: open.event_cost_ns,
+    with_open(|open| {
+        let rings = open.rings.lock().unwrap_or_else(|e| e.into_inner());
+        let lost = rings.iter().map(|r| r.lost_count.load(Ordering::Relaxed));
+        Stats {
+            lost: lost.sum(),
+            recorded: open.counts.recorded.load(Ordering::Relaxed),
+            chunks: open.counts.chunks.load(Ordering::Relaxed),
+            event_cost_ns: open.event_cost_ns,
+        }
     })
 }
 

@@ -112,14 +112,8 @@ fn write_losses(file: &mut BufWriter<File>, ring: &Ring) -> io::Result<u64> {
     if lost.is_empty() {
         return Ok(0);
     }
-    let mut p = Vec::with_capacity(lost.len() * Lost::LEN);
-    let mut n = 0;
-    for l in &lost {
-        l.put(&mut p);
-        n += l.count;
-    }
-    format::write_chunk(file, ChunkKind::UserLost, ring.tid, lost.len() as u32, &p)?;
-    Ok(n)
+    format::write_records(file, ChunkKind::UserLost, ring.tid, &lost, Lost::put)?;
+    Ok(lost.iter().map(|l| l.count).sum())
 }
 
 fn drained(r: &Ring) -> bool {
