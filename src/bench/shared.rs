@@ -17,7 +17,7 @@ use super::via::{self, check_raw, Via};
 use super::{check, InRun, Kind, ParamSpec, Params, Prepared, RunContext};
 use crate::bench::facts::*;
 use crate::error::BenchError;
-use crate::harness::{Body, Expect, Plan};
+use crate::harness::Body;
 use crate::os::mem::{page_size, Mapping};
 use crate::os::{raw, sys, task};
 use rustix::fs::{Mode, OFlags};
@@ -281,15 +281,7 @@ fn prepare_fault_shm(p: &Params, cx: &RunContext) -> Result<Prepared, BenchError
         unmap_timed: p.get("unmap") == "timed",
         _place: place,
     };
-    let plan = Plan {
-        expect: Expect {
-            faults: true,
-            ..Expect::default()
-        },
-        fixed_batch: Some(1),
-        per_iter: (size / page) as u64,
-        ..Plan::default()
-    };
+    let plan = crate::bench::per_page(size, page);
     Ok(Prepared::new(Box::new(body)).op("page").plan(plan))
 }
 
@@ -377,16 +369,15 @@ fn prepare_pipe_self(p: &Params, cx: &RunContext) -> Result<Prepared, BenchError
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bench::testing::{harness, median};
     use crate::bench::{params, Bench};
-    use crate::harness::clock::Monotonic;
-    use crate::harness::{EmptyLoop, Harness, Profile, Settings};
+    use crate::harness::EmptyLoop;
 
     /// Each variant runs alone and as copy 1 of 2 in a shared directory, and the
     /// shared names are the same for two copies while the private ones differ.
     #[test]
     fn shared_and_private_variants_run_and_name_their_objects() {
-        let clock = Monotonic;
-        let h = Harness::new(&clock, Settings::new(Profile::SMOKE, 25.0));
+        let h = harness();
         let dir = tempfile::tempdir().unwrap();
         let cx1 = |i| {
             RunContext::for_copy(
@@ -403,7 +394,7 @@ mod tests {
                     let m = h
                         .measure(prep.body.as_mut(), &mut EmptyLoop, prep.plan)
                         .unwrap();
-                    let med = m.analysis.headline().unwrap().median;
+                    let med = median(&m);
                     assert!(med > 0.0 && med < 1e7, "{} {med}", b.name());
                 }
             }
@@ -419,8 +410,7 @@ mod tests {
     /// file-per-copy one each, and nothing is left in the directory.
     #[test]
     fn fault_shm_in_the_scratch_directory_shares_its_file_and_leaves_nothing() {
-        let clock = Monotonic;
-        let h = Harness::new(&clock, Settings::new(Profile::SMOKE, 25.0));
+        let h = harness();
         let scratch = tempfile::tempdir().unwrap();
         let files = || crate::bench::file::Options::in_dir(scratch.path());
         let args = ["dir=scratch", "size=256k", "unmap=untimed,timed"]
@@ -439,7 +429,7 @@ mod tests {
                 let m = h
                     .measure(prep.body.as_mut(), &mut EmptyLoop, prep.plan)
                     .unwrap();
-                let med = m.analysis.headline().unwrap().median;
+                let med = median(&m);
                 assert!(med > 0.0 && med < 1e7, "{med}");
             }
         }

@@ -11,7 +11,7 @@
 use crate::bench::facts::*;
 use crate::bench::{Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
-use crate::harness::{Body, Expect, Plan};
+use crate::harness::Body;
 use crate::os::peers::{futex_wait, futex_wake};
 use crate::os::task;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
@@ -180,17 +180,9 @@ fn prepare(p: &Params) -> Result<Prepared, BenchError> {
             })?);
         }
     }
-    let plan = Plan {
-        expect: Expect {
-            switches: true,
-            faults: false,
-            preemption: true,
-        },
-        ..Plan::default()
-    };
     Ok(Prepared::new(Box::new(b))
         .op("round of groups×fds×fds messages")
-        .plan(plan))
+        .plan(crate::bench::blocking(true)))
 }
 
 fn spawn(

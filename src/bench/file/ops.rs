@@ -21,7 +21,7 @@
 use crate::bench::facts::*;
 use crate::bench::{check, InRun, Kind, ParamSpec, Params, Prepared, RunContext};
 use crate::error::BenchError;
-use crate::harness::{Body, Expect, Plan};
+use crate::harness::{Body, Plan};
 use crate::os::file as rf;
 use crate::os::mem::Mapping;
 use crate::os::ops;
@@ -381,18 +381,14 @@ fn prepare_op(op: Op, p: &Params, cx: &RunContext) -> Result<Prepared, BenchErro
         Op::Fallocate => "fallocate call",
     };
     let plan = Plan {
-        expect: Expect {
-            // Another process's lock on the same file makes F_SETLKW wait; a direct
-            // read waits for the device.
-            switches: op == Op::Lock || direct || waits_for_inode,
-            ..Expect::default()
-        },
         per_iter: if op == Op::Fallocate {
             FALLOCATE_CYCLE
         } else {
             0
         },
-        ..Plan::default()
+        // Another process's lock on the same file makes F_SETLKW wait; a direct read
+        // waits for the device.
+        ..crate::bench::switching(op == Op::Lock || direct || waits_for_inode)
     };
     Ok(Prepared::new(Box::new(body)).op(what).plan(plan))
 }

@@ -19,7 +19,7 @@ use crate::bench::via::Via;
 use crate::bench::Fact;
 use crate::bench::{After, InRun, Kind, ParamSpec, Params, Prepared, RunContext};
 use crate::error::BenchError;
-use crate::harness::{Body, Expect, Plan};
+use crate::harness::{Body, Plan};
 use crate::os::file::CFile;
 use crate::os::mem::Mapping;
 use crate::os::raw;
@@ -363,17 +363,12 @@ fn prepare(p: &Params, cx: &RunContext) -> Result<Prepared, BenchError> {
         reader.one()?;
     }
     let plan = Plan {
-        // A cold read waits for storage (voluntary switches) and a mapping faults.
-        expect: Expect {
-            faults: method == Method::Mmap,
-            switches: cold,
-            ..Expect::default()
-        },
         fixed_batch: cold.then_some(1),
         per_iter: if cold { calls } else { 1 },
         // A warm batch reads on from where the last stopped and must fit in the file.
         max_batch: (!cold).then_some((len / size as u64).max(1)),
-        ..Plan::default()
+        // A cold read waits for storage (voluntary switches) and a mapping faults.
+        ..crate::bench::expecting(cold, method == Method::Mmap, false)
     };
     let shape = Shape {
         method,
@@ -532,26 +527,15 @@ fn cold_facts(sh: &Shape, t: &Tally) -> Vec<Fact> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::params::expand;
-    use crate::harness::clock::Monotonic;
-    use crate::harness::{EmptyLoop, Harness, Profile, Settings};
+    use crate::bench::testing::{self, fact, median, params_with};
 
     fn measure(params: &[&str]) -> (Vec<Fact>, f64, &'static str) {
-        let args: Vec<_> = params.iter().map(|s| s.parse().unwrap()).collect();
-        let p = expand(READ.name, READ.params, &args).unwrap().remove(0);
-        let mut prep = (READ.prepare)(&p, &RunContext::default()).unwrap();
-        let clock = Monotonic;
-        let h = Harness::new(&clock, Settings::new(Profile::SMOKE, 25.0));
-        let m = h
-            .measure(prep.body.as_mut(), &mut EmptyLoop, prep.plan)
-            .unwrap();
-        drop(prep.body);
-        let facts = (prep.after.unwrap())(&h, &m).unwrap();
-        (facts, m.analysis.headline().unwrap().median, prep.op)
-    }
-
-    fn fact(facts: &[Fact], name: &str) -> f64 {
-        facts.iter().find(|f| f.name == name).unwrap().value
+        let p = params_with(&READ, params);
+        let prep = testing::prepare(&READ, &p, &RunContext::default()).unwrap();
+        let op = prep.op;
+        assert!(prep.after.is_some(), "an after step");
+        let (m, facts) = testing::measure(prep);
+        (facts, median(&m), op)
     }
 
     #[test]

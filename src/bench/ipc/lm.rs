@@ -13,7 +13,7 @@ use crate::bench::ctx::place_pinned;
 use crate::bench::facts::*;
 use crate::bench::{check, Kind, ParamSpec, Params, Prepared, RunContext};
 use crate::error::BenchError;
-use crate::harness::{Body, Expect, Plan};
+use crate::harness::{Body, Plan};
 use crate::os::affinity::Pin;
 use crate::os::peers::{self, SemSet};
 use crate::os::task::{self, Child};
@@ -26,17 +26,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 
 /// Blocks: voluntary switches are part of the operation.
-const BLOCKS: Plan = Plan {
-    expect: Expect {
-        switches: true,
-        faults: false,
-        preemption: true,
-    },
-    keep_overhead: false,
-    fixed_batch: None,
-    per_iter: 0,
-    max_batch: None,
-};
+const BLOCKS: Plan = crate::bench::blocking(true);
 
 static PLACED: &[ParamSpec] = &[crate::bench::ctx::placement_among(
     "same-cpu",

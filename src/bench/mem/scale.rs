@@ -15,7 +15,7 @@
 use crate::bench::facts::*;
 use crate::bench::{body, check, InRun, Kind, ParamSpec, Params, Prepared, RunContext};
 use crate::error::BenchError;
-use crate::harness::{Body, Expect, Plan};
+use crate::harness::Body;
 use crate::os::file as rf;
 use crate::os::mem::{page_size, Mapping};
 use crate::os::ops;
@@ -155,19 +155,6 @@ impl Body for Tlb {
     }
 }
 
-/// The plan of a body that goes once through a region of `size` bytes per batch.
-fn per_page(size: usize, page: usize) -> Plan {
-    Plan {
-        expect: Expect {
-            faults: true,
-            ..Expect::default()
-        },
-        fixed_batch: Some(1),
-        per_iter: (size / page) as u64,
-        ..Plan::default()
-    }
-}
-
 fn prepare_tlb(p: &Params, cx: &RunContext) -> Result<Prepared, BenchError> {
     let page = page_size();
     let size = (p.int("size") as usize / page * page).max(page);
@@ -190,7 +177,7 @@ fn prepare_tlb(p: &Params, cx: &RunContext) -> Result<Prepared, BenchError> {
     };
     Ok(Prepared::new(Box::new(body))
         .op("write+DONTNEED+read")
-        .plan(per_page(size, page)))
+        .plan(crate::bench::per_page(size, page)))
 }
 
 /// `mem.fault.private`.
@@ -277,7 +264,7 @@ fn prepare_fault_private(p: &Params, cx: &RunContext) -> Result<Prepared, BenchE
         } else {
             "page"
         })
-        .plan(per_page(size, page)))
+        .plan(crate::bench::per_page(size, page)))
 }
 
 /// `mem.mmap_file`.

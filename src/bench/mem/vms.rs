@@ -10,7 +10,7 @@
 use crate::bench::facts::*;
 use crate::bench::{body, check, Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
-use crate::harness::{Body, Expect, Plan};
+use crate::harness::{Body, Plan};
 use crate::os::brk::{BelowBreak, Break};
 use crate::os::mem::{self, page_size, Mapping};
 use std::os::fd::AsFd;
@@ -56,13 +56,7 @@ pub const MMAP: Simple = Simple {
         let touch = p.get("touch") == "yes";
         let reserve = p.get("reserve") == "yes";
         let page = page_size();
-        let plan = Plan {
-            expect: Expect {
-                faults: touch,
-                ..Expect::default()
-            },
-            ..Plan::default()
-        };
+        let plan = crate::bench::faulting(touch);
         Ok(Prepared::new(body(move || {
             let m = Mapping::anon_reserved(len, reserve)
                 .map_err(|e| BenchError::os("mmap", e))?;

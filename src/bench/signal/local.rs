@@ -7,7 +7,7 @@ use crate::bench::facts::*;
 use crate::bench::Fact;
 use crate::bench::{check, Prepared, Simple};
 use crate::error::BenchError;
-use crate::harness::{Body, EmptyLoop, Expect, Harness, Measurement, Plan};
+use crate::harness::{Body, EmptyLoop, Harness, Measurement, Plan};
 use crate::os::signal::{self, ProtTrap, QueueInfo, SavedAction, SavedMask};
 use crate::os::sys;
 use crate::os::task::{self, Handler, SigSet};
@@ -450,16 +450,9 @@ pub const PROT: Simple = Simple {
     prepare: |_| {
         let (trap, lock) = new_trap()?;
         let body = Prot { trap, _lock: lock };
-        let plan = Plan {
-            expect: Expect {
-                faults: true,
-                ..Expect::default()
-            },
-            ..Plan::default()
-        };
         Ok(Prepared::new(Box::new(body))
             .op("fault+handler(mprotect rw)+sigreturn+write, then mprotect ro")
-            .plan(plan)
+            .plan(crate::bench::faulting(true))
             .after(Box::new(|h, m| {
                 let (trap, lock) = new_trap()?;
                 let toggle = Toggle {
@@ -488,13 +481,10 @@ pub const PROT: Simple = Simple {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{median, smoke};
+    use super::super::tests::smoke;
     use super::*;
+    use crate::bench::testing::{fact, median, prepared};
     use crate::bench::Bench;
-
-    fn fact(facts: &[Fact], name: &str) -> f64 {
-        facts.iter().find(|f| f.name == name).expect(name).value
-    }
 
     #[test]
     fn each_runs_below_a_millisecond_and_restores_the_signals() {
@@ -528,12 +518,7 @@ mod tests {
     #[test]
     fn a_missing_delivery_fails_the_batch() {
         // A catch body whose signal is blocked: the handler never runs.
-        let mut p = CATCH
-            .prepare(
-                &crate::bench::Params(vec![]),
-                &crate::bench::RunContext::default(),
-            )
-            .unwrap();
+        let mut p = prepared(&CATCH, &[]);
         let set = SigSet::empty().with(SIG);
         assert_eq!(signal::change_mask(libc::SIG_BLOCK, &set), 0);
         let e = p.body.run(3).unwrap_err();

@@ -13,7 +13,7 @@ use crate::bench::facts::*;
 use crate::bench::Fact;
 use crate::bench::{check, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
-use crate::harness::{Body, Expect, Plan};
+use crate::harness::Body;
 use crate::os::affinity::{self, Pin};
 use crate::os::interrupt;
 use crate::os::signal::{self, QueueInfo, SavedMask};
@@ -303,14 +303,7 @@ fn prepare(p: &Params, rtt: bool) -> Result<Prepared, BenchError> {
         _pin: pin,
         _lock: lock,
     };
-    let plan = Plan {
-        expect: Expect {
-            switches: rtt,
-            faults: false,
-            preemption: p.get("placement") != "cross-cpu",
-        },
-        ..Plan::default()
-    };
+    let plan = crate::bench::expecting(rtt, false, p.get("placement") != "cross-cpu");
     let op = if rtt {
         "round trip (queue, child takes and queues back, take)"
     } else {
@@ -368,8 +361,9 @@ pub const QUEUE_RTT: Simple = Simple {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{median, smoke};
+    use super::super::tests::smoke;
     use super::*;
+    use crate::bench::testing::{fact, median};
     use crate::bench::Bench;
 
     #[test]
@@ -382,8 +376,8 @@ mod tests {
                 };
                 let med = median(&m);
                 assert!(med > 0.0 && med < 1e6, "{} {placement}: {med}", b.name());
-                let got = facts.iter().find(|f| f.name == "child_received").unwrap();
-                assert!(got.value >= 1.0, "{} {placement}: {}", b.name(), got.value);
+                let got = fact(&facts, "child_received");
+                assert!(got >= 1.0, "{} {placement}: {got}", b.name());
             }
         }
     }

@@ -16,7 +16,7 @@ use crate::bench::ctx::placement;
 use crate::bench::facts::*;
 use crate::bench::{ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
-use crate::harness::{Body, Expect, Plan};
+use crate::harness::{Body, Plan};
 use crate::os::affinity::Pin;
 use crate::os::interrupt;
 use crate::os::signal;
@@ -221,12 +221,7 @@ fn prepare(p: &Params, stop: bool) -> Result<Prepared, BenchError> {
     let body = start(stop, p.get("placement"))?;
     let plan = Plan {
         fixed_batch: Some(1),
-        expect: Expect {
-            switches: true,
-            faults: false,
-            preemption: p.get("placement") != "cross-cpu",
-        },
-        ..Plan::default()
+        ..crate::bench::blocking(p.get("placement") != "cross-cpu")
     };
     let op = if stop {
         "SIGSTOP + waitid until stopped"
@@ -274,8 +269,9 @@ pub const CONT: Simple = Simple {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{median, smoke};
+    use super::super::tests::smoke;
     use super::*;
+    use crate::bench::testing::median;
     use crate::bench::Bench;
 
     #[test]

@@ -10,7 +10,7 @@ use crate::bench::ctx::{place_pinned, placement_among};
 use crate::bench::facts::*;
 use crate::bench::{check, Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
-use crate::harness::{Body, Expect, Plan};
+use crate::harness::Body;
 use crate::os::affinity::Pin;
 use crate::os::peers::{epoll_create, epoll_ctl, epoll_ctl_data, epoll_wait};
 use crate::os::{sys, task};
@@ -201,14 +201,9 @@ fn prepare_wait(p: &Params) -> Result<Prepared, BenchError> {
         partner: Some(handle),
         _pin: pin,
     };
-    Ok(Prepared::new(Box::new(b)).op("round trip").plan(Plan {
-        expect: Expect {
-            switches: true,
-            faults: false,
-            preemption: true,
-        },
-        ..Plan::default()
-    }))
+    Ok(Prepared::new(Box::new(b))
+        .op("round trip")
+        .plan(crate::bench::blocking(true)))
 }
 
 impl Body for Wait {

@@ -302,8 +302,8 @@ impl Body for CancelWakes {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::{params_of, sane};
     use super::*;
+    use crate::bench::testing::{params_of, prepared, sane};
     use crate::bench::Bench;
 
     #[test]
@@ -322,19 +322,12 @@ mod tests {
 
     #[test]
     fn set_never_saturates_and_clear_takes_one_count_per_read() {
-        let mut set = SET
-            .prepare(&params_of(&SET, &[]), &crate::bench::RunContext::default())
-            .unwrap();
+        let mut set = prepared(&SET, &[]);
         for _ in 0..3 {
             set.body.reset(1000).unwrap();
             set.body.run(1000).unwrap();
         }
-        let mut clear = CLEAR
-            .prepare(
-                &params_of(&CLEAR, &[]),
-                &crate::bench::RunContext::default(),
-            )
-            .unwrap();
+        let mut clear = prepared(&CLEAR, &[]);
         clear.body.reset(10).unwrap();
         clear.body.run(10).unwrap();
         // The eleventh read finds the flag clear: the operation fails, as it must.

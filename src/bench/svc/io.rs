@@ -17,7 +17,6 @@ use crate::bench::Fact;
 use crate::bench::{body, Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::Body;
-use crate::harness::{Expect, Plan};
 use crate::os::interrupt;
 use crate::os::task;
 use crate::os::uring::{Ring, SetupError, IORING_ENTER_GETEVENTS, IOSQE_ASYNC};
@@ -195,13 +194,7 @@ fn prepare_uring(p: &Params) -> Result<Prepared, BenchError> {
         report: report.clone(),
     };
     // Handed to a worker, the write waits for it: the switches are the operation's.
-    let plan = Plan {
-        expect: Expect {
-            switches: worker,
-            ..Expect::default()
-        },
-        ..Plan::default()
-    };
+    let plan = crate::bench::switching(worker);
     let prep = Prepared::new(Box::new(body))
         .op(if worker {
             "write handed to a kernel worker and reaped"
@@ -235,8 +228,8 @@ fn prepare_uring(p: &Params) -> Result<Prepared, BenchError> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::{fact, sane};
     use super::*;
+    use crate::bench::testing::{fact, sane};
 
     #[test]
     fn null_writes_cost_something_plausible() {

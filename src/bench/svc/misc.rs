@@ -152,8 +152,8 @@ where
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::sane;
     use super::*;
+    use crate::bench::testing::sane;
 
     #[test]
     fn each_costs_something_plausible() {

@@ -12,7 +12,7 @@
 use crate::bench::facts::*;
 use crate::bench::{Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
-use crate::harness::{Body, Expect, Plan};
+use crate::harness::{Body, Plan};
 use crate::os::peers::{self, NotifyListener, SleepHow};
 use crate::os::svc;
 use crate::os::task::{self, Blocked, Handler, SigSet};
@@ -22,17 +22,7 @@ use std::sync::{Arc, MutexGuard};
 use std::thread::JoinHandle;
 
 /// Blocks: its voluntary switches are part of the operation.
-const BLOCKS: Plan = Plan {
-    expect: Expect {
-        switches: true,
-        faults: false,
-        preemption: true,
-    },
-    keep_overhead: false,
-    fixed_batch: None,
-    per_iter: 0,
-    max_batch: None,
-};
+const BLOCKS: Plan = crate::bench::blocking(true);
 
 /// `svc.uring.nop`.
 pub const URING_NOP: Simple = Simple {

@@ -24,7 +24,6 @@ pub mod pool;
 use crate::bench::facts::*;
 use crate::bench::{body, check, Bench, InRun, Kind, ParamSpec, Params, Prepared};
 use crate::error::BenchError;
-use crate::harness::{Expect, Plan};
 use crate::os::ops::{self, CMutex, Semaphore};
 use crate::os::{sys, task};
 use std::cell::Cell;
@@ -165,20 +164,14 @@ fn prepare_mutex(p: &Params) -> Result<Prepared, BenchError> {
     }
     // Where thread copies contend, a lock that waits in the kernel is the operation:
     // its batches are kept, not flagged for their switches.
-    let expect = Expect {
-        switches: !uncontended(p),
-        ..Expect::default()
-    };
+    let plan = crate::bench::switching(!uncontended(p));
     Ok(if p.get("share") == "mutex-per-copy" {
         with_update!(Box::new(CMutex::new()))
     } else {
         with_update!(&ONE)
     }
     .op("lock+unlock pair")
-    .plan(Plan {
-        expect,
-        ..Plan::default()
-    }))
+    .plan(plan))
 }
 
 /// Lock, `update`, unlock, in the body's loop; `idle` lives as long as the body.

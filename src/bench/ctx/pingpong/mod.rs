@@ -22,7 +22,6 @@ const PIPE_SAME: &str = "mechanism=pipe placement=same-cpu kind=process fpu=clea
 use crate::bench::Fact;
 use crate::bench::{After, Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
-use crate::harness::{Expect, Plan};
 use crate::os::affinity::{self, Pin};
 use crate::os::task::{self, Blocked, ExitWatch, Handler, SharedMem, SigSet, Vector};
 use master::{Peer, PingPong};
@@ -389,18 +388,9 @@ fn prepare(p: &Params) -> Result<Prepared, BenchError> {
         _pin: pin,
         _signals: signals.lock,
     };
-    let plan = Plan {
-        expect: Expect {
-            switches: true,
-            faults: false,
-            // On one CPU the woken task preempts the waker: part of the operation.
-            preemption: placement != "cross-cpu",
-        },
-        ..Plan::default()
-    };
     Ok(Prepared::new(Box::new(pp))
         .op("round trip")
-        .plan(plan)
+        .plan(crate::bench::blocking(placement != "cross-cpu"))
         .after(facts(mech == Mech::Yield, yield_report)))
 }
 
@@ -446,7 +436,6 @@ fn facts(yields: bool, yield_report: Arc<[AtomicU64; 2]>) -> After {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::params;
 
     fn make(
         mech: &str,
@@ -454,18 +443,13 @@ mod tests {
         kind: &str,
         fpu: &str,
     ) -> Result<Prepared, BenchError> {
-        let mut p = params::expand("ctx.pingpong", PARAMS, &[])
-            .unwrap()
-            .remove(0);
-        for (k, v) in [
+        let set = [
             ("mechanism", mech),
             ("placement", placement),
             ("kind", kind),
             ("fpu", fpu),
-        ] {
-            p.0.iter_mut().find(|(n, _)| *n == k).unwrap().1 = v.to_string();
-        }
-        prepare(&Params(p.0))
+        ];
+        prepare(&crate::bench::testing::params_of(&PINGPONG, &set))
     }
 
     #[test]

@@ -21,7 +21,7 @@ use crate::bench::via::Via;
 use crate::bench::Fact;
 use crate::bench::{body, InRun, Kind, ParamSpec, Params, Prepared, RunContext, Simple};
 use crate::error::BenchError;
-use crate::harness::{Body, Expect, Plan};
+use crate::harness::{Body, Plan};
 use crate::os::affinity;
 use crate::os::task;
 use crate::os::usage::{Usage, Who};
@@ -304,14 +304,9 @@ fn prepare_ring(p: &Params, cx: &RunContext) -> Result<Prepared, BenchError> {
     let passes = p.int("passes") as u64;
     let ring = build(n, kind, &place, cx)?;
     let plan = Plan {
-        expect: Expect {
-            switches: true,
-            faults: false,
-            preemption: true,
-        },
         fixed_batch: (passes > 0).then_some(passes),
         per_iter: n as u64,
-        ..Plan::default()
+        ..crate::bench::blocking(true)
     };
     let after = move |h: &crate::harness::Harness<'_>,
                       m: &crate::harness::Measurement| {
