@@ -47,7 +47,8 @@ pub const EMPTY_CALL: Simple = Simple {
 /// `call.loop`.
 pub const LOOP_OVERHEAD: Simple = Simple {
     name: "call.loop",
-    about: "one iteration of the harness's empty loop, clock reads included (not subtracted)",
+    about:
+        "one iteration of the harness's empty loop, clock reads included (not subtracted)",
     origin: "perez1976 (trace calibration); 1999 §3 (timer overhead)",
     params: &[],
     facts: Facts {

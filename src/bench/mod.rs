@@ -105,6 +105,18 @@ impl Prepared {
     }
 }
 
+/// An OS call's result, its error named the way [`BenchError::os`] names it.
+pub trait OrOs<T> {
+    /// The value, or `BenchError::os(what, e)` for the error `e`.
+    fn or_os(self, what: &str) -> Result<T, BenchError>;
+}
+
+impl<T> OrOs<T> for std::io::Result<T> {
+    fn or_os(self, what: &str) -> Result<T, BenchError> {
+        self.map_err(|e| BenchError::os(what, e))
+    }
+}
+
 /// A plan whose operation itself moves the counters `Expect` names: it blocks
 /// (`switches`), faults pages (`faults`), shares its CPU with the tasks it involves
 /// (`preemption`).

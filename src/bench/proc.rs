@@ -28,7 +28,7 @@ pub mod rss;
 use crate::bench::facts::Figure::{Exec, Fork};
 use crate::bench::facts::*;
 use crate::bench::Fact;
-use crate::bench::{body, Bench, Params, Prepared, Simple};
+use crate::bench::{body, Bench, OrOs, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::{Harness, Measurement, Plan};
 use crate::os::spawn::{self, ExitStatus, PreparedExec};
@@ -164,7 +164,7 @@ pub const THREAD: Simple = Simple {
     params: &[RSS],
     prepare: |p| {
         let (held, size) = ballast(p)?;
-        spawn::thread_create_join().map_err(|e| BenchError::os("pthread_create", e))?;
+        spawn::thread_create_join().or_os("pthread_create")?;
         Ok(Prepared::new(body(move || {
             held.keep();
             spawn::thread_create_join()
@@ -205,8 +205,7 @@ fn helper() -> Result<PreparedExec, BenchError> {
     let path = match std::env::var_os(HELPER_ENV) {
         Some(p) if !p.is_empty() => PathBuf::from(p),
         _ => {
-            let exe = std::env::current_exe()
-                .map_err(|e| BenchError::os("finding the current executable", e))?;
+            let exe = std::env::current_exe().or_os("finding the current executable")?;
             // A unit test's harness is not syscost; syscost under any file name is.
             if cfg!(test) {
                 return Err(BenchError::Skip(format!(
@@ -218,8 +217,7 @@ fn helper() -> Result<PreparedExec, BenchError> {
             exe
         }
     };
-    PreparedExec::helper(&path)
-        .map_err(|e| BenchError::os(&format!("helper {}", path.display()), e))
+    PreparedExec::helper(&path).or_os(&format!("helper {}", path.display()))
 }
 
 /// Runs the helper once untimed, so a wrong path fails with a clear message.

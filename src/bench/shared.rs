@@ -16,6 +16,7 @@
 use super::via::{self, check_raw, Via};
 use super::{check, InRun, Kind, ParamSpec, Params, Prepared, RunContext};
 use crate::bench::facts::*;
+use crate::bench::OrOs;
 use crate::error::BenchError;
 use crate::harness::Body;
 use crate::os::mem::{page_size, Mapping};
@@ -269,7 +270,7 @@ fn prepare_fault_shm(p: &Params, cx: &RunContext) -> Result<Prepared, BenchError
     }
     // Its pages in memory before the first sample: the faults map them, not fill them.
     let m = Mapping::file_shared_rw(file.as_fd(), size, offset)
-        .map_err(|e| BenchError::os("mmap of the shared file", e))?;
+        .or_os("mmap of the shared file")?;
     m.touch_write(page);
     drop(m);
     let body = ShmFault {
@@ -335,9 +336,7 @@ fn prepare_pipe_self(p: &Params, cx: &RunContext) -> Result<Prepared, BenchError
         let fd =
             rustix::fs::open(&place.path, OFlags::RDWR | OFlags::CLOEXEC, Mode::empty())
                 .map_err(|e| BenchError::os("open of the FIFO", e.into()))?;
-        let w = fd
-            .try_clone()
-            .map_err(|e| BenchError::os("dup of the FIFO", e))?;
+        let w = fd.try_clone().or_os("dup of the FIFO")?;
         (fd, w)
     } else {
         rustix::pipe::pipe().map_err(|e| BenchError::os("pipe", e.into()))?

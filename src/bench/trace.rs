@@ -104,7 +104,8 @@ impl Body for EventLoop {
 /// `trace.event`.
 pub const EVENT: Simple = Simple {
     name: "trace.event",
-    about: "one time-stamped user event (CLOCK_MONOTONIC_RAW, CPU, id, argument) recorded \
+    about:
+        "one time-stamped user event (CLOCK_MONOTONIC_RAW, CPU, id, argument) recorded \
             into the thread's ring by syscost-trace, the writer draining to /dev/null",
     origin: "perez1976 Fig. 2 (the event call, the trace's correction factor)",
     params: &[],

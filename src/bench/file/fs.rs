@@ -11,7 +11,7 @@
 //! harness size the batch, at most 1000 files in one directory.
 
 use crate::bench::facts::*;
-use crate::bench::{Kind, ParamSpec, Params, Prepared, RunContext};
+use crate::bench::{Kind, OrOs, ParamSpec, Params, Prepared, RunContext};
 use crate::error::BenchError;
 use crate::harness::{Body, Plan};
 use crate::os::peers;
@@ -83,7 +83,7 @@ fn prepare(p: &Params, cx: &RunContext, delete: bool) -> Result<Prepared, BenchE
     let dir = tempfile::Builder::new()
         .prefix("syscost-fs-")
         .tempdir_in(cx.scratch_dir())
-        .map_err(|e| BenchError::os("make a directory in the scratch directory", e))?;
+        .or_os("make a directory in the scratch directory")?;
     let fs = Fs {
         dir,
         data: vec![0x5a; p.int("size") as usize],

@@ -19,7 +19,7 @@
 //! inside the loop (one call in 256).
 
 use crate::bench::facts::*;
-use crate::bench::{check, InRun, Kind, ParamSpec, Params, Prepared, RunContext};
+use crate::bench::{check, InRun, Kind, OrOs, ParamSpec, Params, Prepared, RunContext};
 use crate::error::BenchError;
 use crate::harness::{Body, Plan};
 use crate::os::file as rf;
@@ -102,8 +102,7 @@ fn made(dir: &Path, len: u64) -> Result<File, BenchError> {
     let mut left = len;
     while left > 0 {
         let n = left.min(BUF as u64) as usize;
-        std::io::Write::write_all(&mut &f, &zeros[..n])
-            .map_err(|e| BenchError::os("writing the test file", e))?;
+        std::io::Write::write_all(&mut &f, &zeros[..n]).or_os("writing the test file")?;
         left -= n as u64;
     }
     Ok(f)
@@ -176,7 +175,7 @@ fn target(
 
 /// A page-aligned buffer of [`BUF`] bytes, its page already faulted in.
 fn buffer() -> Result<Mapping, BenchError> {
-    let mut m = Mapping::anon(BUF, false).map_err(|e| BenchError::os("mmap", e))?;
+    let mut m = Mapping::anon(BUF, false).or_os("mmap")?;
     m.as_mut_slice().fill(0);
     Ok(m)
 }
@@ -347,10 +346,7 @@ fn prepare_op(op: Op, p: &Params, cx: &RunContext) -> Result<Prepared, BenchErro
             cx.scratch_dir()
         };
         let f = made(&dir, 0)?;
-        let fd = f
-            .as_fd()
-            .try_clone_to_owned()
-            .map_err(|e| BenchError::os("dup", e))?;
+        let fd = f.as_fd().try_clone_to_owned().or_os("dup")?;
         Target {
             fd,
             _made: Some(f),

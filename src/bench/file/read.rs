@@ -17,7 +17,7 @@ use crate::bench::facts::SYSCALL;
 use crate::bench::facts::*;
 use crate::bench::via::Via;
 use crate::bench::Fact;
-use crate::bench::{After, InRun, Kind, ParamSpec, Params, Prepared, RunContext};
+use crate::bench::{After, InRun, Kind, OrOs, ParamSpec, Params, Prepared, RunContext};
 use crate::error::BenchError;
 use crate::harness::{Body, Plan};
 use crate::os::file::CFile;
@@ -334,7 +334,7 @@ fn prepare(p: &Params, cx: &RunContext) -> Result<Prepared, BenchError> {
     // Populated: a cold round's first sample is not warmed up (it lasts longer than
     // the warm-up), and faulting the buffer in there was set-up inside the clock.
     let buf = Mapping::anon(size.next_multiple_of(page), true)
-        .map_err(|e| BenchError::os("mmap of the read buffer", e))?;
+        .or_os("mmap of the read buffer")?;
     let tally = Rc::new(RefCell::new(Tally {
         io: IoTally::new(),
         ..Tally::default()
@@ -398,9 +398,7 @@ struct Handles {
 impl Handles {
     fn open(method: Method, scratch: &Scratch) -> Result<Handles, BenchError> {
         let fd_path = format!("/proc/self/fd/{}", scratch.file().as_raw_fd());
-        let reopen = || {
-            File::open(&fd_path).map_err(|e| BenchError::os("reopening the test file", e))
-        };
+        let reopen = || File::open(&fd_path).or_os("reopening the test file");
         Ok(Handles {
             file: reopen()?,
             buffered: match method {
@@ -408,10 +406,7 @@ impl Handles {
                 _ => None,
             },
             stdio: match method {
-                Method::Stdio => Some(
-                    CFile::open(reopen()?.as_fd())
-                        .map_err(|e| BenchError::os("fdopen", e))?,
-                ),
+                Method::Stdio => Some(CFile::open(reopen()?.as_fd()).or_os("fdopen")?),
                 _ => None,
             },
             map: match method {

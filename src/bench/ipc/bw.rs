@@ -12,7 +12,7 @@ use super::mb_per_s;
 use crate::bench::facts::Figure::MessageBandwidth;
 use crate::bench::facts::*;
 use crate::bench::Fact;
-use crate::bench::{Kind, ParamSpec, Params, Prepared, Simple};
+use crate::bench::{Kind, OrOs, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::{Body, Plan};
 use crate::os::affinity::Pin;
@@ -196,7 +196,7 @@ fn prepare(p: &Params) -> Result<Prepared, BenchError> {
     #[allow(unsafe_code)]
     let child =
         unsafe { task::fork_partner(&close, cpus, move || receive(slave, buf_ref)) }
-            .map_err(|e| BenchError::os("fork", e))?;
+            .or_os("fork")?;
     link.slave_fds.clear();
     let mut chunk = MsgBuf::new(size);
     for (i, b) in chunk.text_mut().iter_mut().enumerate() {

@@ -13,7 +13,7 @@ use super::priority::{self, MasterSched};
 use crate::bench::facts::Figure::{MessageOverhead, PipeRtt};
 use crate::bench::facts::*;
 use crate::bench::Fact;
-use crate::bench::{Kind, ParamSpec, Params, Prepared, Simple};
+use crate::bench::{Kind, OrOs, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::Body;
 use crate::os::affinity::Pin;
@@ -370,7 +370,7 @@ fn build(p: &Params, mode: Echo) -> Result<Rtt, BenchError> {
     let child = unsafe {
         task::fork_partner(&close, cpus, move || echo(port_ref, buf_ref, mode))
     }
-    .map_err(|e| BenchError::os("fork", e))?;
+    .or_os("fork")?;
     link.slave_fds.clear();
     let pid = child.pid();
     // A stream gives the master end of file when the slave dies; the other

@@ -10,7 +10,7 @@
 
 use crate::bench::facts::*;
 use crate::bench::Fact;
-use crate::bench::{InRun, Kind, ParamSpec, Params, Prepared, RunContext, Simple};
+use crate::bench::{InRun, Kind, OrOs, ParamSpec, Params, Prepared, RunContext, Simple};
 use crate::error::BenchError;
 use crate::harness::{Body, Measurement};
 use crate::os::mem::{page_size, Mapping, Sharer};
@@ -111,14 +111,13 @@ fn region(size: usize, page: usize, thp: bool) -> Result<Mapping, BenchError> {
     } else {
         Mapping::anon(size, false)
     }
-    .map_err(|e| BenchError::os("mmap", e))?;
+    .or_os("mmap")?;
     let advice = if thp {
         libc::MADV_HUGEPAGE
     } else {
         libc::MADV_NOHUGEPAGE
     };
-    m.advise(advice)
-        .map_err(|e| BenchError::os("madvise(HUGEPAGE/NOHUGEPAGE)", e))?;
+    m.advise(advice).or_os("madvise(HUGEPAGE/NOHUGEPAGE)")?;
     Ok(m)
 }
 
@@ -166,7 +165,7 @@ impl Helper {
                     }
                 }
             })
-            .map_err(|e| BenchError::os("spawning the prefault thread", e))?;
+            .or_os("spawning the prefault thread")?;
         Ok(Helper {
             to: Some(to),
             from,

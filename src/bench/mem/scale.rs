@@ -13,7 +13,9 @@
 //! once per 128 MiB or 1 MiB of pages); the files have no name.
 
 use crate::bench::facts::*;
-use crate::bench::{body, check, InRun, Kind, ParamSpec, Params, Prepared, RunContext};
+use crate::bench::{
+    body, check, InRun, Kind, OrOs, ParamSpec, Params, Prepared, RunContext,
+};
 use crate::error::BenchError;
 use crate::harness::Body;
 use crate::os::file as rf;
@@ -249,7 +251,7 @@ fn prepare_fault_private(p: &Params, cx: &RunContext) -> Result<Prepared, BenchE
     // Its pages in the page cache before the first sample, as after will-it-scale's
     // first pass: the faults copy them, not read them from storage.
     Mapping::file_rw(file.as_fd(), size, true)
-        .map_err(|e| BenchError::os("mmap", e))?
+        .or_os("mmap")?
         .touch_read(page);
     let body = PrivateFault {
         file,

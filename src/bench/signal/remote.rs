@@ -11,7 +11,7 @@ use crate::bench::ctx::{place_pinned, placement};
 use crate::bench::facts::Figure::SignalRtt;
 use crate::bench::facts::*;
 use crate::bench::Fact;
-use crate::bench::{check, ParamSpec, Params, Prepared, Simple};
+use crate::bench::{check, OrOs, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::Body;
 use crate::os::affinity::{self, Pin};
@@ -259,8 +259,8 @@ fn prepare(p: &Params, rtt: bool) -> Result<Prepared, BenchError> {
     let (pin, child_cpus) = place_pinned(p.get("placement"))?;
     let lock = task::signals_lock();
     let (req, ack_sig) = (signal::rt_signal(1), signal::rt_signal(2));
-    let mem = SharedMem::new(64).map_err(|e| BenchError::os("mmap (shared)", e))?;
-    let limit = signal::sigpending_limit().map_err(|e| BenchError::os("getrlimit", e))?;
+    let mem = SharedMem::new(64).or_os("mmap (shared)")?;
+    let limit = signal::sigpending_limit().or_os("getrlimit")?;
     // Block both before the fork: the child inherits the block on its signal, this
     // thread keeps the acknowledgement blocked for the round trip.
     let saved = SavedMask::save();
@@ -281,7 +281,7 @@ fn prepare(p: &Params, rtt: bool) -> Result<Prepared, BenchError> {
             child(req, ack, mem_ref)
         })
     }
-    .map_err(|e| BenchError::os("fork", e))?;
+    .or_os("fork")?;
     let mask = if rtt {
         Some(saved)
     } else {

@@ -5,7 +5,7 @@
 
 use super::{expect, expect_errno, fail, need_fds};
 use crate::bench::facts::*;
-use crate::bench::{Kind, ParamSpec, Params, Prepared, Simple};
+use crate::bench::{Kind, OrOs, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::{Body, Plan};
 use crate::os::svc::{epoll_event_zeroed, poll_forever, Epoll};
@@ -18,7 +18,7 @@ use std::sync::atomic::AtomicU32;
 const ONE: [u8; 8] = 1u64.to_ne_bytes();
 
 fn new_eventfd(init: u32, flags: libc::c_int) -> Result<OwnedFd, BenchError> {
-    eventfd(init, flags | libc::EFD_CLOEXEC).map_err(|e| BenchError::os("eventfd", e))
+    eventfd(init, flags | libc::EFD_CLOEXEC).or_os("eventfd")
 }
 
 /// Reads whatever count is pending, without blocking (a clear eventfd is fine).

@@ -14,7 +14,7 @@
 use super::{expect, fail};
 use crate::bench::facts::*;
 use crate::bench::Fact;
-use crate::bench::{body, Kind, ParamSpec, Params, Prepared, Simple};
+use crate::bench::{body, Kind, OrOs, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::Body;
 use crate::os::interrupt;
@@ -29,7 +29,7 @@ fn open_null() -> Result<File, BenchError> {
     std::fs::OpenOptions::new()
         .write(true)
         .open("/dev/null")
-        .map_err(|e| BenchError::os("open /dev/null", e))
+        .or_os("open /dev/null")
 }
 
 /// `svc.null.write`.
@@ -174,7 +174,7 @@ fn prepare_uring(p: &Params) -> Result<Prepared, BenchError> {
         // the scheduler picks one or the other from run to run.
         let (mine, workers) = crate::bench::ctx::place_pinned(placement)?;
         ring.set_worker_cpus(&workers)
-            .map_err(|e| BenchError::os("io_uring_register(IOWQ_AFF)", e))?;
+            .or_os("io_uring_register(IOWQ_AFF)")?;
         pin = mine;
     } else if placement != "same-cpu" {
         return Err(BenchError::Skip(

@@ -7,7 +7,7 @@
 use super::pool::Pool;
 use crate::bench::ctx::{place_pinned, placement_among};
 use crate::bench::facts::*;
-use crate::bench::{body, check, Kind, ParamSpec, Params, Prepared, Simple};
+use crate::bench::{body, check, Kind, OrOs, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::{Body, Plan};
 use crate::os::affinity::Pin;
@@ -278,7 +278,7 @@ fn prepare_parallel(p: &Params) -> Result<Prepared, BenchError> {
                     done.fetch_add(1, Ordering::AcqRel);
                 }
             })
-            .map_err(|e| BenchError::os("spawn a waker thread", e))?;
+            .or_os("spawn a waker thread")?;
         helpers.push(t);
     }
     let b = Parallel {
@@ -412,7 +412,7 @@ fn prepare_lock_pi(p: &Params) -> Result<Prepared, BenchError> {
                     futex_unlock_pi(&word);
                 }
             })
-            .map_err(|e| BenchError::os("spawn a contender thread", e))?;
+            .or_os("spawn a contender thread")?;
         others.push(t);
     }
     let b = LockPi {

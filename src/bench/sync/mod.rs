@@ -22,7 +22,7 @@ pub mod futex;
 pub mod pool;
 
 use crate::bench::facts::*;
-use crate::bench::{body, check, Bench, InRun, Kind, ParamSpec, Params, Prepared};
+use crate::bench::{body, check, Bench, InRun, Kind, OrOs, ParamSpec, Params, Prepared};
 use crate::error::BenchError;
 use crate::os::ops::{self, CMutex, Semaphore};
 use crate::os::{sys, task};
@@ -212,7 +212,7 @@ impl Idle {
             .spawn(move || {
                 let _ = rx.recv();
             })
-            .map_err(|e| BenchError::os("spawn the idle thread", e))?;
+            .or_os("spawn the idle thread")?;
         Ok(Idle {
             stop: Some(tx),
             thread: Some(thread),
@@ -242,7 +242,7 @@ pub const SEM: InRun = InRun {
     origin: "",
     params: &[],
     prepare: |_, _| {
-        let s = Semaphore::new(1).map_err(|e| BenchError::os("sem_init", e))?;
+        let s = Semaphore::new(1).or_os("sem_init")?;
         Ok(Prepared::new(body(move || {
             check(s.wait() as i64, "sem_wait")?;
             check(s.post() as i64, "sem_post")
@@ -345,8 +345,7 @@ pub const EVENTFD: InRun = InRun {
     origin: "",
     params: &[],
     prepare: |_, _| {
-        let fd = sys::eventfd(0, libc::EFD_CLOEXEC)
-            .map_err(|e| BenchError::os("eventfd", e))?;
+        let fd = sys::eventfd(0, libc::EFD_CLOEXEC).or_os("eventfd")?;
         let one = 1u64.to_ne_bytes();
         let mut got = [0u8; 8];
         Ok(Prepared::new(body(move || {

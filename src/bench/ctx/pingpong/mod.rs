@@ -20,7 +20,7 @@ use crate::bench::facts::*;
 
 const PIPE_SAME: &str = "mechanism=pipe placement=same-cpu kind=process fpu=clean";
 use crate::bench::Fact;
-use crate::bench::{After, Kind, ParamSpec, Params, Prepared, Simple};
+use crate::bench::{After, Kind, OrOs, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::os::affinity::{self, Pin};
 use crate::os::task::{self, Blocked, ExitWatch, Handler, SharedMem, SigSet, Vector};
@@ -261,7 +261,7 @@ fn start_thread(
             master::mark_ended(&mem);
             code
         })
-        .map_err(|e| BenchError::os("thread creation", e))?;
+        .or_os("thread creation")?;
     let tid = rx
         .recv()
         .map_err(|_| BenchError::Failed("the other thread did not start".into()))?;
@@ -301,7 +301,7 @@ fn start_process(
             slave(ends, mem)
         })
     }
-    .map_err(|e| BenchError::os("fork", e))?;
+    .or_os("fork")?;
     ch.slave_fds.clear();
     let pid = child.pid();
     Ok((Peer::Process(child), pid))
@@ -324,15 +324,14 @@ fn prepare(p: &Params) -> Result<Prepared, BenchError> {
     let (master_cpus, slave_cpus) = place(placement)?;
     let thread = p.get("kind") == "thread";
 
-    let mem =
-        Arc::new(SharedMem::new(4096).map_err(|e| BenchError::os("mmap (shared)", e))?);
+    let mem = Arc::new(SharedMem::new(4096).or_os("mmap (shared)")?);
     let mut ch = Channels::open(mech)?;
     let signals = Signals::install(mech, thread)?;
     let master_mask = SigSet::current()
         .without(libc::SIGUSR2)
         .without(libc::SIGCHLD);
     let pin = match master_cpus {
-        Some(c) => Some(Pin::to(c).map_err(|e| BenchError::os("pin", e))?),
+        Some(c) => Some(Pin::to(c).or_os("pin")?),
         None => None,
     };
     let ends = SlaveEnds {
