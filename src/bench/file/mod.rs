@@ -19,14 +19,13 @@ mod read;
 
 pub use read::{default_file_bytes, COLD_SPAN};
 
-use super::Bench;
-use crate::bench::OrOs;
+use super::{Bench, OrOs};
 use crate::error::BenchError;
 use crate::os::file::{self as rf, ThreadIo};
 use crate::os::mem::Mapping;
 use std::fs::File;
 use std::os::fd::AsFd;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The family's benchmarks.
 pub const BENCHES: &[&dyn Bench] = &[
@@ -177,18 +176,18 @@ impl Scratch {
                 (len + HEADROOM) >> 20
             )));
         }
-        let file = rf::unnamed_file(&dir).map_err(|e| {
-            BenchError::os(
-                &format!(
-                    "creating a test file in {} (choose another with --dir)",
-                    dir.display()
-                ),
-                e,
-            )
-        })?;
+        let file = unnamed_in(&dir)?;
         rf::fill(&file, len).or_os("writing the test file")?;
         Ok(Scratch { file, len, dir })
     }
+}
+
+/// An unnamed file in `dir`; the error says how to choose another directory.
+pub(crate) fn unnamed_in(dir: &Path) -> Result<File, BenchError> {
+    rf::unnamed_file(dir).or_os(&format!(
+        "creating a test file in {} (choose another with --dir)",
+        dir.display()
+    ))
 }
 
 /// Read system calls and storage reads of this thread, accumulated by a body between

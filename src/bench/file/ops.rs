@@ -22,7 +22,6 @@ use crate::bench::facts::*;
 use crate::bench::{check, InRun, Kind, OrOs, ParamSpec, Params, Prepared, RunContext};
 use crate::error::BenchError;
 use crate::harness::{Body, Plan};
-use crate::os::file as rf;
 use crate::os::mem::Mapping;
 use crate::os::ops;
 use std::ffi::CString;
@@ -86,15 +85,7 @@ struct Target {
 
 /// Makes an unnamed file of `len` bytes in `dir`.
 fn made(dir: &Path, len: u64) -> Result<File, BenchError> {
-    let f = rf::unnamed_file(dir).map_err(|e| {
-        BenchError::os(
-            &format!(
-                "creating a test file in {} (choose another with --dir)",
-                dir.display()
-            ),
-            e,
-        )
-    })?;
+    let f = crate::bench::file::unnamed_in(dir)?;
     // Zeros by write(2), left in the page cache, as will-it-scale's set-up writes them:
     // a page written back to allocated blocks costs a write over it more (ext4 journals
     // the overwrite), so the file starts as the peer's does.
@@ -664,10 +655,7 @@ mod tests {
         let cx =
             RunContext::new(crate::bench::file::Options::in_dir(scratch.path()), None);
         let switches = |op: Op, share: &str, copies: &str| {
-            let p = Params(vec![
-                ("share", share.to_string()),
-                ("copies", copies.to_string()),
-            ]);
+            let p = crate::bench::testing::kv(&[("share", share), ("copies", copies)]);
             prepare_op(op, &p, &cx).unwrap().plan.expect.switches
         };
         assert!(switches(Op::WriteSeek, "one-file", "2"));

@@ -18,7 +18,6 @@ use crate::bench::{
 };
 use crate::error::BenchError;
 use crate::harness::Body;
-use crate::os::file as rf;
 use crate::os::mem::{page_size, Mapping};
 use crate::os::ops;
 use std::fs::File;
@@ -38,15 +37,7 @@ enum Map {
 /// A sparse unnamed file of `len` bytes in the run's scratch directory.
 fn sparse(cx: &RunContext, len: u64) -> Result<File, BenchError> {
     let dir = cx.scratch_dir();
-    let f = rf::unnamed_file(&dir).map_err(|e| {
-        BenchError::os(
-            &format!(
-                "creating a test file in {} (choose another with --dir)",
-                dir.display()
-            ),
-            e,
-        )
-    })?;
+    let f = crate::bench::file::unnamed_in(&dir)?;
     check(ops::ftruncate(f.as_fd(), len) as i64, "ftruncate")?;
     Ok(f)
 }

@@ -365,6 +365,7 @@ pub const EVENTFD: InRun = InRun {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bench::testing::kv;
 
     /// Thread copies of one mutex wait for it in the kernel, and those waits are the
     /// operation: their batches keep their switches. Alone, as processes, or each with
@@ -372,18 +373,13 @@ mod tests {
     #[test]
     fn only_contended_mutex_batches_keep_their_switches() {
         let switches = |copies: &str, how: &str, share: &str| {
-            let p = Params(
-                [
-                    ("share", share),
-                    ("update", "none"),
-                    ("process", "single-threaded"),
-                    ("copies", copies),
-                    ("copies_as", how),
-                ]
-                .iter()
-                .map(|(k, v)| (*k, v.to_string()))
-                .collect(),
-            );
+            let p = kv(&[
+                ("share", share),
+                ("update", "none"),
+                ("process", "single-threaded"),
+                ("copies", copies),
+                ("copies_as", how),
+            ]);
             prepare_mutex(&p).unwrap().plan.expect.switches
         };
         assert!(switches("2", "thread", "one-mutex"));
@@ -397,16 +393,11 @@ mod tests {
     #[test]
     fn pi_lock_batches_that_wait_keep_their_switches() {
         let switches = |threads: &str, hold: &str| {
-            let p = Params(
-                [
-                    ("threads", threads),
-                    ("hold_us", hold),
-                    ("placement", "same-cpu"),
-                ]
-                .iter()
-                .map(|(k, v)| (*k, v.to_string()))
-                .collect(),
-            );
+            let p = kv(&[
+                ("threads", threads),
+                ("hold_us", hold),
+                ("placement", "same-cpu"),
+            ]);
             let prepared = (futex::LOCK_PI.prepare)(&p).unwrap();
             prepared.plan.expect.switches
         };
