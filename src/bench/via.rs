@@ -428,9 +428,8 @@ mod tests {
     /// the parameter values that change it.
     #[test]
     fn entry_follows_via_then_the_fixed_path() {
-        let e = |name, pairs: &[(&'static str, &str)]| match crate::bench::find(name) {
-            Some(b) => entry(b, &kv(pairs)),
-            None => None,
+        let e = |name, pairs: &[(&'static str, &str)]| {
+            crate::bench::find(name).and_then(|b| entry(b, &kv(pairs)))
         };
         assert_eq!(e("syscall.getpid", &[("via", "raw")]), Some(EntryPath::Raw));
         assert_eq!(

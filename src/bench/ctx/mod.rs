@@ -87,11 +87,7 @@ pub fn other_cpu(home: usize) -> Option<usize> {
 /// the other task's CPUs.
 pub fn place_pinned(placement: &str) -> Result<(Option<Pin>, Vec<usize>), BenchError> {
     let (mine, other) = place(placement)?;
-    let pin = match mine {
-        Some(c) => Some(Pin::to(c).or_os("pin")?),
-        None => None,
-    };
-    Ok((pin, other))
+    Ok((mine.map(Pin::to).transpose().or_os("pin")?, other))
 }
 
 /// The CPUs of a two-task `placement`: the measuring thread's CPU (None: left

@@ -281,10 +281,10 @@ fn prepare(p: &Params, mode: Mode) -> Result<Prepared, BenchError> {
     };
     // The lock first: nothing below may race another body's signals or ITIMER_REAL.
     let signals = signo.map(|_| task::signals_lock());
-    let handler = match signo {
-        Some(sig) => Some(Handler::counting(sig).map_err(os("sigaction"))?),
-        None => None,
-    };
+    let handler = signo
+        .map(Handler::counting)
+        .transpose()
+        .map_err(os("sigaction"))?;
     let saved = match api {
         Api::Itimer | Api::Alarm => Some((
             svc::getitimer_real().map_err(os("getitimer"))?,

@@ -330,10 +330,7 @@ fn prepare(p: &Params) -> Result<Prepared, BenchError> {
     let master_mask = SigSet::current()
         .without(libc::SIGUSR2)
         .without(libc::SIGCHLD);
-    let pin = match master_cpus {
-        Some(c) => Some(Pin::to(c).or_os("pin")?),
-        None => None,
-    };
+    let pin = master_cpus.map(Pin::to).transpose().or_os("pin")?;
     let ends = SlaveEnds {
         mech,
         vector,
