@@ -2,13 +2,13 @@
 //! overhead the harness subtracts from every other benchmark.
 
 use super::facts::*;
-use super::{Bench, Params, Prepared};
+use super::{Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::{Body, EmptyLoop, Plan};
 use std::hint::black_box;
 
 /// The family's benchmarks.
-pub const BENCHES: &[&dyn super::Bench] = &[&EmptyCall, &LoopOverhead];
+pub const BENCHES: &[&dyn super::Bench] = &[&EMPTY_CALL, &LOOP_OVERHEAD];
 
 /// An empty function the compiler may not inline or remove.
 #[inline(never)]
@@ -31,51 +31,32 @@ impl Body for CallLoop {
 }
 
 /// `call.empty`.
-pub struct EmptyCall;
-
-impl Bench for EmptyCall {
-    fn name(&self) -> &'static str {
-        "call.empty"
-    }
-    fn about(&self) -> &'static str {
-        "call and return of an empty function that is not inlined"
-    }
-    fn origin(&self) -> &'static str {
-        "perez1976 Fig. 6 (subroutine overhead)"
-    }
-    fn facts(&self) -> Facts {
-        Facts {
-            enters: Enters::Not("a function call"),
-            seccomp: false,
-            ..USER
-        }
-    }
-    fn prepare(&self, _: &Params, _: &super::RunContext) -> Result<Prepared, BenchError> {
-        Ok(Prepared::new(Box::new(CallLoop)))
-    }
-}
+pub const EMPTY_CALL: Simple = Simple {
+    name: "call.empty",
+    about: "call and return of an empty function that is not inlined",
+    origin: "perez1976 Fig. 6 (subroutine overhead)",
+    params: &[],
+    facts: Facts {
+        enters: Enters::Not("a function call"),
+        seccomp: false,
+        ..USER
+    },
+    prepare: |_| Ok(Prepared::new(Box::new(CallLoop))),
+};
 
 /// `call.loop`.
-pub struct LoopOverhead;
-
-impl Bench for LoopOverhead {
-    fn name(&self) -> &'static str {
-        "call.loop"
-    }
-    fn about(&self) -> &'static str {
-        "one iteration of the harness's empty loop, clock reads included (not subtracted)"
-    }
-    fn origin(&self) -> &'static str {
-        "perez1976 (trace calibration); 1999 §3 (timer overhead)"
-    }
-    fn facts(&self) -> Facts {
-        Facts {
-            enters: Enters::Not("the loop alone"),
-            seccomp: false,
-            ..USER
-        }
-    }
-    fn prepare(&self, _: &Params, _: &super::RunContext) -> Result<Prepared, BenchError> {
+pub const LOOP_OVERHEAD: Simple = Simple {
+    name: "call.loop",
+    about:
+        "one iteration of the harness's empty loop, clock reads included (not subtracted)",
+    origin: "perez1976 (trace calibration); 1999 §3 (timer overhead)",
+    params: &[],
+    facts: Facts {
+        enters: Enters::Not("the loop alone"),
+        seccomp: false,
+        ..USER
+    },
+    prepare: |_| {
         let plan = Plan {
             keep_overhead: true,
             ..Plan::default()
@@ -83,5 +64,5 @@ impl Bench for LoopOverhead {
         Ok(Prepared::new(Box::new(EmptyLoop))
             .plan(plan)
             .op("iteration"))
-    }
-}
+    },
+};

@@ -33,68 +33,58 @@ pub struct ClockEntry {
     pub kind: ClockKind,
 }
 
+/// A row of the clock table.
+const fn clock(bench: &'static str, label: &'static str, kind: ClockKind) -> ClockEntry {
+    ClockEntry { bench, label, kind }
+}
+
+/// A row of the clock table for a POSIX clock.
+const fn posix(
+    bench: &'static str,
+    label: &'static str,
+    id: libc::clockid_t,
+) -> ClockEntry {
+    clock(bench, label, ClockKind::Posix(id))
+}
+
 /// Every clock, in survey order.
 pub const CLOCKS: &[ClockEntry] = &[
-    ClockEntry {
-        bench: "clock.tsc",
-        label: "rdtsc",
-        kind: ClockKind::Rdtsc,
-    },
-    ClockEntry {
-        bench: "clock.rdtscp",
-        label: "rdtscp",
-        kind: ClockKind::Rdtscp,
-    },
-    ClockEntry {
-        bench: "clock.monotonic",
-        label: "CLOCK_MONOTONIC",
-        kind: ClockKind::Posix(libc::CLOCK_MONOTONIC),
-    },
-    ClockEntry {
-        bench: "clock.monotonic_raw",
-        label: "CLOCK_MONOTONIC_RAW",
-        kind: ClockKind::Posix(libc::CLOCK_MONOTONIC_RAW),
-    },
-    ClockEntry {
-        bench: "clock.monotonic_coarse",
-        label: "CLOCK_MONOTONIC_COARSE",
-        kind: ClockKind::Posix(libc::CLOCK_MONOTONIC_COARSE),
-    },
-    ClockEntry {
-        bench: "clock.realtime",
-        label: "CLOCK_REALTIME",
-        kind: ClockKind::Posix(libc::CLOCK_REALTIME),
-    },
-    ClockEntry {
-        bench: "clock.realtime_coarse",
-        label: "CLOCK_REALTIME_COARSE",
-        kind: ClockKind::Posix(libc::CLOCK_REALTIME_COARSE),
-    },
-    ClockEntry {
-        bench: "clock.boottime",
-        label: "CLOCK_BOOTTIME",
-        kind: ClockKind::Posix(libc::CLOCK_BOOTTIME),
-    },
-    ClockEntry {
-        bench: "clock.process_cputime",
-        label: "CLOCK_PROCESS_CPUTIME_ID",
-        kind: ClockKind::Posix(libc::CLOCK_PROCESS_CPUTIME_ID),
-    },
-    ClockEntry {
-        bench: "clock.thread_cputime",
-        label: "CLOCK_THREAD_CPUTIME_ID",
-        kind: ClockKind::Posix(libc::CLOCK_THREAD_CPUTIME_ID),
-    },
-    ClockEntry {
-        bench: "clock.gettimeofday",
-        label: "gettimeofday",
-        kind: ClockKind::Gettimeofday,
-    },
-    ClockEntry {
-        bench: "clock.time",
-        label: "time",
-        kind: ClockKind::Time,
-    },
+    clock("clock.tsc", "rdtsc", ClockKind::Rdtsc),
+    clock("clock.rdtscp", "rdtscp", ClockKind::Rdtscp),
+    posix("clock.monotonic", "CLOCK_MONOTONIC", libc::CLOCK_MONOTONIC),
+    posix(
+        "clock.monotonic_raw",
+        "CLOCK_MONOTONIC_RAW",
+        libc::CLOCK_MONOTONIC_RAW,
+    ),
+    posix(
+        "clock.monotonic_coarse",
+        "CLOCK_MONOTONIC_COARSE",
+        libc::CLOCK_MONOTONIC_COARSE,
+    ),
+    posix("clock.realtime", "CLOCK_REALTIME", libc::CLOCK_REALTIME),
+    posix(
+        "clock.realtime_coarse",
+        "CLOCK_REALTIME_COARSE",
+        libc::CLOCK_REALTIME_COARSE,
+    ),
+    posix("clock.boottime", "CLOCK_BOOTTIME", libc::CLOCK_BOOTTIME),
+    posix(
+        "clock.process_cputime",
+        "CLOCK_PROCESS_CPUTIME_ID",
+        libc::CLOCK_PROCESS_CPUTIME_ID,
+    ),
+    posix(
+        "clock.thread_cputime",
+        "CLOCK_THREAD_CPUTIME_ID",
+        libc::CLOCK_THREAD_CPUTIME_ID,
+    ),
+    clock(
+        "clock.gettimeofday",
+        "gettimeofday",
+        ClockKind::Gettimeofday,
+    ),
+    clock("clock.time", "time", ClockKind::Time),
 ];
 
 impl ClockKind {

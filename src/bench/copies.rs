@@ -151,16 +151,7 @@ fn expand_copies(b: &dyn Bench, args: &[ParamArg]) -> Result<Vec<Params>, UsageE
         )));
     }
     let extra = params::expand(b.name(), &SPECS, args)?;
-    Ok(base
-        .iter()
-        .flat_map(|p| {
-            extra.iter().map(move |e| {
-                let mut q = p.clone();
-                q.0.extend(e.0.iter().cloned());
-                q
-            })
-        })
-        .collect())
+    Ok(params::product(&base, &extra))
 }
 
 #[cfg(test)]

@@ -398,8 +398,7 @@ mod tests {
     #[test]
     fn each_benchmark_has_the_kind_of_work_it_does() {
         let kind = |name: &str, kv: &[(&'static str, &str)]| {
-            let p = Params(kv.iter().map(|(k, v)| (*k, v.to_string())).collect());
-            work_kind(bench::find(name).unwrap(), &p)
+            work_kind(bench::find(name).unwrap(), &bench::testing::kv(kv))
         };
         assert_eq!(kind("syscall.getpid", &[]), WorkKind::Syscall);
         assert_eq!(kind("call.empty", &[]), WorkKind::User);

@@ -25,6 +25,8 @@ pub mod signal;
 pub mod svc;
 pub mod sync;
 pub mod syscall;
+#[cfg(test)]
+pub(crate) mod testing;
 pub mod trace;
 pub mod via;
 
@@ -34,7 +36,7 @@ pub use params::{Kind, ParamArg, ParamSpec, Params};
 
 use crate::error::BenchError;
 pub use crate::harness::Loop;
-use crate::harness::{Body, Harness, Measurement, Plan};
+use crate::harness::{Body, Expect, Harness, Measurement, Plan};
 use serde::{Deserialize, Serialize};
 
 /// A step run after the measurement, once the body has been dropped: it derives facts
@@ -100,6 +102,62 @@ impl Prepared {
     pub fn after(mut self, after: After) -> Prepared {
         self.after = Some(after);
         self
+    }
+}
+
+/// An OS call's result, its error named the way [`BenchError::os`] names it.
+pub trait OrOs<T> {
+    /// The value, or `BenchError::os(what, e)` for the error `e`.
+    fn or_os(self, what: &str) -> Result<T, BenchError>;
+}
+
+impl<T> OrOs<T> for std::io::Result<T> {
+    fn or_os(self, what: &str) -> Result<T, BenchError> {
+        self.map_err(|e| BenchError::os(what, e))
+    }
+}
+
+/// A plan whose operation itself moves the counters `Expect` names: it blocks
+/// (`switches`), faults pages (`faults`), shares its CPU with the tasks it involves
+/// (`preemption`).
+pub const fn expecting(switches: bool, faults: bool, preemption: bool) -> Plan {
+    Plan {
+        expect: Expect {
+            switches,
+            faults,
+            preemption,
+        },
+        keep_overhead: false,
+        fixed_batch: None,
+        per_iter: 0,
+        max_batch: None,
+    }
+}
+
+/// The plan of an operation that blocks, handing the CPU to another task: its voluntary
+/// switches are part of it, and its involuntary ones where `preemption` (on one CPU the
+/// woken task preempts the waker).
+pub const fn blocking(preemption: bool) -> Plan {
+    expecting(true, false, preemption)
+}
+
+/// The plan of an operation whose voluntary switches are part of it where `switches`.
+pub const fn switching(switches: bool) -> Plan {
+    expecting(switches, false, false)
+}
+
+/// The plan of an operation whose page faults are part of it where `faults`.
+pub const fn faulting(faults: bool) -> Plan {
+    expecting(false, faults, false)
+}
+
+/// The plan of a body that goes once through a region of `size` bytes per batch,
+/// faulting its pages of `page` bytes: one batch of one pass, per page.
+pub const fn per_page(size: usize, page: usize) -> Plan {
+    Plan {
+        fixed_batch: Some(1),
+        per_iter: (size / page) as u64,
+        ..faulting(true)
     }
 }
 
@@ -330,8 +388,7 @@ impl Fact {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::harness::clock::Monotonic;
-    use crate::harness::{EmptyLoop, Harness, Profile, Settings};
+    use crate::harness::EmptyLoop;
 
     #[test]
     fn a_name_one_letter_off_is_suggested() {
@@ -472,8 +529,7 @@ mod tests {
     }
 
     fn runs_in_the_smoke_profile(benches: Vec<&'static dyn Bench>) {
-        let clock = Monotonic;
-        let h = Harness::new(&clock, Settings::new(Profile::SMOKE, 25.0));
+        let h = testing::harness();
         let cx = RunContext::default();
         for b in benches {
             for p in params::expand(b.name(), b.params(), &[]).unwrap() {

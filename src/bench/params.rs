@@ -192,6 +192,19 @@ impl Params {
     }
 }
 
+/// Each instance of `base` extended by each of `extra`, in that order.
+pub fn product(base: &[Params], extra: &[Params]) -> Vec<Params> {
+    base.iter()
+        .flat_map(|p| {
+            extra.iter().map(move |e| {
+                let mut q = p.clone();
+                q.0.extend(e.0.iter().cloned());
+                q
+            })
+        })
+        .collect()
+}
+
 /// Expands a benchmark's parameters into every combination (the cartesian product of
 /// each parameter's values: the user's, or else its default sweep).
 pub fn expand(

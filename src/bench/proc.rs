@@ -28,9 +28,9 @@ pub mod rss;
 use crate::bench::facts::Figure::{Exec, Fork};
 use crate::bench::facts::*;
 use crate::bench::Fact;
-use crate::bench::{body, Bench, Params, Prepared, Simple};
+use crate::bench::{body, Bench, OrOs, Params, Prepared, Simple};
 use crate::error::BenchError;
-use crate::harness::{Expect, Harness, Measurement, Plan};
+use crate::harness::{Harness, Measurement, Plan};
 use crate::os::spawn::{self, ExitStatus, PreparedExec};
 use crate::stats::percentile_sorted;
 use rss::{Ballast, Footprint, RSS};
@@ -49,14 +49,7 @@ pub const HELPER_ENV: &str = "SYSCOST_HELPER";
 /// on our CPU.
 const ONE_BY_ONE: Plan = Plan {
     fixed_batch: Some(1),
-    expect: Expect {
-        switches: true,
-        faults: true,
-        preemption: true,
-    },
-    keep_overhead: false,
-    per_iter: 0,
-    max_batch: None,
+    ..crate::bench::expecting(true, true, true)
 };
 
 /// `proc.fork`.
@@ -171,7 +164,7 @@ pub const THREAD: Simple = Simple {
     params: &[RSS],
     prepare: |p| {
         let (held, size) = ballast(p)?;
-        spawn::thread_create_join().map_err(|e| BenchError::os("pthread_create", e))?;
+        spawn::thread_create_join().or_os("pthread_create")?;
         Ok(Prepared::new(body(move || {
             held.keep();
             spawn::thread_create_join()
@@ -212,8 +205,7 @@ fn helper() -> Result<PreparedExec, BenchError> {
     let path = match std::env::var_os(HELPER_ENV) {
         Some(p) if !p.is_empty() => PathBuf::from(p),
         _ => {
-            let exe = std::env::current_exe()
-                .map_err(|e| BenchError::os("finding the current executable", e))?;
+            let exe = std::env::current_exe().or_os("finding the current executable")?;
             // A unit test's harness is not syscost; syscost under any file name is.
             if cfg!(test) {
                 return Err(BenchError::Skip(format!(
@@ -225,8 +217,7 @@ fn helper() -> Result<PreparedExec, BenchError> {
             exe
         }
     };
-    PreparedExec::helper(&path)
-        .map_err(|e| BenchError::os(&format!("helper {}", path.display()), e))
+    PreparedExec::helper(&path).or_os(&format!("helper {}", path.display()))
 }
 
 /// Runs the helper once untimed, so a wrong path fails with a clear message.
@@ -309,39 +300,20 @@ fn distribution(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::harness::clock::Monotonic;
-    use crate::harness::{EmptyLoop, Profile, Settings};
+    use crate::bench::testing::{self, fact as value, params_with};
 
     fn run(b: &dyn Bench) -> Option<Vec<Fact>> {
         run_with(b, &[])
     }
 
     fn run_with(b: &dyn Bench, args: &[&str]) -> Option<Vec<Fact>> {
-        let clock = Monotonic;
-        let h = Harness::new(&clock, Settings::new(Profile::SMOKE, 25.0));
-        let args: Vec<_> = args.iter().map(|a| a.parse().unwrap()).collect();
-        let p = crate::bench::params::expand(b.name(), b.params(), &args)
-            .unwrap()
-            .remove(0);
-        let mut prep = match b.prepare(&p, &crate::bench::RunContext::default()) {
-            Ok(prep) => prep,
-            Err(BenchError::Skip(why)) => {
-                eprintln!("{}: skipped: {why}", b.name());
-                return None;
-            }
-            Err(e) => panic!("{}: {e}", b.name()),
-        };
+        let cx = crate::bench::RunContext::default();
+        let prep = testing::prepare(b, &params_with(b, args), &cx).ok()?;
         assert_eq!(prep.plan.fixed_batch, Some(1));
-        let m = h
-            .measure(prep.body.as_mut(), &mut EmptyLoop, prep.plan)
-            .unwrap();
+        assert!(prep.after.is_some(), "an after step");
+        let (m, facts) = testing::measure(prep);
         assert!(m.samples.iter().all(|s| s.ticks > 0));
-        drop(prep.body);
-        Some((prep.after.expect("an after step"))(&h, &m).unwrap())
-    }
-
-    fn value(facts: &[Fact], name: &str) -> f64 {
-        facts.iter().find(|f| f.name == name).expect(name).value
+        Some(facts)
     }
 
     #[test]
@@ -370,11 +342,8 @@ mod tests {
         const KIB: i64 = 48 << 10;
         let near = |grew: i64| (grew - KIB).abs() < 16 << 10;
         let rss = || Footprint::now().unwrap().rss_kib as i64;
-        let args = ["rss=48m".parse().unwrap()];
         for b in [&FORK, &VFORK, &THREAD] {
-            let p = crate::bench::params::expand(b.name, b.params, &args)
-                .unwrap()
-                .remove(0);
+            let p = params_with(b, &["rss=48m"]);
             assert_eq!(p.label(), "rss=50331648");
             let before = rss();
             let prep = b.prepare(&p, &crate::bench::RunContext::default()).unwrap();
@@ -399,10 +368,9 @@ mod tests {
         // with a reason that says how to fix it.
         if std::env::var_os(HELPER_ENV).is_none() {
             for b in [&EXEC, &SPAWN] {
-                let p = crate::bench::params::expand(b.name, b.params, &[])
-                    .unwrap()
-                    .remove(0);
-                match b.prepare(&p, &crate::bench::RunContext::default()) {
+                match b
+                    .prepare(&params_with(b, &[]), &crate::bench::RunContext::default())
+                {
                     Err(BenchError::Skip(why)) => {
                         assert!(why.contains(HELPER_ENV), "{why}")
                     }

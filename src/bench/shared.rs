@@ -16,8 +16,9 @@
 use super::via::{self, check_raw, Via};
 use super::{check, InRun, Kind, ParamSpec, Params, Prepared, RunContext};
 use crate::bench::facts::*;
+use crate::bench::OrOs;
 use crate::error::BenchError;
-use crate::harness::{Body, Expect, Plan};
+use crate::harness::Body;
 use crate::os::mem::{page_size, Mapping};
 use crate::os::{raw, sys, task};
 use rustix::fs::{Mode, OFlags};
@@ -269,7 +270,7 @@ fn prepare_fault_shm(p: &Params, cx: &RunContext) -> Result<Prepared, BenchError
     }
     // Its pages in memory before the first sample: the faults map them, not fill them.
     let m = Mapping::file_shared_rw(file.as_fd(), size, offset)
-        .map_err(|e| BenchError::os("mmap of the shared file", e))?;
+        .or_os("mmap of the shared file")?;
     m.touch_write(page);
     drop(m);
     let body = ShmFault {
@@ -281,15 +282,7 @@ fn prepare_fault_shm(p: &Params, cx: &RunContext) -> Result<Prepared, BenchError
         unmap_timed: p.get("unmap") == "timed",
         _place: place,
     };
-    let plan = Plan {
-        expect: Expect {
-            faults: true,
-            ..Expect::default()
-        },
-        fixed_batch: Some(1),
-        per_iter: (size / page) as u64,
-        ..Plan::default()
-    };
+    let plan = crate::bench::per_page(size, page);
     Ok(Prepared::new(Box::new(body)).op("page").plan(plan))
 }
 
@@ -343,9 +336,7 @@ fn prepare_pipe_self(p: &Params, cx: &RunContext) -> Result<Prepared, BenchError
         let fd =
             rustix::fs::open(&place.path, OFlags::RDWR | OFlags::CLOEXEC, Mode::empty())
                 .map_err(|e| BenchError::os("open of the FIFO", e.into()))?;
-        let w = fd
-            .try_clone()
-            .map_err(|e| BenchError::os("dup of the FIFO", e))?;
+        let w = fd.try_clone().or_os("dup of the FIFO")?;
         (fd, w)
     } else {
         rustix::pipe::pipe().map_err(|e| BenchError::os("pipe", e.into()))?
@@ -377,16 +368,15 @@ fn prepare_pipe_self(p: &Params, cx: &RunContext) -> Result<Prepared, BenchError
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bench::testing::{harness, median};
     use crate::bench::{params, Bench};
-    use crate::harness::clock::Monotonic;
-    use crate::harness::{EmptyLoop, Harness, Profile, Settings};
+    use crate::harness::EmptyLoop;
 
     /// Each variant runs alone and as copy 1 of 2 in a shared directory, and the
     /// shared names are the same for two copies while the private ones differ.
     #[test]
     fn shared_and_private_variants_run_and_name_their_objects() {
-        let clock = Monotonic;
-        let h = Harness::new(&clock, Settings::new(Profile::SMOKE, 25.0));
+        let h = harness();
         let dir = tempfile::tempdir().unwrap();
         let cx1 = |i| {
             RunContext::for_copy(
@@ -403,7 +393,7 @@ mod tests {
                     let m = h
                         .measure(prep.body.as_mut(), &mut EmptyLoop, prep.plan)
                         .unwrap();
-                    let med = m.analysis.headline().unwrap().median;
+                    let med = median(&m);
                     assert!(med > 0.0 && med < 1e7, "{} {med}", b.name());
                 }
             }
@@ -419,8 +409,7 @@ mod tests {
     /// file-per-copy one each, and nothing is left in the directory.
     #[test]
     fn fault_shm_in_the_scratch_directory_shares_its_file_and_leaves_nothing() {
-        let clock = Monotonic;
-        let h = Harness::new(&clock, Settings::new(Profile::SMOKE, 25.0));
+        let h = harness();
         let scratch = tempfile::tempdir().unwrap();
         let files = || crate::bench::file::Options::in_dir(scratch.path());
         let args = ["dir=scratch", "size=256k", "unmap=untimed,timed"]
@@ -439,7 +428,7 @@ mod tests {
                 let m = h
                     .measure(prep.body.as_mut(), &mut EmptyLoop, prep.plan)
                     .unwrap();
-                let med = m.analysis.headline().unwrap().median;
+                let med = median(&m);
                 assert!(med > 0.0 && med < 1e7, "{med}");
             }
         }

@@ -2,16 +2,13 @@
 //! used as the correction for every interval (its Fig. 2).
 
 use super::facts::*;
-use super::{Bench, Params, Prepared};
+use super::{Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::Body;
 use syscost_trace::recorder;
 
 /// The family's benchmarks.
-pub const BENCHES: &[&dyn super::Bench] = &[&Event];
-
-/// `trace.event`.
-pub struct Event;
+pub const BENCHES: &[&dyn super::Bench] = &[&EVENT];
 
 /// An open trace whose events go to /dev/null, closed when dropped.
 struct Recording {
@@ -104,25 +101,20 @@ impl Body for EventLoop {
     }
 }
 
-impl Bench for Event {
-    fn name(&self) -> &'static str {
-        "trace.event"
-    }
-    fn about(&self) -> &'static str {
+/// `trace.event`.
+pub const EVENT: Simple = Simple {
+    name: "trace.event",
+    about:
         "one time-stamped user event (CLOCK_MONOTONIC_RAW, CPU, id, argument) recorded \
-         into the thread's ring by syscost-trace, the writer draining to /dev/null"
-    }
-    fn origin(&self) -> &'static str {
-        "perez1976 Fig. 2 (the event call, the trace's correction factor)"
-    }
-    fn facts(&self) -> Facts {
-        Facts {
-            enters: Enters::Not("a store into a ring in memory"),
-            serial: Some("it records the kernel's events for the whole machine"),
-            ..USER
-        }
-    }
-    fn prepare(&self, _: &Params, _: &super::RunContext) -> Result<Prepared, BenchError> {
+            into the thread's ring by syscost-trace, the writer draining to /dev/null",
+    origin: "perez1976 Fig. 2 (the event call, the trace's correction factor)",
+    params: &[],
+    facts: Facts {
+        enters: Enters::Not("a store into a ring in memory"),
+        serial: Some("it records the kernel's events for the whole machine"),
+        ..USER
+    },
+    prepare: |_| {
         let trace = Recording::open()?;
         // The thread's first event makes its ring (a lock and an allocation): untimed.
         syscost_trace::record(1, 0);
@@ -133,5 +125,5 @@ impl Bench for Event {
         Ok(Prepared::new(Box::new(EventLoop { _trace: trace }))
             .op("event")
             .plan(plan))
-    }
-}
+    },
+};

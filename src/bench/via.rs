@@ -275,6 +275,7 @@ pub fn fixed_line(b: &dyn Bench) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bench::testing::kv;
     use crate::bench::{catalogue, params};
     use crate::os::raw;
 
@@ -322,8 +323,7 @@ mod tests {
     #[test]
     fn user_space_instances_are_those_that_never_enter_the_kernel() {
         let at = |bench: &str, pairs: &[(&'static str, &str)]| {
-            let p = Params(pairs.iter().map(|(k, v)| (*k, v.to_string())).collect());
-            stays_in_user_space(crate::bench::find(bench).unwrap(), &p)
+            stays_in_user_space(crate::bench::find(bench).unwrap(), &kv(pairs))
         };
         assert!(at("call.empty", &[]));
         assert!(at("clock.monotonic", &[]));
@@ -348,8 +348,7 @@ mod tests {
     #[test]
     fn instances_that_leave_a_cpu_idle_are_cross_cpu_sleeps_and_held_pi_locks() {
         let at = |bench: &str, pairs: &[(&'static str, &str)]| {
-            let p = Params(pairs.iter().map(|(k, v)| (*k, v.to_string())).collect());
-            leaves_cpus_idle(crate::bench::find(bench).unwrap(), &p)
+            leaves_cpus_idle(crate::bench::find(bench).unwrap(), &kv(pairs))
         };
         assert!(at("ctx.pingpong", &[("placement", "cross-cpu")]));
         assert!(at("ctx.messaging", &[("placement", "free")]));
@@ -429,12 +428,8 @@ mod tests {
     /// the parameter values that change it.
     #[test]
     fn entry_follows_via_then_the_fixed_path() {
-        let p = |kv: &[(&'static str, &str)]| {
-            Params(kv.iter().map(|(k, v)| (*k, v.to_string())).collect())
-        };
-        let e = |name, kv: &[(&'static str, &str)]| match crate::bench::find(name) {
-            Some(b) => entry(b, &p(kv)),
-            None => None,
+        let e = |name, pairs: &[(&'static str, &str)]| {
+            crate::bench::find(name).and_then(|b| entry(b, &kv(pairs)))
         };
         assert_eq!(e("syscall.getpid", &[("via", "raw")]), Some(EntryPath::Raw));
         assert_eq!(

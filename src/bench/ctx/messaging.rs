@@ -9,9 +9,9 @@
 //! done. They are stopped and joined, their descriptors closed, with the body.
 
 use crate::bench::facts::*;
-use crate::bench::{Kind, ParamSpec, Params, Prepared, Simple};
+use crate::bench::{Kind, OrOs, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
-use crate::harness::{Body, Expect, Plan};
+use crate::harness::Body;
 use crate::os::peers::{futex_wait, futex_wake};
 use crate::os::task;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
@@ -111,9 +111,9 @@ fn write_all(fd: RawFd, buf: &[u8]) -> bool {
 
 fn channel(pipe: bool) -> Result<(OwnedFd, OwnedFd), BenchError> {
     if pipe {
-        task::pipe().map_err(|e| BenchError::os("pipe", e))
+        task::pipe().or_os("pipe")
     } else {
-        task::socketpair().map_err(|e| BenchError::os("socketpair", e))
+        task::socketpair().or_os("socketpair")
     }
 }
 
@@ -180,17 +180,9 @@ fn prepare(p: &Params) -> Result<Prepared, BenchError> {
             })?);
         }
     }
-    let plan = Plan {
-        expect: Expect {
-            switches: true,
-            faults: false,
-            preemption: true,
-        },
-        ..Plan::default()
-    };
     Ok(Prepared::new(Box::new(b))
         .op("round of groups×fds×fds messages")
-        .plan(plan))
+        .plan(crate::bench::blocking(true)))
 }
 
 fn spawn(
@@ -201,7 +193,7 @@ fn spawn(
         .name(name.into())
         .stack_size(64 << 10)
         .spawn(f)
-        .map_err(|e| BenchError::os("spawn a messaging thread", e))
+        .or_os("spawn a messaging thread")
 }
 
 impl Body for Messaging {

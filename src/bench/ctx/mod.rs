@@ -9,7 +9,7 @@ pub mod messaging;
 pub mod pingpong;
 pub mod ring;
 
-use crate::bench::{Bench, Kind, ParamSpec};
+use crate::bench::{Bench, Kind, OrOs, ParamSpec};
 use crate::error::BenchError;
 use crate::os::affinity::{self, Pin};
 
@@ -52,8 +52,7 @@ pub const fn placement_among(
 /// pinned to one (`--cpu`), else the one this process was told to measure on
 /// ([`choose_home`]), else the first CPU this process may use.
 pub fn home_cpu() -> Result<usize, BenchError> {
-    let now =
-        affinity::allowed_cpus().map_err(|e| BenchError::os("sched_getaffinity", e))?;
+    let now = affinity::allowed_cpus().or_os("sched_getaffinity")?;
     let chosen = CHOSEN.load(std::sync::atomic::Ordering::Relaxed);
     home_among(&now, &affinity::process_cpus(), chosen)
         .ok_or_else(|| BenchError::Failed("this process may use no CPU".into()))
@@ -88,11 +87,7 @@ pub fn other_cpu(home: usize) -> Option<usize> {
 /// the other task's CPUs.
 pub fn place_pinned(placement: &str) -> Result<(Option<Pin>, Vec<usize>), BenchError> {
     let (mine, other) = place(placement)?;
-    let pin = match mine {
-        Some(c) => Some(Pin::to(c).map_err(|e| BenchError::os("pin", e))?),
-        None => None,
-    };
-    Ok((pin, other))
+    Ok((mine.map(Pin::to).transpose().or_os("pin")?, other))
 }
 
 /// The CPUs of a two-task `placement`: the measuring thread's CPU (None: left

@@ -11,7 +11,7 @@
 //! harness size the batch, at most 1000 files in one directory.
 
 use crate::bench::facts::*;
-use crate::bench::{Kind, ParamSpec, Params, Prepared, RunContext};
+use crate::bench::{Kind, OrOs, ParamSpec, Params, Prepared, RunContext};
 use crate::error::BenchError;
 use crate::harness::{Body, Plan};
 use crate::os::peers;
@@ -83,7 +83,7 @@ fn prepare(p: &Params, cx: &RunContext, delete: bool) -> Result<Prepared, BenchE
     let dir = tempfile::Builder::new()
         .prefix("syscost-fs-")
         .tempdir_in(cx.scratch_dir())
-        .map_err(|e| BenchError::os("make a directory in the scratch directory", e))?;
+        .or_os("make a directory in the scratch directory")?;
     let fs = Fs {
         dir,
         data: vec![0x5a; p.int("size") as usize],
@@ -202,30 +202,26 @@ impl Drop for Fs {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::{params, Bench};
-    use crate::harness::clock::Monotonic;
-    use crate::harness::{EmptyLoop, Harness, Profile, Settings};
+    use crate::bench::testing::{harness, median, params_with};
+    use crate::bench::Bench;
+    use crate::harness::EmptyLoop;
 
     /// `files=N` times passes of N files in directories of 100, and the body's
     /// directory goes with it, whatever is left in it.
     #[test]
     fn a_pass_of_lat_fs_files_runs_and_leaves_nothing() {
-        let clock = Monotonic;
-        let h = Harness::new(&clock, Settings::new(Profile::SMOKE, 25.0));
+        let h = harness();
         let scratch = tempfile::tempdir().unwrap();
         let cx =
             RunContext::new(crate::bench::file::Options::in_dir(scratch.path()), None);
-        let args = ["size=0", "files=250"].map(|a| a.parse().unwrap());
         for b in [&CREATE as &dyn Bench, &DELETE] {
-            let p = params::expand(b.name(), b.params(), &args)
-                .unwrap()
-                .remove(0);
+            let p = params_with(b, &["size=0", "files=250"]);
             let mut prep = b.prepare(&p, &cx).unwrap();
             assert_eq!(prep.plan.fixed_batch, Some(250));
             let m = h
                 .measure(prep.body.as_mut(), &mut EmptyLoop, prep.plan)
                 .unwrap();
-            let med = m.analysis.headline().unwrap().median;
+            let med = median(&m);
             assert!(med > 0.0 && med < 1e7, "{} {med}", b.name());
             let body = std::fs::read_dir(scratch.path()).unwrap().next().unwrap();
             let dirs = std::fs::read_dir(body.unwrap().path()).unwrap().count();

@@ -19,13 +19,13 @@ mod read;
 
 pub use read::{default_file_bytes, COLD_SPAN};
 
-use super::Bench;
+use super::{Bench, OrOs};
 use crate::error::BenchError;
 use crate::os::file::{self as rf, ThreadIo};
 use crate::os::mem::Mapping;
 use std::fs::File;
 use std::os::fd::AsFd;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The family's benchmarks.
 pub const BENCHES: &[&dyn Bench] = &[
@@ -90,7 +90,7 @@ impl Scratch {
     /// A shared read-only mapping of the whole file, for `mincore`.
     pub fn map(&self) -> Result<Mapping, BenchError> {
         Mapping::file(self.file.as_fd(), self.len as usize, true)
-            .map_err(|e| BenchError::os("mmap of the scratch file", e))
+            .or_os("mmap of the scratch file")
     }
 
     /// Reads the whole file once, so its pages are in the page cache; a file already
@@ -100,10 +100,7 @@ impl Scratch {
         use std::os::unix::fs::FileExt;
         const CHUNK: usize = 1 << 20;
         let page = crate::os::mem::page_size();
-        let resident = self
-            .map()?
-            .residency(self.len as usize)
-            .map_err(|e| BenchError::os("mincore", e))?;
+        let resident = self.map()?.residency(self.len as usize).or_os("mincore")?;
         let per_chunk = CHUNK / page;
         let mut buf = Vec::new();
         // Read each 1 MiB chunk that has a page missing (a cold read evicts only the
@@ -120,7 +117,7 @@ impl Scratch {
                 let n = self
                     .file
                     .read_at(&mut buf[..want], off)
-                    .map_err(|e| BenchError::os("read of the scratch file", e))?;
+                    .or_os("read of the scratch file")?;
                 if n == 0 {
                     break;
                 }
@@ -144,15 +141,12 @@ impl Scratch {
         let mut left = usize::MAX;
         for _ in 0..3 {
             if drop_caches {
-                rf::drop_caches()
-                    .map_err(|e| BenchError::os("writing /proc/sys/vm/drop_caches", e))?;
+                rf::drop_caches().or_os("writing /proc/sys/vm/drop_caches")?;
             } else {
                 rf::evict(self.file.as_fd(), Some(len))
-                    .map_err(|e| BenchError::os("posix_fadvise(DONTNEED)", e))?;
+                    .or_os("posix_fadvise(DONTNEED)")?;
             }
-            left = map
-                .resident_pages_in(len as usize)
-                .map_err(|e| BenchError::os("mincore", e))?;
+            left = map.resident_pages_in(len as usize).or_os("mincore")?;
             if left == 0 {
                 break;
             }
@@ -171,8 +165,7 @@ impl Scratch {
     /// Writes a new unnamed scratch file of `len` bytes of a pattern in `dir`, after
     /// checking that the file system keeps [`HEADROOM`] free beside it.
     pub(super) fn create(dir: PathBuf, len: u64) -> Result<Scratch, BenchError> {
-        let free = rf::free_bytes(&dir)
-            .map_err(|e| BenchError::os(&format!("statvfs {}", dir.display()), e))?;
+        let free = rf::free_bytes(&dir).or_os(&format!("statvfs {}", dir.display()))?;
         if free < len + HEADROOM {
             return Err(BenchError::Skip(format!(
                 "{} has {} MiB free; a {} MiB test file needs {} MiB (choose another \
@@ -183,18 +176,18 @@ impl Scratch {
                 (len + HEADROOM) >> 20
             )));
         }
-        let file = rf::unnamed_file(&dir).map_err(|e| {
-            BenchError::os(
-                &format!(
-                    "creating a test file in {} (choose another with --dir)",
-                    dir.display()
-                ),
-                e,
-            )
-        })?;
-        rf::fill(&file, len).map_err(|e| BenchError::os("writing the test file", e))?;
+        let file = unnamed_in(&dir)?;
+        rf::fill(&file, len).or_os("writing the test file")?;
         Ok(Scratch { file, len, dir })
     }
+}
+
+/// An unnamed file in `dir`; the error says how to choose another directory.
+pub(crate) fn unnamed_in(dir: &Path) -> Result<File, BenchError> {
+    rf::unnamed_file(dir).or_os(&format!(
+        "creating a test file in {} (choose another with --dir)",
+        dir.display()
+    ))
 }
 
 /// Read system calls and storage reads of this thread, accumulated by a body between

@@ -19,10 +19,9 @@
 //! inside the loop (one call in 256).
 
 use crate::bench::facts::*;
-use crate::bench::{check, InRun, Kind, ParamSpec, Params, Prepared, RunContext};
+use crate::bench::{check, InRun, Kind, OrOs, ParamSpec, Params, Prepared, RunContext};
 use crate::error::BenchError;
-use crate::harness::{Body, Expect, Plan};
-use crate::os::file as rf;
+use crate::harness::{Body, Plan};
 use crate::os::mem::Mapping;
 use crate::os::ops;
 use std::ffi::CString;
@@ -86,15 +85,7 @@ struct Target {
 
 /// Makes an unnamed file of `len` bytes in `dir`.
 fn made(dir: &Path, len: u64) -> Result<File, BenchError> {
-    let f = rf::unnamed_file(dir).map_err(|e| {
-        BenchError::os(
-            &format!(
-                "creating a test file in {} (choose another with --dir)",
-                dir.display()
-            ),
-            e,
-        )
-    })?;
+    let f = crate::bench::file::unnamed_in(dir)?;
     // Zeros by write(2), left in the page cache, as will-it-scale's set-up writes them:
     // a page written back to allocated blocks costs a write over it more (ext4 journals
     // the overwrite), so the file starts as the peer's does.
@@ -102,8 +93,7 @@ fn made(dir: &Path, len: u64) -> Result<File, BenchError> {
     let mut left = len;
     while left > 0 {
         let n = left.min(BUF as u64) as usize;
-        std::io::Write::write_all(&mut &f, &zeros[..n])
-            .map_err(|e| BenchError::os("writing the test file", e))?;
+        std::io::Write::write_all(&mut &f, &zeros[..n]).or_os("writing the test file")?;
         left -= n as u64;
     }
     Ok(f)
@@ -176,7 +166,7 @@ fn target(
 
 /// A page-aligned buffer of [`BUF`] bytes, its page already faulted in.
 fn buffer() -> Result<Mapping, BenchError> {
-    let mut m = Mapping::anon(BUF, false).map_err(|e| BenchError::os("mmap", e))?;
+    let mut m = Mapping::anon(BUF, false).or_os("mmap")?;
     m.as_mut_slice().fill(0);
     Ok(m)
 }
@@ -347,10 +337,7 @@ fn prepare_op(op: Op, p: &Params, cx: &RunContext) -> Result<Prepared, BenchErro
             cx.scratch_dir()
         };
         let f = made(&dir, 0)?;
-        let fd = f
-            .as_fd()
-            .try_clone_to_owned()
-            .map_err(|e| BenchError::os("dup", e))?;
+        let fd = f.as_fd().try_clone_to_owned().or_os("dup")?;
         Target {
             fd,
             _made: Some(f),
@@ -381,18 +368,14 @@ fn prepare_op(op: Op, p: &Params, cx: &RunContext) -> Result<Prepared, BenchErro
         Op::Fallocate => "fallocate call",
     };
     let plan = Plan {
-        expect: Expect {
-            // Another process's lock on the same file makes F_SETLKW wait; a direct
-            // read waits for the device.
-            switches: op == Op::Lock || direct || waits_for_inode,
-            ..Expect::default()
-        },
         per_iter: if op == Op::Fallocate {
             FALLOCATE_CYCLE
         } else {
             0
         },
-        ..Plan::default()
+        // Another process's lock on the same file makes F_SETLKW wait; a direct read
+        // waits for the device.
+        ..crate::bench::switching(op == Op::Lock || direct || waits_for_inode)
     };
     Ok(Prepared::new(Box::new(body)).op(what).plan(plan))
 }
@@ -672,10 +655,7 @@ mod tests {
         let cx =
             RunContext::new(crate::bench::file::Options::in_dir(scratch.path()), None);
         let switches = |op: Op, share: &str, copies: &str| {
-            let p = Params(vec![
-                ("share", share.to_string()),
-                ("copies", copies.to_string()),
-            ]);
+            let p = crate::bench::testing::kv(&[("share", share), ("copies", copies)]);
             prepare_op(op, &p, &cx).unwrap().plan.expect.switches
         };
         assert!(switches(Op::WriteSeek, "one-file", "2"));

@@ -17,9 +17,9 @@ use crate::bench::facts::SYSCALL;
 use crate::bench::facts::*;
 use crate::bench::via::Via;
 use crate::bench::Fact;
-use crate::bench::{After, InRun, Kind, ParamSpec, Params, Prepared, RunContext};
+use crate::bench::{After, InRun, Kind, OrOs, ParamSpec, Params, Prepared, RunContext};
 use crate::error::BenchError;
-use crate::harness::{Body, Expect, Plan};
+use crate::harness::{Body, Plan};
 use crate::os::file::CFile;
 use crate::os::mem::Mapping;
 use crate::os::raw;
@@ -334,7 +334,7 @@ fn prepare(p: &Params, cx: &RunContext) -> Result<Prepared, BenchError> {
     // Populated: a cold round's first sample is not warmed up (it lasts longer than
     // the warm-up), and faulting the buffer in there was set-up inside the clock.
     let buf = Mapping::anon(size.next_multiple_of(page), true)
-        .map_err(|e| BenchError::os("mmap of the read buffer", e))?;
+        .or_os("mmap of the read buffer")?;
     let tally = Rc::new(RefCell::new(Tally {
         io: IoTally::new(),
         ..Tally::default()
@@ -363,17 +363,12 @@ fn prepare(p: &Params, cx: &RunContext) -> Result<Prepared, BenchError> {
         reader.one()?;
     }
     let plan = Plan {
-        // A cold read waits for storage (voluntary switches) and a mapping faults.
-        expect: Expect {
-            faults: method == Method::Mmap,
-            switches: cold,
-            ..Expect::default()
-        },
         fixed_batch: cold.then_some(1),
         per_iter: if cold { calls } else { 1 },
         // A warm batch reads on from where the last stopped and must fit in the file.
         max_batch: (!cold).then_some((len / size as u64).max(1)),
-        ..Plan::default()
+        // A cold read waits for storage (voluntary switches) and a mapping faults.
+        ..crate::bench::expecting(cold, method == Method::Mmap, false)
     };
     let shape = Shape {
         method,
@@ -403,9 +398,7 @@ struct Handles {
 impl Handles {
     fn open(method: Method, scratch: &Scratch) -> Result<Handles, BenchError> {
         let fd_path = format!("/proc/self/fd/{}", scratch.file().as_raw_fd());
-        let reopen = || {
-            File::open(&fd_path).map_err(|e| BenchError::os("reopening the test file", e))
-        };
+        let reopen = || File::open(&fd_path).or_os("reopening the test file");
         Ok(Handles {
             file: reopen()?,
             buffered: match method {
@@ -413,10 +406,7 @@ impl Handles {
                 _ => None,
             },
             stdio: match method {
-                Method::Stdio => Some(
-                    CFile::open(reopen()?.as_fd())
-                        .map_err(|e| BenchError::os("fdopen", e))?,
-                ),
+                Method::Stdio => Some(CFile::open(reopen()?.as_fd()).or_os("fdopen")?),
                 _ => None,
             },
             map: match method {
@@ -532,26 +522,15 @@ fn cold_facts(sh: &Shape, t: &Tally) -> Vec<Fact> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::params::expand;
-    use crate::harness::clock::Monotonic;
-    use crate::harness::{EmptyLoop, Harness, Profile, Settings};
+    use crate::bench::testing::{self, fact, median, params_with};
 
     fn measure(params: &[&str]) -> (Vec<Fact>, f64, &'static str) {
-        let args: Vec<_> = params.iter().map(|s| s.parse().unwrap()).collect();
-        let p = expand(READ.name, READ.params, &args).unwrap().remove(0);
-        let mut prep = (READ.prepare)(&p, &RunContext::default()).unwrap();
-        let clock = Monotonic;
-        let h = Harness::new(&clock, Settings::new(Profile::SMOKE, 25.0));
-        let m = h
-            .measure(prep.body.as_mut(), &mut EmptyLoop, prep.plan)
-            .unwrap();
-        drop(prep.body);
-        let facts = (prep.after.unwrap())(&h, &m).unwrap();
-        (facts, m.analysis.headline().unwrap().median, prep.op)
-    }
-
-    fn fact(facts: &[Fact], name: &str) -> f64 {
-        facts.iter().find(|f| f.name == name).unwrap().value
+        let p = params_with(&READ, params);
+        let prep = testing::prepare(&READ, &p, &RunContext::default()).unwrap();
+        let op = prep.op;
+        assert!(prep.after.is_some(), "an after step");
+        let (m, facts) = testing::measure(prep);
+        (facts, median(&m), op)
     }
 
     #[test]

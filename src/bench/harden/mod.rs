@@ -169,16 +169,7 @@ pub fn cross(
     for e in &extra {
         check_filter(b.name(), e)?;
     }
-    Ok(base
-        .iter()
-        .flat_map(|p| {
-            extra.iter().map(move |e| {
-                let mut q = p.clone();
-                q.0.extend(e.0.iter().cloned());
-                q
-            })
-        })
-        .collect())
+    Ok(params::product(&base, &extra))
 }
 
 fn check_filter(bench: &str, p: &Params) -> Result<(), UsageError> {

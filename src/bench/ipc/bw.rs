@@ -12,9 +12,9 @@ use super::mb_per_s;
 use crate::bench::facts::Figure::MessageBandwidth;
 use crate::bench::facts::*;
 use crate::bench::Fact;
-use crate::bench::{Kind, ParamSpec, Params, Prepared, Simple};
+use crate::bench::{Kind, OrOs, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
-use crate::harness::{Body, Expect, Plan};
+use crate::harness::{Body, Plan};
 use crate::os::affinity::Pin;
 use crate::os::interrupt;
 use crate::os::ipc::MsgBuf;
@@ -196,7 +196,7 @@ fn prepare(p: &Params) -> Result<Prepared, BenchError> {
     #[allow(unsafe_code)]
     let child =
         unsafe { task::fork_partner(&close, cpus, move || receive(slave, buf_ref)) }
-            .map_err(|e| BenchError::os("fork", e))?;
+            .or_os("fork")?;
     link.slave_fds.clear();
     let mut chunk = MsgBuf::new(size);
     for (i, b) in chunk.text_mut().iter_mut().enumerate() {
@@ -213,13 +213,8 @@ fn prepare(p: &Params) -> Result<Prepared, BenchError> {
         _pin: pin,
     };
     let plan = Plan {
-        expect: Expect {
-            switches: true,
-            faults: false,
-            preemption: where_ != "cross-cpu",
-        },
         fixed_batch: Some((BATCH_BYTES / size as u64).max(4)),
-        ..Plan::default()
+        ..crate::bench::blocking(where_ != "cross-cpu")
     };
     Ok(Prepared::new(Box::new(bw))
         .op("chunk")
@@ -238,30 +233,19 @@ fn prepare(p: &Params) -> Result<Prepared, BenchError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::params;
-    use crate::harness::clock::Monotonic;
-    use crate::harness::{EmptyLoop, Harness, Profile, Settings};
+    use crate::bench::testing::{self, median, params_with};
 
     #[test]
     fn every_stream_moves_chunks_at_two_sizes() {
-        let clock = Monotonic;
-        let h = Harness::new(&clock, Settings::new(Profile::SMOKE, 25.0));
         for t in ["pipe", "unix_stream", "tcp"] {
             for size in ["4096", "65536"] {
-                let args: Vec<params::ParamArg> =
-                    [format!("transport={t}"), format!("size={size}")]
-                        .iter()
-                        .map(|a| a.parse().unwrap())
-                        .collect();
-                let p = params::expand("ipc.bw", PARAMS, &args).unwrap().remove(0);
-                let mut prep = prepare(&p).unwrap_or_else(|e| panic!("{t} {size}: {e}"));
-                let m = h
-                    .measure(prep.body.as_mut(), &mut EmptyLoop, prep.plan)
-                    .unwrap_or_else(|e| panic!("{t} {size}: {e}"));
-                drop(prep.body);
-                let per = m.analysis.headline().unwrap().median;
+                let args = [&format!("transport={t}"), &format!("size={size}")];
+                let p = params_with(&BW, &args.map(String::as_str));
+                let prep = prepare(&p).unwrap_or_else(|e| panic!("{t} {size}: {e}"));
+                assert!(prep.after.is_some(), "{t} {size}: an after step");
+                let (m, facts) = testing::measure(prep);
+                let per = median(&m);
                 assert!(per > 0.0 && per < 10e6, "{t} {size}: {per} ns");
-                let facts = (prep.after.take().unwrap())(&h, &m).unwrap();
                 assert!(facts[0].name == "bandwidth" && facts[0].value > 0.0);
             }
         }

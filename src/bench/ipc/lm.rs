@@ -11,9 +11,9 @@
 
 use crate::bench::ctx::place_pinned;
 use crate::bench::facts::*;
-use crate::bench::{check, Kind, ParamSpec, Params, Prepared, RunContext};
+use crate::bench::{check, Kind, OrOs, ParamSpec, Params, Prepared, RunContext};
 use crate::error::BenchError;
-use crate::harness::{Body, Expect, Plan};
+use crate::harness::{Body, Plan};
 use crate::os::affinity::Pin;
 use crate::os::peers::{self, SemSet};
 use crate::os::task::{self, Child};
@@ -26,17 +26,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 
 /// Blocks: voluntary switches are part of the operation.
-const BLOCKS: Plan = Plan {
-    expect: Expect {
-        switches: true,
-        faults: false,
-        preemption: true,
-    },
-    keep_overhead: false,
-    fixed_batch: None,
-    per_iter: 0,
-    max_batch: None,
-};
+const BLOCKS: Plan = crate::bench::blocking(true);
 
 static PLACED: &[ParamSpec] = &[crate::bench::ctx::placement_among(
     "same-cpu",
@@ -76,7 +66,7 @@ struct Fifo {
 
 fn open_fifo(cx: &RunContext) -> Result<OwnedFd, BenchError> {
     let path = scratch_name(cx, "fifo");
-    peers::mkfifo(&cstr(&path)?).map_err(|e| BenchError::os("mkfifo", e))?;
+    peers::mkfifo(&cstr(&path)?).or_os("mkfifo")?;
     open_unlinked(&path, false, "open the FIFO")
 }
 
@@ -94,7 +84,7 @@ fn open_unlinked(
         .create_new(create)
         .open(path);
     let _ = std::fs::remove_file(path);
-    Ok(OwnedFd::from(f.map_err(|e| BenchError::os(what, e))?))
+    Ok(OwnedFd::from(f.or_os(what)?))
 }
 
 fn prepare_fifo(p: &Params, cx: &RunContext) -> Result<Prepared, BenchError> {
@@ -114,7 +104,7 @@ fn prepare_fifo(p: &Params, cx: &RunContext) -> Result<Prepared, BenchError> {
             0
         })
     }
-    .map_err(|e| BenchError::os("fork", e))?;
+    .or_os("fork")?;
     let f = Fifo {
         to,
         from,
@@ -177,7 +167,7 @@ fn prepare_sem(p: &Params) -> Result<Prepared, BenchError> {
             0
         })
     }
-    .map_err(|e| BenchError::os("fork", e))?;
+    .or_os("fork")?;
     let s = Sem {
         set,
         _child: child,
@@ -249,7 +239,7 @@ fn prepare_fcntl(p: &Params, cx: &RunContext) -> Result<Prepared, BenchError> {
             }
         })
     }
-    .map_err(|e| BenchError::os("fork", e))?;
+    .or_os("fork")?;
     let f = Fcntl {
         fds,
         _child: child,

@@ -8,6 +8,7 @@
 //! holds it; otherwise the benchmark is skipped with the reason. No other process's
 //! priority is ever read or changed.
 
+use crate::bench::OrOs;
 use crate::error::BenchError;
 use crate::os::ipc;
 use crate::os::task;
@@ -107,9 +108,8 @@ fn apply(id: libc::pid_t, to: Sched) -> Result<(), BenchError> {
 
 /// Gives the forked slave (our own child, pid > 0) its scheduling.
 pub fn set_child(pid: libc::pid_t, to: Sched) -> Result<(), BenchError> {
-    let now = ipc::get_nice(pid).map_err(|e| BenchError::os("getpriority", e))?;
-    let policy =
-        ipc::get_sched(pid).map_err(|e| BenchError::os("sched_getscheduler", e))?;
+    let now = ipc::get_nice(pid).or_os("getpriority")?;
+    let policy = ipc::get_sched(pid).or_os("sched_getscheduler")?;
     if policy.0 == libc::SCHED_OTHER && to == Sched::Nice(now) {
         return Ok(());
     }
@@ -129,9 +129,8 @@ impl MasterSched {
     /// Sets the calling thread's scheduling to `to` (nothing happens when it already is).
     pub fn set(to: Sched) -> Result<MasterSched, BenchError> {
         let tid = task::gettid();
-        let nice = ipc::get_nice(tid).map_err(|e| BenchError::os("getpriority", e))?;
-        let policy =
-            ipc::get_sched(tid).map_err(|e| BenchError::os("sched_getscheduler", e))?;
+        let nice = ipc::get_nice(tid).or_os("getpriority")?;
+        let policy = ipc::get_sched(tid).or_os("sched_getscheduler")?;
         let mut guard = MasterSched {
             tid,
             nice,

@@ -13,9 +13,9 @@ use super::priority::{self, MasterSched};
 use crate::bench::facts::Figure::{MessageOverhead, PipeRtt};
 use crate::bench::facts::*;
 use crate::bench::Fact;
-use crate::bench::{Kind, ParamSpec, Params, Prepared, Simple};
+use crate::bench::{Kind, OrOs, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
-use crate::harness::{Body, Expect, Plan};
+use crate::harness::Body;
 use crate::os::affinity::Pin;
 use crate::os::interrupt;
 use crate::os::ipc::MsgBuf;
@@ -322,18 +322,9 @@ fn prepare(p: &Params) -> Result<Prepared, BenchError> {
 fn make(p: &Params, mode: Echo) -> Result<Prepared, BenchError> {
     let rtt = build(p, mode)?;
     let size = rtt.size;
-    let plan = Plan {
-        expect: Expect {
-            switches: true,
-            faults: false,
-            // On one CPU the woken task preempts the waker: part of the operation.
-            preemption: p.get("placement") != "cross-cpu",
-        },
-        ..Plan::default()
-    };
     Ok(Prepared::new(Box::new(rtt))
         .op("round trip")
-        .plan(plan)
+        .plan(crate::bench::blocking(p.get("placement") != "cross-cpu"))
         .after(Box::new(move |_, m| {
             let rt = m.analysis.figure();
             Ok(vec![
@@ -379,7 +370,7 @@ fn build(p: &Params, mode: Echo) -> Result<Rtt, BenchError> {
     let child = unsafe {
         task::fork_partner(&close, cpus, move || echo(port_ref, buf_ref, mode))
     }
-    .map_err(|e| BenchError::os("fork", e))?;
+    .or_os("fork")?;
     link.slave_fds.clear();
     let pid = child.pid();
     // A stream gives the master end of file when the slave dies; the other
@@ -418,9 +409,7 @@ fn build(p: &Params, mode: Echo) -> Result<Rtt, BenchError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::params;
-    use crate::harness::clock::Monotonic;
-    use crate::harness::{EmptyLoop, Harness, Profile, Settings};
+    use crate::bench::{params, testing};
 
     fn params_of(pairs: &[(&str, &str)]) -> Params {
         let args: Vec<params::ParamArg> = pairs
@@ -435,20 +424,11 @@ mod tests {
     /// Measures one instance in the smoke profile: the median round trip in ns, or
     /// the reason it was skipped.
     fn smoke(pairs: &[(&str, &str)]) -> Result<f64, String> {
-        let mut prep = match prepare(&params_of(pairs)) {
-            Err(BenchError::Skip(why)) => return Err(why),
-            other => other.unwrap_or_else(|e| panic!("{pairs:?}: {e}")),
-        };
-        let clock = Monotonic;
-        let h = Harness::new(&clock, Settings::new(Profile::SMOKE, 25.0));
-        let m = h
-            .measure(prep.body.as_mut(), &mut EmptyLoop, prep.plan)
-            .unwrap_or_else(|e| panic!("{pairs:?}: {e}"));
-        drop(prep.body);
-        let facts = (prep.after.take().unwrap())(&h, &m).unwrap();
+        let prep = testing::prepare(&RTT, &params_of(pairs), &Default::default())?;
+        let (m, facts) = testing::measure(prep);
         assert!(facts.iter().any(|f| f.name == "overhead_us"), "{facts:?}");
         assert!(facts.iter().any(|f| f.name == "bandwidth"), "{facts:?}");
-        Ok(m.analysis.headline().expect("samples").median)
+        Ok(testing::median(&m))
     }
 
     #[test]

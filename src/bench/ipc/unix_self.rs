@@ -3,7 +3,7 @@
 //! the other; no partner, no switch. Each copy has its own pair.
 
 use crate::bench::facts::*;
-use crate::bench::{body, InRun, Prepared};
+use crate::bench::{body, InRun, OrOs, Prepared};
 use crate::error::BenchError;
 use crate::os::task;
 use std::os::fd::AsRawFd;
@@ -31,7 +31,7 @@ pub const UNIX_SELF: InRun = InRun {
     origin: "",
     params: &[],
     prepare: |_, _| {
-        let (r, w) = task::socketpair().map_err(|e| BenchError::os("socketpair", e))?;
+        let (r, w) = task::socketpair().or_os("socketpair")?;
         let mut b = [0u8; 1];
         Ok(Prepared::new(body(move || {
             if task::write_fd(w.as_raw_fd(), &b) != 1 {

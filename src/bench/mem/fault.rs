@@ -10,9 +10,9 @@
 
 use crate::bench::facts::*;
 use crate::bench::Fact;
-use crate::bench::{InRun, Kind, ParamSpec, Params, Prepared, RunContext, Simple};
+use crate::bench::{InRun, Kind, OrOs, ParamSpec, Params, Prepared, RunContext, Simple};
 use crate::error::BenchError;
-use crate::harness::{Body, Expect, Measurement, Plan};
+use crate::harness::{Body, Measurement};
 use crate::os::mem::{page_size, Mapping, Sharer};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::thread::JoinHandle;
@@ -111,14 +111,13 @@ fn region(size: usize, page: usize, thp: bool) -> Result<Mapping, BenchError> {
     } else {
         Mapping::anon(size, false)
     }
-    .map_err(|e| BenchError::os("mmap", e))?;
+    .or_os("mmap")?;
     let advice = if thp {
         libc::MADV_HUGEPAGE
     } else {
         libc::MADV_NOHUGEPAGE
     };
-    m.advise(advice)
-        .map_err(|e| BenchError::os("madvise(HUGEPAGE/NOHUGEPAGE)", e))?;
+    m.advise(advice).or_os("madvise(HUGEPAGE/NOHUGEPAGE)")?;
     Ok(m)
 }
 
@@ -166,7 +165,7 @@ impl Helper {
                     }
                 }
             })
-            .map_err(|e| BenchError::os("spawning the prefault thread", e))?;
+            .or_os("spawning the prefault thread")?;
         Ok(Helper {
             to: Some(to),
             from,
@@ -289,7 +288,6 @@ fn prepare_zero(p: &Params) -> Result<Prepared, BenchError> {
         Prefault::Thread => Some(Helper::start(page, write)?),
         _ => None,
     };
-    let pages = (size / page) as u64;
     let body = ZeroFault {
         size,
         page,
@@ -301,15 +299,7 @@ fn prepare_zero(p: &Params) -> Result<Prepared, BenchError> {
         lent: false,
         unmap_timed: p.get("unmap") == "timed",
     };
-    let plan = Plan {
-        expect: Expect {
-            faults: true,
-            ..Expect::default()
-        },
-        fixed_batch: Some(1),
-        per_iter: pages,
-        ..Plan::default()
-    };
+    let plan = crate::bench::per_page(size, page);
     Ok(Prepared::new(Box::new(body))
         .op(if thp { "huge page" } else { "page" })
         .plan(plan)
@@ -432,15 +422,7 @@ fn prepare_file(p: &Params, cx: &RunContext) -> Result<Prepared, BenchError> {
         current: None,
         rewarmed: rewarmed.clone(),
     };
-    let plan = Plan {
-        expect: Expect {
-            faults: true,
-            ..Expect::default()
-        },
-        fixed_batch: Some(1),
-        per_iter: (size / page) as u64,
-        ..Plan::default()
-    };
+    let plan = crate::bench::per_page(size, page);
     Ok(Prepared::new(Box::new(body))
         .op("page")
         .plan(plan)
@@ -517,15 +499,7 @@ fn prepare_cow(p: &Params) -> Result<Prepared, BenchError> {
         page,
         child: None,
     };
-    let plan = Plan {
-        expect: Expect {
-            faults: true,
-            ..Expect::default()
-        },
-        fixed_batch: Some(1),
-        per_iter: (size / page) as u64,
-        ..Plan::default()
-    };
+    let plan = crate::bench::per_page(size, page);
     Ok(Prepared::new(Box::new(body))
         .op("page")
         .plan(plan)
@@ -551,34 +525,16 @@ fn prepare_cow(p: &Params) -> Result<Prepared, BenchError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::params::expand;
+    use crate::bench::testing::{self, fact, median, params_with};
     use crate::bench::Bench;
-    use crate::harness::clock::Monotonic;
-    use crate::harness::{EmptyLoop, Harness, Profile, Settings};
 
     /// Measures a benchmark in the smoke profile: the headline median and the facts.
     fn measure(b: &dyn Bench, params: &[&str]) -> Option<(f64, Vec<Fact>)> {
-        let args: Vec<_> = params.iter().map(|s| s.parse().unwrap()).collect();
-        let p = expand(b.name(), b.params(), &args).unwrap().remove(0);
-        let mut prep = match b.prepare(&p, &RunContext::default()) {
-            Err(BenchError::Skip(why)) => {
-                eprintln!("{} skipped: {why}", b.name());
-                return None;
-            }
-            r => r.unwrap(),
-        };
-        let clock = Monotonic;
-        let h = Harness::new(&clock, Settings::new(Profile::SMOKE, 25.0));
-        let m = h
-            .measure(prep.body.as_mut(), &mut EmptyLoop, prep.plan)
-            .unwrap();
-        drop(prep.body);
-        let facts = (prep.after.unwrap())(&h, &m).unwrap();
-        Some((m.analysis.headline().unwrap().median, facts))
-    }
-
-    fn fact(facts: &[Fact], name: &str) -> f64 {
-        facts.iter().find(|f| f.name == name).unwrap().value
+        let cx = RunContext::default();
+        let prep = testing::prepare(b, &params_with(b, params), &cx).ok()?;
+        assert!(prep.after.is_some(), "{}: an after step", b.name());
+        let (m, facts) = testing::measure(prep);
+        Some((median(&m), facts))
     }
 
     #[test]

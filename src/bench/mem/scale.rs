@@ -13,10 +13,11 @@
 //! once per 128 MiB or 1 MiB of pages); the files have no name.
 
 use crate::bench::facts::*;
-use crate::bench::{body, check, InRun, Kind, ParamSpec, Params, Prepared, RunContext};
+use crate::bench::{
+    body, check, InRun, Kind, OrOs, ParamSpec, Params, Prepared, RunContext,
+};
 use crate::error::BenchError;
-use crate::harness::{Body, Expect, Plan};
-use crate::os::file as rf;
+use crate::harness::Body;
 use crate::os::mem::{page_size, Mapping};
 use crate::os::ops;
 use std::fs::File;
@@ -36,15 +37,7 @@ enum Map {
 /// A sparse unnamed file of `len` bytes in the run's scratch directory.
 fn sparse(cx: &RunContext, len: u64) -> Result<File, BenchError> {
     let dir = cx.scratch_dir();
-    let f = rf::unnamed_file(&dir).map_err(|e| {
-        BenchError::os(
-            &format!(
-                "creating a test file in {} (choose another with --dir)",
-                dir.display()
-            ),
-            e,
-        )
-    })?;
+    let f = crate::bench::file::unnamed_in(&dir)?;
     check(ops::ftruncate(f.as_fd(), len) as i64, "ftruncate")?;
     Ok(f)
 }
@@ -155,19 +148,6 @@ impl Body for Tlb {
     }
 }
 
-/// The plan of a body that goes once through a region of `size` bytes per batch.
-fn per_page(size: usize, page: usize) -> Plan {
-    Plan {
-        expect: Expect {
-            faults: true,
-            ..Expect::default()
-        },
-        fixed_batch: Some(1),
-        per_iter: (size / page) as u64,
-        ..Plan::default()
-    }
-}
-
 fn prepare_tlb(p: &Params, cx: &RunContext) -> Result<Prepared, BenchError> {
     let page = page_size();
     let size = (p.int("size") as usize / page * page).max(page);
@@ -190,7 +170,7 @@ fn prepare_tlb(p: &Params, cx: &RunContext) -> Result<Prepared, BenchError> {
     };
     Ok(Prepared::new(Box::new(body))
         .op("write+DONTNEED+read")
-        .plan(per_page(size, page)))
+        .plan(crate::bench::per_page(size, page)))
 }
 
 /// `mem.fault.private`.
@@ -262,7 +242,7 @@ fn prepare_fault_private(p: &Params, cx: &RunContext) -> Result<Prepared, BenchE
     // Its pages in the page cache before the first sample, as after will-it-scale's
     // first pass: the faults copy them, not read them from storage.
     Mapping::file_rw(file.as_fd(), size, true)
-        .map_err(|e| BenchError::os("mmap", e))?
+        .or_os("mmap")?
         .touch_read(page);
     let body = PrivateFault {
         file,
@@ -277,7 +257,7 @@ fn prepare_fault_private(p: &Params, cx: &RunContext) -> Result<Prepared, BenchE
         } else {
             "page"
         })
-        .plan(per_page(size, page)))
+        .plan(crate::bench::per_page(size, page)))
 }
 
 /// `mem.mmap_file`.

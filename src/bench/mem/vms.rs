@@ -8,9 +8,9 @@
 //! so the state is the same before every iteration; the table names it ("per ... pair").
 
 use crate::bench::facts::*;
-use crate::bench::{body, check, Kind, ParamSpec, Params, Prepared, Simple};
+use crate::bench::{body, check, Kind, OrOs, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
-use crate::harness::{Body, Expect, Plan};
+use crate::harness::{Body, Plan};
 use crate::os::brk::{BelowBreak, Break};
 use crate::os::mem::{self, page_size, Mapping};
 use std::os::fd::AsFd;
@@ -56,13 +56,7 @@ pub const MMAP: Simple = Simple {
         let touch = p.get("touch") == "yes";
         let reserve = p.get("reserve") == "yes";
         let page = page_size();
-        let plan = Plan {
-            expect: Expect {
-                faults: touch,
-                ..Expect::default()
-            },
-            ..Plan::default()
-        };
+        let plan = crate::bench::faulting(touch);
         Ok(Prepared::new(body(move || {
             let m = Mapping::anon_reserved(len, reserve)
                 .map_err(|e| BenchError::os("mmap", e))?;
@@ -170,9 +164,9 @@ pub const MPROTECT: Simple = Simple {
         // Its own place, whatever else the process maps: its cost depends on whether
         // it merges with a neighbour and how many page tables it spans.
         // (The guard pages live as long as the body.)
-        let (m, guards) = Mapping::anon_isolated(len).map_err(|e| BenchError::os("mmap", e))?;
+        let (m, guards) = Mapping::anon_isolated(len).or_os("mmap")?;
         m.advise(libc::MADV_NOHUGEPAGE)
-            .map_err(|e| BenchError::os("madvise", e))?;
+            .or_os("madvise")?;
         m.touch_write(page_size());
         let region = (m, guards);
         let mut read_only = false;
@@ -206,9 +200,9 @@ pub const MAP_SHARED: Simple = Simple {
     ],
     prepare: |p| {
         let len = bytes(p);
-        let fd = mem::memfd(len).map_err(|e| BenchError::os("memfd_create", e))?;
+        let fd = mem::memfd(len).or_os("memfd_create")?;
         if p.get("at") == "fixed" {
-            let r = Mapping::reserve(len).map_err(|e| BenchError::os("mmap", e))?;
+            let r = Mapping::reserve(len).or_os("mmap")?;
             return Ok(Prepared::new(body(move || {
                 check(r.map_fd_here(fd.as_fd(), len), "mmap(MAP_FIXED)")?;
                 check(r.rereserve(), "mmap(PROT_NONE, MAP_FIXED)")
@@ -235,9 +229,9 @@ pub const MREMAP: Simple = Simple {
     prepare: |p| {
         let len = bytes(p);
         let map = |what| {
-            let m = Mapping::anon(len, false).map_err(|e| BenchError::os(what, e))?;
+            let m = Mapping::anon(len, false).or_os(what)?;
             m.advise(libc::MADV_NOHUGEPAGE)
-                .map_err(|e| BenchError::os("madvise", e))?;
+                .or_os("madvise")?;
             Ok::<_, BenchError>(m)
         };
         let a = map("mmap")?;

@@ -7,7 +7,7 @@ use crate::bench::facts::*;
 use crate::bench::Fact;
 use crate::bench::{check, Prepared, Simple};
 use crate::error::BenchError;
-use crate::harness::{Body, EmptyLoop, Expect, Harness, Measurement, Plan};
+use crate::harness::{Body, EmptyLoop, Harness, Measurement, Plan};
 use crate::os::signal::{self, ProtTrap, QueueInfo, SavedAction, SavedMask};
 use crate::os::sys;
 use crate::os::task::{self, Handler, SigSet};
@@ -137,9 +137,7 @@ pub const MASK: Simple = Simple {
 
 struct Catch {
     ids: (libc::pid_t, libc::pid_t),
-    _mask: SavedMask,
-    _handler: Handler,
-    _lock: MutexGuard<'static, ()>,
+    _held: Installed,
 }
 
 impl Body for Catch {
@@ -166,12 +164,10 @@ pub const CATCH: Simple = Simple {
     origin: "004 Table I: $DCLAST declare and call an AST (484 µs)",
     params: &[],
     prepare: |_| {
-        let (_, saved, handler, lock) = with_handler(libc::SIG_UNBLOCK)?;
+        let (_, held) = with_handler(libc::SIG_UNBLOCK)?;
         let body = Catch {
             ids: own_ids(),
-            _mask: saved,
-            _handler: handler,
-            _lock: lock,
+            _held: held,
         };
         Ok(Prepared::new(Box::new(body)).op("send+delivery+handler+sigreturn"))
     },
@@ -181,9 +177,7 @@ pub const CATCH: Simple = Simple {
 // signal.raise
 
 struct Raise {
-    _mask: SavedMask,
-    _handler: Handler,
-    _lock: MutexGuard<'static, ()>,
+    _held: Installed,
 }
 
 impl Body for Raise {
@@ -215,11 +209,9 @@ pub const RAISE: Simple = Simple {
     origin: "will-it-scale signal1",
     params: &[],
     prepare: |_| {
-        let (_, saved, handler, lock) = with_handler(libc::SIG_UNBLOCK)?;
+        let (_, held) = with_handler(libc::SIG_UNBLOCK)?;
         let body = Raise {
-            _mask: saved,
-            _handler: handler,
-            _lock: lock,
+            _held: held,
         };
         Ok(Prepared::new(Box::new(body)).op("raise+delivery+handler+sigreturn"))
     },
@@ -231,9 +223,7 @@ pub const RAISE: Simple = Simple {
 struct Pending {
     ids: (libc::pid_t, libc::pid_t),
     set: SigSet,
-    _mask: SavedMask,
-    _handler: Handler,
-    _lock: MutexGuard<'static, ()>,
+    _held: Installed,
 }
 
 impl Body for Pending {
@@ -254,17 +244,28 @@ impl Body for Pending {
     }
 }
 
+/// The counting handler for SIG and this thread's old mask, put back when dropped (in
+/// this order), then the lock released.
+struct Installed {
+    _mask: SavedMask,
+    _handler: Handler,
+    _lock: MutexGuard<'static, ()>,
+}
+
 /// Under the lock, installs the counting handler for SIG and blocks (`SIG_BLOCK`) or
 /// unblocks it in this thread; the handler and the old mask come back when dropped.
-fn with_handler(
-    how: libc::c_int,
-) -> Result<(SigSet, SavedMask, Handler, MutexGuard<'static, ()>), BenchError> {
+fn with_handler(how: libc::c_int) -> Result<(SigSet, Installed), BenchError> {
     let lock = task::signals_lock();
     let handler = Handler::counting(SIG).map_err(os("sigaction"))?;
     let saved = SavedMask::save();
     let set = SigSet::empty().with(SIG);
     check_errno(signal::change_mask(how, &set), "sigprocmask")?;
-    Ok((set, saved, handler, lock))
+    let held = Installed {
+        _mask: saved,
+        _handler: handler,
+        _lock: lock,
+    };
+    Ok((set, held))
 }
 
 /// `signal.pending`.
@@ -282,13 +283,11 @@ pub const PENDING: Simple = Simple {
     origin: "004 Table I: $DCLAST declare AST, delivery disabled (201 µs)",
     params: &[],
     prepare: |_| {
-        let (set, saved, handler, lock) = with_handler(libc::SIG_BLOCK)?;
+        let (set, held) = with_handler(libc::SIG_BLOCK)?;
         let body = Pending {
             ids: own_ids(),
             set,
-            _mask: saved,
-            _handler: handler,
-            _lock: lock,
+            _held: held,
         };
         Ok(Prepared::new(Box::new(body))
             .op("raise while blocked + unblock with delivery + re-block")
@@ -320,9 +319,7 @@ struct RaiseBlocked {
     set: SigSet,
     raised: bool,
     info: QueueInfo,
-    _mask: SavedMask,
-    _handler: Handler,
-    _lock: MutexGuard<'static, ()>,
+    _held: Installed,
 }
 
 const NO_WAIT: libc::timespec = libc::timespec {
@@ -372,15 +369,13 @@ pub const RAISE_BLOCKED: Simple = Simple {
     origin: "004 Table I: $DCLAST declare AST, delivery disabled (201 µs)",
     params: &[],
     prepare: |_| {
-        let (set, saved, handler, lock) = with_handler(libc::SIG_BLOCK)?;
+        let (set, held) = with_handler(libc::SIG_BLOCK)?;
         let body = RaiseBlocked {
             ids: own_ids(),
             set,
             raised: false,
             info: QueueInfo::new(0),
-            _mask: saved,
-            _handler: handler,
-            _lock: lock,
+            _held: held,
         };
         Ok(Prepared::new(Box::new(body))
             .op("tgkill of a blocked signal")
@@ -450,16 +445,9 @@ pub const PROT: Simple = Simple {
     prepare: |_| {
         let (trap, lock) = new_trap()?;
         let body = Prot { trap, _lock: lock };
-        let plan = Plan {
-            expect: Expect {
-                faults: true,
-                ..Expect::default()
-            },
-            ..Plan::default()
-        };
         Ok(Prepared::new(Box::new(body))
             .op("fault+handler(mprotect rw)+sigreturn+write, then mprotect ro")
-            .plan(plan)
+            .plan(crate::bench::faulting(true))
             .after(Box::new(|h, m| {
                 let (trap, lock) = new_trap()?;
                 let toggle = Toggle {
@@ -488,13 +476,10 @@ pub const PROT: Simple = Simple {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{median, smoke};
+    use super::super::tests::smoke;
     use super::*;
+    use crate::bench::testing::{fact, median, prepared};
     use crate::bench::Bench;
-
-    fn fact(facts: &[Fact], name: &str) -> f64 {
-        facts.iter().find(|f| f.name == name).expect(name).value
-    }
 
     #[test]
     fn each_runs_below_a_millisecond_and_restores_the_signals() {
@@ -528,12 +513,7 @@ mod tests {
     #[test]
     fn a_missing_delivery_fails_the_batch() {
         // A catch body whose signal is blocked: the handler never runs.
-        let mut p = CATCH
-            .prepare(
-                &crate::bench::Params(vec![]),
-                &crate::bench::RunContext::default(),
-            )
-            .unwrap();
+        let mut p = prepared(&CATCH, &[]);
         let set = SigSet::empty().with(SIG);
         assert_eq!(signal::change_mask(libc::SIG_BLOCK, &set), 0);
         let e = p.body.run(3).unwrap_err();

@@ -75,10 +75,8 @@ fn own_ids() -> (libc::pid_t, libc::pid_t) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::Fact;
-    use crate::bench::{params, Prepared};
-    use crate::harness::clock::Monotonic;
-    use crate::harness::{EmptyLoop, Harness, Measurement, Profile, Settings};
+    use crate::bench::{testing, Fact};
+    use crate::harness::Measurement;
     use crate::os::signal::same_action;
     use crate::os::sys;
     use crate::os::task::SigSet;
@@ -108,65 +106,35 @@ mod tests {
     }
 
     /// Prepares `b` with `set` over its defaults and measures it in the smoke profile:
-    /// the measurement and the facts of its after step.
+    /// the measurement and the facts of its after step. The body's drop must have put
+    /// back the signals' dispositions and the mask.
     pub(super) fn smoke(
         b: &dyn Bench,
         set: &[(&str, &str)],
     ) -> Option<(Measurement, Vec<Fact>)> {
-        let clock = Monotonic;
-        let h = Harness::new(&clock, Settings::new(Profile::SMOKE, 25.0));
-        let mut p = params::expand(b.name(), b.params(), &[]).unwrap().remove(0);
-        for (k, v) in set {
-            p.0.iter_mut().find(|(n, _)| n == k).unwrap().1 = v.to_string();
-        }
         // Read under the lock: every other holder has put its handlers back by then.
-        let before = {
+        let state = || {
             let _lock = task::signals_lock();
             (dispositions(), mask_bits())
         };
-        let Prepared {
-            mut body,
-            plan,
-            after,
-            ..
-        } = match b.prepare(&p, &crate::bench::RunContext::default()) {
-            Ok(prep) => prep,
-            Err(BenchError::Skip(why)) => {
-                eprintln!("{}: skipped: {why}", b.name());
-                return None;
+        let before = state();
+        let cx = crate::bench::RunContext::default();
+        let prep = testing::prepare(b, &testing::params_of(b, set), &cx).ok()?;
+        Some(testing::measure_then(prep, || {
+            let after_drop = state();
+            for ((s, a), (_, b2)) in before.0.iter().zip(&after_drop.0) {
+                assert!(
+                    same_action(a, b2),
+                    "{}: signal {s} not restored: {:#x}/{:#x} then {:#x}/{:#x}",
+                    b.name(),
+                    a.handler(),
+                    a.flags(),
+                    b2.handler(),
+                    b2.flags()
+                );
             }
-            Err(e) => panic!("{}: {e}", b.name()),
-        };
-        let m = h
-            .measure(body.as_mut(), &mut EmptyLoop, plan)
-            .unwrap_or_else(|e| panic!("{}: {e}", b.name()));
-        drop(body);
-        let after_drop = {
-            let _lock = task::signals_lock();
-            (dispositions(), mask_bits())
-        };
-        for ((s, a), (_, b2)) in before.0.iter().zip(&after_drop.0) {
-            assert!(
-                same_action(a, b2),
-                "{}: signal {s} not restored: {:#x}/{:#x} then {:#x}/{:#x}",
-                b.name(),
-                a.handler(),
-                a.flags(),
-                b2.handler(),
-                b2.flags()
-            );
-        }
-        assert_eq!(before.1, after_drop.1, "{}: mask not restored", b.name());
-        let facts = match after {
-            Some(f) => f(&h, &m).unwrap_or_else(|e| panic!("{} after: {e}", b.name())),
-            None => Vec::new(),
-        };
-        Some((m, facts))
-    }
-
-    /// The headline median in ns.
-    pub(super) fn median(m: &Measurement) -> f64 {
-        m.analysis.headline().expect("samples").median
+            assert_eq!(before.1, after_drop.1, "{}: mask not restored", b.name());
+        }))
     }
 
     #[test]

@@ -11,9 +11,9 @@ use crate::bench::ctx::{place_pinned, placement};
 use crate::bench::facts::Figure::SignalRtt;
 use crate::bench::facts::*;
 use crate::bench::Fact;
-use crate::bench::{check, ParamSpec, Params, Prepared, Simple};
+use crate::bench::{check, OrOs, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
-use crate::harness::{Body, Expect, Plan};
+use crate::harness::Body;
 use crate::os::affinity::{self, Pin};
 use crate::os::interrupt;
 use crate::os::signal::{self, QueueInfo, SavedMask};
@@ -259,8 +259,8 @@ fn prepare(p: &Params, rtt: bool) -> Result<Prepared, BenchError> {
     let (pin, child_cpus) = place_pinned(p.get("placement"))?;
     let lock = task::signals_lock();
     let (req, ack_sig) = (signal::rt_signal(1), signal::rt_signal(2));
-    let mem = SharedMem::new(64).map_err(|e| BenchError::os("mmap (shared)", e))?;
-    let limit = signal::sigpending_limit().map_err(|e| BenchError::os("getrlimit", e))?;
+    let mem = SharedMem::new(64).or_os("mmap (shared)")?;
+    let limit = signal::sigpending_limit().or_os("getrlimit")?;
     // Block both before the fork: the child inherits the block on its signal, this
     // thread keeps the acknowledgement blocked for the round trip.
     let saved = SavedMask::save();
@@ -281,7 +281,7 @@ fn prepare(p: &Params, rtt: bool) -> Result<Prepared, BenchError> {
             child(req, ack, mem_ref)
         })
     }
-    .map_err(|e| BenchError::os("fork", e))?;
+    .or_os("fork")?;
     let mask = if rtt {
         Some(saved)
     } else {
@@ -303,14 +303,7 @@ fn prepare(p: &Params, rtt: bool) -> Result<Prepared, BenchError> {
         _pin: pin,
         _lock: lock,
     };
-    let plan = Plan {
-        expect: Expect {
-            switches: rtt,
-            faults: false,
-            preemption: p.get("placement") != "cross-cpu",
-        },
-        ..Plan::default()
-    };
+    let plan = crate::bench::expecting(rtt, false, p.get("placement") != "cross-cpu");
     let op = if rtt {
         "round trip (queue, child takes and queues back, take)"
     } else {
@@ -368,8 +361,9 @@ pub const QUEUE_RTT: Simple = Simple {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{median, smoke};
+    use super::super::tests::smoke;
     use super::*;
+    use crate::bench::testing::{fact, median};
     use crate::bench::Bench;
 
     #[test]
@@ -382,8 +376,8 @@ mod tests {
                 };
                 let med = median(&m);
                 assert!(med > 0.0 && med < 1e6, "{} {placement}: {med}", b.name());
-                let got = facts.iter().find(|f| f.name == "child_received").unwrap();
-                assert!(got.value >= 1.0, "{} {placement}: {}", b.name(), got.value);
+                let got = fact(&facts, "child_received");
+                assert!(got >= 1.0, "{} {placement}: {got}", b.name());
             }
         }
     }

@@ -14,9 +14,9 @@
 use crate::bench::ctx::place_pinned;
 use crate::bench::ctx::placement;
 use crate::bench::facts::*;
-use crate::bench::{ParamSpec, Params, Prepared, Simple};
+use crate::bench::{OrOs, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
-use crate::harness::{Body, Expect, Plan};
+use crate::harness::{Body, Plan};
 use crate::os::affinity::Pin;
 use crate::os::interrupt;
 use crate::os::signal;
@@ -184,14 +184,14 @@ impl Drop for StopCont {
 fn start(stop: bool, placement: &str) -> Result<StopCont, BenchError> {
     let (pin, child_cpus) = place_pinned(placement)?;
     let lock = task::signals_lock();
-    let mem = SharedMem::new(64).map_err(|e| BenchError::os("mmap (shared)", e))?;
+    let mem = SharedMem::new(64).or_os("mmap (shared)")?;
     let mem_ref = &mem;
     let cpus = &child_cpus[..];
     // SAFETY: the sleeper runs `sleeper`: futex waits and atomics in shared memory, no
     // allocation or lock.
     #[allow(unsafe_code)]
-    let child = unsafe { task::fork_partner(&[], cpus, || sleeper(mem_ref)) }
-        .map_err(|e| BenchError::os("fork", e))?;
+    let child =
+        unsafe { task::fork_partner(&[], cpus, || sleeper(mem_ref)) }.or_os("fork")?;
     let deadline = Instant::now() + LIMIT;
     let ready = mem.word(READY);
     let mut child = child;
@@ -221,12 +221,7 @@ fn prepare(p: &Params, stop: bool) -> Result<Prepared, BenchError> {
     let body = start(stop, p.get("placement"))?;
     let plan = Plan {
         fixed_batch: Some(1),
-        expect: Expect {
-            switches: true,
-            faults: false,
-            preemption: p.get("placement") != "cross-cpu",
-        },
-        ..Plan::default()
+        ..crate::bench::blocking(p.get("placement") != "cross-cpu")
     };
     let op = if stop {
         "SIGSTOP + waitid until stopped"
@@ -274,8 +269,9 @@ pub const CONT: Simple = Simple {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{median, smoke};
+    use super::super::tests::smoke;
     use super::*;
+    use crate::bench::testing::median;
     use crate::bench::Bench;
 
     #[test]

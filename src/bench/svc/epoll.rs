@@ -8,9 +8,9 @@
 
 use crate::bench::ctx::{place_pinned, placement_among};
 use crate::bench::facts::*;
-use crate::bench::{check, Kind, ParamSpec, Params, Prepared, Simple};
+use crate::bench::{check, Kind, OrOs, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
-use crate::harness::{Body, Expect, Plan};
+use crate::harness::Body;
 use crate::os::affinity::Pin;
 use crate::os::peers::{epoll_create, epoll_ctl, epoll_ctl_data, epoll_wait};
 use crate::os::{sys, task};
@@ -58,11 +58,11 @@ struct Ctl {
 fn prepare_ctl(p: &Params) -> Result<Prepared, BenchError> {
     let n = p.int("fds") as usize;
     super::need_fds(n + 1)?;
-    let ep = epoll_create().map_err(|e| BenchError::os("epoll_create1", e))?;
+    let ep = epoll_create().or_os("epoll_create1")?;
     let fds = (0..n)
         .map(|_| sys::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK))
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| BenchError::os("eventfd", e))?;
+        .or_os("eventfd")?;
     let idle = match p.get("process") {
         "multi-threaded" => Some(crate::bench::sync::Idle::start()?),
         _ => None,
@@ -201,14 +201,9 @@ fn prepare_wait(p: &Params) -> Result<Prepared, BenchError> {
         partner: Some(handle),
         _pin: pin,
     };
-    Ok(Prepared::new(Box::new(b)).op("round trip").plan(Plan {
-        expect: Expect {
-            switches: true,
-            faults: false,
-            preemption: true,
-        },
-        ..Plan::default()
-    }))
+    Ok(Prepared::new(Box::new(b))
+        .op("round trip")
+        .plan(crate::bench::blocking(true)))
 }
 
 impl Body for Wait {

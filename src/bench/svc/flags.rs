@@ -5,7 +5,7 @@
 
 use super::{expect, expect_errno, fail, need_fds};
 use crate::bench::facts::*;
-use crate::bench::{Kind, ParamSpec, Params, Prepared, Simple};
+use crate::bench::{Kind, OrOs, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::{Body, Plan};
 use crate::os::svc::{epoll_event_zeroed, poll_forever, Epoll};
@@ -18,7 +18,7 @@ use std::sync::atomic::AtomicU32;
 const ONE: [u8; 8] = 1u64.to_ne_bytes();
 
 fn new_eventfd(init: u32, flags: libc::c_int) -> Result<OwnedFd, BenchError> {
-    eventfd(init, flags | libc::EFD_CLOEXEC).map_err(|e| BenchError::os("eventfd", e))
+    eventfd(init, flags | libc::EFD_CLOEXEC).or_os("eventfd")
 }
 
 /// Reads whatever count is pending, without blocking (a clear eventfd is fine).
@@ -302,8 +302,8 @@ impl Body for CancelWakes {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::{params_of, sane};
     use super::*;
+    use crate::bench::testing::{params_of, prepared, sane};
     use crate::bench::Bench;
 
     #[test]
@@ -322,19 +322,12 @@ mod tests {
 
     #[test]
     fn set_never_saturates_and_clear_takes_one_count_per_read() {
-        let mut set = SET
-            .prepare(&params_of(&SET, &[]), &crate::bench::RunContext::default())
-            .unwrap();
+        let mut set = prepared(&SET, &[]);
         for _ in 0..3 {
             set.body.reset(1000).unwrap();
             set.body.run(1000).unwrap();
         }
-        let mut clear = CLEAR
-            .prepare(
-                &params_of(&CLEAR, &[]),
-                &crate::bench::RunContext::default(),
-            )
-            .unwrap();
+        let mut clear = prepared(&CLEAR, &[]);
         clear.body.reset(10).unwrap();
         clear.body.run(10).unwrap();
         // The eleventh read finds the flag clear: the operation fails, as it must.

@@ -14,10 +14,9 @@
 use super::{expect, fail};
 use crate::bench::facts::*;
 use crate::bench::Fact;
-use crate::bench::{body, Kind, ParamSpec, Params, Prepared, Simple};
+use crate::bench::{body, Kind, OrOs, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
 use crate::harness::Body;
-use crate::harness::{Expect, Plan};
 use crate::os::interrupt;
 use crate::os::task;
 use crate::os::uring::{Ring, SetupError, IORING_ENTER_GETEVENTS, IOSQE_ASYNC};
@@ -30,7 +29,7 @@ fn open_null() -> Result<File, BenchError> {
     std::fs::OpenOptions::new()
         .write(true)
         .open("/dev/null")
-        .map_err(|e| BenchError::os("open /dev/null", e))
+        .or_os("open /dev/null")
 }
 
 /// `svc.null.write`.
@@ -175,7 +174,7 @@ fn prepare_uring(p: &Params) -> Result<Prepared, BenchError> {
         // the scheduler picks one or the other from run to run.
         let (mine, workers) = crate::bench::ctx::place_pinned(placement)?;
         ring.set_worker_cpus(&workers)
-            .map_err(|e| BenchError::os("io_uring_register(IOWQ_AFF)", e))?;
+            .or_os("io_uring_register(IOWQ_AFF)")?;
         pin = mine;
     } else if placement != "same-cpu" {
         return Err(BenchError::Skip(
@@ -195,13 +194,7 @@ fn prepare_uring(p: &Params) -> Result<Prepared, BenchError> {
         report: report.clone(),
     };
     // Handed to a worker, the write waits for it: the switches are the operation's.
-    let plan = Plan {
-        expect: Expect {
-            switches: worker,
-            ..Expect::default()
-        },
-        ..Plan::default()
-    };
+    let plan = crate::bench::switching(worker);
     let prep = Prepared::new(Box::new(body))
         .op(if worker {
             "write handed to a kernel worker and reaped"
@@ -235,8 +228,8 @@ fn prepare_uring(p: &Params) -> Result<Prepared, BenchError> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::{fact, sane};
     use super::*;
+    use crate::bench::testing::{fact, sane};
 
     #[test]
     fn null_writes_cost_something_plausible() {

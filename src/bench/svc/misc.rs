@@ -5,7 +5,7 @@
 
 use super::{expect, expect_errno, fail, flags};
 use crate::bench::facts::*;
-use crate::bench::{body, Prepared, Simple};
+use crate::bench::{body, OrOs, Prepared, Simple};
 use crate::error::BenchError;
 use crate::os::svc;
 use crate::os::{sys, task};
@@ -36,7 +36,7 @@ pub const PROCSTAT: Simple = Simple {
     params: &[],
     prepare: |_| {
         let f = std::fs::File::open("/proc/self/stat")
-            .map_err(|e| BenchError::os("open /proc/self/stat", e))?;
+            .or_os("open /proc/self/stat")?;
         let fd = OwnedFd::from(f);
         let mut buf = [0u8; 1024];
         Ok(Prepared::new(body(move || {
@@ -60,7 +60,7 @@ pub const SETPRI: Simple = Simple {
     prepare: |_| {
         let tid = task::gettid();
         let nice =
-            svc::getpriority_thread(tid).map_err(|e| BenchError::os("getpriority", e))?;
+            svc::getpriority_thread(tid).or_os("getpriority")?;
         Ok(Prepared::new(body(move || {
             expect(
                 svc::setpriority_thread(tid, nice) as i64,
@@ -152,8 +152,8 @@ where
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::sane;
     use super::*;
+    use crate::bench::testing::sane;
 
     #[test]
     fn each_costs_something_plausible() {

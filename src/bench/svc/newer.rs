@@ -10,9 +10,9 @@
 //! The itimer sleep restores the previous ITIMER_REAL and SIGALRM disposition.
 
 use crate::bench::facts::*;
-use crate::bench::{Kind, ParamSpec, Params, Prepared, Simple};
+use crate::bench::{Kind, OrOs, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
-use crate::harness::{Body, Expect, Plan};
+use crate::harness::{Body, Plan};
 use crate::os::peers::{self, NotifyListener, SleepHow};
 use crate::os::svc;
 use crate::os::task::{self, Blocked, Handler, SigSet};
@@ -22,17 +22,7 @@ use std::sync::{Arc, MutexGuard};
 use std::thread::JoinHandle;
 
 /// Blocks: its voluntary switches are part of the operation.
-const BLOCKS: Plan = Plan {
-    expect: Expect {
-        switches: true,
-        faults: false,
-        preemption: true,
-    },
-    keep_overhead: false,
-    fixed_batch: None,
-    per_iter: 0,
-    max_batch: None,
-};
+const BLOCKS: Plan = crate::bench::blocking(true);
 
 /// `svc.uring.nop`.
 pub const URING_NOP: Simple = Simple {
@@ -134,7 +124,7 @@ fn prepare_notify(_: &Params) -> Result<Prepared, BenchError> {
                 }
             }
         })
-        .map_err(|e| BenchError::os("spawn the notified thread", e))?;
+        .or_os("spawn the notified thread")?;
     let mut b = Notify {
         listener: None,
         stop,
@@ -271,8 +261,7 @@ fn itimer_alone(
 ) -> Result<(MutexGuard<'static, ()>, libc::itimerval), BenchError> {
     // SIGALRM from ITIMER_REAL is sent to the process: with another thread that does
     // not block it, the kernel may hand it there and this thread would never wake.
-    let threads =
-        crate::os::mem::thread_count().map_err(|e| BenchError::os("/proc/self", e))?;
+    let threads = crate::os::mem::thread_count().or_os("/proc/self")?;
     if threads != 1 {
         return Err(BenchError::Skip(format!(
             "method={method} needs a single-threaded process (SIGALRM goes to any \
@@ -280,7 +269,7 @@ fn itimer_alone(
         )));
     }
     let lock = task::signals_lock();
-    let old_timer = svc::getitimer_real().map_err(|e| BenchError::os("getitimer", e))?;
+    let old_timer = svc::getitimer_real().or_os("getitimer")?;
     if old_timer.it_value.tv_sec != 0 || old_timer.it_value.tv_usec != 0 {
         return Err(BenchError::Skip(
             "ITIMER_REAL is armed by someone else in this process".into(),
@@ -353,8 +342,7 @@ fn prepare_itimer_periodic(us: u64) -> Result<Prepared, BenchError> {
                 .into(),
         ));
     }
-    let handler =
-        Handler::rearming_itimer().map_err(|e| BenchError::os("sigaction", e))?;
+    let handler = Handler::rearming_itimer().or_os("sigaction")?;
     let b = ItimerPeriodic {
         us,
         old_timer,

@@ -9,7 +9,7 @@ use crate::bench::facts::*;
 use crate::bench::Fact;
 use crate::bench::{Kind, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
-use crate::harness::{Body, Expect, Plan};
+use crate::harness::{Body, Plan};
 use crate::os::interrupt;
 use crate::os::svc;
 
@@ -72,12 +72,8 @@ fn prepare(p: &Params) -> Result<Prepared, BenchError> {
         tv_nsec: (ns % 1_000_000_000) as libc::c_long,
     };
     let plan = Plan {
-        expect: Expect {
-            switches: true,
-            ..Expect::default()
-        },
         fixed_batch: Some(1),
-        ..Plan::default()
+        ..crate::bench::switching(true)
     };
     let slack = svc::timer_slack_ns();
     Ok(Prepared::new(Box::new(Sleep { ts }))
@@ -126,8 +122,8 @@ fn prepare(p: &Params) -> Result<Prepared, BenchError> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::{fact, median, smoke};
     use super::*;
+    use crate::bench::testing::{fact, median, smoke};
 
     #[test]
     fn sleeps_last_at_least_what_was_asked_and_overshoot_is_ordered() {

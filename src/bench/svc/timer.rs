@@ -281,10 +281,10 @@ fn prepare(p: &Params, mode: Mode) -> Result<Prepared, BenchError> {
     };
     // The lock first: nothing below may race another body's signals or ITIMER_REAL.
     let signals = signo.map(|_| task::signals_lock());
-    let handler = match signo {
-        Some(sig) => Some(Handler::counting(sig).map_err(os("sigaction"))?),
-        None => None,
-    };
+    let handler = signo
+        .map(Handler::counting)
+        .transpose()
+        .map_err(os("sigaction"))?;
     let saved = match api {
         Api::Itimer | Api::Alarm => Some((
             svc::getitimer_real().map_err(os("getitimer"))?,
@@ -405,9 +405,8 @@ fn facts(sh: Shape, report: Rc<Cell<Report>>) -> After {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::{fact, sane};
     use super::*;
-    use crate::bench::Bench;
+    use crate::bench::testing::{fact, prepared, sane};
 
     /// Our POSIX timers listed in /proc/self/timers (by their signal).
     fn ours_listed() -> usize {
@@ -447,10 +446,7 @@ mod tests {
 
     #[test]
     fn a_posix_timer_is_listed_while_the_body_lives_and_gone_after() {
-        let p = super::super::testing::params_of(&CANCEL_ALL, &[("n", "3")]);
-        let mut prep = CANCEL_ALL
-            .prepare(&p, &crate::bench::RunContext::default())
-            .unwrap();
+        let mut prep = prepared(&CANCEL_ALL, &[("n", "3")]);
         assert_eq!(ours_listed(), 3);
         prep.body.reset(1).unwrap();
         prep.body.run(1).unwrap();

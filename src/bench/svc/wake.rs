@@ -29,7 +29,7 @@ use crate::bench::facts::*;
 use crate::bench::Fact;
 use crate::bench::{ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
-use crate::harness::{Body, Expect, Plan};
+use crate::harness::{Body, Plan};
 use crate::os::affinity::Pin;
 use crate::os::interrupt;
 use crate::os::svc;
@@ -357,14 +357,9 @@ fn prepare(p: &Params, latency: bool) -> Result<Prepared, BenchError> {
         _pin: pin,
     };
     let plan = Plan {
-        expect: Expect {
-            // The waker blocks only in the latency mode's wait on one CPU (a yield).
-            switches: false,
-            faults: false,
-            preemption: same_cpu,
-        },
         fixed_batch: Some(1),
-        ..Plan::default()
+        // The waker blocks only in the latency mode's wait on one CPU (a yield).
+        ..crate::bench::expecting(false, false, same_cpu)
     };
     let op = if latency {
         "wake until the sleeper runs"
@@ -424,9 +419,8 @@ fn prepare(p: &Params, latency: bool) -> Result<Prepared, BenchError> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::{fact, sane};
     use super::*;
-    use crate::bench::Bench;
+    use crate::bench::testing::{fact, prepared, sane};
 
     #[test]
     fn wakes_are_real_and_latencies_ordered() {
@@ -455,10 +449,7 @@ mod tests {
 
     #[test]
     fn the_child_is_reaped_when_the_body_is_dropped() {
-        let p = super::super::testing::params_of(&OTHER, &[("placement", "same-cpu")]);
-        let mut prep = OTHER
-            .prepare(&p, &crate::bench::RunContext::default())
-            .unwrap();
+        let mut prep = prepared(&OTHER, &[("placement", "same-cpu")]);
         prep.body.reset(1).unwrap();
         prep.body.run(1).unwrap();
         let children = || {

@@ -7,9 +7,9 @@
 use super::pool::Pool;
 use crate::bench::ctx::{place_pinned, placement_among};
 use crate::bench::facts::*;
-use crate::bench::{body, check, Kind, ParamSpec, Params, Prepared, Simple};
+use crate::bench::{body, check, Kind, OrOs, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
-use crate::harness::{Body, Expect, Plan};
+use crate::harness::{Body, Plan};
 use crate::os::affinity::Pin;
 use crate::os::peers::{
     futex_cmp_requeue, futex_lock_pi, futex_unlock_pi, futex_wait, futex_wake,
@@ -278,7 +278,7 @@ fn prepare_parallel(p: &Params) -> Result<Prepared, BenchError> {
                     done.fetch_add(1, Ordering::AcqRel);
                 }
             })
-            .map_err(|e| BenchError::os("spawn a waker thread", e))?;
+            .or_os("spawn a waker thread")?;
         helpers.push(t);
     }
     let b = Parallel {
@@ -412,7 +412,7 @@ fn prepare_lock_pi(p: &Params) -> Result<Prepared, BenchError> {
                     futex_unlock_pi(&word);
                 }
             })
-            .map_err(|e| BenchError::os("spawn a contender thread", e))?;
+            .or_os("spawn a contender thread")?;
         others.push(t);
     }
     let b = LockPi {
@@ -424,16 +424,9 @@ fn prepare_lock_pi(p: &Params) -> Result<Prepared, BenchError> {
     };
     // With a contender the lock is handed over in the kernel and the loser sleeps; a
     // hold sleeps too: those switches are the operation's.
-    let expect = Expect {
-        switches: threads > 1 || hold > 0,
-        ..Default::default()
-    };
     Ok(Prepared::new(Box::new(b))
         .op("lock_pi+unlock_pi")
-        .plan(Plan {
-            expect,
-            ..Plan::default()
-        }))
+        .plan(crate::bench::switching(threads > 1 || hold > 0)))
 }
 
 struct LockPi {

@@ -22,9 +22,8 @@ pub mod futex;
 pub mod pool;
 
 use crate::bench::facts::*;
-use crate::bench::{body, check, Bench, InRun, Kind, ParamSpec, Params, Prepared};
+use crate::bench::{body, check, Bench, InRun, Kind, OrOs, ParamSpec, Params, Prepared};
 use crate::error::BenchError;
-use crate::harness::{Expect, Plan};
 use crate::os::ops::{self, CMutex, Semaphore};
 use crate::os::{sys, task};
 use std::cell::Cell;
@@ -165,20 +164,14 @@ fn prepare_mutex(p: &Params) -> Result<Prepared, BenchError> {
     }
     // Where thread copies contend, a lock that waits in the kernel is the operation:
     // its batches are kept, not flagged for their switches.
-    let expect = Expect {
-        switches: !uncontended(p),
-        ..Expect::default()
-    };
+    let plan = crate::bench::switching(!uncontended(p));
     Ok(if p.get("share") == "mutex-per-copy" {
         with_update!(Box::new(CMutex::new()))
     } else {
         with_update!(&ONE)
     }
     .op("lock+unlock pair")
-    .plan(Plan {
-        expect,
-        ..Plan::default()
-    }))
+    .plan(plan))
 }
 
 /// Lock, `update`, unlock, in the body's loop; `idle` lives as long as the body.
@@ -219,7 +212,7 @@ impl Idle {
             .spawn(move || {
                 let _ = rx.recv();
             })
-            .map_err(|e| BenchError::os("spawn the idle thread", e))?;
+            .or_os("spawn the idle thread")?;
         Ok(Idle {
             stop: Some(tx),
             thread: Some(thread),
@@ -249,7 +242,7 @@ pub const SEM: InRun = InRun {
     origin: "",
     params: &[],
     prepare: |_, _| {
-        let s = Semaphore::new(1).map_err(|e| BenchError::os("sem_init", e))?;
+        let s = Semaphore::new(1).or_os("sem_init")?;
         Ok(Prepared::new(body(move || {
             check(s.wait() as i64, "sem_wait")?;
             check(s.post() as i64, "sem_post")
@@ -352,8 +345,7 @@ pub const EVENTFD: InRun = InRun {
     origin: "",
     params: &[],
     prepare: |_, _| {
-        let fd = sys::eventfd(0, libc::EFD_CLOEXEC)
-            .map_err(|e| BenchError::os("eventfd", e))?;
+        let fd = sys::eventfd(0, libc::EFD_CLOEXEC).or_os("eventfd")?;
         let one = 1u64.to_ne_bytes();
         let mut got = [0u8; 8];
         Ok(Prepared::new(body(move || {
@@ -373,6 +365,7 @@ pub const EVENTFD: InRun = InRun {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bench::testing::kv;
 
     /// Thread copies of one mutex wait for it in the kernel, and those waits are the
     /// operation: their batches keep their switches. Alone, as processes, or each with
@@ -380,18 +373,13 @@ mod tests {
     #[test]
     fn only_contended_mutex_batches_keep_their_switches() {
         let switches = |copies: &str, how: &str, share: &str| {
-            let p = Params(
-                [
-                    ("share", share),
-                    ("update", "none"),
-                    ("process", "single-threaded"),
-                    ("copies", copies),
-                    ("copies_as", how),
-                ]
-                .iter()
-                .map(|(k, v)| (*k, v.to_string()))
-                .collect(),
-            );
+            let p = kv(&[
+                ("share", share),
+                ("update", "none"),
+                ("process", "single-threaded"),
+                ("copies", copies),
+                ("copies_as", how),
+            ]);
             prepare_mutex(&p).unwrap().plan.expect.switches
         };
         assert!(switches("2", "thread", "one-mutex"));
@@ -405,16 +393,11 @@ mod tests {
     #[test]
     fn pi_lock_batches_that_wait_keep_their_switches() {
         let switches = |threads: &str, hold: &str| {
-            let p = Params(
-                [
-                    ("threads", threads),
-                    ("hold_us", hold),
-                    ("placement", "same-cpu"),
-                ]
-                .iter()
-                .map(|(k, v)| (*k, v.to_string()))
-                .collect(),
-            );
+            let p = kv(&[
+                ("threads", threads),
+                ("hold_us", hold),
+                ("placement", "same-cpu"),
+            ]);
             let prepared = (futex::LOCK_PI.prepare)(&p).unwrap();
             prepared.plan.expect.switches
         };

@@ -9,6 +9,7 @@
 //! timed operation finds all of them blocked on `f1`. Dropping the pool stops and joins
 //! every waiter.
 
+use crate::bench::OrOs;
 use crate::error::BenchError;
 use crate::os::affinity::Pin;
 use crate::os::peers::{futex_wait, futex_wake};
@@ -74,7 +75,7 @@ impl Pool {
                     let _ = tx.send(task::gettid());
                     waiter(&w);
                 })
-                .map_err(|e| BenchError::os("spawn a waiter thread", e))?;
+                .or_os("spawn a waiter thread")?;
             pool.threads.push(t);
         }
         for _ in 0..n {

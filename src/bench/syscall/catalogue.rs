@@ -8,7 +8,7 @@ use crate::bench::facts::Figure::{NullLibc, NullRaw};
 use crate::bench::facts::SYSCALL;
 use crate::bench::facts::*;
 use crate::bench::via::{self, check_raw as raw_ok, Via};
-use crate::bench::{body, check, Kind, ParamSpec, Prepared, Simple};
+use crate::bench::{body, check, Kind, OrOs, ParamSpec, Prepared, Simple};
 use crate::error::BenchError;
 use crate::os::{raw, sys};
 use std::hint::black_box;
@@ -125,8 +125,7 @@ pub const DUP_CLOSE: Simple = Simple {
     origin: "perez1976 Fig. 4 dup",
     params: via::ONLY_BOTH,
     prepare: |p| {
-        let f = std::fs::File::open("/dev/null")
-            .map_err(|e| BenchError::os("open /dev/null", e))?;
+        let f = std::fs::File::open("/dev/null").or_os("open /dev/null")?;
         let b = match Via::of(p)? {
             Via::Libc => body(move || {
                 let d =
@@ -154,8 +153,7 @@ pub const ALARM: Simple = Simple {
         // Held for the body's life: no timer benchmark arms ITIMER_REAL meanwhile.
         let lock = crate::os::task::signals_lock();
         // Look without touching: alarm(0) itself would cancel a pending alarm.
-        let now = crate::os::svc::getitimer_real()
-            .map_err(|e| BenchError::os("getitimer", e))?;
+        let now = crate::os::svc::getitimer_real().or_os("getitimer")?;
         let v = now.it_value;
         if v.tv_sec != 0 || v.tv_usec != 0 {
             return Err(BenchError::Skip(
@@ -187,8 +185,7 @@ pub const SIGACTION: Simple = Simple {
         let sig = libc::SIGUSR2;
         Ok(Prepared::new(match Via::of(p)? {
             Via::Libc => {
-                let act = sys::sigaction_get(sig)
-                    .map_err(|e| BenchError::os("sigaction", e))?;
+                let act = sys::sigaction_get(sig).or_os("sigaction")?;
                 body(move || check(sys::sigaction_set(sig, &act) as i64, "sigaction"))
             }
             Via::Raw => {
@@ -224,8 +221,7 @@ pub const SETPRIORITY: Simple = Simple {
     origin: "perez1976 Fig. 4 nice",
     params: via::ONLY_BOTH,
     prepare: |p| {
-        let prio =
-            sys::getpriority_self().map_err(|e| BenchError::os("getpriority", e))?;
+        let prio = sys::getpriority_self().or_os("getpriority")?;
         Ok(Prepared::new(match Via::of(p)? {
             Via::Libc => {
                 body(move || check(sys::setpriority_self(prio) as i64, "setpriority"))

@@ -2,7 +2,7 @@
 
 use crate::bench::facts::*;
 use crate::bench::via::{self, Via};
-use crate::bench::{body, check, Kind, ParamSpec, Prepared, Simple};
+use crate::bench::{body, check, Kind, OrOs, ParamSpec, Prepared, Simple};
 use crate::error::BenchError;
 use crate::os::{mem, raw, sys};
 use std::os::fd::{AsFd, OwnedFd};
@@ -28,7 +28,7 @@ pub const WRITEV: Simple = Simple {
         let null = std::fs::OpenOptions::new()
             .write(true)
             .open("/dev/null")
-            .map_err(|e| BenchError::os("open /dev/null", e))?;
+            .or_os("open /dev/null")?;
         let byte = Box::new([0u8; 1]);
         let iov: Vec<libc::iovec> = (0..n)
             .map(|_| libc::iovec {
@@ -75,11 +75,11 @@ pub const POLL: Simple = Simple {
         let n = p.int("n") as usize;
         room_for(n)?;
         // One eventfd with a count is always readable; n duplicates are n descriptors.
-        let efd = sys::eventfd(1, libc::EFD_CLOEXEC).map_err(|e| BenchError::os("eventfd", e))?;
+        let efd = sys::eventfd(1, libc::EFD_CLOEXEC).or_os("eventfd")?;
         let fds: Vec<OwnedFd> = (0..n)
             .map(|_| sys::dup_owned(efd.as_fd()))
             .collect::<Result<_, _>>()
-            .map_err(|e| BenchError::os("dup", e))?;
+            .or_os("dup")?;
         polling(fds, libc::POLLIN, Via::of(p)?, efd)
     },
 };
@@ -107,7 +107,7 @@ pub const POLL_FILE: Simple = Simple {
         let fds: Vec<OwnedFd> = (0..n)
             .map(|_| mem::memfd(0))
             .collect::<Result<_, _>>()
-            .map_err(|e| BenchError::os("memfd_create", e))?;
+            .or_os("memfd_create")?;
         polling(fds, libc::POLLOUT, Via::of(p)?, ())
     },
 };

@@ -5,7 +5,7 @@
 //! lacks) is skipped with the kernel's reason.
 
 use crate::bench::facts::*;
-use crate::bench::{body, check, Kind, ParamSpec, Prepared, Simple};
+use crate::bench::{body, check, Kind, OrOs, ParamSpec, Prepared, Simple};
 use crate::error::BenchError;
 use crate::os::peers;
 use std::hint::black_box;
@@ -213,7 +213,7 @@ pub const SELECT: Simple = Simple {
         let files = (0..n)
             .map(|_| std::fs::OpenOptions::new().write(true).open("/dev/null"))
             .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| BenchError::os("open /dev/null", e))?;
+            .or_os("open /dev/null")?;
         let fds: Vec<i32> = files.iter().map(std::os::fd::AsRawFd::as_raw_fd).collect();
         let set = peers::FdSet::of(&fds).map_err(|e| BenchError::Skip(e.to_string()))?;
         let nfds = fds.iter().max().map_or(0, |m| m + 1);

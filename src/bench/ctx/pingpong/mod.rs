@@ -20,9 +20,8 @@ use crate::bench::facts::*;
 
 const PIPE_SAME: &str = "mechanism=pipe placement=same-cpu kind=process fpu=clean";
 use crate::bench::Fact;
-use crate::bench::{After, Kind, ParamSpec, Params, Prepared, Simple};
+use crate::bench::{After, Kind, OrOs, ParamSpec, Params, Prepared, Simple};
 use crate::error::BenchError;
-use crate::harness::{Expect, Plan};
 use crate::os::affinity::{self, Pin};
 use crate::os::task::{self, Blocked, ExitWatch, Handler, SharedMem, SigSet, Vector};
 use master::{Peer, PingPong};
@@ -262,7 +261,7 @@ fn start_thread(
             master::mark_ended(&mem);
             code
         })
-        .map_err(|e| BenchError::os("thread creation", e))?;
+        .or_os("thread creation")?;
     let tid = rx
         .recv()
         .map_err(|_| BenchError::Failed("the other thread did not start".into()))?;
@@ -302,7 +301,7 @@ fn start_process(
             slave(ends, mem)
         })
     }
-    .map_err(|e| BenchError::os("fork", e))?;
+    .or_os("fork")?;
     ch.slave_fds.clear();
     let pid = child.pid();
     Ok((Peer::Process(child), pid))
@@ -325,17 +324,13 @@ fn prepare(p: &Params) -> Result<Prepared, BenchError> {
     let (master_cpus, slave_cpus) = place(placement)?;
     let thread = p.get("kind") == "thread";
 
-    let mem =
-        Arc::new(SharedMem::new(4096).map_err(|e| BenchError::os("mmap (shared)", e))?);
+    let mem = Arc::new(SharedMem::new(4096).or_os("mmap (shared)")?);
     let mut ch = Channels::open(mech)?;
     let signals = Signals::install(mech, thread)?;
     let master_mask = SigSet::current()
         .without(libc::SIGUSR2)
         .without(libc::SIGCHLD);
-    let pin = match master_cpus {
-        Some(c) => Some(Pin::to(c).map_err(|e| BenchError::os("pin", e))?),
-        None => None,
-    };
+    let pin = master_cpus.map(Pin::to).transpose().or_os("pin")?;
     let ends = SlaveEnds {
         mech,
         vector,
@@ -389,18 +384,9 @@ fn prepare(p: &Params) -> Result<Prepared, BenchError> {
         _pin: pin,
         _signals: signals.lock,
     };
-    let plan = Plan {
-        expect: Expect {
-            switches: true,
-            faults: false,
-            // On one CPU the woken task preempts the waker: part of the operation.
-            preemption: placement != "cross-cpu",
-        },
-        ..Plan::default()
-    };
     Ok(Prepared::new(Box::new(pp))
         .op("round trip")
-        .plan(plan)
+        .plan(crate::bench::blocking(placement != "cross-cpu"))
         .after(facts(mech == Mech::Yield, yield_report)))
 }
 
@@ -446,7 +432,6 @@ fn facts(yields: bool, yield_report: Arc<[AtomicU64; 2]>) -> After {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::params;
 
     fn make(
         mech: &str,
@@ -454,18 +439,13 @@ mod tests {
         kind: &str,
         fpu: &str,
     ) -> Result<Prepared, BenchError> {
-        let mut p = params::expand("ctx.pingpong", PARAMS, &[])
-            .unwrap()
-            .remove(0);
-        for (k, v) in [
+        let set = [
             ("mechanism", mech),
             ("placement", placement),
             ("kind", kind),
             ("fpu", fpu),
-        ] {
-            p.0.iter_mut().find(|(n, _)| *n == k).unwrap().1 = v.to_string();
-        }
-        prepare(&Params(p.0))
+        ];
+        prepare(&crate::bench::testing::params_of(&PINGPONG, &set))
     }
 
     #[test]

@@ -19,9 +19,11 @@ use crate::bench::facts::Figure::SwitchSame;
 use crate::bench::facts::*;
 use crate::bench::via::Via;
 use crate::bench::Fact;
-use crate::bench::{body, InRun, Kind, ParamSpec, Params, Prepared, RunContext, Simple};
+use crate::bench::{
+    body, InRun, Kind, OrOs, ParamSpec, Params, Prepared, RunContext, Simple,
+};
 use crate::error::BenchError;
-use crate::harness::{Body, Expect, Plan};
+use crate::harness::{Body, Plan};
 use crate::os::affinity;
 use crate::os::task;
 use crate::os::usage::{Usage, Who};
@@ -273,7 +275,7 @@ fn over_limits(n: usize, kind: TaskKind) -> Result<Option<String>, BenchError> {
 /// The token through one pipe within one task: write a byte, read it back, through
 /// the C library's `write` and `read`.
 pub fn pipe_pass() -> Result<Box<dyn Body>, BenchError> {
-    let (r, w) = task::pipe().map_err(|e| BenchError::os("pipe", e))?;
+    let (r, w) = task::pipe().or_os("pipe")?;
     let mut b = [b'x'];
     Ok(body(move || {
         if task::write_fd(w.as_raw_fd(), &b) != 1 {
@@ -289,7 +291,7 @@ pub fn pipe_pass() -> Result<Box<dyn Body>, BenchError> {
 /// [`pipe_pass`] through the `syscall` instruction in the loop (`ctx.pipe via=raw`): the
 /// whole loop one aligned asm block ([`crate::os::raw::write_read_repeat`]).
 pub fn pipe_pass_raw() -> Result<Box<dyn Body>, BenchError> {
-    let (r, w) = task::pipe().map_err(|e| BenchError::os("pipe", e))?;
+    let (r, w) = task::pipe().or_os("pipe")?;
     let mut b = [b'x'];
     Ok(crate::bench::via::repeat(move |n| {
         crate::os::raw::write_read_repeat(w.as_fd(), r.as_fd(), &mut b, n)
@@ -304,14 +306,9 @@ fn prepare_ring(p: &Params, cx: &RunContext) -> Result<Prepared, BenchError> {
     let passes = p.int("passes") as u64;
     let ring = build(n, kind, &place, cx)?;
     let plan = Plan {
-        expect: Expect {
-            switches: true,
-            faults: false,
-            preemption: true,
-        },
         fixed_batch: (passes > 0).then_some(passes),
         per_iter: n as u64,
-        ..Plan::default()
+        ..crate::bench::blocking(true)
     };
     let after = move |h: &crate::harness::Harness<'_>,
                       m: &crate::harness::Measurement| {

@@ -3,6 +3,7 @@
 //! directories that socket names live in until the link is built.
 
 use super::{BenchError, MsgBuf, PosixQueue, SysvQueue};
+use crate::bench::OrOs;
 use crate::os::ipc;
 use crate::os::task;
 use std::net::{Ipv4Addr, TcpListener, TcpStream, UdpSocket};
@@ -102,7 +103,7 @@ impl PrivateDir {
             .prefix(&prefix)
             .tempdir_in(socket_dir_base())
             .map(PrivateDir)
-            .map_err(|e| BenchError::os("creating a directory for the socket names", e))
+            .or_os("creating a directory for the socket names")
     }
 
     /// The path of `name` in it.
@@ -139,7 +140,7 @@ fn fit_datagrams(
     for fd in [m, s] {
         for opt in [libc::SO_SNDBUF, libc::SO_RCVBUF] {
             let now = ipc::get_sock_int(fd.as_fd(), libc::SOL_SOCKET, opt)
-                .map_err(|e| BenchError::os("getsockopt", e))?;
+                .or_os("getsockopt")?;
             if now < want {
                 // Best effort: the kernel caps it at net.core.[wr]mem_max.
                 let _ = ipc::set_sock_int(fd.as_fd(), libc::SOL_SOCKET, opt, want);
@@ -210,8 +211,8 @@ pub(super) fn posix_pair(size: usize) -> Result<(PosixQueue, PosixQueue), BenchE
     };
     let mut a = open("m2s")?;
     let mut b = open("s2m")?;
-    a.unlink().map_err(|e| BenchError::os("mq_unlink", e))?;
-    b.unlink().map_err(|e| BenchError::os("mq_unlink", e))?;
+    a.unlink().or_os("mq_unlink")?;
+    b.unlink().or_os("mq_unlink")?;
     Ok((a, b))
 }
 

@@ -11,6 +11,7 @@
 
 mod build;
 
+use crate::bench::OrOs;
 use build::{datagrams, posix_pair, streams, sysv_queue};
 pub use build::{posix_queue_name, socket_dir_base, SOCKET_DIR_PREFIX};
 
@@ -351,10 +352,7 @@ impl Link {
     /// Two mailboxes of `size` bytes in one shared mapping, each on its own lines.
     fn set_shm(&mut self, size: usize) -> Result<(), BenchError> {
         let second = (BYTES + size).div_ceil(64) * 64;
-        let m = Arc::new(
-            SharedBytes::new(2 * second)
-                .map_err(|e| BenchError::os("mmap (shared mailboxes)", e))?,
-        );
+        let m = Arc::new(SharedBytes::new(2 * second).or_os("mmap (shared mailboxes)")?);
         self.master = Port::new(
             Way::Shm {
                 inbox: second,
