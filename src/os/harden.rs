@@ -14,6 +14,7 @@
 //! through `dlsym`, or forks a single-threaded process.
 #![allow(unsafe_code)]
 
+use super::sys::cvt;
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -72,37 +73,39 @@ pub fn nr_filter(n: usize) -> Vec<Insn> {
 /// `exec` from gaining privileges. Both last as long as the task and pass to the
 /// tasks it starts; neither can be taken off.
 pub fn install_filter(prog: &[Insn], all_threads: bool) -> io::Result<()> {
-    // SAFETY: prctl with integer arguments.
-    let r = unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) };
-    if r != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    let fprog = libc::sock_fprog {
-        len: u16::try_from(prog.len())
-            .map_err(|_| io::Error::other("a filter of more than 65535 instructions"))?,
-        filter: prog.as_ptr().cast_mut(),
-    };
     let flags = if all_threads {
         libc::SECCOMP_FILTER_FLAG_TSYNC
     } else {
         0
     };
+    match set_filter(prog, flags)? {
+        0 => Ok(()),
+        tid => Err(io::Error::other(format!(
+            "thread {tid} could not take the filter (TSYNC)"
+        ))),
+    }
+}
+
+/// Sets no-new-privs, then `seccomp(SECCOMP_SET_MODE_FILTER, flags, prog)`: the call's
+/// result (0, a thread id for a TSYNC failure, or a listener's descriptor).
+pub(in crate::os) fn set_filter(prog: &[Insn], flags: libc::c_ulong) -> io::Result<i64> {
+    // SAFETY: prctl with integer arguments.
+    let r = unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) };
+    cvt(r.into())?;
+    let fprog = libc::sock_fprog {
+        len: u16::try_from(prog.len())
+            .map_err(|_| io::Error::other("a filter of more than 65535 instructions"))?,
+        filter: prog.as_ptr().cast_mut(),
+    };
     // SAFETY: `fprog` points at `prog`, alive for the call; the kernel copies it.
-    let r = unsafe {
+    cvt(unsafe {
         libc::syscall(
             libc::SYS_seccomp,
             libc::SECCOMP_SET_MODE_FILTER,
             flags,
             &fprog as *const libc::sock_fprog,
         )
-    };
-    match r {
-        0 => Ok(()),
-        -1 => Err(io::Error::last_os_error()),
-        tid => Err(io::Error::other(format!(
-            "thread {tid} could not take the filter (TSYNC)"
-        ))),
-    }
+    })
 }
 
 /// This task's seccomp mode (0 none, 1 strict, 2 filter) and the number of filters on
@@ -161,9 +164,7 @@ pub fn enter_user_and_pid_ns() -> io::Result<()> {
     // SAFETY: getuid and getgid have no preconditions.
     let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
     // SAFETY: unshare with flags only.
-    if unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWPID) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
+    cvt(unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWPID) }.into())?;
     std::fs::write("/proc/self/setgroups", "deny")?;
     std::fs::write("/proc/self/uid_map", format!("0 {uid} 1"))?;
     std::fs::write("/proc/self/gid_map", format!("0 {gid} 1"))?;
@@ -312,10 +313,7 @@ impl Speculation {
 pub fn speculation(s: Speculation) -> io::Result<i32> {
     // SAFETY: prctl with integer arguments.
     let r = unsafe { libc::prctl(libc::PR_GET_SPECULATION_CTRL, s.which(), 0, 0, 0) };
-    if r < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(r)
+    cvt(r.into()).map(|_| r)
 }
 
 /// Disables `s` for this task (and the tasks it starts).
@@ -330,10 +328,7 @@ pub fn disable_speculation(s: Speculation) -> io::Result<()> {
             0,
         )
     };
-    if r != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
+    cvt(r.into()).map(drop)
 }
 
 /// The directory of the cgroup (v1 hierarchy of the `cpu` controller, or v2) this

@@ -487,15 +487,7 @@ impl SharedBytes {
 /// The nice value of one thread or process (`getpriority(PRIO_PROCESS, id)`), id > 0.
 pub fn get_nice(id: libc::pid_t) -> io::Result<i32> {
     refuse(id)?;
-    // SAFETY: __errno_location returns this thread's errno slot.
-    unsafe { *libc::__errno_location() = 0 };
-    // SAFETY: integer arguments only.
-    let r = unsafe { libc::getpriority(libc::PRIO_PROCESS, id as libc::id_t) };
-    let e = io::Error::last_os_error();
-    if r == -1 && e.raw_os_error() != Some(0) {
-        return Err(e);
-    }
-    Ok(r)
+    super::sys::getpriority_of(id as libc::id_t)
 }
 
 /// Sets the nice value of one thread or process (id > 0).

@@ -469,26 +469,8 @@ impl NotifyListener {
             f((libc::BPF_RET | libc::BPF_K) as u16, 0, 0, RET_USER_NOTIF),
             f((libc::BPF_RET | libc::BPF_K) as u16, 0, 0, RET_ALLOW),
         ];
-        let fprog = libc::sock_fprog {
-            len: prog.len() as u16,
-            filter: prog.as_ptr() as *mut libc::sock_filter,
-        };
-        // SAFETY: integers only; no_new_privs applies to this thread and its children.
-        if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: `fprog` points at `prog`, both live for the call.
-        let r = unsafe {
-            libc::syscall(
-                libc::SYS_seccomp,
-                libc::SECCOMP_SET_MODE_FILTER,
-                libc::SECCOMP_FILTER_FLAG_NEW_LISTENER,
-                &fprog as *const libc::sock_fprog,
-            )
-        };
-        if r < 0 {
-            return Err(io::Error::last_os_error());
-        }
+        let flags = libc::SECCOMP_FILTER_FLAG_NEW_LISTENER;
+        let r = super::harden::set_filter(&prog, flags)?;
         Ok(NotifyListener { fd: own_fd(r) })
     }
 
@@ -595,15 +577,4 @@ pub fn create_file(path: &std::ffi::CStr, data: &[u8]) -> libc::c_int {
 pub fn unlink(path: &std::ffi::CStr) -> libc::c_int {
     // SAFETY: `path` is NUL-terminated and live for the call.
     unsafe { libc::unlink(path.as_ptr()) }
-}
-
-/// Whether a notification waits on `listener`, polling at most `ms` milliseconds.
-pub fn notify_ready(listener: BorrowedFd<'_>, ms: libc::c_int) -> bool {
-    let mut p = libc::pollfd {
-        fd: listener.as_raw_fd(),
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    // SAFETY: one live pollfd.
-    unsafe { libc::poll(&mut p, 1, ms) == 1 && p.revents & libc::POLLIN != 0 }
 }

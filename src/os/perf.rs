@@ -121,34 +121,23 @@ impl Event {
 
     /// Sends this event's records into `ring`'s buffer (same CPU, same clock).
     pub fn output_to(&self, ring: &Ring) -> io::Result<()> {
-        // SAFETY: both are open perf event descriptors; the ioctl takes an fd argument.
-        let r = unsafe {
-            libc::ioctl(
-                self.fd.as_raw_fd(),
-                IOC_SET_OUTPUT,
-                ring.event.fd.as_raw_fd(),
-            )
-        };
-        if r < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(())
+        self.ioctl(IOC_SET_OUTPUT, ring.event.fd.as_raw_fd())
     }
 
     /// Starts counting and sampling.
     pub fn enable(&self) -> io::Result<()> {
-        // SAFETY: an open perf event descriptor; the ioctl takes no argument.
-        let r = unsafe { libc::ioctl(self.fd.as_raw_fd(), IOC_ENABLE, 0) };
-        if r < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(())
+        self.ioctl(IOC_ENABLE, 0)
     }
 
     /// Stops.
     pub fn disable(&self) -> io::Result<()> {
-        // SAFETY: an open perf event descriptor; the ioctl takes no argument.
-        let r = unsafe { libc::ioctl(self.fd.as_raw_fd(), IOC_DISABLE, 0) };
+        self.ioctl(IOC_DISABLE, 0)
+    }
+
+    /// `ioctl(fd, req, arg)` of a request that takes an integer (a descriptor) or none.
+    fn ioctl(&self, req: libc::c_ulong, arg: libc::c_int) -> io::Result<()> {
+        // SAFETY: an open perf event descriptor; the request reads no memory.
+        let r = unsafe { libc::ioctl(self.fd.as_raw_fd(), req, arg) };
         if r < 0 {
             return Err(io::Error::last_os_error());
         }

@@ -116,15 +116,7 @@ pub fn getpriority_thread(tid: libc::pid_t) -> io::Result<i32> {
     if tid <= 0 {
         return Err(io::Error::from_raw_os_error(libc::EINVAL));
     }
-    // SAFETY: __errno_location returns this thread's errno slot.
-    unsafe { *libc::__errno_location() = 0 };
-    // SAFETY: integer arguments only.
-    let r = unsafe { libc::getpriority(libc::PRIO_PROCESS, tid as libc::id_t) };
-    let e = io::Error::last_os_error();
-    if r == -1 && e.raw_os_error() != Some(0) {
-        return Err(e);
-    }
-    Ok(r)
+    super::sys::getpriority_of(tid as libc::id_t)
 }
 
 /// `setpriority(PRIO_PROCESS, tid, prio)` for one thread of this process: 0, or -1

@@ -371,11 +371,6 @@ impl Ring {
         Ok(())
     }
 
-    /// The buffer writes come from, to fill between writes.
-    pub fn source_mut(&mut self) -> &mut [u8] {
-        &mut self.source
-    }
-
     /// `io_uring_enter(fd, to_submit, min_complete, flags)`: the number submitted, or
     /// -1 with errno.
     #[inline(always)]
