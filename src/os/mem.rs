@@ -460,10 +460,7 @@ impl Mapping {
         // SAFETY: the range was mapped by the value just forgotten, so it is unmapped
         // exactly once, here.
         let r = unsafe { libc::munmap(ptr as *mut libc::c_void, len) };
-        if r != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(())
+        super::sys::cvt(r.into()).map(drop)
     }
 }
 

@@ -14,6 +14,7 @@
 //! borrowed by the caller for the duration of the call, or integers only.
 #![allow(unsafe_code)]
 
+use super::sys::cvt;
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::AtomicU32;
@@ -217,9 +218,7 @@ impl SemSet {
     pub fn new(n: libc::c_int) -> io::Result<SemSet> {
         // SAFETY: integers only.
         let id = unsafe { libc::semget(libc::IPC_PRIVATE, n, libc::IPC_CREAT | 0o600) };
-        if id == -1 {
-            return Err(io::Error::last_os_error());
-        }
+        cvt(id.into())?;
         Ok(SemSet { id })
     }
 
@@ -518,10 +517,7 @@ pub fn getpgid() -> libc::pid_t {
 pub fn epoll_create() -> io::Result<OwnedFd> {
     // SAFETY: integer argument only.
     let r = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
-    if r < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(own_fd(r.into()))
+    cvt(r.into()).map(own_fd)
 }
 
 /// `epoll_wait(epfd, events, -1)`: the number of events written, or -1 with errno.
@@ -536,10 +532,7 @@ pub fn epoll_wait(epfd: RawFd, events: &mut [libc::epoll_event]) -> libc::c_int 
 /// mkfifo(3) at `path`, mode 0600.
 pub fn mkfifo(path: &std::ffi::CStr) -> io::Result<()> {
     // SAFETY: `path` is a NUL-terminated string live for the call.
-    if unsafe { libc::mkfifo(path.as_ptr(), 0o600) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
+    cvt(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }.into()).map(drop)
 }
 
 /// open(path, O_CREAT|O_EXCL|O_WRONLY, 0600), a write of `data` when it is not empty,

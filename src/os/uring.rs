@@ -365,10 +365,7 @@ impl Ring {
                 std::mem::size_of::<libc::cpu_set_t>(),
             )
         };
-        if r < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(())
+        super::sys::cvt(r).map(drop)
     }
 
     /// `io_uring_enter(fd, to_submit, min_complete, flags)`: the number submitted, or

@@ -152,7 +152,7 @@ fn target(
             }
         }
     };
-    let fd = ops::reopen(&cpath(&path)?, flags).map_err(|e| {
+    let fd = crate::os::sys::open(&cpath(&path)?, flags | libc::O_CLOEXEC).map_err(|e| {
         let what = format!("opening the test file in {}", dir.display());
         if e.raw_os_error() == Some(libc::EINVAL) && flags & libc::O_DIRECT != 0 {
             BenchError::Skip(format!(

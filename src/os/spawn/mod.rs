@@ -405,9 +405,7 @@ pub fn ignore_signals(sigs: &[libc::c_int]) -> io::Result<IgnoredSignals> {
         let mut prev: libc::sigaction = unsafe { std::mem::zeroed() };
         // SAFETY: both pointers refer to valid sigaction values.
         let r = unsafe { libc::sigaction(sig, &act, &mut prev) };
-        if r != 0 {
-            return Err(io::Error::last_os_error()); // the guard restores the others
-        }
+        super::sys::cvt(r.into())?; // the guard restores the others
         guard.old.push((sig, prev));
     }
     Ok(guard)
@@ -464,18 +462,14 @@ pub fn take_inherited(fd: i32) -> io::Result<std::os::fd::OwnedFd> {
         return Err(einval("an inherited descriptor is 3 or above"));
     }
     // SAFETY: F_GETFD only reads the descriptor's flags.
-    if unsafe { libc::fcntl(fd, libc::F_GETFD) } == -1 {
-        return Err(io::Error::last_os_error());
-    }
+    super::sys::cvt(unsafe { libc::fcntl(fd, libc::F_GETFD) }.into())?;
     if TAKEN.swap(true, Ordering::SeqCst) {
         return Err(io::Error::other(
             "the inherited descriptor was taken already",
         ));
     }
     // SAFETY: F_SETFD sets the flags of an open descriptor.
-    if unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) } == -1 {
-        return Err(io::Error::last_os_error());
-    }
+    super::sys::cvt(unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) }.into())?;
     // SAFETY: the descriptor is open (checked above), it was left open across the exec
     // for this process to own, and the flag above makes this the only owner made.
     Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) })
