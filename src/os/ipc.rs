@@ -526,7 +526,8 @@ pub fn set_sched(
     cvt(r as libc::c_long).map(|_| ())
 }
 
-fn soft_limit(resource: libc::__rlimit_resource_t) -> io::Result<u64> {
+/// The soft limit of `resource`.
+pub(in crate::os) fn soft_limit(resource: libc::__rlimit_resource_t) -> io::Result<u64> {
     let mut r = libc::rlimit {
         rlim_cur: 0,
         rlim_max: 0,

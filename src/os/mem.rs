@@ -98,15 +98,7 @@ impl Mapping {
     /// error; `MADV_POPULATE_WRITE` (Linux 5.14) then allocates every page, failing
     /// with an error rather than a signal when the memory cannot be had.
     pub fn anon_resident(len: usize) -> io::Result<Mapping> {
-        let flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS;
-        let ptr = mmap_raw(
-            ptr::null_mut(),
-            len,
-            libc::PROT_READ | libc::PROT_WRITE,
-            flags,
-            -1,
-        )?;
-        let m = Mapping { ptr, len };
+        let m = Mapping::anon_flags(len, 0)?;
         // A kernel without transparent huge pages refuses the advice: base pages then.
         let _ = m.advise(libc::MADV_NOHUGEPAGE);
         match m.advise(libc::MADV_POPULATE_WRITE) {

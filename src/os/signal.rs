@@ -40,7 +40,7 @@ extern "C" fn second_handler(_sig: libc::c_int) {
 /// # Safety
 /// As for [`sys::Action::from_raw`]: `handler` is `SIG_DFL`, `SIG_IGN` or an
 /// async-signal-safe `extern "C"` function of the form `flags` names.
-unsafe fn action_for(handler: usize, flags: libc::c_int) -> sys::Action {
+pub(in crate::os) unsafe fn action_for(handler: usize, flags: libc::c_int) -> sys::Action {
     // SAFETY: an all-zero sigaction is valid storage; the fields are set below.
     let mut act: libc::sigaction = unsafe { std::mem::zeroed() };
     act.sa_sigaction = handler;
@@ -54,19 +54,9 @@ unsafe fn action_for(handler: usize, flags: libc::c_int) -> sys::Action {
 /// Two different actions (two handlers that only count their runs), for a benchmark
 /// that alternates between them.
 pub fn two_actions() -> [sys::Action; 2] {
+    let handlers = [first_handler as extern "C" fn(libc::c_int), second_handler];
     // SAFETY: both handlers are one-argument functions that only add to an atomic.
-    unsafe {
-        [
-            action_for(
-                first_handler as extern "C" fn(libc::c_int) as usize,
-                libc::SA_RESTART,
-            ),
-            action_for(
-                second_handler as extern "C" fn(libc::c_int) as usize,
-                libc::SA_RESTART,
-            ),
-        ]
-    }
+    handlers.map(|h| unsafe { action_for(h as usize, libc::SA_RESTART) })
 }
 
 /// SA_RESTORER, which the C library adds to every action it installs.
@@ -166,12 +156,8 @@ pub fn take_pending(
 
 /// The soft RLIMIT_SIGPENDING (queued signals per user), or None when unlimited.
 pub fn sigpending_limit() -> io::Result<Option<u64>> {
-    // SAFETY: an all-zero rlimit is valid storage for getrlimit to fill.
-    let mut r: libc::rlimit = unsafe { std::mem::zeroed() };
-    // SAFETY: `r` is valid for writes.
-    let rc = unsafe { libc::getrlimit(libc::RLIMIT_SIGPENDING, &mut r) };
-    sys::cvt(rc as libc::c_long)?;
-    Ok((r.rlim_cur != libc::RLIM_INFINITY).then_some(r.rlim_cur))
+    let cur = super::ipc::soft_limit(libc::RLIMIT_SIGPENDING)?;
+    Ok((cur != libc::RLIM_INFINITY).then_some(cur))
 }
 
 /// The `n`th real-time signal (SIGRTMIN + n).
