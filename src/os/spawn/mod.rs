@@ -334,7 +334,7 @@ pub fn thread_create_join() -> io::Result<()> {
 }
 
 /// The calling process's user and system CPU time and its waited-for children's, from
-/// `times()`, in clock ticks (see [`clock_ticks`]).
+/// `times()`, in clock ticks (see [`super::sys::clock_ticks_per_sec`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Tics {
     /// This process's user time (`tms_utime`).
@@ -361,11 +361,6 @@ pub fn times_now() -> Tics {
         child_user: t.tms_cutime as i64,
         child_sys: t.tms_cstime as i64,
     }
-}
-
-/// `sysconf(_SC_CLK_TCK)`: the ticks per second `times()` counts in.
-pub fn clock_ticks() -> i64 {
-    super::sys::clock_ticks_per_sec()
 }
 
 /// A signal disposition saved by [`ignore_signals`] and restored on drop.
@@ -523,14 +518,10 @@ mod tests {
         if !Path::new("/bin/sh").exists() {
             return;
         }
-        assert_eq!(
-            fork_exec_wait(&sh("exit 0")).unwrap(),
-            ExitStatus::Exited(0)
-        );
-        assert_eq!(
-            fork_exec_wait(&sh("exit 3")).unwrap(),
-            ExitStatus::Exited(3)
-        );
+        for (script, code) in [("exit 0", 0), ("exit 3", 3)] {
+            let status = fork_exec_wait(&sh(script)).unwrap();
+            assert_eq!(status, ExitStatus::Exited(code));
+        }
         assert_eq!(spawn_wait(&sh("exit 5")).unwrap(), ExitStatus::Exited(5));
         let killed = spawn_wait(&sh("kill -9 $$")).unwrap();
         assert_eq!(killed, ExitStatus::Signaled(libc::SIGKILL));
@@ -585,14 +576,10 @@ mod tests {
 
     #[test]
     fn non_positive_pids_are_refused() {
-        assert_eq!(
-            wait_child(0).unwrap_err().kind(),
-            io::ErrorKind::InvalidInput
-        );
-        assert_eq!(
-            wait_child(-1).unwrap_err().kind(),
-            io::ErrorKind::InvalidInput
-        );
+        for pid in [0, -1] {
+            let kind = wait_child(pid).unwrap_err().kind();
+            assert_eq!(kind, io::ErrorKind::InvalidInput);
+        }
         assert!(wait_child_usage(-1).is_err());
     }
 
