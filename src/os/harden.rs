@@ -161,8 +161,7 @@ pub fn enter_user_and_pid_ns() -> io::Result<()> {
             "this process has {threads} threads; unshare(CLONE_NEWUSER) needs one"
         )));
     }
-    // SAFETY: getuid and getgid have no preconditions.
-    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+    let (uid, gid) = (super::sys::getuid(), super::sys::getgid());
     // SAFETY: unshare with flags only.
     cvt(unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWPID) }.into())?;
     std::fs::write("/proc/self/setgroups", "deny")?;

@@ -239,21 +239,12 @@ pub struct SysvQueue {
     keeper: Option<(super::task::Child, OwnedFd)>,
 }
 
-/// A new pipe (read end, write end), closed on exec.
-fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [0 as libc::c_int; 2];
-    // SAFETY: `fds` has room for the two descriptors pipe2 writes.
-    cvt(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } as libc::c_long)?;
-    // SAFETY: pipe2 succeeded, so both are new descriptors owned by nobody else.
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
-}
-
 impl SysvQueue {
     /// Creates a new `IPC_PRIVATE` queue readable and writable by this user only,
     /// through its keeper.
     pub fn create() -> io::Result<SysvQueue> {
-        let (order_r, order_w) = pipe()?; // this process → keeper: 1 byte, or EOF
-        let (id_r, id_w) = pipe()?; // keeper → this process: the id, or −errno
+        let (order_r, order_w) = super::task::pipe()?; // this process → keeper: 1 byte, or EOF
+        let (id_r, id_w) = super::task::pipe()?; // keeper → this process: the id, or −errno
         let (keep, reply) = (order_r.as_raw_fd(), id_w.as_raw_fd());
         // SAFETY: the keeper makes only async-signal-safe system calls (close, msgget,
         // write, read, msgctl) on live buffers of its own stack. Every descriptor but

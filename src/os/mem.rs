@@ -16,7 +16,7 @@
 
 use super::sys::cvt;
 use std::io;
-use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
 use std::ptr;
 
 /// The base page size.
@@ -491,11 +491,7 @@ pub fn mremap_move(from: &Mapping, to: &Mapping) -> libc::c_long {
 /// A memory file (`memfd_create`) of `len` bytes, written once so that its pages
 /// exist: the modern global section.
 pub fn memfd(len: usize) -> io::Result<OwnedFd> {
-    // SAFETY: the name is a valid NUL-terminated string; flags are integers.
-    let fd = unsafe { libc::memfd_create(c"syscost".as_ptr(), libc::MFD_CLOEXEC) };
-    cvt(fd as libc::c_long)?;
-    // SAFETY: a fresh descriptor that nothing else owns.
-    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    let fd = rustix::fs::memfd_create(c"syscost", rustix::fs::MemfdFlags::CLOEXEC)?;
     let file = std::fs::File::from(fd);
     std::io::Write::write_all(&mut &file, &vec![1u8; len])?;
     Ok(OwnedFd::from(file))
