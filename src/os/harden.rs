@@ -15,6 +15,7 @@
 #![allow(unsafe_code)]
 
 use super::sys::cvt;
+use crate::host::parse::parse_status_field;
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -112,15 +113,8 @@ pub(in crate::os) fn set_filter(prog: &[Insn], flags: libc::c_ulong) -> io::Resu
 /// it, from `/proc/thread-self/status`.
 pub fn seccomp_status() -> io::Result<(u32, u32)> {
     let s = std::fs::read_to_string("/proc/thread-self/status")?;
-    let field = |name: &str| -> Option<u32> {
-        s.lines()
-            .find_map(|l| l.strip_prefix(name))
-            .and_then(|v| v.trim().parse().ok())
-    };
-    Ok((
-        field("Seccomp:").unwrap_or(0),
-        field("Seccomp_filters:").unwrap_or(0),
-    ))
+    let field = |name| parse_status_field(&s, name).and_then(|v| v.parse().ok());
+    Ok((field("Seccomp").unwrap_or(0), field("Seccomp_filters").unwrap_or(0)))
 }
 
 /// The threads of this process.
@@ -359,11 +353,8 @@ pub fn cpu_cgroup() -> Option<(PathBuf, bool)> {
 pub fn id_in_own_ns(id: i32) -> i32 {
     std::fs::read_to_string(format!("/proc/{id}/status"))
         .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("NSpid:"))
-                .and_then(|v| v.split_whitespace().last()?.parse().ok())
-        })
+        .and_then(|s| parse_status_field(&s, "NSpid"))
+        .and_then(|v| v.split_whitespace().last()?.parse().ok())
         .unwrap_or(id)
 }
 

@@ -536,10 +536,8 @@ pub fn has_cap_sys_nice() -> bool {
     let Ok(status) = std::fs::read_to_string("/proc/self/status") else {
         return false;
     };
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("CapEff:"))
-        .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
+    crate::host::parse::parse_status_field(&status, "CapEff")
+        .and_then(|v| u64::from_str_radix(&v, 16).ok())
         .is_some_and(|caps| caps & (1 << CAP_SYS_NICE) != 0)
 }
 
