@@ -392,9 +392,7 @@ fn read_private_tracefs(
 ) -> io::Result<(String, Vec<io::Result<String>>)> {
     // SAFETY: unshare with a flag only; it affects this thread (CLONE_NEWNS implies
     // CLONE_FS, which a thread may unshare alone).
-    if unsafe { libc::unshare(libc::CLONE_NEWNS) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
+    super::sys::cvt(unsafe { libc::unshare(libc::CLONE_NEWNS) }.into())?;
     let root = c"/";
     // SAFETY: NUL-terminated strings and null data; makes every mount of this thread's
     // new namespace private, so the tracefs mount below cannot propagate elsewhere.
@@ -407,9 +405,7 @@ fn read_private_tracefs(
             std::ptr::null(),
         )
     };
-    if r != 0 {
-        return Err(io::Error::last_os_error());
-    }
+    super::sys::cvt(r.into())?;
     let dir = std::env::temp_dir().join(format!(
         "syscost-tracefs-{}-{}",
         std::process::id(),

@@ -90,6 +90,57 @@ impl Drop for SavedAction {
     }
 }
 
+/// The dispositions [`SavedActions::install`] replaced, put back (last first) when
+/// dropped.
+pub(in crate::os) struct SavedActions {
+    old: Vec<(libc::c_int, libc::sigaction)>,
+}
+
+impl SavedActions {
+    /// Installs `handler` with `flags` and an empty mask for each of `sigs`, keeping
+    /// what each had; on a failure the ones installed already are put back.
+    ///
+    /// # Safety
+    /// As for [`action_for`].
+    pub(in crate::os) unsafe fn install(
+        sigs: &[libc::c_int],
+        handler: libc::sighandler_t,
+        flags: libc::c_int,
+    ) -> io::Result<SavedActions> {
+        let mut saved = SavedActions { old: Vec::new() };
+        for &sig in sigs {
+            // SAFETY: an all-zero sigaction is valid; we fill handler, flags and mask.
+            let mut act: libc::sigaction = unsafe { std::mem::zeroed() };
+            act.sa_sigaction = handler;
+            act.sa_flags = flags;
+            // SAFETY: `act.sa_mask` is a valid sigset_t owned by `act`.
+            unsafe { libc::sigemptyset(&mut act.sa_mask) };
+            // SAFETY: a zeroed sigaction receives the old disposition.
+            let mut prev: libc::sigaction = unsafe { std::mem::zeroed() };
+            // SAFETY: both pointers refer to valid sigaction values; the caller vouches
+            // for the handler.
+            let r = unsafe { libc::sigaction(sig, &act, &mut prev) };
+            sys::cvt(r.into())?; // dropping `saved` puts the others back
+            saved.old.push((sig, prev));
+        }
+        Ok(saved)
+    }
+
+    /// Each signal with the disposition it had before.
+    pub(in crate::os) fn old(&self) -> &[(libc::c_int, libc::sigaction)] {
+        &self.old
+    }
+}
+
+impl Drop for SavedActions {
+    fn drop(&mut self) {
+        for (sig, prev) in self.old.iter().rev() {
+            // SAFETY: restores a disposition previously returned by the kernel.
+            unsafe { libc::sigaction(*sig, prev, std::ptr::null_mut()) };
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------------
 // Masks
 

@@ -365,12 +365,12 @@ pub fn times_now() -> Tics {
 
 /// A signal disposition saved by [`ignore_signals`] and restored on drop.
 pub struct IgnoredSignals {
-    old: Vec<(libc::c_int, libc::sigaction)>,
+    old: super::signal::SavedActions,
 }
 
 impl fmt::Debug for IgnoredSignals {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let sigs: Vec<_> = self.old.iter().map(|(s, _)| *s).collect();
+        let sigs: Vec<_> = self.old.old().iter().map(|(s, _)| *s).collect();
         f.debug_struct("IgnoredSignals")
             .field("signals", &sigs)
             .finish()
@@ -381,6 +381,7 @@ impl IgnoredSignals {
     /// Whether `sig` was already ignored before (then a child should inherit that).
     pub fn was_ignored(&self, sig: libc::c_int) -> bool {
         self.old
+            .old()
             .iter()
             .any(|(s, a)| *s == sig && a.sa_sigaction == libc::SIG_IGN)
     }
@@ -389,30 +390,9 @@ impl IgnoredSignals {
 /// Ignores `sigs` in this process until the guard is dropped, as `time` does for
 /// SIGINT and SIGQUIT while its child runs (the terminal sends them to the child too).
 pub fn ignore_signals(sigs: &[libc::c_int]) -> io::Result<IgnoredSignals> {
-    let mut guard = IgnoredSignals { old: Vec::new() };
-    for &sig in sigs {
-        // SAFETY: an all-zero sigaction is valid; we set the handler and the mask.
-        let mut act: libc::sigaction = unsafe { std::mem::zeroed() };
-        act.sa_sigaction = libc::SIG_IGN;
-        // SAFETY: `act.sa_mask` is a valid sigset_t owned by `act`.
-        unsafe { libc::sigemptyset(&mut act.sa_mask) };
-        // SAFETY: a zeroed sigaction receives the old disposition.
-        let mut prev: libc::sigaction = unsafe { std::mem::zeroed() };
-        // SAFETY: both pointers refer to valid sigaction values.
-        let r = unsafe { libc::sigaction(sig, &act, &mut prev) };
-        super::sys::cvt(r.into())?; // the guard restores the others
-        guard.old.push((sig, prev));
-    }
-    Ok(guard)
-}
-
-impl Drop for IgnoredSignals {
-    fn drop(&mut self) {
-        for (sig, prev) in self.old.iter().rev() {
-            // SAFETY: restores a disposition previously returned by the kernel.
-            unsafe { libc::sigaction(*sig, prev, std::ptr::null_mut()) };
-        }
-    }
+    // SAFETY: SIG_IGN is no function.
+    let old = unsafe { super::signal::SavedActions::install(sigs, libc::SIG_IGN, 0) }?;
+    Ok(IgnoredSignals { old })
 }
 
 /// Starts the prepared program as a child named `name` (its `comm`, from the fork on)
