@@ -164,7 +164,7 @@ unsafe impl Send for Ring {}
 impl Ring {
     /// Maps `pages` data pages (a power of two) for `event`, which then owns the ring.
     pub fn map(event: Event, pages: usize) -> io::Result<Ring> {
-        let page = page_size();
+        let page = super::mem::page_size();
         let pages = pages.next_power_of_two().max(1);
         let len = (pages + 1) * page;
         // SAFETY: a shared mapping of a perf event descriptor, of the length the perf
@@ -257,17 +257,6 @@ impl Drop for Ring {
     fn drop(&mut self) {
         // SAFETY: unmaps exactly the mapping made in `map`; nothing refers to it after.
         unsafe { libc::munmap(self.base.cast(), self.len) };
-    }
-}
-
-/// The machine's page size.
-pub fn page_size() -> usize {
-    // SAFETY: sysconf with a constant name.
-    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    if p > 0 {
-        p as usize
-    } else {
-        4096
     }
 }
 
