@@ -113,8 +113,8 @@ pub(in crate::os) fn set_filter(prog: &[Insn], flags: libc::c_ulong) -> io::Resu
 /// it, from `/proc/thread-self/status`.
 pub fn seccomp_status() -> io::Result<(u32, u32)> {
     let s = std::fs::read_to_string("/proc/thread-self/status")?;
-    let field = |name| parse_status_field(&s, name).and_then(|v| v.parse().ok());
-    Ok((field("Seccomp").unwrap_or(0), field("Seccomp_filters").unwrap_or(0)))
+    let field = |name| parse_status_field(&s, name).map_or(0, |v| v.parse().unwrap_or(0));
+    Ok((field("Seccomp"), field("Seccomp_filters")))
 }
 
 /// The threads of this process.

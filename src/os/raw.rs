@@ -545,12 +545,15 @@ mod tests {
             assert_eq!(f(1000), Ok(()));
         }
         assert_eq!(unimplemented_repeat(0), Ok(()));
-        let enosys = Stopped {
-            call: "unimplemented",
-            result: -(libc::ENOSYS as isize),
-        };
-        assert_eq!(unimplemented_repeat(1), Err(enosys));
-        assert_eq!(unimplemented_repeat(1000), Err(enosys));
+        let enosys = stopped("unimplemented", libc::ENOSYS);
+        assert_eq!(unimplemented_repeat(1), enosys);
+        assert_eq!(unimplemented_repeat(1000), enosys);
+    }
+
+    /// A loop stopped by `call`, which failed with `errno`.
+    fn stopped(call: &'static str, errno: libc::c_int) -> Result<(), Stopped> {
+        let result = -(errno as isize);
+        Err(Stopped { call, result })
     }
 
     /// Bytes waiting in a non-blocking pipe, read out.
@@ -579,14 +582,8 @@ mod tests {
         assert_eq!(write_read_repeat(w1.as_fd(), r2.as_fd(), &mut b, 7), Ok(()));
         assert_eq!(&b, b"y");
         assert_eq!(drain(&r1), 7);
-        let again = Stopped {
-            call: "read",
-            result: -(libc::EAGAIN as isize),
-        };
-        assert_eq!(
-            write_read_repeat(w1.as_fd(), r2.as_fd(), &mut b, 100),
-            Err(again)
-        );
+        let again = write_read_repeat(w1.as_fd(), r2.as_fd(), &mut b, 100);
+        assert_eq!(again, stopped("read", libc::EAGAIN));
         assert_eq!(
             drain(&r1),
             4,
@@ -600,14 +597,8 @@ mod tests {
         );
         assert_eq!(drain(&r1), 0);
         // A write to the read end fails at once, and nothing is read.
-        let ebadf = Stopped {
-            call: "write",
-            result: -(libc::EBADF as isize),
-        };
-        assert_eq!(
-            write_read_repeat(r1.as_fd(), r1.as_fd(), &mut b, 5),
-            Err(ebadf)
-        );
+        let ebadf = write_read_repeat(r1.as_fd(), r1.as_fd(), &mut b, 5);
+        assert_eq!(ebadf, stopped("write", libc::EBADF));
     }
 
     /// A call with arguments repeats as often as asked and stops at its first failure:
@@ -626,23 +617,9 @@ mod tests {
         assert_eq!(repeat(writev_call(w.as_fd(), &iov), 37), Ok(()));
         assert_eq!(drain(&r), 37);
         let full = repeat(writev_call(w.as_fd(), &iov), u64::MAX);
-        let again = -(libc::EAGAIN as isize);
-        assert_eq!(
-            full,
-            Err(Stopped {
-                call: "writev",
-                result: again
-            })
-        );
-        let ebadf = -(libc::EBADF as isize);
+        assert_eq!(full, stopped("writev", libc::EAGAIN));
         let bad = repeat(writev_call(r.as_fd(), &iov), 5);
-        assert_eq!(
-            bad,
-            Err(Stopped {
-                call: "writev",
-                result: ebadf
-            })
-        );
+        assert_eq!(bad, stopped("writev", libc::EBADF));
 
         let mut u = super::super::sys::utsname_zeroed();
         assert_eq!(repeat(uname_call(&mut u), 3), Ok(()));
@@ -654,15 +631,8 @@ mod tests {
         assert_eq!(repeat(times_call(&mut t), 3), Ok(()));
         let me = super::super::sys::getpid();
         assert_eq!(repeat(kill_call(me, 0), 3), Ok(()));
-        let eperm = -(libc::EPERM as isize);
         assert_eq!(kill_call(0, 0).name(), "kill");
-        assert_eq!(
-            repeat(kill_call(0, 0), 3),
-            Err(Stopped {
-                call: "kill",
-                result: eperm
-            })
-        );
+        assert_eq!(repeat(kill_call(0, 0), 3), stopped("kill", libc::EPERM));
         assert_eq!(repeat(kill_call(0, 0), 0), Ok(()));
         let a = sigaction_get(libc::SIGUSR2).unwrap();
         assert_eq!(repeat(sigaction_set_call(libc::SIGUSR2, &a), 3), Ok(()));

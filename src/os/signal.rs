@@ -40,7 +40,7 @@ extern "C" fn second_handler(_sig: libc::c_int) {
 /// # Safety
 /// As for [`sys::Action::from_raw`]: `handler` is `SIG_DFL`, `SIG_IGN` or an
 /// async-signal-safe `extern "C"` function of the form `flags` names.
-pub(in crate::os) unsafe fn action_for(handler: usize, flags: libc::c_int) -> sys::Action {
+pub(super) unsafe fn action_for(handler: usize, flags: libc::c_int) -> sys::Action {
     // SAFETY: an all-zero sigaction is valid storage; the fields are set below.
     let mut act: libc::sigaction = unsafe { std::mem::zeroed() };
     act.sa_sigaction = handler;
