@@ -58,11 +58,11 @@ pub fn fits(results: &[BenchResult]) -> Vec<SweepFit> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::Status;
+    use crate::results::{tests::run_with_medians, Status};
 
     fn result(name: &str, params: &[(&str, &str)], median: Option<f64>) -> BenchResult {
-        let run = crate::results::tests::run_with_medians(&[(name, median.unwrap_or(0.0))]);
-        let mut r = run.results.into_iter().next().unwrap();
+        let mut run = run_with_medians(&[(name, median.unwrap_or(0.0))]);
+        let mut r = run.results.remove(0);
         r.params = params
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
