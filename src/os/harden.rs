@@ -167,10 +167,7 @@ pub fn enter_user_and_pid_ns() -> io::Result<()> {
     // SAFETY: this process is single-threaded (checked above), so the child may run
     // ordinary code.
     let pid = unsafe { libc::fork() };
-    if pid < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    if pid == 0 {
+    if cvt(pid.into())? == 0 {
         drop(alive_w);
         // SAFETY: prctl with integers; poll on a live descriptor. Once the death
         // signal is set, a parent that already died shows as the pipe's hang-up.
