@@ -273,9 +273,10 @@ procs_blocked 0
 
     #[test]
     fn menus() {
+        let defrag = "always defer defer+madvise [madvise] never";
         for (text, want) in [
             ("always [madvise] never\n", Some("madvise")),
-            ("always defer defer+madvise [madvise] never", Some("madvise")),
+            (defrag, Some("madvise")),
             ("always madvise never", None),
         ] {
             assert_eq!(parse_bracketed(text).as_deref(), want);

@@ -157,9 +157,10 @@ mod tests {
         let rt = Some("#1 SMP PREEMPT_RT Debian 6.1.76-1");
         let plain = Some("#1 SMP Debian 5.10.209-2 (2024-01-31)");
         let voluntary = Some("ro quiet preempt=voluntary");
+        let dynamic_voluntary = Some("PREEMPT_DYNAMIC (preempt=voluntary)");
         for (debugfs, version, cmdline, want) in [
             (Some("none voluntary (full)\n"), dynamic, None, Some("full")),
-            (None, dynamic, voluntary, Some("PREEMPT_DYNAMIC (preempt=voluntary)")),
+            (None, dynamic, voluntary, dynamic_voluntary),
             (None, dynamic, None, Some("PREEMPT_DYNAMIC")),
             (None, rt, None, Some("PREEMPT_RT")),
             (None, plain, None, Some("none or voluntary")),
