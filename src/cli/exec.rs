@@ -209,7 +209,7 @@ pub fn exec(args: &ExecArgs) -> anyhow::Result<ExitCode> {
     let name = args.command[0].clone();
     let prep = PreparedExec::new(&name, &args.command)
         .map_err(|e| UsageError::new(format!("the command: {e}")))?;
-    let tck = spawn::clock_ticks();
+    let tck = crate::os::sys::clock_ticks_per_sec();
 
     let ignored = spawn::ignore_signals(&[libc::SIGINT, libc::SIGQUIT])?;
     // The command starts with SIGINT and SIGQUIT at their default action unless syscost

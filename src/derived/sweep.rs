@@ -40,8 +40,7 @@ pub fn fits(results: &[BenchResult]) -> Vec<SweepFit> {
         .into_iter()
         .filter(|(_, pts)| pts.len() >= 2)
         .filter_map(|((name, param, fixed), pts)| {
-            let xs: Vec<f64> = pts.iter().map(|p| p.0).collect();
-            let ys: Vec<f64> = pts.iter().map(|p| p.1).collect();
+            let (xs, ys): (Vec<f64>, Vec<f64>) = pts.iter().copied().unzip();
             let f = linear_fit(&xs, &ys)?;
             Some(SweepFit {
                 name,
@@ -59,28 +58,19 @@ pub fn fits(results: &[BenchResult]) -> Vec<SweepFit> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::Status;
+    use crate::results::{tests::run_with_medians, Status};
 
     fn result(name: &str, params: &[(&str, &str)], median: Option<f64>) -> BenchResult {
-        let mut r = BenchResult {
-            facts: vec![],
-            explain: None,
-            name: name.into(),
-            params: params
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-            entry: None,
-            op: "call".into(),
-            unit: "ns".into(),
-            status: Status::Ok,
-            reason: None,
-            measured: None,
-        };
+        let mut run = run_with_medians(&[(name, median.unwrap_or(0.0))]);
+        let mut r = run.results.remove(0);
+        r.params = params
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
         if median.is_none() {
             r.status = Status::Skipped;
+            r.measured = None;
         }
-        r.measured = median.map(crate::results::tests::measured_with_median);
         r
     }
 

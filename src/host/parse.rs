@@ -273,17 +273,16 @@ procs_blocked 0
 
     #[test]
     fn menus() {
-        assert_eq!(
-            parse_bracketed("always [madvise] never\n").as_deref(),
-            Some("madvise")
-        );
         let defrag = "always defer defer+madvise [madvise] never";
-        assert_eq!(parse_bracketed(defrag).as_deref(), Some("madvise"));
-        assert_eq!(parse_bracketed("always madvise never"), None);
-        assert_eq!(
-            parse_parenthesized("none voluntary (full)\n").as_deref(),
-            Some("full")
-        );
+        for (text, want) in [
+            ("always [madvise] never\n", Some("madvise")),
+            (defrag, Some("madvise")),
+            ("always madvise never", None),
+        ] {
+            assert_eq!(parse_bracketed(text).as_deref(), want);
+        }
+        let full = parse_parenthesized("none voluntary (full)\n");
+        assert_eq!(full.as_deref(), Some("full"));
     }
 
     #[test]
@@ -300,15 +299,13 @@ procs_blocked 0
 
     #[test]
     fn status_fields() {
-        assert_eq!(
-            parse_status_field(STATUS, "CapEff").as_deref(),
-            Some("000001fffeffffff")
-        );
-        assert_eq!(
-            parse_status_field(STATUS, "Cpus_allowed_list").as_deref(),
-            Some("0-1")
-        );
-        assert_eq!(parse_status_field(STATUS, "Cpus"), None);
+        for (key, want) in [
+            ("CapEff", Some("000001fffeffffff")),
+            ("Cpus_allowed_list", Some("0-1")),
+            ("Cpus", None),
+        ] {
+            assert_eq!(parse_status_field(STATUS, key).as_deref(), want);
+        }
         assert_eq!(parse_euid(STATUS), Some(0));
         assert_eq!(parse_groups(STATUS), vec![27, 27, 100, 998]);
         assert_eq!(parse_euid("Name:\tx\n"), None);
@@ -345,10 +342,8 @@ MMUPageSize:           4 kB
         assert_eq!(parse_number::<i32>("2\n"), Some(2));
         assert_eq!(parse_number::<i32>("-1\n"), Some(-1));
         assert_eq!(parse_number::<i32>(""), None);
-        assert_eq!(
-            parse_line("6.1.0-18-amd64\n").as_deref(),
-            Some("6.1.0-18-amd64")
-        );
+        let release = parse_line("6.1.0-18-amd64\n");
+        assert_eq!(release.as_deref(), Some("6.1.0-18-amd64"));
         assert_eq!(parse_line(" \n"), None);
     }
 }

@@ -153,28 +153,21 @@ mod tests {
 
     #[test]
     fn preemption() {
-        let dynamic = "#1 SMP PREEMPT_DYNAMIC Debian 6.1.76-1 (2024-02-01)";
-        assert_eq!(
-            preempt_model(Some("none voluntary (full)\n"), Some(dynamic), None)
-                .as_deref(),
-            Some("full")
-        );
-        let m = preempt_model(None, Some(dynamic), Some("ro quiet preempt=voluntary"));
-        assert_eq!(m.as_deref(), Some("PREEMPT_DYNAMIC (preempt=voluntary)"));
-        assert_eq!(
-            preempt_model(None, Some(dynamic), None).as_deref(),
-            Some("PREEMPT_DYNAMIC")
-        );
-        let rt = "#1 SMP PREEMPT_RT Debian 6.1.76-1";
-        assert_eq!(
-            preempt_model(None, Some(rt), None).as_deref(),
-            Some("PREEMPT_RT")
-        );
-        let plain = "#1 SMP Debian 5.10.209-2 (2024-01-31)";
-        assert_eq!(
-            preempt_model(None, Some(plain), None).as_deref(),
-            Some("none or voluntary")
-        );
-        assert_eq!(preempt_model(None, None, None), None);
+        let dynamic = Some("#1 SMP PREEMPT_DYNAMIC Debian 6.1.76-1 (2024-02-01)");
+        let rt = Some("#1 SMP PREEMPT_RT Debian 6.1.76-1");
+        let plain = Some("#1 SMP Debian 5.10.209-2 (2024-01-31)");
+        let voluntary = Some("ro quiet preempt=voluntary");
+        let dynamic_voluntary = Some("PREEMPT_DYNAMIC (preempt=voluntary)");
+        for (debugfs, version, cmdline, want) in [
+            (Some("none voluntary (full)\n"), dynamic, None, Some("full")),
+            (None, dynamic, voluntary, dynamic_voluntary),
+            (None, dynamic, None, Some("PREEMPT_DYNAMIC")),
+            (None, rt, None, Some("PREEMPT_RT")),
+            (None, plain, None, Some("none or voluntary")),
+            (None, None, None, None),
+        ] {
+            let model = preempt_model(debugfs, version, cmdline);
+            assert_eq!(model.as_deref(), want, "{version:?} {cmdline:?}");
+        }
     }
 }

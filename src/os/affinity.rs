@@ -23,6 +23,19 @@ pub fn allowed_cpus() -> io::Result<Vec<usize>> {
 /// Restricts the calling thread to `cpus`. It neither allocates nor takes a lock, so a
 /// forked child may call it.
 pub fn set_cpus(cpus: &[usize]) -> io::Result<()> {
+    Ok(sched_setaffinity(None, &cpu_set(cpus)?)?)
+}
+
+/// Restricts thread `tid` of this process to `cpus`.
+pub fn set_thread_cpus(tid: i32, cpus: &[usize]) -> io::Result<()> {
+    let set = cpu_set(cpus)?;
+    let pid = rustix::process::Pid::from_raw(tid)
+        .ok_or_else(|| io::Error::from_raw_os_error(libc::ESRCH))?;
+    Ok(sched_setaffinity(Some(pid), &set)?)
+}
+
+/// The set of `cpus`.
+fn cpu_set(cpus: &[usize]) -> io::Result<CpuSet> {
     let mut set = CpuSet::new();
     for &c in cpus {
         if c >= CpuSet::MAX_CPU {
@@ -31,21 +44,7 @@ pub fn set_cpus(cpus: &[usize]) -> io::Result<()> {
         }
         set.set(c);
     }
-    Ok(sched_setaffinity(None, &set)?)
-}
-
-/// Restricts thread `tid` of this process to `cpus`.
-pub fn set_thread_cpus(tid: i32, cpus: &[usize]) -> io::Result<()> {
-    let mut set = CpuSet::new();
-    for &c in cpus {
-        if c >= CpuSet::MAX_CPU {
-            return Err(io::Error::from_raw_os_error(libc::EINVAL));
-        }
-        set.set(c);
-    }
-    let pid = rustix::process::Pid::from_raw(tid)
-        .ok_or_else(|| io::Error::from_raw_os_error(libc::ESRCH))?;
-    Ok(sched_setaffinity(Some(pid), &set)?)
+    Ok(set)
 }
 
 /// Pins the calling thread to `cpu` and restores its previous CPU set when dropped.

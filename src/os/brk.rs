@@ -256,8 +256,7 @@ mod tests {
                         return 5;
                     };
                     let ok = match below {
-                        BelowBreak::Own => start < b.base() && prot.starts_with("rw"),
-                        BelowBreak::Untouched => {
+                        BelowBreak::Own | BelowBreak::Untouched => {
                             start < b.base() && prot.starts_with("rw")
                         }
                         BelowBreak::Apart => start == b.base() && prot.starts_with("r-"),

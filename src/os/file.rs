@@ -11,6 +11,7 @@
 //! library, and a [`CFile`] owns its stream from `fdopen` until its `Drop` closes it.
 #![allow(unsafe_code)]
 
+use crate::host::parse::parse_status_field;
 use std::fs::File;
 use std::io::{self, Write};
 use std::os::fd::{BorrowedFd, FromRawFd, IntoRawFd, OwnedFd};
@@ -142,14 +143,10 @@ impl ThreadIo {
     /// Reads the counters; `None` where the kernel does not keep them.
     pub fn now() -> Option<ThreadIo> {
         let s = std::fs::read_to_string("/proc/thread-self/io").ok()?;
-        let field = |name: &str| {
-            s.lines()
-                .find_map(|l| l.strip_prefix(name))
-                .and_then(|v| v.trim().parse::<u64>().ok())
-        };
+        let field = |name| parse_status_field(&s, name)?.parse().ok();
         Some(ThreadIo {
-            syscr: field("syscr:")?,
-            read_bytes: field("read_bytes:")?,
+            syscr: field("syscr")?,
+            read_bytes: field("read_bytes")?,
         })
     }
 

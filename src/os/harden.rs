@@ -14,6 +14,8 @@
 //! through `dlsym`, or forks a single-threaded process.
 #![allow(unsafe_code)]
 
+use super::sys::cvt;
+use crate::host::parse::parse_status_field;
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -72,52 +74,47 @@ pub fn nr_filter(n: usize) -> Vec<Insn> {
 /// `exec` from gaining privileges. Both last as long as the task and pass to the
 /// tasks it starts; neither can be taken off.
 pub fn install_filter(prog: &[Insn], all_threads: bool) -> io::Result<()> {
-    // SAFETY: prctl with integer arguments.
-    let r = unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) };
-    if r != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    let fprog = libc::sock_fprog {
-        len: u16::try_from(prog.len())
-            .map_err(|_| io::Error::other("a filter of more than 65535 instructions"))?,
-        filter: prog.as_ptr().cast_mut(),
-    };
     let flags = if all_threads {
         libc::SECCOMP_FILTER_FLAG_TSYNC
     } else {
         0
     };
-    // SAFETY: `fprog` points at `prog`, alive for the call; the kernel copies it.
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_seccomp,
-            libc::SECCOMP_SET_MODE_FILTER,
-            flags,
-            &fprog as *const libc::sock_fprog,
-        )
-    };
-    match r {
+    match set_filter(prog, flags)? {
         0 => Ok(()),
-        -1 => Err(io::Error::last_os_error()),
         tid => Err(io::Error::other(format!(
             "thread {tid} could not take the filter (TSYNC)"
         ))),
     }
 }
 
+/// Sets no-new-privs, then `seccomp(SECCOMP_SET_MODE_FILTER, flags, prog)`: the call's
+/// result (0, a thread id for a TSYNC failure, or a listener's descriptor).
+pub(in crate::os) fn set_filter(prog: &[Insn], flags: libc::c_ulong) -> io::Result<i64> {
+    // SAFETY: prctl with integer arguments.
+    let r = unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) };
+    cvt(r.into())?;
+    let fprog = libc::sock_fprog {
+        len: u16::try_from(prog.len())
+            .map_err(|_| io::Error::other("a filter of more than 65535 instructions"))?,
+        filter: prog.as_ptr().cast_mut(),
+    };
+    // SAFETY: `fprog` points at `prog`, alive for the call; the kernel copies it.
+    cvt(unsafe {
+        libc::syscall(
+            libc::SYS_seccomp,
+            libc::SECCOMP_SET_MODE_FILTER,
+            flags,
+            &fprog as *const libc::sock_fprog,
+        )
+    })
+}
+
 /// This task's seccomp mode (0 none, 1 strict, 2 filter) and the number of filters on
 /// it, from `/proc/thread-self/status`.
 pub fn seccomp_status() -> io::Result<(u32, u32)> {
     let s = std::fs::read_to_string("/proc/thread-self/status")?;
-    let field = |name: &str| -> Option<u32> {
-        s.lines()
-            .find_map(|l| l.strip_prefix(name))
-            .and_then(|v| v.trim().parse().ok())
-    };
-    Ok((
-        field("Seccomp:").unwrap_or(0),
-        field("Seccomp_filters:").unwrap_or(0),
-    ))
+    let field = |name| parse_status_field(&s, name).map_or(0, |v| v.parse().unwrap_or(0));
+    Ok((field("Seccomp"), field("Seccomp_filters")))
 }
 
 /// The threads of this process.
@@ -158,12 +155,9 @@ pub fn enter_user_and_pid_ns() -> io::Result<()> {
             "this process has {threads} threads; unshare(CLONE_NEWUSER) needs one"
         )));
     }
-    // SAFETY: getuid and getgid have no preconditions.
-    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+    let (uid, gid) = (super::sys::getuid(), super::sys::getgid());
     // SAFETY: unshare with flags only.
-    if unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWPID) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
+    cvt(unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWPID) }.into())?;
     std::fs::write("/proc/self/setgroups", "deny")?;
     std::fs::write("/proc/self/uid_map", format!("0 {uid} 1"))?;
     std::fs::write("/proc/self/gid_map", format!("0 {gid} 1"))?;
@@ -173,10 +167,7 @@ pub fn enter_user_and_pid_ns() -> io::Result<()> {
     // SAFETY: this process is single-threaded (checked above), so the child may run
     // ordinary code.
     let pid = unsafe { libc::fork() };
-    if pid < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    if pid == 0 {
+    if cvt(pid.into())? == 0 {
         drop(alive_w);
         // SAFETY: prctl with integers; poll on a live descriptor. Once the death
         // signal is set, a parent that already died shows as the pipe's hang-up.
@@ -312,10 +303,7 @@ impl Speculation {
 pub fn speculation(s: Speculation) -> io::Result<i32> {
     // SAFETY: prctl with integer arguments.
     let r = unsafe { libc::prctl(libc::PR_GET_SPECULATION_CTRL, s.which(), 0, 0, 0) };
-    if r < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(r)
+    cvt(r.into()).map(|_| r)
 }
 
 /// Disables `s` for this task (and the tasks it starts).
@@ -330,10 +318,7 @@ pub fn disable_speculation(s: Speculation) -> io::Result<()> {
             0,
         )
     };
-    if r != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
+    cvt(r.into()).map(drop)
 }
 
 /// The directory of the cgroup (v1 hierarchy of the `cpu` controller, or v2) this
@@ -365,11 +350,8 @@ pub fn cpu_cgroup() -> Option<(PathBuf, bool)> {
 pub fn id_in_own_ns(id: i32) -> i32 {
     std::fs::read_to_string(format!("/proc/{id}/status"))
         .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("NSpid:"))
-                .and_then(|v| v.split_whitespace().last()?.parse().ok())
-        })
+        .and_then(|s| parse_status_field(&s, "NSpid"))
+        .and_then(|v| v.split_whitespace().last()?.parse().ok())
         .unwrap_or(id)
 }
 

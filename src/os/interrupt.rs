@@ -21,11 +21,7 @@ pub const SAME_BURST_NS: u64 = 500_000_000;
 
 /// CLOCK_MONOTONIC in ns (clock_gettime is async-signal-safe).
 fn monotonic_ns() -> u64 {
-    // SAFETY: an all-zero timespec is valid and clock_gettime only writes to it.
-    let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
-    // SAFETY: `ts` is a valid timespec owned here.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    super::sys::ts_ns(&super::sys::clock_gettime(libc::CLOCK_MONOTONIC))
 }
 
 /// The signals that ask a run to stop.
@@ -64,7 +60,7 @@ pub fn exit_code() -> u8 {
 
 /// Installs the handlers; restores the previous dispositions when dropped.
 pub struct InterruptGuard {
-    old: Vec<(libc::c_int, libc::sigaction)>,
+    _old: super::signal::SavedActions,
 }
 
 impl InterruptGuard {
@@ -72,31 +68,12 @@ impl InterruptGuard {
     pub fn install() -> std::io::Result<InterruptGuard> {
         INTERRUPTED.store(false, Ordering::SeqCst);
         SIGNAL.store(libc::SIGINT, Ordering::SeqCst);
-        let mut old = Vec::new();
-        for sig in STOP_SIGNALS {
-            // SAFETY: an all-zero sigaction is valid; we fill handler, flags and mask.
-            let mut act: libc::sigaction = unsafe { std::mem::zeroed() };
-            act.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as usize;
-            act.sa_flags = libc::SA_RESTART;
-            // SAFETY: `act.sa_mask` is a valid sigset_t owned by `act`.
-            unsafe { libc::sigemptyset(&mut act.sa_mask) };
-            // SAFETY: a zeroed sigaction receives the old disposition.
-            let mut prev: libc::sigaction = unsafe { std::mem::zeroed() };
-            // SAFETY: both pointers refer to valid sigaction values; the handler only
-            // stores to an atomic, which is async-signal-safe.
-            let r = unsafe { libc::sigaction(sig, &act, &mut prev) };
-            super::sys::cvt(r as libc::c_long)?;
-            old.push((sig, prev));
-        }
-        Ok(InterruptGuard { old })
-    }
-}
-
-impl Drop for InterruptGuard {
-    fn drop(&mut self) {
-        for (sig, prev) in &self.old {
-            // SAFETY: restores a disposition previously returned by the kernel.
-            unsafe { libc::sigaction(*sig, prev, std::ptr::null_mut()) };
-        }
+        let handler = on_signal as extern "C" fn(libc::c_int) as usize;
+        // SAFETY: the handler only stores to atomics and makes async-signal-safe calls
+        // (clock_gettime, signal, raise).
+        let old = unsafe {
+            super::signal::SavedActions::install(&STOP_SIGNALS, handler, libc::SA_RESTART)
+        }?;
+        Ok(InterruptGuard { _old: old })
     }
 }

@@ -239,21 +239,12 @@ pub struct SysvQueue {
     keeper: Option<(super::task::Child, OwnedFd)>,
 }
 
-/// A new pipe (read end, write end), closed on exec.
-fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [0 as libc::c_int; 2];
-    // SAFETY: `fds` has room for the two descriptors pipe2 writes.
-    cvt(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } as libc::c_long)?;
-    // SAFETY: pipe2 succeeded, so both are new descriptors owned by nobody else.
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
-}
-
 impl SysvQueue {
     /// Creates a new `IPC_PRIVATE` queue readable and writable by this user only,
     /// through its keeper.
     pub fn create() -> io::Result<SysvQueue> {
-        let (order_r, order_w) = pipe()?; // this process → keeper: 1 byte, or EOF
-        let (id_r, id_w) = pipe()?; // keeper → this process: the id, or −errno
+        let (order_r, order_w) = super::task::pipe()?; // this process → keeper: 1 byte, or EOF
+        let (id_r, id_w) = super::task::pipe()?; // keeper → this process: the id, or −errno
         let (keep, reply) = (order_r.as_raw_fd(), id_w.as_raw_fd());
         // SAFETY: the keeper makes only async-signal-safe system calls (close, msgget,
         // write, read, msgctl) on live buffers of its own stack. Every descriptor but
@@ -487,15 +478,7 @@ impl SharedBytes {
 /// The nice value of one thread or process (`getpriority(PRIO_PROCESS, id)`), id > 0.
 pub fn get_nice(id: libc::pid_t) -> io::Result<i32> {
     refuse(id)?;
-    // SAFETY: __errno_location returns this thread's errno slot.
-    unsafe { *libc::__errno_location() = 0 };
-    // SAFETY: integer arguments only.
-    let r = unsafe { libc::getpriority(libc::PRIO_PROCESS, id as libc::id_t) };
-    let e = io::Error::last_os_error();
-    if r == -1 && e.raw_os_error() != Some(0) {
-        return Err(e);
-    }
-    Ok(r)
+    super::sys::getpriority_of(id as libc::id_t)
 }
 
 /// Sets the nice value of one thread or process (id > 0).
@@ -534,7 +517,8 @@ pub fn set_sched(
     cvt(r as libc::c_long).map(|_| ())
 }
 
-fn soft_limit(resource: libc::__rlimit_resource_t) -> io::Result<u64> {
+/// The soft limit of `resource`.
+pub(in crate::os) fn soft_limit(resource: libc::__rlimit_resource_t) -> io::Result<u64> {
     let mut r = libc::rlimit {
         rlim_cur: 0,
         rlim_max: 0,
@@ -552,10 +536,8 @@ pub fn has_cap_sys_nice() -> bool {
     let Ok(status) = std::fs::read_to_string("/proc/self/status") else {
         return false;
     };
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("CapEff:"))
-        .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
+    crate::host::parse::parse_status_field(&status, "CapEff")
+        .and_then(|v| u64::from_str_radix(&v, 16).ok())
         .is_some_and(|caps| caps & (1 << CAP_SYS_NICE) != 0)
 }
 

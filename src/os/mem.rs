@@ -16,7 +16,7 @@
 
 use super::sys::cvt;
 use std::io;
-use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
 use std::ptr;
 
 /// The base page size.
@@ -98,15 +98,7 @@ impl Mapping {
     /// error; `MADV_POPULATE_WRITE` (Linux 5.14) then allocates every page, failing
     /// with an error rather than a signal when the memory cannot be had.
     pub fn anon_resident(len: usize) -> io::Result<Mapping> {
-        let flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS;
-        let ptr = mmap_raw(
-            ptr::null_mut(),
-            len,
-            libc::PROT_READ | libc::PROT_WRITE,
-            flags,
-            -1,
-        )?;
-        let m = Mapping { ptr, len };
+        let m = Mapping::anon_flags(len, 0)?;
         // A kernel without transparent huge pages refuses the advice: base pages then.
         let _ = m.advise(libc::MADV_NOHUGEPAGE);
         match m.advise(libc::MADV_POPULATE_WRITE) {
@@ -460,10 +452,7 @@ impl Mapping {
         // SAFETY: the range was mapped by the value just forgotten, so it is unmapped
         // exactly once, here.
         let r = unsafe { libc::munmap(ptr as *mut libc::c_void, len) };
-        if r != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(())
+        super::sys::cvt(r.into()).map(drop)
     }
 }
 
@@ -502,11 +491,7 @@ pub fn mremap_move(from: &Mapping, to: &Mapping) -> libc::c_long {
 /// A memory file (`memfd_create`) of `len` bytes, written once so that its pages
 /// exist: the modern global section.
 pub fn memfd(len: usize) -> io::Result<OwnedFd> {
-    // SAFETY: the name is a valid NUL-terminated string; flags are integers.
-    let fd = unsafe { libc::memfd_create(c"syscost".as_ptr(), libc::MFD_CLOEXEC) };
-    cvt(fd as libc::c_long)?;
-    // SAFETY: a fresh descriptor that nothing else owns.
-    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    let fd = rustix::fs::memfd_create(c"syscost", rustix::fs::MemfdFlags::CLOEXEC)?;
     let file = std::fs::File::from(fd);
     std::io::Write::write_all(&mut &file, &vec![1u8; len])?;
     Ok(OwnedFd::from(file))

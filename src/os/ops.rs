@@ -16,7 +16,7 @@
 
 use std::cell::UnsafeCell;
 use std::ffi::CStr;
-use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, BorrowedFd, RawFd};
 use std::sync::atomic::AtomicU32;
 
 /// `pread(fd, buf, off)`.
@@ -120,21 +120,6 @@ pub fn unlink(path: &CStr) -> libc::c_int {
     unsafe { libc::unlink(path.as_ptr()) }
 }
 
-/// `open(path, flags)` with no `O_CREAT`, the descriptor owned at once (`O_DIRECT`
-/// allowed, unlike [`super::sys::open`]'s callers need).
-pub fn reopen(path: &CStr, flags: libc::c_int) -> std::io::Result<OwnedFd> {
-    if flags & libc::O_CREAT != 0 {
-        return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
-    }
-    // SAFETY: `path` is NUL-terminated and readable for the call.
-    let r = unsafe { libc::open(path.as_ptr(), flags | libc::O_CLOEXEC) };
-    if r < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: a fresh descriptor that nothing else owns.
-    Ok(unsafe { OwnedFd::from_raw_fd(r) })
-}
-
 /// `malloc(size)` and `free` of what it returned: false when malloc returned null. The
 /// pointer escapes (`black_box`) so that the pair is not optimised away.
 #[inline(always)]
@@ -209,9 +194,7 @@ impl Semaphore {
             std::mem::zeroed::<libc::sem_t>()
         }));
         // SAFETY: a valid, writable sem_t that lives as long as the Semaphore.
-        if unsafe { libc::sem_init(s.get(), 0, value) } != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
+        super::sys::cvt(unsafe { libc::sem_init(s.get(), 0, value) }.into())?;
         Ok(Semaphore(s))
     }
 

@@ -14,6 +14,7 @@
 //! borrowed by the caller for the duration of the call, or integers only.
 #![allow(unsafe_code)]
 
+use super::sys::cvt;
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::AtomicU32;
@@ -217,9 +218,7 @@ impl SemSet {
     pub fn new(n: libc::c_int) -> io::Result<SemSet> {
         // SAFETY: integers only.
         let id = unsafe { libc::semget(libc::IPC_PRIVATE, n, libc::IPC_CREAT | 0o600) };
-        if id == -1 {
-            return Err(io::Error::last_os_error());
-        }
+        cvt(id.into())?;
         Ok(SemSet { id })
     }
 
@@ -469,26 +468,8 @@ impl NotifyListener {
             f((libc::BPF_RET | libc::BPF_K) as u16, 0, 0, RET_USER_NOTIF),
             f((libc::BPF_RET | libc::BPF_K) as u16, 0, 0, RET_ALLOW),
         ];
-        let fprog = libc::sock_fprog {
-            len: prog.len() as u16,
-            filter: prog.as_ptr() as *mut libc::sock_filter,
-        };
-        // SAFETY: integers only; no_new_privs applies to this thread and its children.
-        if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: `fprog` points at `prog`, both live for the call.
-        let r = unsafe {
-            libc::syscall(
-                libc::SYS_seccomp,
-                libc::SECCOMP_SET_MODE_FILTER,
-                libc::SECCOMP_FILTER_FLAG_NEW_LISTENER,
-                &fprog as *const libc::sock_fprog,
-            )
-        };
-        if r < 0 {
-            return Err(io::Error::last_os_error());
-        }
+        let flags = libc::SECCOMP_FILTER_FLAG_NEW_LISTENER;
+        let r = super::harden::set_filter(&prog, flags)?;
         Ok(NotifyListener { fd: own_fd(r) })
     }
 
@@ -536,10 +517,7 @@ pub fn getpgid() -> libc::pid_t {
 pub fn epoll_create() -> io::Result<OwnedFd> {
     // SAFETY: integer argument only.
     let r = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
-    if r < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(own_fd(r.into()))
+    cvt(r.into()).map(own_fd)
 }
 
 /// `epoll_wait(epfd, events, -1)`: the number of events written, or -1 with errno.
@@ -554,10 +532,7 @@ pub fn epoll_wait(epfd: RawFd, events: &mut [libc::epoll_event]) -> libc::c_int 
 /// mkfifo(3) at `path`, mode 0600.
 pub fn mkfifo(path: &std::ffi::CStr) -> io::Result<()> {
     // SAFETY: `path` is a NUL-terminated string live for the call.
-    if unsafe { libc::mkfifo(path.as_ptr(), 0o600) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
+    cvt(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }.into()).map(drop)
 }
 
 /// open(path, O_CREAT|O_EXCL|O_WRONLY, 0600), a write of `data` when it is not empty,
@@ -595,15 +570,4 @@ pub fn create_file(path: &std::ffi::CStr, data: &[u8]) -> libc::c_int {
 pub fn unlink(path: &std::ffi::CStr) -> libc::c_int {
     // SAFETY: `path` is NUL-terminated and live for the call.
     unsafe { libc::unlink(path.as_ptr()) }
-}
-
-/// Whether a notification waits on `listener`, polling at most `ms` milliseconds.
-pub fn notify_ready(listener: BorrowedFd<'_>, ms: libc::c_int) -> bool {
-    let mut p = libc::pollfd {
-        fd: listener.as_raw_fd(),
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    // SAFETY: one live pollfd.
-    unsafe { libc::poll(&mut p, 1, ms) == 1 && p.revents & libc::POLLIN != 0 }
 }

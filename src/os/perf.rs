@@ -121,34 +121,23 @@ impl Event {
 
     /// Sends this event's records into `ring`'s buffer (same CPU, same clock).
     pub fn output_to(&self, ring: &Ring) -> io::Result<()> {
-        // SAFETY: both are open perf event descriptors; the ioctl takes an fd argument.
-        let r = unsafe {
-            libc::ioctl(
-                self.fd.as_raw_fd(),
-                IOC_SET_OUTPUT,
-                ring.event.fd.as_raw_fd(),
-            )
-        };
-        if r < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(())
+        self.ioctl(IOC_SET_OUTPUT, ring.event.fd.as_raw_fd())
     }
 
     /// Starts counting and sampling.
     pub fn enable(&self) -> io::Result<()> {
-        // SAFETY: an open perf event descriptor; the ioctl takes no argument.
-        let r = unsafe { libc::ioctl(self.fd.as_raw_fd(), IOC_ENABLE, 0) };
-        if r < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(())
+        self.ioctl(IOC_ENABLE, 0)
     }
 
     /// Stops.
     pub fn disable(&self) -> io::Result<()> {
-        // SAFETY: an open perf event descriptor; the ioctl takes no argument.
-        let r = unsafe { libc::ioctl(self.fd.as_raw_fd(), IOC_DISABLE, 0) };
+        self.ioctl(IOC_DISABLE, 0)
+    }
+
+    /// `ioctl(fd, req, arg)` of a request that takes an integer (a descriptor) or none.
+    fn ioctl(&self, req: libc::c_ulong, arg: libc::c_int) -> io::Result<()> {
+        // SAFETY: an open perf event descriptor; the request reads no memory.
+        let r = unsafe { libc::ioctl(self.fd.as_raw_fd(), req, arg) };
         if r < 0 {
             return Err(io::Error::last_os_error());
         }
@@ -175,7 +164,7 @@ unsafe impl Send for Ring {}
 impl Ring {
     /// Maps `pages` data pages (a power of two) for `event`, which then owns the ring.
     pub fn map(event: Event, pages: usize) -> io::Result<Ring> {
-        let page = page_size();
+        let page = super::mem::page_size();
         let pages = pages.next_power_of_two().max(1);
         let len = (pages + 1) * page;
         // SAFETY: a shared mapping of a perf event descriptor, of the length the perf
@@ -268,17 +257,6 @@ impl Drop for Ring {
     fn drop(&mut self) {
         // SAFETY: unmaps exactly the mapping made in `map`; nothing refers to it after.
         unsafe { libc::munmap(self.base.cast(), self.len) };
-    }
-}
-
-/// The machine's page size.
-pub fn page_size() -> usize {
-    // SAFETY: sysconf with a constant name.
-    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    if p > 0 {
-        p as usize
-    } else {
-        4096
     }
 }
 
@@ -403,9 +381,7 @@ fn read_private_tracefs(
 ) -> io::Result<(String, Vec<io::Result<String>>)> {
     // SAFETY: unshare with a flag only; it affects this thread (CLONE_NEWNS implies
     // CLONE_FS, which a thread may unshare alone).
-    if unsafe { libc::unshare(libc::CLONE_NEWNS) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
+    super::sys::cvt(unsafe { libc::unshare(libc::CLONE_NEWNS) }.into())?;
     let root = c"/";
     // SAFETY: NUL-terminated strings and null data; makes every mount of this thread's
     // new namespace private, so the tracefs mount below cannot propagate elsewhere.
@@ -418,9 +394,7 @@ fn read_private_tracefs(
             std::ptr::null(),
         )
     };
-    if r != 0 {
-        return Err(io::Error::last_os_error());
-    }
+    super::sys::cvt(r.into())?;
     let dir = std::env::temp_dir().join(format!(
         "syscost-tracefs-{}-{}",
         std::process::id(),

@@ -69,29 +69,6 @@ unsafe fn syscall4(_: libc::c_long, _: usize, _: usize, _: usize, _: usize) -> i
     -(libc::ENOSYS as isize)
 }
 
-/// Makes call `nr` with no arguments that it reads: the id calls.
-macro_rules! no_args {
-    ($($(#[$doc:meta])* $name:ident = $nr:ident;)*) => {$(
-        $(#[$doc])*
-        #[inline(always)]
-        pub fn $name() -> isize {
-            // SAFETY: the call takes no argument and only reads the caller's ids.
-            unsafe { syscall4(libc::$nr, 0, 0, 0, 0) }
-        }
-    )*};
-}
-
-no_args! {
-    /// getpid(2).
-    getpid = SYS_getpid;
-    /// getppid(2).
-    getppid = SYS_getppid;
-    /// getuid(2).
-    getuid = SYS_getuid;
-    /// getgid(2).
-    getgid = SYS_getgid;
-}
-
 /// write(2) of `buf` to `fd`.
 #[inline(always)]
 pub fn write(fd: BorrowedFd<'_>, buf: &[u8]) -> isize {
@@ -156,104 +133,9 @@ pub fn dup(fd: BorrowedFd<'_>) -> io::Result<OwnedFd> {
     check(r).map(|fd| unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
 }
 
-/// uname(2) into `buf` (the kernel's `struct new_utsname`, which has `utsname`'s
-/// layout on Linux).
-#[inline(always)]
-pub fn uname(buf: &mut libc::utsname) -> isize {
-    let p = buf as *mut libc::utsname as usize;
-    // SAFETY: `buf` is a writable utsname during the call.
-    unsafe { syscall4(libc::SYS_uname, p, 0, 0, 0) }
-}
-
-/// times(2) into `buf`.
-#[inline(always)]
-pub fn times(buf: &mut libc::tms) -> isize {
-    let p = buf as *mut libc::tms as usize;
-    // SAFETY: `buf` is a writable tms during the call.
-    unsafe { syscall4(libc::SYS_times, p, 0, 0, 0) }
-}
-
-/// alarm(2): the benchmark passes 0, which cancels nothing it did not set.
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-pub fn alarm(secs: u32) -> isize {
-    // SAFETY: an integer argument.
-    unsafe { syscall4(libc::SYS_alarm, secs as usize, 0, 0, 0) }
-}
-
-/// alarm(2) does not exist on this architecture.
-#[cfg(not(target_arch = "x86_64"))]
-pub fn alarm(_: u32) -> isize {
-    -(libc::ENOSYS as isize)
-}
-
-/// kill(2) of `pid` with `sig`. Refuses any pid ≤ 0, as [`super::sys::kill`] does.
-#[inline(always)]
-pub fn kill(pid: libc::pid_t, sig: libc::c_int) -> isize {
-    if pid <= 0 {
-        return -(libc::EPERM as isize);
-    }
-    // SAFETY: a single positive process id; integer arguments.
-    unsafe { syscall4(libc::SYS_kill, pid as usize, sig as usize, 0, 0) }
-}
-
-/// setpriority(2) of this process (`PRIO_PROCESS`, 0) to `prio`.
-#[inline(always)]
-pub fn setpriority_self(prio: i32) -> isize {
-    let which = libc::PRIO_PROCESS as usize;
-    // SAFETY: integer arguments; `who` 0 is the calling process.
-    unsafe { syscall4(libc::SYS_setpriority, which, 0, prio as isize as usize, 0) }
-}
-
-/// setuid(2) of this thread to `uid`; the benchmark passes the current id.
-#[inline(always)]
-pub fn setuid(uid: libc::uid_t) -> isize {
-    // SAFETY: an integer argument.
-    unsafe { syscall4(libc::SYS_setuid, uid as usize, 0, 0, 0) }
-}
-
-/// setgid(2) of this thread to `gid`; the benchmark passes the current id.
-#[inline(always)]
-pub fn setgid(gid: libc::gid_t) -> isize {
-    // SAFETY: an integer argument.
-    unsafe { syscall4(libc::SYS_setgid, gid as usize, 0, 0, 0) }
-}
-
-/// ioctl(fd, TCGETS) into `t` (the kernel writes its shorter `struct termios` at the
-/// start of the C library's, as the C library's `ioctl` would have it do).
-#[inline(always)]
-pub fn tcgets(fd: BorrowedFd<'_>, t: &mut libc::termios) -> isize {
-    let (fd, p) = (fd.as_raw_fd() as usize, t as *mut libc::termios as usize);
-    // SAFETY: `t` is a writable termios, larger than the kernel's, during the call.
-    unsafe { syscall4(libc::SYS_ioctl, fd, libc::TCGETS as usize, p, 0) }
-}
-
-/// writev(2) of `iov` to `fd`.
-#[inline(always)]
-pub fn writev(fd: BorrowedFd<'_>, iov: &[libc::iovec]) -> isize {
-    let (fd, p, n) = (fd.as_raw_fd() as usize, iov.as_ptr() as usize, iov.len());
-    // SAFETY: every iovec points into memory the caller keeps alive for the call.
-    unsafe { syscall4(libc::SYS_writev, fd, p, n, 0) }
-}
-
-/// poll(2) of `fds` with a zero timeout.
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-pub fn poll_now(fds: &mut [libc::pollfd]) -> isize {
-    let (p, n) = (fds.as_mut_ptr() as usize, fds.len());
-    // SAFETY: `fds` is a writable slice of pollfd during the call.
-    unsafe { syscall4(libc::SYS_poll, p, n, 0, 0) }
-}
-
-/// poll(2) does not exist on this architecture.
-#[cfg(not(target_arch = "x86_64"))]
-pub fn poll_now(_: &mut [libc::pollfd]) -> isize {
-    -(libc::ENOSYS as isize)
-}
-
 /// A signal's disposition in the kernel's own layout (`struct sigaction` of
 /// rt_sigaction(2), not the C library's): read with [`sigaction_get`], installed again
-/// as it was with [`sigaction_set`].
+/// as it was with [`sigaction_set_call`].
 #[derive(Clone, Copy, Debug)]
 #[repr(C)]
 pub struct KernelAction {
@@ -277,15 +159,6 @@ pub fn sigaction_get(sig: libc::c_int) -> io::Result<KernelAction> {
     let r = unsafe { syscall4(libc::SYS_rt_sigaction, sig as usize, 0, p, 8) };
     check(r)?;
     Ok(old)
-}
-
-/// Installs `act`, a disposition the kernel reported, for `sig` again.
-#[inline(always)]
-pub fn sigaction_set(sig: libc::c_int, act: &KernelAction) -> isize {
-    let p = act as *const KernelAction as usize;
-    // SAFETY: `act` is what the kernel reported for a signal, so its handler and
-    // restorer are those already installed; the mask size matches its field.
-    unsafe { syscall4(libc::SYS_rt_sigaction, sig as usize, p, 0, 8) }
 }
 
 /// Where a [`repeat`] loop stopped early: the call that failed and its
@@ -429,8 +302,7 @@ pub fn write_read_repeat(
 }
 
 /// One system call with its arguments, to make many times over with [`repeat`]: built
-/// by a `*_call` function below from plain integers and memory it borrows for `'a`,
-/// the same calls as the single functions above with the same arguments.
+/// by a `*_call` function below from plain integers and memory it borrows for `'a`.
 #[derive(Debug)]
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub struct Call<'a> {
@@ -466,6 +338,15 @@ impl<'a> Call<'a> {
     /// The call's name, as its man page names it.
     pub fn name(&self) -> &'static str {
         self.name
+    }
+
+    /// The call made once, outside a loop: its raw result.
+    #[cfg(all(test, target_arch = "x86_64"))]
+    fn once(self) -> isize {
+        let [a, b, c, d] = self.args;
+        // SAFETY: as in `repeat`, a `Call`'s arguments are valid for its call.
+        let call = || unsafe { syscall4(self.nr, a, b, c, d) };
+        self.refused.unwrap_or_else(call)
     }
 }
 
@@ -533,19 +414,20 @@ pub fn repeat(call: Call<'_>, n: u64) -> Result<(), Stopped> {
     })
 }
 
-/// uname(2) into `buf`, as [`uname`].
+/// uname(2) into `buf` (the kernel's `struct new_utsname`, which has `utsname`'s
+/// layout on Linux).
 pub fn uname_call(buf: &mut libc::utsname) -> Call<'_> {
     let p = buf as *mut libc::utsname as usize;
     Call::new(libc::SYS_uname, "uname", [p, 0, 0, 0])
 }
 
-/// times(2) into `buf`, as [`times`].
+/// times(2) into `buf`.
 pub fn times_call(buf: &mut libc::tms) -> Call<'_> {
     let p = buf as *mut libc::tms as usize;
     Call::new(libc::SYS_times, "times", [p, 0, 0, 0])
 }
 
-/// alarm(2), as [`alarm`].
+/// alarm(2): the benchmark passes 0, which cancels nothing it did not set.
 #[cfg(target_arch = "x86_64")]
 pub fn alarm_call(secs: u32) -> Call<'static> {
     Call::new(libc::SYS_alarm, "alarm", [secs as usize, 0, 0, 0])
@@ -557,7 +439,8 @@ pub fn alarm_call(_: u32) -> Call<'static> {
     Call::refused("alarm", libc::ENOSYS)
 }
 
-/// kill(2) of `pid` with `sig`, as [`kill`]: any pid ≤ 0 is refused (`-EPERM`).
+/// kill(2) of `pid` with `sig`: any pid ≤ 0 is refused (`-EPERM`), as
+/// [`super::sys::kill`] refuses it.
 pub fn kill_call(pid: libc::pid_t, sig: libc::c_int) -> Call<'static> {
     if pid <= 0 {
         return Call::refused("kill", libc::EPERM);
@@ -565,24 +448,25 @@ pub fn kill_call(pid: libc::pid_t, sig: libc::c_int) -> Call<'static> {
     Call::new(libc::SYS_kill, "kill", [pid as usize, sig as usize, 0, 0])
 }
 
-/// setpriority(2) of this process to `prio`, as [`setpriority_self`].
+/// setpriority(2) of this process (`PRIO_PROCESS`, 0) to `prio`.
 pub fn setpriority_self_call(prio: i32) -> Call<'static> {
     let which = libc::PRIO_PROCESS as usize;
     let args = [which, 0, prio as isize as usize, 0];
     Call::new(libc::SYS_setpriority, "setpriority", args)
 }
 
-/// setuid(2) of this thread to `uid`, as [`setuid`].
+/// setuid(2) of this thread to `uid`; the benchmark passes the current id.
 pub fn setuid_call(uid: libc::uid_t) -> Call<'static> {
     Call::new(libc::SYS_setuid, "setuid", [uid as usize, 0, 0, 0])
 }
 
-/// setgid(2) of this thread to `gid`, as [`setgid`].
+/// setgid(2) of this thread to `gid`; the benchmark passes the current id.
 pub fn setgid_call(gid: libc::gid_t) -> Call<'static> {
     Call::new(libc::SYS_setgid, "setgid", [gid as usize, 0, 0, 0])
 }
 
-/// ioctl(fd, TCGETS) into `t`, as [`tcgets`].
+/// ioctl(fd, TCGETS) into `t` (the kernel writes its shorter `struct termios` at the
+/// start of the C library's, as the C library's `ioctl` would have it do).
 pub fn tcgets_call<'a>(fd: BorrowedFd<'a>, t: &'a mut libc::termios) -> Call<'a> {
     let (fd, p) = (fd.as_raw_fd() as usize, t as *mut libc::termios as usize);
     Call::new(
@@ -592,14 +476,14 @@ pub fn tcgets_call<'a>(fd: BorrowedFd<'a>, t: &'a mut libc::termios) -> Call<'a>
     )
 }
 
-/// writev(2) of `iov` to `fd`, as [`writev`]: the caller keeps the memory the iovecs
+/// writev(2) of `iov` to `fd`: the caller keeps the memory the iovecs
 /// point into alive while the call lives.
 pub fn writev_call<'a>(fd: BorrowedFd<'a>, iov: &'a [libc::iovec]) -> Call<'a> {
     let (fd, p, n) = (fd.as_raw_fd() as usize, iov.as_ptr() as usize, iov.len());
     Call::new(libc::SYS_writev, "writev", [fd, p, n, 0])
 }
 
-/// poll(2) of `fds` with a zero timeout, as [`poll_now`].
+/// poll(2) of `fds` with a zero timeout.
 #[cfg(target_arch = "x86_64")]
 pub fn poll_now_call(fds: &mut [libc::pollfd]) -> Call<'_> {
     let (p, n) = (fds.as_mut_ptr() as usize, fds.len());
@@ -612,7 +496,8 @@ pub fn poll_now_call(_: &mut [libc::pollfd]) -> Call<'_> {
     Call::refused("poll", libc::ENOSYS)
 }
 
-/// rt_sigaction(2) installing `act` for `sig`, as [`sigaction_set`].
+/// rt_sigaction(2) installing `act`, a disposition the kernel reported, for `sig`
+/// again.
 pub fn sigaction_set_call(sig: libc::c_int, act: &KernelAction) -> Call<'_> {
     let p = act as *const KernelAction as usize;
     Call::new(
@@ -629,9 +514,13 @@ mod tests {
 
     #[test]
     fn raw_calls_agree_with_the_c_library() {
-        assert_eq!(getpid(), super::super::sys::getpid() as isize);
-        assert_eq!(getppid(), super::super::sys::getppid() as isize);
-        assert_eq!(getuid(), super::super::sys::getuid() as isize);
+        let id = |nr, name| Call::new(nr, name, [0; 4]).once();
+        let getpid = id(libc::SYS_getpid, "getpid");
+        assert_eq!(getpid, super::super::sys::getpid() as isize);
+        let getppid = id(libc::SYS_getppid, "getppid");
+        assert_eq!(getppid, super::super::sys::getppid() as isize);
+        let getuid = id(libc::SYS_getuid, "getuid");
+        assert_eq!(getuid, super::super::sys::getuid() as isize);
         let (r, w) = super::super::task::pipe().unwrap();
         assert_eq!(write(w.as_fd(), b"x"), 1);
         let mut b = [0u8; 1];
@@ -644,8 +533,8 @@ mod tests {
         assert_eq!(e.kind(), io::ErrorKind::NotFound);
         assert!(open(c"/dev/null", libc::O_CREAT).is_err());
         let a = sigaction_get(libc::SIGUSR2).unwrap();
-        assert_eq!(sigaction_set(libc::SIGUSR2, &a), 0);
-        assert_eq!(kill(0, 0), -(libc::EPERM as isize));
+        assert_eq!(sigaction_set_call(libc::SIGUSR2, &a).once(), 0);
+        assert_eq!(kill_call(0, 0).once(), -(libc::EPERM as isize));
     }
 
     #[test]
@@ -656,12 +545,15 @@ mod tests {
             assert_eq!(f(1000), Ok(()));
         }
         assert_eq!(unimplemented_repeat(0), Ok(()));
-        let enosys = Stopped {
-            call: "unimplemented",
-            result: -(libc::ENOSYS as isize),
-        };
-        assert_eq!(unimplemented_repeat(1), Err(enosys));
-        assert_eq!(unimplemented_repeat(1000), Err(enosys));
+        let enosys = stopped("unimplemented", libc::ENOSYS);
+        assert_eq!(unimplemented_repeat(1), enosys);
+        assert_eq!(unimplemented_repeat(1000), enosys);
+    }
+
+    /// A loop stopped by `call`, which failed with `errno`.
+    fn stopped(call: &'static str, errno: libc::c_int) -> Result<(), Stopped> {
+        let result = -(errno as isize);
+        Err(Stopped { call, result })
     }
 
     /// Bytes waiting in a non-blocking pipe, read out.
@@ -690,14 +582,8 @@ mod tests {
         assert_eq!(write_read_repeat(w1.as_fd(), r2.as_fd(), &mut b, 7), Ok(()));
         assert_eq!(&b, b"y");
         assert_eq!(drain(&r1), 7);
-        let again = Stopped {
-            call: "read",
-            result: -(libc::EAGAIN as isize),
-        };
-        assert_eq!(
-            write_read_repeat(w1.as_fd(), r2.as_fd(), &mut b, 100),
-            Err(again)
-        );
+        let again = write_read_repeat(w1.as_fd(), r2.as_fd(), &mut b, 100);
+        assert_eq!(again, stopped("read", libc::EAGAIN));
         assert_eq!(
             drain(&r1),
             4,
@@ -711,14 +597,8 @@ mod tests {
         );
         assert_eq!(drain(&r1), 0);
         // A write to the read end fails at once, and nothing is read.
-        let ebadf = Stopped {
-            call: "write",
-            result: -(libc::EBADF as isize),
-        };
-        assert_eq!(
-            write_read_repeat(r1.as_fd(), r1.as_fd(), &mut b, 5),
-            Err(ebadf)
-        );
+        let ebadf = write_read_repeat(r1.as_fd(), r1.as_fd(), &mut b, 5);
+        assert_eq!(ebadf, stopped("write", libc::EBADF));
     }
 
     /// A call with arguments repeats as often as asked and stops at its first failure:
@@ -737,23 +617,9 @@ mod tests {
         assert_eq!(repeat(writev_call(w.as_fd(), &iov), 37), Ok(()));
         assert_eq!(drain(&r), 37);
         let full = repeat(writev_call(w.as_fd(), &iov), u64::MAX);
-        let again = -(libc::EAGAIN as isize);
-        assert_eq!(
-            full,
-            Err(Stopped {
-                call: "writev",
-                result: again
-            })
-        );
-        let ebadf = -(libc::EBADF as isize);
+        assert_eq!(full, stopped("writev", libc::EAGAIN));
         let bad = repeat(writev_call(r.as_fd(), &iov), 5);
-        assert_eq!(
-            bad,
-            Err(Stopped {
-                call: "writev",
-                result: ebadf
-            })
-        );
+        assert_eq!(bad, stopped("writev", libc::EBADF));
 
         let mut u = super::super::sys::utsname_zeroed();
         assert_eq!(repeat(uname_call(&mut u), 3), Ok(()));
@@ -765,15 +631,8 @@ mod tests {
         assert_eq!(repeat(times_call(&mut t), 3), Ok(()));
         let me = super::super::sys::getpid();
         assert_eq!(repeat(kill_call(me, 0), 3), Ok(()));
-        let eperm = -(libc::EPERM as isize);
         assert_eq!(kill_call(0, 0).name(), "kill");
-        assert_eq!(
-            repeat(kill_call(0, 0), 3),
-            Err(Stopped {
-                call: "kill",
-                result: eperm
-            })
-        );
+        assert_eq!(repeat(kill_call(0, 0), 3), stopped("kill", libc::EPERM));
         assert_eq!(repeat(kill_call(0, 0), 0), Ok(()));
         let a = sigaction_get(libc::SIGUSR2).unwrap();
         assert_eq!(repeat(sigaction_set_call(libc::SIGUSR2, &a), 3), Ok(()));

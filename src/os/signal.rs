@@ -40,7 +40,7 @@ extern "C" fn second_handler(_sig: libc::c_int) {
 /// # Safety
 /// As for [`sys::Action::from_raw`]: `handler` is `SIG_DFL`, `SIG_IGN` or an
 /// async-signal-safe `extern "C"` function of the form `flags` names.
-unsafe fn action_for(handler: usize, flags: libc::c_int) -> sys::Action {
+pub(super) unsafe fn action_for(handler: usize, flags: libc::c_int) -> sys::Action {
     // SAFETY: an all-zero sigaction is valid storage; the fields are set below.
     let mut act: libc::sigaction = unsafe { std::mem::zeroed() };
     act.sa_sigaction = handler;
@@ -54,19 +54,9 @@ unsafe fn action_for(handler: usize, flags: libc::c_int) -> sys::Action {
 /// Two different actions (two handlers that only count their runs), for a benchmark
 /// that alternates between them.
 pub fn two_actions() -> [sys::Action; 2] {
+    let handlers = [first_handler as extern "C" fn(libc::c_int), second_handler];
     // SAFETY: both handlers are one-argument functions that only add to an atomic.
-    unsafe {
-        [
-            action_for(
-                first_handler as extern "C" fn(libc::c_int) as usize,
-                libc::SA_RESTART,
-            ),
-            action_for(
-                second_handler as extern "C" fn(libc::c_int) as usize,
-                libc::SA_RESTART,
-            ),
-        ]
-    }
+    handlers.map(|h| unsafe { action_for(h as usize, libc::SA_RESTART) })
 }
 
 /// SA_RESTORER, which the C library adds to every action it installs.
@@ -97,6 +87,57 @@ impl SavedAction {
 impl Drop for SavedAction {
     fn drop(&mut self) {
         sys::sigaction_set(self.sig, &self.old);
+    }
+}
+
+/// The dispositions [`SavedActions::install`] replaced, put back (last first) when
+/// dropped.
+pub(in crate::os) struct SavedActions {
+    old: Vec<(libc::c_int, libc::sigaction)>,
+}
+
+impl SavedActions {
+    /// Installs `handler` with `flags` and an empty mask for each of `sigs`, keeping
+    /// what each had; on a failure the ones installed already are put back.
+    ///
+    /// # Safety
+    /// As for [`action_for`].
+    pub(in crate::os) unsafe fn install(
+        sigs: &[libc::c_int],
+        handler: libc::sighandler_t,
+        flags: libc::c_int,
+    ) -> io::Result<SavedActions> {
+        let mut saved = SavedActions { old: Vec::new() };
+        for &sig in sigs {
+            // SAFETY: an all-zero sigaction is valid; we fill handler, flags and mask.
+            let mut act: libc::sigaction = unsafe { std::mem::zeroed() };
+            act.sa_sigaction = handler;
+            act.sa_flags = flags;
+            // SAFETY: `act.sa_mask` is a valid sigset_t owned by `act`.
+            unsafe { libc::sigemptyset(&mut act.sa_mask) };
+            // SAFETY: a zeroed sigaction receives the old disposition.
+            let mut prev: libc::sigaction = unsafe { std::mem::zeroed() };
+            // SAFETY: both pointers refer to valid sigaction values; the caller vouches
+            // for the handler.
+            let r = unsafe { libc::sigaction(sig, &act, &mut prev) };
+            sys::cvt(r.into())?; // dropping `saved` puts the others back
+            saved.old.push((sig, prev));
+        }
+        Ok(saved)
+    }
+
+    /// Each signal with the disposition it had before.
+    pub(in crate::os) fn old(&self) -> &[(libc::c_int, libc::sigaction)] {
+        &self.old
+    }
+}
+
+impl Drop for SavedActions {
+    fn drop(&mut self) {
+        for (sig, prev) in self.old.iter().rev() {
+            // SAFETY: restores a disposition previously returned by the kernel.
+            unsafe { libc::sigaction(*sig, prev, std::ptr::null_mut()) };
+        }
     }
 }
 
@@ -166,12 +207,8 @@ pub fn take_pending(
 
 /// The soft RLIMIT_SIGPENDING (queued signals per user), or None when unlimited.
 pub fn sigpending_limit() -> io::Result<Option<u64>> {
-    // SAFETY: an all-zero rlimit is valid storage for getrlimit to fill.
-    let mut r: libc::rlimit = unsafe { std::mem::zeroed() };
-    // SAFETY: `r` is valid for writes.
-    let rc = unsafe { libc::getrlimit(libc::RLIMIT_SIGPENDING, &mut r) };
-    sys::cvt(rc as libc::c_long)?;
-    Ok((r.rlim_cur != libc::RLIM_INFINITY).then_some(r.rlim_cur))
+    let cur = super::ipc::soft_limit(libc::RLIMIT_SIGPENDING)?;
+    Ok((cur != libc::RLIM_INFINITY).then_some(cur))
 }
 
 /// The `n`th real-time signal (SIGRTMIN + n).

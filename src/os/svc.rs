@@ -40,25 +40,13 @@ pub struct Epoll {
 impl Epoll {
     /// A new, empty, close-on-exec epoll instance.
     pub fn new() -> io::Result<Epoll> {
-        // SAFETY: integer argument only.
-        let r = cvt(unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) } as libc::c_long)?;
-        // SAFETY: a fresh descriptor that nothing else owns.
-        let fd = unsafe { OwnedFd::from_raw_fd(r as libc::c_int) };
-        Ok(Epoll { fd })
+        super::peers::epoll_create().map(|fd| Epoll { fd })
     }
 
     /// Adds `fd`, watched level-triggered for `events`, tagged with `data`.
     pub fn add(&self, fd: BorrowedFd<'_>, events: u32, data: u64) -> io::Result<()> {
-        let mut ev = libc::epoll_event { events, u64: data };
-        // SAFETY: both descriptors are open; `ev` is a valid epoll_event.
-        let r = unsafe {
-            libc::epoll_ctl(
-                self.fd.as_raw_fd(),
-                libc::EPOLL_CTL_ADD,
-                fd.as_raw_fd(),
-                &mut ev,
-            )
-        };
+        let (epfd, add) = (self.fd.as_raw_fd(), libc::EPOLL_CTL_ADD);
+        let r = super::peers::epoll_ctl_data(epfd, add, fd.as_raw_fd(), events, data);
         cvt(r as libc::c_long).map(|_| ())
     }
 
@@ -116,15 +104,7 @@ pub fn getpriority_thread(tid: libc::pid_t) -> io::Result<i32> {
     if tid <= 0 {
         return Err(io::Error::from_raw_os_error(libc::EINVAL));
     }
-    // SAFETY: __errno_location returns this thread's errno slot.
-    unsafe { *libc::__errno_location() = 0 };
-    // SAFETY: integer arguments only.
-    let r = unsafe { libc::getpriority(libc::PRIO_PROCESS, tid as libc::id_t) };
-    let e = io::Error::last_os_error();
-    if r == -1 && e.raw_os_error() != Some(0) {
-        return Err(e);
-    }
-    Ok(r)
+    super::sys::getpriority_of(tid as libc::id_t)
 }
 
 /// `setpriority(PRIO_PROCESS, tid, prio)` for one thread of this process: 0, or -1

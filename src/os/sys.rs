@@ -362,12 +362,17 @@ pub fn sigaction_set(sig: libc::c_int, act: &Action) -> libc::c_int {
     unsafe { libc::sigaction(sig, &act.0, std::ptr::null_mut()) }
 }
 
-/// `getpriority(PRIO_PROCESS, 0)` with errno cleared first, as the call can return -1.
+/// `getpriority(PRIO_PROCESS, 0)`: this process's nice value.
 pub fn getpriority_self() -> io::Result<i32> {
+    getpriority_of(0)
+}
+
+/// `getpriority(PRIO_PROCESS, who)` with errno cleared first, as the call can return -1.
+pub fn getpriority_of(who: libc::id_t) -> io::Result<i32> {
     // SAFETY: __errno_location returns this thread's errno slot.
     unsafe { *libc::__errno_location() = 0 };
     // SAFETY: integer arguments only.
-    let r = unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) };
+    let r = unsafe { libc::getpriority(libc::PRIO_PROCESS, who) };
     let e = io::Error::last_os_error();
     if r == -1 && e.raw_os_error() != Some(0) {
         return Err(e);

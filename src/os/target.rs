@@ -17,7 +17,6 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
-use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 
 /// How a path is written.
@@ -71,13 +70,7 @@ impl Target {
             if ft.is_file() {
                 return Ok(Target::Replace(p));
             }
-            if ft.is_char_device()
-                || ft.is_block_device()
-                || ft.is_fifo()
-                || ft.is_socket()
-            {
-                return Ok(Target::InPlace(p));
-            }
+            // A character or block device, a FIFO, a socket.
             return Ok(Target::InPlace(p));
         }
         Err(io::Error::other(format!(
@@ -240,7 +233,7 @@ pub fn write(path: &Path, bytes: &[u8]) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::unix::fs::symlink;
+    use std::os::unix::fs::{symlink, FileTypeExt};
 
     #[test]
     fn each_kind_of_path_is_written_as_what_it_is() {

@@ -365,15 +365,7 @@ impl Ring {
                 std::mem::size_of::<libc::cpu_set_t>(),
             )
         };
-        if r < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(())
-    }
-
-    /// The buffer writes come from, to fill between writes.
-    pub fn source_mut(&mut self) -> &mut [u8] {
-        &mut self.source
+        super::sys::cvt(r).map(drop)
     }
 
     /// `io_uring_enter(fd, to_submit, min_complete, flags)`: the number submitted, or
@@ -465,22 +457,34 @@ mod tests {
         ));
     }
 
-    #[test]
-    fn a_write_to_dev_null_completes() {
-        let mut ring = match Ring::new(4, Box::new([7u8; 3])) {
-            Ok(r) => r,
+    /// A ring of 4 entries writing from `source`, or `None` (the test skips) where the
+    /// kernel refuses io_uring, with its reason.
+    fn ring_or_skip(source: Box<[u8]>) -> Option<Ring> {
+        match Ring::new(4, source) {
+            Ok(r) => Some(r),
             Err(SetupError::Unavailable(why)) => {
-                eprintln!("io_uring unavailable: {why}");
                 assert!(!why.is_empty());
-                return;
+                println!("SKIPPED: {why}");
+                None
             }
             Err(SetupError::Failed(e)) => panic!("{e}"),
-        };
-        assert!(ring.mapped_bytes() > 0);
-        let null = std::fs::OpenOptions::new()
+        }
+    }
+
+    fn dev_null() -> std::fs::File {
+        std::fs::OpenOptions::new()
             .write(true)
             .open("/dev/null")
-            .unwrap();
+            .unwrap()
+    }
+
+    #[test]
+    fn a_write_to_dev_null_completes() {
+        let Some(mut ring) = ring_or_skip(Box::new([7u8; 3])) else {
+            return;
+        };
+        assert!(ring.mapped_bytes() > 0);
+        let null = dev_null();
         assert!(ring.queue_write(null.as_raw_fd(), 3, 42));
         assert_eq!(ring.enter(1, 1, IORING_ENTER_GETEVENTS), 1);
         assert_eq!(ring.reap(), Some((42, 3)));
@@ -493,18 +497,10 @@ mod tests {
 
     #[test]
     fn existing_workers_are_moved_where_they_are_confined() {
-        let mut ring = match Ring::new(4, Box::new([1u8])) {
-            Ok(r) => r,
-            Err(SetupError::Unavailable(why)) => {
-                println!("SKIPPED: {why}");
-                return;
-            }
-            Err(SetupError::Failed(e)) => panic!("{e}"),
+        let Some(mut ring) = ring_or_skip(Box::new([1u8])) else {
+            return;
         };
-        let null = std::fs::OpenOptions::new()
-            .write(true)
-            .open("/dev/null")
-            .unwrap();
+        let null = dev_null();
         // A write handed off makes this thread's first io-wq worker.
         ring.set_sqe_flags(IOSQE_ASYNC);
         assert!(ring.queue_write(null.as_raw_fd(), 1, 1));
@@ -529,13 +525,8 @@ mod tests {
 
     #[test]
     fn a_ring_dropped_with_writes_in_flight_waits_for_them() {
-        let mut ring = match Ring::new(4, vec![1u8; 1 << 16].into_boxed_slice()) {
-            Ok(r) => r,
-            Err(SetupError::Unavailable(why)) => {
-                println!("SKIPPED: {why}");
-                return;
-            }
-            Err(SetupError::Failed(e)) => panic!("{e}"),
+        let Some(mut ring) = ring_or_skip(vec![1u8; 1 << 16].into_boxed_slice()) else {
+            return;
         };
         let (r, w) = std::io::pipe().unwrap();
         // Queued and not submitted, and submitted and not reaped: drop must submit the

@@ -124,10 +124,7 @@ impl Usage {
 /// address space the process ever had, a vforked child's parent's included).
 pub fn peak_resident_kib() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+    crate::host::parse::parse_kib_field(&status, "VmHWM")
 }
 
 #[cfg(test)]

@@ -24,6 +24,7 @@ use crate::error::BenchError;
 use crate::harness::{Body, Plan};
 use crate::os::mem::Mapping;
 use crate::os::ops;
+use crate::os::sys;
 use std::ffi::CString;
 use std::fs::File;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
@@ -142,7 +143,7 @@ fn target(
             }
         }
     };
-    let fd = ops::reopen(&cpath(&path)?, flags).map_err(|e| {
+    let fd = sys::open(&cpath(&path)?, flags | libc::O_CLOEXEC).map_err(|e| {
         let what = format!("opening the test file in {}", dir.display());
         if e.raw_os_error() == Some(libc::EINVAL) && flags & libc::O_DIRECT != 0 {
             BenchError::Skip(format!(

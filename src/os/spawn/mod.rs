@@ -334,7 +334,7 @@ pub fn thread_create_join() -> io::Result<()> {
 }
 
 /// The calling process's user and system CPU time and its waited-for children's, from
-/// `times()`, in clock ticks (see [`clock_ticks`]).
+/// `times()`, in clock ticks (see [`super::sys::clock_ticks_per_sec`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Tics {
     /// This process's user time (`tms_utime`).
@@ -363,19 +363,14 @@ pub fn times_now() -> Tics {
     }
 }
 
-/// `sysconf(_SC_CLK_TCK)`: the ticks per second `times()` counts in.
-pub fn clock_ticks() -> i64 {
-    super::sys::clock_ticks_per_sec()
-}
-
 /// A signal disposition saved by [`ignore_signals`] and restored on drop.
 pub struct IgnoredSignals {
-    old: Vec<(libc::c_int, libc::sigaction)>,
+    old: super::signal::SavedActions,
 }
 
 impl fmt::Debug for IgnoredSignals {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let sigs: Vec<_> = self.old.iter().map(|(s, _)| *s).collect();
+        let sigs: Vec<_> = self.old.old().iter().map(|(s, _)| *s).collect();
         f.debug_struct("IgnoredSignals")
             .field("signals", &sigs)
             .finish()
@@ -386,6 +381,7 @@ impl IgnoredSignals {
     /// Whether `sig` was already ignored before (then a child should inherit that).
     pub fn was_ignored(&self, sig: libc::c_int) -> bool {
         self.old
+            .old()
             .iter()
             .any(|(s, a)| *s == sig && a.sa_sigaction == libc::SIG_IGN)
     }
@@ -394,32 +390,9 @@ impl IgnoredSignals {
 /// Ignores `sigs` in this process until the guard is dropped, as `time` does for
 /// SIGINT and SIGQUIT while its child runs (the terminal sends them to the child too).
 pub fn ignore_signals(sigs: &[libc::c_int]) -> io::Result<IgnoredSignals> {
-    let mut guard = IgnoredSignals { old: Vec::new() };
-    for &sig in sigs {
-        // SAFETY: an all-zero sigaction is valid; we set the handler and the mask.
-        let mut act: libc::sigaction = unsafe { std::mem::zeroed() };
-        act.sa_sigaction = libc::SIG_IGN;
-        // SAFETY: `act.sa_mask` is a valid sigset_t owned by `act`.
-        unsafe { libc::sigemptyset(&mut act.sa_mask) };
-        // SAFETY: a zeroed sigaction receives the old disposition.
-        let mut prev: libc::sigaction = unsafe { std::mem::zeroed() };
-        // SAFETY: both pointers refer to valid sigaction values.
-        let r = unsafe { libc::sigaction(sig, &act, &mut prev) };
-        if r != 0 {
-            return Err(io::Error::last_os_error()); // the guard restores the others
-        }
-        guard.old.push((sig, prev));
-    }
-    Ok(guard)
-}
-
-impl Drop for IgnoredSignals {
-    fn drop(&mut self) {
-        for (sig, prev) in self.old.iter().rev() {
-            // SAFETY: restores a disposition previously returned by the kernel.
-            unsafe { libc::sigaction(*sig, prev, std::ptr::null_mut()) };
-        }
-    }
+    // SAFETY: SIG_IGN is no function.
+    let old = unsafe { super::signal::SavedActions::install(sigs, libc::SIG_IGN, 0) }?;
+    Ok(IgnoredSignals { old })
 }
 
 /// Starts the prepared program as a child named `name` (its `comm`, from the fork on)
@@ -464,18 +437,14 @@ pub fn take_inherited(fd: i32) -> io::Result<std::os::fd::OwnedFd> {
         return Err(einval("an inherited descriptor is 3 or above"));
     }
     // SAFETY: F_GETFD only reads the descriptor's flags.
-    if unsafe { libc::fcntl(fd, libc::F_GETFD) } == -1 {
-        return Err(io::Error::last_os_error());
-    }
+    super::sys::cvt(unsafe { libc::fcntl(fd, libc::F_GETFD) }.into())?;
     if TAKEN.swap(true, Ordering::SeqCst) {
         return Err(io::Error::other(
             "the inherited descriptor was taken already",
         ));
     }
     // SAFETY: F_SETFD sets the flags of an open descriptor.
-    if unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) } == -1 {
-        return Err(io::Error::last_os_error());
-    }
+    super::sys::cvt(unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) }.into())?;
     // SAFETY: the descriptor is open (checked above), it was left open across the exec
     // for this process to own, and the flag above makes this the only owner made.
     Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) })
@@ -529,14 +498,10 @@ mod tests {
         if !Path::new("/bin/sh").exists() {
             return;
         }
-        assert_eq!(
-            fork_exec_wait(&sh("exit 0")).unwrap(),
-            ExitStatus::Exited(0)
-        );
-        assert_eq!(
-            fork_exec_wait(&sh("exit 3")).unwrap(),
-            ExitStatus::Exited(3)
-        );
+        for (script, code) in [("exit 0", 0), ("exit 3", 3)] {
+            let status = fork_exec_wait(&sh(script)).unwrap();
+            assert_eq!(status, ExitStatus::Exited(code));
+        }
         assert_eq!(spawn_wait(&sh("exit 5")).unwrap(), ExitStatus::Exited(5));
         let killed = spawn_wait(&sh("kill -9 $$")).unwrap();
         assert_eq!(killed, ExitStatus::Signaled(libc::SIGKILL));
@@ -591,14 +556,10 @@ mod tests {
 
     #[test]
     fn non_positive_pids_are_refused() {
-        assert_eq!(
-            wait_child(0).unwrap_err().kind(),
-            io::ErrorKind::InvalidInput
-        );
-        assert_eq!(
-            wait_child(-1).unwrap_err().kind(),
-            io::ErrorKind::InvalidInput
-        );
+        for pid in [0, -1] {
+            let kind = wait_child(pid).unwrap_err().kind();
+            assert_eq!(kind, io::ErrorKind::InvalidInput);
+        }
         assert!(wait_child_usage(-1).is_err());
     }
 

@@ -337,10 +337,7 @@ impl ExitWatch {
     /// atomics on shared memory, on its copies of this process's descriptors).
     pub unsafe fn start(pid: libc::pid_t, ended: impl FnOnce()) -> io::Result<ExitWatch> {
         use std::os::fd::AsRawFd;
-        let r = crate::os::peers::pidfd_open_raw(pid);
-        if r < 0 {
-            return Err(io::Error::last_os_error());
-        }
+        let r = crate::os::sys::cvt(crate::os::peers::pidfd_open_raw(pid))?;
         let pidfd = crate::os::peers::own_fd(r);
         let fd = pidfd.as_raw_fd();
         // SAFETY: the child polls a descriptor and runs `ended`, which the caller

