@@ -1,6 +1,7 @@
 //! `syscost history` (list, show, rm, import, export) and `syscost compare`.
 
 use crate::compare::{self, render, RunLabel};
+use crate::draw::text::clip;
 use crate::error::UsageError;
 use crate::report::{Format, Output};
 use crate::results::{fmt_unix_time, Run};
@@ -157,8 +158,7 @@ fn list_cmd(args: &ListArgs, path: &Path) -> anyhow::Result<()> {
     let entries = h.list(*limit, host.as_deref())?;
     let mut out = crate::report::stdout();
     if *format == super::TextOrJson::Json {
-        serde_json::to_writer_pretty(&mut out, &entries)?;
-        out.write_all(b"\n")?;
+        super::write_json(&mut out, &entries)?;
     } else {
         out.write_all(list_text(&entries, crate::os::term::stdout_width()).as_bytes())?;
     }
@@ -356,9 +356,6 @@ pub fn list_text(entries: &[store::Entry], width: usize) -> String {
         if !e.complete {
             command = format!("(incomplete) {command}");
         }
-        if command.chars().count() > 60 {
-            command = command.chars().take(59).collect::<String>() + "…";
-        }
         rows.push(vec![
             e.id.to_string(),
             fmt_unix_time(e.started_unix_s),
@@ -368,7 +365,7 @@ pub fn list_text(entries: &[store::Entry], width: usize) -> String {
             e.ok.to_string(),
             e.skipped.to_string(),
             e.failed.to_string(),
-            command,
+            clip(&command, 60),
         ]);
     }
     let right = [true, false, false, false, false, true, true, true, false];
@@ -385,14 +382,6 @@ pub fn list_text(entries: &[store::Entry], width: usize) -> String {
         r[8] = clip(&r[8], room);
     }
     crate::draw::text::grid(&rows, &right, 1, 0, width)
-}
-
-fn clip(s: &str, n: usize) -> String {
-    if s.chars().count() <= n {
-        s.to_string()
-    } else {
-        s.chars().take(n - 1).collect::<String>() + "…"
-    }
 }
 
 /// Output formats of `compare`.
@@ -501,16 +490,8 @@ pub fn compare_cmd(args: &CompareArgs) -> anyhow::Result<ExitCode> {
 /// The sides `compare` was given, each resolved to its runs; an error if a run is on
 /// both sides.
 fn sides(args: &CompareArgs) -> anyhow::Result<[Vec<(RunLabel, Run)>; 2]> {
-    let a = said(store::resolve_side(
-        &args.runs[0],
-        args.db.as_deref(),
-        false,
-    )?);
-    let b = said(store::resolve_side(
-        &args.runs[1],
-        args.db.as_deref(),
-        false,
-    )?);
+    let side = |i: usize| store::resolve_side(&args.runs[i], args.db.as_deref(), false);
+    let (a, b) = (said(side(0)?), said(side(1)?));
     if let Some(shared) = a
         .iter()
         .filter_map(|(l, _)| l.id)
@@ -546,10 +527,7 @@ fn compare_run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
             CompareFormat::Markdown => {
                 out.write_all(render::table_markdown(&t).as_bytes())?
             }
-            CompareFormat::Json => {
-                serde_json::to_writer_pretty(&mut out, &t)?;
-                out.write_all(b"\n")?;
-            }
+            CompareFormat::Json => super::write_json(&mut out, &t)?,
         }
         out.flush()?;
         return Ok(ExitCode::SUCCESS);
@@ -575,10 +553,7 @@ fn compare_run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
     match args.format {
         CompareFormat::Table => out.write_all(render::text(&c).as_bytes())?,
         CompareFormat::Markdown => out.write_all(render::markdown(&c).as_bytes())?,
-        CompareFormat::Json => {
-            serde_json::to_writer_pretty(&mut out, &c)?;
-            out.write_all(b"\n")?;
-        }
+        CompareFormat::Json => super::write_json(&mut out, &c)?,
     }
     out.flush()?;
     Ok(match gating {

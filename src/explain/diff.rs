@@ -137,7 +137,7 @@ pub fn text(d: &Diff, top: usize) -> String {
         let _ = writeln!(
             o,
             "  {:<44} {:>9.2} {:>9.2} {:>+9.2} ({:+.2} to {:+.2})  {}",
-            super::render::shorten(&name, 44),
+            crate::draw::text::clip(&name, 44),
             c.base_ns,
             c.other_ns,
             c.delta_ns,

@@ -3,6 +3,7 @@
 //! the bias, and what is missing.
 
 use super::{Explanation, Share};
+use crate::draw::text::clip;
 use std::fmt::Write;
 
 /// How many functions the table shows.
@@ -96,7 +97,7 @@ fn function_rows(e: &Explanation, width: usize) -> Vec<Vec<String>> {
         .sum();
     let room = width.saturating_sub(2 + others).clamp(NAME_MIN, NAME_MAX);
     for (r, name) in rows.iter_mut().zip(names) {
-        r[0] = shorten(&name, room);
+        r[0] = clip(&name, room);
     }
     rows
 }
@@ -267,15 +268,6 @@ fn landmarks(e: &Explanation) -> String {
     o
 }
 
-/// `s` cut to `n` characters, with an ellipsis where it was cut.
-pub fn shorten(s: &str, n: usize) -> String {
-    if s.chars().count() <= n {
-        return s.to_string();
-    }
-    let keep: String = s.chars().take(n.saturating_sub(1)).collect();
-    format!("{keep}…")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -302,7 +294,7 @@ mod tests {
         ] {
             assert!(t.contains(want), "{want} missing from\n{t}");
         }
-        assert_eq!(shorten("abcdef", 4), "abc…");
+        assert_eq!(clip("abcdef", 4), "abc…");
         // getpid's user side holds the skid of its entry and exit, and says so.
         assert!(t.contains("user side + skid after syscall"), "{t}");
         let bare_row = |l: &str| {

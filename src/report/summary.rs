@@ -51,28 +51,24 @@ pub fn pick(results: &[BenchResult]) -> Vec<(Figure, &'static Quote, &BenchResul
 /// A figure's value and interval as text: `(value, low–high)`.
 pub fn shown(s: &Quote, r: &BenchResult) -> (String, String) {
     let m = r.measured.as_ref().expect("picked rows are measured");
-    match s.show {
-        Show::Time => (
-            fmt_ns(m.median_ns),
-            format!("{}–{}", fmt_ns(m.ci_low_ns), fmt_ns(m.ci_high_ns)),
-        ),
+    // The value, then the interval's low and high ends: a bandwidth's low end is the
+    // time's high one.
+    let (fmt, v, lo, hi): (fn(f64) -> String, _, _, _) = match s.show {
+        Show::Time => (fmt_ns, m.median_ns, m.ci_low_ns, m.ci_high_ns),
         Show::Half => (
-            fmt_ns(m.median_ns / 2.0),
-            format!(
-                "{}–{}",
-                fmt_ns(m.ci_low_ns / 2.0),
-                fmt_ns(m.ci_high_ns / 2.0)
-            ),
+            fmt_ns,
+            m.median_ns / 2.0,
+            m.ci_low_ns / 2.0,
+            m.ci_high_ns / 2.0,
         ),
         Show::Bandwidth { bytes } => (
-            fmt_bw(bytes / m.median_ns),
-            format!(
-                "{}–{}",
-                fmt_bw(bytes / m.ci_high_ns),
-                fmt_bw(bytes / m.ci_low_ns)
-            ),
+            fmt_bw,
+            bytes / m.median_ns,
+            bytes / m.ci_high_ns,
+            bytes / m.ci_low_ns,
         ),
-    }
+    };
+    (fmt(v), format!("{}–{}", fmt(lo), fmt(hi)))
 }
 
 /// What a figure is, and its paired ratio to its reference when the run measured one
