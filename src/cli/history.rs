@@ -1,7 +1,7 @@
 //! `syscost history` (list, show, rm, import, export) and `syscost compare`.
 
 use crate::compare::{self, render, RunLabel};
-use crate::draw::text::clip;
+use crate::draw::text::{clip, grid};
 use crate::error::UsageError;
 use crate::report::{Format, Output};
 use crate::results::{fmt_unix_time, Run};
@@ -372,7 +372,7 @@ pub fn list_text(entries: &[store::Entry], width: usize) -> String {
     // The command, last, is cut to the room the other columns leave (at least 20
     // characters); only a terminal narrower than that wraps the columns.
     let others: Vec<Vec<String>> = rows.iter().map(|r| r[..8].to_vec()).collect();
-    let used = crate::draw::text::grid(&others, &right, 8, 0, usize::MAX)
+    let used = grid(&others, &right, 8, 0, usize::MAX)
         .lines()
         .map(|l| l.chars().count())
         .max()
@@ -381,7 +381,7 @@ pub fn list_text(entries: &[store::Entry], width: usize) -> String {
     for r in rows.iter_mut().skip(1) {
         r[8] = clip(&r[8], room);
     }
-    crate::draw::text::grid(&rows, &right, 1, 0, width)
+    grid(&rows, &right, 1, 0, width)
 }
 
 /// Output formats of `compare`.
@@ -515,21 +515,13 @@ fn compare_run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
         )
         .into());
     }
-    let mut out = crate::report::stdout();
     if args.runs.len() > 2 {
         let mut runs = said(store::resolve(&args.runs, args.db.as_deref(), false)?);
         ignore_params(&mut runs, &args.ignore_param)?;
         let refs: Vec<(RunLabel, &Run)> =
             runs.iter().map(|(l, r)| (l.clone(), r)).collect();
         let t = compare::table(&refs);
-        match args.format {
-            CompareFormat::Table => out.write_all(render::table_text(&t).as_bytes())?,
-            CompareFormat::Markdown => {
-                out.write_all(render::table_markdown(&t).as_bytes())?
-            }
-            CompareFormat::Json => super::write_json(&mut out, &t)?,
-        }
-        out.flush()?;
+        emit(args.format, &t, render::table_text, render::table_markdown)?;
         return Ok(ExitCode::SUCCESS);
     }
     let [mut a, mut b] = sides(args)?;
@@ -550,16 +542,27 @@ fn compare_run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
         ))
         .into());
     }
-    match args.format {
-        CompareFormat::Table => out.write_all(render::text(&c).as_bytes())?,
-        CompareFormat::Markdown => out.write_all(render::markdown(&c).as_bytes())?,
-        CompareFormat::Json => super::write_json(&mut out, &c)?,
-    }
-    out.flush()?;
+    emit(args.format, &c, render::text, render::markdown)?;
     Ok(match gating {
         true => ExitCode::from(gate(&c)),
         false => ExitCode::SUCCESS,
     })
+}
+
+/// Writes `value` to standard output in `format`: its text, Markdown or JSON.
+fn emit<T: serde::Serialize>(
+    format: CompareFormat,
+    value: &T,
+    text: fn(&T) -> String,
+    markdown: fn(&T) -> String,
+) -> anyhow::Result<()> {
+    let mut out = crate::report::stdout();
+    match format {
+        CompareFormat::Table => out.write_all(text(value).as_bytes())?,
+        CompareFormat::Markdown => out.write_all(markdown(value).as_bytes())?,
+        CompareFormat::Json => super::write_json(&mut out, value)?,
+    }
+    Ok(out.flush()?)
 }
 
 /// The gate's exit code for a comparison, said in one line on standard error: 1 for a

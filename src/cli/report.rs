@@ -35,13 +35,17 @@ pub fn plot(
     out: Option<&Path>,
 ) -> anyhow::Result<()> {
     let svg = graphs::plot(graph, &runs, comparison.as_ref(), bench)?;
+    write_out(out, svg.as_bytes())
+}
+
+/// Writes `bytes` whole to `-o`'s file ([`write_atomically`]), or to standard output.
+pub(super) fn write_out(out: Option<&Path>, bytes: &[u8]) -> anyhow::Result<()> {
     match out {
-        Some(p) => write_atomically(p, svg.as_bytes()),
+        Some(p) => write_atomically(p, bytes),
         None => {
             let mut o = crate::report::stdout();
-            o.write_all(svg.as_bytes())?;
-            o.flush()?;
-            Ok(())
+            o.write_all(bytes)?;
+            Ok(o.flush()?)
         }
     }
 }

@@ -3,6 +3,7 @@
 
 use super::RunArgs;
 use crate::bench::{self, Bench, ParamArg, Params};
+use crate::draw::text::{count, wrap};
 use crate::error::{BenchError, UsageError};
 use crate::host::{self, HostFacts};
 use crate::os::interrupt::InterruptGuard;
@@ -220,7 +221,7 @@ fn look_at_the_machine(
              differ from theirs by about that much",
             (p.ratio - 1.0).abs() * 100.0,
             if p.ratio > 1.0 { "slower" } else { "faster" },
-            crate::draw::text::count(p.runs, "run", "runs"),
+            count(p.runs, "run", "runs"),
             fmt_ns(now),
             fmt_ns(p.median_ns)
         ));
@@ -237,7 +238,7 @@ const START_DIFFERS: f64 = 0.10;
 fn warn(text: &str) {
     let line = format!("warning: {text}");
     match crate::os::term::columns_of(std::io::stderr()) {
-        Some(w) => eprint!("{}", crate::draw::text::wrap(&line, w, 0, 2)),
+        Some(w) => eprint!("{}", wrap(&line, w, 0, 2)),
         None => eprintln!("{line}"),
     }
 }

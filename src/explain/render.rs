@@ -3,7 +3,7 @@
 //! the bias, and what is missing.
 
 use super::{Explanation, Share};
-use crate::draw::text::clip;
+use crate::draw::text::{clip, grid, wrap_lines};
 use std::fmt::Write;
 
 /// How many functions the table shows.
@@ -28,13 +28,11 @@ pub fn text(label: &str, op: &str, e: &Explanation, width: usize) -> String {
                     if bare.chars().count() <= width {
                         out += line;
                     } else {
-                        out += &crate::draw::text::wrap_lines(bare, width);
+                        out += &wrap_lines(bare, width);
                     }
                 }
             }
-            Block::Grid(rows, right) => {
-                out += &crate::draw::text::grid(&rows, &right, 1, 2, width)
-            }
+            Block::Grid(rows, right) => out += &grid(&rows, &right, 1, 2, width),
         }
     }
     out

@@ -8,6 +8,7 @@
 //! half round trip or a bandwidth is the row's own median and interval, scaled).
 
 use crate::bench::facts::{Figure, Quote, Show};
+use crate::draw::text::{grid, wrap};
 use crate::results::{fmt_ns, BenchResult, Run, Status};
 
 /// A run shows a summary when it has more results than this.
@@ -141,13 +142,13 @@ pub fn text(run: &Run, width: usize) -> String {
     let line = converged_line(run);
     if rows.len() == 1 {
         return "\n".to_string()
-            + &crate::draw::text::wrap(&format!("Summary: {line}"), width, 0, 2)
+            + &wrap(&format!("Summary: {line}"), width, 0, 2)
             + &hardening;
     }
     let rows: Vec<Vec<String>> = rows.into_iter().map(Vec::from).collect();
     let mut s = String::from("\n");
-    s += &crate::draw::text::grid(&rows, &[false, true, true, true, false], 1, 0, width);
-    s += &crate::draw::text::wrap(&line, width, 0, 2);
+    s += &grid(&rows, &[false, true, true, true, false], 1, 0, width);
+    s += &wrap(&line, width, 0, 2);
     s + &hardening
 }
 
