@@ -50,10 +50,12 @@ pub(super) fn write_out(out: Option<&Path>, bytes: &[u8]) -> anyhow::Result<()> 
     }
 }
 
-/// Writes the file whole through [`crate::report::write_atomically`]; a failure names
-/// the flag.
+/// Writes `bytes` to `path` as [`crate::os::target`] says: a regular file through a
+/// temporary file beside it and a rename, so a reader (or an interruption) never sees
+/// half a document; a device, FIFO or socket in place; `-` to standard output. A
+/// failure names the flag.
 fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    crate::report::write_atomically(path, bytes).map_err(|e| {
+    crate::os::target::write(path, bytes).map_err(|e| {
         UsageError::new(format!(
             "cannot write -o {}: {e}; choose a writable path",
             path.display()

@@ -638,17 +638,13 @@ mod tests {
             list.iter().map(|(b, p)| (*b, p.clone())).collect();
         let n = list.len();
         assert!(n >= 3, "{n} rows");
-        let row = |i: usize| crate::results::BenchResult {
-            facts: vec![],
-            explain: None,
-            name: format!("row{i}"),
-            params: Default::default(),
-            entry: None,
-            op: "call".into(),
-            unit: "ns".into(),
-            status: crate::results::Status::Skipped,
-            reason: None,
-            measured: None,
+        let row = |i: usize| {
+            let name = format!("row{i}");
+            let mut r = crate::results::tests::run_with_medians(&[(&name, 1.0)]).results
+                [0]
+            .clone();
+            (r.status, r.measured) = (crate::results::Status::Skipped, None);
+            r
         };
         let names = |v: Vec<crate::results::BenchResult>| -> Vec<String> {
             v.into_iter().map(|r| r.name).collect()
