@@ -99,8 +99,7 @@ pub fn clocks(json: bool) -> anyhow::Result<ExitCode> {
     let mut out = crate::report::stdout();
     if json {
         let doc = serde_json::json!({ "clocks": rows, "harness_clock": info });
-        serde_json::to_writer_pretty(&mut out, &doc)?;
-        writeln!(out)?;
+        super::write_json(&mut out, &doc)?;
         return Ok(ExitCode::SUCCESS);
     }
     let opt = |v: Option<f64>| v.map(fmt_ns).unwrap_or_else(|| "-".into());

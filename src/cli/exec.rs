@@ -156,38 +156,30 @@ enum Unit {
 
 type Getter = fn(&RunFigures) -> Option<f64>;
 
+/// A figure read from the run's field of its name (a count is converted to f64).
+macro_rules! field {
+    ($f:ident, $label:literal, Us) => {
+        (stringify!($f), $label, Unit::Us, |r| Some(r.$f))
+    };
+    ($f:ident, $label:literal, $unit:ident) => {
+        (stringify!($f), $label, Unit::$unit, |r| Some(r.$f as f64))
+    };
+}
+
 /// Every figure: JSON key, table label, unit, and how to read it from a run.
 const FIGURES: &[(&str, &str, Unit, Getter)] = &[
-    ("real_us", "real", Unit::Us, |r| Some(r.real_us)),
-    ("user_us", "user", Unit::Us, |r| Some(r.user_us)),
-    ("sys_us", "system", Unit::Us, |r| Some(r.sys_us)),
-    ("cpu_us", "total CPU (user+system)", Unit::Us, |r| {
-        Some(r.cpu_us)
-    }),
-    ("maxrss_kib", "max resident set", Unit::Kib, |r| {
-        Some(r.maxrss_kib as f64)
-    }),
-    ("minor_faults", "minor faults", Unit::Count, |r| {
-        Some(r.minor_faults as f64)
-    }),
-    ("major_faults", "major faults", Unit::Count, |r| {
-        Some(r.major_faults as f64)
-    }),
-    ("in_blocks", "blocks in", Unit::Count, |r| {
-        Some(r.in_blocks as f64)
-    }),
-    ("out_blocks", "blocks out", Unit::Count, |r| {
-        Some(r.out_blocks as f64)
-    }),
-    ("signals", "signals", Unit::Count, |r| {
-        Some(r.signals as f64)
-    }),
-    ("vol_switches", "voluntary switches", Unit::Count, |r| {
-        Some(r.vol_switches as f64)
-    }),
-    ("invol_switches", "involuntary switches", Unit::Count, |r| {
-        Some(r.invol_switches as f64)
-    }),
+    field!(real_us, "real", Us),
+    field!(user_us, "user", Us),
+    field!(sys_us, "system", Us),
+    field!(cpu_us, "total CPU (user+system)", Us),
+    field!(maxrss_kib, "max resident set", Kib),
+    field!(minor_faults, "minor faults", Count),
+    field!(major_faults, "major faults", Count),
+    field!(in_blocks, "blocks in", Count),
+    field!(out_blocks, "blocks out", Count),
+    field!(signals, "signals", Count),
+    field!(vol_switches, "voluntary switches", Count),
+    field!(invol_switches, "involuntary switches", Count),
     ("times_user_tics", "user (times)", Unit::Count, |r| {
         r.times.map(|t| t.user_tics as f64)
     }),
@@ -476,33 +468,18 @@ fn table(
                 .unwrap_or(0)
         })
         .collect();
-    s += &format!(
-        "{:<width$}  {:>w0$}  {:>w1$}  {:>w2$}  {:>w3$}\n",
-        "",
-        cols[0],
-        cols[1],
-        cols[2],
-        cols[3],
-        w0 = w[0],
-        w1 = w[1],
-        w2 = w[2],
-        w3 = w[3]
-    );
-    let caveat = split_caveat(summary);
+    let row = |label: &str, cells: &[String]| {
+        let mut line = format!("{label:<width$}");
+        for (v, &n) in cells.iter().zip(&w) {
+            line += &format!("  {v:>n$}");
+        }
+        line + "\n"
+    };
+    s += &row("", &cols.map(String::from));
     for ((_, label, _, _), c) in summary.iter().zip(&cells) {
-        s += &format!(
-            "{label:<width$}  {:>w0$}  {:>w1$}  {:>w2$}  {:>w3$}\n",
-            c[0],
-            c[1],
-            c[2],
-            c[3],
-            w0 = w[0],
-            w1 = w[1],
-            w2 = w[2],
-            w3 = w[3]
-        );
+        s += &row(label, c);
     }
-    s + &caveat
+    s + &split_caveat(summary)
 }
 
 /// CPU time below which the user/system split is said to be a sample of a few ticks

@@ -5,7 +5,6 @@
 use crate::error::UsageError;
 use crate::fleet::{self, render};
 use crate::store::{self, History};
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -78,19 +77,7 @@ pub fn fleet_cmd(args: &FleetArgs) -> anyhow::Result<ExitCode> {
         FleetFormat::Html => render::html(&f),
         FleetFormat::Json => serde_json::to_string_pretty(&f)? + "\n",
     };
-    match &args.output {
-        Some(p) => crate::report::write_atomically(p, text.as_bytes()).map_err(|e| {
-            UsageError::new(format!(
-                "cannot write -o {}: {e}; choose a writable path",
-                p.display()
-            ))
-        })?,
-        None => {
-            let mut out = crate::report::stdout();
-            out.write_all(text.as_bytes())?;
-            out.flush()?;
-        }
-    }
+    super::report::write_out(args.output.as_deref(), text.as_bytes())?;
     if args.fail_on_odd && !f.odd_hosts().is_empty() {
         return Ok(ExitCode::from(1));
     }

@@ -1,6 +1,7 @@
 //! `syscost history` (list, show, rm, import, export) and `syscost compare`.
 
 use crate::compare::{self, render, RunLabel};
+use crate::draw::text::{clip, grid};
 use crate::error::UsageError;
 use crate::report::{Format, Output};
 use crate::results::{fmt_unix_time, Run};
@@ -157,8 +158,7 @@ fn list_cmd(args: &ListArgs, path: &Path) -> anyhow::Result<()> {
     let entries = h.list(*limit, host.as_deref())?;
     let mut out = crate::report::stdout();
     if *format == super::TextOrJson::Json {
-        serde_json::to_writer_pretty(&mut out, &entries)?;
-        out.write_all(b"\n")?;
+        super::write_json(&mut out, &entries)?;
     } else {
         out.write_all(list_text(&entries, crate::os::term::stdout_width()).as_bytes())?;
     }
@@ -356,9 +356,6 @@ pub fn list_text(entries: &[store::Entry], width: usize) -> String {
         if !e.complete {
             command = format!("(incomplete) {command}");
         }
-        if command.chars().count() > 60 {
-            command = command.chars().take(59).collect::<String>() + "…";
-        }
         rows.push(vec![
             e.id.to_string(),
             fmt_unix_time(e.started_unix_s),
@@ -368,14 +365,14 @@ pub fn list_text(entries: &[store::Entry], width: usize) -> String {
             e.ok.to_string(),
             e.skipped.to_string(),
             e.failed.to_string(),
-            command,
+            clip(&command, 60),
         ]);
     }
     let right = [true, false, false, false, false, true, true, true, false];
     // The command, last, is cut to the room the other columns leave (at least 20
     // characters); only a terminal narrower than that wraps the columns.
     let others: Vec<Vec<String>> = rows.iter().map(|r| r[..8].to_vec()).collect();
-    let used = crate::draw::text::grid(&others, &right, 8, 0, usize::MAX)
+    let used = grid(&others, &right, 8, 0, usize::MAX)
         .lines()
         .map(|l| l.chars().count())
         .max()
@@ -384,15 +381,7 @@ pub fn list_text(entries: &[store::Entry], width: usize) -> String {
     for r in rows.iter_mut().skip(1) {
         r[8] = clip(&r[8], room);
     }
-    crate::draw::text::grid(&rows, &right, 1, 0, width)
-}
-
-fn clip(s: &str, n: usize) -> String {
-    if s.chars().count() <= n {
-        s.to_string()
-    } else {
-        s.chars().take(n - 1).collect::<String>() + "…"
-    }
+    grid(&rows, &right, 1, 0, width)
 }
 
 /// Output formats of `compare`.
@@ -501,16 +490,8 @@ pub fn compare_cmd(args: &CompareArgs) -> anyhow::Result<ExitCode> {
 /// The sides `compare` was given, each resolved to its runs; an error if a run is on
 /// both sides.
 fn sides(args: &CompareArgs) -> anyhow::Result<[Vec<(RunLabel, Run)>; 2]> {
-    let a = said(store::resolve_side(
-        &args.runs[0],
-        args.db.as_deref(),
-        false,
-    )?);
-    let b = said(store::resolve_side(
-        &args.runs[1],
-        args.db.as_deref(),
-        false,
-    )?);
+    let side = |i: usize| store::resolve_side(&args.runs[i], args.db.as_deref(), false);
+    let (a, b) = (said(side(0)?), said(side(1)?));
     if let Some(shared) = a
         .iter()
         .filter_map(|(l, _)| l.id)
@@ -534,24 +515,13 @@ fn compare_run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
         )
         .into());
     }
-    let mut out = crate::report::stdout();
     if args.runs.len() > 2 {
         let mut runs = said(store::resolve(&args.runs, args.db.as_deref(), false)?);
         ignore_params(&mut runs, &args.ignore_param)?;
         let refs: Vec<(RunLabel, &Run)> =
             runs.iter().map(|(l, r)| (l.clone(), r)).collect();
         let t = compare::table(&refs);
-        match args.format {
-            CompareFormat::Table => out.write_all(render::table_text(&t).as_bytes())?,
-            CompareFormat::Markdown => {
-                out.write_all(render::table_markdown(&t).as_bytes())?
-            }
-            CompareFormat::Json => {
-                serde_json::to_writer_pretty(&mut out, &t)?;
-                out.write_all(b"\n")?;
-            }
-        }
-        out.flush()?;
+        emit(args.format, &t, render::table_text, render::table_markdown)?;
         return Ok(ExitCode::SUCCESS);
     }
     let [mut a, mut b] = sides(args)?;
@@ -572,19 +542,27 @@ fn compare_run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
         ))
         .into());
     }
-    match args.format {
-        CompareFormat::Table => out.write_all(render::text(&c).as_bytes())?,
-        CompareFormat::Markdown => out.write_all(render::markdown(&c).as_bytes())?,
-        CompareFormat::Json => {
-            serde_json::to_writer_pretty(&mut out, &c)?;
-            out.write_all(b"\n")?;
-        }
-    }
-    out.flush()?;
+    emit(args.format, &c, render::text, render::markdown)?;
     Ok(match gating {
         true => ExitCode::from(gate(&c)),
         false => ExitCode::SUCCESS,
     })
+}
+
+/// Writes `value` to standard output in `format`: its text, Markdown or JSON.
+fn emit<T: serde::Serialize>(
+    format: CompareFormat,
+    value: &T,
+    text: fn(&T) -> String,
+    markdown: fn(&T) -> String,
+) -> anyhow::Result<()> {
+    let mut out = crate::report::stdout();
+    match format {
+        CompareFormat::Table => out.write_all(text(value).as_bytes())?,
+        CompareFormat::Markdown => out.write_all(markdown(value).as_bytes())?,
+        CompareFormat::Json => super::write_json(&mut out, value)?,
+    }
+    Ok(out.flush()?)
 }
 
 /// The gate's exit code for a comparison, said in one line on standard error: 1 for a

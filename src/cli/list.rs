@@ -67,19 +67,17 @@ pub fn list(filters: &[String]) -> anyhow::Result<ExitCode> {
             writeln!(out, "  {:<28}   from: {}", "", b.origin())?;
         }
     }
-    let [n, mode] = &bench::copies::SPECS;
-    writeln!(
-        out,
-        "\nEvery benchmark without 'copies: no' also takes:\n  {}={}  ({}; {})\n  {}={}  ({}; {})",
-        n.name,
-        n.default,
-        n.values(),
-        n.about,
-        mode.name,
-        mode.default,
-        mode.values(),
-        mode.about
-    )?;
+    writeln!(out, "\nEvery benchmark without 'copies: no' also takes:")?;
+    for s in &bench::copies::SPECS {
+        writeln!(
+            out,
+            "  {}={}  ({}; {})",
+            s.name,
+            s.default,
+            s.values(),
+            s.about
+        )?;
+    }
     hardening(&mut out)?;
     writeln!(
         out,

@@ -472,12 +472,15 @@ fn env(format: TextOrJson) -> anyhow::Result<ExitCode> {
             out.flush()?;
             out.write_all(steadiness(&facts)?.as_bytes())?;
         }
-        TextOrJson::Json => {
-            serde_json::to_writer_pretty(&mut out, &facts)?;
-            out.write_all(b"\n")?;
-        }
+        TextOrJson::Json => write_json(&mut out, &facts)?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Writes `value` as pretty JSON and a line end.
+fn write_json(out: &mut impl Write, value: &impl serde::Serialize) -> anyhow::Result<()> {
+    serde_json::to_writer_pretty(&mut *out, value)?;
+    Ok(out.write_all(b"\n")?)
 }
 
 /// One second of getpid canary readings, and which profiles' CI targets the machine is

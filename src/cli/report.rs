@@ -35,21 +35,27 @@ pub fn plot(
     out: Option<&Path>,
 ) -> anyhow::Result<()> {
     let svg = graphs::plot(graph, &runs, comparison.as_ref(), bench)?;
+    write_out(out, svg.as_bytes())
+}
+
+/// Writes `bytes` whole to `-o`'s file ([`write_atomically`]), or to standard output.
+pub(super) fn write_out(out: Option<&Path>, bytes: &[u8]) -> anyhow::Result<()> {
     match out {
-        Some(p) => write_atomically(p, svg.as_bytes()),
+        Some(p) => write_atomically(p, bytes),
         None => {
             let mut o = crate::report::stdout();
-            o.write_all(svg.as_bytes())?;
-            o.flush()?;
-            Ok(())
+            o.write_all(bytes)?;
+            Ok(o.flush()?)
         }
     }
 }
 
-/// Writes the file whole through [`crate::report::write_atomically`]; a failure names
-/// the flag.
+/// Writes `bytes` to `path` as [`crate::os::target`] says: a regular file through a
+/// temporary file beside it and a rename, so a reader (or an interruption) never sees
+/// half a document; a device, FIFO or socket in place; `-` to standard output. A
+/// failure names the flag.
 fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    crate::report::write_atomically(path, bytes).map_err(|e| {
+    crate::os::target::write(path, bytes).map_err(|e| {
         UsageError::new(format!(
             "cannot write -o {}: {e}; choose a writable path",
             path.display()

@@ -3,6 +3,7 @@
 
 use super::RunArgs;
 use crate::bench::{self, Bench, ParamArg, Params};
+use crate::draw::text::{count, wrap};
 use crate::error::{BenchError, UsageError};
 use crate::host::{self, HostFacts};
 use crate::os::interrupt::InterruptGuard;
@@ -220,7 +221,7 @@ fn look_at_the_machine(
              differ from theirs by about that much",
             (p.ratio - 1.0).abs() * 100.0,
             if p.ratio > 1.0 { "slower" } else { "faster" },
-            crate::draw::text::count(p.runs, "run", "runs"),
+            count(p.runs, "run", "runs"),
             fmt_ns(now),
             fmt_ns(p.median_ns)
         ));
@@ -237,7 +238,7 @@ const START_DIFFERS: f64 = 0.10;
 fn warn(text: &str) {
     let line = format!("warning: {text}");
     match crate::os::term::columns_of(std::io::stderr()) {
-        Some(w) => eprint!("{}", crate::draw::text::wrap(&line, w, 0, 2)),
+        Some(w) => eprint!("{}", wrap(&line, w, 0, 2)),
         None => eprintln!("{line}"),
     }
 }
@@ -637,17 +638,13 @@ mod tests {
             list.iter().map(|(b, p)| (*b, p.clone())).collect();
         let n = list.len();
         assert!(n >= 3, "{n} rows");
-        let row = |i: usize| crate::results::BenchResult {
-            facts: vec![],
-            explain: None,
-            name: format!("row{i}"),
-            params: Default::default(),
-            entry: None,
-            op: "call".into(),
-            unit: "ns".into(),
-            status: crate::results::Status::Skipped,
-            reason: None,
-            measured: None,
+        let row = |i: usize| {
+            let name = format!("row{i}");
+            let mut r = crate::results::tests::run_with_medians(&[(&name, 1.0)]).results
+                [0]
+            .clone();
+            (r.status, r.measured) = (crate::results::Status::Skipped, None);
+            r
         };
         let names = |v: Vec<crate::results::BenchResult>| -> Vec<String> {
             v.into_iter().map(|r| r.name).collect()

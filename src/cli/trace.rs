@@ -6,6 +6,7 @@
 //! `export` writes Perfetto's protobuf or Chrome's JSON. Every command that reads a
 //! trace says how many events were lost.
 
+use crate::draw::text::count;
 use crate::error::UsageError;
 use crate::trace::export::{self, ExportFormat};
 use crate::trace::format::{FormatError, Index};
@@ -190,7 +191,7 @@ fn lost_warnings(index: &Index) {
     if index.kernel_lost_total() > 0 {
         eprintln!(
             "warning: the kernel lost {}",
-            crate::draw::text::count(index.kernel_lost_total(), "event", "events")
+            count(index.kernel_lost_total(), "event", "events")
         );
     }
 }
@@ -326,7 +327,7 @@ fn show_cmd(a: &ShowArgs) -> anyhow::Result<ExitCode> {
     let n = show::show(&file, &index, &filter, json, &mut out)?;
     out.flush()?;
     if !json {
-        eprintln!("{} shown", crate::draw::text::count(n, "event", "events"));
+        eprintln!("{} shown", count(n, "event", "events"));
     }
     lost_warnings(&index);
     Ok(ExitCode::SUCCESS)

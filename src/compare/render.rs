@@ -2,6 +2,7 @@
 //! comment, and JSON (the serialised [`Comparison`] or [`Table`]).
 
 use super::{Comparison, Row, RunLabel, Table, Verdict};
+use crate::draw::text::{count, grid, wrap, wrap_lines};
 use crate::results::fmt_ns;
 
 fn when(unix_s: f64) -> String {
@@ -116,7 +117,7 @@ pub fn text_at(c: &Comparison, width: usize) -> String {
     );
     for w in &c.warnings {
         s.push('\n');
-        s += &crate::draw::text::wrap(&format!("warning: {w}"), width, 0, 2);
+        s += &wrap(&format!("warning: {w}"), width, 0, 2);
     }
     let diffs = differences(c);
     if !diffs.is_empty() {
@@ -128,7 +129,7 @@ pub fn text_at(c: &Comparison, width: usize) -> String {
     }
     s.push('\n');
     s += &rows_text(c, width);
-    s += &crate::draw::text::wrap_lines(&footer(c), width);
+    s += &wrap_lines(&footer(c), width);
     for d in &c.explains {
         s += &crate::explain::diff::text(d, 15);
     }
@@ -147,7 +148,6 @@ const MIN_KEY_COLUMN: usize = 16;
 /// figures beneath it are indented by two. Only a terminal too narrow for the figures
 /// alone wraps their columns into blocks.
 fn rows_text(c: &Comparison, width: usize) -> String {
-    use crate::draw::text::{grid, wrap};
     let head = [
         "A",
         "B",
@@ -334,13 +334,9 @@ fn table_ratio(r: &crate::compare::TableRow, i: usize) -> String {
     }
 }
 
-/// The cross-run table for the terminal: one column per run, no line wider than
-/// standard output's terminal (columns that do not fit go into a further block).
-pub fn table_text(t: &Table) -> String {
-    let mut s = String::new();
-    for (i, l) in t.runs.iter().enumerate() {
-        s += &format!("{}  {}\n", column_name(i), label_line(l));
-    }
+/// The cross-run table's cells: the header, then one row per benchmark (its medians,
+/// then each run's ratio to the first).
+fn table_rows(t: &Table) -> Vec<Vec<String>> {
     let mut head = vec!["benchmark".to_string()];
     head.extend((0..t.runs.len()).map(column_name));
     head.extend(
@@ -358,16 +354,27 @@ pub fn table_text(t: &Table) -> String {
         row.extend((1..t.runs.len()).map(|i| table_ratio(r, i)));
         rows.push(row);
     }
+    rows
+}
+
+/// The cross-run table for the terminal: one column per run, no line wider than
+/// standard output's terminal (columns that do not fit go into a further block).
+pub fn table_text(t: &Table) -> String {
+    let mut s = String::new();
+    for (i, l) in t.runs.iter().enumerate() {
+        s += &format!("{}  {}\n", column_name(i), label_line(l));
+    }
+    let rows = table_rows(t);
     let right: Vec<bool> = (0..rows[0].len()).map(|i| i > 0).collect();
     s.push('\n');
-    s += &crate::draw::text::grid(&rows, &right, 1, 0, crate::os::term::stdout_width());
+    s += &grid(&rows, &right, 1, 0, crate::os::term::stdout_width());
     s += &format!("\n{GEOMEAN}:\n");
     for (i, g) in t.geomean_ratio.iter().enumerate() {
         s += &format!(
             "  {}  {} over {}\n",
             column_name(i),
             g.map(|x| format!("{x:.3}")).unwrap_or_else(|| "-".into()),
-            crate::draw::text::count(t.geomean_count[i], "benchmark", "benchmarks")
+            count(t.geomean_count[i], "benchmark", "benchmarks")
         );
     }
     s
@@ -380,25 +387,13 @@ pub fn table_markdown(t: &Table) -> String {
     for (i, l) in t.runs.iter().enumerate() {
         s += &format!("**{}** {}  \n", column_name(i), esc(&label_line(l)));
     }
-    s += "\n| benchmark |";
-    for i in 0..t.runs.len() {
-        s += &format!(" {} |", column_name(i));
-    }
-    for i in 1..t.runs.len() {
-        s += &format!(" {}/{} (95% CI) |", column_name(i), column_name(0));
-    }
-    s += "\n|---|";
+    let rows = table_rows(t);
+    s += &format!("\n| {} |\n|---|", rows[0].join(" | "));
     s += &"--:|".repeat(t.runs.len() * 2 - 1);
     s += "\n";
-    for r in &t.rows {
-        s += &format!("| {} |", esc(&r.key));
-        for m in &r.median_ns {
-            s += &format!(" {} |", m.map(fmt_ns).unwrap_or_else(|| "-".into()));
-        }
-        for i in 1..t.runs.len() {
-            s += &format!(" {} |", table_ratio(r, i));
-        }
-        s += "\n";
+    for mut r in rows.into_iter().skip(1) {
+        r[0] = esc(&r[0]);
+        s += &format!("| {} |\n", r.join(" | "));
     }
     s += "| **ratio to A (geometric mean; above 1 is slower)** |";
     for _ in 0..t.runs.len() {

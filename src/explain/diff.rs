@@ -9,6 +9,7 @@
 //! above zero, shrank when it is below.
 
 use super::{Explanation, Share};
+use crate::draw::text::{clip, count};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -137,7 +138,7 @@ pub fn text(d: &Diff, top: usize) -> String {
         let _ = writeln!(
             o,
             "  {:<44} {:>9.2} {:>9.2} {:>+9.2} ({:+.2} to {:+.2})  {}",
-            super::render::shorten(&name, 44),
+            clip(&name, 44),
             c.base_ns,
             c.other_ns,
             c.delta_ns,
@@ -161,7 +162,7 @@ pub fn text(d: &Diff, top: usize) -> String {
         o,
         "  {} of {} changed beyond their interval; the largest:",
         changed.len(),
-        crate::draw::text::count(d.functions.len(), "function", "functions")
+        count(d.functions.len(), "function", "functions")
     );
     changed.iter().take(top).for_each(|c| row(&mut o, c));
     o

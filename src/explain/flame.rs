@@ -89,7 +89,7 @@ impl Draw<'_> {
         );
         let chars = ((w - 6.0) / 6.5).floor().max(0.0) as usize;
         if chars >= 3 {
-            let text = super::render::shorten(&label, chars);
+            let text = crate::draw::text::clip(&label, chars);
             let _ = write!(
                 self.out,
                 r#"<text x="{:.2}" y="{:.1}" font-size="11">{}</text>"#,

@@ -3,6 +3,7 @@
 //! the bias, and what is missing.
 
 use super::{Explanation, Share};
+use crate::draw::text::{clip, grid, wrap_lines};
 use std::fmt::Write;
 
 /// How many functions the table shows.
@@ -27,13 +28,11 @@ pub fn text(label: &str, op: &str, e: &Explanation, width: usize) -> String {
                     if bare.chars().count() <= width {
                         out += line;
                     } else {
-                        out += &crate::draw::text::wrap_lines(bare, width);
+                        out += &wrap_lines(bare, width);
                     }
                 }
             }
-            Block::Grid(rows, right) => {
-                out += &crate::draw::text::grid(&rows, &right, 1, 2, width)
-            }
+            Block::Grid(rows, right) => out += &grid(&rows, &right, 1, 2, width),
         }
     }
     out
@@ -96,7 +95,7 @@ fn function_rows(e: &Explanation, width: usize) -> Vec<Vec<String>> {
         .sum();
     let room = width.saturating_sub(2 + others).clamp(NAME_MIN, NAME_MAX);
     for (r, name) in rows.iter_mut().zip(names) {
-        r[0] = shorten(&name, room);
+        r[0] = clip(&name, room);
     }
     rows
 }
@@ -267,15 +266,6 @@ fn landmarks(e: &Explanation) -> String {
     o
 }
 
-/// `s` cut to `n` characters, with an ellipsis where it was cut.
-pub fn shorten(s: &str, n: usize) -> String {
-    if s.chars().count() <= n {
-        return s.to_string();
-    }
-    let keep: String = s.chars().take(n.saturating_sub(1)).collect();
-    format!("{keep}…")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -302,7 +292,7 @@ mod tests {
         ] {
             assert!(t.contains(want), "{want} missing from\n{t}");
         }
-        assert_eq!(shorten("abcdef", 4), "abc…");
+        assert_eq!(clip("abcdef", 4), "abc…");
         // getpid's user side holds the skid of its entry and exit, and says so.
         assert!(t.contains("user side + skid after syscall"), "{t}");
         let bare_row = |l: &str| {

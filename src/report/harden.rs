@@ -9,6 +9,7 @@
 //! (`--reference`), when the hardened row carries one against that reference.
 
 use crate::bench::harden;
+use crate::draw::text::{grid, wrap};
 use crate::results::{fmt_ns, BenchResult, Run};
 
 /// The value of each hardening parameter that means "off", with the value of its
@@ -195,13 +196,7 @@ pub fn text(run: &Run, width: usize) -> String {
         ]);
     }
     let mut s = String::from("\n");
-    s += &crate::draw::text::grid(
-        &rows,
-        &[false, true, true, true, true, true],
-        1,
-        0,
-        width,
-    );
+    s += &grid(&rows, &[false, true, true, true, true, true], 1, 0, width);
     let how = if all_paired {
         "ratios measured paired in this run (--reference)"
     } else if costs.iter().any(|c| c.paired) {
@@ -211,7 +206,7 @@ pub fn text(run: &Run, width: usize) -> String {
         "ratios of the two rows' medians, each interval from both rows' intervals \
          (the two rows' noise added); the rows differ only in the hardening"
     };
-    s += &crate::draw::text::wrap(how, width, 0, 2);
+    s += &wrap(how, width, 0, 2);
     s
 }
 

@@ -51,24 +51,17 @@ impl Exporter for Markdown {
                 format!("{}/{}", m.counts.clean, m.counts.total),
                 if m.converged { "yes" } else { "no" }.to_string(),
             ),
-            (None, Status::Skipped) => (
-                match &r.reason {
-                    Some(why) => format!("skipped: {why}"),
-                    None => "skipped".into(),
-                },
-                String::new(),
-                String::new(),
-                String::new(),
-            ),
-            (None, _) => (
-                match &r.reason {
-                    Some(why) => format!("failed: {why}"),
-                    None => "failed".into(),
-                },
-                String::new(),
-                String::new(),
-                String::new(),
-            ),
+            (None, status) => {
+                let what = match status {
+                    Status::Skipped => "skipped",
+                    _ => "failed",
+                };
+                let median = match &r.reason {
+                    Some(why) => format!("{what}: {why}"),
+                    None => what.into(),
+                };
+                (median, String::new(), String::new(), String::new())
+            }
         };
         let esc = |s: &str| s.replace('|', "\\|");
         format!(

@@ -172,14 +172,6 @@ fn document(format: Format, run: &Run, pretty: bool) -> std::io::Result<Vec<u8>>
     Ok(text)
 }
 
-/// Writes `bytes` to `path` as [`target`] says: a regular file (or a new one, or one a
-/// symbolic link leads to) through a temporary file beside it and a rename, so a reader
-/// (or an interruption) never sees half a document; a device, FIFO or socket in place;
-/// `-` to standard output.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    target::write(path, bytes)
-}
-
 /// Where results go, in which format.
 pub struct Output {
     format: Format,

@@ -1,6 +1,7 @@
 //! The ring table as text ([`crate::derived::ring`] makes it), and the ping-pong
 //! mechanisms against the pipe.
 
+use crate::draw::text::{grid, wrap};
 use crate::results::{BenchResult, RingTable};
 use std::collections::BTreeMap;
 
@@ -8,7 +9,7 @@ use std::collections::BTreeMap;
 /// (columns that do not fit go into a further block under the first, which repeats n).
 pub fn render(t: &RingTable, width: usize) -> String {
     let label: Vec<String> = t.fixed.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    let mut out = crate::draw::text::wrap(
+    let mut out = wrap(
         &format!(
             "ring table {} {} (µs per pass = seconds per 10⁶ passes, the paper's unit)",
             t.name,
@@ -49,8 +50,8 @@ pub fn render(t: &RingTable, width: usize) -> String {
             crate::results::fmt_ns(r.switch_ns),
         ]);
     }
-    out += &crate::draw::text::grid(&rows, &[true; 11], 1, 2, width);
-    out += &crate::draw::text::wrap(
+    out += &grid(&rows, &[true; 11], 1, 2, width);
+    out += &wrap(
         &format!("user µs, sys µs: {}", crate::os::usage::SPLIT_CAVEAT),
         width,
         2,
@@ -66,9 +67,9 @@ pub fn render(t: &RingTable, width: usize) -> String {
             t.knee_threshold * 100.0
         ),
     };
-    out += &crate::draw::text::wrap(&knee, width, 2, 4);
+    out += &wrap(&knee, width, 2, 4);
     if let (Some(b), Some(r2)) = (t.growth_exponent, t.growth_r2) {
-        out += &crate::draw::text::wrap(
+        out += &wrap(
             &format!(
                 "growth: time per pass ∝ n^{b:.2} (r² {r2:.3}; 1.00 is linear, the paper's ideal)"
             ),

@@ -1,6 +1,7 @@
 //! A scaling table ([`crate::derived::scaling`] makes it) as text, and the note under a
 //! result run as copies.
 
+use crate::draw::text::{count, grid, wrap};
 use crate::results::{fmt_ns, CopiesFigures, ScalingTable};
 
 /// The note under a result run as copies: where they ran, each copy's figure, the
@@ -18,7 +19,7 @@ pub fn copies_note(c: &CopiesFigures) -> String {
                 format!(
                     ", oversubscribed ({} copies on {})",
                     c.n,
-                    crate::draw::text::count(c.online, "CPU", "CPUs")
+                    count(c.online, "CPU", "CPUs")
                 )
             } else {
                 String::new()
@@ -48,7 +49,7 @@ pub use crate::draw::units::fmt_rate;
 /// wider than `width` (columns that do not fit go into a further block).
 pub fn render(t: &ScalingTable, width: usize) -> String {
     let fixed: Vec<String> = t.fixed.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    let mut s = crate::draw::text::wrap(
+    let mut s = wrap(
         &format!("scaling {} ({})", t.name, fixed.join(" ")),
         width,
         0,
@@ -89,13 +90,7 @@ pub fn render(t: &ScalingTable, width: usize) -> String {
             ),
         ]);
     }
-    s += &crate::draw::text::grid(
-        &rows,
-        &[true, true, true, true, true, false],
-        1,
-        2,
-        width,
-    );
+    s += &grid(&rows, &[true, true, true, true, true, false], 1, 2, width);
     match (&t.fit, &t.no_fit) {
         (Some(f), _) => {
             let se = |x: Option<f64>| {
@@ -116,9 +111,9 @@ pub fn render(t: &ScalingTable, width: usize) -> String {
                     None => "no peak (κ ≤ 0)".into(),
                 }
             );
-            s += &crate::draw::text::wrap(&fit, width, 2, 4);
+            s += &wrap(&fit, width, 2, 4);
         }
-        (None, Some(why)) => s += &crate::draw::text::wrap(why, width, 2, 4),
+        (None, Some(why)) => s += &wrap(why, width, 2, 4),
         (None, None) => {}
     }
     s

@@ -5,7 +5,7 @@
 use super::{csv::Csv, markdown::Markdown, table::Table, Exporter};
 use crate::harness::analyze::KernelCull;
 use crate::results::tests::run_with_medians;
-use crate::results::{BenchResult, Run, Status};
+use crate::results::{Run, Status};
 
 /// The run every snapshot renders: getpid measured (culled by kernel events, one
 /// round spread noted), a skip and a failure with their reasons.
@@ -42,18 +42,9 @@ fn run() -> Run {
             "fork: Resource temporarily unavailable",
         ),
     ] {
-        run.results.push(BenchResult {
-            name: name.into(),
-            params: Default::default(),
-            entry: None,
-            op: "call".into(),
-            unit: "ns".into(),
-            status,
-            reason: Some(reason.into()),
-            measured: None,
-            facts: vec![],
-            explain: None,
-        });
+        let mut r = run_with_medians(&[(name, 1.0)]).results.remove(0);
+        (r.status, r.reason, r.measured) = (status, Some(reason.into()), None);
+        run.results.push(r);
     }
     run
 }

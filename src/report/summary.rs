@@ -8,6 +8,7 @@
 //! half round trip or a bandwidth is the row's own median and interval, scaled).
 
 use crate::bench::facts::{Figure, Quote, Show};
+use crate::draw::text::{grid, wrap};
 use crate::results::{fmt_ns, BenchResult, Run, Status};
 
 /// A run shows a summary when it has more results than this.
@@ -51,28 +52,24 @@ pub fn pick(results: &[BenchResult]) -> Vec<(Figure, &'static Quote, &BenchResul
 /// A figure's value and interval as text: `(value, low–high)`.
 pub fn shown(s: &Quote, r: &BenchResult) -> (String, String) {
     let m = r.measured.as_ref().expect("picked rows are measured");
-    match s.show {
-        Show::Time => (
-            fmt_ns(m.median_ns),
-            format!("{}–{}", fmt_ns(m.ci_low_ns), fmt_ns(m.ci_high_ns)),
-        ),
+    // The value, then the interval's low and high ends: a bandwidth's low end is the
+    // time's high one.
+    let (fmt, v, lo, hi): (fn(f64) -> String, _, _, _) = match s.show {
+        Show::Time => (fmt_ns, m.median_ns, m.ci_low_ns, m.ci_high_ns),
         Show::Half => (
-            fmt_ns(m.median_ns / 2.0),
-            format!(
-                "{}–{}",
-                fmt_ns(m.ci_low_ns / 2.0),
-                fmt_ns(m.ci_high_ns / 2.0)
-            ),
+            fmt_ns,
+            m.median_ns / 2.0,
+            m.ci_low_ns / 2.0,
+            m.ci_high_ns / 2.0,
         ),
         Show::Bandwidth { bytes } => (
-            fmt_bw(bytes / m.median_ns),
-            format!(
-                "{}–{}",
-                fmt_bw(bytes / m.ci_high_ns),
-                fmt_bw(bytes / m.ci_low_ns)
-            ),
+            fmt_bw,
+            bytes / m.median_ns,
+            bytes / m.ci_high_ns,
+            bytes / m.ci_low_ns,
         ),
-    }
+    };
+    (fmt(v), format!("{}–{}", fmt(lo), fmt(hi)))
 }
 
 /// What a figure is, and its paired ratio to its reference when the run measured one
@@ -145,13 +142,13 @@ pub fn text(run: &Run, width: usize) -> String {
     let line = converged_line(run);
     if rows.len() == 1 {
         return "\n".to_string()
-            + &crate::draw::text::wrap(&format!("Summary: {line}"), width, 0, 2)
+            + &wrap(&format!("Summary: {line}"), width, 0, 2)
             + &hardening;
     }
     let rows: Vec<Vec<String>> = rows.into_iter().map(Vec::from).collect();
     let mut s = String::from("\n");
-    s += &crate::draw::text::grid(&rows, &[false, true, true, true, false], 1, 0, width);
-    s += &crate::draw::text::wrap(&line, width, 0, 2);
+    s += &grid(&rows, &[false, true, true, true, false], 1, 0, width);
+    s += &wrap(&line, width, 0, 2);
     s + &hardening
 }
 

@@ -13,6 +13,7 @@
 
 use super::layout::{self, Layout, RowKey};
 use super::Exporter;
+use crate::draw::text::{clip, count, secs, wrap, wrap_after, wrap_lines};
 use crate::harness::analyze::Basis;
 use crate::harness::Why;
 use crate::method;
@@ -122,9 +123,9 @@ pub fn row_note(r: &BenchResult, target: f64) -> Option<String> {
         return Some(format!(
             "not converged: {} of {} clean, below {} or a tenth: the median of all after {}",
             m.counts.clean,
-            crate::draw::text::count(m.counts.total, "sample", "samples"),
+            count(m.counts.total, "sample", "samples"),
             crate::method::MIN_CLEAN,
-            crate::draw::text::count(rounds, "round", "rounds")
+            count(rounds, "round", "rounds")
         ));
     }
     let ci = m.relative_ci() * 100.0;
@@ -140,8 +141,8 @@ pub fn row_note(r: &BenchResult, target: f64) -> Option<String> {
         String::new()
     };
     Some(format!(
-        "not converged: {ci} after {rounds} {}{target} ({})",
-        if rounds == 1 { "round" } else { "rounds" },
+        "not converged: {ci} after {}{target} ({})",
+        count(rounds, "round", "rounds"),
         first.label()
     ))
 }
@@ -252,14 +253,9 @@ pub fn notes(r: &BenchResult, m: &Measured) -> Vec<String> {
     }
     if m.rounds_redone > 0 {
         notes.push(format!(
-            "{} {} measured later: the getpid canary just before {} read more than \
+            "{} measured later: the getpid canary just before {} read more than \
              {:.0}% above the machine's base state (a slow state of the machine)",
-            m.rounds_redone,
-            if m.rounds_redone == 1 {
-                "round"
-            } else {
-                "rounds"
-            },
+            count(m.rounds_redone, "round", "rounds"),
             if m.rounds_redone == 1 { "it" } else { "each" },
             method::REDO_ABOVE * 100.0,
         ));
@@ -293,11 +289,9 @@ impl Table {
     fn sweeps_text(&self, run: &Run) -> String {
         let mut s = String::new();
         if !self.verbose && !run.sweeps.is_empty() {
-            s +=
-                &format!(
-                "{} {} fitted with a line through their medians (--verbose lists them)\n",
-                run.sweeps.len(),
-                if run.sweeps.len() == 1 { "sweep" } else { "sweeps" }
+            s += &format!(
+                "{} fitted with a line through their medians (--verbose lists them)\n",
+                count(run.sweeps.len(), "sweep", "sweeps")
             );
         }
         for f in run.sweeps.iter().filter(|_| self.verbose) {
@@ -350,15 +344,10 @@ impl Table {
                 }
             );
             if let Some(note) = base_state_note(ms) {
-                s += &crate::draw::text::wrap(&note, self.layout.width, 2, 4);
+                s += &wrap(&note, self.layout.width, 2, 4);
             }
             if let (Some(p), Some(now)) = (&ms.past, ms.base_ns()) {
-                s += &crate::draw::text::wrap(
-                    &past_machine_text(p, now),
-                    self.layout.width,
-                    2,
-                    4,
-                );
+                s += &wrap(&past_machine_text(p, now), self.layout.width, 2, 4);
             }
         }
         if self.verbose {
@@ -367,7 +356,7 @@ impl Table {
             }
         }
         for line in machine_during_rows(&run.results) {
-            s += &crate::draw::text::wrap(&line, self.layout.width, 2, 4);
+            s += &wrap(&line, self.layout.width, 2, 4);
         }
         s
     }
@@ -415,7 +404,7 @@ impl Exporter for Table {
             pct(h.ci_target * 100.0)
         );
         if let Some(b) = h.budget_ns {
-            s += &format!(", budget {}", crate::draw::text::secs(b as f64 / 1e9));
+            s += &format!(", budget {}", secs(b as f64 / 1e9));
         }
         if let Some(c) = h.cpu {
             s += &format!(" · pinned to CPU {c}");
@@ -426,13 +415,13 @@ impl Exporter for Table {
         if self.planned > super::summary::HANDFUL && !self.summary_first {
             s += " · summary at the end";
         }
-        let mut s = crate::draw::text::wrap(&s, self.layout.width, 0, 2);
+        let mut s = wrap(&s, self.layout.width, 0, 2);
         if let Some(held) = held_text(&run.machine.floors, h.ci_target) {
-            s += &crate::draw::text::wrap(&held, self.layout.width, 0, 2);
+            s += &wrap(&held, self.layout.width, 0, 2);
         }
         if self.verbose {
             if let Some(f) = floors_text(&run.machine.floors, h.ci_target) {
-                s += &crate::draw::text::wrap(&f, self.layout.width, 0, 2);
+                s += &wrap(&f, self.layout.width, 0, 2);
             }
         }
         // With the summary first, the column header comes after it ([`Table::lead`]).
@@ -454,7 +443,7 @@ impl Exporter for Table {
                     (Some(per), false) => format!("{h} · {per}"),
                     _ => h,
                 };
-                out += &crate::draw::text::clip(&h, l.width);
+                out += &clip(&h, l.width);
                 out.push('\n');
             }
             self.last = Some(r.name.clone());
@@ -469,12 +458,7 @@ impl Exporter for Table {
             };
             let prefix = format!("{name:<nw$} {what}: ");
             return out
-                + &crate::draw::text::wrap_after(
-                    &prefix,
-                    r.reason.as_deref().unwrap_or(""),
-                    l.width,
-                    4,
-                );
+                + &wrap_after(&prefix, r.reason.as_deref().unwrap_or(""), l.width, 4);
         };
         // The fastest sample of those the headline rests on.
         let s = match m.basis {
@@ -504,18 +488,18 @@ impl Exporter for Table {
         out += line.trim_end();
         out.push('\n');
         if let Some(p) = &m.paired {
-            out += &crate::draw::text::wrap(&p.note(), l.width, 4, 6);
+            out += &wrap(&p.note(), l.width, 4, 6);
         }
         if self.verbose {
             for text in notes(r, m) {
-                out += &crate::draw::text::wrap(&text, l.width, 4, 6);
+                out += &wrap(&text, l.width, 4, 6);
             }
             return out;
         }
         // What one operation is: in a group's header, else with --verbose (and
         // `syscost list` says it for each benchmark).
         if let Some(note) = row_note(r, self.target) {
-            out += &crate::draw::text::wrap(&note, l.width, 4, 6);
+            out += &wrap(&note, l.width, 4, 6);
         }
         out
     }
@@ -540,7 +524,7 @@ impl Exporter for Table {
         s += &self.sweeps_text(run);
         s += &self.machine_text(run);
         let w = self.layout.width;
-        let mut s = crate::draw::text::wrap_lines(&s, w);
+        let mut s = wrap_lines(&s, w);
         // The ring tables are tables: written as they are.
         for t in &run.rings {
             s += "\n";
@@ -600,7 +584,7 @@ impl Exporter for Table {
                 hidden.join(", ")
             );
         }
-        s += &crate::draw::text::wrap_lines(&rest, w);
+        s += &wrap_lines(&rest, w);
         if !self.summary_first {
             s += &super::summary::text(run, w);
         }
@@ -625,10 +609,10 @@ fn machine_during_rows(results: &[BenchResult]) -> Vec<String> {
     let rows = measured.iter().filter(|m| m.rounds_redone > 0).count();
     if redone > 0 {
         lines.push(format!(
-            "{redone} {} measured again, in {rows} {}, read outside the machine's base \
+            "{} measured again, in {}, read outside the machine's base \
              state (getpid over {:.0}% above it before the round)",
-            if redone == 1 { "round" } else { "rounds" },
-            if rows == 1 { "row" } else { "rows" },
+            count(redone, "round", "rounds"),
+            count(rows, "row", "rows"),
             method::REDO_ABOVE * 100.0,
         ));
     }

@@ -7,7 +7,7 @@ use super::layout::RowKey;
 use super::table::Table;
 use super::Exporter;
 use crate::results::tests::run_with_medians;
-use crate::results::{BenchResult, Run, Status};
+use crate::results::{Run, Status};
 
 /// The rows of `syscost run syscall ctx.pingpong`, measured with medians from a few ns
 /// to tens of µs, some with wide intervals, unconverged with long reasons, or skipped.
@@ -21,10 +21,7 @@ fn run() -> Run {
         .collect();
     let mut run = run_with_medians(&medians);
     for (i, (r, (b, p))) in run.results.iter_mut().zip(&plan).enumerate() {
-        *r = BenchResult {
-            params: RowKey::planned(*b, p).params,
-            ..r.clone()
-        };
+        r.params = RowKey::planned(*b, p).params;
         let m = r.measured.as_mut().expect("measured");
         match i % 7 {
             1 => {

@@ -8,7 +8,7 @@ use super::median;
 use super::Options;
 use crate::os::interrupt::{interrupted, InterruptGuard};
 use crate::results::fmt_ns;
-use crate::session::{Session, SessionOptions};
+use crate::session::Session;
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -37,31 +37,20 @@ fn show(v: &Result<f64, String>) -> String {
 pub fn run(args: &Options) -> anyhow::Result<ExitCode> {
     let facts = crate::host::collect(&[]);
     let _guard = InterruptGuard::install()?;
-    let profile = args.profile;
-    let session = Session::start(SessionOptions {
-        cpu: args.cpu,
-        ..SessionOptions::new(profile, facts.invariant_tsc)
-    })?
-    .record_to(&args.journal);
+    let session = super::session(args, facts.invariant_tsc, 0)?;
     let mut out = crate::report::stdout();
     writeln!(
         out,
         "Operating system measurements on SunOS 5.6 (1999), §3–§6, beside this machine \
-         ({}, clock {}, profile {})",
-        facts.cpu_model.as_deref().unwrap_or("unknown CPU"),
-        session.clock_info().name,
-        args.profile.name
+         ({})",
+        super::machine(&facts, &session, args)
     )?;
 
     calls(&mut out, &session)?;
     round_trips(&mut out, &session)?;
     faults(&mut out, &session)?;
-    file_reads(&mut out, &session, profile.name)?;
-    Ok(if interrupted() {
-        ExitCode::from(crate::os::interrupt::exit_code())
-    } else {
-        ExitCode::SUCCESS
-    })
+    file_reads(&mut out, &session, args.profile.name)?;
+    Ok(super::exit_code())
 }
 
 /// §3: the trivial calls, each as a multiple of getpid, then and now.

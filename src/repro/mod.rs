@@ -15,8 +15,9 @@ pub mod sloan1992_data;
 use crate::bench::{self, Params};
 use crate::error::{BenchError, UsageError};
 use crate::harness::Profile;
+use crate::host::HostFacts;
 use crate::results::Run;
-use crate::session::{Journal, Session};
+use crate::session::{Journal, Session, SessionOptions};
 use std::process::ExitCode;
 
 /// The studies `repro` knows.
@@ -76,6 +77,40 @@ fn study(args: &Options) -> anyhow::Result<ExitCode> {
             STUDIES.join(", ")
         ))
         .into()),
+    }
+}
+
+/// A session for the study with `load` busy background processes, recording its results
+/// to the study's journal.
+pub fn session(
+    args: &Options,
+    invariant_tsc: bool,
+    load: usize,
+) -> anyhow::Result<Session> {
+    let opts = SessionOptions {
+        cpu: args.cpu,
+        load,
+        ..SessionOptions::new(args.profile, invariant_tsc)
+    };
+    Ok(Session::start(opts)?.record_to(&args.journal))
+}
+
+/// The machine a study's table is put beside: "CPU, clock NAME, profile NAME".
+pub fn machine(facts: &HostFacts, session: &Session, args: &Options) -> String {
+    format!(
+        "{}, clock {}, profile {}",
+        facts.cpu_model.as_deref().unwrap_or("unknown CPU"),
+        session.clock_info().name,
+        args.profile.name
+    )
+}
+
+/// The exit code of a study that ran to its end, or was interrupted.
+pub fn exit_code() -> ExitCode {
+    if crate::os::interrupt::interrupted() {
+        ExitCode::from(crate::os::interrupt::exit_code())
+    } else {
+        ExitCode::SUCCESS
     }
 }
 

@@ -10,7 +10,7 @@ use super::nagy_vms_data::*;
 use super::Options;
 use crate::os::interrupt::{interrupted, InterruptGuard};
 use crate::results::fmt_ns;
-use crate::session::{Session, SessionOptions};
+use crate::session::Session;
 use crate::stats::fit::linear_fit;
 use std::io::Write;
 use std::process::ExitCode;
@@ -85,13 +85,7 @@ fn label(a: &Analog) -> String {
 }
 
 fn open(args: &Options, load: usize) -> anyhow::Result<Session> {
-    let facts = crate::host::collect(&[]);
-    Ok(Session::start(SessionOptions {
-        cpu: args.cpu,
-        load,
-        ..SessionOptions::new(args.profile, facts.invariant_tsc)
-    })?
-    .record_to(&args.journal))
+    super::session(args, crate::host::collect(&[]).invariant_tsc, load)
 }
 
 /// Runs the reproduction and prints it.
@@ -103,10 +97,8 @@ pub fn run(args: &Options) -> anyhow::Result<ExitCode> {
     writeln!(
         out,
         "VAX/VMS system service timings (ACNET design note 16.0) beside this machine \
-         ({}, clock {}, profile {})",
-        facts.cpu_model.as_deref().unwrap_or("unknown CPU"),
-        session.clock_info().name,
-        args.profile.name
+         ({})",
+        super::machine(&facts, &session, args)
     )?;
     table_i(&session, &mut out)?;
     if !interrupted() {
@@ -115,11 +107,7 @@ pub fn run(args: &Options) -> anyhow::Result<ExitCode> {
             .unwrap_or_else(|| crate::os::affinity::process_cpus().len().max(1));
         table_iii(args, session, load, &mut out)?;
     }
-    Ok(if interrupted() {
-        ExitCode::from(crate::os::interrupt::exit_code())
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(super::exit_code())
 }
 
 fn table_i(session: &Session, out: &mut impl Write) -> anyhow::Result<()> {

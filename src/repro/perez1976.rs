@@ -4,7 +4,7 @@ use super::perez1976_data::{Row, FIG2_EVENT, FIG3, FIG4, FIG6, PER_ARG_US};
 use super::Options;
 use crate::os::interrupt::{interrupted, InterruptGuard};
 use crate::results::fmt_ns;
-use crate::session::{Session, SessionOptions};
+use crate::session::Session;
 use crate::stats::fit::linear_fit;
 use std::io::Write;
 use std::process::ExitCode;
@@ -65,14 +65,6 @@ pub fn today(call: &str) -> Today {
     }
 }
 
-fn options(args: &Options, invariant_tsc: bool, load: usize) -> SessionOptions {
-    SessionOptions {
-        cpu: args.cpu,
-        load,
-        ..SessionOptions::new(args.profile, invariant_tsc)
-    }
-}
-
 fn med(r: &Row, f: fn(&Row) -> Option<super::perez1976_data::Stat>) -> String {
     f(r).map(|s| s.med.to_string())
         .unwrap_or_else(|| "-".into())
@@ -82,18 +74,15 @@ fn med(r: &Row, f: fn(&Row) -> Option<super::perez1976_data::Stat>) -> String {
 pub fn run(args: &Options) -> anyhow::Result<ExitCode> {
     let facts = crate::host::collect(&[]);
     let _guard = InterruptGuard::install()?;
-    let session =
-        Session::start(options(args, facts.invariant_tsc, 0))?.record_to(&args.journal);
+    let session = super::session(args, facts.invariant_tsc, 0)?;
     let cpus = facts.cpus_online.max(1);
     let mut out = crate::report::stdout();
     writeln!(
         out,
         "Perez & Raleigh, \"UNIX System Call Measurements\", Bell Laboratories, 1976\n\
          PDP-11 medians in µs (no floating point, Fig. 4) beside today's medians on this machine \
-         ({}, clock {}, profile {})\n",
-        facts.cpu_model.as_deref().unwrap_or("unknown CPU"),
-        session.clock_info().name,
-        args.profile.name
+         ({})\n",
+        super::machine(&facts, &session, args)
     )?;
     figure4(&mut out, &session, args, facts.invariant_tsc, cpus)?;
     figure3(&mut out, &session)?;
@@ -112,11 +101,7 @@ pub fn run(args: &Options) -> anyhow::Result<ExitCode> {
         out,
         "\n×11/40, ×11/70: how many times faster this machine is than the PDP-11 for that call."
     )?;
-    Ok(if interrupted() {
-        ExitCode::from(crate::os::interrupt::exit_code())
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(super::exit_code())
 }
 
 /// Figure 4: each call's PDP-11 medians beside today's; the multi-user rows run under a load of one spinner per CPU.
@@ -144,8 +129,7 @@ fn figure4(
                 multi_user,
             } => {
                 let v = if multi_user {
-                    let loaded = Session::start(options(args, invariant_tsc, cpus))?
-                        .record_to(&args.journal);
+                    let loaded = super::session(args, invariant_tsc, cpus)?;
                     super::median(&loaded, name, params)
                 } else {
                     super::median(session, name, params)

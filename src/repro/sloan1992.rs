@@ -12,7 +12,7 @@ use crate::derived::ring::{self, KNEE_THRESHOLD};
 use crate::error::BenchError;
 use crate::os::interrupt::{interrupted, InterruptGuard};
 use crate::results::{fmt_ns, RingTable};
-use crate::session::{Session, SessionOptions};
+use crate::session::Session;
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -114,11 +114,7 @@ fn measure(session: &Session, placement: &str) -> Result<Option<RingTable>, Benc
 pub fn run(args: &Options) -> anyhow::Result<ExitCode> {
     let facts = crate::host::collect(&[]);
     let _guard = InterruptGuard::install()?;
-    let session = Session::start(SessionOptions {
-        cpu: args.cpu,
-        ..SessionOptions::new(args.profile, facts.invariant_tsc)
-    })?
-    .record_to(&args.journal);
+    let session = super::session(args, facts.invariant_tsc, 0)?;
     let mut out = crate::report::stdout();
     writeln!(
         out,

@@ -42,11 +42,6 @@ impl Row {
         self.cpu_s * 1e6 / (ITERATIONS as f64 * self.processes as f64)
     }
 
-    /// Wall-clock µs per context switch.
-    pub fn real_us_per_switch(&self) -> f64 {
-        self.real_s * 1e6 / (ITERATIONS as f64 * self.processes as f64)
-    }
-
     /// CPU time over the paper's projection (1.0 is linear scaling).
     pub fn cpu_over_projected(&self) -> f64 {
         self.cpu_s / self.projected_s

@@ -147,8 +147,8 @@ impl Plot {
                     .collect();
                 marks(out, &inside, style, *mark, *size);
             }
-            Layer::ErrY(bars, style) => self.draw_err_y(l, bars, style, out),
-            Layer::ErrX(bars, style) => self.draw_err_x(l, bars, style, out),
+            Layer::ErrY(bars, style) => self.draw_err(l, bars, style, true, out),
+            Layer::ErrX(bars, style) => self.draw_err(l, bars, style, false, out),
             Layer::HRule(v, style, side) => {
                 if let Some(f) = self
                     .y_axis(*side)
@@ -212,62 +212,47 @@ impl Plot {
         }
     }
 
-    /// Vertical error bars (x, low, high), capped where the ends are on the plot.
-    fn draw_err_y(
+    /// Error bars, capped where the ends are on the plot: vertical ones (x, low, high),
+    /// or horizontal ones (y, low, high).
+    fn draw_err(
         &self,
         l: &Layout,
         bars: &[(f64, f64, f64)],
         style: &Style,
+        vertical: bool,
         out: &mut String,
     ) {
+        let (at_axis, span_axis) = match vertical {
+            true => (&self.x, &self.y),
+            false => (&self.y, &self.x),
+        };
         let mut d = String::new();
-        for &(x, lo, hi) in bars {
-            let (Some(fx), Some(a), Some(b)) =
-                (self.x.frac(x), self.y.frac(lo), self.y.frac(hi.min(1e300)))
-            else {
+        for &(at, lo, hi) in bars {
+            let (Some(f), Some(a), Some(b)) = (
+                at_axis.frac(at),
+                span_axis.frac(lo),
+                span_axis.frac(hi.min(1e300)),
+            ) else {
                 continue;
             };
-            if !(0.0..=1.0).contains(&fx) || a.max(b) < 0.0 || a.min(b) > 1.0 {
+            if !(0.0..=1.0).contains(&f) || a.max(b) < 0.0 || a.min(b) > 1.0 {
                 continue;
             }
-            let px_x = l.left + fx * l.w;
-            let (y0, y1) = (l.y_px(a.clamp(0.0, 1.0)), l.y_px(b.clamp(0.0, 1.0)));
-            let _ = write!(d, "M{} {}V{}", px(px_x), px(y0), px(y1));
-            for (f, y) in [(a, y0), (b, y1)] {
-                if (0.0..=1.0).contains(&f) {
-                    let _ = write!(d, "M{} {}h6", px(px_x - 3.0), px(y));
-                }
-            }
-        }
-        if !d.is_empty() {
-            let _ = write!(out, r#"<path d="{d}" {}/>"#, style.stroke());
-        }
-    }
-
-    /// Horizontal error bars (y, low, high), capped where the ends are on the plot.
-    fn draw_err_x(
-        &self,
-        l: &Layout,
-        bars: &[(f64, f64, f64)],
-        style: &Style,
-        out: &mut String,
-    ) {
-        let mut d = String::new();
-        for &(y, lo, hi) in bars {
-            let (Some(fy), Some(a), Some(b)) =
-                (self.y.frac(y), self.x.frac(lo), self.x.frac(hi.min(1e300)))
-            else {
-                continue;
+            let (a0, b0) = (a.clamp(0.0, 1.0), b.clamp(0.0, 1.0));
+            let (at, p0, p1) = match vertical {
+                true => (l.x_px(f), l.y_px(a0), l.y_px(b0)),
+                false => (l.y_px(f), l.x_px(a0), l.x_px(b0)),
             };
-            if !(0.0..=1.0).contains(&fy) || a.max(b) < 0.0 || a.min(b) > 1.0 {
-                continue;
-            }
-            let py = l.y_px(fy);
-            let (x0, x1) = (l.x_px(a.clamp(0.0, 1.0)), l.x_px(b.clamp(0.0, 1.0)));
-            let _ = write!(d, "M{} {}H{}", px(x0), px(py), px(x1));
-            for (f, x) in [(a, x0), (b, x1)] {
+            let _ = match vertical {
+                true => write!(d, "M{} {}V{}", px(at), px(p0), px(p1)),
+                false => write!(d, "M{} {}H{}", px(p0), px(at), px(p1)),
+            };
+            for (f, p) in [(a, p0), (b, p1)] {
                 if (0.0..=1.0).contains(&f) {
-                    let _ = write!(d, "M{} {}v6", px(x), px(py - 3.0));
+                    let _ = match vertical {
+                        true => write!(d, "M{} {}h6", px(at - 3.0), px(p)),
+                        false => write!(d, "M{} {}v6", px(p), px(at - 3.0)),
+                    };
                 }
             }
         }

@@ -1,9 +1,8 @@
 use super::*;
 use crate::compare::{compare, RunLabel};
 use crate::harness::analyze::RoundFigure;
-use crate::harness::clock::ClockInfo;
 use crate::host::HostFacts;
-use crate::results::{Canary, Fact, HarnessInfo, Samples, Status};
+use crate::results::{Canary, Fact, HarnessInfo, Samples};
 
 /// Hand-built runs for the graph and HTML tests.
 pub(crate) mod fixture {
@@ -69,21 +68,15 @@ pub(crate) mod fixture {
             }
             m.samples = Some(s);
         }
-        BenchResult {
-            name: name.into(),
-            params: params
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-            entry: None,
-            op: "call".into(),
-            unit: "ns".into(),
-            status: Status::Ok,
-            reason: None,
-            measured: Some(m),
-            facts: vec![],
-            explain: None,
-        }
+        let mut r = crate::results::tests::run_with_medians(&[(name, median)])
+            .results
+            .remove(0);
+        r.params = params
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        r.measured = Some(m);
+        r
     }
 
     /// A ring result with the accounting facts the ring table reads.
@@ -102,38 +95,28 @@ pub(crate) mod fixture {
 
     /// A run holding `results`, with its sweeps and ring tables derived as a real run's.
     pub(crate) fn run(results: Vec<BenchResult>) -> Run {
-        Run {
-            schema_version: crate::results::SCHEMA_VERSION,
-            tool: "syscost".into(),
-            version: "0.1.0".into(),
-            command_line: vec![
-                "syscost".into(),
-                "run".into(),
-                "--profile".into(),
-                "smoke".into(),
-            ],
-            started_unix_s: 1_700_000_000.0,
-            host: HostFacts {
-                hostname: Some("vm".into()),
-                cpu_model: Some("Test CPU <fast> & cheap".into()),
-                kernel: Some("6.1.0-test".into()),
-                ..HostFacts::default()
-            },
-            clock: ClockInfo::default(),
-            harness: HarnessInfo {
-                profile: "smoke".into(),
-                ci_target: 0.05,
-                ..HarnessInfo::default()
-            },
-            complete: true,
-            sweeps: crate::derived::sweep::fits(&results),
-            rings: crate::derived::ring::tables(&results),
-            scaling: crate::derived::scaling::tables(&results),
-            results,
-            machine: Default::default(),
-            labels: Vec::new(),
-            shift: None,
-        }
+        let mut run = crate::results::tests::run_with_medians(&[]);
+        run.version = "0.1.0".into();
+        run.command_line = ["syscost", "run", "--profile", "smoke"]
+            .map(String::from)
+            .to_vec();
+        run.started_unix_s = 1_700_000_000.0;
+        run.host = HostFacts {
+            hostname: Some("vm".into()),
+            cpu_model: Some("Test CPU <fast> & cheap".into()),
+            kernel: Some("6.1.0-test".into()),
+            ..HostFacts::default()
+        };
+        run.harness = HarnessInfo {
+            profile: "smoke".into(),
+            ci_target: 0.05,
+            ..HarnessInfo::default()
+        };
+        run.sweeps = crate::derived::sweep::fits(&results);
+        run.rings = crate::derived::ring::tables(&results);
+        run.scaling = crate::derived::scaling::tables(&results);
+        run.results = results;
+        run
     }
 
     /// A run with data for every graph.
