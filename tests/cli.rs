@@ -1661,6 +1661,7 @@ fn a_missing_dir_is_refused_in_one_line() {
 }
 
 #[test]
+#[ignore = "slow: every section of a paper; perez1976 is the fast repro; .ci/run runs it"]
 fn repro_manea1999_prints_every_section() {
     let out = success(&["repro", "manea1999", "--profile", "smoke"]);
     for needle in [
@@ -1843,6 +1844,7 @@ fn an_interrupted_ring_of_256_leaves_no_process() {
 }
 
 #[test]
+#[ignore = "slow: the ring at every size; perez1976 is the fast repro; .ci/run runs it"]
 fn repro_sloan1992_prints_the_nine_systems_beside_this_machine() {
     let out = success(&["repro", "sloan1992", "--profile", "smoke"]);
     for needle in [
@@ -1860,6 +1862,7 @@ fn repro_sloan1992_prints_the_nine_systems_beside_this_machine() {
 // ipc.*: message round trips and streams between two processes
 
 #[test]
+#[ignore = "slow: every transport of ipc.rtt; .ci/run runs it"]
 fn ipc_rtt_measures_or_skips_every_transport() {
     let run = run_json(&["ipc.rtt"], &["-p", "size=4,4096"]);
     let transports = [
@@ -2034,6 +2037,7 @@ fn an_interrupted_ipc_run_leaves_no_queue_socket_or_process() {
 }
 
 #[test]
+#[ignore = "slow: the whole svc family; .ci/run runs it"]
 fn svc_runs_every_service_or_skips_it_with_a_reason() {
     let run = run_json(&["svc"], &[]);
     assert!(run.complete);
@@ -2079,6 +2083,7 @@ fn svc_runs_every_service_or_skips_it_with_a_reason() {
 }
 
 #[test]
+#[ignore = "slow: the whole signal family; .ci/run runs it"]
 fn the_signal_family_measures_or_skips_and_leaves_no_child() {
     let _alone = exclusive();
     let args = ["run", "signal", "--profile", "smoke", "--format", "json"];

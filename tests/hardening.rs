@@ -303,6 +303,7 @@ fn a_run_killed_with_its_worker_leaves_its_cgroups_to_the_next_run() {
 }
 
 #[test]
+#[ignore = "slow: every userns, rseq and spec row; .ci/run runs it"]
 fn userns_rseq_and_spec_rows_run_or_skip_with_a_reason() {
     let _t = turn();
     let dir = tempfile::tempdir().unwrap();
